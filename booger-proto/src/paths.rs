@@ -1,0 +1,63 @@
+//! Where the daemon listens, keeps its data and writes its log.
+//!
+//! Resolution order, the same for client and daemon:
+//! - socket: `BOOGER_SOCKET`, else `$XDG_RUNTIME_DIR/booger/boogerd.sock`, else a per-user
+//!   directory `booger-<uid>` in the temp dir (created 0700 by the daemon). On Windows a named
+//!   pipe `\\.\pipe\booger-<user>`.
+//! - data: `BOOGER_HOME`, else `$XDG_DATA_HOME/booger`, else `~/.local/share/booger`.
+
+use std::env;
+use std::path::PathBuf;
+
+pub const SOCKET_ENV: &str = "BOOGER_SOCKET";
+pub const HOME_ENV: &str = "BOOGER_HOME";
+pub const LOG_ENV: &str = "BOOGER_LOG";
+pub const SOCKET_FILE: &str = "boogerd.sock";
+pub const LOG_FILE: &str = "boogerd.log";
+pub const REGISTRY_FILE: &str = "projects.json";
+
+fn non_empty_env(key: &str) -> Option<String> {
+    env::var(key).ok().filter(|v| !v.is_empty())
+}
+
+/// The daemon's endpoint for this user.
+pub fn default_socket() -> PathBuf {
+    if let Some(s) = non_empty_env(SOCKET_ENV) {
+        return PathBuf::from(s);
+    }
+    platform_default_socket()
+}
+
+#[cfg(unix)]
+fn platform_default_socket() -> PathBuf {
+    if let Some(rt) = non_empty_env("XDG_RUNTIME_DIR") {
+        return PathBuf::from(rt).join("booger").join(SOCKET_FILE);
+    }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    env::temp_dir().join(format!("booger-{uid}")).join(SOCKET_FILE)
+}
+
+#[cfg(windows)]
+fn platform_default_socket() -> PathBuf {
+    let user = non_empty_env("USERNAME").unwrap_or_else(|| "user".to_owned());
+    PathBuf::from(format!(r"\\.\pipe\booger-{user}"))
+}
+
+/// The daemon's data directory (project registry, log).
+pub fn data_dir() -> PathBuf {
+    if let Some(h) = non_empty_env(HOME_ENV) {
+        return PathBuf::from(h);
+    }
+    if let Some(x) = non_empty_env("XDG_DATA_HOME") {
+        return PathBuf::from(x).join("booger");
+    }
+    if let Some(h) = non_empty_env("HOME").or_else(|| non_empty_env("USERPROFILE")) {
+        return PathBuf::from(h).join(".local").join("share").join("booger");
+    }
+    env::temp_dir().join("booger-data")
+}
+
+pub fn log_file(data_dir: &std::path::Path) -> PathBuf {
+    data_dir.join(LOG_FILE)
+}

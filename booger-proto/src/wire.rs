@@ -1,0 +1,104 @@
+//! The socket protocol between `booger` and `boogerd`.
+//!
+//! One JSON-RPC 2.0 message per line, in both directions (the MCP stdio framing, so
+//! `booger mcp` is a plain byte pump). A connection starts with a [`HELLO`] request that
+//! checks [`PROTOCOL_VERSION`] and names the connection's default project and session; then
+//! MCP methods (`initialize`, `tools/call`, ...) and the booger methods below may follow.
+
+use serde_json::{Value, json};
+
+/// Bumped whenever a change would make an older client and a newer daemon misunderstand
+/// each other. Client and daemon compare it in [`HELLO`].
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// `{"protocol": u32, "client": str, "project": str?, "session": str?}` →
+/// `{"protocol": u32, "version": str, "pid": u32}`.
+pub const HELLO: &str = "booger/hello";
+/// `{"tool": str, "arguments": object}` → [`ToolReply`] as JSON. Used by the CLI: the same
+/// handler as MCP `tools/call`, but the reply keeps both the text and the structured data.
+pub const CALL: &str = "booger/call";
+/// No params → daemon facts (pid, version, uptime, socket, data dir, projects).
+pub const DAEMON_STATUS: &str = "daemon/status";
+/// No params → `{}`; the daemon then stops gracefully.
+pub const SHUTDOWN: &str = "shutdown";
+
+/// JSON-RPC 2.0 error codes.
+pub mod code {
+    pub const PARSE_ERROR: i64 = -32700;
+    pub const INVALID_REQUEST: i64 = -32600;
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    pub const INVALID_PARAMS: i64 = -32602;
+    pub const INTERNAL_ERROR: i64 = -32603;
+    /// MCP: `resources/read` of a URI the server does not have.
+    pub const RESOURCE_NOT_FOUND: i64 = -32002;
+    /// booger: client and daemon speak different protocol versions.
+    pub const PROTOCOL_MISMATCH: i64 = -32010;
+}
+
+/// What a tool answers. `text` is for people and agents (MCP `content`); `data` is the same
+/// answer as structured JSON (`booger <tool> --json`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolReply {
+    pub text: String,
+    pub data: Value,
+    pub is_error: bool,
+}
+
+impl ToolReply {
+    pub fn ok(text: impl Into<String>, data: Value) -> Self {
+        Self { text: text.into(), data, is_error: false }
+    }
+
+    /// A failed call. `message` should say how to fix the call.
+    pub fn error(message: impl Into<String>) -> Self {
+        let text = message.into();
+        Self { data: json!({ "error": text }), text, is_error: true }
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({ "text": self.text, "data": self.data, "isError": self.is_error })
+    }
+
+    pub fn from_json(v: &Value) -> Option<Self> {
+        Some(Self {
+            text: v.get("text")?.as_str()?.to_owned(),
+            data: v.get("data").cloned().unwrap_or(Value::Null),
+            is_error: v.get("isError").and_then(Value::as_bool).unwrap_or(false),
+        })
+    }
+}
+
+/// A JSON-RPC request line (with a trailing newline).
+pub fn request_line(id: u64, method: &str, params: Value) -> String {
+    let mut s = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string();
+    s.push('\n');
+    s
+}
+
+/// Splits a response into its result or its error object.
+pub fn response_result(v: &Value) -> Result<&Value, RpcError> {
+    if let Some(err) = v.get("error") {
+        return Err(RpcError {
+            code: err.get("code").and_then(Value::as_i64).unwrap_or(code::INTERNAL_ERROR),
+            message: err.get("message").and_then(Value::as_str).unwrap_or("unknown error").to_owned(),
+        });
+    }
+    v.get("result").ok_or_else(|| RpcError {
+        code: code::INTERNAL_ERROR,
+        message: "response has neither result nor error".to_owned(),
+    })
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RpcError {
+    pub code: i64,
+    pub message: String,
+}
+
+impl std::fmt::Display for RpcError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (code {})", self.message, self.code)
+    }
+}
+
+impl std::error::Error for RpcError {}

@@ -1,0 +1,22 @@
+//! The daemon's configuration, resolved once at start.
+
+use std::path::PathBuf;
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The local socket (a named pipe path on Windows).
+    pub socket: PathBuf,
+    /// Where the project registry and the log live.
+    pub data_dir: PathBuf,
+}
+
+impl Config {
+    /// Defaults from the environment (`BOOGER_SOCKET`, `BOOGER_HOME`, XDG variables).
+    pub fn from_env() -> Self {
+        Self { socket: booger_proto::paths::default_socket(), data_dir: booger_proto::paths::data_dir() }
+    }
+
+    pub fn registry_file(&self) -> PathBuf {
+        self.data_dir.join(booger_proto::paths::REGISTRY_FILE)
+    }
+}

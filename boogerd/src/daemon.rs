@@ -1,0 +1,107 @@
+//! The daemon's shared state and its accept loop.
+
+use std::future::Future;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use crate::registry::Registry;
+use crate::{Config, Endpoint, rpc};
+
+/// How long connections get to finish their in-flight requests after a stop is requested.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Everything the daemon holds in memory, shared by all connections.
+pub struct Daemon {
+    pub config: Config,
+    pub started: Instant,
+    pub started_at: String,
+    pub registry: RwLock<Registry>,
+    stop: watch::Sender<bool>,
+}
+
+impl Daemon {
+    pub fn new(config: Config) -> Arc<Self> {
+        let registry = Registry::load(&config.registry_file());
+        Arc::new(Self {
+            config,
+            started: Instant::now(),
+            started_at: crate::time::now_rfc3339(),
+            registry: RwLock::new(registry),
+            stop: watch::channel(false).0,
+        })
+    }
+
+    /// Asks the accept loop and every connection to finish.
+    pub fn request_shutdown(&self) {
+        self.stop.send_replace(true);
+    }
+
+    /// Resolves once a shutdown has been requested.
+    pub fn stopped(&self) -> impl Future<Output = ()> + Send + 'static {
+        let mut rx = self.stop.subscribe();
+        async move {
+            let _ = rx.wait_for(|stopped| *stopped).await;
+        }
+    }
+
+    /// Facts about the daemon itself, for `daemon/status`, `status` and `booger://status`.
+    pub fn facts(&self) -> Value {
+        let projects = self.registry.read().expect("registry lock").projects().to_vec();
+        json!({
+            "pid": std::process::id(),
+            "version": env!("CARGO_PKG_VERSION"),
+            "protocol": booger_proto::wire::PROTOCOL_VERSION,
+            "started_at": self.started_at,
+            "uptime_s": self.started.elapsed().as_secs(),
+            "socket": self.config.socket,
+            "data_dir": self.config.data_dir,
+            "log_file": booger_proto::paths::log_file(&self.config.data_dir),
+            "projects": projects,
+        })
+    }
+}
+
+/// Serves connections on `endpoint` until `shutdown` resolves or a `shutdown` request arrives,
+/// then lets in-flight requests finish (bounded) and removes the socket.
+pub async fn run(config: Config, endpoint: Endpoint, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
+    let daemon = Daemon::new(config);
+    let methods = rpc::methods(daemon.clone());
+    let mut connections = JoinSet::new();
+    let stopped = daemon.stopped();
+    tokio::pin!(shutdown, stopped);
+    tracing::info!(pid = std::process::id(), version = env!("CARGO_PKG_VERSION"), "boogerd ready");
+    loop {
+        tokio::select! {
+            () = &mut shutdown => break,
+            () = &mut stopped => break,
+            accepted = endpoint.accept() => match accepted {
+                Ok(conn) => {
+                    connections.spawn(rpc::serve_connection(conn, methods.clone(), daemon.clone()));
+                }
+                Err(e) => {
+                    // E.g. EMFILE: back off instead of spinning.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+    tracing::info!("stopping");
+    daemon.request_shutdown();
+    drop(endpoint);
+    let drained = tokio::time::timeout(DRAIN_TIMEOUT, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        tracing::warn!(open = connections.len(), "connections did not finish in time; closing them");
+        connections.abort_all();
+    }
+    tracing::info!("stopped");
+    Ok(())
+}

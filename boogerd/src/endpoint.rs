@@ -1,0 +1,203 @@
+//! The daemon's local socket, bound safely.
+//!
+//! Invariants:
+//! - One daemon per socket. A lock file beside the socket (`boogerd.sock.lock`, holding the
+//!   owner's pid) is the source of truth; the OS releases it when the process dies, even by
+//!   `kill -9`, so a stale socket file left by a dead daemon is recognised and replaced, and a
+//!   live daemon is never displaced.
+//! - Only its user can connect: the socket is created 0600 (before `bind`, so no umask race) in a
+//!   0700 directory, and each connection's peer uid is checked against ours.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+use interprocess::local_socket::tokio::{Listener, Stream, prelude::*};
+use interprocess::local_socket::ListenerOptions;
+
+#[derive(Debug, thiserror::Error)]
+pub enum BindError {
+    #[error(
+        "another boogerd is already running on {socket} (pid {pid}); stop it with `booger daemon stop` \
+         or choose another socket with --socket / BOOGER_SOCKET"
+    )]
+    AlreadyRunning { socket: PathBuf, pid: String },
+    #[error("refusing to use {dir}: {reason}")]
+    UnsafeDir { dir: PathBuf, reason: String },
+    #[error("{context}: {source}")]
+    Io { context: String, source: io::Error },
+}
+
+fn io_err(context: impl Into<String>) -> impl FnOnce(io::Error) -> BindError {
+    let context = context.into();
+    move |source| BindError::Io { context, source }
+}
+
+/// A bound listener plus the lock that makes it ours. Dropping it removes the socket file.
+pub struct Endpoint {
+    listener: Listener,
+    socket: PathBuf,
+    _lock: File,
+}
+
+impl Endpoint {
+    pub fn bind(socket: &Path) -> Result<Self, BindError> {
+        let dir = socket.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        prepare_dir(dir)?;
+        let lock = take_lock(socket)?;
+        remove_stale_socket(socket)?;
+        let listener = listen(socket).map_err(io_err(format!("cannot listen on {}", socket.display())))?;
+        tracing::info!(socket = %socket.display(), "listening");
+        Ok(Self { listener, socket: socket.to_owned(), _lock: lock })
+    }
+
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+
+    /// Waits for the next connection from a process of our own user; others are dropped.
+    pub async fn accept(&self) -> io::Result<Stream> {
+        loop {
+            let conn = self.listener.accept().await?;
+            match peer_is_us(&conn) {
+                Ok(true) => return Ok(conn),
+                Ok(false) => tracing::warn!("rejected a connection from another user"),
+                Err(e) => tracing::warn!(error = %e, "rejected a connection: cannot read peer credentials"),
+            }
+        }
+    }
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        let _ = std::fs::remove_file(&self.socket);
+    }
+}
+
+#[cfg(unix)]
+fn peer_is_us(conn: &Stream) -> io::Result<bool> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    Ok(conn.peer_creds()?.euid() == Some(me))
+}
+
+#[cfg(windows)]
+fn peer_is_us(_conn: &Stream) -> io::Result<bool> {
+    // Named pipes are created with the default security descriptor: the creator's user only.
+    Ok(true)
+}
+
+#[cfg(unix)]
+fn prepare_dir(dir: &Path) -> Result<(), BindError> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    if !dir.exists() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(io_err(format!("cannot create socket directory {}", dir.display())))?;
+    }
+    let meta = std::fs::metadata(dir).map_err(io_err(format!("cannot read {}", dir.display())))?;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me {
+        // A directory another user made in a shared place (e.g. /tmp/booger-<uid>) could be a trap.
+        if is_booger_dir(dir) {
+            return Err(BindError::UnsafeDir {
+                dir: dir.to_owned(),
+                reason: format!("it belongs to uid {}, not to us (uid {me})", meta.uid()),
+            });
+        }
+    } else if is_booger_dir(dir) && meta.permissions().mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(io_err(format!("cannot chmod 0700 {}", dir.display())))?;
+    }
+    Ok(())
+}
+
+/// Directories booger names itself may be tightened; a directory the user chose is left alone
+/// (the socket is 0600 and peers are checked anyway).
+#[cfg(unix)]
+fn is_booger_dir(dir: &Path) -> bool {
+    dir.file_name().and_then(|n| n.to_str()).is_some_and(|n| n == "booger" || n.starts_with("booger-"))
+}
+
+#[cfg(windows)]
+fn prepare_dir(_dir: &Path) -> Result<(), BindError> {
+    Ok(())
+}
+
+fn lock_path(socket: &Path) -> PathBuf {
+    #[cfg(unix)]
+    {
+        let mut p = socket.as_os_str().to_owned();
+        p.push(".lock");
+        PathBuf::from(p)
+    }
+    #[cfg(windows)]
+    {
+        let name = socket.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        std::env::temp_dir().join(format!("{name}.lock"))
+    }
+}
+
+fn take_lock(socket: &Path) -> Result<File, BindError> {
+    let path = lock_path(socket);
+    let mut opts = OpenOptions::new();
+    opts.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+    let mut file = opts.open(&path).map_err(io_err(format!("cannot open lock file {}", path.display())))?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let mut pid = String::new();
+            let _ = file.read_to_string(&mut pid);
+            let pid = pid.trim();
+            return Err(BindError::AlreadyRunning {
+                socket: socket.to_owned(),
+                pid: if pid.is_empty() { "unknown".to_owned() } else { pid.to_owned() },
+            });
+        }
+        Err(std::fs::TryLockError::Error(e)) => {
+            return Err(io_err(format!("cannot lock {}", path.display()))(e));
+        }
+    }
+    file.set_len(0).and_then(|()| file.rewind()).map_err(io_err("cannot write lock file"))?;
+    write!(file, "{}", std::process::id()).map_err(io_err("cannot write lock file"))?;
+    Ok(file)
+}
+
+/// With the lock held, a socket file that still exists was left by a dead daemon. As a second
+/// guard (a lock file deleted by hand), a socket that still answers is never removed.
+fn remove_stale_socket(socket: &Path) -> Result<(), BindError> {
+    #[cfg(unix)]
+    if socket.exists() {
+        if std::os::unix::net::UnixStream::connect(socket).is_ok() {
+            return Err(BindError::AlreadyRunning { socket: socket.to_owned(), pid: "unknown".to_owned() });
+        }
+        tracing::info!(socket = %socket.display(), "removing stale socket left by a dead daemon");
+        std::fs::remove_file(socket).map_err(io_err(format!("cannot remove stale socket {}", socket.display())))?;
+    }
+    #[cfg(windows)]
+    let _ = socket;
+    Ok(())
+}
+
+#[cfg(unix)]
+fn listen(socket: &Path) -> io::Result<Listener> {
+    use interprocess::local_socket::GenericFilePath;
+    use interprocess::os::unix::local_socket::ListenerOptionsExt;
+    ListenerOptions::new()
+        .name(socket.to_fs_name::<GenericFilePath>()?)
+        .mode(0o600)
+        .reclaim_name(false)
+        .create_tokio()
+}
+
+#[cfg(windows)]
+fn listen(socket: &Path) -> io::Result<Listener> {
+    use interprocess::local_socket::GenericFilePath;
+    ListenerOptions::new().name(socket.to_fs_name::<GenericFilePath>()?).create_tokio()
+}

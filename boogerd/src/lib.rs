@@ -1,0 +1,24 @@
+//! boogerd: the per-machine booger daemon.
+//!
+//! Layout (one module per concern):
+//! - [`config`]: what the daemon was told (socket, data dir).
+//! - [`endpoint`]: binding the local socket safely (0700 dir, 0600 socket, single-instance
+//!   lock, stale-socket cleanup, peer uid check).
+//! - [`daemon`]: the shared state and [`run`], the accept loop that main and tests both call.
+//! - [`rpc`]: line framing, JSON-RPC validation, notifications and batches, dispatch.
+//! - [`mcp`]: the MCP methods (`initialize`, `tools/*`, `resources/*`, `ping`).
+//! - [`tools`]: one handler per tool of [`booger_proto::tools::TOOLS`].
+//! - [`registry`]: the persisted list of projects.
+
+pub mod config;
+pub mod daemon;
+pub mod endpoint;
+pub mod mcp;
+pub mod registry;
+pub mod rpc;
+pub mod time;
+pub mod tools;
+
+pub use config::Config;
+pub use daemon::{Daemon, run};
+pub use endpoint::Endpoint;

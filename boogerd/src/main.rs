@@ -1,0 +1,74 @@
+//! `boogerd`: parse flags, set up logging, bind the socket, run until told to stop.
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use clap::Parser;
+
+/// The booger daemon: a warm code index and MCP server for AI coding agents.
+///
+/// Runs in the foreground and logs to stderr; `booger` starts it on demand, and the service
+/// files in systemd/ and launchd/ keep it running.
+#[derive(Parser)]
+#[command(version)]
+struct Args {
+    /// Local socket to listen on (a named pipe on Windows).
+    #[arg(long, env = "BOOGER_SOCKET")]
+    socket: Option<PathBuf>,
+    /// Data directory: project registry and log.
+    #[arg(long, env = "BOOGER_HOME")]
+    home: Option<PathBuf>,
+    /// Print the resolved configuration as JSON and exit without starting.
+    #[arg(long)]
+    print_config: bool,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let mut config = boogerd::Config::from_env();
+    if let Some(s) = args.socket {
+        config.socket = s;
+    }
+    if let Some(h) = args.home {
+        config.data_dir = h;
+    }
+    if args.print_config {
+        #[allow(clippy::print_stdout)]
+        {
+            println!("{}", serde_json::json!({ "socket": config.socket, "data_dir": config.data_dir }));
+        }
+        return Ok(());
+    }
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env(booger_proto::paths::LOG_ENV)
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
+
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start tokio")?;
+    runtime.block_on(async {
+        let endpoint = boogerd::Endpoint::bind(&config.socket)?;
+        boogerd::run(config, endpoint, shutdown_signal()).await
+    })
+}
+
+/// Resolves on SIGINT or SIGTERM (Ctrl-C on Windows).
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+        let mut int = signal(SignalKind::interrupt()).expect("SIGINT handler");
+        tokio::select! {
+            _ = term.recv() => tracing::info!("SIGTERM received"),
+            _ = int.recv() => tracing::info!("SIGINT received"),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,0 +1,235 @@
+//! The socket protocol: one JSON-RPC 2.0 message per line, in both directions.
+//!
+//! jsonrpsee's [`Methods`] is the method registry and dispatcher; this module does what it
+//! leaves to the transport: framing, telling requests from notifications (no `id`: handled,
+//! never answered) and responses, batches, and the exact JSON-RPC error for malformed input
+//! (-32700 not JSON, -32600 not a request, -32601 unknown method).
+//!
+//! Requests on one connection run concurrently (an agent may send a slow call and a fast one);
+//! replies carry their `id` and go out through one writer task. `booger/hello` alone runs in
+//! order, so what it sets up holds for every later line.
+
+mod methods;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use booger_proto::wire::{self, code};
+use interprocess::local_socket::tokio::Stream;
+use jsonrpsee::Methods;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+pub use methods::methods;
+
+use crate::Daemon;
+use crate::tools::Session;
+
+/// Longest accepted line. Longer input is answered with -32600 and the connection is closed.
+const MAX_LINE: usize = 16 * 1024 * 1024;
+
+/// Per-connection state, reachable from method handlers through jsonrpsee's extensions.
+pub struct Connection {
+    pub id: u64,
+    pub session: std::sync::RwLock<Session>,
+    /// The MCP revision agreed in `initialize`, if the peer is an MCP client.
+    pub mcp_version: std::sync::Mutex<Option<String>>,
+}
+
+impl Connection {
+    pub fn session(&self) -> Session {
+        self.session.read().expect("session lock").clone()
+    }
+}
+
+static NEXT_CONNECTION: AtomicU64 = AtomicU64::new(1);
+
+pub async fn serve_connection(conn: Stream, methods: Methods, daemon: Arc<Daemon>) {
+    let id = NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed);
+    let connection = Arc::new(Connection {
+        id,
+        session: std::sync::RwLock::new(Session::anonymous(id)),
+        mcp_version: std::sync::Mutex::new(None),
+    });
+    let mut methods = methods;
+    methods.extensions_mut().insert(connection);
+
+    let conn = Arc::new(conn);
+    let (tx, rx) = mpsc::unbounded_channel::<String>();
+    let writer = tokio::spawn(write_lines(conn.clone(), rx));
+    let mut reader = BufReader::new(&*conn);
+    let stopped = daemon.stopped();
+    tokio::pin!(stopped);
+    let mut line = Vec::with_capacity(1024);
+    tracing::debug!(connection = id, "connected");
+    loop {
+        line.clear();
+        let read = tokio::select! {
+            r = read_line(&mut reader, &mut line) => r,
+            () = &mut stopped => break,
+        };
+        match read {
+            Ok(0) => break,
+            Ok(_) => handle_line(&line, &methods, &tx).await,
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                let _ = tx.send(error_reply(&Value::Null, code::INVALID_REQUEST, &e.to_string()));
+                break;
+            }
+            Err(e) => {
+                tracing::debug!(connection = id, error = %e, "read failed");
+                break;
+            }
+        }
+    }
+    drop(tx);
+    let _ = writer.await;
+    tracing::debug!(connection = id, "closed");
+}
+
+/// Reads one line (without its newline) into `buf`; 0 means end of stream.
+async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+    let n = reader.take(MAX_LINE as u64 + 1).read_until(b'\n', buf).await?;
+    if buf.len() > MAX_LINE {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("message longer than {MAX_LINE} bytes"),
+        ));
+    }
+    while matches!(buf.last(), Some(b'\n' | b'\r')) {
+        buf.pop();
+    }
+    Ok(n)
+}
+
+async fn write_lines(conn: Arc<Stream>, mut rx: mpsc::UnboundedReceiver<String>) {
+    let mut w = &*conn;
+    let mut out = Vec::with_capacity(4096);
+    while let Some(first) = rx.recv().await {
+        // Coalesce whatever is already queued into one write.
+        out.clear();
+        out.extend_from_slice(first.as_bytes());
+        out.push(b'\n');
+        while let Ok(more) = rx.try_recv() {
+            out.extend_from_slice(more.as_bytes());
+            out.push(b'\n');
+        }
+        if w.write_all(&out).await.is_err() {
+            return;
+        }
+    }
+    let _ = w.shutdown().await;
+}
+
+async fn handle_line(line: &[u8], methods: &Methods, tx: &mpsc::UnboundedSender<String>) {
+    let Ok(text) = std::str::from_utf8(line) else {
+        let _ = tx.send(error_reply(&Value::Null, code::PARSE_ERROR, "Parse error: message is not UTF-8"));
+        return;
+    };
+    if text.trim().is_empty() {
+        return;
+    }
+    let value: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            let _ = tx.send(error_reply(&Value::Null, code::PARSE_ERROR, &format!("Parse error: {e}")));
+            return;
+        }
+    };
+    match value {
+        Value::Array(items) if items.is_empty() => {
+            let _ = tx.send(error_reply(&Value::Null, code::INVALID_REQUEST, "Invalid request: empty batch"));
+        }
+        Value::Array(items) => {
+            let (methods, tx) = (methods.clone(), tx.clone());
+            tokio::spawn(async move {
+                let mut replies = Vec::new();
+                for item in items {
+                    let text = item.to_string();
+                    replies.extend(handle_message(item, &text, &methods).await);
+                }
+                if !replies.is_empty() {
+                    let _ = tx.send(format!("[{}]", replies.join(",")));
+                }
+            });
+        }
+        single if single.get("method").and_then(Value::as_str) == Some(wire::HELLO) => {
+            if let Some(reply) = handle_message(single, text, methods).await {
+                let _ = tx.send(reply);
+            }
+        }
+        single => {
+            let (methods, tx, text) = (methods.clone(), tx.clone(), text.to_owned());
+            tokio::spawn(async move {
+                if let Some(reply) = handle_message(single, &text, &methods).await {
+                    let _ = tx.send(reply);
+                }
+            });
+        }
+    }
+}
+
+/// What a parsed message is.
+enum Message<'a> {
+    Request { id: &'a Value, method: &'a str },
+    Notification { method: &'a str },
+    /// A response from the peer; booger never sends requests, so there is nothing to match.
+    Response,
+}
+
+fn classify(v: &Value) -> Result<Message<'_>, String> {
+    let id = v.get("id").unwrap_or(&Value::Null);
+    let invalid = |why: &str| error_reply(id, code::INVALID_REQUEST, &format!("Invalid request: {why}"));
+    let Some(obj) = v.as_object() else {
+        return Err(error_reply(&Value::Null, code::INVALID_REQUEST, "Invalid request: expected a JSON object"));
+    };
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(invalid("`jsonrpc` must be \"2.0\""));
+    }
+    if !matches!(obj.get("id"), None | Some(Value::Null | Value::String(_) | Value::Number(_))) {
+        return Err(error_reply(&Value::Null, code::INVALID_REQUEST, "Invalid request: `id` must be a string or a number"));
+    }
+    let method = match obj.get("method") {
+        Some(Value::String(m)) => m.as_str(),
+        Some(_) => return Err(invalid("`method` must be a string")),
+        None if obj.contains_key("result") || obj.contains_key("error") => return Ok(Message::Response),
+        None => return Err(invalid("missing `method`")),
+    };
+    if !matches!(obj.get("params"), None | Some(Value::Object(_) | Value::Array(_))) {
+        return Err(invalid("`params` must be an object or an array"));
+    }
+    Ok(match obj.get("id") {
+        Some(id) => Message::Request { id, method },
+        None => Message::Notification { method },
+    })
+}
+
+/// Handles one message; returns the reply line, if the message gets one.
+async fn handle_message(value: Value, text: &str, methods: &Methods) -> Option<String> {
+    match classify(&value) {
+        Err(reply) => Some(reply),
+        Ok(Message::Response) => None,
+        Ok(Message::Notification { method }) => {
+            // jsonrpsee only dispatches requests: give it a throwaway id and drop the answer.
+            if methods.method(method).is_some() {
+                let mut request = value.clone();
+                request["id"] = json!(0);
+                let _ = methods.raw_json_request(&request.to_string(), 1).await;
+            }
+            None
+        }
+        Ok(Message::Request { id, method }) => {
+            if methods.method(method).is_none() {
+                return Some(error_reply(id, code::METHOD_NOT_FOUND, &format!("Method not found: {method}")));
+            }
+            Some(match methods.raw_json_request(text, 1).await {
+                Ok((response, _)) => response.get().to_owned(),
+                Err(e) => error_reply(id, code::INVALID_REQUEST, &format!("Invalid request: {e}")),
+            })
+        }
+    }
+}
+
+fn error_reply(id: &Value, code: i64, message: &str) -> String {
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } }).to_string()
+}

@@ -1,0 +1,112 @@
+//! One handler per tool of [`booger_proto::tools::TOOLS`], and the single dispatch path that
+//! MCP `tools/call` and the CLI's `booger/call` share.
+//!
+//! A tool is declared once in booger-proto (name, description, arguments); here it gets its
+//! handler. Arguments are validated against the declaration before a handler runs, so handlers
+//! may rely on the types; a handler that panics answers `isError` instead of taking the
+//! daemon down.
+
+mod projects;
+mod status;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use booger_proto::tools::{self, ToolSpec};
+use booger_proto::wire::ToolReply;
+use serde_json::Value;
+
+use crate::Daemon;
+use crate::registry::Project;
+
+/// Who is calling: set by the connection's `booger/hello`.
+#[derive(Debug, Clone)]
+pub struct Session {
+    /// Volatile context (focus, annotations) is kept per session.
+    pub id: String,
+    /// The project a call means when it names none: the directory `booger mcp` or the CLI
+    /// was started in.
+    pub project: Option<PathBuf>,
+}
+
+impl Session {
+    /// A connection that has not said hello yet (a raw MCP client on the socket).
+    pub fn anonymous(connection: u64) -> Self {
+        Self { id: format!("connection-{connection}"), project: None }
+    }
+}
+
+type Handler = fn(&Daemon, &Session, &Value) -> ToolReply;
+
+/// Every handler, keyed by its tool's name. A test checks this matches `TOOLS` exactly.
+const HANDLERS: &[(&str, Handler)] = &[("status", status::run), ("projects", projects::run)];
+
+/// The call named a tool that does not exist (JSON-RPC -32602, not a tool error).
+#[derive(Debug, thiserror::Error)]
+#[error("unknown tool `{0}`; tools/list names the available tools: {list}", list = tools::names().join(", "))]
+pub struct UnknownTool(pub String);
+
+/// Validates and runs one tool call on a blocking thread (handlers may touch disk or SQLite).
+pub async fn call(daemon: Arc<Daemon>, session: Session, name: &str, args: Value) -> Result<ToolReply, UnknownTool> {
+    let (spec, handler) = lookup(name).ok_or_else(|| UnknownTool(name.to_owned()))?;
+    if let Err(message) = spec.validate(&args) {
+        return Ok(ToolReply::error(message));
+    }
+    let started = std::time::Instant::now();
+    let joined = tokio::task::spawn_blocking(move || handler(&daemon, &session, &args)).await;
+    let reply = joined.unwrap_or_else(|e| {
+        tracing::error!(tool = spec.name, error = %e, "tool handler panicked");
+        ToolReply::error(format!(
+            "{}: internal error ({e}). This is a bug in booger; the daemon log has details.",
+            spec.name
+        ))
+    });
+    tracing::debug!(tool = spec.name, elapsed_us = started.elapsed().as_micros() as u64, error = reply.is_error, "tool call");
+    Ok(reply)
+}
+
+fn lookup(name: &str) -> Option<(&'static ToolSpec, Handler)> {
+    let spec = tools::find(name)?;
+    let handler = HANDLERS.iter().find(|(n, _)| *n == name)?.1;
+    Some((spec, handler))
+}
+
+/// The project a call is about: the `project` argument (name or path) or else the session's
+/// directory. `Err` says how to register it.
+pub fn resolve_project(daemon: &Daemon, session: &Session, args: &Value) -> Result<Project, String> {
+    let registry = daemon.registry.read().expect("registry lock");
+    let key = match args.get("project").and_then(Value::as_str) {
+        Some(p) => p.to_owned(),
+        None => match &session.project {
+            Some(dir) => dir.to_string_lossy().into_owned(),
+            None => {
+                return Err("no project given and this session has no default directory; pass \
+                            `project` (a registered name or path) or start `booger mcp` inside the project"
+                    .to_owned());
+            }
+        },
+    };
+    registry.find(&key).cloned().ok_or_else(|| {
+        let known: Vec<&str> = registry.projects().iter().map(|p| p.name.as_str()).collect();
+        format!(
+            "{key} is not a registered project. Register it with `booger projects add {key}`{}",
+            if known.is_empty() { String::new() } else { format!(", or use one of: {}", known.join(", ")) }
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_has_exactly_one_handler() {
+        for spec in tools::TOOLS {
+            let n = HANDLERS.iter().filter(|(name, _)| *name == spec.name).count();
+            assert_eq!(n, 1, "tool {} has {n} handlers", spec.name);
+        }
+        for (name, _) in HANDLERS {
+            assert!(tools::find(name).is_some(), "handler {name} has no spec in booger-proto");
+        }
+    }
+}
