@@ -1,1 +1,132 @@
-fn main() {}
+//! `booger`: the thin client of the booger daemon.
+//!
+//! It parses the command line, reaches `boogerd` (starting it if needed) and prints what the
+//! daemon answers. It knows tool names and arguments only through booger-proto's catalogue,
+//! and never opens an index itself.
+
+mod connect;
+mod daemon_cmd;
+mod mcp;
+mod output;
+
+use std::path::{Path, PathBuf};
+
+use booger_proto::tools::{self, TOOLS};
+use booger_proto::wire::{self, ToolReply};
+use booger_proto::paths;
+use serde_json::json;
+
+use connect::{Daemon, Failure, Hello};
+use output::{Exit, print_json};
+
+const HELP: &str = "booger: local code search and working memory for AI coding agents
+
+usage:
+  booger <tool> [args] [--json]   call a tool (see below); --json prints the answer as JSON
+  booger mcp [PATH]               serve MCP on stdio for an agent; PATH is the default project
+  booger daemon start|stop|status|install [--print]
+  booger help [TOOL]              this help, or one tool's arguments
+  booger --version
+
+The daemon (boogerd) starts on first use. Environment: BOOGER_SOCKET (socket path),
+BOOGER_HOME (data dir), BOOGER_DAEMON (boogerd binary), BOOGER_SESSION (session id).
+
+tools:";
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let code = match run(&args) {
+        Ok(code) => code,
+        Err(f) => {
+            eprintln!("booger: {f}");
+            match f {
+                Failure::NotRunning(_) | Failure::StartFailed(_) => Exit::NotRunning,
+                _ => Exit::ToolError,
+            }
+        }
+    };
+    std::process::exit(code as i32);
+}
+
+fn run(args: &[String]) -> Result<Exit, Failure> {
+    let json = args.iter().any(|a| a == "--json");
+    let rest: Vec<String> = args.iter().filter(|a| *a != "--json").cloned().collect();
+    let socket = paths::default_socket();
+    let Some(command) = rest.first() else {
+        print_help();
+        return Ok(Exit::Usage);
+    };
+    match command.as_str() {
+        "help" | "--help" | "-h" => {
+            match rest.get(1).and_then(|t| tools::find(t)) {
+                Some(t) => println!("{}", t.usage()),
+                None => print_help(),
+            }
+            Ok(Exit::Ok)
+        }
+        "--version" | "-V" | "version" => {
+            println!("booger {} (protocol {})", env!("CARGO_PKG_VERSION"), wire::PROTOCOL_VERSION);
+            Ok(Exit::Ok)
+        }
+        "daemon" => daemon_cmd::run(&socket, &rest[1..], json),
+        "mcp" => {
+            let dir = rest.get(1).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+            let project = absolute(&dir);
+            let session = std::env::var("BOOGER_SESSION")
+                .ok()
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| format!("mcp-{}-{}", std::process::id(), nanos()));
+            mcp::run(&socket, &project, &session)?;
+            Ok(Exit::Ok)
+        }
+        name => match tools::find(name) {
+            Some(spec) => call_tool(&socket, spec, &rest[1..], json),
+            None => {
+                eprintln!("booger: unknown command `{name}`. Commands: mcp, daemon, help, and the tools {}", tools::names().join(", "));
+                Ok(Exit::Usage)
+            }
+        },
+    }
+}
+
+fn call_tool(socket: &Path, spec: &tools::ToolSpec, words: &[String], json: bool) -> Result<Exit, Failure> {
+    if words.iter().any(|w| w == "--help" || w == "-h") {
+        println!("{}", spec.usage());
+        return Ok(Exit::Ok);
+    }
+    let arguments = match spec.parse_cli(words) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("booger {}: {e}", spec.name);
+            return Ok(Exit::Usage);
+        }
+    };
+    let cwd = absolute(Path::new("."));
+    let session = std::env::var("BOOGER_SESSION").ok().filter(|s| !s.is_empty()).unwrap_or_else(|| "cli".to_owned());
+    let mut daemon = Daemon::connect_or_start(socket)?;
+    let hello = Hello { client: "booger-cli", project: Some(&cwd), session: &session };
+    let result = daemon.hello_and_call(&hello, wire::CALL, json!({ "tool": spec.name, "arguments": arguments }))?;
+    let reply = ToolReply::from_json(&result).unwrap_or_else(|| ToolReply::error(format!("unexpected answer from boogerd: {result}")));
+    match (json, reply.is_error) {
+        (true, _) => print_json(&reply.data),
+        (false, false) => println!("{}", reply.text),
+        (false, true) => eprintln!("{}", reply.text),
+    }
+    Ok(if reply.is_error { Exit::ToolError } else { Exit::Ok })
+}
+
+fn print_help() {
+    println!("{HELP}");
+    for t in TOOLS {
+        println!("  {:<18} {}", t.name, t.summary);
+    }
+}
+
+/// `dir` made absolute (canonical when it exists), so the daemon resolves it as we mean it.
+fn absolute(dir: &Path) -> PathBuf {
+    std::fs::canonicalize(dir).unwrap_or_else(|_| std::env::current_dir().map(|c| c.join(dir)).unwrap_or_else(|_| dir.to_owned()))
+}
+
+fn nanos() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
+}

@@ -68,9 +68,13 @@ impl ToolReply {
     }
 }
 
-/// A JSON-RPC request line (with a trailing newline).
+/// A JSON-RPC request line (with a trailing newline); `Value::Null` params are left out.
 pub fn request_line(id: u64, method: &str, params: Value) -> String {
-    let mut s = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string();
+    let mut req = json!({ "jsonrpc": "2.0", "id": id, "method": method });
+    if !params.is_null() {
+        req["params"] = params;
+    }
+    let mut s = req.to_string();
     s.push('\n');
     s
 }

@@ -1,0 +1,217 @@
+//! Reaching the daemon: connect, or start `boogerd` and wait for it, then say hello.
+//!
+//! The hello (protocol version, default project, session) is written together with the first
+//! request, so a CLI call costs one round trip.
+
+use std::io::{self, BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use booger_proto::paths;
+use booger_proto::wire::{self, PROTOCOL_VERSION, RpcError};
+use serde_json::{Value, json};
+
+/// How long a freshly started daemon gets to open its socket.
+const START_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Why the client could not get an answer.
+#[derive(Debug)]
+pub enum Failure {
+    /// No daemon is listening and none was started.
+    NotRunning(PathBuf),
+    /// The daemon could not be started or did not come up in time.
+    StartFailed(String),
+    /// The daemon answered with an error.
+    Rpc(RpcError),
+    Io(io::Error),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::NotRunning(s) => write!(f, "boogerd is not running (socket {})", s.display()),
+            Failure::StartFailed(why) => f.write_str(why),
+            Failure::Rpc(e) => write!(f, "{}", e.message),
+            Failure::Io(e) => write!(f, "lost the connection to boogerd: {e}"),
+        }
+    }
+}
+
+impl From<io::Error> for Failure {
+    fn from(e: io::Error) -> Self {
+        Failure::Io(e)
+    }
+}
+
+/// One connection to the daemon.
+pub struct Daemon {
+    pub stream: UnixStream,
+    pub reader: BufReader<UnixStream>,
+    next_id: u64,
+}
+
+/// What `booger/hello` tells the daemon about this connection.
+pub struct Hello<'a> {
+    pub client: &'a str,
+    pub project: Option<&'a Path>,
+    pub session: &'a str,
+}
+
+impl Daemon {
+    /// Connects to a running daemon; `Failure::NotRunning` if there is none.
+    pub fn connect(socket: &Path) -> Result<Self, Failure> {
+        match connect_once(socket) {
+            Ok(s) => Self::from_stream(s),
+            Err(e) if is_absent(&e) => Err(Failure::NotRunning(socket.to_owned())),
+            Err(e) => Err(Failure::Io(e)),
+        }
+    }
+
+    /// Connects, starting `boogerd` first if no daemon answers.
+    pub fn connect_or_start(socket: &Path) -> Result<Self, Failure> {
+        match Self::connect(socket) {
+            Err(Failure::NotRunning(_)) => {}
+            other => return other,
+        }
+        let data_dir = paths::data_dir();
+        let log = paths::log_file(&data_dir);
+        let mut child = spawn_daemon(socket, &data_dir, &log)?;
+        let deadline = Instant::now() + START_TIMEOUT;
+        let mut pause = Duration::from_millis(2);
+        loop {
+            match connect_once(socket) {
+                Ok(s) => return Self::from_stream(s),
+                Err(e) if !is_absent(&e) => return Err(Failure::Io(e)),
+                Err(_) => {}
+            }
+            // A daemon that exited at once (bad flags, unusable socket dir) will not come up;
+            // one that lost a start race to another client's daemon is fine: keep connecting.
+            let exited = child.try_wait().ok().flatten();
+            if Instant::now() >= deadline {
+                return Err(Failure::StartFailed(format!(
+                    "boogerd did not answer on {} within {}s{}; see its log: {}",
+                    socket.display(),
+                    START_TIMEOUT.as_secs(),
+                    exited.map(|s| format!(" (it exited: {s})")).unwrap_or_default(),
+                    log.display()
+                )));
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(50));
+        }
+    }
+
+    fn from_stream(stream: UnixStream) -> Result<Self, Failure> {
+        let reader = BufReader::new(stream.try_clone()?);
+        Ok(Self { stream, reader, next_id: 1 })
+    }
+
+    /// Sends `booger/hello` and, pipelined behind it, one request; returns the request's result.
+    pub fn hello_and_call(&mut self, hello: &Hello, method: &str, params: Value) -> Result<Value, Failure> {
+        let mut out = self.hello_line(hello);
+        let id = self.take_id();
+        out.push_str(&wire::request_line(id, method, params));
+        self.stream.write_all(out.as_bytes())?;
+        self.read_result()?; // the hello
+        self.read_result()
+    }
+
+    /// Sends `booger/hello` alone and waits for its answer.
+    pub fn hello(&mut self, hello: &Hello) -> Result<Value, Failure> {
+        let line = self.hello_line(hello);
+        self.stream.write_all(line.as_bytes())?;
+        self.read_result()
+    }
+
+    /// One request, one answer.
+    pub fn call(&mut self, method: &str, params: Value) -> Result<Value, Failure> {
+        let id = self.take_id();
+        self.stream.write_all(wire::request_line(id, method, params).as_bytes())?;
+        self.read_result()
+    }
+
+    fn hello_line(&mut self, hello: &Hello) -> String {
+        let id = self.take_id();
+        let params = json!({
+            "protocol": PROTOCOL_VERSION,
+            "client": hello.client,
+            "project": hello.project,
+            "session": hello.session,
+        });
+        wire::request_line(id, wire::HELLO, params)
+    }
+
+    fn take_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id - 1
+    }
+
+    fn read_result(&mut self) -> Result<Value, Failure> {
+        let mut line = String::new();
+        if self.reader.read_line(&mut line)? == 0 {
+            return Err(Failure::Io(io::Error::new(io::ErrorKind::UnexpectedEof, "boogerd closed the connection")));
+        }
+        let v: Value = serde_json::from_str(&line)
+            .map_err(|e| Failure::Io(io::Error::new(io::ErrorKind::InvalidData, format!("bad reply from boogerd: {e}"))))?;
+        wire::response_result(&v).cloned().map_err(Failure::Rpc)
+    }
+}
+
+fn is_absent(e: &io::Error) -> bool {
+    matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused)
+}
+
+fn connect_once(socket: &Path) -> io::Result<UnixStream> {
+    use interprocess::local_socket::{GenericFilePath, Stream, prelude::*};
+    let name = socket.to_fs_name::<GenericFilePath>()?;
+    match Stream::connect(name)? {
+        // Unwrapped to std's UnixStream for `shutdown(Write)`, which the MCP pump needs.
+        Stream::UdSocket(s) => s.inner().try_clone(),
+    }
+}
+
+/// Where `boogerd` is: `BOOGER_DAEMON`, else beside this binary, else on `PATH`.
+pub fn daemon_binary() -> PathBuf {
+    if let Some(p) = std::env::var_os("BOOGER_DAEMON").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    if let Some(sibling) = std::env::current_exe().ok().and_then(|e| Some(e.parent()?.join("boogerd")))
+        && sibling.is_file()
+    {
+        return sibling;
+    }
+    PathBuf::from("boogerd")
+}
+
+/// Starts `boogerd` detached from this process (own session, no terminal), logging to `log`.
+fn spawn_daemon(socket: &Path, data_dir: &Path, log: &Path) -> Result<std::process::Child, Failure> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    use std::os::unix::process::CommandExt;
+    let _ = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(data_dir);
+    let log_file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(log)
+        .map_err(|e| Failure::StartFailed(format!("cannot open the daemon log {}: {e}", log.display())))?;
+    let bin = daemon_binary();
+    let mut cmd = Command::new(&bin);
+    cmd.arg("--socket").arg(socket).arg("--home").arg(data_dir);
+    cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(log_file);
+    // SAFETY: setsid is async-signal-safe; it detaches the daemon from our terminal and
+    // process group so Ctrl-C in the shell that started booger does not stop it.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    cmd.spawn().map_err(|e| {
+        Failure::StartFailed(format!(
+            "cannot start the daemon {}: {e}. Install boogerd next to booger or on PATH, or set BOOGER_DAEMON",
+            bin.display()
+        ))
+    })
+}

@@ -1,0 +1,21 @@
+//! How the CLI ends: what it prints and its exit code.
+
+use std::io::Write;
+
+use serde_json::Value;
+
+/// Exit codes: 0 success, 1 the tool reported an error, 2 bad command line, 3 no daemon.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Ok = 0,
+    ToolError = 1,
+    Usage = 2,
+    NotRunning = 3,
+}
+
+/// One line of compact JSON, for scripts.
+pub fn print_json(v: &Value) {
+    let mut out = std::io::stdout().lock();
+    let _ = serde_json::to_writer(&mut out, v);
+    let _ = out.write_all(b"\n");
+}
