@@ -153,8 +153,9 @@ impl Daemon {
         if self.reader.read_line(&mut line)? == 0 {
             return Err(Failure::Io(io::Error::new(io::ErrorKind::UnexpectedEof, "boogerd closed the connection")));
         }
-        let v: Value = serde_json::from_str(&line)
-            .map_err(|e| Failure::Io(io::Error::new(io::ErrorKind::InvalidData, format!("bad reply from boogerd: {e}"))))?;
+        let v: Value = serde_json::from_str(&line).map_err(|e| {
+            Failure::Io(io::Error::new(io::ErrorKind::InvalidData, format!("bad reply from boogerd: {e}")))
+        })?;
         wire::response_result(&v).cloned().map_err(Failure::Rpc)
     }
 }

@@ -46,7 +46,12 @@ fn start(socket: &Path, json: bool) -> Result<Exit, Failure> {
     if json {
         print_json(&facts);
     } else {
-        println!("boogerd {} running (pid {}) on {}", facts["version"].as_str().unwrap_or("?"), facts["pid"], socket.display());
+        println!(
+            "boogerd {} running (pid {}) on {}",
+            facts["version"].as_str().unwrap_or("?"),
+            facts["pid"],
+            socket.display()
+        );
     }
     Ok(Exit::Ok)
 }

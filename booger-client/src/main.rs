@@ -11,9 +11,9 @@ mod output;
 
 use std::path::{Path, PathBuf};
 
+use booger_proto::paths;
 use booger_proto::tools::{self, TOOLS};
 use booger_proto::wire::{self, ToolReply};
-use booger_proto::paths;
 use serde_json::json;
 
 use connect::{Daemon, Failure, Hello};
@@ -82,7 +82,10 @@ fn run(args: &[String]) -> Result<Exit, Failure> {
         name => match tools::find(name) {
             Some(spec) => call_tool(&socket, spec, &rest[1..], json),
             None => {
-                eprintln!("booger: unknown command `{name}`. Commands: mcp, daemon, help, and the tools {}", tools::names().join(", "));
+                eprintln!(
+                    "booger: unknown command `{name}`. Commands: mcp, daemon, help, and the tools {}",
+                    tools::names().join(", ")
+                );
                 Ok(Exit::Usage)
             }
         },
@@ -106,7 +109,8 @@ fn call_tool(socket: &Path, spec: &tools::ToolSpec, words: &[String], json: bool
     let mut daemon = Daemon::connect_or_start(socket)?;
     let hello = Hello { client: "booger-cli", project: Some(&cwd), session: &session };
     let result = daemon.hello_and_call(&hello, wire::CALL, json!({ "tool": spec.name, "arguments": arguments }))?;
-    let reply = ToolReply::from_json(&result).unwrap_or_else(|| ToolReply::error(format!("unexpected answer from boogerd: {result}")));
+    let reply = ToolReply::from_json(&result)
+        .unwrap_or_else(|| ToolReply::error(format!("unexpected answer from boogerd: {result}")));
     match (json, reply.is_error) {
         (true, _) => print_json(&reply.data),
         (false, false) => println!("{}", reply.text),
@@ -124,7 +128,8 @@ fn print_help() {
 
 /// `dir` made absolute (canonical when it exists), so the daemon resolves it as we mean it.
 fn absolute(dir: &Path) -> PathBuf {
-    std::fs::canonicalize(dir).unwrap_or_else(|_| std::env::current_dir().map(|c| c.join(dir)).unwrap_or_else(|_| dir.to_owned()))
+    std::fs::canonicalize(dir)
+        .unwrap_or_else(|_| std::env::current_dir().map(|c| c.join(dir)).unwrap_or_else(|_| dir.to_owned()))
 }
 
 fn nanos() -> u128 {

@@ -11,7 +11,10 @@ use serde_json::{Map, Value, json};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     String,
-    Integer { min: i64, max: i64 },
+    Integer {
+        min: i64,
+        max: i64,
+    },
     Boolean,
     /// A string from a fixed set.
     Enum(&'static [&'static str]),
@@ -120,13 +123,12 @@ impl Kind {
     }
 
     /// Converts one command-line word to a JSON value of this kind.
-    fn from_word(&self, word: &str) -> Result<Value, String> {
+    fn parse_word(&self, word: &str) -> Result<Value, String> {
         match *self {
             Kind::String | Kind::Enum(_) => Ok(Value::String(word.to_owned())),
-            Kind::Integer { .. } => word
-                .parse::<i64>()
-                .map(Value::from)
-                .map_err(|_| format!("expected an integer, got {word:?}")),
+            Kind::Integer { .. } => {
+                word.parse::<i64>().map(Value::from).map_err(|_| format!("expected an integer, got {word:?}"))
+            }
             Kind::Boolean => match word {
                 "true" | "yes" | "1" => Ok(Value::Bool(true)),
                 "false" | "no" | "0" => Ok(Value::Bool(false)),
@@ -249,9 +251,9 @@ impl ToolSpec {
                     Some((n, v)) => (n.replace('-', "_"), Some(v.to_owned())),
                     None => (flag.replace('-', "_"), None),
                 };
-                let p = self.param(&name).ok_or_else(|| {
-                    format!("unknown option --{name} for `{}`.\n{}", self.name, self.usage())
-                })?;
+                let p = self
+                    .param(&name)
+                    .ok_or_else(|| format!("unknown option --{name} for `{}`.\n{}", self.name, self.usage()))?;
                 let value = match (inline, p.kind) {
                     (Some(v), _) => v,
                     (None, Kind::Boolean) => "true".to_owned(),
@@ -261,7 +263,7 @@ impl ToolSpec {
                         v.clone()
                     }
                 };
-                let v = p.kind.from_word(&value).map_err(|e| format!("--{name}: {e}"))?;
+                let v = p.kind.parse_word(&value).map_err(|e| format!("--{name}: {e}"))?;
                 push_arg(&mut args, p, v);
                 continue;
             }
@@ -269,13 +271,13 @@ impl ToolSpec {
                 push_arg(&mut args, p, Value::String(word.clone()));
                 continue;
             }
-            let p = positionals.next().ok_or_else(|| {
-                format!("unexpected argument {word:?} for `{}`.\n{}", self.name, self.usage())
-            })?;
+            let p = positionals
+                .next()
+                .ok_or_else(|| format!("unexpected argument {word:?} for `{}`.\n{}", self.name, self.usage()))?;
             if p.kind == Kind::Strings {
                 rest = Some(p);
             }
-            let v = p.kind.from_word(word).map_err(|e| format!("{}: {e}", p.name))?;
+            let v = p.kind.parse_word(word).map_err(|e| format!("{}: {e}", p.name))?;
             push_arg(&mut args, p, v);
         }
         Ok(Value::Object(args))

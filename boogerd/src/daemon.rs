@@ -94,10 +94,7 @@ pub async fn run(config: Config, endpoint: Endpoint, shutdown: impl Future<Outpu
     tracing::info!("stopping");
     daemon.request_shutdown();
     drop(endpoint);
-    let drained = tokio::time::timeout(DRAIN_TIMEOUT, async {
-        while connections.join_next().await.is_some() {}
-    })
-    .await;
+    let drained = tokio::time::timeout(DRAIN_TIMEOUT, async { while connections.join_next().await.is_some() {} }).await;
     if drained.is_err() {
         tracing::warn!(open = connections.len(), "connections did not finish in time; closing them");
         connections.abort_all();

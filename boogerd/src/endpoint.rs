@@ -12,8 +12,8 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
-use interprocess::local_socket::tokio::{Listener, Stream, prelude::*};
 use interprocess::local_socket::ListenerOptions;
+use interprocess::local_socket::tokio::{Listener, Stream, prelude::*};
 
 #[derive(Debug, thiserror::Error)]
 pub enum BindError {
@@ -189,11 +189,7 @@ fn remove_stale_socket(socket: &Path) -> Result<(), BindError> {
 fn listen(socket: &Path) -> io::Result<Listener> {
     use interprocess::local_socket::GenericFilePath;
     use interprocess::os::unix::local_socket::ListenerOptionsExt;
-    ListenerOptions::new()
-        .name(socket.to_fs_name::<GenericFilePath>()?)
-        .mode(0o600)
-        .reclaim_name(false)
-        .create_tokio()
+    ListenerOptions::new().name(socket.to_fs_name::<GenericFilePath>()?).mode(0o600).reclaim_name(false).create_tokio()
 }
 
 #[cfg(windows)]

@@ -1,1 +1,360 @@
+//! Test harness: real `boogerd` and `booger` processes on a temporary socket and data dir.
+//!
+//! Nothing here stands in for a booger component. [`Env`] gives each test its own socket,
+//! data directory and project directories, scrubs the caller's `BOOGER_*` variables, and stops
+//! whatever daemon the test started (or the client autostarted) when it is dropped.
 
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// How long anything in a test may take before the test fails instead of hanging.
+pub const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Path of a workspace binary, built once per test run so tests never run stale binaries.
+pub fn bin(name: &str) -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    let dir = BUILT.get_or_init(|| {
+        // The test binary lives in target/<profile>/deps/.
+        let exe = std::env::current_exe().expect("current_exe");
+        let dir = exe.parent().and_then(Path::parent).expect("target/<profile>").to_owned();
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+        let mut cmd = Command::new(cargo);
+        cmd.args(["build", "--quiet", "-p", "boogerd", "-p", "booger-client", "--bins"]);
+        if dir.file_name().is_some_and(|n| n == "release") {
+            cmd.arg("--release");
+        }
+        let status = cmd.status().expect("run cargo build");
+        assert!(status.success(), "building boogerd and booger failed; run `cargo build --workspace --bins`");
+        dir
+    });
+    let path = dir.join(name);
+    assert!(path.is_file(), "{} is missing; run `cargo build --workspace --bins` first", path.display());
+    path
+}
+
+/// One isolated booger world: socket, data dir and scratch space in a temp dir.
+pub struct Env {
+    pub dir: tempfile::TempDir,
+    pub socket: PathBuf,
+    pub home: PathBuf,
+}
+
+impl Default for Env {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Env {
+    pub fn new() -> Self {
+        let dir = tempfile::Builder::new().prefix("bt").tempdir_in("/tmp").expect("tempdir");
+        let socket = dir.path().join("run").join("boogerd.sock");
+        let home = dir.path().join("home");
+        Self { dir, socket, home }
+    }
+
+    /// A fresh directory under the env, for use as a project.
+    pub fn project(&self, name: &str) -> PathBuf {
+        let p = self.dir.path().join("projects").join(name);
+        std::fs::create_dir_all(&p).expect("mkdir project");
+        std::fs::canonicalize(p).expect("canonical project")
+    }
+
+    fn scrub(&self, cmd: &mut Command) {
+        for (k, _) in std::env::vars_os() {
+            if k.to_string_lossy().starts_with("BOOGER_") {
+                cmd.env_remove(k);
+            }
+        }
+        cmd.env("BOOGER_SOCKET", &self.socket)
+            .env("BOOGER_HOME", &self.home)
+            .env("BOOGER_DAEMON", bin("boogerd"))
+            .env("BOOGER_LOG", "debug")
+            .env("HOME", self.dir.path());
+    }
+
+    /// `booger` with this env, run in `cwd` (the env's root if `None`).
+    pub fn booger(&self, cwd: Option<&Path>) -> Command {
+        let mut cmd = Command::new(bin("booger"));
+        self.scrub(&mut cmd);
+        cmd.current_dir(cwd.unwrap_or(self.dir.path()));
+        cmd
+    }
+
+    /// Runs `booger args...` to completion.
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.run_in(None, args)
+    }
+
+    pub fn run_in(&self, cwd: Option<&Path>, args: &[&str]) -> Output {
+        let mut cmd = self.booger(cwd);
+        cmd.args(args).stdin(Stdio::null());
+        output_within(cmd, TIMEOUT)
+    }
+
+    /// `booger args... --json` that must succeed; its stdout parsed.
+    pub fn json(&self, args: &[&str]) -> Value {
+        let mut all = args.to_vec();
+        all.push("--json");
+        let out = self.run(&all);
+        assert!(out.status.success(), "booger {args:?} failed: {}", describe(&out));
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("booger {args:?}: not JSON ({e}): {}", describe(&out)))
+    }
+
+    /// `boogerd` with this env's socket and data dir, not started.
+    pub fn boogerd(&self) -> Command {
+        let mut cmd = Command::new(bin("boogerd"));
+        self.scrub(&mut cmd);
+        cmd.arg("--socket").arg(&self.socket).arg("--home").arg(&self.home);
+        cmd
+    }
+
+    /// Starts `boogerd` in the foreground of the test and waits until it answers.
+    pub fn start_daemon(&self) -> DaemonProc {
+        let log = self.dir.path().join(format!(
+            "boogerd-{}.log",
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+        ));
+        let mut cmd = self.boogerd();
+        cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(std::fs::File::create(&log).expect("log file"));
+        let child = cmd.spawn().expect("spawn boogerd");
+        let mut d = DaemonProc { child, log };
+        let deadline = Instant::now() + TIMEOUT;
+        while UnixStream::connect(&self.socket).is_err() {
+            if let Some(status) = d.child.try_wait().expect("try_wait") {
+                panic!("boogerd exited during start ({status}): {}", d.log_text());
+            }
+            assert!(Instant::now() < deadline, "boogerd did not listen within {TIMEOUT:?}: {}", d.log_text());
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        d
+    }
+
+    /// A raw line connection to the daemon's socket.
+    pub fn connect(&self) -> Raw {
+        let stream = UnixStream::connect(&self.socket).expect("connect to boogerd");
+        stream.set_read_timeout(Some(TIMEOUT)).expect("timeout");
+        Raw { reader: BufReader::new(stream.try_clone().expect("clone")), stream }
+    }
+
+    /// Starts `booger mcp [dir]` with piped stdio.
+    pub fn mcp(&self, dir: Option<&Path>) -> Mcp {
+        let mut cmd = self.booger(dir);
+        cmd.arg("mcp").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("spawn booger mcp");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Mcp { child, stdin, lines: rx, next_id: 1 }
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        // Stop a daemon the client may have started on its own.
+        if let Ok(mut s) = UnixStream::connect(&self.socket) {
+            let _ = s.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"shutdown\"}\n");
+            let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+            let mut buf = String::new();
+            let _ = BufReader::new(s).read_line(&mut buf);
+        }
+    }
+}
+
+/// A `boogerd` started by the test; killed on drop if still running.
+pub struct DaemonProc {
+    pub child: Child,
+    pub log: PathBuf,
+}
+
+impl DaemonProc {
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    pub fn signal(&self, sig: i32) {
+        // SAFETY: kill has no memory-safety preconditions.
+        unsafe { libc::kill(self.child.id() as i32, sig) };
+    }
+
+    /// Waits for the daemon to exit; panics if it takes longer than [`TIMEOUT`].
+    pub fn wait(&mut self) -> std::process::ExitStatus {
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            if let Some(s) = self.child.try_wait().expect("try_wait") {
+                return s;
+            }
+            assert!(Instant::now() < deadline, "boogerd did not exit within {TIMEOUT:?}: {}", self.log_text());
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+impl Drop for DaemonProc {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// A line-framed connection straight to the daemon's socket.
+pub struct Raw {
+    pub stream: UnixStream,
+    pub reader: BufReader<UnixStream>,
+}
+
+impl Raw {
+    pub fn send_line(&mut self, line: &str) {
+        self.stream.write_all(line.as_bytes()).expect("write");
+        self.stream.write_all(b"\n").expect("write");
+    }
+
+    /// The next line, parsed; panics on timeout or end of stream.
+    pub fn recv(&mut self) -> Value {
+        let mut line = String::new();
+        let n = self.reader.read_line(&mut line).expect("read reply (timed out?)");
+        assert!(n > 0, "daemon closed the connection");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("reply is not JSON ({e}): {line}"))
+    }
+
+    /// Sends a request and returns its reply.
+    pub fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        let mut req = json!({ "jsonrpc": "2.0", "id": id, "method": method });
+        if !params.is_null() {
+            req["params"] = params;
+        }
+        self.send_line(&req.to_string());
+        self.recv()
+    }
+}
+
+/// A running `booger mcp` with its stdio.
+pub struct Mcp {
+    pub child: Child,
+    pub stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    next_id: u64,
+}
+
+impl Mcp {
+    pub fn send(&mut self, msg: &Value) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{msg}").expect("write to booger mcp");
+        stdin.flush().expect("flush");
+    }
+
+    pub fn send_raw(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{line}").expect("write to booger mcp");
+    }
+
+    /// The next message from the server, or `None` if none arrives within `wait`.
+    pub fn recv_within(&mut self, wait: Duration) -> Option<Value> {
+        match self.lines.recv_timeout(wait) {
+            Ok(line) => Some(serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))),
+            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    pub fn recv(&mut self) -> Value {
+        self.recv_within(TIMEOUT).expect("no message from booger mcp")
+    }
+
+    /// Sends a request and waits for the reply with the same id.
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        loop {
+            let msg = self.recv();
+            if msg["id"] == json!(id) {
+                return msg;
+            }
+        }
+    }
+
+    /// `initialize` + `notifications/initialized`; returns the initialize result.
+    pub fn handshake(&mut self, version: &str) -> Value {
+        let reply = self.request(
+            "initialize",
+            json!({ "protocolVersion": version, "capabilities": {}, "clientInfo": { "name": "booger-tests", "version": "0" } }),
+        );
+        self.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+        reply["result"].clone()
+    }
+
+    /// Closes stdin and waits for `booger mcp` to exit.
+    pub fn close(mut self) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            if let Some(s) = self.child.try_wait().expect("try_wait") {
+                return s;
+            }
+            assert!(Instant::now() < deadline, "booger mcp did not exit after stdin closed");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+impl Drop for Mcp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `cmd` and collects its output, killing it after `limit`.
+pub fn output_within(mut cmd: Command, limit: Duration) -> Output {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = cmd.spawn().expect("spawn");
+    let pid = child.id() as i32;
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(out) => out.expect("wait"),
+        Err(_) => {
+            // SAFETY: kill has no memory-safety preconditions.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            panic!("command did not finish within {limit:?}: {cmd:?}");
+        }
+    }
+}
+
+/// stdout and stderr of a finished command, for assertion messages.
+pub fn describe(out: &Output) -> String {
+    format!(
+        "{}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}

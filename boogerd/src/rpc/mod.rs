@@ -171,8 +171,13 @@ async fn handle_line(line: &[u8], methods: &Methods, tx: &mpsc::UnboundedSender<
 
 /// What a parsed message is.
 enum Message<'a> {
-    Request { id: &'a Value, method: &'a str },
-    Notification { method: &'a str },
+    Request {
+        id: &'a Value,
+        method: &'a str,
+    },
+    Notification {
+        method: &'a str,
+    },
     /// A response from the peer; booger never sends requests, so there is nothing to match.
     Response,
 }
@@ -187,7 +192,11 @@ fn classify(v: &Value) -> Result<Message<'_>, String> {
         return Err(invalid("`jsonrpc` must be \"2.0\""));
     }
     if !matches!(obj.get("id"), None | Some(Value::Null | Value::String(_) | Value::Number(_))) {
-        return Err(error_reply(&Value::Null, code::INVALID_REQUEST, "Invalid request: `id` must be a string or a number"));
+        return Err(error_reply(
+            &Value::Null,
+            code::INVALID_REQUEST,
+            "Invalid request: `id` must be a string or a number",
+        ));
     }
     let method = match obj.get("method") {
         Some(Value::String(m)) => m.as_str(),

@@ -61,7 +61,12 @@ pub async fn call(daemon: Arc<Daemon>, session: Session, name: &str, args: Value
             spec.name
         ))
     });
-    tracing::debug!(tool = spec.name, elapsed_us = started.elapsed().as_micros() as u64, error = reply.is_error, "tool call");
+    tracing::debug!(
+        tool = spec.name,
+        elapsed_us = started.elapsed().as_micros() as u64,
+        error = reply.is_error,
+        "tool call"
+    );
     Ok(reply)
 }
 

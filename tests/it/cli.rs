@@ -1,0 +1,84 @@
+//! `booger <tool>` from a shell: human output, --json, exit codes, argument errors.
+
+use booger_tests::{Env, describe, stderr, stdout};
+
+#[test]
+fn projects_add_list_remove_round_trip() {
+    let env = Env::new();
+    let proj = env.project("delta");
+    let _d = env.start_daemon();
+    // A relative path is relative to the caller's directory.
+    let out = env.run_in(Some(proj.parent().unwrap()), &["projects", "add", "delta"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    assert!(stdout(&out).contains("Added") && stdout(&out).contains(proj.to_str().unwrap()), "{}", describe(&out));
+    let again = env.run(&["projects", "add", proj.to_str().unwrap()]);
+    assert!(stdout(&again).contains("Already registered"), "{}", describe(&again));
+
+    let list = env.run(&["projects"]);
+    assert!(stdout(&list).contains("delta"), "{}", describe(&list));
+
+    let removed = env.json(&["projects", "remove", "delta"]);
+    assert_eq!(removed["removed"], true);
+    assert_eq!(env.json(&["projects", "list"])["projects"], serde_json::json!([]));
+}
+
+#[test]
+fn status_defaults_to_the_current_directory() {
+    let env = Env::new();
+    let proj = env.project("epsilon");
+    let _d = env.start_daemon();
+    let out = env.run_in(Some(&proj), &["status"]);
+    assert!(
+        stdout(&out).contains("is not a registered project") && stdout(&out).contains("booger projects add"),
+        "{}",
+        describe(&out)
+    );
+    assert!(env.run_in(Some(&proj), &["projects", "add"]).status.success());
+    let sub = proj.join("src");
+    std::fs::create_dir_all(&sub).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&env.run_in(Some(&sub), &["status", "--json"]).stdout).unwrap();
+    assert_eq!(v["project"]["name"], "epsilon", "{v}");
+}
+
+#[test]
+fn command_line_mistakes_exit_2_with_a_hint() {
+    let env = Env::new();
+    let out = env.run(&["projects", "explode"]);
+    // Validation happens in the daemon, with the same message an agent gets.
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(stderr(&out).contains("`action` must be one of list, add, remove"), "{}", describe(&out));
+
+    let out = env.run(&["status", "--bogus", "1"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(
+        stderr(&out).contains("unknown option --bogus") && stderr(&out).contains("usage: booger status"),
+        "{}",
+        describe(&out)
+    );
+
+    let out = env.run(&["frobnicate"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(stderr(&out).contains("unknown command `frobnicate`"), "{}", describe(&out));
+}
+
+#[test]
+fn tool_errors_exit_1_and_json_keeps_the_error() {
+    let env = Env::new();
+    let _d = env.start_daemon();
+    let out = env.run(&["projects", "add", "/definitely/not/here", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["error"].as_str().unwrap().contains("does not exist"), "{v}");
+}
+
+#[test]
+fn help_lists_every_tool() {
+    let env = Env::new();
+    let out = env.run(&["help"]);
+    assert!(out.status.success());
+    for t in booger_proto::tools::TOOLS {
+        assert!(stdout(&out).contains(t.name), "help misses {}", t.name);
+    }
+    let out = env.run(&["help", "projects"]);
+    assert!(stdout(&out).contains("usage: booger projects [ACTION] [PATH]"), "{}", describe(&out));
+}

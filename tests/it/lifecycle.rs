@@ -1,0 +1,152 @@
+//! Starting, refusing, stopping and restarting the daemon.
+
+use std::os::unix::fs::PermissionsExt;
+
+use booger_tests::{Env, describe, stderr, stdout};
+
+#[test]
+fn socket_is_private_to_its_user() {
+    let env = Env::new();
+    let _d = env.start_daemon();
+    let mode = std::fs::metadata(&env.socket).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "socket mode {mode:o}");
+    let dir_mode = std::fs::metadata(env.socket.parent().unwrap()).unwrap().permissions().mode() & 0o777;
+    assert_eq!(dir_mode, 0o700, "socket dir mode {dir_mode:o}");
+}
+
+#[test]
+fn second_daemon_on_a_live_socket_is_refused() {
+    let env = Env::new();
+    let first = env.start_daemon();
+    let out = booger_tests::output_within(env.boogerd(), booger_tests::TIMEOUT);
+    assert!(!out.status.success(), "second daemon started: {}", describe(&out));
+    let err = stderr(&out);
+    assert!(err.contains("already running") && err.contains(&first.child.id().to_string()), "{err}");
+    // The first one still answers.
+    assert_eq!(env.json(&["daemon", "status"])["pid"], first.child.id());
+}
+
+#[test]
+fn stale_socket_of_a_killed_daemon_is_replaced() {
+    let env = Env::new();
+    let mut d = env.start_daemon();
+    d.signal(libc::SIGKILL);
+    d.wait();
+    assert!(env.socket.exists(), "a SIGKILLed daemon leaves its socket file behind");
+    let d2 = env.start_daemon();
+    assert_eq!(env.json(&["daemon", "status"])["pid"], d2.child.id());
+}
+
+#[test]
+fn sigterm_and_sigint_stop_gracefully_and_remove_the_socket() {
+    for sig in [libc::SIGTERM, libc::SIGINT] {
+        let env = Env::new();
+        let mut d = env.start_daemon();
+        d.signal(sig);
+        let status = d.wait();
+        assert!(status.success(), "signal {sig}: {status}: {}", d.log_text());
+        assert!(!env.socket.exists(), "socket left behind after signal {sig}");
+        assert!(d.log_text().contains("stopped"), "{}", d.log_text());
+    }
+}
+
+#[test]
+fn daemon_stop_waits_until_the_daemon_is_gone() {
+    let env = Env::new();
+    let mut d = env.start_daemon();
+    let out = env.run(&["daemon", "stop"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    assert!(stdout(&out).contains(&format!("stopped boogerd (pid {})", d.child.id())), "{}", describe(&out));
+    assert!(d.wait().success());
+    let out = env.run(&["daemon", "status"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    assert!(stdout(&out).contains("not running"));
+    // Stopping what is not running is not an error.
+    assert!(env.run(&["daemon", "stop"]).status.success());
+}
+
+#[test]
+fn client_starts_the_daemon_when_none_runs() {
+    let env = Env::new();
+    let out = env.run(&["status"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    assert!(stdout(&out).contains("boogerd"), "{}", describe(&out));
+    let status = env.json(&["daemon", "status"]);
+    assert!(status["pid"].as_u64().unwrap() > 0);
+    // The autostarted daemon logs into the data dir.
+    let log = std::fs::read_to_string(env.home.join("boogerd.log")).unwrap();
+    assert!(log.contains("boogerd ready"), "{log}");
+}
+
+#[test]
+fn autostart_failure_names_the_log_file() {
+    let env = Env::new();
+    let mut cmd = env.booger(None);
+    // A daemon binary that exits at once never comes up.
+    cmd.env("BOOGER_DAEMON", "/bin/false").arg("status");
+    let out = booger_tests::output_within(cmd, booger_tests::TIMEOUT);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let err = stderr(&out);
+    assert!(err.contains("did not answer") && err.contains("boogerd.log"), "{err}");
+}
+
+#[test]
+fn registry_survives_a_restart_and_a_kill() {
+    let env = Env::new();
+    let proj = env.project("alpha");
+    let mut d = env.start_daemon();
+    let added = env.json(&["projects", "add", proj.to_str().unwrap()]);
+    assert_eq!(added["added"], true);
+    d.signal(libc::SIGKILL);
+    d.wait();
+    let _d2 = env.start_daemon();
+    let list = env.json(&["projects"]);
+    assert_eq!(list["projects"][0]["root"], proj.to_str().unwrap());
+    assert_eq!(list["projects"][0]["name"], "alpha");
+}
+
+#[test]
+fn two_clients_at_once() {
+    let env = Env::new();
+    let proj = env.project("beta");
+    let _d = env.start_daemon();
+    let mut a = env.mcp(Some(&proj));
+    let mut b = env.mcp(None);
+    a.handshake("2025-11-25");
+    b.handshake("2025-06-18");
+    // Interleave requests on both sessions.
+    for _ in 0..20 {
+        assert_eq!(a.request("ping", serde_json::json!({}))["result"], serde_json::json!({}));
+        assert_eq!(b.request("ping", serde_json::json!({}))["result"], serde_json::json!({}));
+    }
+    let sa = a.request("tools/call", serde_json::json!({ "name": "status", "arguments": {} }));
+    let sb = b.request("tools/call", serde_json::json!({ "name": "status", "arguments": {} }));
+    let ta = sa["result"]["content"][0]["text"].as_str().unwrap().to_owned();
+    let tb = sb["result"]["content"][0]["text"].as_str().unwrap().to_owned();
+    // Each session keeps its own default project.
+    assert!(ta.contains(proj.to_str().unwrap()), "{ta}");
+    assert!(!tb.contains(proj.to_str().unwrap()), "{tb}");
+    assert!(a.close().success());
+    assert!(b.close().success());
+}
+
+#[test]
+fn racing_clients_start_exactly_one_daemon() {
+    let env = Env::new();
+    let handles: Vec<_> = (0..6)
+        .map(|_| {
+            let mut cmd = env.booger(None);
+            cmd.args(["status", "--json"]);
+            std::thread::spawn(move || booger_tests::output_within(cmd, booger_tests::TIMEOUT))
+        })
+        .collect();
+    let mut pids = Vec::new();
+    for h in handles {
+        let out = h.join().unwrap();
+        assert!(out.status.success(), "{}", describe(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        pids.push(v["pid"].as_u64().unwrap());
+    }
+    pids.dedup();
+    assert_eq!(pids.len(), 1, "clients talked to different daemons: {pids:?}");
+}

@@ -1,0 +1,8 @@
+//! End-to-end tests: a real boogerd on a temp socket, the real booger binary over real pipes.
+
+mod cli;
+mod lifecycle;
+mod mcp;
+mod python_sdk;
+mod rpc;
+mod services;

@@ -1,0 +1,38 @@
+//! The official MCP Python SDK (`pip install mcp`) talks to `booger mcp` over stdio.
+
+use std::path::Path;
+use std::process::Command;
+
+use booger_tests::{Env, bin, describe};
+
+#[test]
+fn official_python_sdk_initializes_lists_and_calls() {
+    let has_sdk = Command::new("python3").args(["-c", "import mcp"]).status().is_ok_and(|s| s.success());
+    assert!(has_sdk, "the MCP Python SDK is missing: `python3 -m pip install mcp` (.ci/run installs it)");
+    let env = Env::new();
+    let proj = env.project("zeta");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("python/mcp_sdk_client.py");
+    // No daemon yet: `booger mcp` starts one under the SDK.
+    let cmd = env.booger(None);
+    let booger = bin("booger");
+    let mut py = Command::new("python3");
+    py.arg(&script).arg(&booger).arg(&proj);
+    // Reuse the env's scrubbed variables for python and, through it, booger.
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => py.env(k, v),
+            None => py.env_remove(k),
+        };
+    }
+    let out = booger_tests::output_within(py, std::time::Duration::from_secs(60));
+    assert!(out.status.success(), "{}", describe(&out));
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", describe(&out)));
+    assert_eq!(v["server"], "booger");
+    assert!(v["protocolVersion"].as_str().unwrap().starts_with("20"), "{v}");
+    assert!(v["tools"].as_array().unwrap().iter().any(|t| t == "status"), "{v}");
+    assert_eq!(v["statusIsError"], false, "{v}");
+    assert!(v["status"].as_str().unwrap().contains("boogerd"), "{v}");
+    assert_eq!(v["badIsError"], true, "{v}");
+    assert!(v["badText"].as_str().unwrap().contains("must be a string"), "{v}");
+}

@@ -1,0 +1,46 @@
+"""Drive `booger mcp` with the official MCP Python SDK (a client booger did not write).
+
+Usage: python3 mcp_sdk_client.py BOOGER_BINARY PROJECT_DIR
+Prints one JSON object: the negotiated revision, the tool names and the status text.
+The environment (BOOGER_SOCKET, BOOGER_HOME, ...) is passed through to booger.
+"""
+
+import asyncio
+import json
+import os
+import sys
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+
+def attr(obj, *names):
+    """SDK 1.x spells fields in camelCase, 2.x in snake_case; accept both."""
+    for name in names:
+        if hasattr(obj, name):
+            return getattr(obj, name)
+    raise AttributeError(f"{type(obj).__name__} has none of {names}")
+
+
+async def main(booger: str, project: str) -> None:
+    params = StdioServerParameters(command=booger, args=["mcp", project], env=dict(os.environ))
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            tools = await session.list_tools()
+            status = await session.call_tool("status", {})
+            bad = await session.call_tool("status", {"project": 5})
+            await session.send_ping()
+            print(json.dumps({
+                "protocolVersion": attr(init, "protocol_version", "protocolVersion"),
+                "server": attr(init, "server_info", "serverInfo").name,
+                "tools": [t.name for t in tools.tools],
+                "status": status.content[0].text,
+                "statusIsError": attr(status, "is_error", "isError"),
+                "badIsError": attr(bad, "is_error", "isError"),
+                "badText": bad.content[0].text,
+            }))
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1], sys.argv[2]))
