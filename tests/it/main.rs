@@ -6,3 +6,4 @@ mod mcp;
 mod python_sdk;
 mod rpc;
 mod services;
+mod tidy;

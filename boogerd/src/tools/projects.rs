@@ -46,10 +46,10 @@ fn add(daemon: &Daemon, session: &Session, path: Option<&str>) -> ToolReply {
     match added {
         Ok(Added::New(p)) => {
             tracing::info!(project = %p.name, root = %p.root.display(), "project added");
-            ToolReply::ok(format!("Added {}", line(&p).trim_end()), json!({ "added": true, "project": p }))
+            ToolReply::ok(format!("Added {} ({})", p.name, display(&p.root)), json!({ "added": true, "project": p }))
         }
         Ok(Added::Existing(p)) => ToolReply::ok(
-            format!("Already registered: {}", line(&p).trim_end()),
+            format!("Already registered: {} ({})", p.name, display(&p.root)),
             json!({ "added": false, "project": p }),
         ),
         Err(e) => ToolReply::error(format!("projects add: {e}")),
@@ -64,7 +64,10 @@ fn remove(daemon: &Daemon, key: Option<&str>) -> ToolReply {
     match removed {
         Ok(Some(p)) => {
             tracing::info!(project = %p.name, "project removed");
-            ToolReply::ok(format!("Removed {}", line(&p).trim_end()), json!({ "removed": true, "project": p }))
+            ToolReply::ok(
+                format!("Removed {} ({})", p.name, display(&p.root)),
+                json!({ "removed": true, "project": p }),
+            )
         }
         Ok(None) => {
             let known = daemon.registry.read().expect("registry lock").projects().to_vec();

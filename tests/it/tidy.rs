@@ -1,0 +1,42 @@
+//! Repository rules checked as tests: the thin client stays thin, every tool is documented.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned()
+}
+
+fn normal_deps(package: &str) -> String {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let out = Command::new(cargo)
+        .current_dir(repo())
+        .args(["tree", "--offline", "-p", package, "-e", "normal", "--prefix", "none"])
+        .output()
+        .expect("cargo tree");
+    assert!(out.status.success(), "cargo tree failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn thin_client_and_proto_pull_no_async_runtime_sqlite_or_parser() {
+    for package in ["booger-client", "booger-proto"] {
+        let tree = normal_deps(package);
+        for heavy in ["tokio ", "rusqlite ", "tree-sitter ", "jsonrpsee", "clap "] {
+            assert!(!tree.lines().any(|l| l.starts_with(heavy)), "{package} depends on {heavy}:\n{tree}");
+        }
+    }
+}
+
+#[test]
+fn readme_documents_every_tool_and_starts_with_the_two_commands() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    for t in booger_proto::tools::TOOLS {
+        assert!(readme.contains(&format!("`{}`", t.name)), "README.md does not mention the tool `{}`", t.name);
+    }
+    let ci = std::fs::read_to_string(repo().join(".ci/run")).unwrap();
+    assert!(
+        readme.contains("cargo test --workspace") && ci.contains("cargo test --workspace"),
+        "README and .ci/run must agree on the test command"
+    );
+}
