@@ -114,7 +114,7 @@ impl Daemon {
         let id = self.take_id();
         out.push_str(&wire::request_line(id, method, params));
         self.stream.write_all(out.as_bytes())?;
-        self.read_result()?; // the hello
+        check_hello(self.read_result())?;
         self.read_result()
     }
 
@@ -122,7 +122,7 @@ impl Daemon {
     pub fn hello(&mut self, hello: &Hello) -> Result<Value, Failure> {
         let line = self.hello_line(hello);
         self.stream.write_all(line.as_bytes())?;
-        self.read_result()
+        check_hello(self.read_result())
     }
 
     /// One request, one answer.
@@ -158,6 +158,26 @@ impl Daemon {
         })?;
         wire::response_result(&v).cloned().map_err(Failure::Rpc)
     }
+}
+
+/// The daemon refuses a client of another protocol; the client checks the daemon's answer too,
+/// so either side's upgrade is caught with a message that says what to do.
+fn check_hello(reply: Result<Value, Failure>) -> Result<Value, Failure> {
+    let reply = reply?;
+    let theirs = reply.get("protocol").and_then(Value::as_u64);
+    if theirs != Some(u64::from(PROTOCOL_VERSION)) {
+        return Err(Failure::Rpc(RpcError {
+            code: wire::code::PROTOCOL_MISMATCH,
+            message: format!(
+                "protocol mismatch: the running boogerd {} speaks booger protocol {}, this booger {} speaks {PROTOCOL_VERSION}. \
+                 Restart the daemon from the same installation: `booger daemon stop`, then run booger again",
+                reply.get("version").and_then(Value::as_str).unwrap_or("?"),
+                theirs.map_or_else(|| "?".to_owned(), |v| v.to_string()),
+                env!("CARGO_PKG_VERSION"),
+            ),
+        }));
+    }
+    Ok(reply)
 }
 
 fn is_absent(e: &io::Error) -> bool {
