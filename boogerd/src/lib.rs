@@ -9,13 +9,17 @@
 //! - [`mcp`]: the MCP methods (`initialize`, `tools/*`, `resources/*`, `ping`).
 //! - [`tools`]: one handler per tool of [`booger_proto::tools::TOOLS`].
 //! - [`registry`]: the persisted list of projects.
+//! - [`index`]: walk, change detection, chunking (pure), and the indexing run.
+//! - [`store`]: the per-project SQLite index; the only module with SQL.
 
 pub mod config;
 pub mod daemon;
 pub mod endpoint;
+pub mod index;
 pub mod mcp;
 pub mod registry;
 pub mod rpc;
+pub mod store;
 pub mod time;
 pub mod tools;
 

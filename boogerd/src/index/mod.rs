@@ -1,0 +1,242 @@
+//! Indexing a project: walk, detect changes, chunk, store.
+//!
+//! ```text
+//! walk ──▶ size+mtime equal to the index? ──yes──▶ unchanged (not read)
+//!                    │ no
+//!                    ▼
+//!          read, NUL sniff, BLAKE3 ── same hash ──▶ touched (mtime updated, not parsed)
+//!                    │ new hash
+//!                    ▼
+//!          chunk on every core ──▶ one writer, batched transactions
+//! ```
+//!
+//! Re-indexing costs O(changed files) plus a walk and a stat per file. Per-file trouble
+//! (unreadable, binary, a parse that fails) is data in the [`IndexReport`]; only the store
+//! failing aborts a run, and because each batch is one transaction, an interrupted run
+//! leaves a consistent index that the next run completes.
+
+pub mod chunk;
+pub mod hash;
+pub mod lang;
+pub mod walk;
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::sync_channel;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::store::{FileWrite, Store, StoreError};
+use walk::Skipped;
+
+/// Files larger than this are not parsed but cut into fixed-size blocks.
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;
+/// A batch is committed when it holds this many files or this much chunk text.
+const BATCH_FILES: usize = 500;
+const BATCH_BYTES: usize = 8 * 1024 * 1024;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Forget the index and parse everything.
+    pub full: bool,
+    pub max_file_bytes: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self { full: false, max_file_bytes: DEFAULT_MAX_FILE_BYTES }
+    }
+}
+
+/// Live counters of a run, read by `status` while it goes.
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub running: AtomicBool,
+    /// Files that need reading (not unchanged).
+    pub total: AtomicU64,
+    pub done: AtomicU64,
+    pub started: Mutex<Option<Instant>>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct IndexReport {
+    /// Files the walk found.
+    pub files: u64,
+    /// Skipped by the size+mtime fast path, not even read.
+    pub unchanged: u64,
+    /// Read and hashed, same content: only the mtime was updated.
+    pub touched: u64,
+    /// Chunked and written.
+    pub parsed: u64,
+    /// Gone from disk (or now binary/unreadable) and removed from the index.
+    pub deleted: u64,
+    pub chunks_written: u64,
+    pub bytes_parsed: u64,
+    pub elapsed_ms: u64,
+    pub root_hash: String,
+    pub skipped: Vec<Skipped>,
+    /// Files indexed only as raw or fixed-size blocks, or with a caveat.
+    pub problems: Vec<Skipped>,
+}
+
+enum Outcome {
+    Write(FileWrite, usize),
+    /// Could not be indexed (binary, unreadable, gone): skipped, and dropped from the index.
+    Skip(Skipped),
+}
+
+/// Brings the index of `root` up to date with the disk.
+pub fn run(root: &Path, store: &Store, opts: Options, progress: &Progress) -> Result<IndexReport, StoreError> {
+    let started = Instant::now();
+    progress.running.store(true, Ordering::SeqCst);
+    *progress.started.lock().unwrap_or_else(|p| p.into_inner()) = Some(started);
+    let _running = ResetOnDrop(&progress.running);
+
+    if opts.full {
+        store.clear_files()?;
+    }
+    let (walked, skipped) = walk::walk(root);
+    let known = store.file_states()?;
+    let mut report = IndexReport { files: walked.len() as u64, skipped, ..Default::default() };
+
+    let on_disk: HashSet<&str> = walked.iter().map(|w| w.rel.as_str()).collect();
+    let mut deletes: Vec<String> = known.keys().filter(|p| !on_disk.contains(p.as_str())).cloned().collect();
+    let todo: Vec<&walk::Walked> = walked
+        .iter()
+        .filter(|w| !known.get(&w.rel).is_some_and(|k| k.size == w.size && k.mtime_ns == w.mtime_ns))
+        .collect();
+    report.unchanged = (walked.len() - todo.len()) as u64;
+    progress.total.store(todo.len() as u64, Ordering::SeqCst);
+    progress.done.store(0, Ordering::SeqCst);
+
+    let indexed_at = crate::time::now_rfc3339();
+    let next = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 16);
+    let (tx, rx) = sync_channel::<Outcome>(256);
+    std::thread::scope(|s| -> Result<(), StoreError> {
+        for _ in 0..workers.min(todo.len().max(1)) {
+            let tx = tx.clone();
+            let (todo, next, known) = (&todo, &next, &known);
+            s.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(w) = todo.get(i) else { break };
+                    let previous = known.get(&w.rel).map(|k| k.hash.as_str());
+                    if tx.send(process(w, previous, opts.max_file_bytes)).is_err() {
+                        break; // the writer failed
+                    }
+                }
+            });
+        }
+        drop(tx);
+        // This thread is the single writer.
+        let mut batch = Vec::new();
+        let mut batch_bytes = 0;
+        for outcome in rx {
+            progress.done.fetch_add(1, Ordering::Relaxed);
+            match outcome {
+                Outcome::Skip(skip) => {
+                    if known.contains_key(&skip.path) {
+                        deletes.push(skip.path.clone());
+                    }
+                    report.skipped.push(skip);
+                }
+                Outcome::Write(write, bytes) => {
+                    match &write.chunks {
+                        None => report.touched += 1,
+                        Some(chunks) => {
+                            report.parsed += 1;
+                            report.chunks_written += chunks.len() as u64;
+                            report.bytes_parsed += bytes as u64;
+                        }
+                    }
+                    if let Some(p) = &write.problem {
+                        report.problems.push(Skipped { path: write.path.clone(), reason: p.clone() });
+                    }
+                    batch_bytes += bytes;
+                    batch.push(write);
+                    if batch.len() >= BATCH_FILES || batch_bytes >= BATCH_BYTES {
+                        store.write_batch(&batch, &[], &indexed_at)?;
+                        batch.clear();
+                        batch_bytes = 0;
+                    }
+                }
+            }
+        }
+        store.write_batch(&batch, &deletes, &indexed_at)?;
+        Ok(())
+    })?;
+    report.deleted = deletes.len() as u64;
+
+    let hashes = store.hashes()?;
+    report.root_hash = hash::merkle_root(hashes.iter().map(|(p, h)| (p.as_str(), h.as_str())));
+    report.skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    report.problems.sort_by(|a, b| a.path.cmp(&b.path));
+    report.elapsed_ms = started.elapsed().as_millis() as u64;
+    let mut saved = report.clone();
+    saved.skipped.truncate(200);
+    saved.problems.truncate(200);
+    store.set_meta(&[
+        ("root_hash", &report.root_hash),
+        ("last_indexed_at", &indexed_at),
+        ("last_report", &serde_json::to_string(&saved).expect("report serializes")),
+    ])?;
+    Ok(report)
+}
+
+/// Reads, hashes and (if new) chunks one file. Never fails: trouble becomes a skip.
+fn process(w: &walk::Walked, previous_hash: Option<&str>, max_file_bytes: u64) -> Outcome {
+    let skip = |reason: String| Outcome::Skip(Skipped { path: w.rel.clone(), reason });
+    let bytes = match std::fs::read(&w.abs) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return skip("deleted while indexing".to_owned()),
+        Err(e) => return skip(format!("cannot read: {e}")),
+    };
+    if walk::looks_binary(&bytes) {
+        return skip("binary".to_owned());
+    }
+    let hash = hash::file_hash(&bytes);
+    let size = bytes.len() as u64;
+    if previous_hash == Some(hash.as_str()) {
+        let write = FileWrite {
+            path: w.rel.clone(),
+            size,
+            mtime_ns: w.mtime_ns,
+            hash,
+            language: String::new(),
+            problem: None,
+            chunks: None,
+        };
+        return Outcome::Write(write, 0);
+    }
+    let too_large = size > max_file_bytes;
+    let chunked = chunk::chunk_file(Path::new(&w.rel), &bytes, too_large);
+    let mut problem = chunked.problem;
+    if too_large {
+        problem = Some(format!("larger than {} KB: indexed as fixed-size blocks, not parsed", max_file_bytes / 1024));
+    } else if std::str::from_utf8(&bytes).is_err() {
+        let note = "not valid UTF-8: stored with replacement characters".to_owned();
+        problem = Some(problem.map_or(note.clone(), |p| format!("{p}; {note}")));
+    }
+    let write = FileWrite {
+        path: w.rel.clone(),
+        size,
+        mtime_ns: w.mtime_ns,
+        hash,
+        language: chunked.lang.name().to_owned(),
+        problem,
+        chunks: Some(chunked.chunks),
+    };
+    Outcome::Write(write, bytes.len())
+}
+
+struct ResetOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for ResetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::SeqCst);
+    }
+}

@@ -1,0 +1,178 @@
+//! Files and their chunks: what the indexer reads back and writes in batches.
+
+use std::collections::{BTreeMap, HashMap};
+
+use rusqlite::params;
+
+use super::{Result, Store};
+use crate::index::chunk::Chunk;
+
+/// What the index knows of a file, for change detection.
+#[derive(Debug, Clone)]
+pub struct FileState {
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub hash: String,
+}
+
+/// One file's new state. With `chunks: None` only size and mtime changed (same content).
+#[derive(Debug, Clone)]
+pub struct FileWrite {
+    pub path: String,
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub hash: String,
+    pub language: String,
+    pub problem: Option<String>,
+    pub chunks: Option<Vec<Chunk>>,
+}
+
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Stats {
+    pub files: u64,
+    pub chunks: u64,
+    pub source_bytes: u64,
+    pub languages: BTreeMap<String, u64>,
+    pub kinds: BTreeMap<String, u64>,
+    /// Files not chunked structurally, with the reason.
+    pub problems: Vec<(String, String)>,
+}
+
+impl Store {
+    pub fn file_states(&self) -> Result<HashMap<String, FileState>> {
+        self.read(|c| {
+            let mut stmt = c.prepare("SELECT path, size_bytes, mtime_ns, content_hash FROM files")?;
+            let rows = stmt.query_map([], |r| {
+                Ok((r.get::<_, String>(0)?, FileState { size: r.get::<_, i64>(1)? as u64, mtime_ns: r.get(2)?, hash: r.get(3)? }))
+            })?;
+            rows.collect()
+        })
+    }
+
+    /// Applies one batch in one transaction: a file's row and its chunks change together, so
+    /// an interrupted run leaves every file either old or new, never half-written.
+    pub fn write_batch(&self, writes: &[FileWrite], deletes: &[String], indexed_at: &str) -> Result<()> {
+        self.write(|c| {
+            let tx = c.transaction()?;
+            {
+                let mut delete_chunks = tx.prepare_cached("DELETE FROM chunks WHERE file_id = (SELECT id FROM files WHERE path = ?1)")?;
+                let mut delete_file = tx.prepare_cached("DELETE FROM files WHERE path = ?1")?;
+                for path in deletes {
+                    delete_chunks.execute([path])?;
+                    delete_file.execute([path])?;
+                }
+                let mut touch = tx.prepare_cached("UPDATE files SET size_bytes = ?2, mtime_ns = ?3 WHERE path = ?1")?;
+                let mut upsert = tx.prepare_cached(
+                    "INSERT INTO files(path, content_hash, size_bytes, mtime_ns, language, indexed_at, problem)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                     ON CONFLICT(path) DO UPDATE SET content_hash = excluded.content_hash, size_bytes = excluded.size_bytes,
+                        mtime_ns = excluded.mtime_ns, language = excluded.language, indexed_at = excluded.indexed_at,
+                        problem = excluded.problem
+                     RETURNING id",
+                )?;
+                let mut insert_chunk = tx.prepare_cached(
+                    "INSERT INTO chunks(file_id, kind, name, signature, parent, doc, content, start_line, end_line, start_byte, end_byte)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                )?;
+                for w in writes {
+                    let Some(chunks) = &w.chunks else {
+                        touch.execute(params![w.path, w.size as i64, w.mtime_ns])?;
+                        continue;
+                    };
+                    delete_chunks.execute([&w.path])?;
+                    let id: i64 = upsert.query_row(
+                        params![w.path, w.hash, w.size as i64, w.mtime_ns, w.language, indexed_at, w.problem],
+                        |r| r.get(0),
+                    )?;
+                    for ch in chunks {
+                        insert_chunk.execute(params![
+                            id,
+                            ch.kind,
+                            ch.name,
+                            ch.signature,
+                            ch.parent,
+                            ch.doc,
+                            ch.content,
+                            ch.start_line,
+                            ch.end_line,
+                            ch.start_byte as i64,
+                            ch.end_byte as i64
+                        ])?;
+                    }
+                }
+            }
+            tx.commit()
+        })
+    }
+
+    /// Forgets every file and chunk (a full rebuild); annotations and the workset stay.
+    pub fn clear_files(&self) -> Result<()> {
+        self.write(|c| {
+            let tx = c.transaction()?;
+            tx.execute_batch("DELETE FROM chunks; DELETE FROM files;")?;
+            tx.commit()
+        })
+    }
+
+    /// Every file's path and content hash, sorted by path (for the Merkle root).
+    pub fn hashes(&self) -> Result<Vec<(String, String)>> {
+        self.read(|c| {
+            let mut stmt = c.prepare("SELECT path, content_hash FROM files ORDER BY path")?;
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            rows.collect()
+        })
+    }
+
+    pub fn stats(&self) -> Result<Stats> {
+        self.read(|c| {
+            let mut s = Stats::default();
+            (s.files, s.source_bytes) =
+                c.query_row("SELECT count(*), coalesce(sum(size_bytes), 0) FROM files", [], |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)))?;
+            s.chunks = c.query_row("SELECT count(*) FROM chunks", [], |r| r.get::<_, i64>(0))? as u64;
+            let mut by_lang = c.prepare("SELECT language, count(*) FROM files GROUP BY language")?;
+            for row in by_lang.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
+                let (k, v) = row?;
+                s.languages.insert(k, v as u64);
+            }
+            let mut by_kind = c.prepare("SELECT kind, count(*) FROM chunks GROUP BY kind")?;
+            for row in by_kind.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
+                let (k, v) = row?;
+                s.kinds.insert(k, v as u64);
+            }
+            let mut problems = c.prepare("SELECT path, problem FROM files WHERE problem IS NOT NULL ORDER BY path LIMIT 200")?;
+            s.problems = problems.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
+            Ok(s)
+        })
+    }
+
+    /// Chunks of one file, in order (for tests and, later, outlines).
+    pub fn chunks_of(&self, path: &str) -> Result<Vec<Chunk>> {
+        self.read(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT kind, name, signature, parent, doc, content, start_line, end_line, start_byte, end_byte
+                 FROM chunks WHERE file_id = (SELECT id FROM files WHERE path = ?1) ORDER BY start_byte, id",
+            )?;
+            let rows = stmt.query_map([path], |r| {
+                let kind: String = r.get(0)?;
+                Ok(Chunk {
+                    kind: crate::index::chunk::intern_kind(&kind),
+                    name: r.get(1)?,
+                    signature: r.get(2)?,
+                    parent: r.get(3)?,
+                    doc: r.get(4)?,
+                    content: r.get(5)?,
+                    start_line: r.get(6)?,
+                    end_line: r.get(7)?,
+                    start_byte: r.get::<_, i64>(8)? as usize,
+                    end_byte: r.get::<_, i64>(9)? as usize,
+                })
+            })?;
+            rows.collect()
+        })
+    }
+
+    /// Full-text match count for `query` (FTS5 syntax): the index's own self-check.
+    pub fn fts_count(&self, query: &str) -> Result<u64> {
+        self.read(|c| c.query_row("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1", [query], |r| r.get::<_, i64>(0)).map(|n| n as u64))
+    }
+}

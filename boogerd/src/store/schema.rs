@@ -1,0 +1,85 @@
+//! The index schema and its migrations.
+//!
+//! Migrations are applied in order against `PRAGMA user_version`, each in one transaction.
+//! Never edit or remove an entry: add a new one. The layout follows the seeds' schema v5
+//! (files, chunks, chunks_fts, embeddings, annotations, workset, meta).
+
+/// `MIGRATIONS[i]` brings a database from version `i` to `i + 1`.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: the index.
+    r#"
+    CREATE TABLE meta (
+        key   TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+    CREATE TABLE files (
+        id           INTEGER PRIMARY KEY,
+        path         TEXT NOT NULL UNIQUE,
+        content_hash TEXT NOT NULL,
+        size_bytes   INTEGER NOT NULL,
+        mtime_ns     INTEGER NOT NULL,
+        language     TEXT NOT NULL,
+        indexed_at   TEXT NOT NULL,
+        -- Why the file was not chunked structurally (parse timeout, too large, not UTF-8).
+        problem      TEXT
+    );
+    CREATE TABLE chunks (
+        id         INTEGER PRIMARY KEY,
+        file_id    INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+        kind       TEXT NOT NULL,
+        name       TEXT NOT NULL DEFAULT '',
+        signature  TEXT NOT NULL DEFAULT '',
+        parent     TEXT,
+        doc        TEXT,
+        content    TEXT NOT NULL,
+        start_line INTEGER NOT NULL,
+        end_line   INTEGER NOT NULL,
+        start_byte INTEGER NOT NULL,
+        end_byte   INTEGER NOT NULL
+    );
+    CREATE INDEX chunks_file ON chunks(file_id);
+    CREATE INDEX chunks_name ON chunks(name) WHERE name <> '';
+
+    -- Contentless: the text lives once, in chunks; rows are deleted by rowid.
+    CREATE VIRTUAL TABLE chunks_fts USING fts5(
+        name, content, words,
+        content = '',
+        contentless_delete = 1,
+        tokenize = 'porter unicode61'
+    );
+    CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
+        INSERT INTO chunks_fts(rowid, name, content, words)
+        VALUES (new.id, new.name, new.content, booger_words(new.name, new.content));
+    END;
+    CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+        DELETE FROM chunks_fts WHERE rowid = old.id;
+    END;
+    CREATE TRIGGER chunks_au AFTER UPDATE OF name, content ON chunks BEGIN
+        DELETE FROM chunks_fts WHERE rowid = old.id;
+        INSERT INTO chunks_fts(rowid, name, content, words)
+        VALUES (new.id, new.name, new.content, booger_words(new.name, new.content));
+    END;
+
+    CREATE TABLE embeddings (
+        chunk_id   INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+        model      TEXT NOT NULL,
+        embedding  BLOB NOT NULL
+    );
+    -- Volatile context belongs to the agents: it survives re-indexing and file deletion.
+    CREATE TABLE annotations (
+        id         INTEGER PRIMARY KEY,
+        target     TEXT NOT NULL,
+        note       TEXT NOT NULL,
+        session_id TEXT,
+        created_at TEXT NOT NULL,
+        expires_at TEXT
+    );
+    CREATE TABLE workset (
+        id         INTEGER PRIMARY KEY,
+        path       TEXT NOT NULL,
+        kind       TEXT NOT NULL CHECK (kind IN ('focus', 'visited')),
+        session_id TEXT,
+        created_at TEXT NOT NULL
+    );
+    "#,
+];

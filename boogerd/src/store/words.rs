@@ -1,0 +1,102 @@
+//! Identifier splitting for the full-text index.
+//!
+//! FTS5's `unicode61` tokenizer already splits `parse_config` at the underscore, but keeps
+//! `parseConfig` and `HTTPServer` whole. The `words` column of `chunks_fts` therefore gets the
+//! split form of every mixed-case identifier in a chunk (`parse config`, `http server`), so a
+//! query in plain words finds code names.
+
+use std::collections::HashSet;
+
+/// The words of `ident`: `parseConfig` → [parse, config], `HTTPServer2` → [http, server2].
+pub fn split_identifier(ident: &str) -> Vec<String> {
+    let chars: Vec<char> = ident.chars().collect();
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        if c == '_' || c == '-' {
+            if !cur.is_empty() {
+                words.push(std::mem::take(&mut cur));
+            }
+            continue;
+        }
+        let prev = i.checked_sub(1).map(|j| chars[j]);
+        let next = chars.get(i + 1);
+        let boundary = c.is_uppercase()
+            && prev.is_some_and(|p| p.is_lowercase() || p.is_ascii_digit()
+                || (p.is_uppercase() && next.is_some_and(|n| n.is_lowercase())));
+        if boundary && !cur.is_empty() {
+            words.push(std::mem::take(&mut cur));
+        }
+        cur.extend(c.to_lowercase());
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    words
+}
+
+/// Split forms of the mixed-case identifiers in `name` and `content`, each once.
+pub fn words_for(name: &str, content: &str) -> String {
+    let mut seen = HashSet::new();
+    let mut out = String::new();
+    for text in [name, content] {
+        let mut start = None;
+        for (i, c) in text.char_indices().chain(std::iter::once((text.len(), ' '))) {
+            let ident_char = c.is_alphanumeric() || c == '_';
+            match (start, ident_char) {
+                (None, true) => start = Some(i),
+                (Some(s), false) => {
+                    let ident = &text[s..i];
+                    start = None;
+                    if is_mixed_case(ident) && seen.insert(ident) {
+                        let parts = split_identifier(ident);
+                        if parts.len() > 1 {
+                            if !out.is_empty() {
+                                out.push(' ');
+                            }
+                            out.push_str(&parts.join(" "));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+fn is_mixed_case(ident: &str) -> bool {
+    let mut lower = false;
+    let mut upper_after = false;
+    let mut upper = 0;
+    for c in ident.chars() {
+        if c.is_lowercase() {
+            lower = true;
+        } else if c.is_uppercase() {
+            upper += 1;
+            upper_after |= lower;
+        }
+    }
+    // camelCase / PascalCase with a hump, or an acronym prefix (HTTPServer).
+    upper_after || (lower && upper > 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_the_usual_shapes() {
+        assert_eq!(split_identifier("parseConfig"), ["parse", "config"]);
+        assert_eq!(split_identifier("HTTPServer"), ["http", "server"]);
+        assert_eq!(split_identifier("parse_config"), ["parse", "config"]);
+        assert_eq!(split_identifier("getHTTPResponseCode"), ["get", "http", "response", "code"]);
+        assert_eq!(split_identifier("Vec"), ["vec"]);
+    }
+
+    #[test]
+    fn words_cover_mixed_case_identifiers_once() {
+        let w = words_for("parseConfig", "let s = HTTPServer::new(parseConfig(x)); plain_name; ALLCAPS");
+        assert_eq!(w, "parse config http server");
+    }
+}
