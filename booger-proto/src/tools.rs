@@ -61,27 +61,48 @@ const PROJECT: Param = param(
 pub const STATUS: ToolSpec = ToolSpec {
     name: "status",
     summary: "Show the daemon and the project's index state",
-    description: "Daemon and project status: daemon version and uptime, the project's root and \
-                  whether it is registered, and every registered project.",
+    description: "Daemon and project status: daemon version and uptime; for the project: files, \
+                  chunks, per-language and per-kind counts, Merkle root hash, last index time, \
+                  size on disk, indexing progress, skipped files and files indexed with problems \
+                  (with reasons); and every registered project.",
     params: &[Param { positional: true, ..PROJECT }],
     read_only: true,
+};
+
+pub const INDEX: ToolSpec = ToolSpec {
+    name: "index",
+    summary: "Index a project now (incremental; --full rebuilds)",
+    description: "Bring a project's index up to date with the files on disk and report what \
+                  changed: files parsed, unchanged, deleted, chunks, skipped files and files \
+                  indexed with problems, with reasons. Incremental: unchanged files are not read. \
+                  Indexing a directory that is not registered registers it. The daemon keeps \
+                  registered projects indexed on its own; call this to force a run or a rebuild.",
+    params: &[
+        positional("path", Kind::String, "Directory to index. Default: the session's project directory."),
+        PROJECT,
+        param("full", Kind::Boolean, "Forget the index and re-parse every file. Default: false."),
+    ],
+    read_only: false,
 };
 
 pub const PROJECTS: ToolSpec = ToolSpec {
     name: "projects",
     summary: "List, add or remove registered projects",
     description: "Manage the projects this daemon indexes and watches. action=list (default) \
-                  lists them; add registers the directory `path`; remove unregisters the project \
-                  named by `path` (a name or a path). The registry survives daemon restarts.",
+                  lists them; add registers the directory `path` and indexes it in the \
+                  background; add-all registers every git repository or project with a manifest \
+                  (Cargo.toml, package.json, go.mod, pyproject.toml) under `path`; remove \
+                  unregisters the project named by `path` (a name or its root). The registry \
+                  survives daemon restarts.",
     params: &[
-        positional("action", Kind::Enum(&["list", "add", "remove"]), "What to do. Default: list."),
-        positional("path", Kind::String, "Directory to add, or project name/path to remove."),
+        positional("action", Kind::Enum(&["list", "add", "add-all", "remove"]), "What to do. Default: list."),
+        positional("path", Kind::String, "Directory to add or search, or project name/root to remove."),
     ],
     read_only: false,
 };
 
 /// Every tool, in the order `tools/list` shows them.
-pub const TOOLS: &[ToolSpec] = &[STATUS, PROJECTS];
+pub const TOOLS: &[ToolSpec] = &[STATUS, INDEX, PROJECTS];
 
 pub fn find(name: &str) -> Option<&'static ToolSpec> {
     TOOLS.iter().find(|t| t.name == name)
@@ -371,7 +392,7 @@ mod tests {
         assert!(PROJECTS.validate(&json!({ "action": "add", "path": "/x" })).is_ok());
         assert!(PROJECTS.validate(&Value::Null).is_ok());
         let e = PROJECTS.validate(&json!({ "action": "explode" })).unwrap_err();
-        assert!(e.contains("`action` must be one of list, add, remove"), "{e}");
+        assert!(e.contains("`action` must be one of list, add, add-all, remove"), "{e}");
         let e = PROJECTS.validate(&json!({ "paht": "/x" })).unwrap_err();
         assert!(e.contains("unknown argument `paht`") && e.contains("action, path"), "{e}");
         let e = STATUS.validate(&json!([1])).unwrap_err();

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+use crate::project::Projects;
 use crate::registry::Registry;
 use crate::{Config, Endpoint, rpc};
 
@@ -20,6 +21,7 @@ pub struct Daemon {
     pub started: Instant,
     pub started_at: String,
     pub registry: RwLock<Registry>,
+    pub projects: Arc<Projects>,
     stop: watch::Sender<bool>,
 }
 
@@ -31,6 +33,7 @@ impl Daemon {
             started: Instant::now(),
             started_at: crate::time::now_rfc3339(),
             registry: RwLock::new(registry),
+            projects: Arc::new(Projects::default()),
             stop: watch::channel(false).0,
         })
     }
@@ -69,6 +72,9 @@ impl Daemon {
 /// then lets in-flight requests finish (bounded) and removes the socket.
 pub async fn run(config: Config, endpoint: Endpoint, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
     let daemon = Daemon::new(config);
+    // Catch up with changes made while the daemon was down.
+    let roots = daemon.registry.read().expect("registry lock").projects().iter().map(|p| p.root.clone()).collect();
+    daemon.projects.index_in_background(roots);
     let methods = rpc::methods(daemon.clone());
     let mut connections = JoinSet::new();
     let stopped = daemon.stopped();

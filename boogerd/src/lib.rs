@@ -10,6 +10,7 @@
 //! - [`tools`]: one handler per tool of [`booger_proto::tools::TOOLS`].
 //! - [`registry`]: the persisted list of projects.
 //! - [`index`]: walk, change detection, chunking (pure), and the indexing run.
+//! - [`project`]: per-project run-time state: open index, indexing lock, progress.
 //! - [`store`]: the per-project SQLite index; the only module with SQL.
 
 pub mod config;
@@ -17,6 +18,7 @@ pub mod daemon;
 pub mod endpoint;
 pub mod index;
 pub mod mcp;
+pub mod project;
 pub mod registry;
 pub mod rpc;
 pub mod store;

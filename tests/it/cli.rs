@@ -46,7 +46,7 @@ fn command_line_mistakes_exit_2_with_a_hint() {
     let out = env.run(&["projects", "explode"]);
     // Validation happens in the daemon, with the same message an agent gets.
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
-    assert!(stderr(&out).contains("`action` must be one of list, add, remove"), "{}", describe(&out));
+    assert!(stderr(&out).contains("`action` must be one of list, add, add-all, remove"), "{}", describe(&out));
 
     let out = env.run(&["status", "--bogus", "1"]);
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));

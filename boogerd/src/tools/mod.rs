@@ -6,6 +6,7 @@
 //! may rely on the types; a handler that panics answers `isError` instead of taking the
 //! daemon down.
 
+mod index;
 mod projects;
 mod status;
 
@@ -39,7 +40,7 @@ impl Session {
 type Handler = fn(&Daemon, &Session, &Value) -> ToolReply;
 
 /// Every handler, keyed by its tool's name. A test checks this matches `TOOLS` exactly.
-const HANDLERS: &[(&str, Handler)] = &[("status", status::run), ("projects", projects::run)];
+const HANDLERS: &[(&str, Handler)] = &[("status", status::run), ("index", index::run), ("projects", projects::run)];
 
 /// The call named a tool that does not exist (JSON-RPC -32602, not a tool error).
 #[derive(Debug, thiserror::Error)]

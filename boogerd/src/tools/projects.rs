@@ -14,6 +14,7 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     let path = args.get("path").and_then(Value::as_str);
     match action {
         "add" => add(daemon, session, path),
+        "add-all" => add_all(daemon, session, path),
         "remove" => remove(daemon, path),
         _ => list(daemon),
     }
@@ -46,7 +47,11 @@ fn add(daemon: &Daemon, session: &Session, path: Option<&str>) -> ToolReply {
     match added {
         Ok(Added::New(p)) => {
             tracing::info!(project = %p.name, root = %p.root.display(), "project added");
-            ToolReply::ok(format!("Added {} ({})", p.name, display(&p.root)), json!({ "added": true, "project": p }))
+            daemon.projects.index_in_background(vec![p.root.clone()]);
+            ToolReply::ok(
+                format!("Added {} ({}); indexing in the background (`booger status` shows progress)", p.name, display(&p.root)),
+                json!({ "added": true, "project": p }),
+            )
         }
         Ok(Added::Existing(p)) => ToolReply::ok(
             format!("Already registered: {} ({})", p.name, display(&p.root)),
@@ -64,6 +69,7 @@ fn remove(daemon: &Daemon, key: Option<&str>) -> ToolReply {
     match removed {
         Ok(Some(p)) => {
             tracing::info!(project = %p.name, "project removed");
+            daemon.projects.drop_handle(&p.root);
             ToolReply::ok(
                 format!("Removed {} ({})", p.name, display(&p.root)),
                 json!({ "removed": true, "project": p }),
@@ -78,6 +84,82 @@ fn remove(daemon: &Daemon, key: Option<&str>) -> ToolReply {
             ))
         }
         Err(e) => ToolReply::error(format!("projects remove: {e}")),
+    }
+}
+
+/// How deep `add-all` looks for projects under the directory it is given.
+const ADD_ALL_DEPTH: usize = 5;
+const MANIFESTS: &[&str] = &["Cargo.toml", "package.json", "go.mod", "pyproject.toml"];
+/// Folders that hold dependencies or build output, never projects of their own.
+const NOT_PROJECTS: &[&str] = &["node_modules", "target", "vendor", "dist", "build", "__pycache__", "site-packages"];
+
+fn add_all(daemon: &Daemon, session: &Session, path: Option<&str>) -> ToolReply {
+    let dir = match (path, &session.project) {
+        (Some(p), Some(base)) => base.join(p),
+        (Some(p), None) => PathBuf::from(p),
+        (None, Some(base)) => base.clone(),
+        (None, None) => return ToolReply::error("projects add-all: give `path`, the directory to search"),
+    };
+    let dir = match crate::registry::canonical_dir(&dir) {
+        Ok(d) => d,
+        Err(e) => return ToolReply::error(format!("projects add-all: {e}")),
+    };
+    let mut found = Vec::new();
+    find_projects(&dir, 0, &mut found);
+    let mut added = Vec::new();
+    let mut existing = Vec::new();
+    let mut errors = Vec::new();
+    for root in found {
+        match daemon.registry.write().expect("registry lock").add(&root) {
+            Ok(Added::New(p)) => added.push(p),
+            Ok(Added::Existing(p)) => existing.push(p),
+            Err(e) => errors.push(format!("{}: {e}", root.display())),
+        }
+    }
+    daemon.projects.index_in_background(added.iter().map(|p| p.root.clone()).collect());
+    let mut text = format!(
+        "Found {} project(s) under {}: {} added, {} already registered",
+        added.len() + existing.len(),
+        dir.display(),
+        added.len(),
+        existing.len()
+    );
+    for p in &added {
+        text.push_str(&format!("\n  + {:<20} {}", p.name, display(&p.root)));
+    }
+    for e in &errors {
+        text.push_str(&format!("\n  ! {e}"));
+    }
+    if !added.is_empty() {
+        text.push_str("\nIndexing them in the background (`booger status` shows progress).");
+    }
+    ToolReply::ok(text, json!({ "added": added, "existing": existing, "errors": errors }))
+}
+
+/// Git repositories and directories with a manifest; a project's subdirectories are not searched.
+fn find_projects(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    let is_project = dir.join(".git").exists() || MANIFESTS.iter().any(|m| dir.join(m).is_file());
+    if is_project {
+        out.push(dir.to_owned());
+        return;
+    }
+    if depth >= ADD_ALL_DEPTH {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut subdirs: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            !name.starts_with('.') && !NOT_PROJECTS.contains(&name.as_ref())
+        })
+        .map(|e| e.path())
+        .collect();
+    subdirs.sort();
+    for sub in subdirs {
+        find_projects(&sub, depth + 1, out);
     }
 }
 

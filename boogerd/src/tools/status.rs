@@ -1,14 +1,20 @@
-//! `status`: the daemon, the session's project, and every registered project.
+//! `status`: the daemon, the project's index (counts, Merkle root, progress, problems), and
+//! every registered project.
 
+use std::sync::atomic::Ordering;
+
+use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
 use super::{Session, resolve_project};
 use crate::Daemon;
+use crate::index::IndexReport;
+use crate::project::ProjectHandle;
+use crate::registry::Project;
 use crate::time::human_duration;
 
-pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> booger_proto::wire::ToolReply {
+pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     let facts = daemon.facts();
-    let project = resolve_project(daemon, session, args);
     let mut text = format!(
         "boogerd {} (pid {}, up {}, protocol {})\nsocket: {}\ndata:   {}\n",
         facts["version"].as_str().unwrap_or("?"),
@@ -18,10 +24,13 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> booger_proto::wi
         daemon.config.socket.display(),
         daemon.config.data_dir.display(),
     );
-    let project_json = match &project {
+    let project_json = match resolve_project(daemon, session, args) {
         Ok(p) => {
             text.push_str(&format!("project: {} ({})\n", p.name, p.root.display()));
-            json!({ "name": p.name, "root": p.root, "registered": true })
+            let handle = daemon.projects.get(&p.root);
+            let (index_text, index_json) = index_status(&p, &handle);
+            text.push_str(&index_text);
+            json!({ "name": p.name, "root": p.root, "registered": true, "index": index_json })
         }
         Err(why) => {
             text.push_str(&format!("project: none. {why}\n"));
@@ -36,5 +45,132 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> booger_proto::wi
     let mut data = facts;
     data["session"] = json!(session.id);
     data["project"] = project_json;
-    booger_proto::wire::ToolReply::ok(text.trim_end(), data)
+    ToolReply::ok(text.trim_end(), data)
+}
+
+fn index_status(p: &Project, handle: &ProjectHandle) -> (String, Value) {
+    let mut t = String::new();
+    let progress = progress(handle);
+    if let Some(pr) = &progress {
+        t.push_str(&format!(
+            "indexing: {}/{} files ({:.0}%), {:.0} files/s, ETA {}\n",
+            pr["done"],
+            pr["total"],
+            pr["percent"].as_f64().unwrap_or(0.0),
+            pr["files_per_s"].as_f64().unwrap_or(0.0),
+            human_duration(pr["eta_s"].as_u64().unwrap_or(0)),
+        ));
+    }
+    if !p.root.is_dir() {
+        t.push_str("index: the project directory is missing; its index is kept as it was\n");
+    }
+    let store = match handle.existing_store() {
+        Ok(Some(s)) => s,
+        Ok(None) => {
+            if progress.is_none() {
+                t.push_str(&format!("index: none yet. Build it with `booger index {}`\n", p.root.display()));
+            }
+            return (t, json!({ "exists": false, "progress": progress }));
+        }
+        Err(e) => {
+            t.push_str(&format!("index: cannot open: {e}\n"));
+            return (t, json!({ "exists": false, "error": e.to_string(), "progress": progress }));
+        }
+    };
+    let stats = match store.stats() {
+        Ok(s) => s,
+        Err(e) => {
+            t.push_str(&format!("index: cannot read: {e}\n"));
+            return (t, json!({ "exists": true, "error": e.to_string(), "progress": progress }));
+        }
+    };
+    let root_hash = store.meta("root_hash").ok().flatten().unwrap_or_default();
+    let last = store.meta("last_indexed_at").ok().flatten().unwrap_or_default();
+    let report: Option<IndexReport> = handle.last_report.lock().unwrap_or_else(|e| e.into_inner()).clone().or_else(|| {
+        store.meta("last_report").ok().flatten().and_then(|s| serde_json::from_str::<SavedReport>(&s).ok()).map(Into::into)
+    });
+    let disk = store.size_on_disk();
+    t.push_str(&format!(
+        "index: {} files, {} chunks, {:.1} MB source, {:.1} MB on disk\n",
+        stats.files,
+        stats.chunks,
+        mb(stats.source_bytes),
+        mb(disk)
+    ));
+    t.push_str(&format!("  languages: {}\n", counts(&stats.languages)));
+    t.push_str(&format!("  kinds: {}\n", counts(&stats.kinds)));
+    t.push_str(&format!("  root hash: {}\n  last indexed: {}\n", &root_hash[..root_hash.len().min(16)], last));
+    if let Some(r) = &report {
+        super::index::list(&mut t, "  skipped", &r.skipped);
+    }
+    let problems: Vec<crate::index::walk::Skipped> =
+        stats.problems.iter().map(|(path, reason)| crate::index::walk::Skipped { path: path.clone(), reason: reason.clone() }).collect();
+    super::index::list(&mut t, "  indexed with problems", &problems);
+    let json = json!({
+        "exists": true,
+        "path": store.path(),
+        "files": stats.files,
+        "chunks": stats.chunks,
+        "source_bytes": stats.source_bytes,
+        "size_on_disk": disk,
+        "languages": stats.languages,
+        "kinds": stats.kinds,
+        "root_hash": root_hash,
+        "last_indexed_at": last,
+        "progress": progress,
+        "last_report": report,
+        "problems": problems,
+    });
+    (t, json)
+}
+
+/// What the last run saved in `meta`, for a daemon that restarted since.
+#[derive(serde::Deserialize)]
+struct SavedReport {
+    #[serde(flatten)]
+    fields: serde_json::Map<String, Value>,
+}
+
+impl From<SavedReport> for IndexReport {
+    fn from(s: SavedReport) -> Self {
+        let get = |k: &str| s.fields.get(k).and_then(Value::as_u64).unwrap_or(0);
+        let list = |k: &str| s.fields.get(k).cloned().and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default();
+        IndexReport {
+            files: get("files"),
+            unchanged: get("unchanged"),
+            touched: get("touched"),
+            parsed: get("parsed"),
+            deleted: get("deleted"),
+            chunks_written: get("chunks_written"),
+            bytes_parsed: get("bytes_parsed"),
+            elapsed_ms: get("elapsed_ms"),
+            root_hash: s.fields.get("root_hash").and_then(Value::as_str).unwrap_or_default().to_owned(),
+            skipped: list("skipped"),
+            problems: list("problems"),
+        }
+    }
+}
+
+/// Live progress of a running index, or `None`.
+fn progress(handle: &ProjectHandle) -> Option<Value> {
+    if !handle.is_indexing() {
+        return None;
+    }
+    let p = &handle.progress;
+    let (done, total) = (p.done.load(Ordering::Relaxed), p.total.load(Ordering::Relaxed));
+    let elapsed = p.started.lock().unwrap_or_else(|e| e.into_inner()).map_or(0.0, |s| s.elapsed().as_secs_f64());
+    let rate = if elapsed > 0.0 { done as f64 / elapsed } else { 0.0 };
+    let eta = if rate > 0.0 { (total.saturating_sub(done)) as f64 / rate } else { 0.0 };
+    let percent = if total > 0 { done as f64 * 100.0 / total as f64 } else { 0.0 };
+    Some(json!({ "done": done, "total": total, "percent": percent, "files_per_s": rate, "eta_s": eta.ceil() as u64 }))
+}
+
+fn counts(map: &std::collections::BTreeMap<String, u64>) -> String {
+    let mut v: Vec<(&String, &u64)> = map.iter().collect();
+    v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    v.iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", ")
+}
+
+fn mb(bytes: u64) -> f64 {
+    bytes as f64 / 1_000_000.0
 }

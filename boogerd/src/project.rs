@@ -1,0 +1,120 @@
+//! A registered project at run time: its open index, its indexing lock and live progress.
+//!
+//! The registry says which projects exist; a [`ProjectHandle`] is what the daemon keeps in
+//! memory for each one. The store opens lazily, so a read-only call on a project that was
+//! never indexed creates nothing on disk.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::index::{self, IndexReport, Progress};
+use crate::store::{Store, StoreError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error("the project directory {0} is missing (moved, deleted or unmounted); its index is kept as it was")]
+    Missing(PathBuf),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+pub struct ProjectHandle {
+    pub root: PathBuf,
+    store: Mutex<Option<Arc<Store>>>,
+    /// One indexing run at a time per project.
+    index_lock: Mutex<()>,
+    pub progress: Progress,
+    pub last_report: Mutex<Option<IndexReport>>,
+}
+
+impl ProjectHandle {
+    fn new(root: PathBuf) -> Self {
+        Self {
+            root,
+            store: Mutex::new(None),
+            index_lock: Mutex::new(()),
+            progress: Progress::default(),
+            last_report: Mutex::new(None),
+        }
+    }
+
+    /// The index, if one exists on disk; never creates it.
+    pub fn existing_store(&self) -> Result<Option<Arc<Store>>, StoreError> {
+        let mut slot = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Store::open_existing(&self.root)?.map(Arc::new);
+        }
+        Ok(slot.clone())
+    }
+
+    fn store(&self) -> Result<Arc<Store>, StoreError> {
+        let mut slot = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Some(Arc::new(Store::open(&self.root)?));
+        }
+        Ok(slot.clone().expect("just opened"))
+    }
+
+    /// Brings the index up to date (waits for a run already going, then does its own).
+    pub fn index(&self, opts: index::Options) -> Result<IndexReport, IndexError> {
+        let _one_at_a_time = self.index_lock.lock().unwrap_or_else(|p| p.into_inner());
+        // A vanished directory must not look like "every file was deleted".
+        if !self.root.is_dir() {
+            return Err(IndexError::Missing(self.root.clone()));
+        }
+        let store = self.store()?;
+        let report = index::run(&self.root, &store, opts, &self.progress)?;
+        tracing::info!(
+            root = %self.root.display(),
+            files = report.files,
+            parsed = report.parsed,
+            deleted = report.deleted,
+            ms = report.elapsed_ms,
+            "indexed"
+        );
+        *self.last_report.lock().unwrap_or_else(|p| p.into_inner()) = Some(report.clone());
+        Ok(report)
+    }
+
+    pub fn is_indexing(&self) -> bool {
+        self.progress.running.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// Handles of every project the daemon has touched, by root.
+#[derive(Default)]
+pub struct Projects {
+    handles: Mutex<HashMap<PathBuf, Arc<ProjectHandle>>>,
+}
+
+impl Projects {
+    pub fn get(&self, root: &Path) -> Arc<ProjectHandle> {
+        let mut map = self.handles.lock().unwrap_or_else(|p| p.into_inner());
+        map.entry(root.to_owned()).or_insert_with(|| Arc::new(ProjectHandle::new(root.to_owned()))).clone()
+    }
+
+    /// Forgets a removed project (its index stays on disk).
+    pub fn drop_handle(&self, root: &Path) {
+        self.handles.lock().unwrap_or_else(|p| p.into_inner()).remove(root);
+    }
+
+    /// Indexes `roots` one after another on a background thread.
+    pub fn index_in_background(self: &Arc<Self>, roots: Vec<PathBuf>) {
+        if roots.is_empty() {
+            return;
+        }
+        let me = Arc::clone(self);
+        std::thread::Builder::new()
+            .name("booger-index".to_owned())
+            .spawn(move || {
+                for root in roots {
+                    let handle = me.get(&root);
+                    if let Err(e) = handle.index(index::Options::default()) {
+                        tracing::error!(root = %root.display(), error = %e, "background indexing failed");
+                    }
+                }
+            })
+            .expect("spawn indexing thread");
+    }
+}

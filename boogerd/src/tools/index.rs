@@ -1,0 +1,79 @@
+//! `index`: bring a project's index up to date now, and say what changed.
+
+use std::path::PathBuf;
+
+use booger_proto::wire::ToolReply;
+use serde_json::{Value, json};
+
+use super::Session;
+use crate::Daemon;
+use crate::index::{IndexReport, Options};
+use crate::registry::Added;
+
+/// At most this many skipped or problem files are listed in the text answer.
+const LIST_MAX: usize = 20;
+
+pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
+    let full = args.get("full").and_then(Value::as_bool).unwrap_or(false);
+    let project = if let Some(key) = args.get("project").and_then(Value::as_str) {
+        match daemon.registry.read().expect("registry lock").find(key) {
+            Some(p) => p.clone(),
+            None => return ToolReply::error(format!("index: no project named {key}; `booger projects` lists them")),
+        }
+    } else {
+        let dir = match (args.get("path").and_then(Value::as_str), &session.project) {
+            (Some(p), Some(base)) => base.join(p),
+            (Some(p), None) => PathBuf::from(p),
+            (None, Some(base)) => base.clone(),
+            (None, None) => return ToolReply::error("index: give `path`, the directory to index"),
+        };
+        let existing = std::fs::canonicalize(&dir)
+            .ok()
+            .and_then(|d| daemon.registry.read().expect("registry lock").containing(&d).cloned());
+        match existing {
+            Some(p) => p,
+            None => match daemon.registry.write().expect("registry lock").add(&dir) {
+                Ok(Added::New(p) | Added::Existing(p)) => p,
+                Err(e) => return ToolReply::error(format!("index: {e}")),
+            },
+        }
+    };
+    let handle = daemon.projects.get(&project.root);
+    match handle.index(Options { full, ..Options::default() }) {
+        Ok(report) => ToolReply::ok(
+            describe(&project.name, &report),
+            json!({ "project": project.name, "root": project.root, "report": report }),
+        ),
+        Err(e) => ToolReply::error(format!("index {}: {e}", project.name)),
+    }
+}
+
+pub fn describe(name: &str, r: &IndexReport) -> String {
+    let mut t = format!(
+        "Indexed {name}: {} files ({} parsed, {} unchanged, {} touched, {} deleted), {} chunks written in {:.2} s\nroot hash {}\n",
+        r.files,
+        r.parsed,
+        r.unchanged,
+        r.touched,
+        r.deleted,
+        r.chunks_written,
+        r.elapsed_ms as f64 / 1000.0,
+        &r.root_hash[..r.root_hash.len().min(16)],
+    );
+    list(&mut t, "skipped", &r.skipped);
+    list(&mut t, "indexed with problems", &r.problems);
+    t.trim_end().to_owned()
+}
+
+pub fn list(t: &mut String, what: &str, items: &[crate::index::walk::Skipped]) {
+    if items.is_empty() {
+        return;
+    }
+    t.push_str(&format!("{what} ({}):\n", items.len()));
+    for s in items.iter().take(LIST_MAX) {
+        t.push_str(&format!("  {}: {}\n", s.path, s.reason));
+    }
+    if items.len() > LIST_MAX {
+        t.push_str(&format!("  … and {} more (the JSON answer lists them)\n", items.len() - LIST_MAX));
+    }
+}
