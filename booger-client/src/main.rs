@@ -8,6 +8,7 @@ mod connect;
 mod daemon_cmd;
 mod mcp;
 mod output;
+mod progress;
 
 use std::path::{Path, PathBuf};
 
@@ -108,7 +109,19 @@ fn call_tool(socket: &Path, spec: &tools::ToolSpec, words: &[String], json: bool
     let session = std::env::var("BOOGER_SESSION").ok().filter(|s| !s.is_empty()).unwrap_or_else(|| "cli".to_owned());
     let mut daemon = Daemon::connect_or_start(socket)?;
     let hello = Hello { client: "booger-cli", project: Some(&cwd), session: &session };
+    // `booger index` on a terminal draws progress while the call runs.
+    let bar = (spec.name == "index" && !json)
+        .then(|| {
+            let target = match (arguments.get("project"), arguments.get("path")) {
+                (Some(p), _) => p.as_str().unwrap_or_default().to_owned(),
+                (None, Some(p)) => cwd.join(p.as_str().unwrap_or_default()).to_string_lossy().into_owned(),
+                (None, None) => cwd.to_string_lossy().into_owned(),
+            };
+            progress::start(socket, &cwd, target)
+        })
+        .flatten();
     let result = daemon.hello_and_call(&hello, wire::CALL, json!({ "tool": spec.name, "arguments": arguments }))?;
+    drop(bar);
     let reply = ToolReply::from_json(&result)
         .unwrap_or_else(|| ToolReply::error(format!("unexpected answer from boogerd: {result}")));
     match (json, reply.is_error) {

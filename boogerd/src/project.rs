@@ -42,6 +42,7 @@ impl ProjectHandle {
     /// The index, if one exists on disk; never creates it.
     pub fn existing_store(&self) -> Result<Option<Arc<Store>>, StoreError> {
         let mut slot = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        forget_if_deleted(&mut slot);
         if slot.is_none() {
             *slot = Store::open_existing(&self.root)?.map(Arc::new);
         }
@@ -50,6 +51,7 @@ impl ProjectHandle {
 
     fn store(&self) -> Result<Arc<Store>, StoreError> {
         let mut slot = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        forget_if_deleted(&mut slot);
         if slot.is_none() {
             *slot = Some(Arc::new(Store::open(&self.root)?));
         }
@@ -79,6 +81,15 @@ impl ProjectHandle {
 
     pub fn is_indexing(&self) -> bool {
         self.progress.running.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// A database deleted under us (the project was removed and recreated, `.booger/` wiped)
+/// must not keep absorbing writes: drop it so the next use opens the file on disk.
+fn forget_if_deleted(slot: &mut Option<Arc<Store>>) {
+    if slot.as_ref().is_some_and(|s| !s.path().is_file()) {
+        tracing::warn!(db = %slot.as_ref().unwrap().path().display(), "index database was deleted; reopening");
+        *slot = None;
     }
 }
 

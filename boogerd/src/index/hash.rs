@@ -19,7 +19,8 @@ pub fn merkle_root<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) -> S
     }
     fn hash(dir: &Dir) -> String {
         // Sorted by name across files and directories alike.
-        let mut entries: Vec<(&str, &str, String)> = dir.files.iter().map(|(n, h)| (*n, "f", (*h).to_owned())).collect();
+        let mut entries: Vec<(&str, &str, String)> =
+            dir.files.iter().map(|(n, h)| (*n, "f", (*h).to_owned())).collect();
         entries.extend(dir.dirs.iter().map(|(n, d)| (*n, "d", hash(d))));
         entries.sort_by(|a, b| a.0.cmp(b.0));
         let mut hasher = blake3::Hasher::new();

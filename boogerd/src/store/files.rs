@@ -43,7 +43,10 @@ impl Store {
         self.read(|c| {
             let mut stmt = c.prepare("SELECT path, size_bytes, mtime_ns, content_hash FROM files")?;
             let rows = stmt.query_map([], |r| {
-                Ok((r.get::<_, String>(0)?, FileState { size: r.get::<_, i64>(1)? as u64, mtime_ns: r.get(2)?, hash: r.get(3)? }))
+                Ok((
+                    r.get::<_, String>(0)?,
+                    FileState { size: r.get::<_, i64>(1)? as u64, mtime_ns: r.get(2)?, hash: r.get(3)? },
+                ))
             })?;
             rows.collect()
         })
@@ -127,7 +130,9 @@ impl Store {
         self.read(|c| {
             let mut s = Stats::default();
             (s.files, s.source_bytes) =
-                c.query_row("SELECT count(*), coalesce(sum(size_bytes), 0) FROM files", [], |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)))?;
+                c.query_row("SELECT count(*), coalesce(sum(size_bytes), 0) FROM files", [], |r| {
+                    Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64))
+                })?;
             s.chunks = c.query_row("SELECT count(*) FROM chunks", [], |r| r.get::<_, i64>(0))? as u64;
             let mut by_lang = c.prepare("SELECT language, count(*) FROM files GROUP BY language")?;
             for row in by_lang.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
@@ -139,7 +144,8 @@ impl Store {
                 let (k, v) = row?;
                 s.kinds.insert(k, v as u64);
             }
-            let mut problems = c.prepare("SELECT path, problem FROM files WHERE problem IS NOT NULL ORDER BY path LIMIT 200")?;
+            let mut problems =
+                c.prepare("SELECT path, problem FROM files WHERE problem IS NOT NULL ORDER BY path LIMIT 200")?;
             s.problems = problems.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
             Ok(s)
         })
@@ -173,6 +179,9 @@ impl Store {
 
     /// Full-text match count for `query` (FTS5 syntax): the index's own self-check.
     pub fn fts_count(&self, query: &str) -> Result<u64> {
-        self.read(|c| c.query_row("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1", [query], |r| r.get::<_, i64>(0)).map(|n| n as u64))
+        self.read(|c| {
+            c.query_row("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1", [query], |r| r.get::<_, i64>(0))
+                .map(|n| n as u64)
+        })
     }
 }

@@ -105,6 +105,11 @@ impl Store {
         f(&mut conn).map_err(|source| StoreError::Sqlite { path: self.path.clone(), source })
     }
 
+    /// Folds the WAL back into the database and truncates it, after a run's writes.
+    pub fn checkpoint(&self) -> Result<()> {
+        self.write(|c| c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);"))
+    }
+
     pub fn meta(&self, key: &str) -> Result<Option<String>> {
         self.read(|c| {
             use rusqlite::OptionalExtension;
@@ -133,11 +138,16 @@ fn configure(c: &Connection) -> rusqlite::Result<()> {
          PRAGMA temp_store = MEMORY;
          PRAGMA cache_size = -16000;",
     )?;
-    c.create_scalar_function("booger_words", 2, FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC, |ctx| {
-        let name: String = ctx.get(0)?;
-        let content: String = ctx.get(1)?;
-        Ok(words::words_for(&name, &content))
-    })
+    c.create_scalar_function(
+        "booger_words",
+        2,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| {
+            let name: String = ctx.get(0)?;
+            let content: String = ctx.get(1)?;
+            Ok(words::words_for(&name, &content))
+        },
+    )
 }
 
 fn migrate(c: &mut Connection, path: &Path) -> Result<()> {

@@ -22,8 +22,9 @@ pub fn split_identifier(ident: &str) -> Vec<String> {
         let prev = i.checked_sub(1).map(|j| chars[j]);
         let next = chars.get(i + 1);
         let boundary = c.is_uppercase()
-            && prev.is_some_and(|p| p.is_lowercase() || p.is_ascii_digit()
-                || (p.is_uppercase() && next.is_some_and(|n| n.is_lowercase())));
+            && prev.is_some_and(|p| {
+                p.is_lowercase() || p.is_ascii_digit() || (p.is_uppercase() && next.is_some_and(|n| n.is_lowercase()))
+            });
         if boundary && !cur.is_empty() {
             words.push(std::mem::take(&mut cur));
         }

@@ -60,20 +60,20 @@ pub fn describe(name: &str, r: &IndexReport) -> String {
         r.elapsed_ms as f64 / 1000.0,
         &r.root_hash[..r.root_hash.len().min(16)],
     );
-    list(&mut t, "skipped", &r.skipped);
-    list(&mut t, "indexed with problems", &r.problems);
+    list(&mut t, "", "skipped", &r.skipped);
+    list(&mut t, "", "indexed with problems", &r.problems);
     t.trim_end().to_owned()
 }
 
-pub fn list(t: &mut String, what: &str, items: &[crate::index::walk::Skipped]) {
+pub fn list(t: &mut String, indent: &str, what: &str, items: &[crate::index::walk::Skipped]) {
     if items.is_empty() {
         return;
     }
-    t.push_str(&format!("{what} ({}):\n", items.len()));
+    t.push_str(&format!("{indent}{what} ({}):\n", items.len()));
     for s in items.iter().take(LIST_MAX) {
-        t.push_str(&format!("  {}: {}\n", s.path, s.reason));
+        t.push_str(&format!("{indent}  {}: {}\n", s.path, s.reason));
     }
     if items.len() > LIST_MAX {
-        t.push_str(&format!("  … and {} more (the JSON answer lists them)\n", items.len() - LIST_MAX));
+        t.push_str(&format!("{indent}  … and {} more (the JSON answer lists them)\n", items.len() - LIST_MAX));
     }
 }

@@ -49,7 +49,11 @@ fn add(daemon: &Daemon, session: &Session, path: Option<&str>) -> ToolReply {
             tracing::info!(project = %p.name, root = %p.root.display(), "project added");
             daemon.projects.index_in_background(vec![p.root.clone()]);
             ToolReply::ok(
-                format!("Added {} ({}); indexing in the background (`booger status` shows progress)", p.name, display(&p.root)),
+                format!(
+                    "Added {} ({}); indexing in the background (`booger status` shows progress)",
+                    p.name,
+                    display(&p.root)
+                ),
                 json!({ "added": true, "project": p }),
             )
         }

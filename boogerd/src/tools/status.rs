@@ -86,9 +86,15 @@ fn index_status(p: &Project, handle: &ProjectHandle) -> (String, Value) {
     };
     let root_hash = store.meta("root_hash").ok().flatten().unwrap_or_default();
     let last = store.meta("last_indexed_at").ok().flatten().unwrap_or_default();
-    let report: Option<IndexReport> = handle.last_report.lock().unwrap_or_else(|e| e.into_inner()).clone().or_else(|| {
-        store.meta("last_report").ok().flatten().and_then(|s| serde_json::from_str::<SavedReport>(&s).ok()).map(Into::into)
-    });
+    let report: Option<IndexReport> =
+        handle.last_report.lock().unwrap_or_else(|e| e.into_inner()).clone().or_else(|| {
+            store
+                .meta("last_report")
+                .ok()
+                .flatten()
+                .and_then(|s| serde_json::from_str::<SavedReport>(&s).ok())
+                .map(Into::into)
+        });
     let disk = store.size_on_disk();
     t.push_str(&format!(
         "index: {} files, {} chunks, {:.1} MB source, {:.1} MB on disk\n",
@@ -101,11 +107,14 @@ fn index_status(p: &Project, handle: &ProjectHandle) -> (String, Value) {
     t.push_str(&format!("  kinds: {}\n", counts(&stats.kinds)));
     t.push_str(&format!("  root hash: {}\n  last indexed: {}\n", &root_hash[..root_hash.len().min(16)], last));
     if let Some(r) = &report {
-        super::index::list(&mut t, "  skipped", &r.skipped);
+        super::index::list(&mut t, "  ", "skipped", &r.skipped);
     }
-    let problems: Vec<crate::index::walk::Skipped> =
-        stats.problems.iter().map(|(path, reason)| crate::index::walk::Skipped { path: path.clone(), reason: reason.clone() }).collect();
-    super::index::list(&mut t, "  indexed with problems", &problems);
+    let problems: Vec<crate::index::walk::Skipped> = stats
+        .problems
+        .iter()
+        .map(|(path, reason)| crate::index::walk::Skipped { path: path.clone(), reason: reason.clone() })
+        .collect();
+    super::index::list(&mut t, "  ", "indexed with problems", &problems);
     let json = json!({
         "exists": true,
         "path": store.path(),

@@ -74,7 +74,10 @@ fn role(lang: Lang, node: Node, src: &[u8]) -> Option<Role> {
             _ => return None,
         },
         Lang::JavaScript | Lang::TypeScript | Lang::Tsx => match kind {
-            "function_declaration" | "generator_function_declaration" | "function_signature" | "method_definition"
+            "function_declaration"
+            | "generator_function_declaration"
+            | "function_signature"
+            | "method_definition"
             | "abstract_method_signature" => Function,
             "class_declaration" | "abstract_class_declaration" => Container("class"),
             "internal_module" | "module" => Container("namespace"),
@@ -101,8 +104,13 @@ fn role(lang: Lang, node: Node, src: &[u8]) -> Option<Role> {
             "declaration" => return c_declaration(node),
             "preproc_include" => Import,
             "preproc_def" | "preproc_function_def" => Type("macro"),
-            "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif" | "preproc_elifdef"
-            | "linkage_specification" | "declaration_list" => Transparent,
+            "preproc_if"
+            | "preproc_ifdef"
+            | "preproc_else"
+            | "preproc_elif"
+            | "preproc_elifdef"
+            | "linkage_specification"
+            | "declaration_list" => Transparent,
             _ => return None,
         },
         Lang::Markdown | Lang::Text => return None,
@@ -112,7 +120,8 @@ fn role(lang: Lang, node: Node, src: &[u8]) -> Option<Role> {
 /// `const f = (…) => …`, `const x = require("y")`, or neither.
 fn js_declaration(node: Node, src: &[u8]) -> Option<Role> {
     let mut cursor = node.walk();
-    let declarators: Vec<Node> = node.named_children(&mut cursor).filter(|n| n.kind() == "variable_declarator").collect();
+    let declarators: Vec<Node> =
+        node.named_children(&mut cursor).filter(|n| n.kind() == "variable_declarator").collect();
     let [decl] = declarators.as_slice() else { return None };
     let value = decl.child_by_field_name("value")?;
     match value.kind() {
@@ -177,11 +186,8 @@ pub fn chunk(lang: Lang, src: &[u8]) -> Result<(Vec<Chunk>, Option<String>), Str
         };
         let options = ParseOptions::new().progress_callback(&mut give_up);
         let len = src.len();
-        let tree = parser.parse_with_options(
-            &mut |i, _| if i < len { &src[i..] } else { &[] as &[u8] },
-            None,
-            Some(options),
-        );
+        let tree =
+            parser.parse_with_options(&mut |i, _| if i < len { &src[i..] } else { &[] as &[u8] }, None, Some(options));
         parser.reset();
         tree.ok_or_else(|| format!("tree-sitter gave up after {}s", PARSE_TIMEOUT.as_secs()))
     })?;
@@ -362,15 +368,12 @@ impl Walker<'_> {
     /// The declaration up to its body.
     fn signature(&self, node: Node, outer: Node) -> String {
         let start = outer.start_byte();
-        let end = node
-            .child_by_field_name("body")
-            .map(|b| b.start_byte())
-            .unwrap_or_else(|| {
-                // No body: up to the first `{` or the end of the first line.
-                let s = &self.src[start..outer.end_byte()];
-                let cut = s.iter().position(|&b| b == b'{' || b == b'\n').unwrap_or(s.len());
-                start + cut
-            });
+        let end = node.child_by_field_name("body").map(|b| b.start_byte()).unwrap_or_else(|| {
+            // No body: up to the first `{` or the end of the first line.
+            let s = &self.src[start..outer.end_byte()];
+            let cut = s.iter().position(|&b| b == b'{' || b == b'\n').unwrap_or(s.len());
+            start + cut
+        });
         let sig = one_line(&text(self.src, start, end.max(start)), SIGNATURE_MAX);
         sig.trim_end_matches([':', '{', ' ']).to_owned()
     }
@@ -447,7 +450,13 @@ fn strip_comment(c: &str) -> String {
     let c = c.trim();
     if let Some(body) = c.strip_prefix("/*") {
         let body = body.strip_suffix("*/").unwrap_or(body);
-        return body.lines().map(|l| l.trim().trim_start_matches('*').trim()).collect::<Vec<_>>().join("\n").trim().to_owned();
+        return body
+            .lines()
+            .map(|l| l.trim().trim_start_matches('*').trim())
+            .collect::<Vec<_>>()
+            .join("\n")
+            .trim()
+            .to_owned();
     }
     c.lines()
         .map(|l| l.trim().trim_start_matches('/').trim_start_matches('!').trim_start_matches('#').trim())
@@ -514,4 +523,13 @@ fn gap_blocks(src: &[u8], lines: &Lines, covered: &mut [(usize, usize)]) -> Vec<
     }
     flush(&mut run, &mut out);
     out
+}
+
+/// Parses without chunking: the floor the indexing benchmark compares against.
+pub fn parse_only(lang: Lang, src: &[u8]) -> bool {
+    let Some(grammar) = lang.grammar() else { return false };
+    PARSER.with(|p| {
+        let mut parser = p.borrow_mut();
+        parser.set_language(&grammar).is_ok() && parser.parse(src, None).is_some()
+    })
 }

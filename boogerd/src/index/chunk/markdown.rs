@@ -119,7 +119,8 @@ fn pieces(bytes: &[u8], start: usize, end: usize) -> Vec<(usize, usize, usize)> 
             let mut s = sa;
             while sb - s > TARGET {
                 let window = &bytes[s..s + TARGET];
-                let cut = window.iter().rposition(|&c| c == b'\n').filter(|&i| i > TARGET / 2).map_or(TARGET, |i| i + 1);
+                let cut =
+                    window.iter().rposition(|&c| c == b'\n').filter(|&i| i > TARGET / 2).map_or(TARGET, |i| i + 1);
                 let cut = floor_boundary(bytes, s + cut);
                 units.push((s, cut));
                 s = cut;
@@ -196,10 +197,14 @@ mod tests {
 
     #[test]
     fn splits_by_headers_and_keeps_titles() {
-        let md = "intro text\n\n# Guide\nhello\n## Install\nrun it\n```\n# not a header\n```\n## Use\nuse it\n# Other\nx\n";
+        let md =
+            "intro text\n\n# Guide\nhello\n## Install\nrun it\n```\n# not a header\n```\n## Use\nuse it\n# Other\nx\n";
         let c = chunk(md.as_bytes());
         let names: Vec<(&str, Option<&str>)> = c.iter().map(|c| (c.name.as_str(), c.parent.as_deref())).collect();
-        assert_eq!(names, [("", None), ("Guide", None), ("Install", Some("Guide")), ("Use", Some("Guide")), ("Other", None)]);
+        assert_eq!(
+            names,
+            [("", None), ("Guide", None), ("Install", Some("Guide")), ("Use", Some("Guide")), ("Other", None)]
+        );
         assert!(c[2].content.contains("# not a header"));
         assert_eq!((c[2].start_line, c[2].end_line), (5, 9));
     }
@@ -226,6 +231,10 @@ mod tests {
     fn a_giant_sentence_is_cut_by_size() {
         let md = format!("# T\n{}", "x".repeat(5_000));
         let c = chunk(md.as_bytes());
-        assert!(c.len() >= 4 && c.iter().all(|c| c.content.len() <= TARGET + OVERLAP), "{:?}", c.iter().map(|c| c.content.len()).collect::<Vec<_>>());
+        assert!(
+            c.len() >= 4 && c.iter().all(|c| c.content.len() <= TARGET + OVERLAP),
+            "{:?}",
+            c.iter().map(|c| c.content.len()).collect::<Vec<_>>()
+        );
     }
 }

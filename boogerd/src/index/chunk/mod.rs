@@ -66,8 +66,26 @@ pub fn chunk_file(path: &Path, bytes: &[u8], too_large: bool) -> Chunked {
 
 /// Every kind a chunk can have, so stored kinds map back to `&'static str`.
 pub const KINDS: &[&str] = &[
-    "function", "method", "struct", "enum", "union", "type", "typedef", "interface", "class", "impl", "trait", "mod",
-    "namespace", "const", "macro", "declaration", "import", "block", "section", "raw",
+    "function",
+    "method",
+    "struct",
+    "enum",
+    "union",
+    "type",
+    "typedef",
+    "interface",
+    "class",
+    "impl",
+    "trait",
+    "mod",
+    "namespace",
+    "const",
+    "macro",
+    "declaration",
+    "import",
+    "block",
+    "section",
+    "raw",
 ];
 
 pub fn intern_kind(kind: &str) -> &'static str {

@@ -20,108 +20,143 @@ fn line(c: &Chunk) -> String {
 fn check(path: &str, src: &str, expected: &[&str]) {
     let got = outline(path, src);
     if got != expected {
-        panic!("{path} outline differs.\ngot:\n{}\n", got.iter().map(|l| format!("    \"{l}\",")).collect::<Vec<_>>().join("\n"));
+        panic!(
+            "{path} outline differs.\ngot:\n{}\n",
+            got.iter().map(|l| format!("    \"{l}\",")).collect::<Vec<_>>().join("\n")
+        );
     }
 }
 
 #[test]
 fn rust() {
-    check("sample.rs", include_str!("fixtures/sample.rs"), &[
-        "block  L1-1 | ",
-        "import std::collections::HashMap L2-2 | use std::collections::HashMap;",
-        "import std::io::{self, Read} L3-3 | use std::io::{self, Read};",
-        "struct Config L5-9 | pub struct Config",
-        "enum Mode L11-11 | pub enum Mode",
-        "impl Config L13-13 | impl Config",
-        "method new [Config] L14-17 | pub fn new(name: &str) -> Self",
-        "method parse_config [Config] L19-21 | fn parse_config(input: &str) -> io::Result<Self>",
-        "impl Config (std::fmt::Display) L24-24 | impl std::fmt::Display for Config",
-        "method fmt [Config] L25-27 | fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result",
-        "trait Loader L30-30 | pub trait Loader",
-        "method load [Loader] L31-31 | fn load(&self) -> Config;",
-        "const LIMIT L34-34 | const LIMIT: usize = 10;",
-        "macro square L36-36 | macro_rules! square",
-        "mod inner L38-38 | mod inner",
-        "function helper [inner] L39-39 | pub fn helper()",
-        "function main L42-45 | fn main()",
-    ]);
+    check(
+        "sample.rs",
+        include_str!("fixtures/sample.rs"),
+        &[
+            "block  L1-1 | ",
+            "import std::collections::HashMap L2-2 | use std::collections::HashMap;",
+            "import std::io::{self, Read} L3-3 | use std::io::{self, Read};",
+            "struct Config L5-9 | pub struct Config",
+            "enum Mode L11-11 | pub enum Mode",
+            "impl Config L13-13 | impl Config",
+            "method new [Config] L14-17 | pub fn new(name: &str) -> Self",
+            "method parse_config [Config] L19-21 | fn parse_config(input: &str) -> io::Result<Self>",
+            "impl Config (std::fmt::Display) L24-24 | impl std::fmt::Display for Config",
+            "method fmt [Config] L25-27 | fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result",
+            "trait Loader L30-30 | pub trait Loader",
+            "method load [Loader] L31-31 | fn load(&self) -> Config;",
+            "const LIMIT L34-34 | const LIMIT: usize = 10;",
+            "macro square L36-36 | macro_rules! square",
+            "mod inner L38-38 | mod inner",
+            "function helper [inner] L39-39 | pub fn helper()",
+            "function main L42-45 | fn main()",
+        ],
+    );
 }
 
 #[test]
 fn python() {
-    check("sample.py", include_str!("fixtures/sample.py"), &[
-        "block  L1-1 | ",
-        "import os L2-2 | import os",
-        "import collections import OrderedDict as OD L3-3 | from collections import OrderedDict as OD",
-        "block  L5-7 | ",
-        "function which L8-10 | def which(cmd, mode=os.F_OK | os.X_OK, path=None)",
-        "class Cache L13-17 | class Cache(OD)",
-        "method __init__ [Cache] L18-19 | def __init__(self, size)",
-        "method full [Cache] L21-23 | @property def full(self) -> bool",
-        "method fetch [Cache] L25-26 | async def fetch(self, key)",
-        "block  L29-31 | ",
-    ]);
+    check(
+        "sample.py",
+        include_str!("fixtures/sample.py"),
+        &[
+            "block  L1-1 | ",
+            "import os L2-2 | import os",
+            "import collections import OrderedDict as OD L3-3 | from collections import OrderedDict as OD",
+            "block  L5-7 | ",
+            "function which L8-10 | def which(cmd, mode=os.F_OK | os.X_OK, path=None)",
+            "class Cache L13-17 | class Cache(OD)",
+            "method __init__ [Cache] L18-19 | def __init__(self, size)",
+            "method full [Cache] L21-23 | @property def full(self) -> bool",
+            "method fetch [Cache] L25-26 | async def fetch(self, key)",
+            "block  L29-31 | ",
+        ],
+    );
 }
 
 #[test]
 fn typescript() {
-    check("sample.ts", include_str!("fixtures/sample.ts"), &[
-        "import { readFile } from \"fs\" L1-1 | import { readFile } from \"fs\";",
-        "import path L2-2 | const path = require(\"path\");",
-        "interface User L4-7 | export interface User",
-        "type Id L9-9 | export type Id = string | number;",
-        "enum Color L11-11 | enum Color",
-        "class UserStore L13-15 | export class UserStore",
-        "method add [UserStore] L16-18 | add(user: User): void",
-        "method find [UserStore] L20-22 | find(id: Id): User | undefined",
-        "function greet L25-27 | export function greet(user: User): string",
-        "function shout L29-29 | const shout = (s: string) => s.toUpperCase();",
-        "function main L31-31 | export default function main()",
-    ]);
+    check(
+        "sample.ts",
+        include_str!("fixtures/sample.ts"),
+        &[
+            "import { readFile } from \"fs\" L1-1 | import { readFile } from \"fs\";",
+            "import path L2-2 | const path = require(\"path\");",
+            "interface User L4-7 | export interface User",
+            "type Id L9-9 | export type Id = string | number;",
+            "enum Color L11-11 | enum Color",
+            "class UserStore L13-15 | export class UserStore",
+            "method add [UserStore] L16-18 | add(user: User): void",
+            "method find [UserStore] L20-22 | find(id: Id): User | undefined",
+            "function greet L25-27 | export function greet(user: User): string",
+            "function shout L29-29 | const shout = (s: string) => s.toUpperCase();",
+            "function main L31-31 | export default function main()",
+        ],
+    );
 }
 
 #[test]
 fn tsx_and_javascript_share_the_rules() {
     let src = "import React from 'react';\nexport function App() { return <div>hi</div>; }\nclass A { m() {} }\n";
-    check("app.tsx", src, &[
-        "import React from 'react' L1-1 | import React from 'react';",
-        "function App L2-2 | export function App()",
-        "class A L3-3 | class A",
-        "method m [A] L3-3 | m()",
-    ]);
+    check(
+        "app.tsx",
+        src,
+        &[
+            "import React from 'react' L1-1 | import React from 'react';",
+            "function App L2-2 | export function App()",
+            "class A L3-3 | class A",
+            "method m [A] L3-3 | m()",
+        ],
+    );
     let js = "const fs = require('fs');\nfunction go(a) { return a; }\nconst f = function () {};\n";
-    check("x.js", js, &["import fs L1-1 | const fs = require('fs');", "function go L2-2 | function go(a)", "function f L3-3 | const f = function ()"]);
+    check(
+        "x.js",
+        js,
+        &[
+            "import fs L1-1 | const fs = require('fs');",
+            "function go L2-2 | function go(a)",
+            "function f L3-3 | const f = function ()",
+        ],
+    );
 }
 
 #[test]
 fn go() {
-    check("sample.go", include_str!("fixtures/sample.go"), &[
-        "block  L1-2 | ",
-        "import ( \"fmt\" \"os\" ) L3-6 | import ( \"fmt\" \"os\" )",
-        "struct Server L8-11 | type Server struct",
-        "interface Handler L13-15 | type Handler interface",
-        "function NewServer L17-20 | func NewServer(addr string) *Server",
-        "method Start [Server] L22-25 | func (s *Server) Start() error",
-        "block  L27-28 | ",
-    ]);
+    check(
+        "sample.go",
+        include_str!("fixtures/sample.go"),
+        &[
+            "block  L1-2 | ",
+            "import ( \"fmt\" \"os\" ) L3-6 | import ( \"fmt\" \"os\" )",
+            "struct Server L8-11 | type Server struct",
+            "interface Handler L13-15 | type Handler interface",
+            "function NewServer L17-20 | func NewServer(addr string) *Server",
+            "method Start [Server] L22-25 | func (s *Server) Start() error",
+            "block  L27-28 | ",
+        ],
+    );
 }
 
 #[test]
 fn c() {
-    check("sample.c", include_str!("fixtures/sample.c"), &[
-        "block  L1-1 | ",
-        "macro SAMPLE_H L2-2 | #define SAMPLE_H",
-        "import <stdio.h> L3-3 | #include <stdio.h>",
-        "import \"local.h\" L4-4 | #include \"local.h\"",
-        "macro MAX L6-6 | #define MAX(a, b) ((a) > (b) ? (a) : (b))",
-        "struct point L8-11 | struct point",
-        "typedef size_t2 L13-13 | typedef struct",
-        "enum color L15-15 | enum color",
-        "declaration area L17-17 | int area(const struct point *p, int n);",
-        "function add L19-21 | static int add(int a, int b)",
-        "declaration callback L23-23 | int (*callback)(int);",
-        "block  L24-25 | ",
-    ]);
+    check(
+        "sample.c",
+        include_str!("fixtures/sample.c"),
+        &[
+            "block  L1-1 | ",
+            "macro SAMPLE_H L2-2 | #define SAMPLE_H",
+            "import <stdio.h> L3-3 | #include <stdio.h>",
+            "import \"local.h\" L4-4 | #include \"local.h\"",
+            "macro MAX L6-6 | #define MAX(a, b) ((a) > (b) ? (a) : (b))",
+            "struct point L8-11 | struct point",
+            "typedef size_t2 L13-13 | typedef struct",
+            "enum color L15-15 | enum color",
+            "declaration area L17-17 | int area(const struct point *p, int n);",
+            "function add L19-21 | static int add(int a, int b)",
+            "declaration callback L23-23 | int (*callback)(int);",
+            "block  L24-25 | ",
+        ],
+    );
 }
 
 #[test]
@@ -141,7 +176,10 @@ fn docs_and_docstrings_stay_with_their_item() {
     assert_eq!(cache.doc.as_deref(), Some("A small LRU cache."));
 
     let go = chunk_file(Path::new("a.go"), include_str!("fixtures/sample.go").as_bytes(), false);
-    assert_eq!(go.chunks.iter().find(|c| c.name == "NewServer").unwrap().doc.as_deref(), Some("NewServer makes a server."));
+    assert_eq!(
+        go.chunks.iter().find(|c| c.name == "NewServer").unwrap().doc.as_deref(),
+        Some("NewServer makes a server.")
+    );
 }
 
 #[test]
@@ -151,7 +189,10 @@ fn huge_functions_are_split_with_the_signature_repeated() {
     let c = chunk_file(Path::new("big.rs"), src.as_bytes(), false).chunks;
     assert!(c.len() >= 3, "{}", c.len());
     for part in &c {
-        assert_eq!((part.kind, part.name.as_str(), part.signature.as_str()), ("function", "big", "fn big(x: u32) -> u32"));
+        assert_eq!(
+            (part.kind, part.name.as_str(), part.signature.as_str()),
+            ("function", "big", "fn big(x: u32) -> u32")
+        );
         assert!(part.content.len() <= super::MAX_CHUNK_BYTES);
     }
     // The parts tile the function, line after line.

@@ -1,0 +1,180 @@
+//! Indexing speed against its floors, on corpora every machine has.
+//!
+//! `cargo bench -p booger-tests --bench index` copies each corpus into a temp dir (the index
+//! lives inside the project, and the system's folders are not ours to write), then measures in
+//! one run:
+//! - floor 1, read: walk and read every file (what `cat` would cost);
+//! - floor 2, parse: tree-sitter parse of every file on all cores, no chunking, no store;
+//! - chunk: parse + chunk on all cores, no store;
+//! - booger: `booger index` through a real daemon, full; then a no-change re-index
+//!   (median of 5); the daemon's peak RSS; the index's size on disk.
+//!
+//! Corpora: the Python standard library (.py files, site-packages excluded, as the eval set
+//! defines it), /usr/include, and ~/.cargo/registry/src if present. `BENCH_CORPORA` picks some
+//! (`stdlib,include,cargo`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use booger_tests::{Env, describe};
+use boogerd::index::{chunk, lang::Lang, walk};
+
+struct Corpus {
+    name: &'static str,
+    src: PathBuf,
+    /// Only files with these extensions (empty: everything).
+    exts: &'static [&'static str],
+    skip_dir: Option<&'static str>,
+}
+
+fn main() {
+    let wanted = std::env::var("BENCH_CORPORA").unwrap_or_else(|_| "stdlib,include,cargo".to_owned());
+    let stdlib = Command::new("python3")
+        .args(["-c", "import sysconfig;print(sysconfig.get_paths()['stdlib'])"])
+        .output()
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
+        .expect("python3");
+    let home = PathBuf::from(std::env::var("HOME").unwrap_or_default());
+    let cargo_src = std::env::var("CARGO_HOME").map(PathBuf::from).unwrap_or(home.join(".cargo")).join("registry/src");
+    let corpora = [
+        Corpus { name: "stdlib", src: stdlib, exts: &["py"], skip_dir: Some("site-packages") },
+        Corpus { name: "include", src: PathBuf::from("/usr/include"), exts: &[], skip_dir: None },
+        Corpus { name: "cargo", src: cargo_src, exts: &[], skip_dir: None },
+    ];
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    println!("{workers} cores; medians where repeated\n");
+    println!(
+        "| corpus | files | MB | chunks | read floor | parse floor ({workers} threads) | parse+chunk | booger index (full) | vs parse floor | files/s | MB/s | no-change re-index | on disk (x source) | daemon peak RSS |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for c in corpora.iter().filter(|c| wanted.split(',').any(|w| w == c.name)) {
+        if !c.src.is_dir() {
+            println!("| {} | (missing: {}) |", c.name, c.src.display());
+            continue;
+        }
+        run(c, workers);
+    }
+}
+
+fn run(c: &Corpus, workers: usize) {
+    let env = Env::new();
+    let root = env.dir.path().join(c.name);
+    copy_tree(&c.src, &root, c.exts, c.skip_dir);
+    // Warm the page cache so every measurement sees the same disk state.
+    let (files, _) = walk::walk(&root);
+    let bytes: u64 = files.iter().map(|f| f.size).sum();
+
+    let t = Instant::now();
+    let mut read_total = 0usize;
+    for f in &files {
+        read_total += std::fs::read(&f.abs).map_or(0, |b| b.len());
+    }
+    let read_floor = t.elapsed();
+    assert!(read_total as u64 <= bytes + 1);
+
+    let parse_floor = parallel(&files, workers, |path, bytes| {
+        let lang = Lang::detect(path, bytes);
+        chunk::code::parse_only(lang, bytes);
+    });
+    let chunk_time = parallel(&files, workers, |path, bytes| {
+        let big = bytes.len() as u64 > boogerd::index::DEFAULT_MAX_FILE_BYTES;
+        std::hint::black_box(chunk::chunk_file(path, bytes, big));
+    });
+
+    let daemon = env.start_daemon();
+    let t = Instant::now();
+    let out = env.run(&["index", root.to_str().unwrap(), "--json"]);
+    let full = t.elapsed();
+    assert!(out.status.success(), "{}", describe(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut again = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        let out = env.run(&["index", root.to_str().unwrap(), "--json"]);
+        again.push(t.elapsed());
+        let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(r["report"]["parsed"], 0, "a no-change run parsed files");
+    }
+    again.sort();
+    let status = env.json(&["status", root.to_str().unwrap()]);
+    let disk = status["project"]["index"]["size_on_disk"].as_u64().unwrap_or(0);
+    let rss = peak_rss_kb(daemon.child.id());
+    let mb = bytes as f64 / 1e6;
+    println!(
+        "| {} | {} | {:.1} | {} | {} | {} | {} | {} | {:.2}x | {:.0} | {:.1} | {} | {:.1} MB ({:.2}x) | {:.0} MB |",
+        c.name,
+        files.len(),
+        mb,
+        report["report"]["chunks_written"],
+        secs(read_floor),
+        secs(parse_floor),
+        secs(chunk_time),
+        secs(full),
+        full.as_secs_f64() / parse_floor.as_secs_f64(),
+        files.len() as f64 / full.as_secs_f64(),
+        mb / full.as_secs_f64(),
+        ms(again[again.len() / 2]),
+        disk as f64 / 1e6,
+        disk as f64 / bytes as f64,
+        rss as f64 / 1024.0,
+    );
+}
+
+/// Runs `f` over every file's bytes on `workers` threads; returns the wall time.
+fn parallel(files: &[walk::Walked], workers: usize, f: impl Fn(&Path, &[u8]) + Sync) -> Duration {
+    let next = AtomicUsize::new(0);
+    let t = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                while let Some(file) = files.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    if let Ok(bytes) = std::fs::read(&file.abs)
+                        && !walk::looks_binary(&bytes)
+                    {
+                        f(Path::new(&file.rel), &bytes);
+                    }
+                }
+            });
+        }
+    });
+    t.elapsed()
+}
+
+fn copy_tree(src: &Path, dst: &Path, exts: &[&str], skip_dir: Option<&str>) {
+    std::fs::create_dir_all(dst).unwrap();
+    let Ok(entries) = std::fs::read_dir(src) else { return };
+    for e in entries.filter_map(Result::ok) {
+        let Ok(ft) = e.file_type() else { continue };
+        let name = e.file_name();
+        if ft.is_dir() {
+            if skip_dir.is_some_and(|s| name == s) {
+                continue;
+            }
+            copy_tree(&e.path(), &dst.join(&name), exts, skip_dir);
+        } else if ft.is_file() {
+            let ok = exts.is_empty() || e.path().extension().is_some_and(|x| exts.iter().any(|w| x == *w));
+            if ok {
+                let _ = std::fs::copy(e.path(), dst.join(&name));
+            }
+        }
+    }
+}
+
+fn peak_rss_kb(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+fn secs(d: Duration) -> String {
+    format!("{:.2} s", d.as_secs_f64())
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.0} ms", d.as_secs_f64() * 1000.0)
+}
