@@ -85,7 +85,7 @@ fn run(c: &Corpus, workers: usize) {
 
     let daemon = env.start_daemon();
     let t = Instant::now();
-    let out = env.run(&["index", root.to_str().unwrap(), "--json"]);
+    let out = env.run_within(None, &["index", root.to_str().unwrap(), "--json"], Duration::from_secs(1800));
     let full = t.elapsed();
     assert!(out.status.success(), "{}", describe(&out));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -94,9 +94,14 @@ impl Env {
     }
 
     pub fn run_in(&self, cwd: Option<&Path>, args: &[&str]) -> Output {
+        self.run_within(cwd, args, TIMEOUT)
+    }
+
+    /// Like [`Env::run_in`] with a time limit of the caller's choice (benchmarks).
+    pub fn run_within(&self, cwd: Option<&Path>, args: &[&str], limit: Duration) -> Output {
         let mut cmd = self.booger(cwd);
         cmd.args(args).stdin(Stdio::null());
-        output_within(cmd, TIMEOUT)
+        output_within(cmd, limit)
     }
 
     /// `booger args... --json` that must succeed; its stdout parsed.
