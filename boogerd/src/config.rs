@@ -8,12 +8,18 @@ pub struct Config {
     pub socket: PathBuf,
     /// Where the project registry and the log live.
     pub data_dir: PathBuf,
+    /// Text files larger than this are cut into fixed-size blocks instead of being parsed.
+    pub max_file_bytes: u64,
 }
 
 impl Config {
     /// Defaults from the environment (`BOOGER_SOCKET`, `BOOGER_HOME`, XDG variables).
     pub fn from_env() -> Self {
-        Self { socket: booger_proto::paths::default_socket(), data_dir: booger_proto::paths::data_dir() }
+        Self {
+            socket: booger_proto::paths::default_socket(),
+            data_dir: booger_proto::paths::data_dir(),
+            max_file_bytes: crate::index::DEFAULT_MAX_FILE_BYTES,
+        }
     }
 
     pub fn registry_file(&self) -> PathBuf {

@@ -28,12 +28,14 @@ pub struct Daemon {
 impl Daemon {
     pub fn new(config: Config) -> Arc<Self> {
         let registry = Registry::load(&config.registry_file());
+        let defaults = crate::index::Options { full: false, max_file_bytes: config.max_file_bytes };
+        let projects = Arc::new(Projects::new(defaults));
         Arc::new(Self {
             config,
             started: Instant::now(),
             started_at: crate::time::now_rfc3339(),
             registry: RwLock::new(registry),
-            projects: Arc::new(Projects::default()),
+            projects,
             stop: watch::channel(false).0,
         })
     }

@@ -18,6 +18,9 @@ struct Args {
     /// Data directory: project registry and log.
     #[arg(long, env = "BOOGER_HOME")]
     home: Option<PathBuf>,
+    /// Text files larger than this many bytes are indexed as fixed-size blocks, not parsed.
+    #[arg(long, env = "BOOGER_MAX_FILE_SIZE", default_value_t = boogerd::index::DEFAULT_MAX_FILE_BYTES)]
+    max_file_size: u64,
     /// Print the resolved configuration as JSON and exit without starting.
     #[arg(long)]
     print_config: bool,
@@ -32,10 +35,14 @@ fn main() -> anyhow::Result<()> {
     if let Some(h) = args.home {
         config.data_dir = h;
     }
+    config.max_file_bytes = args.max_file_size;
     if args.print_config {
         #[allow(clippy::print_stdout)]
         {
-            println!("{}", serde_json::json!({ "socket": config.socket, "data_dir": config.data_dir }));
+            println!(
+                "{}",
+                serde_json::json!({ "socket": config.socket, "data_dir": config.data_dir, "max_file_size": config.max_file_bytes })
+            );
         }
         return Ok(());
     }

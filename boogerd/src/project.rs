@@ -94,12 +94,21 @@ fn forget_if_deleted(slot: &mut Option<Arc<Store>>) {
 }
 
 /// Handles of every project the daemon has touched, by root.
-#[derive(Default)]
 pub struct Projects {
     handles: Mutex<HashMap<PathBuf, Arc<ProjectHandle>>>,
+    /// Options for runs nobody asked for explicitly (start-up catch-up, newly added projects).
+    defaults: index::Options,
 }
 
 impl Projects {
+    pub fn new(defaults: index::Options) -> Self {
+        Self { handles: Mutex::default(), defaults }
+    }
+
+    pub fn defaults(&self) -> index::Options {
+        self.defaults
+    }
+
     pub fn get(&self, root: &Path) -> Arc<ProjectHandle> {
         let mut map = self.handles.lock().unwrap_or_else(|p| p.into_inner());
         map.entry(root.to_owned()).or_insert_with(|| Arc::new(ProjectHandle::new(root.to_owned()))).clone()
@@ -121,7 +130,7 @@ impl Projects {
             .spawn(move || {
                 for root in roots {
                     let handle = me.get(&root);
-                    if let Err(e) = handle.index(index::Options::default()) {
+                    if let Err(e) = handle.index(me.defaults) {
                         tracing::error!(root = %root.display(), error = %e, "background indexing failed");
                     }
                 }

@@ -296,3 +296,22 @@ fn kill_9_mid_index_then_restart_gives_a_complete_consistent_index() {
     assert_eq!((a.files, a.chunks), (b.files, b.chunks));
     assert_eq!(store(&root).fts_count("f_1499_39").unwrap(), 1);
 }
+
+#[test]
+fn size_limit_is_configurable_and_huge_files_are_reported() {
+    let env = Env::new();
+    let root = env.project("sizes");
+    write(&root, "small.py", "def a():\n    return 1\n");
+    let medium: String = (0..100).map(|i| format!("def f{i}():\n    return {i}\n")).collect(); // ~2.3 KB
+    write(&root, "medium.py", &medium);
+    // A sparse 40 MB file: beyond any limit, never read.
+    std::fs::File::create(root.join("dump.sql")).unwrap().set_len(40 * 1024 * 1024).unwrap();
+    let _d = env.start_daemon_with(&["--max-file-size", "1000"]);
+    let r = index(&env, &root, &[]);
+    let problems = r["problems"].to_string();
+    assert!(problems.contains("medium.py") && problems.contains("larger than 1000 bytes"), "{problems}");
+    let skipped = r["skipped"].to_string();
+    assert!(skipped.contains("dump.sql") && skipped.contains("larger than 32 MB"), "{skipped}");
+    assert!(store(&root).chunks_of("medium.py").unwrap().iter().all(|c| c.kind == "raw"));
+    assert_eq!(store(&root).chunks_of("small.py").unwrap()[0].kind, "function");
+}

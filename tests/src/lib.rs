@@ -124,11 +124,17 @@ impl Env {
 
     /// Starts `boogerd` in the foreground of the test and waits until it answers.
     pub fn start_daemon(&self) -> DaemonProc {
+        self.start_daemon_with(&[])
+    }
+
+    /// [`Env::start_daemon`] with extra `boogerd` flags.
+    pub fn start_daemon_with(&self, flags: &[&str]) -> DaemonProc {
         let log = self.dir.path().join(format!(
             "boogerd-{}.log",
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
         ));
         let mut cmd = self.boogerd();
+        cmd.args(flags);
         cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(std::fs::File::create(&log).expect("log file"));
         let child = cmd.spawn().expect("spawn boogerd");
         let mut d = DaemonProc { child, log };

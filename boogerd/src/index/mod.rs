@@ -34,6 +34,9 @@ use walk::Skipped;
 
 /// Files larger than this are not parsed but cut into fixed-size blocks.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;
+/// Files larger than this are not indexed at all (reported as skipped): a dump or a log of
+/// this size is not code an agent reads, and holding it would cost memory twice its size.
+pub const HUGE_FILE_BYTES: u64 = 32 * 1024 * 1024;
 /// A batch is committed when it holds this many files or this much chunk text.
 const BATCH_FILES: usize = 500;
 const BATCH_BYTES: usize = 8 * 1024 * 1024;
@@ -197,6 +200,9 @@ pub fn run(root: &Path, store: &Store, opts: Options, progress: &Progress) -> Re
 /// Reads, hashes and (if new) chunks one file. Never fails: trouble becomes a skip.
 fn process(w: &walk::Walked, previous_hash: Option<&str>, max_file_bytes: u64) -> Outcome {
     let skip = |reason: String| Outcome::Skip(Skipped { path: w.rel.clone(), reason });
+    if w.size > HUGE_FILE_BYTES {
+        return skip(format!("larger than {} MB: not indexed", HUGE_FILE_BYTES / (1024 * 1024)));
+    }
     let bytes = match std::fs::read(&w.abs) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return skip("deleted while indexing".to_owned()),
@@ -223,7 +229,8 @@ fn process(w: &walk::Walked, previous_hash: Option<&str>, max_file_bytes: u64) -
     let chunked = chunk::chunk_file(Path::new(&w.rel), &bytes, too_large);
     let mut problem = chunked.problem;
     if too_large {
-        problem = Some(format!("larger than {} KB: indexed as fixed-size blocks, not parsed", max_file_bytes / 1024));
+        problem =
+            Some(format!("larger than {}: indexed as fixed-size blocks, not parsed", human_bytes(max_file_bytes)));
     } else if std::str::from_utf8(&bytes).is_err() {
         let note = "not valid UTF-8: stored with replacement characters".to_owned();
         problem = Some(problem.map_or(note.clone(), |p| format!("{p}; {note}")));
@@ -249,6 +256,14 @@ fn lower_priority() {
     unsafe {
         let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
         libc::setpriority(libc::PRIO_PROCESS, tid, 10);
+    }
+}
+
+fn human_bytes(n: u64) -> String {
+    match n {
+        0..1024 => format!("{n} bytes"),
+        1024..1_048_576 => format!("{} KB", n / 1024),
+        _ => format!("{} MB", n / 1_048_576),
     }
 }
 

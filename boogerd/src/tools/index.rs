@@ -39,7 +39,7 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         }
     };
     let handle = daemon.projects.get(&project.root);
-    match handle.index(Options { full, ..Options::default() }) {
+    match handle.index(Options { full, ..daemon.projects.defaults() }) {
         Ok(report) => ToolReply::ok(
             describe(&project.name, &report),
             json!({ "project": project.name, "root": project.root, "report": report }),
