@@ -228,17 +228,19 @@ struct Walker<'a> {
 }
 
 impl Walker<'_> {
-    /// Visits the items among `node`'s children.
+    /// Visits the items among `node`'s children. Siblings are collected once: tree-sitter's
+    /// `prev_sibling` walks from the first child, so calling it per item would be quadratic.
     fn items(&mut self, node: Node, parent: Option<&str>) {
         let mut cursor = node.walk();
-        for child in node.named_children(&mut cursor) {
-            self.item(child, child, parent);
+        let kids: Vec<Node> = node.named_children(&mut cursor).collect();
+        for i in 0..kids.len() {
+            self.item(&kids, i, kids[i], parent);
         }
     }
 
-    /// `outer` is the node whose text the chunk spans (a decorated or exported wrapper);
+    /// `kids[i]` is the node whose text the chunk spans (a decorated or exported wrapper);
     /// `node` is the declaration inside it.
-    fn item(&mut self, outer: Node, node: Node, parent: Option<&str>) {
+    fn item(&mut self, kids: &[Node], i: usize, node: Node, parent: Option<&str>) {
         let Some(this) = role(self.lang, node, self.src) else { return };
         match this {
             Role::Transparent => self.items(node, parent),
@@ -251,29 +253,30 @@ impl Walker<'_> {
                         node.named_children(&mut c).find(|n| role(self.lang, *n, self.src).is_some())
                     });
                 if let Some(inner) = inner {
-                    self.item(outer, inner, parent);
+                    self.item(kids, i, inner, parent);
                 }
             }
-            Role::Import => self.push(outer, node, "import", parent, None),
-            Role::Type(kind) => self.push(outer, node, kind, parent, None),
+            Role::Import => self.push(kids, i, node, "import", parent, None),
+            Role::Type(kind) => self.push(kids, i, node, kind, parent, None),
             Role::Function => {
                 let kind = if self.in_type || node.kind() == "method_declaration" { "method" } else { "function" };
-                self.push(outer, node, kind, parent, None);
+                self.push(kids, i, node, kind, parent, None);
             }
             Role::Container(kind) => {
                 let body = node.child_by_field_name("body");
                 let name = self.name(node, kind);
-                let first_member = body.and_then(|b| {
-                    let mut c = b.walk();
-                    b.named_children(&mut c).find(|m| {
-                        role(self.lang, *m, self.src).is_some_and(|r| !matches!(r, Role::Import | Role::Transparent))
-                    })
-                });
+                let outer = kids[i];
                 // The header chunk runs to the first member (fields, docstring and all).
-                let header_end = first_member
-                    .map(|m| self.lines.start_of(self.lines.line_of(self.doc_start(m))))
-                    .filter(|&e| e > outer.start_byte());
-                self.push(outer, node, kind, parent, header_end);
+                let header_end = body.and_then(|b| {
+                    let mut c = b.walk();
+                    let members: Vec<Node> = b.named_children(&mut c).collect();
+                    let first = members.iter().position(|m| {
+                        role(self.lang, *m, self.src).is_some_and(|r| !matches!(r, Role::Import | Role::Transparent))
+                    })?;
+                    let end = self.lines.start_of(self.lines.line_of(self.doc_start(&members, first)));
+                    (end > outer.start_byte()).then_some(end)
+                });
+                self.push(kids, i, node, kind, parent, header_end);
                 if let Some(body) = body {
                     let parent_name = container_parent_name(&name);
                     let was = std::mem::replace(&mut self.in_type, !matches!(kind, "mod" | "namespace"));
@@ -284,11 +287,13 @@ impl Walker<'_> {
         }
     }
 
-    fn push(&mut self, outer: Node, node: Node, kind: &'static str, parent: Option<&str>, end: Option<usize>) {
-        let start = self.doc_start(outer);
+    fn push(&mut self, kids: &[Node], i: usize, node: Node, kind: &'static str, parent: Option<&str>, end: Option<usize>) {
+        let outer = kids[i];
+        let first = self.doc_first(kids, i);
+        let start = kids[first].start_byte();
         let end = end.unwrap_or(outer.end_byte());
         let name = self.name(node, kind);
-        let doc = self.doc(outer, node);
+        let doc = self.doc(&kids[first..i], node);
         let signature = if kind == "import" {
             one_line(&text(self.src, outer.start_byte(), outer.end_byte()), SIGNATURE_MAX)
         } else {
@@ -318,26 +323,34 @@ impl Walker<'_> {
         ty.utf8_text(self.src).ok().map(str::to_owned)
     }
 
-    /// Where the item's leading comments and attributes start (no blank line in between).
-    fn doc_start(&self, outer: Node) -> usize {
-        let mut start = outer;
-        while let Some(prev) = start.prev_named_sibling() {
+    /// Byte where `kids[i]`'s leading comments and attributes start.
+    fn doc_start(&self, kids: &[Node], i: usize) -> usize {
+        kids[self.doc_first(kids, i)].start_byte()
+    }
+
+    /// Index of the first of the comments and attributes directly above `kids[i]` (no blank
+    /// line in between), or `i`.
+    fn doc_first(&self, kids: &[Node], i: usize) -> usize {
+        let mut first = i;
+        while first > 0 {
+            let (prev, cur) = (kids[first - 1], kids[first]);
             let text = prev.utf8_text(self.src).unwrap_or_default();
             let attached = matches!(prev.kind(), "comment" | "line_comment" | "block_comment" | "attribute_item")
                 // Inner docs (`//!`, `/*!`) describe the enclosing module, not the next item.
                 && !text.starts_with("//!") && !text.starts_with("/*!")
-                && end_row(prev) + 1 >= start.start_position().row
+                && end_row(prev) + 1 >= cur.start_position().row
                 // A trailing comment on the previous item's last line is not ours.
-                && prev.prev_named_sibling().is_none_or(|pp| end_row(pp) < prev.start_position().row);
+                && (first < 2 || end_row(kids[first - 2]) < prev.start_position().row);
             if !attached {
                 break;
             }
-            start = prev;
+            first -= 1;
         }
-        start.start_byte()
+        first
     }
 
-    fn doc(&self, outer: Node, node: Node) -> Option<String> {
+    /// The item's documentation: the comments above it, or a Python docstring.
+    fn doc(&self, above: &[Node], node: Node) -> Option<String> {
         if self.lang == Lang::Python {
             let body = node.child_by_field_name("body")?;
             let first = body.named_child(0)?;
@@ -349,18 +362,11 @@ impl Walker<'_> {
             let s = s.trim_start_matches(['r', 'b', 'u', 'R', 'B', 'U']).trim_matches(['"', '\'']).trim();
             return (!s.is_empty()).then(|| truncate(s, DOC_MAX));
         }
-        let mut comments = Vec::new();
-        let mut cur = outer;
-        while let Some(prev) = cur.prev_named_sibling() {
-            if self.doc_start(outer) > prev.start_byte() {
-                break;
-            }
-            if prev.kind() != "attribute_item" {
-                comments.push(strip_comment(prev.utf8_text(self.src).unwrap_or_default()));
-            }
-            cur = prev;
-        }
-        comments.reverse();
+        let comments: Vec<String> = above
+            .iter()
+            .filter(|n| n.kind() != "attribute_item")
+            .map(|n| strip_comment(n.utf8_text(self.src).unwrap_or_default()))
+            .collect();
         let doc = comments.join("\n").trim().to_owned();
         (!doc.is_empty()).then(|| truncate(&doc, DOC_MAX))
     }
