@@ -39,10 +39,10 @@ pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;
 pub const HUGE_FILE_BYTES: u64 = 32 * 1024 * 1024;
 /// A batch is committed when it holds this many files or this much chunk text.
 const BATCH_FILES: usize = 500;
-const BATCH_BYTES: usize = 8 * 1024 * 1024;
+const BATCH_BYTES: usize = 4 * 1024 * 1024;
 /// Parsed files that may wait for the writer. Large enough that parsers keep going while the
 /// writer commits a batch (FTS5 does most of its work then), small enough to bound memory.
-const QUEUE_FILES: usize = 2048;
+const QUEUE_FILES: usize = 1024;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Options {

@@ -287,7 +287,15 @@ impl Walker<'_> {
         }
     }
 
-    fn push(&mut self, kids: &[Node], i: usize, node: Node, kind: &'static str, parent: Option<&str>, end: Option<usize>) {
+    fn push(
+        &mut self,
+        kids: &[Node],
+        i: usize,
+        node: Node,
+        kind: &'static str,
+        parent: Option<&str>,
+        end: Option<usize>,
+    ) {
         let outer = kids[i];
         let first = self.doc_first(kids, i);
         let start = kids[first].start_byte();
