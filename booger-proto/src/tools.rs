@@ -58,6 +58,126 @@ const PROJECT: Param = param(
     "Project name or path. Default: the session's project (the directory `booger mcp` was started in).",
 );
 
+const fn required(name: &'static str, kind: Kind, description: &'static str) -> Param {
+    Param { name, kind, required: true, positional: true, description }
+}
+
+// Arguments shared by the search-side tools, spelled as the seeds spell them.
+const OUTPUT_MODE: Param = param(
+    "output_mode",
+    Kind::Enum(&["content", "signatures", "files_with_matches", "count"]),
+    "content: code with line numbers; signatures: one line per result; files_with_matches: \
+     `path:start:end [kind] name`; count: just the number. Default: content.",
+);
+const HEAD_LIMIT: Param = param("head_limit", Kind::Integer { min: 1, max: 500 }, "Results to return. Default: 10.");
+const OFFSET: Param = param("offset", Kind::Integer { min: 0, max: 100_000 }, "Results to skip (paging). Default: 0.");
+const MAX_LINES: Param =
+    param("max_lines", Kind::Integer { min: 1, max: 10_000 }, "Lines of code shown per result in content mode. Default: 40.");
+const KIND: Param = param(
+    "kind",
+    Kind::String,
+    "Only chunks of this kind: function, method, class, struct, enum, interface, type, impl, trait, import, \
+     macro, const, section, block, raw.",
+);
+const LANGUAGE: Param =
+    param("language", Kind::String, "Only files in this language: rust, python, javascript, typescript, tsx, go, c, markdown, text.");
+const PATH_PREFIX: Param =
+    param("path_prefix", Kind::String, "Only files under this path (relative to the project root), or matching this glob (`src/**/*.rs`).");
+const MAX_TOKENS: Param = param(
+    "max_tokens",
+    Kind::Integer { min: 50, max: 20_000 },
+    "Token budget of the answer (about 4 characters each). When the answer is cut it says so and returns a \
+     cursor. Default: 6000.",
+);
+const CURSOR: Param = param("cursor", Kind::String, "Continue a cut answer: the cursor it returned (same other arguments).");
+const SESSION: Param = param(
+    "session",
+    Kind::String,
+    "Session whose volatile context to use. Default: this connection's session; \"shared\" for the context every \
+     session sees.",
+);
+
+pub const SEARCH: ToolSpec = ToolSpec {
+    name: "search",
+    summary: "Full-text search over code chunks (functions, classes, types, docs)",
+    description: "Search the project's index (FTS5/BM25 over names, code, split identifiers and paths) and get the \
+                  best chunks: whole functions, methods, classes, types, imports, doc sections. Ranking prefers \
+                  definitions named by the query, code over prose, your focused paths, and annotated targets; \
+                  notes attached with `annotate` appear as [note] lines. All terms must match, with a fallback \
+                  to any term. Use output_mode=signatures or files_with_matches to spend few tokens.",
+    params: &[
+        required("query", Kind::String, "Words, identifiers or \"exact phrases\"; punctuation is safe."),
+        OUTPUT_MODE,
+        HEAD_LIMIT,
+        OFFSET,
+        MAX_LINES,
+        KIND,
+        LANGUAGE,
+        PATH_PREFIX,
+        PROJECT,
+        MAX_TOKENS,
+        CURSOR,
+    ],
+    read_only: true,
+};
+
+pub const ANNOTATE: ToolSpec = ToolSpec {
+    name: "annotate",
+    summary: "Attach a note to a path, a symbol or path:line",
+    description: "Remember something about the code for this session (or all sessions): the note shows up as a \
+                  [note] line in search results for its target and ranks the target higher. Targets: a path \
+                  (file or folder), a symbol name, or path:line. Optional ttl in seconds.",
+    params: &[
+        required("target", Kind::String, "A path, a symbol name, or path:line."),
+        required("note", Kind::String, "The note."),
+        param("ttl", Kind::Integer { min: 1, max: 31_536_000 }, "Seconds until the note expires. Default: never."),
+        SESSION,
+        PROJECT,
+    ],
+    read_only: false,
+};
+
+pub const ANNOTATIONS: ToolSpec = ToolSpec {
+    name: "annotations",
+    summary: "List live notes (this session's and the shared ones)",
+    description: "List the notes visible to this session (its own and the shared ones), optionally only those on one target.",
+    params: &[positional("target", Kind::String, "Only notes on this target."), SESSION, PROJECT],
+    read_only: true,
+};
+
+pub const FOCUS: ToolSpec = ToolSpec {
+    name: "focus",
+    summary: "Mark paths you are working on (search ranks them higher)",
+    description: "Add paths (files or folders) to this session's focus set: search results under them rank higher (+5).",
+    params: &[
+        Param { required: true, ..positional("paths", Kind::Strings, "Paths relative to the project root.") },
+        SESSION,
+        PROJECT,
+    ],
+    read_only: false,
+};
+
+pub const VISIT: ToolSpec = ToolSpec {
+    name: "visit",
+    summary: "Mark paths you have already read (search ranks them lower)",
+    description: "Add paths to this session's visited set: search results under them rank lower (-3), so unseen code surfaces.",
+    params: &[
+        Param { required: true, ..positional("paths", Kind::Strings, "Paths relative to the project root.") },
+        SESSION,
+        PROJECT,
+    ],
+    read_only: false,
+};
+
+pub const FORGET: ToolSpec = ToolSpec {
+    name: "forget",
+    summary: "Clear volatile context: this session's, one session's, or all",
+    description: "Clear notes, focus and visited paths. Default: this session's. session=\"all\" clears every session's \
+                  and the shared context.",
+    params: &[SESSION, PROJECT],
+    read_only: false,
+};
+
 pub const STATUS: ToolSpec = ToolSpec {
     name: "status",
     summary: "Show the daemon and the project's index state",
@@ -102,7 +222,7 @@ pub const PROJECTS: ToolSpec = ToolSpec {
 };
 
 /// Every tool, in the order `tools/list` shows them.
-pub const TOOLS: &[ToolSpec] = &[STATUS, INDEX, PROJECTS];
+pub const TOOLS: &[ToolSpec] = &[SEARCH, STATUS, INDEX, PROJECTS, ANNOTATE, ANNOTATIONS, FOCUS, VISIT, FORGET];
 
 pub fn find(name: &str) -> Option<&'static ToolSpec> {
     TOOLS.iter().find(|t| t.name == name)

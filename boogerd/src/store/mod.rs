@@ -7,7 +7,9 @@
 //! transactions) and an r2d2 pool of readers, all in WAL mode so reads never wait for the
 //! writer. A read-only caller uses [`Store::open_existing`], which never creates `.booger/`.
 
+pub mod context;
 mod files;
+pub mod search;
 mod schema;
 pub mod words;
 

@@ -1,0 +1,166 @@
+//! Turning ranked hits into an answer an agent can afford.
+//!
+//! Modes (the seeds'): `content` (code with line numbers, `max_lines` per result),
+//! `signatures` (one line each), `files_with_matches` (`path:start:end [kind] name`), `count`.
+//! Every answer fits `max_tokens` (about 4 characters a token); when it is cut, it says so and
+//! gives a cursor that resumes exactly there: the result, and the line inside it.
+
+use std::collections::HashMap;
+
+use serde_json::{Value, json};
+
+use super::Hit;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Content,
+    Signatures,
+    FilesWithMatches,
+    Count,
+}
+
+impl Mode {
+    pub fn parse(s: Option<&str>, default: Mode) -> Mode {
+        match s {
+            Some("content") => Mode::Content,
+            Some("signatures") => Mode::Signatures,
+            Some("files_with_matches") => Mode::FilesWithMatches,
+            Some("count") => Mode::Count,
+            _ => default,
+        }
+    }
+}
+
+/// Which slice of the ranked list to show, and how much of it.
+#[derive(Debug, Clone, Copy)]
+pub struct Page {
+    pub offset: usize,
+    pub head_limit: usize,
+    pub max_lines: usize,
+    pub max_tokens: usize,
+}
+
+pub const DEFAULT_MAX_TOKENS: usize = 6_000;
+pub const CHARS_PER_TOKEN: usize = 4;
+
+/// Where a cut answer resumes: result index, lines already shown of it, end of the page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cursor {
+    pub index: usize,
+    pub line: usize,
+    pub end: usize,
+}
+
+impl Cursor {
+    pub fn parse(s: &str) -> Option<Cursor> {
+        let mut it = s.split(':').map(str::parse::<usize>);
+        let c = Cursor { index: it.next()?.ok()?, line: it.next()?.ok()?, end: it.next()?.ok()? };
+        (it.next().is_none() && c.index <= c.end).then_some(c)
+    }
+
+    pub fn encode(&self) -> String {
+        format!("{}:{}:{}", self.index, self.line, self.end)
+    }
+}
+
+pub struct Rendered {
+    pub text: String,
+    pub results: Vec<Value>,
+    pub cursor: Option<String>,
+}
+
+/// Renders `hits[page]` (or from `cursor`); `contents` holds the chunk text of those hits.
+pub fn render(
+    hits: &[Hit],
+    contents: &HashMap<i64, String>,
+    mode: Mode,
+    page: Page,
+    cursor: Option<Cursor>,
+    header: &str,
+) -> Rendered {
+    let total = hits.len();
+    if mode == Mode::Count {
+        let text = format!("{total} result(s)");
+        return Rendered { text, results: Vec::new(), cursor: None };
+    }
+    let (start, skip_lines, end) = match cursor {
+        Some(c) => (c.index, c.line, c.end.min(total)),
+        None => (page.offset.min(total), 0, (page.offset + page.head_limit).min(total)),
+    };
+    let budget = page.max_tokens.max(50) * CHARS_PER_TOKEN;
+    let mut text = format!("{header}{total} result(s); showing {}-{}\n", (start + 1).min(end), end);
+    let mut results = Vec::new();
+    let mut next = None;
+    'hits: for (i, hit) in hits.iter().enumerate().take(end).skip(start) {
+        let c = &hit.chunk;
+        let label = if c.name.is_empty() { String::new() } else { format!(" {}", qualified(c.parent.as_deref(), &c.name)) };
+        let head = match mode {
+            Mode::Signatures => {
+                let sig = if c.signature.is_empty() { label.trim().to_owned() } else { c.signature.clone() };
+                format!("{}:{}:{} [{}] {sig}\n", c.path, c.start_line, c.end_line, c.kind)
+            }
+            _ => format!("{}:{}:{} [{}]{label}\n", c.path, c.start_line, c.end_line, c.kind),
+        };
+        let first_line = if i == start { skip_lines } else { 0 };
+        if first_line == 0 {
+            if text.len() + head.len() > budget {
+                next = Some(Cursor { index: i, line: 0, end });
+                break;
+            }
+            text.push_str(&head);
+        }
+        for note in &hit.notes {
+            text.push_str(&format!("[note] {note}\n"));
+        }
+        let mut item = json!({
+            "path": c.path, "start_line": c.start_line, "end_line": c.end_line, "kind": c.kind,
+            "name": c.name, "parent": c.parent, "signature": c.signature, "score": (hit.score * 100.0).round() / 100.0,
+        });
+        if !hit.notes.is_empty() {
+            item["notes"] = json!(hit.notes);
+        }
+        if mode == Mode::Content {
+            let body = contents.get(&c.id).map(String::as_str).unwrap_or_default();
+            let lines: Vec<&str> = body.lines().collect();
+            let shown_end = lines.len().min(first_line + page.max_lines.max(1));
+            for (k, line) in lines.iter().enumerate().take(shown_end).skip(first_line) {
+                let numbered = format!("{}:{}\n", c.start_line as usize + k, line);
+                if text.len() + numbered.len() > budget {
+                    next = Some(Cursor { index: i, line: k, end });
+                    results.push(item);
+                    break 'hits;
+                }
+                text.push_str(&numbered);
+            }
+            if shown_end < lines.len() {
+                text.push_str(&format!(
+                    "… {} more line(s); raise max_lines or read {}:{}-{}\n",
+                    lines.len() - shown_end,
+                    c.path,
+                    c.start_line as usize + shown_end,
+                    c.end_line
+                ));
+            }
+            item["content"] = json!(lines[first_line.min(lines.len())..shown_end].join("\n"));
+        }
+        results.push(item);
+    }
+    if let Some(cur) = next {
+        text.push_str(&format!(
+            "[cut at max_tokens={}: {} result(s) not shown; call again with cursor \"{}\" to continue]\n",
+            page.max_tokens,
+            end - cur.index,
+            cur.encode()
+        ));
+    } else if end < total {
+        text.push_str(&format!("[{} more result(s): offset={end}]\n", total - end));
+    }
+    Rendered { text: text.trim_end().to_owned(), results, cursor: next.map(|c| c.encode()) }
+}
+
+fn qualified(parent: Option<&str>, name: &str) -> String {
+    match parent {
+        Some(p) if !p.is_empty() => format!("{p}.{name}"),
+        _ => name.to_owned(),
+    }
+}

@@ -1,0 +1,140 @@
+//! Lexical search: FTS5 candidates, then re-ranking.
+//!
+//! ```text
+//! query ─▶ AND of all terms ─┐
+//!        └▶ OR of all terms ─┴▶ candidates (AND hits keep a bonus) ─▶ re-rank ─▶ hits
+//! ```
+//! Re-ranking starts from bm25 (name, content, split identifiers, path) and adds the seeds'
+//! factors: code chunks +3, oversized chunks up to -4, focused paths +5, visited paths -3,
+//! annotated targets +2; and two of its own: a chunk *named* by the query (+6, the definition
+//! over its mentions), and a kind the query asks for (`class X`, `def x`: +2). Imports get no
+//! code bonus: they mention names without defining anything.
+
+pub mod format;
+pub mod query;
+
+use std::collections::HashMap;
+
+use crate::store::search::{Candidate, Filters};
+use crate::store::{Store, StoreError};
+pub use query::Query;
+
+/// How many candidates each FTS pass fetches for re-ranking.
+const CANDIDATES: usize = 300;
+
+/// What the volatile context contributes to one search.
+#[derive(Debug, Default, Clone)]
+pub struct Context {
+    pub focus: Vec<String>,
+    pub visited: Vec<String>,
+    /// (target, note): a path, a symbol name, or `path:line`.
+    pub notes: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Hit {
+    pub chunk: Candidate,
+    pub score: f64,
+    /// Notes whose target is this chunk's file, symbol or lines.
+    pub notes: Vec<String>,
+}
+
+const CODE_KINDS: &[&str] = &[
+    "function", "method", "struct", "enum", "union", "type", "typedef", "interface", "class", "impl", "trait", "mod",
+    "namespace", "const", "macro", "declaration",
+];
+
+/// Ranks chunks for `query`. Returns every ranked hit (the caller pages and formats).
+pub fn search(store: &Store, text: &str, filters: &Filters, ctx: &Context) -> Result<Vec<Hit>, StoreError> {
+    let query = Query::parse(text);
+    if query.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut by_id: HashMap<i64, (Candidate, f64)> = HashMap::new();
+    for c in store.fts_candidates(&query.and(), filters, CANDIDATES)? {
+        // Every term matched: worth more than a partial OR match.
+        let bonus = if query.terms.len() > 1 { 3.0 } else { 0.0 };
+        by_id.insert(c.id, (c, bonus));
+    }
+    if query.terms.len() > 1 {
+        for c in store.fts_candidates(&query.or(), filters, CANDIDATES)? {
+            by_id.entry(c.id).or_insert((c, 0.0));
+        }
+    }
+    let hints = kind_hints(text);
+    let mut hits: Vec<Hit> = by_id
+        .into_values()
+        .map(|(chunk, bonus)| {
+            let notes = notes_for(&chunk, ctx);
+            let score = -chunk.bm25 + bonus + rerank(&chunk, &query, &hints, ctx, !notes.is_empty());
+            Hit { chunk, score, notes }
+        })
+        .collect();
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.chunk.path.cmp(&b.chunk.path)).then(a.chunk.start_line.cmp(&b.chunk.start_line)));
+    Ok(hits)
+}
+
+fn rerank(c: &Candidate, q: &Query, hints: &[&str], ctx: &Context, annotated: bool) -> f64 {
+    let mut s = 0.0;
+    if CODE_KINDS.contains(&c.kind.as_str()) {
+        s += 3.0;
+    }
+    // Oversized chunks: -1 per 2 KB beyond 4 KB, at most -4.
+    if c.bytes > 4_000 {
+        s -= ((c.bytes - 4_000) as f64 / 2_000.0).min(4.0);
+    }
+    let name = c.name.to_lowercase();
+    if !name.is_empty() && (q.words.iter().any(|w| *w == name) || q.words.join("_") == name || q.words.concat() == name) {
+        s += 6.0;
+    }
+    if !hints.is_empty() && hints.contains(&c.kind.as_str()) {
+        s += 2.0;
+    }
+    if ctx.focus.iter().any(|p| under(&c.path, p)) {
+        s += 5.0;
+    }
+    if ctx.visited.iter().any(|p| under(&c.path, p)) {
+        s -= 3.0;
+    }
+    if annotated {
+        s += 2.0;
+    }
+    s
+}
+
+/// `class X` asks for classes, `def x` / `fn x` / `func x` for functions.
+fn kind_hints(text: &str) -> Vec<&'static str> {
+    let mut hints = Vec::new();
+    for w in text.split_whitespace().map(str::to_lowercase) {
+        match w.as_str() {
+            "class" | "struct" | "type" | "interface" | "enum" | "trait" => {
+                hints.extend(["class", "struct", "type", "interface", "enum", "trait", "typedef"])
+            }
+            "def" | "fn" | "func" | "function" | "method" => hints.extend(["function", "method"]),
+            _ => {}
+        }
+    }
+    hints
+}
+
+/// `path` is `prefix` or inside it.
+pub fn under(path: &str, prefix: &str) -> bool {
+    let prefix = prefix.trim_end_matches('/');
+    prefix.is_empty() || path == prefix || path.strip_prefix(prefix).is_some_and(|r| r.starts_with('/'))
+}
+
+/// Notes that target this chunk: its file (or a folder above it), its symbol, or a line in it.
+pub fn notes_for(c: &Candidate, ctx: &Context) -> Vec<String> {
+    ctx.notes
+        .iter()
+        .filter(|(target, _)| {
+            if let Some((path, line)) = target.rsplit_once(':')
+                && let Ok(line) = line.parse::<u32>()
+            {
+                return path == c.path && (c.start_line..=c.end_line).contains(&line);
+            }
+            under(&c.path, target) || (!c.name.is_empty() && (*target == c.name || target.ends_with(&format!(".{}", c.name))))
+        })
+        .map(|(_, note)| note.clone())
+        .collect()
+}

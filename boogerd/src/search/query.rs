@@ -1,0 +1,107 @@
+//! From what an agent types to FTS5 `MATCH` expressions.
+//!
+//! FTS5 gives meaning to `-`, `.`, `:`, `/`, `*`, `"`, `AND`/`OR`/`NOT` and parentheses, so
+//! no user text reaches it unquoted. Words joined by those characters (`tree-sitter`,
+//! `os.path.join`, `std::io`, `a/b`) become one quoted phrase; other words are quoted terms.
+//! English filler words are dropped from natural-language queries (not from a query that is
+//! only filler).
+
+/// A parsed query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Query {
+    /// Quoted FTS5 phrases, one per term.
+    pub terms: Vec<String>,
+    /// The plain lowercase words, for name matching in the ranking.
+    pub words: Vec<String>,
+}
+
+const STOPWORDS: &[&str] = &[
+    "a", "an", "and", "the", "of", "to", "in", "for", "on", "by", "with", "from", "into", "is", "are", "be", "it", "its",
+    "this", "that", "or", "as", "at", "how", "where", "what", "which", "when", "does", "do", "find", "get", "use", "using",
+    "one", "all", "any", "each", "there", "their", "them", "via", "after", "before", "over", "who", "whom", "was", "were",
+    "has", "have", "had", "not", "no", "but", "if", "then", "than", "so", "can", "should", "would", "will", "my", "our",
+    "your", "i", "we", "you", "code", "function", "method", "def", "class", "definition", "defined", "implementation",
+];
+
+impl Query {
+    pub fn parse(text: &str) -> Query {
+        let mut raw: Vec<(String, bool)> = Vec::new(); // (term, is_phrase)
+        // Quoted phrases first.
+        let mut rest = String::new();
+        let mut in_quote = false;
+        let mut cur = String::new();
+        for ch in text.chars() {
+            if ch == '"' {
+                if in_quote && !cur.trim().is_empty() {
+                    raw.push((cur.trim().to_owned(), true));
+                }
+                cur.clear();
+                in_quote = !in_quote;
+            } else if in_quote {
+                cur.push(ch);
+            } else {
+                rest.push(ch);
+            }
+        }
+        rest.push(' ');
+        rest.push_str(&cur);
+        for token in rest.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '[' | ']' | '{' | '}' | '?' | '!' | '\'' | '`' | '<' | '>' | '=' | '+' | '|' | '&' | '^' | '~' | '$' | '%' | '@' | '#' | '\\')) {
+            // Joined by FTS punctuation: a phrase of its parts.
+            let parts: Vec<&str> = token.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|p| !p.is_empty()).collect();
+            match parts.len() {
+                0 => {}
+                1 => raw.push((parts[0].to_owned(), false)),
+                _ => raw.push((parts.join(" "), true)),
+            }
+        }
+        let meaningful: Vec<&(String, bool)> =
+            raw.iter().filter(|(t, phrase)| *phrase || !STOPWORDS.contains(&t.to_lowercase().as_str())).collect();
+        let kept: Vec<&(String, bool)> = if meaningful.is_empty() { raw.iter().collect() } else { meaningful };
+        let mut terms = Vec::new();
+        let mut words = Vec::new();
+        for (t, _) in kept {
+            let quoted = format!("\"{}\"", t.replace('"', ""));
+            if !terms.contains(&quoted) {
+                terms.push(quoted);
+            }
+            for w in t.split_whitespace() {
+                let w = w.to_lowercase();
+                if !words.contains(&w) {
+                    words.push(w);
+                }
+            }
+        }
+        Query { terms, words }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.terms.is_empty()
+    }
+
+    pub fn and(&self) -> String {
+        self.terms.join(" AND ")
+    }
+
+    pub fn or(&self) -> String {
+        self.terms.join(" OR ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn punctuation_never_reaches_fts_unquoted() {
+        let q = Query::parse("tree-sitter os.path.join std::io NOT \"exact phrase\" a/b (x)");
+        assert_eq!(q.terms, ["\"exact phrase\"", "\"tree sitter\"", "\"os path join\"", "\"std io\"", "\"NOT\"", "\"a b\"", "\"x\""]);
+        assert_eq!(q.and(), "\"exact phrase\" AND \"tree sitter\" AND \"os path join\" AND \"std io\" AND \"NOT\" AND \"a b\" AND \"x\"");
+    }
+
+    #[test]
+    fn filler_words_go_unless_that_is_all_there_is() {
+        assert_eq!(Query::parse("where is the config parsed").words, ["config", "parsed"]);
+        assert_eq!(Query::parse("the").words, ["the"]);
+        assert!(Query::parse("  -- :: ").is_empty());
+    }
+}

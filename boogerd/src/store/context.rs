@@ -1,0 +1,132 @@
+//! Volatile context: annotations and the workset (focus, visited), scoped by session.
+//!
+//! A row with `session_id` NULL is shared by every session; otherwise only its session sees
+//! it. Expired annotations are invisible at once and deleted on the next write.
+
+use rusqlite::{OptionalExtension, params};
+
+use super::{Result, Store};
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Annotation {
+    pub id: i64,
+    pub target: String,
+    pub note: String,
+    pub session: Option<String>,
+    pub created_at: String,
+    pub expires_at: Option<String>,
+}
+
+/// Which session's rows a call sees or changes.
+#[derive(Debug, Clone, Copy)]
+pub enum Scope<'a> {
+    /// This session's rows and the shared ones.
+    Session(&'a str),
+    /// Shared rows only (written with no session).
+    Shared,
+}
+
+impl Scope<'_> {
+    fn id(&self) -> Option<&str> {
+        match self {
+            Scope::Session(s) => Some(s),
+            Scope::Shared => None,
+        }
+    }
+}
+
+impl Store {
+    pub fn annotate(&self, target: &str, note: &str, scope: Scope, now: &str, expires_at: Option<&str>) -> Result<i64> {
+        self.write(|c| {
+            c.execute("DELETE FROM annotations WHERE expires_at IS NOT NULL AND expires_at <= ?1", [now])?;
+            c.execute(
+                "INSERT INTO annotations(target, note, session_id, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![target, note, scope.id(), now, expires_at],
+            )?;
+            Ok(c.last_insert_rowid())
+        })
+    }
+
+    /// Live annotations visible to `scope`, optionally only those on `target`.
+    pub fn annotations(&self, scope: Scope, target: Option<&str>, now: &str) -> Result<Vec<Annotation>> {
+        self.read(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT id, target, note, session_id, created_at, expires_at FROM annotations
+                 WHERE (session_id IS NULL OR session_id = ?1)
+                   AND (expires_at IS NULL OR expires_at > ?2)
+                   AND (?3 IS NULL OR target = ?3)
+                 ORDER BY id",
+            )?;
+            let rows = stmt.query_map(params![scope.id(), now, target], |r| {
+                Ok(Annotation {
+                    id: r.get(0)?,
+                    target: r.get(1)?,
+                    note: r.get(2)?,
+                    session: r.get(3)?,
+                    created_at: r.get(4)?,
+                    expires_at: r.get(5)?,
+                })
+            })?;
+            rows.collect()
+        })
+    }
+
+    /// Adds paths to the focus or visited set of `scope` (a path already there is kept once).
+    pub fn add_workset(&self, kind: &str, paths: &[String], scope: Scope, now: &str) -> Result<usize> {
+        self.write(|c| {
+            let tx = c.transaction()?;
+            let mut added = 0;
+            for p in paths {
+                let exists: Option<i64> = tx
+                    .query_row(
+                        "SELECT id FROM workset WHERE kind = ?1 AND path = ?2 AND session_id IS ?3",
+                        params![kind, p, scope.id()],
+                        |r| r.get(0),
+                    )
+                    .optional()?;
+                if exists.is_none() {
+                    tx.execute(
+                        "INSERT INTO workset(path, kind, session_id, created_at) VALUES (?1, ?2, ?3, ?4)",
+                        params![p, kind, scope.id(), now],
+                    )?;
+                    added += 1;
+                }
+            }
+            tx.commit()?;
+            Ok(added)
+        })
+    }
+
+    /// (focus, visited) paths visible to `scope`.
+    pub fn workset(&self, scope: Scope) -> Result<(Vec<String>, Vec<String>)> {
+        self.read(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT DISTINCT kind, path FROM workset WHERE session_id IS NULL OR session_id = ?1 ORDER BY path",
+            )?;
+            let mut focus = Vec::new();
+            let mut visited = Vec::new();
+            for row in stmt.query_map(params![scope.id()], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))? {
+                let (kind, path) = row?;
+                if kind == "focus" { focus.push(path) } else { visited.push(path) }
+            }
+            Ok((focus, visited))
+        })
+    }
+
+    /// Clears volatile context: one session's rows, or (`None`) everything. Returns
+    /// (annotations, workset entries) removed.
+    pub fn forget(&self, session: Option<&str>) -> Result<(usize, usize)> {
+        self.write(|c| {
+            let tx = c.transaction()?;
+            let counts = match session {
+                Some(s) => (
+                    tx.execute("DELETE FROM annotations WHERE session_id = ?1", [s])?,
+                    tx.execute("DELETE FROM workset WHERE session_id = ?1", [s])?,
+                ),
+                None => (tx.execute("DELETE FROM annotations", [])?, tx.execute("DELETE FROM workset", [])?),
+            };
+            tx.commit()?;
+            Ok(counts)
+        })
+    }
+}

@@ -1,0 +1,179 @@
+//! Reads for the search tools: full-text candidates, chunk contents, and the counts that
+//! explain an empty answer.
+
+use std::collections::HashMap;
+
+use rusqlite::types::Value as SqlValue;
+
+use super::{Result, Store};
+
+/// Column weights for `bm25()`: name, content, words (split identifiers), path.
+pub const BM25_WEIGHTS: [f64; 4] = [8.0, 1.0, 2.0, 3.0];
+
+/// Restrictions every search-side tool shares.
+#[derive(Debug, Clone, Default)]
+pub struct Filters {
+    pub language: Option<String>,
+    pub kind: Option<String>,
+    /// A path prefix, or a glob if it contains `*`, `?` or `[`.
+    pub path: Option<String>,
+}
+
+/// One chunk as the ranking sees it (no content yet: that is fetched for the winners only).
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    pub id: i64,
+    pub path: String,
+    pub language: String,
+    pub kind: String,
+    pub name: String,
+    pub signature: String,
+    pub parent: Option<String>,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub bytes: usize,
+    /// FTS5 bm25: negative, smaller is better.
+    pub bm25: f64,
+}
+
+impl Filters {
+    /// SQL conditions over `f` (files) and `c` (chunks), with their parameters.
+    fn sql(&self, params: &mut Vec<SqlValue>) -> String {
+        let mut sql = String::new();
+        if let Some(l) = &self.language {
+            params.push(SqlValue::Text(l.clone()));
+            sql.push_str(&format!(" AND f.language = ?{}", params.len()));
+        }
+        if let Some(k) = &self.kind {
+            params.push(SqlValue::Text(k.clone()));
+            sql.push_str(&format!(" AND c.kind = ?{}", params.len()));
+        }
+        if let Some(p) = &self.path {
+            if p.contains(['*', '?', '[']) {
+                params.push(SqlValue::Text(p.clone()));
+                sql.push_str(&format!(" AND f.path GLOB ?{}", params.len()));
+            } else {
+                let prefix = p.trim_start_matches("./").trim_end_matches('/');
+                params.push(SqlValue::Text(prefix.to_owned()));
+                params.push(SqlValue::Text(format!("{}/*", glob_escape(prefix))));
+                let n = params.len();
+                sql.push_str(&format!(" AND (f.path = ?{} OR f.path GLOB ?{n})", n - 1));
+            }
+        }
+        sql
+    }
+}
+
+fn glob_escape(s: &str) -> String {
+    s.chars().map(|c| if matches!(c, '*' | '?' | '[') { format!("[{c}]") } else { c.to_string() }).collect()
+}
+
+fn candidate(r: &rusqlite::Row) -> rusqlite::Result<Candidate> {
+    Ok(Candidate {
+        id: r.get(0)?,
+        path: r.get(1)?,
+        language: r.get(2)?,
+        kind: r.get(3)?,
+        name: r.get(4)?,
+        signature: r.get(5)?,
+        parent: r.get(6)?,
+        start_line: r.get(7)?,
+        end_line: r.get(8)?,
+        bytes: r.get::<_, i64>(9)? as usize,
+        bm25: r.get(10)?,
+    })
+}
+
+const CANDIDATE_COLUMNS: &str = "c.id, f.path, f.language, c.kind, c.name, c.signature, c.parent, c.start_line, c.end_line, \
+     c.end_byte - c.start_byte";
+
+impl Store {
+    /// The best `limit` chunks for an FTS5 `MATCH` expression, by weighted bm25.
+    pub fn fts_candidates(&self, expr: &str, filters: &Filters, limit: usize) -> Result<Vec<Candidate>> {
+        let mut params = vec![SqlValue::Text(expr.to_owned())];
+        let cond = filters.sql(&mut params);
+        let [wn, wc, ww, wp] = BM25_WEIGHTS;
+        let sql = format!(
+            "SELECT {CANDIDATE_COLUMNS}, bm25(chunks_fts, {wn}, {wc}, {ww}, {wp}) AS rank
+             FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid JOIN files f ON f.id = c.file_id
+             WHERE chunks_fts MATCH ?1{cond}
+             ORDER BY rank LIMIT {limit}"
+        );
+        self.read(|c| {
+            let mut stmt = c.prepare_cached(&sql)?;
+            let rows = stmt.query_map(rusqlite::params_from_iter(params), candidate)?;
+            rows.collect()
+        })
+    }
+
+    /// Chunks whose name is exactly `name` (any kind), for definitions and outlines.
+    pub fn chunks_named(&self, name: &str, filters: &Filters, limit: usize) -> Result<Vec<Candidate>> {
+        let mut params = vec![SqlValue::Text(name.to_owned())];
+        let cond = filters.sql(&mut params);
+        let sql = format!(
+            "SELECT {CANDIDATE_COLUMNS}, 0.0 FROM chunks c JOIN files f ON f.id = c.file_id
+             WHERE c.name = ?1{cond} ORDER BY f.path, c.start_line LIMIT {limit}"
+        );
+        self.read(|c| {
+            let mut stmt = c.prepare_cached(&sql)?;
+            let rows = stmt.query_map(rusqlite::params_from_iter(params), candidate)?;
+            rows.collect()
+        })
+    }
+
+    /// Every chunk under the filters, in file order (outlines, summaries, changed-since).
+    pub fn chunks_where(&self, filters: &Filters, indexed_after: Option<&str>, limit: usize) -> Result<Vec<Candidate>> {
+        let mut params = Vec::new();
+        let mut cond = filters.sql(&mut params);
+        if let Some(t) = indexed_after {
+            params.push(SqlValue::Text(t.to_owned()));
+            cond.push_str(&format!(" AND f.indexed_at > ?{}", params.len()));
+        }
+        let sql = format!(
+            "SELECT {CANDIDATE_COLUMNS}, 0.0 FROM chunks c JOIN files f ON f.id = c.file_id
+             WHERE 1 = 1{cond} ORDER BY f.path, c.start_byte, c.id LIMIT {limit}"
+        );
+        self.read(|c| {
+            let mut stmt = c.prepare_cached(&sql)?;
+            let rows = stmt.query_map(rusqlite::params_from_iter(params), candidate)?;
+            rows.collect()
+        })
+    }
+
+    /// The content of each chunk in `ids`.
+    pub fn contents(&self, ids: &[i64]) -> Result<HashMap<i64, String>> {
+        if ids.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+        self.read(|c| {
+            let mut stmt = c.prepare(&format!("SELECT id, content FROM chunks WHERE id IN ({list})"))?;
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            rows.collect()
+        })
+    }
+
+    /// How many files the filters leave, ignoring `kind` (0 explains an empty answer).
+    pub fn count_files(&self, filters: &Filters) -> Result<u64> {
+        let without_kind = Filters { kind: None, ..filters.clone() };
+        let mut params = Vec::new();
+        let cond = without_kind.sql(&mut params);
+        self.read(|c| {
+            let sql = format!("SELECT count(*) FROM files f WHERE 1 = 1{cond}");
+            c.query_row(&sql, rusqlite::params_from_iter(params), |r| r.get::<_, i64>(0)).map(|n| n as u64)
+        })
+    }
+
+    /// Files and their languages and indexing times under a path (directory summaries).
+    pub fn files_under(&self, filters: &Filters) -> Result<Vec<(String, String, String)>> {
+        let without_kind = Filters { kind: None, ..filters.clone() };
+        let mut params = Vec::new();
+        let cond = without_kind.sql(&mut params);
+        self.read(|c| {
+            let mut stmt =
+                c.prepare_cached(&format!("SELECT f.path, f.language, f.indexed_at FROM files f WHERE 1 = 1{cond} ORDER BY f.path"))?;
+            let rows = stmt.query_map(rusqlite::params_from_iter(params), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+            rows.collect()
+        })
+    }
+}
