@@ -71,25 +71,35 @@ const OUTPUT_MODE: Param = param(
 );
 const HEAD_LIMIT: Param = param("head_limit", Kind::Integer { min: 1, max: 500 }, "Results to return. Default: 10.");
 const OFFSET: Param = param("offset", Kind::Integer { min: 0, max: 100_000 }, "Results to skip (paging). Default: 0.");
-const MAX_LINES: Param =
-    param("max_lines", Kind::Integer { min: 1, max: 10_000 }, "Lines of code shown per result in content mode. Default: 40.");
+const MAX_LINES: Param = param(
+    "max_lines",
+    Kind::Integer { min: 1, max: 10_000 },
+    "Lines of code shown per result in content mode. Default: 40.",
+);
 const KIND: Param = param(
     "kind",
     Kind::String,
     "Only chunks of this kind: function, method, class, struct, enum, interface, type, impl, trait, import, \
      macro, const, section, block, raw.",
 );
-const LANGUAGE: Param =
-    param("language", Kind::String, "Only files in this language: rust, python, javascript, typescript, tsx, go, c, markdown, text.");
-const PATH_PREFIX: Param =
-    param("path_prefix", Kind::String, "Only files under this path (relative to the project root), or matching this glob (`src/**/*.rs`).");
+const LANGUAGE: Param = param(
+    "language",
+    Kind::String,
+    "Only files in this language: rust, python, javascript, typescript, tsx, go, c, markdown, text.",
+);
+const PATH_PREFIX: Param = param(
+    "path_prefix",
+    Kind::String,
+    "Only files under this path (relative to the project root), or matching this glob (`src/**/*.rs`).",
+);
 const MAX_TOKENS: Param = param(
     "max_tokens",
     Kind::Integer { min: 50, max: 20_000 },
     "Token budget of the answer (about 4 characters each). When the answer is cut it says so and returns a \
      cursor. Default: 6000.",
 );
-const CURSOR: Param = param("cursor", Kind::String, "Continue a cut answer: the cursor it returned (same other arguments).");
+const CURSOR: Param =
+    param("cursor", Kind::String, "Continue a cut answer: the cursor it returned (same other arguments).");
 const SESSION: Param = param(
     "session",
     Kind::String,

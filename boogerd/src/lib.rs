@@ -11,6 +11,7 @@
 //! - [`registry`]: the persisted list of projects.
 //! - [`index`]: walk, change detection, chunking (pure), and the indexing run.
 //! - [`project`]: per-project run-time state: open index, indexing lock, progress.
+//! - [`search`]: query parsing, ranking and output modes with a token budget.
 //! - [`store`]: the per-project SQLite index; the only module with SQL.
 
 pub mod config;
@@ -21,6 +22,7 @@ pub mod mcp;
 pub mod project;
 pub mod registry;
 pub mod rpc;
+pub mod search;
 pub mod store;
 pub mod time;
 pub mod tools;

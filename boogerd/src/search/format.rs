@@ -93,7 +93,8 @@ pub fn render(
     let mut next = None;
     'hits: for (i, hit) in hits.iter().enumerate().take(end).skip(start) {
         let c = &hit.chunk;
-        let label = if c.name.is_empty() { String::new() } else { format!(" {}", qualified(c.parent.as_deref(), &c.name)) };
+        let label =
+            if c.name.is_empty() { String::new() } else { format!(" {}", qualified(c.parent.as_deref(), &c.name)) };
         let head = match mode {
             Mode::Signatures => {
                 let sig = if c.signature.is_empty() { label.trim().to_owned() } else { c.signature.clone() };

@@ -6,9 +6,11 @@
 //! ```
 //! Re-ranking starts from bm25 (name, content, split identifiers, path) and adds the seeds'
 //! factors: code chunks +3, oversized chunks up to -4, focused paths +5, visited paths -3,
-//! annotated targets +2; and two of its own: a chunk *named* by the query (+6, the definition
-//! over its mentions), and a kind the query asks for (`class X`, `def x`: +2). Imports get no
-//! code bonus: they mention names without defining anything.
+//! annotated targets +2; and three of its own: a chunk *named* by the query (+6, the definition
+//! over its mentions), a kind the query asks for (`class X`, `def x`: +2), and test code -4
+//! unless the query is about tests (test names are sentences full of query words, but an agent
+//! asking how something works wants the code that does it). Imports get no code bonus: they
+//! mention names without defining anything.
 
 pub mod format;
 pub mod query;
@@ -40,8 +42,22 @@ pub struct Hit {
 }
 
 const CODE_KINDS: &[&str] = &[
-    "function", "method", "struct", "enum", "union", "type", "typedef", "interface", "class", "impl", "trait", "mod",
-    "namespace", "const", "macro", "declaration",
+    "function",
+    "method",
+    "struct",
+    "enum",
+    "union",
+    "type",
+    "typedef",
+    "interface",
+    "class",
+    "impl",
+    "trait",
+    "mod",
+    "namespace",
+    "const",
+    "macro",
+    "declaration",
 ];
 
 /// Ranks chunks for `query`. Returns every ranked hit (the caller pages and formats).
@@ -62,15 +78,24 @@ pub fn search(store: &Store, text: &str, filters: &Filters, ctx: &Context) -> Re
         }
     }
     let hints = kind_hints(text);
+    let wants_tests = query.words.iter().any(|w| w.starts_with("test") || w == "spec");
     let mut hits: Vec<Hit> = by_id
         .into_values()
         .map(|(chunk, bonus)| {
             let notes = notes_for(&chunk, ctx);
-            let score = -chunk.bm25 + bonus + rerank(&chunk, &query, &hints, ctx, !notes.is_empty());
+            let mut score = -chunk.bm25 + bonus + rerank(&chunk, &query, &hints, ctx, !notes.is_empty());
+            if !wants_tests && is_test(&chunk) {
+                score -= 4.0;
+            }
             Hit { chunk, score, notes }
         })
         .collect();
-    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.chunk.path.cmp(&b.chunk.path)).then(a.chunk.start_line.cmp(&b.chunk.start_line)));
+    hits.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then(a.chunk.path.cmp(&b.chunk.path))
+            .then(a.chunk.start_line.cmp(&b.chunk.start_line))
+    });
     Ok(hits)
 }
 
@@ -84,7 +109,8 @@ fn rerank(c: &Candidate, q: &Query, hints: &[&str], ctx: &Context, annotated: bo
         s -= ((c.bytes - 4_000) as f64 / 2_000.0).min(4.0);
     }
     let name = c.name.to_lowercase();
-    if !name.is_empty() && (q.words.iter().any(|w| *w == name) || q.words.join("_") == name || q.words.concat() == name) {
+    if !name.is_empty() && (q.words.iter().any(|w| *w == name) || q.words.join("_") == name || q.words.concat() == name)
+    {
         s += 6.0;
     }
     if !hints.is_empty() && hints.contains(&c.kind.as_str()) {
@@ -100,6 +126,19 @@ fn rerank(c: &Candidate, q: &Query, hints: &[&str], ctx: &Context, annotated: bo
         s += 2.0;
     }
     s
+}
+
+/// Test code: in a test folder or file, or a test function.
+pub fn is_test(c: &Candidate) -> bool {
+    let path = c.path.as_str();
+    let file = path.rsplit('/').next().unwrap_or(path);
+    path.split('/').any(|seg| matches!(seg, "test" | "tests" | "testing" | "__tests__" | "spec"))
+        || file.starts_with("test_")
+        || file.contains("_test.")
+        || file.contains(".test.")
+        || file.contains(".spec.")
+        || c.name.starts_with("test_")
+        || c.name.starts_with("Test")
 }
 
 /// `class X` asks for classes, `def x` / `fn x` / `func x` for functions.
@@ -133,7 +172,8 @@ pub fn notes_for(c: &Candidate, ctx: &Context) -> Vec<String> {
             {
                 return path == c.path && (c.start_line..=c.end_line).contains(&line);
             }
-            under(&c.path, target) || (!c.name.is_empty() && (*target == c.name || target.ends_with(&format!(".{}", c.name))))
+            under(&c.path, target)
+                || (!c.name.is_empty() && (*target == c.name || target.ends_with(&format!(".{}", c.name))))
         })
         .map(|(_, note)| note.clone())
         .collect()

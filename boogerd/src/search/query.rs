@@ -16,11 +16,83 @@ pub struct Query {
 }
 
 const STOPWORDS: &[&str] = &[
-    "a", "an", "and", "the", "of", "to", "in", "for", "on", "by", "with", "from", "into", "is", "are", "be", "it", "its",
-    "this", "that", "or", "as", "at", "how", "where", "what", "which", "when", "does", "do", "find", "get", "use", "using",
-    "one", "all", "any", "each", "there", "their", "them", "via", "after", "before", "over", "who", "whom", "was", "were",
-    "has", "have", "had", "not", "no", "but", "if", "then", "than", "so", "can", "should", "would", "will", "my", "our",
-    "your", "i", "we", "you", "code", "function", "method", "def", "class", "definition", "defined", "implementation",
+    "a",
+    "an",
+    "and",
+    "the",
+    "of",
+    "to",
+    "in",
+    "for",
+    "on",
+    "by",
+    "with",
+    "from",
+    "into",
+    "is",
+    "are",
+    "be",
+    "it",
+    "its",
+    "this",
+    "that",
+    "or",
+    "as",
+    "at",
+    "how",
+    "where",
+    "what",
+    "which",
+    "when",
+    "does",
+    "do",
+    "find",
+    "get",
+    "use",
+    "using",
+    "one",
+    "all",
+    "any",
+    "each",
+    "there",
+    "their",
+    "them",
+    "via",
+    "after",
+    "before",
+    "over",
+    "who",
+    "whom",
+    "was",
+    "were",
+    "has",
+    "have",
+    "had",
+    "not",
+    "no",
+    "but",
+    "if",
+    "then",
+    "than",
+    "so",
+    "can",
+    "should",
+    "would",
+    "will",
+    "my",
+    "our",
+    "your",
+    "i",
+    "we",
+    "you",
+    "code",
+    "function",
+    "method",
+    "def",
+    "class",
+    "definition",
+    "defined",
+    "implementation",
 ];
 
 impl Query {
@@ -45,9 +117,39 @@ impl Query {
         }
         rest.push(' ');
         rest.push_str(&cur);
-        for token in rest.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '[' | ']' | '{' | '}' | '?' | '!' | '\'' | '`' | '<' | '>' | '=' | '+' | '|' | '&' | '^' | '~' | '$' | '%' | '@' | '#' | '\\')) {
+        for token in rest.split(|c: char| {
+            c.is_whitespace()
+                || matches!(
+                    c,
+                    ',' | ';'
+                        | '('
+                        | ')'
+                        | '['
+                        | ']'
+                        | '{'
+                        | '}'
+                        | '?'
+                        | '!'
+                        | '\''
+                        | '`'
+                        | '<'
+                        | '>'
+                        | '='
+                        | '+'
+                        | '|'
+                        | '&'
+                        | '^'
+                        | '~'
+                        | '$'
+                        | '%'
+                        | '@'
+                        | '#'
+                        | '\\'
+                )
+        }) {
             // Joined by FTS punctuation: a phrase of its parts.
-            let parts: Vec<&str> = token.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|p| !p.is_empty()).collect();
+            let parts: Vec<&str> =
+                token.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|p| !p.is_empty()).collect();
             match parts.len() {
                 0 => {}
                 1 => raw.push((parts[0].to_owned(), false)),
@@ -94,8 +196,14 @@ mod tests {
     #[test]
     fn punctuation_never_reaches_fts_unquoted() {
         let q = Query::parse("tree-sitter os.path.join std::io NOT \"exact phrase\" a/b (x)");
-        assert_eq!(q.terms, ["\"exact phrase\"", "\"tree sitter\"", "\"os path join\"", "\"std io\"", "\"NOT\"", "\"a b\"", "\"x\""]);
-        assert_eq!(q.and(), "\"exact phrase\" AND \"tree sitter\" AND \"os path join\" AND \"std io\" AND \"NOT\" AND \"a b\" AND \"x\"");
+        assert_eq!(
+            q.terms,
+            ["\"exact phrase\"", "\"tree sitter\"", "\"os path join\"", "\"std io\"", "\"NOT\"", "\"a b\"", "\"x\""]
+        );
+        assert_eq!(
+            q.and(),
+            "\"exact phrase\" AND \"tree sitter\" AND \"os path join\" AND \"std io\" AND \"NOT\" AND \"a b\" AND \"x\""
+        );
     }
 
     #[test]

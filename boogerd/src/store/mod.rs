@@ -9,8 +9,8 @@
 
 pub mod context;
 mod files;
-pub mod search;
 mod schema;
+pub mod search;
 pub mod words;
 
 use std::path::{Path, PathBuf};

@@ -90,6 +90,9 @@ const CANDIDATE_COLUMNS: &str = "c.id, f.path, f.language, c.kind, c.name, c.sig
 impl Store {
     /// The best `limit` chunks for an FTS5 `MATCH` expression, by weighted bm25.
     pub fn fts_candidates(&self, expr: &str, filters: &Filters, limit: usize) -> Result<Vec<Candidate>> {
+        if filters.language.is_none() && filters.kind.is_none() && filters.path.is_none() {
+            return self.fts_candidates_unfiltered(expr, limit);
+        }
         let mut params = vec![SqlValue::Text(expr.to_owned())];
         let cond = filters.sql(&mut params);
         let [wn, wc, ww, wp] = BM25_WEIGHTS;
@@ -102,6 +105,23 @@ impl Store {
         self.read(|c| {
             let mut stmt = c.prepare_cached(&sql)?;
             let rows = stmt.query_map(rusqlite::params_from_iter(params), candidate)?;
+            rows.collect()
+        })
+    }
+
+    /// Without filters, rank inside FTS5 first and join only the winners: joining every match
+    /// before the sort costs more than ranking (a common word matches tens of thousands of rows).
+    fn fts_candidates_unfiltered(&self, expr: &str, limit: usize) -> Result<Vec<Candidate>> {
+        let [wn, wc, ww, wp] = BM25_WEIGHTS;
+        let sql = format!(
+            "WITH top AS (SELECT rowid AS id, bm25(chunks_fts, {wn}, {wc}, {ww}, {wp}) AS rank
+                          FROM chunks_fts WHERE chunks_fts MATCH ?1 ORDER BY rank LIMIT {limit})
+             SELECT {CANDIDATE_COLUMNS}, top.rank FROM top JOIN chunks c ON c.id = top.id JOIN files f ON f.id = c.file_id
+             ORDER BY top.rank"
+        );
+        self.read(|c| {
+            let mut stmt = c.prepare_cached(&sql)?;
+            let rows = stmt.query_map([expr], candidate)?;
             rows.collect()
         })
     }
@@ -170,8 +190,9 @@ impl Store {
         let mut params = Vec::new();
         let cond = without_kind.sql(&mut params);
         self.read(|c| {
-            let mut stmt =
-                c.prepare_cached(&format!("SELECT f.path, f.language, f.indexed_at FROM files f WHERE 1 = 1{cond} ORDER BY f.path"))?;
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT f.path, f.language, f.indexed_at FROM files f WHERE 1 = 1{cond} ORDER BY f.path"
+            ))?;
             let rows = stmt.query_map(rusqlite::params_from_iter(params), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
             rows.collect()
         })

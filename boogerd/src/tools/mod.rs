@@ -6,8 +6,10 @@
 //! may rely on the types; a handler that panics answers `isError` instead of taking the
 //! daemon down.
 
+mod context;
 mod index;
 mod projects;
+mod search;
 mod status;
 
 use std::path::PathBuf;
@@ -40,7 +42,17 @@ impl Session {
 type Handler = fn(&Daemon, &Session, &Value) -> ToolReply;
 
 /// Every handler, keyed by its tool's name. A test checks this matches `TOOLS` exactly.
-const HANDLERS: &[(&str, Handler)] = &[("status", status::run), ("index", index::run), ("projects", projects::run)];
+const HANDLERS: &[(&str, Handler)] = &[
+    ("search", search::run),
+    ("status", status::run),
+    ("index", index::run),
+    ("projects", projects::run),
+    ("annotate", context::annotate),
+    ("annotations", context::annotations),
+    ("focus", context::focus),
+    ("visit", context::visit),
+    ("forget", context::forget),
+];
 
 /// The call named a tool that does not exist (JSON-RPC -32602, not a tool error).
 #[derive(Debug, thiserror::Error)]
@@ -75,6 +87,93 @@ fn lookup(name: &str) -> Option<(&'static ToolSpec, Handler)> {
     let spec = tools::find(name)?;
     let handler = HANDLERS.iter().find(|(n, _)| *n == name)?.1;
     Some((spec, handler))
+}
+
+/// A project and its index, for the search-side tools. `Err` is the finished answer: an
+/// unknown project, or no index yet (with the command that builds it).
+pub fn project_store(
+    daemon: &Daemon,
+    session: &Session,
+    args: &Value,
+) -> Result<(Project, Arc<crate::store::Store>), ToolReply> {
+    let project = resolve_project(daemon, session, args).map_err(ToolReply::error)?;
+    let handle = daemon.projects.get(&project.root);
+    match handle.existing_store() {
+        Ok(Some(store)) => Ok((project, store)),
+        Ok(None) if handle.is_indexing() => Err(ToolReply::ok(
+            format!(
+                "No index yet: {} is being indexed now; `booger status` shows progress. Try again shortly.",
+                project.name
+            ),
+            serde_json::json!({ "results": [], "reason": "indexing" }),
+        )),
+        Ok(None) => Err(ToolReply::ok(
+            format!("No index found for {}. Run: booger index \"{}\"", project.name, project.root.display()),
+            serde_json::json!({ "results": [], "reason": "no_index" }),
+        )),
+        Err(e) => Err(ToolReply::error(format!("cannot open the index of {}: {e}", project.name))),
+    }
+}
+
+/// The filters every search-side tool shares (`language`, `kind`, `path_prefix`).
+pub fn filters(args: &Value) -> crate::store::search::Filters {
+    let s = |k: &str| args.get(k).and_then(Value::as_str).filter(|v| !v.is_empty()).map(str::to_owned);
+    crate::store::search::Filters { language: s("language"), kind: s("kind"), path: s("path_prefix") }
+}
+
+/// Why an answer is empty, and what to do about it.
+pub fn explain_empty(
+    project: &Project,
+    store: &crate::store::Store,
+    filters: &crate::store::search::Filters,
+    what: &str,
+) -> String {
+    let all = store.count_files(&crate::store::search::Filters::default()).unwrap_or(0);
+    if all == 0 {
+        return format!("No indexed files. Run: booger index \"{}\"", project.root.display());
+    }
+    if let Some(p) = &filters.path
+        && store
+            .count_files(&crate::store::search::Filters { path: Some(p.clone()), ..Default::default() })
+            .unwrap_or(0)
+            == 0
+    {
+        return format!(
+            "Path prefix {p:?} has no indexed files (paths are relative to {}). Run: booger index \"{}\"",
+            project.root.display(),
+            project.root.display()
+        );
+    }
+    if store.count_files(filters).unwrap_or(0) == 0 {
+        return format!(
+            "No indexed files match the filters (language {:?}). {what}",
+            filters.language.as_deref().unwrap_or("any")
+        );
+    }
+    what.to_owned()
+}
+
+/// The volatile context `session` sees in `store`, for ranking.
+pub fn volatile(store: &crate::store::Store, scope: crate::store::context::Scope) -> crate::search::Context {
+    let now = crate::time::now_rfc3339();
+    let (focus, visited) = store.workset(scope).unwrap_or_default();
+    let notes =
+        store.annotations(scope, None, &now).unwrap_or_default().into_iter().map(|a| (a.target, a.note)).collect();
+    crate::search::Context { focus, visited, notes }
+}
+
+/// The session a call acts for: its `session` argument, "shared", or the connection's.
+pub fn scope<'a>(session: &'a Session, args: &'a Value) -> crate::store::context::Scope<'a> {
+    match args.get("session").and_then(Value::as_str) {
+        Some("shared") | Some("") => crate::store::context::Scope::Shared,
+        Some(s) => crate::store::context::Scope::Session(s),
+        None => crate::store::context::Scope::Session(&session.id),
+    }
+}
+
+/// An integer argument (validated against the schema already), or `default`.
+pub fn int(args: &Value, key: &str, default: usize) -> usize {
+    args.get(key).and_then(Value::as_u64).map_or(default, |n| n as usize)
 }
 
 /// The project a call is about: the `project` argument (name or path) or else the session's
