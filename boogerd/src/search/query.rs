@@ -195,14 +195,14 @@ mod tests {
 
     #[test]
     fn punctuation_never_reaches_fts_unquoted() {
-        let q = Query::parse("tree-sitter os.path.join std::io NOT \"exact phrase\" a/b (x)");
+        let q = Query::parse("tree-sitter os.path.join std::io NEAR \"exact phrase\" a/b (x)");
         assert_eq!(
             q.terms,
-            ["\"exact phrase\"", "\"tree sitter\"", "\"os path join\"", "\"std io\"", "\"NOT\"", "\"a b\"", "\"x\""]
+            ["\"exact phrase\"", "\"tree sitter\"", "\"os path join\"", "\"std io\"", "\"NEAR\"", "\"a b\"", "\"x\""]
         );
         assert_eq!(
             q.and(),
-            "\"exact phrase\" AND \"tree sitter\" AND \"os path join\" AND \"std io\" AND \"NOT\" AND \"a b\" AND \"x\""
+            "\"exact phrase\" AND \"tree sitter\" AND \"os path join\" AND \"std io\" AND \"NEAR\" AND \"a b\" AND \"x\""
         );
     }
 
