@@ -126,7 +126,7 @@ fn call_tool(socket: &Path, spec: &tools::ToolSpec, words: &[String], json: bool
         .unwrap_or_else(|| ToolReply::error(format!("unexpected answer from boogerd: {result}")));
     match (json, reply.is_error) {
         (true, _) => print_json(&reply.data),
-        (false, false) => println!("{}", reply.text),
+        (false, false) => output::print_text(&reply.text),
         (false, true) => eprintln!("{}", reply.text),
     }
     Ok(if reply.is_error { Exit::ToolError } else { Exit::Ok })

@@ -19,3 +19,10 @@ pub fn print_json(v: &Value) {
     let _ = serde_json::to_writer(&mut out, v);
     let _ = out.write_all(b"\n");
 }
+
+/// Text and a newline on stdout. A reader that went away (`booger search x | head -1`) is
+/// not an error worth a panic: the rest is simply not wanted.
+pub fn print_text(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.write_all(b"\n"));
+}

@@ -23,19 +23,21 @@ pub const MIGRATIONS: &[&str] = &[
         -- Why the file was not chunked structurally (parse timeout, too large, not UTF-8).
         problem      TEXT
     );
+    -- content last: the ranking reads the other columns of hundreds of rows per query, and
+    -- SQLite reads a row's columns in order (through overflow pages for long content).
     CREATE TABLE chunks (
         id         INTEGER PRIMARY KEY,
         file_id    INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
         kind       TEXT NOT NULL,
         name       TEXT NOT NULL DEFAULT '',
-        signature  TEXT NOT NULL DEFAULT '',
-        parent     TEXT,
-        doc        TEXT,
-        content    TEXT NOT NULL,
         start_line INTEGER NOT NULL,
         end_line   INTEGER NOT NULL,
         start_byte INTEGER NOT NULL,
-        end_byte   INTEGER NOT NULL
+        end_byte   INTEGER NOT NULL,
+        signature  TEXT NOT NULL DEFAULT '',
+        parent     TEXT,
+        doc        TEXT,
+        content    TEXT NOT NULL
     );
     CREATE INDEX chunks_file ON chunks(file_id);
     CREATE INDEX chunks_name ON chunks(name) WHERE name <> '';
