@@ -20,6 +20,9 @@ pub enum Kind {
     Enum(&'static [&'static str]),
     /// A list of strings; on the command line, the rest of the positionals or a repeated flag.
     Strings,
+    /// A list of tool calls `{"tool": name, "arguments": {...}}` (batch); on the command line,
+    /// one JSON array.
+    Calls,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -131,6 +134,179 @@ pub const SEARCH: ToolSpec = ToolSpec {
     read_only: true,
 };
 
+const SYMBOL: Param = required("symbol", Kind::String, "The symbol's name, e.g. parse_config or Server.start.");
+
+pub const SYMBOLS: ToolSpec = ToolSpec {
+    name: "symbols",
+    summary: "Outline of a file or directory: its symbols with smart signatures",
+    description: "List the functions, methods, classes, types and imports of a file or of everything under a \
+                  directory, in file order, with one-line signatures (declaration up to the body), grouped by file. \
+                  Far cheaper than reading the files.",
+    params: &[
+        positional(
+            "path",
+            Kind::String,
+            "File or directory, relative to the project root. Default: the whole project.",
+        ),
+        KIND,
+        LANGUAGE,
+        param("output_mode", Kind::Enum(&["signatures", "files_with_matches", "count"]), "Default: signatures."),
+        HEAD_LIMIT,
+        OFFSET,
+        PROJECT,
+        MAX_TOKENS,
+        CURSOR,
+    ],
+    read_only: true,
+};
+
+pub const REFERENCES: ToolSpec = ToolSpec {
+    name: "references",
+    summary: "Every mention of a symbol, classified definition/call/type/import/reference",
+    description: "Find where a symbol is defined and used. Each line that mentions it is classified as definition, \
+                  call, type, import or reference, with the function it is in; definitions come first. `scope` keeps \
+                  one class, e.g. scope=call for call sites only.",
+    params: &[
+        SYMBOL,
+        param(
+            "scope",
+            Kind::Enum(&["definition", "call", "type", "import", "reference"]),
+            "Only this kind of mention.",
+        ),
+        param(
+            "output_mode",
+            Kind::Enum(&["content", "files_with_matches", "count"]),
+            "content: one line per mention (default).",
+        ),
+        HEAD_LIMIT,
+        OFFSET,
+        LANGUAGE,
+        PATH_PREFIX,
+        PROJECT,
+        MAX_TOKENS,
+        CURSOR,
+    ],
+    read_only: true,
+};
+
+pub const GREP: ToolSpec = ToolSpec {
+    name: "grep",
+    summary: "Regex or literal search over indexed code, matching lines with context",
+    description: "Search the indexed text of the project with a regular expression (Rust regex syntax) or a literal \
+                  string, and get matching lines as path:line:text, with optional context lines. Output is capped \
+                  (head_limit matches, max_tokens).",
+    params: &[
+        required("pattern", Kind::String, "A regular expression, or a literal string with literal=true."),
+        param("literal", Kind::Boolean, "Match the pattern as plain text. Default: false."),
+        param("case_insensitive", Kind::Boolean, "Ignore case. Default: false."),
+        param("context", Kind::Integer { min: 0, max: 20 }, "Lines of context around each match. Default: 0."),
+        param("head_limit", Kind::Integer { min: 1, max: 1_000 }, "Matches to return. Default: 50."),
+        OFFSET,
+        KIND,
+        LANGUAGE,
+        PATH_PREFIX,
+        PROJECT,
+        MAX_TOKENS,
+    ],
+    read_only: true,
+};
+
+pub const DIRECTORY_SUMMARY: ToolSpec = ToolSpec {
+    name: "directory-summary",
+    summary: "One-call overview of a directory: files, languages, kinds, entry points, subdirectories",
+    description: "Summarise a directory (default: the project root): file and chunk counts, languages, symbol kinds, \
+                  entry points (main, run, new, handle_*, cmd_*, serve, start) and subdirectories with their sizes.",
+    params: &[
+        positional("path", Kind::String, "Directory relative to the project root. Default: the root."),
+        PROJECT,
+        MAX_TOKENS,
+    ],
+    read_only: true,
+};
+
+pub const TESTS_FOR: ToolSpec = ToolSpec {
+    name: "tests-for",
+    summary: "Tests that exercise a symbol (naming conventions and call sites)",
+    description: "Find test functions for a symbol: by naming convention (test_<name>, <name>_test, Test<Name>), \
+                  and test functions in test files or modules that call or mention it.",
+    params: &[
+        SYMBOL,
+        param("output_mode", Kind::Enum(&["signatures", "files_with_matches", "count"]), "Default: signatures."),
+        HEAD_LIMIT,
+        PROJECT,
+        MAX_TOKENS,
+    ],
+    read_only: true,
+};
+
+pub const CHANGED_SINCE: ToolSpec = ToolSpec {
+    name: "changed-since",
+    summary: "Symbols of the files re-indexed after a time",
+    description: "What changed since you last looked: the symbols of every file (re-)indexed after `since`, an \
+                  RFC 3339 / ISO 8601 timestamp such as 2026-11-22T09:30:00Z.",
+    params: &[
+        required("since", Kind::String, "RFC 3339 timestamp, e.g. 2026-11-22T09:30:00Z or 2026-11-22T10:30:00+01:00."),
+        param("output_mode", Kind::Enum(&["signatures", "files_with_matches", "count"]), "Default: signatures."),
+        HEAD_LIMIT,
+        OFFSET,
+        PATH_PREFIX,
+        PROJECT,
+        MAX_TOKENS,
+    ],
+    read_only: true,
+};
+
+pub const SEARCH_EXPAND: ToolSpec = ToolSpec {
+    name: "search-expand",
+    summary: "Search, then outline the top files of the results",
+    description: "Run `search`, then list the symbols (signatures) of the files holding the top results: where the \
+                  answer is and what surrounds it, in one call.",
+    params: &[
+        required("query", Kind::String, "As for search."),
+        param("top_files", Kind::Integer { min: 1, max: 10 }, "Files to outline. Default: 3."),
+        HEAD_LIMIT,
+        KIND,
+        LANGUAGE,
+        PATH_PREFIX,
+        PROJECT,
+        MAX_TOKENS,
+    ],
+    read_only: true,
+};
+
+pub const WORKSPACE_SEARCH: ToolSpec = ToolSpec {
+    name: "workspace-search",
+    summary: "Search every registered project at once",
+    description: "Run `search` in all registered projects in one call; results are ranked together and tagged with \
+                  their project.",
+    params: &[
+        required("query", Kind::String, "As for search."),
+        OUTPUT_MODE,
+        HEAD_LIMIT,
+        OFFSET,
+        MAX_LINES,
+        KIND,
+        LANGUAGE,
+        PATH_PREFIX,
+        MAX_TOKENS,
+        CURSOR,
+    ],
+    read_only: true,
+};
+
+pub const BATCH: ToolSpec = ToolSpec {
+    name: "batch",
+    summary: "Up to 20 tool calls in one round trip",
+    description: "Run several tool calls (no nested batch) and get every result or error, in order. Saves the \
+                  search → symbols → references round trips.",
+    params: &[required(
+        "calls",
+        Kind::Calls,
+        "The calls: [{\"tool\": \"search\", \"arguments\": {\"query\": \"...\"}}, ...]",
+    )],
+    read_only: false,
+};
+
 pub const ANNOTATE: ToolSpec = ToolSpec {
     name: "annotate",
     summary: "Attach a note to a path, a symbol or path:line",
@@ -232,7 +408,26 @@ pub const PROJECTS: ToolSpec = ToolSpec {
 };
 
 /// Every tool, in the order `tools/list` shows them.
-pub const TOOLS: &[ToolSpec] = &[SEARCH, STATUS, INDEX, PROJECTS, ANNOTATE, ANNOTATIONS, FOCUS, VISIT, FORGET];
+pub const TOOLS: &[ToolSpec] = &[
+    SEARCH,
+    SYMBOLS,
+    REFERENCES,
+    GREP,
+    DIRECTORY_SUMMARY,
+    TESTS_FOR,
+    CHANGED_SINCE,
+    SEARCH_EXPAND,
+    WORKSPACE_SEARCH,
+    BATCH,
+    ANNOTATE,
+    ANNOTATIONS,
+    FOCUS,
+    VISIT,
+    FORGET,
+    STATUS,
+    INDEX,
+    PROJECTS,
+];
 
 pub fn find(name: &str) -> Option<&'static ToolSpec> {
     TOOLS.iter().find(|t| t.name == name)
@@ -250,6 +445,15 @@ impl Kind {
             Kind::Boolean => json!({ "type": "boolean" }),
             Kind::Enum(values) => json!({ "type": "string", "enum": values }),
             Kind::Strings => json!({ "type": "array", "items": { "type": "string" } }),
+            Kind::Calls => json!({
+                "type": "array",
+                "maxItems": 20,
+                "items": {
+                    "type": "object",
+                    "properties": { "tool": { "type": "string" }, "arguments": { "type": "object" } },
+                    "required": ["tool"],
+                },
+            }),
         }
     }
 
@@ -260,6 +464,7 @@ impl Kind {
             Kind::Boolean => "true or false".to_owned(),
             Kind::Enum(values) => format!("one of {}", values.join(", ")),
             Kind::Strings => "an array of strings".to_owned(),
+            Kind::Calls => "an array of up to 20 {\"tool\": ..., \"arguments\": {...}} objects".to_owned(),
         }
     }
 
@@ -270,6 +475,13 @@ impl Kind {
             Kind::Boolean => v.is_boolean(),
             Kind::Enum(values) => v.as_str().is_some_and(|s| values.contains(&s)),
             Kind::Strings => v.as_array().is_some_and(|a| a.iter().all(Value::is_string)),
+            Kind::Calls => v.as_array().is_some_and(|a| {
+                a.len() <= 20
+                    && a.iter().all(|c| {
+                        c.get("tool").is_some_and(Value::is_string)
+                            && c.get("arguments").is_none_or(|x| x.is_object() || x.is_null())
+                    })
+            }),
         }
     }
 
@@ -286,6 +498,7 @@ impl Kind {
                 _ => Err(format!("expected true or false, got {word:?}")),
             },
             Kind::Strings => Ok(Value::Array(vec![Value::String(word.to_owned())])),
+            Kind::Calls => serde_json::from_str(word).map_err(|e| format!("expected a JSON array of calls: {e}")),
         }
     }
 }
@@ -379,6 +592,7 @@ impl ToolSpec {
                 Kind::Boolean => json!(true),
                 Kind::Enum(values) => json!(values[0]),
                 Kind::Strings => json!(["..."]),
+                Kind::Calls => json!([{ "tool": "search", "arguments": { "query": "..." } }]),
             };
             ex.insert(p.name.to_owned(), v);
         }

@@ -32,6 +32,60 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
+/// Parses an RFC 3339 / ISO 8601 time (`2026-11-22T09:30:00Z`, `2026-11-22T10:30:00.5+01:00`,
+/// `2026-11-22 09:30:00Z`, or a date `2026-11-22` meaning its midnight UTC) to Unix seconds.
+pub fn parse_rfc3339(s: &str) -> Option<i64> {
+    let s = s.trim();
+    let num = |t: &str| -> Option<i64> {
+        (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())).then(|| t.parse().ok()).flatten()
+    };
+    let (date, rest) = s.split_at(s.len().min(10));
+    let mut d = date.split('-');
+    let (y, m, day) = (num(d.next()?)?, num(d.next()?)?, num(d.next()?)?);
+    if d.next().is_some() || date.len() != 10 || !(1..=12).contains(&m) || !(1..=31).contains(&day) {
+        return None;
+    }
+    let days = days_from_civil(y, m as u32, day as u32);
+    if rest.is_empty() {
+        return Some(days * 86_400);
+    }
+    let rest = rest.strip_prefix(['T', 't', ' '])?;
+    let (clock, zone) = match rest.find(['Z', 'z', '+', '-']) {
+        Some(i) => rest.split_at(i),
+        None => return None, // a time without a zone is ambiguous
+    };
+    let clock = clock.split('.').next()?;
+    let mut c = clock.split(':');
+    let (h, mi, sec) = (num(c.next()?)?, num(c.next()?)?, num(c.next().unwrap_or("0"))?);
+    if c.next().is_some() || h > 23 || mi > 59 || sec > 60 {
+        return None;
+    }
+    let offset = match zone {
+        "Z" | "z" => 0,
+        z => {
+            let sign = if z.starts_with('-') { -1 } else { 1 };
+            let (oh, om) = z[1..].split_once(':')?;
+            let (oh, om) = (num(oh)?, num(om)?);
+            if oh > 23 || om > 59 {
+                return None;
+            }
+            sign * (oh * 3600 + om * 60)
+        }
+    };
+    Some(days * 86_400 + h * 3600 + mi * 60 + sec - offset)
+}
+
+/// Proleptic Gregorian (year, month, day) to days since 1970-01-01 (H. Hinnant's algorithm).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (i64::from(m) + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 /// `3d 4h`, `5m 2s`: a short human duration.
 pub fn human_duration(secs: u64) -> String {
     match secs {
@@ -51,5 +105,18 @@ mod tests {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
         assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(rfc3339(1_795_000_000), "2026-11-18T11:06:40Z");
+    }
+
+    #[test]
+    fn parses_what_it_formats_and_offsets() {
+        for t in [0, 951_782_400, 1_795_000_000] {
+            assert_eq!(parse_rfc3339(&rfc3339(t)), Some(t));
+        }
+        assert_eq!(parse_rfc3339("2026-11-18T12:06:40+01:00"), Some(1_795_000_000));
+        assert_eq!(parse_rfc3339("2026-11-18 11:06:40.25Z"), Some(1_795_000_000));
+        assert_eq!(parse_rfc3339("1970-01-02"), Some(86_400));
+        for bad in ["yesterday", "2026-13-01T00:00:00Z", "2026-11-18T11:06:40", "2026-11-18T25:00:00Z", ""] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
     }
 }

@@ -165,3 +165,76 @@ fn qualified(parent: Option<&str>, name: &str) -> String {
         _ => name.to_owned(),
     }
 }
+
+/// Kinds left out of outlines: text between items, not items.
+const NOT_SYMBOLS: &[&str] = &["block", "raw"];
+
+/// An outline: symbols grouped under their file, one signature a line. `chunks` are in file
+/// order. Modes: signatures, files_with_matches (one file a line), count.
+pub fn outline(chunks: &[crate::store::search::Candidate], mode: Mode, page: Page, cursor: Option<Cursor>) -> Rendered {
+    let items: Vec<&crate::store::search::Candidate> =
+        chunks.iter().filter(|c| !NOT_SYMBOLS.contains(&c.kind.as_str())).collect();
+    let total = items.len();
+    if mode == Mode::Count {
+        let files: std::collections::BTreeSet<&str> = items.iter().map(|c| c.path.as_str()).collect();
+        return Rendered {
+            text: format!("{total} symbol(s) in {} file(s)", files.len()),
+            results: Vec::new(),
+            cursor: None,
+        };
+    }
+    if mode == Mode::FilesWithMatches {
+        let mut files: Vec<(&str, usize)> = Vec::new();
+        for c in &items {
+            match files.last_mut() {
+                Some((p, n)) if *p == c.path => *n += 1,
+                _ => files.push((&c.path, 1)),
+            }
+        }
+        let text = files.iter().map(|(p, n)| format!("{p} ({n} symbol(s))")).collect::<Vec<_>>().join("\n");
+        let results = files.iter().map(|(p, n)| json!({ "path": p, "symbols": n })).collect();
+        return Rendered { text, results, cursor: None };
+    }
+    let (start, end) = match cursor {
+        Some(c) => (c.index, c.end.min(total)),
+        None => (page.offset.min(total), (page.offset + page.head_limit).min(total)),
+    };
+    let budget = page.max_tokens.max(50) * CHARS_PER_TOKEN;
+    let mut text = format!("{total} symbol(s); showing {}-{}\n", (start + 1).min(end), end);
+    let mut results = Vec::new();
+    let mut next = None;
+    let mut last_file = "";
+    for (i, c) in items.iter().enumerate().take(end).skip(start) {
+        let mut piece = String::new();
+        if c.path != last_file {
+            piece.push_str(&format!("{}\n", c.path));
+        }
+        let sig = if c.signature.is_empty() { c.name.as_str() } else { c.signature.as_str() };
+        let parent = match (&c.parent, c.kind.as_str()) {
+            (Some(p), "method" | "function") if !p.is_empty() => format!("{p}."),
+            _ => String::new(),
+        };
+        piece.push_str(&format!("  {}-{} [{}] {parent}{sig}\n", c.start_line, c.end_line, c.kind));
+        if text.len() + piece.len() > budget {
+            next = Some(Cursor { index: i, line: 0, end });
+            break;
+        }
+        text.push_str(&piece);
+        last_file = &c.path;
+        results.push(json!({
+            "path": c.path, "start_line": c.start_line, "end_line": c.end_line, "kind": c.kind,
+            "name": c.name, "parent": c.parent, "signature": c.signature,
+        }));
+    }
+    if let Some(cur) = next {
+        text.push_str(&format!(
+            "[cut at max_tokens={}: {} symbol(s) not shown; call again with cursor \"{}\" to continue]\n",
+            page.max_tokens,
+            end - cur.index,
+            cur.encode()
+        ));
+    } else if end < total {
+        text.push_str(&format!("[{} more symbol(s): offset={end}]\n", total - end));
+    }
+    Rendered { text: text.trim_end().to_owned(), results, cursor: next.map(|c| c.encode()) }
+}

@@ -126,6 +126,45 @@ impl Store {
         })
     }
 
+    /// Chunks matching an FTS5 expression, unranked, with their content (for line-level work:
+    /// references). Cheap: no bm25.
+    pub fn fts_matches(&self, expr: &str, filters: &Filters, limit: usize) -> Result<Vec<(Candidate, String)>> {
+        let mut params = vec![SqlValue::Text(expr.to_owned())];
+        let cond = filters.sql(&mut params);
+        let sql = format!(
+            "SELECT {CANDIDATE_COLUMNS}, 0.0, c.content
+             FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid JOIN files f ON f.id = c.file_id
+             WHERE chunks_fts MATCH ?1{cond} LIMIT {limit}"
+        );
+        self.read(|c| {
+            let mut stmt = c.prepare_cached(&sql)?;
+            let rows = stmt.query_map(rusqlite::params_from_iter(params), |r| Ok((candidate(r)?, r.get(11)?)))?;
+            rows.collect()
+        })
+    }
+
+    /// Every chunk under the filters with its content, in file order (grep).
+    pub fn scan(&self, filters: &Filters, mut each: impl FnMut(&Candidate, &str) -> bool) -> Result<()> {
+        let mut params = Vec::new();
+        let cond = filters.sql(&mut params);
+        let sql = format!(
+            "SELECT {CANDIDATE_COLUMNS}, 0.0, c.content FROM chunks c JOIN files f ON f.id = c.file_id
+             WHERE 1 = 1{cond} ORDER BY f.path, c.start_byte, c.id"
+        );
+        self.read(|c| {
+            let mut stmt = c.prepare_cached(&sql)?;
+            let mut rows = stmt.query(rusqlite::params_from_iter(params))?;
+            while let Some(r) = rows.next()? {
+                let cand = candidate(r)?;
+                let content = r.get_ref(11)?.as_str().unwrap_or_default();
+                if !each(&cand, content) {
+                    break;
+                }
+            }
+            Ok(())
+        })
+    }
+
     /// Chunks whose name is exactly `name` (any kind), for definitions and outlines.
     pub fn chunks_named(&self, name: &str, filters: &Filters, limit: usize) -> Result<Vec<Candidate>> {
         let mut params = vec![SqlValue::Text(name.to_owned())];

@@ -6,11 +6,20 @@
 //! may rely on the types; a handler that panics answers `isError` instead of taking the
 //! daemon down.
 
+mod batch;
+mod changed;
 mod context;
+mod expand;
+mod grep;
 mod index;
 mod projects;
+mod references;
 mod search;
 mod status;
+mod summary;
+mod symbols;
+mod tests_for;
+mod workspace;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -44,6 +53,15 @@ type Handler = fn(&Daemon, &Session, &Value) -> ToolReply;
 /// Every handler, keyed by its tool's name. A test checks this matches `TOOLS` exactly.
 const HANDLERS: &[(&str, Handler)] = &[
     ("search", search::run),
+    ("symbols", symbols::run),
+    ("references", references::run),
+    ("grep", grep::run),
+    ("directory-summary", summary::run),
+    ("tests-for", tests_for::run),
+    ("changed-since", changed::run),
+    ("search-expand", expand::run),
+    ("workspace-search", workspace::run),
+    ("batch", batch::run),
     ("status", status::run),
     ("index", index::run),
     ("projects", projects::run),
@@ -83,7 +101,7 @@ pub async fn call(daemon: Arc<Daemon>, session: Session, name: &str, args: Value
     Ok(reply)
 }
 
-fn lookup(name: &str) -> Option<(&'static ToolSpec, Handler)> {
+pub fn lookup(name: &str) -> Option<(&'static ToolSpec, Handler)> {
     let spec = tools::find(name)?;
     let handler = HANDLERS.iter().find(|(n, _)| *n == name)?.1;
     Some((spec, handler))

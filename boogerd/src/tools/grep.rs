@@ -1,0 +1,96 @@
+//! `grep`: regex or literal search over the indexed text, line by line.
+
+use booger_proto::wire::ToolReply;
+use regex::RegexBuilder;
+use serde_json::{Value, json};
+
+use super::{Session, explain_empty, filters, int, project_store};
+use crate::Daemon;
+use crate::search::format;
+
+pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
+    let pattern = args.get("pattern").and_then(Value::as_str).unwrap_or_default();
+    let literal = args.get("literal").and_then(Value::as_bool).unwrap_or(false);
+    let source = if literal { regex::escape(pattern) } else { pattern.to_owned() };
+    let re = match RegexBuilder::new(&source)
+        .case_insensitive(args.get("case_insensitive").and_then(Value::as_bool).unwrap_or(false))
+        .size_limit(1 << 22)
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            return ToolReply::error(format!(
+                "grep: invalid regex {pattern:?}: {}. Escape special characters, or pass literal=true to match the text as is",
+                e.to_string().lines().last().unwrap_or_default().trim()
+            ));
+        }
+    };
+    let (project, store) = match project_store(daemon, session, args) {
+        Ok(ps) => ps,
+        Err(reply) => return reply,
+    };
+    let f = filters(args);
+    let context = int(args, "context", 0);
+    let offset = int(args, "offset", 0);
+    let limit = int(args, "head_limit", 50);
+    let budget = int(args, "max_tokens", format::DEFAULT_MAX_TOKENS) * format::CHARS_PER_TOKEN;
+    let mut total = 0usize;
+    let mut out = String::new();
+    let mut results = Vec::new();
+    let mut cut = false;
+    let scanned = store.scan(&f, |chunk, content| {
+        let lines: Vec<&str> = content.lines().collect();
+        for (k, line) in lines.iter().enumerate() {
+            if !re.is_match(line) {
+                continue;
+            }
+            total += 1;
+            if total <= offset || results.len() >= limit || cut {
+                continue;
+            }
+            let n = chunk.start_line as usize + k;
+            let mut piece = String::new();
+            for c in k.saturating_sub(context)..k {
+                piece.push_str(&format!("{}-{}-{}\n", chunk.path, chunk.start_line as usize + c, lines[c]));
+            }
+            piece.push_str(&format!("{}:{n}:{}\n", chunk.path, clip(line)));
+            for (c, l) in lines.iter().enumerate().skip(k + 1).take(context) {
+                piece.push_str(&format!("{}-{}-{}\n", chunk.path, chunk.start_line as usize + c, clip(l)));
+            }
+            if context > 0 {
+                piece.push_str("--\n");
+            }
+            if out.len() + piece.len() > budget {
+                cut = true;
+                continue;
+            }
+            out.push_str(&piece);
+            results.push(json!({ "path": chunk.path, "line": n, "text": line }));
+        }
+        true
+    });
+    if let Err(e) = scanned {
+        return ToolReply::error(format!("grep: {e}"));
+    }
+    if total == 0 {
+        let why = explain_empty(&project, &store, &f, &format!("No lines match {pattern:?}."));
+        return ToolReply::ok(why.clone(), json!({ "results": [], "total": 0, "reason": why }));
+    }
+    let shown = results.len();
+    let mut text =
+        format!("{total} matching line(s); showing {}-{}\n{out}", (offset + 1).min(offset + shown), offset + shown);
+    if offset + shown < total {
+        let why = if cut {
+            format!("cut at max_tokens={}", budget / format::CHARS_PER_TOKEN)
+        } else {
+            "head_limit".to_owned()
+        };
+        text.push_str(&format!("[{} more ({why}): offset={}]\n", total - offset - shown, offset + shown));
+    }
+    ToolReply::ok(text.trim_end(), json!({ "total": total, "results": results }))
+}
+
+/// Very long lines (minified code, data) are shown clipped.
+fn clip(line: &str) -> &str {
+    if line.len() > 300 { &line[..line.floor_char_boundary(300)] } else { line }
+}

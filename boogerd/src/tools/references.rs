@@ -1,0 +1,201 @@
+//! `references`: every line that mentions a symbol, classified.
+//!
+//! Candidates come from the full-text index (the symbol's words), then each line is checked
+//! with a word-boundary match and classified by what surrounds the name: a definition (the
+//! chunk named by it, on its declaration line), an import, a call (`name(`), a type use
+//! (`: Name`, `-> Name`, `<Name>`, `impl Name`, `extends Name`) or a plain reference.
+
+use booger_proto::wire::ToolReply;
+use regex::Regex;
+use serde_json::{Value, json};
+
+use super::{Session, explain_empty, filters, int, project_store};
+use crate::Daemon;
+use crate::search::Query;
+use crate::search::format::{self, Cursor};
+use crate::store::search::Candidate;
+
+const CANDIDATES: usize = 5_000;
+
+#[derive(Debug, Clone, serde::Serialize)]
+struct Mention {
+    path: String,
+    line: u32,
+    class: &'static str,
+    /// The function or container the mention is in.
+    within: String,
+    text: String,
+}
+
+pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
+    let symbol = args.get("symbol").and_then(Value::as_str).unwrap_or_default().trim();
+    // `Class.method` / `mod::item`: the last part is what appears in code.
+    let name = symbol.rsplit(['.', ':']).next().unwrap_or(symbol);
+    if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+        return ToolReply::error(format!(
+            "references: {symbol:?} is not an identifier; give a name such as parse_config or Server.start"
+        ));
+    }
+    let (project, store) = match project_store(daemon, session, args) {
+        Ok(ps) => ps,
+        Err(reply) => return reply,
+    };
+    let f = filters(args);
+    let query = Query::parse(name);
+    let word =
+        Regex::new(&format!(r"(^|[^\w$]){}($|[^\w$])", regex::escape(name))).expect("escaped name is a valid regex");
+    let candidates = match store.fts_matches(&query.and(), &f, CANDIDATES) {
+        Ok(c) => c,
+        Err(e) => return ToolReply::error(format!("references: {e}")),
+    };
+    let mut mentions = Vec::new();
+    for (chunk, content) in &candidates {
+        for (k, line) in content.lines().enumerate() {
+            if let Some(m) = word.find(line) {
+                let at = m.start() + m.as_str().find(name).unwrap_or(0);
+                mentions.push(Mention {
+                    path: chunk.path.clone(),
+                    line: chunk.start_line + k as u32,
+                    class: classify(chunk, k, line, at, name),
+                    within: within(chunk),
+                    text: line.trim().chars().take(160).collect(),
+                });
+            }
+        }
+    }
+    if let Some(scope) = args.get("scope").and_then(Value::as_str) {
+        mentions.retain(|m| m.class == scope);
+    }
+    // Definitions first, then by place.
+    mentions.sort_by(|a, b| {
+        (a.class != "definition").cmp(&(b.class != "definition")).then(a.path.cmp(&b.path)).then(a.line.cmp(&b.line))
+    });
+    mentions.dedup_by(|a, b| a.path == b.path && a.line == b.line);
+    if mentions.is_empty() {
+        let why = explain_empty(&project, &store, &f, &format!("No matches for symbol '{symbol}'."));
+        return ToolReply::ok(why.clone(), json!({ "results": [], "reason": why }));
+    }
+    let mode = args.get("output_mode").and_then(Value::as_str).unwrap_or("content");
+    let mut counts = std::collections::BTreeMap::new();
+    for m in &mentions {
+        *counts.entry(m.class).or_insert(0usize) += 1;
+    }
+    let summary = counts.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(", ");
+    match mode {
+        "count" => ToolReply::ok(
+            format!("{} mention(s) of {symbol}: {summary}", mentions.len()),
+            json!({ "total": mentions.len(), "by_class": counts }),
+        ),
+        "files_with_matches" => {
+            let mut files: Vec<(String, usize)> = Vec::new();
+            for m in &mentions {
+                match files.iter_mut().find(|(p, _)| *p == m.path) {
+                    Some((_, n)) => *n += 1,
+                    None => files.push((m.path.clone(), 1)),
+                }
+            }
+            let text = files.iter().map(|(p, n)| format!("{p} ({n})")).collect::<Vec<_>>().join("\n");
+            ToolReply::ok(
+                text,
+                json!({ "results": files.iter().map(|(p, n)| json!({ "path": p, "mentions": n })).collect::<Vec<_>>() }),
+            )
+        }
+        _ => {
+            let budget = int(args, "max_tokens", format::DEFAULT_MAX_TOKENS) * format::CHARS_PER_TOKEN;
+            let cursor = args.get("cursor").and_then(Value::as_str).and_then(Cursor::parse);
+            let (start, end) = match cursor {
+                Some(c) => (c.index, c.end.min(mentions.len())),
+                None => {
+                    let o = int(args, "offset", 0).min(mentions.len());
+                    (o, (o + int(args, "head_limit", 50)).min(mentions.len()))
+                }
+            };
+            let mut text = format!(
+                "{} mention(s) of {symbol} ({summary}); showing {}-{end}\n",
+                mentions.len(),
+                (start + 1).min(end)
+            );
+            let mut shown = Vec::new();
+            let mut next = None;
+            for (i, m) in mentions.iter().enumerate().take(end).skip(start) {
+                let within = if m.within.is_empty() { String::new() } else { format!(" in {}", m.within) };
+                let line = format!("{}:{} [{}]{within}: {}\n", m.path, m.line, m.class, m.text);
+                if text.len() + line.len() > budget {
+                    next = Some(Cursor { index: i, line: 0, end });
+                    break;
+                }
+                text.push_str(&line);
+                shown.push(m);
+            }
+            if let Some(c) = next {
+                text.push_str(&format!("[cut at max_tokens: call again with cursor \"{}\" to continue]\n", c.encode()));
+            } else if end < mentions.len() {
+                text.push_str(&format!("[{} more: offset={end}]\n", mentions.len() - end));
+            }
+            ToolReply::ok(
+                text.trim_end(),
+                json!({ "total": mentions.len(), "results": shown, "cursor": next.map(|c| c.encode()) }),
+            )
+        }
+    }
+}
+
+fn within(c: &Candidate) -> String {
+    match (c.kind.as_str(), &c.parent) {
+        ("function" | "method", Some(p)) if !p.is_empty() => format!("{p}.{}", c.name),
+        ("function" | "method" | "class" | "struct" | "impl" | "trait" | "interface" | "enum", _) => c.name.clone(),
+        _ => String::new(),
+    }
+}
+
+fn classify(chunk: &Candidate, line_in_chunk: usize, line: &str, at: usize, name: &str) -> &'static str {
+    let trimmed = line.trim_start();
+    if chunk.kind == "import"
+        || ["import ", "from ", "use ", "#include", "extern crate "].iter().any(|k| trimmed.starts_with(k))
+        || line.contains("require(")
+    {
+        return "import";
+    }
+    let before = line[..at].trim_end();
+    let after = line[at + name.len()..].trim_start();
+    let decl_words = [
+        "fn",
+        "def",
+        "class",
+        "struct",
+        "enum",
+        "trait",
+        "type",
+        "interface",
+        "func",
+        "union",
+        "const",
+        "static",
+        "let",
+        "var",
+        "macro_rules!",
+        "mod",
+        "impl",
+    ];
+    let last_word = before.rsplit(|c: char| c.is_whitespace() || c == '(').next().unwrap_or("");
+    let is_decl_line = decl_words.contains(&last_word)
+        || (chunk.name == name && line_in_chunk <= 3 && before.ends_with(['*', ' ', '\t']) && after.starts_with('('));
+    if chunk.name == name && is_decl_line {
+        return "definition";
+    }
+    if decl_words.contains(&last_word) && last_word != "impl" {
+        return "definition";
+    }
+    if after.starts_with('(') || after.starts_with("!(") || after.starts_with("::<") {
+        return "call";
+    }
+    if before.ends_with(':') && !before.ends_with("::")
+        || before.ends_with("->")
+        || before.ends_with('<')
+        || after.starts_with('<')
+        || ["impl", "dyn", "extends", "implements", "new", "&", "&mut", "as", "instanceof"].contains(&last_word)
+    {
+        return "type";
+    }
+    "reference"
+}

@@ -1,0 +1,104 @@
+//! `workspace-search`: one query over every registered project, ranked together.
+
+use std::collections::HashMap;
+
+use booger_proto::wire::ToolReply;
+use serde_json::{Value, json};
+
+use super::{Session, filters, int};
+use crate::Daemon;
+use crate::search::format::{self, Cursor, Mode, Page};
+use crate::search::{Context, Hit};
+
+/// Projects searched at the same time.
+const CONCURRENCY: usize = 10;
+
+pub fn run(daemon: &Daemon, _session: &Session, args: &Value) -> ToolReply {
+    let query = args.get("query").and_then(Value::as_str).unwrap_or_default();
+    let f = filters(args);
+    let projects = daemon.registry.read().expect("registry lock").projects().to_vec();
+    if projects.is_empty() {
+        return ToolReply::ok(
+            "No projects registered. Add some with `booger projects add PATH`.",
+            json!({ "results": [] }),
+        );
+    }
+    let mut stores = Vec::new();
+    let mut unindexed = Vec::new();
+    for p in &projects {
+        match daemon.projects.get(&p.root).existing_store() {
+            Ok(Some(s)) => stores.push((p.name.clone(), s)),
+            _ => unindexed.push(p.name.clone()),
+        }
+    }
+    // Bounded concurrency: at most CONCURRENCY projects at once.
+    let mut per_project: Vec<(String, std::sync::Arc<crate::store::Store>, Vec<Hit>)> = Vec::new();
+    for group in stores.chunks(CONCURRENCY) {
+        let results: Vec<_> = std::thread::scope(|s| {
+            let handles: Vec<_> = group
+                .iter()
+                .map(|(name, store)| {
+                    let f = &f;
+                    s.spawn(move || {
+                        (name.clone(), store.clone(), crate::search::search(store, query, f, &Context::default()))
+                    })
+                })
+                .collect();
+            handles.into_iter().filter_map(|h| h.join().ok()).collect()
+        });
+        for (name, store, hits) in results {
+            match hits {
+                Ok(h) => per_project.push((name, store, h)),
+                Err(e) => tracing::warn!(project = %name, error = %e, "workspace-search: project failed"),
+            }
+        }
+    }
+    // One ranking; each hit tagged with its project, ids made unique across projects.
+    let mut all: Vec<(usize, Hit)> = Vec::new();
+    for (pi, (name, _, hits)) in per_project.iter().enumerate() {
+        for h in hits {
+            let mut h = h.clone();
+            h.chunk.path = format!("{name}:{}", h.chunk.path);
+            all.push((pi, h));
+        }
+    }
+    all.sort_by(|a, b| b.1.score.total_cmp(&a.1.score));
+    let mode = Mode::parse(args.get("output_mode").and_then(Value::as_str), Mode::Content);
+    let cursor = args.get("cursor").and_then(Value::as_str).and_then(Cursor::parse);
+    let page = Page {
+        offset: int(args, "offset", 0),
+        head_limit: int(args, "head_limit", 10),
+        max_lines: int(args, "max_lines", 40),
+        max_tokens: int(args, "max_tokens", format::DEFAULT_MAX_TOKENS),
+    };
+    let (from, to) = match cursor {
+        Some(c) => (c.index, c.end),
+        None => (page.offset, page.offset + page.head_limit),
+    };
+    let mut contents = HashMap::new();
+    let mut hits = Vec::with_capacity(all.len());
+    for (i, (pi, mut h)) in all.into_iter().enumerate() {
+        let original = h.chunk.id;
+        h.chunk.id = i as i64;
+        if mode == Mode::Content && i >= from && i < to {
+            let store = &per_project[pi].1;
+            if let Some(text) = store.contents(&[original]).ok().and_then(|mut m| m.remove(&original)) {
+                contents.insert(i as i64, text);
+            }
+        }
+        hits.push(h);
+    }
+    let header =
+        if unindexed.is_empty() { String::new() } else { format!("(not indexed yet: {})\n", unindexed.join(", ")) };
+    if hits.is_empty() {
+        return ToolReply::ok(
+            format!("{header}No matches for {query:?} in {} project(s).", stores.len()),
+            json!({ "results": [] }),
+        );
+    }
+    let r = format::render(&hits, &contents, mode, page, cursor, &header);
+    ToolReply::ok(
+        r.text,
+        json!({ "projects": stores.len(), "total": hits.len(), "results": r.results, "cursor": r.cursor }),
+    )
+}
