@@ -4,7 +4,7 @@
 //! (which reports live progress) and draws one line on stderr until the call returns.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -42,7 +42,7 @@ impl Drop for Bar {
     }
 }
 
-fn poll(socket: &PathBuf, cwd: &PathBuf, project: &str, stop: &AtomicBool) {
+fn poll(socket: &Path, cwd: &Path, project: &str, stop: &AtomicBool) {
     let Ok(mut d) = Daemon::connect(socket) else { return };
     let hello = Hello { client: "booger-progress", project: Some(cwd), session: "cli" };
     if d.hello(&hello).is_err() {

@@ -6,5 +6,6 @@ mod lifecycle;
 mod mcp;
 mod python_sdk;
 mod rpc;
+mod search;
 mod services;
 mod tidy;

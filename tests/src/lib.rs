@@ -156,6 +156,25 @@ impl Env {
         Raw { reader: BufReader::new(stream.try_clone().expect("clone")), stream }
     }
 
+    /// Calls a tool through the daemon as a session whose default project is `project`:
+    /// returns (text, data, is_error).
+    pub fn call(&self, project: &Path, session: &str, tool: &str, arguments: Value) -> (String, Value, bool) {
+        let mut c = self.connect();
+        let hello = c.request(
+            1,
+            "booger/hello",
+            json!({ "protocol": booger_proto::wire::PROTOCOL_VERSION, "client": "booger-tests", "project": project, "session": session }),
+        );
+        assert!(hello.get("result").is_some(), "hello failed: {hello}");
+        let r = c.request(2, "booger/call", json!({ "tool": tool, "arguments": arguments }));
+        let res = r.get("result").unwrap_or_else(|| panic!("{tool} failed at the protocol level: {r}"));
+        (
+            res["text"].as_str().unwrap_or_default().to_owned(),
+            res["data"].clone(),
+            res["isError"].as_bool().unwrap_or(false),
+        )
+    }
+
     /// Starts `booger mcp [dir]` with piped stdio.
     pub fn mcp(&self, dir: Option<&Path>) -> Mcp {
         let mut cmd = self.booger(dir);

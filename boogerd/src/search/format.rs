@@ -210,11 +210,7 @@ pub fn outline(chunks: &[crate::store::search::Candidate], mode: Mode, page: Pag
             piece.push_str(&format!("{}\n", c.path));
         }
         let sig = if c.signature.is_empty() { c.name.as_str() } else { c.signature.as_str() };
-        let parent = match (&c.parent, c.kind.as_str()) {
-            (Some(p), "method" | "function") if !p.is_empty() => format!("{p}."),
-            _ => String::new(),
-        };
-        piece.push_str(&format!("  {}-{} [{}] {parent}{sig}\n", c.start_line, c.end_line, c.kind));
+        piece.push_str(&format!("  {}-{} [{}] {sig}\n", c.start_line, c.end_line, c.kind));
         if text.len() + piece.len() > budget {
             next = Some(Cursor { index: i, line: 0, end });
             break;

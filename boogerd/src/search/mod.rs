@@ -109,8 +109,7 @@ fn rerank(c: &Candidate, q: &Query, hints: &[&str], ctx: &Context, annotated: bo
         s -= ((c.bytes - 4_000) as f64 / 2_000.0).min(4.0);
     }
     let name = c.name.to_lowercase();
-    if !name.is_empty() && (q.words.iter().any(|w| *w == name) || q.words.join("_") == name || q.words.concat() == name)
-    {
+    if !name.is_empty() && (q.words.contains(&name) || q.words.join("_") == name || q.words.concat() == name) {
         s += 6.0;
     }
     if !hints.is_empty() && hints.contains(&c.kind.as_str()) {

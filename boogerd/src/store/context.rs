@@ -113,15 +113,15 @@ impl Store {
         })
     }
 
-    /// Clears volatile context: one session's rows, or (`None`) everything. Returns
-    /// (annotations, workset entries) removed.
-    pub fn forget(&self, session: Option<&str>) -> Result<(usize, usize)> {
+    /// Clears volatile context: one session's rows, the shared rows, or (`None`) everything.
+    /// Returns (annotations, workset entries) removed.
+    pub fn forget(&self, scope: Option<Scope>) -> Result<(usize, usize)> {
         self.write(|c| {
             let tx = c.transaction()?;
-            let counts = match session {
+            let counts = match scope {
                 Some(s) => (
-                    tx.execute("DELETE FROM annotations WHERE session_id = ?1", [s])?,
-                    tx.execute("DELETE FROM workset WHERE session_id = ?1", [s])?,
+                    tx.execute("DELETE FROM annotations WHERE session_id IS ?1", [s.id()])?,
+                    tx.execute("DELETE FROM workset WHERE session_id IS ?1", [s.id()])?,
                 ),
                 None => (tx.execute("DELETE FROM annotations", [])?, tx.execute("DELETE FROM workset", [])?),
             };

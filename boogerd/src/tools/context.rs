@@ -130,14 +130,13 @@ pub fn forget(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     };
     let which = match args.get("session").and_then(Value::as_str) {
         Some("all") => None,
-        Some(s) => Some(s.to_owned()),
-        None => Some(session.id.clone()),
+        _ => Some(scope(session, args)),
     };
-    match store.forget(which.as_deref()) {
+    match store.forget(which) {
         Ok((notes, paths)) => ToolReply::ok(
             format!(
                 "Forgot {notes} note(s) and {paths} focus/visited path(s) in {name} ({}).",
-                which.as_deref().map_or("all sessions".to_owned(), |s| format!("session {s}"))
+                which.map_or("all sessions and the shared context".to_owned(), scope_name)
             ),
             json!({ "annotations": notes, "workset": paths }),
         ),

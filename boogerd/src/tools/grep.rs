@@ -50,8 +50,9 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
             }
             let n = chunk.start_line as usize + k;
             let mut piece = String::new();
-            for c in k.saturating_sub(context)..k {
-                piece.push_str(&format!("{}-{}-{}\n", chunk.path, chunk.start_line as usize + c, lines[c]));
+            let before = k.saturating_sub(context);
+            for (c, l) in lines.iter().enumerate().take(k).skip(before) {
+                piece.push_str(&format!("{}-{}-{}\n", chunk.path, chunk.start_line as usize + c, clip(l)));
             }
             piece.push_str(&format!("{}:{n}:{}\n", chunk.path, clip(line)));
             for (c, l) in lines.iter().enumerate().skip(k + 1).take(context) {

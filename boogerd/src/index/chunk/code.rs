@@ -298,7 +298,7 @@ impl Walker<'_> {
     ) {
         let outer = kids[i];
         let first = self.doc_first(kids, i);
-        let start = kids[first].start_byte();
+        let start = self.line_start_if_indented(kids[first].start_byte());
         let end = end.unwrap_or(outer.end_byte());
         let name = self.name(node, kind);
         let doc = self.doc(&kids[first..i], node);
@@ -322,6 +322,13 @@ impl Walker<'_> {
             start_byte: start,
             end_byte: end,
         });
+    }
+
+    /// A chunk starts at the beginning of its first line when only indentation precedes it,
+    /// so its lines are whole lines (for display and for line-based tools).
+    fn line_start_if_indented(&self, byte: usize) -> usize {
+        let line_start = self.lines.start_of(self.lines.line_of(byte));
+        if self.src[line_start..byte].iter().all(|b| *b == b' ' || *b == b'\t') { line_start } else { byte }
     }
 
     /// `func (s *Server) Start()` → `Server`.

@@ -164,7 +164,7 @@ fn docs_and_docstrings_stay_with_their_item() {
     let rs = chunk_file(Path::new("a.rs"), include_str!("fixtures/sample.rs").as_bytes(), false);
     let new = rs.chunks.iter().find(|c| c.name == "new").unwrap();
     assert_eq!(new.doc.as_deref(), Some("Makes one."));
-    assert!(new.content.starts_with("/// Makes one.\n    pub fn new"), "{}", new.content);
+    assert!(new.content.starts_with("    /// Makes one.\n    pub fn new"), "{}", new.content);
     let config = rs.chunks.iter().find(|c| c.name == "Config" && c.kind == "struct").unwrap();
     assert_eq!(config.doc.as_deref(), Some("A configuration."));
     assert!(config.content.contains("#[derive(Debug)]"));

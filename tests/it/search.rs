@@ -1,0 +1,369 @@
+//! The search-side tools over a real indexed project: ranking, output modes, filters, token
+//! budgets and cursors, empty answers that say why, volatile context and sessions.
+
+use std::path::Path;
+
+use booger_tests::Env;
+use serde_json::{Value, json};
+
+fn write(root: &Path, rel: &str, body: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, body).unwrap();
+}
+
+/// A small multi-language project with definitions, calls, imports and tests.
+fn project(env: &Env, name: &str) -> std::path::PathBuf {
+    let root = env.project(name);
+    write(
+        &root,
+        "src/config.rs",
+        "use std::path::Path;\n\n/// Reads the configuration file.\npub fn parse_config(path: &Path) -> Config {\n    let text = std::fs::read_to_string(path).unwrap();\n    Config { text }\n}\n\npub struct Config {\n    pub text: String,\n}\n",
+    );
+    write(
+        &root,
+        "src/main.rs",
+        "mod config;\nuse config::parse_config;\n\nfn main() {\n    let c: Config = parse_config(Path::new(\"booger.toml\"));\n    println!(\"{}\", c.text);\n}\n\nfn handle_request() {}\n",
+    );
+    write(
+        &root,
+        "src/server.py",
+        "import socket\n\nclass HTTPServer:\n    \"\"\"Serves HTTP.\"\"\"\n\n    def serve_forever(self):\n        \"\"\"Accept connections until shutdown.\"\"\"\n        while True:\n            self.handle_one()\n\n    def handle_one(self):\n        pass\n\n\ndef retry_upload(blob, attempts=3):\n    \"\"\"Retry a failed upload with backoff.\"\"\"\n    return blob\n",
+    );
+    write(
+        &root,
+        "tests/test_server.py",
+        "from src.server import HTTPServer, retry_upload\n\ndef test_retry_upload():\n    assert retry_upload(b'x')\n\ndef test_serve_forever_stops():\n    HTTPServer().serve_forever\n",
+    );
+    write(&root, "web/app.ts", "export function parseConfig(raw: string): object {\n  return JSON.parse(raw);\n}\n");
+    write(
+        &root,
+        "docs/guide.md",
+        "# Guide\n\nHow to configure the server.\n\n## Retries\n\nUploads are retried three times.\n",
+    );
+    let out = env.run(&["index", root.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", booger_tests::describe(&out));
+    root
+}
+
+fn search(env: &Env, root: &Path, args: Value) -> (String, Value, bool) {
+    env.call(root, "s1", "search", args)
+}
+
+#[test]
+fn definitions_rank_first_in_every_output_mode() {
+    let env = Env::new();
+    let _d = env.start_daemon();
+    let root = project(&env, "modes");
+    let (text, data, err) = search(&env, &root, json!({ "query": "parse_config" }));
+    assert!(!err, "{text}");
+    let first = &data["results"][0];
+    assert_eq!(
+        (first["path"].as_str(), first["name"].as_str()),
+        (Some("src/config.rs"), Some("parse_config")),
+        "{text}"
+    );
+    // content mode shows numbered lines.
+    assert!(text.contains("4:pub fn parse_config(path: &Path) -> Config {"), "{text}");
+
+    let (sig, _, _) = search(&env, &root, json!({ "query": "parse_config", "output_mode": "signatures" }));
+    assert!(sig.contains("src/config.rs:3:7 [function] pub fn parse_config(path: &Path) -> Config"), "{sig}");
+    let (files, _, _) = search(&env, &root, json!({ "query": "parse_config", "output_mode": "files_with_matches" }));
+    assert!(files.lines().nth(1).unwrap().starts_with("src/config.rs:3:7 [function] parse_config"), "{files}");
+    let (count, _, _) = search(&env, &root, json!({ "query": "parse_config", "output_mode": "count" }));
+    assert!(count.ends_with("result(s)") && !count.starts_with('0'), "{count}");
+    // camelCase is found by its words.
+    let (_, data, _) = search(&env, &root, json!({ "query": "parse config", "language": "typescript" }));
+    assert_eq!(data["results"][0]["name"], "parseConfig");
+}
+
+#[test]
+fn filters_paging_and_safe_punctuation() {
+    let env = Env::new();
+    let _d = env.start_daemon();
+    let root = project(&env, "filters");
+    let (_, data, _) =
+        search(&env, &root, json!({ "query": "retry upload", "kind": "function", "path_prefix": "src" }));
+    let paths: Vec<&str> = data["results"].as_array().unwrap().iter().map(|r| r["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["src/server.py"]);
+    let (_, data, _) = search(&env, &root, json!({ "query": "retry", "path_prefix": "tests/*.py" }));
+    assert!(data["results"].as_array().unwrap().iter().all(|r| r["path"].as_str().unwrap().starts_with("tests/")));
+    // Paging: offset continues where head_limit stopped.
+    let (_, all, _) =
+        search(&env, &root, json!({ "query": "server", "output_mode": "files_with_matches", "head_limit": 50 }));
+    let (_, page2, _) = search(
+        &env,
+        &root,
+        json!({ "query": "server", "output_mode": "files_with_matches", "head_limit": 2, "offset": 2 }),
+    );
+    assert_eq!(page2["results"][0], all["results"][2]);
+    // FTS5 syntax characters are data, not operators.
+    for q in ["tree-sitter", "os.path", "std::io", "a/b", "\"unbalanced", "NOT AND OR", "*", "(x"] {
+        let (text, _, err) = search(&env, &root, json!({ "query": q }));
+        assert!(!err, "{q}: {text}");
+    }
+    // AND finds nothing, OR still answers.
+    let (_, data, _) = search(&env, &root, json!({ "query": "retry zebraquux" }));
+    assert!(!data["results"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn empty_answers_say_why_and_how_to_fix_it() {
+    let env = Env::new();
+    let _d = env.start_daemon();
+    let root = project(&env, "empty");
+    let (text, _, err) = search(&env, &root, json!({ "query": "zebraquux" }));
+    assert!(!err && text.contains("No matches for \"zebraquux\""), "{text}");
+    let (text, _, _) = search(&env, &root, json!({ "query": "config", "path_prefix": "nope/" }));
+    assert!(text.contains("Path prefix \"nope/\" has no indexed files") && text.contains("booger index"), "{text}");
+    let other = env.project("never-indexed");
+    env.run(&["projects", "add", other.to_str().unwrap()]);
+    std::fs::remove_dir_all(other.join(".booger")).ok();
+    let unregistered = env.project("unregistered");
+    let (text, _, err) = search(&env, &unregistered, json!({ "query": "x" }));
+    assert!(err && text.contains("booger projects add"), "{text}");
+    // Bad arguments are tool errors that say how to fix them.
+    let (text, _, err) = search(&env, &root, json!({ "query": "x", "head_limit": -1 }));
+    assert!(err && text.contains("`head_limit` must be an integer from 1 to 500"), "{text}");
+    let (text, _, err) = search(&env, &root, json!({ "head_limit": 3 }));
+    assert!(err && text.contains("missing required argument `query`"), "{text}");
+    let (text, _, err) = search(&env, &root, json!({ "query": "x", "output_mode": "everything" }));
+    assert!(
+        err && text.contains("`output_mode` must be one of content, signatures, files_with_matches, count"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_cut_answer_continues_exactly_where_it_stopped() {
+    let env = Env::new();
+    let _d = env.start_daemon();
+    let root = project(&env, "budget");
+    let body: String = (0..300).map(|i| format!("    value_{i} = compute_total({i})\n")).collect();
+    write(&root, "big.py", &format!("def compute_total(x):\n    return x\n\ndef giant():\n{body}"));
+    env.run(&["index", root.to_str().unwrap()]);
+    let args = |cursor: Option<&str>| {
+        let mut a = json!({ "query": "compute_total", "max_lines": 1000, "head_limit": 5, "max_tokens": 300 });
+        if let Some(c) = cursor {
+            a["cursor"] = json!(c);
+        }
+        a
+    };
+    let (full, _, _) = search(
+        &env,
+        &root,
+        json!({ "query": "compute_total", "max_lines": 1000, "head_limit": 5, "max_tokens": 20000 }),
+    );
+    let mut pieces = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..100 {
+        let (text, data, err) = search(&env, &root, args(cursor.as_deref()));
+        assert!(!err, "{text}");
+        assert!(text.len() <= 300 * 4 + 200, "answer over budget: {} chars", text.len());
+        pieces.push(text);
+        match data["cursor"].as_str() {
+            Some(c) => cursor = Some(c.to_owned()),
+            None => break,
+        }
+    }
+    assert!(pieces.len() > 3, "the budget never cut");
+    assert!(pieces[0].contains("call again with cursor"));
+    // Every code line of the full answer appears once across the pieces, in order.
+    let lines = |t: &str| {
+        t.lines()
+            .filter(|l| l.split(':').next().is_some_and(|n| n.parse::<u32>().is_ok()))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    let joined: Vec<String> = pieces.iter().flat_map(|p| lines(p)).collect();
+    assert_eq!(joined, lines(&full));
+}
+
+#[test]
+fn notes_focus_visit_and_forget_are_per_session() {
+    let env = Env::new();
+    let _d = env.start_daemon();
+    let root = project(&env, "context");
+    let (_, _, err) =
+        env.call(&root, "alice", "annotate", json!({ "target": "src/server.py", "note": "retry logic is flaky" }));
+    assert!(!err);
+    let (text, data, _) = env.call(&root, "alice", "search", json!({ "query": "retry upload" }));
+    assert!(text.contains("[note] retry logic is flaky"), "{text}");
+    assert!(data["results"][0]["notes"].is_array());
+    // Bob does not see Alice's note unless it is shared.
+    let (text, _, _) = env.call(&root, "bob", "search", json!({ "query": "retry upload" }));
+    assert!(!text.contains("[note]"), "{text}");
+    env.call(
+        &root,
+        "alice",
+        "annotate",
+        json!({ "target": "retry_upload", "note": "everyone: see RFC", "session": "shared" }),
+    );
+    let (text, _, _) = env.call(&root, "bob", "search", json!({ "query": "retry upload" }));
+    assert!(text.contains("[note] everyone: see RFC"), "{text}");
+    let (list, _, _) = env.call(&root, "bob", "annotations", json!({}));
+    assert!(list.contains("everyone: see RFC (shared)") && !list.contains("flaky"), "{list}");
+
+    // Focus lifts a path; visited sinks it.
+    let rank_of = |session: &str, path: &str| {
+        let (_, d, _) = env.call(
+            &root,
+            session,
+            "search",
+            json!({ "query": "server", "output_mode": "files_with_matches", "head_limit": 20 }),
+        );
+        d["results"].as_array().unwrap().iter().position(|r| r["path"] == path).unwrap()
+    };
+    let before = rank_of("carol", "docs/guide.md");
+    env.call(&root, "carol", "focus", json!({ "paths": ["docs"] }));
+    assert!(rank_of("carol", "docs/guide.md") < before.max(1));
+    assert_eq!(rank_of("dave", "docs/guide.md"), before, "focus leaked into another session");
+    let score_of = |session: &str, path: &str| {
+        let (_, d, _) = env.call(
+            &root,
+            session,
+            "search",
+            json!({ "query": "server", "output_mode": "files_with_matches", "head_limit": 20 }),
+        );
+        d["results"].as_array().unwrap().iter().find(|r| r["path"] == path).unwrap()["score"].as_f64().unwrap()
+    };
+    let before = score_of("erin", "src/server.py");
+    env.call(&root, "erin", "visit", json!({ "paths": ["src/server.py"] }));
+    assert!((score_of("erin", "src/server.py") - (before - 3.0)).abs() < 0.01, "visited paths rank 3 lower");
+
+    // Expiry and forget.
+    env.call(&root, "alice", "annotate", json!({ "target": "src/main.rs", "note": "short-lived", "ttl": 1 }));
+    std::thread::sleep(std::time::Duration::from_millis(1_100));
+    let (list, _, _) = env.call(&root, "alice", "annotations", json!({}));
+    assert!(!list.contains("short-lived"), "{list}");
+    let (text, _, _) = env.call(&root, "alice", "forget", json!({}));
+    assert!(text.starts_with("Forgot"), "{text}");
+    let (list, _, _) = env.call(&root, "alice", "annotations", json!({}));
+    assert!(
+        list.contains("everyone: see RFC") && !list.contains("flaky"),
+        "shared notes survive a session's forget: {list}"
+    );
+    // Notes belong to the agents: re-indexing keeps them.
+    env.run(&["index", root.to_str().unwrap(), "--full"]);
+    let (list, _, _) = env.call(&root, "bob", "annotations", json!({}));
+    assert!(list.contains("everyone: see RFC"), "{list}");
+}
+
+#[test]
+fn references_are_classified_and_scoped() {
+    let env = Env::new();
+    let _d = env.start_daemon();
+    let root = project(&env, "refs");
+    let (text, data, err) = env.call(&root, "s", "references", json!({ "symbol": "parse_config" }));
+    assert!(!err, "{text}");
+    let classes: Vec<(String, String)> = data["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["path"].as_str().unwrap().to_owned(), m["class"].as_str().unwrap().to_owned()))
+        .collect();
+    assert_eq!(classes[0], ("src/config.rs".to_owned(), "definition".to_owned()), "{text}");
+    assert!(classes.contains(&("src/main.rs".to_owned(), "import".to_owned())), "{text}");
+    assert!(classes.contains(&("src/main.rs".to_owned(), "call".to_owned())), "{text}");
+    assert!(text.contains("src/main.rs:5 [call] in main:"), "{text}");
+    let (text, data, _) = env.call(&root, "s", "references", json!({ "symbol": "Config", "scope": "type" }));
+    assert!(data["results"].as_array().unwrap().iter().all(|m| m["class"] == "type"), "{text}");
+    assert!(text.contains("src/config.rs:4 [type]"), "{text}");
+    let (count, _, _) = env.call(&root, "s", "references", json!({ "symbol": "parse_config", "output_mode": "count" }));
+    assert!(count.contains("1 definition"), "{count}");
+    let (text, _, _) = env.call(&root, "s", "references", json!({ "symbol": "nothing_here" }));
+    assert!(text.contains("No matches for symbol 'nothing_here'"), "{text}");
+}
+
+#[test]
+fn outlines_summaries_tests_grep_and_changes() {
+    let env = Env::new();
+    let _d = env.start_daemon();
+    let root = project(&env, "nav");
+    let (text, _, _) = env.call(&root, "s", "symbols", json!({ "path": "src/server.py" }));
+    assert!(text.contains("src/server.py\n  1-1 [import] import socket\n  3-5 [class] class HTTPServer"), "{text}");
+    assert!(text.contains("[method] def serve_forever(self)"), "{text}");
+    let (count, _, _) = env.call(&root, "s", "symbols", json!({ "path": "src", "output_mode": "count" }));
+    assert!(count.contains("in 3 file(s)"), "{count}");
+
+    let (text, data, _) = env.call(&root, "s", "directory-summary", json!({}));
+    assert!(text.contains("entry points") && text.contains("fn main()") && text.contains("handle_request"), "{text}");
+    assert_eq!(data["subdirectories"]["src"], 3);
+
+    let (text, _, _) = env.call(&root, "s", "tests-for", json!({ "symbol": "retry_upload" }));
+    assert!(text.contains("tests/test_server.py") && text.contains("test_retry_upload"), "{text}");
+    let (text, _, _) = env.call(&root, "s", "tests-for", json!({ "symbol": "serve_forever", "output_mode": "count" }));
+    assert!(text.starts_with("1 test(s)"), "{text}");
+
+    let (text, _, _) = env.call(&root, "s", "grep", json!({ "pattern": r"def \w+_forever", "context": 1 }));
+    assert!(
+        text.contains("src/server.py:6:    def serve_forever(self):") && text.contains("src/server.py-7-"),
+        "{text}"
+    );
+    assert!(text.starts_with("2 matching line(s)"), "{text}");
+    let (text, _, err) = env.call(&root, "s", "grep", json!({ "pattern": "(unclosed" }));
+    assert!(err && text.contains("invalid regex") && text.contains("literal=true"), "{text}");
+    let (text, _, err) = env.call(&root, "s", "grep", json!({ "pattern": "(unclosed", "literal": true }));
+    assert!(!err && text.starts_with("No lines match"), "{text}");
+
+    let (text, _, err) = env.call(&root, "s", "changed-since", json!({ "since": "last tuesday" }));
+    assert!(err && text.contains("RFC 3339"), "{text}");
+    std::thread::sleep(std::time::Duration::from_millis(1_100));
+    let mark = booger_tests_time_now();
+    std::thread::sleep(std::time::Duration::from_millis(1_100));
+    write(
+        &root,
+        "web/app.ts",
+        "export function parseConfig(raw: string): object { return {}; }\nexport function fresh(): void {}\n",
+    );
+    env.run(&["index", root.to_str().unwrap()]);
+    let (text, data, _) = env.call(&root, "s", "changed-since", json!({ "since": mark }));
+    let paths: Vec<&str> = data["results"].as_array().unwrap().iter().map(|r| r["path"].as_str().unwrap()).collect();
+    assert!(!paths.is_empty() && paths.iter().all(|p| *p == "web/app.ts"), "{text}");
+}
+
+fn booger_tests_time_now() -> String {
+    let out = std::process::Command::new("date").args(["-u", "+%Y-%m-%dT%H:%M:%SZ"]).output().unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+#[test]
+fn workspace_search_expand_and_batch() {
+    let env = Env::new();
+    let _d = env.start_daemon();
+    let a = project(&env, "alpha");
+    let b = env.project("beta");
+    write(&b, "lib.go", "package lib\n\n// ParseConfig parses.\nfunc ParseConfig(s string) string { return s }\n");
+    env.run(&["index", b.to_str().unwrap()]);
+
+    let (text, data, _) =
+        env.call(&a, "s", "workspace-search", json!({ "query": "parse config", "output_mode": "files_with_matches" }));
+    let paths: Vec<&str> = data["results"].as_array().unwrap().iter().map(|r| r["path"].as_str().unwrap()).collect();
+    assert!(
+        paths.iter().any(|p| p.starts_with("alpha:")) && paths.iter().any(|p| p.starts_with("beta:lib.go")),
+        "{text}"
+    );
+
+    let (text, data, _) = env.call(&a, "s", "search-expand", json!({ "query": "retry upload", "top_files": 1 }));
+    assert!(text.contains("== outline of src/server.py") && text.contains("class HTTPServer"), "{text}");
+    assert_eq!(data["outlines"].as_array().unwrap().len(), 1);
+
+    let calls = json!([
+        { "tool": "search", "arguments": { "query": "parse_config", "output_mode": "count" } },
+        { "tool": "grep", "arguments": { "pattern": "(" } },
+        { "tool": "batch", "arguments": { "calls": [] } },
+        { "tool": "symbols", "arguments": { "path": "src/config.rs", "output_mode": "count" } },
+    ]);
+    let (text, data, err) = env.call(&a, "s", "batch", json!({ "calls": calls }));
+    assert!(!err, "{text}");
+    let r = data["results"].as_array().unwrap();
+    assert_eq!(r.len(), 4);
+    assert_eq!(
+        (r[0]["isError"].as_bool(), r[1]["isError"].as_bool(), r[2]["isError"].as_bool(), r[3]["isError"].as_bool()),
+        (Some(false), Some(true), Some(true), Some(false))
+    );
+    assert!(r[2]["text"].as_str().unwrap().contains("cannot contain another batch"));
+    let too_many: Vec<Value> = (0..21).map(|_| json!({ "tool": "status" })).collect();
+    let (text, _, err) = env.call(&a, "s", "batch", json!({ "calls": too_many }));
+    assert!(err && text.contains("up to 20"), "{text}");
+}
