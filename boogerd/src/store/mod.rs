@@ -46,6 +46,9 @@ pub struct Store {
     path: PathBuf,
     writer: Mutex<Connection>,
     readers: Pool<SqliteConnectionManager>,
+    /// Bumped by every write: read caches are valid for one generation.
+    generation: std::sync::atomic::AtomicU64,
+    cache: Mutex<search::Cache>,
 }
 
 impl Store {
@@ -84,7 +87,13 @@ impl Store {
             .min_idle(Some(0))
             .build(manager)
             .map_err(|source| StoreError::Pool { path: path.to_owned(), source })?;
-        Ok(Store { path: path.to_owned(), writer: Mutex::new(writer), readers })
+        Ok(Store {
+            path: path.to_owned(),
+            writer: Mutex::new(writer),
+            readers,
+            generation: std::sync::atomic::AtomicU64::new(0),
+            cache: Mutex::new(search::Cache::default()),
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -104,7 +113,14 @@ impl Store {
 
     fn write<T>(&self, f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>) -> Result<T> {
         let mut conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        f(&mut conn).map_err(|source| StoreError::Sqlite { path: self.path.clone(), source })
+        let out = f(&mut conn).map_err(|source| StoreError::Sqlite { path: self.path.clone(), source });
+        self.generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        out
+    }
+
+    /// Changes with every write; equal generations read the same data.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Folds the WAL back into the database and truncates it, after a run's writes.

@@ -1,7 +1,7 @@
 //! Reads for the search tools: full-text candidates, chunk contents, and the counts that
 //! explain an empty answer.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use rusqlite::types::Value as SqlValue;
 
@@ -9,6 +9,25 @@ use super::{Result, Store};
 
 /// Column weights for `bm25()`: name, content, words (split identifiers), path.
 pub const BM25_WEIGHTS: [f64; 4] = [8.0, 1.0, 2.0, 3.0];
+
+/// Candidate lists of recent queries, for one store generation.
+/// Agents repeat queries and page through answers; a hit here skips FTS5 entirely.
+#[derive(Default)]
+pub struct Cache {
+    generation: u64,
+    candidates: HashMap<String, Vec<Candidate>>,
+    order: VecDeque<String>,
+}
+
+const CACHE_ENTRIES: usize = 256;
+
+impl Cache {
+    fn sync(&mut self, generation: u64) {
+        if self.generation != generation {
+            *self = Cache { generation, ..Cache::default() };
+        }
+    }
+}
 
 /// Restrictions every search-side tool shares.
 #[derive(Debug, Clone, Default)]
@@ -90,6 +109,29 @@ const CANDIDATE_COLUMNS: &str = "c.id, f.path, f.language, c.kind, c.name, c.sig
 impl Store {
     /// The best `limit` chunks for an FTS5 `MATCH` expression, by weighted bm25.
     pub fn fts_candidates(&self, expr: &str, filters: &Filters, limit: usize) -> Result<Vec<Candidate>> {
+        let key = format!("{expr}\u{1}{filters:?}\u{1}{limit}");
+        let generation = self.generation();
+        {
+            let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            cache.sync(generation);
+            if let Some(hit) = cache.candidates.get(&key) {
+                return Ok(hit.clone());
+            }
+        }
+        let found = self.fts_candidates_uncached(expr, filters, limit)?;
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        cache.sync(generation);
+        if cache.order.len() >= CACHE_ENTRIES
+            && let Some(old) = cache.order.pop_front()
+        {
+            cache.candidates.remove(&old);
+        }
+        cache.order.push_back(key.clone());
+        cache.candidates.insert(key, found.clone());
+        Ok(found)
+    }
+
+    fn fts_candidates_uncached(&self, expr: &str, filters: &Filters, limit: usize) -> Result<Vec<Candidate>> {
         if filters.language.is_none() && filters.kind.is_none() && filters.path.is_none() {
             return self.fts_candidates_unfiltered(expr, limit);
         }
