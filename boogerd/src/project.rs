@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::index::{self, IndexReport, Progress};
+use crate::search::postings::Postings;
 use crate::store::{Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]
@@ -26,6 +27,9 @@ pub struct ProjectHandle {
     index_lock: Mutex<()>,
     pub progress: Progress,
     pub last_report: Mutex<Option<IndexReport>>,
+    /// The in-memory ranking index, and whether a rebuild is under way.
+    warm: Mutex<Option<Arc<Postings>>>,
+    building: std::sync::atomic::AtomicBool,
 }
 
 impl ProjectHandle {
@@ -36,6 +40,41 @@ impl ProjectHandle {
             index_lock: Mutex::new(()),
             progress: Progress::default(),
             last_report: Mutex::new(None),
+            warm: Mutex::new(None),
+            building: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// The ranking index if it matches the store's content; otherwise `None` (search falls
+    /// back to FTS5) and a rebuild starts in the background.
+    pub fn warm(self: &Arc<Self>, store: &Arc<Store>) -> Option<Arc<Postings>> {
+        let current = self.warm.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(p) = current.filter(|p| p.content_generation == store.content_generation()) {
+            return Some(p);
+        }
+        self.rebuild_warm(store);
+        None
+    }
+
+    fn rebuild_warm(self: &Arc<Self>, store: &Arc<Store>) {
+        use std::sync::atomic::Ordering;
+        if self.building.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let (me, store) = (Arc::clone(self), Arc::clone(store));
+        let spawned = std::thread::Builder::new().name("booger-rank".to_owned()).spawn(move || {
+            let started = std::time::Instant::now();
+            match Postings::build(&store) {
+                Ok(p) => {
+                    tracing::debug!(root = %me.root.display(), ms = started.elapsed().as_millis() as u64, "ranking index built");
+                    *me.warm.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(p));
+                }
+                Err(e) => tracing::warn!(root = %me.root.display(), error = %e, "ranking index build failed"),
+            }
+            me.building.store(false, Ordering::SeqCst);
+        });
+        if spawned.is_err() {
+            self.building.store(false, Ordering::SeqCst);
         }
     }
 
@@ -59,7 +98,7 @@ impl ProjectHandle {
     }
 
     /// Brings the index up to date (waits for a run already going, then does its own).
-    pub fn index(&self, opts: index::Options) -> Result<IndexReport, IndexError> {
+    pub fn index(self: &Arc<Self>, opts: index::Options) -> Result<IndexReport, IndexError> {
         let _one_at_a_time = self.index_lock.lock().unwrap_or_else(|p| p.into_inner());
         // A vanished directory must not look like "every file was deleted".
         if !self.root.is_dir() {
@@ -76,6 +115,8 @@ impl ProjectHandle {
             "indexed"
         );
         *self.last_report.lock().unwrap_or_else(|p| p.into_inner()) = Some(report.clone());
+        // Have the ranking index ready before the next search asks for it.
+        let _ = self.warm(&store);
         Ok(report)
     }
 

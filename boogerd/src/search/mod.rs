@@ -13,6 +13,7 @@
 //! mention names without defining anything.
 
 pub mod format;
+pub mod postings;
 pub mod query;
 
 use std::collections::HashMap;
@@ -23,6 +24,8 @@ pub use query::Query;
 
 /// How many candidates each FTS pass fetches for re-ranking.
 const CANDIDATES: usize = 300;
+/// The warm index's passes (all terms, any term) each keep this many for re-ranking.
+const WARM_CANDIDATES: usize = 200;
 
 /// What the volatile context contributes to one search.
 #[derive(Debug, Default, Clone)]
@@ -31,6 +34,8 @@ pub struct Context {
     pub visited: Vec<String>,
     /// (target, note): a path, a symbol name, or `path:line`.
     pub notes: Vec<(String, String)>,
+    /// The earliest expiry among the notes: a cached context is good until then.
+    pub expires: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -60,13 +65,48 @@ const CODE_KINDS: &[&str] = &[
     "declaration",
 ];
 
-/// Ranks chunks for `query`. Returns every ranked hit (the caller pages and formats).
-pub fn search(store: &Store, text: &str, filters: &Filters, ctx: &Context) -> Result<Vec<Hit>, StoreError> {
+/// Ranks chunks for `query`. Returns every ranked hit (the caller pages and formats); the
+/// first `need` carry their full metadata, the rest what ranking needed. `warm` is the
+/// project's in-memory ranking index, when it is built and current.
+pub fn search(
+    store: &Store,
+    warm: Option<&postings::Postings>,
+    text: &str,
+    filters: &Filters,
+    ctx: &Context,
+    need: usize,
+) -> Result<Vec<Hit>, StoreError> {
     let query = Query::parse(text);
     if query.is_empty() {
         return Ok(Vec::new());
     }
     let mut by_id: HashMap<i64, (Candidate, f64)> = HashMap::new();
+    // The warm index answers unless the query quotes an exact phrase (that needs FTS5's
+    // positions); words joined by punctuation count as their separate tokens there.
+    if let Some(p) = warm.filter(|_| !text.contains('"') && postings::Postings::supports(filters)) {
+        let mut tokens: Vec<String> = Vec::new();
+        for w in &query.words {
+            for t in postings::tokens(w) {
+                if !tokens.contains(&t) {
+                    tokens.push(t);
+                }
+            }
+        }
+        for (c, all_terms) in p.rank(&tokens, filters, WARM_CANDIDATES) {
+            let bonus = if query.terms.len() > 1 && all_terms { 3.0 } else { 0.0 };
+            by_id.insert(c.id, (c, bonus));
+        }
+        let mut hits = finish(by_id, &query, text, ctx);
+        // Read the full rows (signature, parent) of the hits that will be shown.
+        let page: Vec<(i64, f64)> = hits.iter().take(need).map(|h| (h.chunk.id, h.chunk.bm25)).collect();
+        let mut full: HashMap<i64, Candidate> = store.candidates_by_id(&page)?.into_iter().map(|c| (c.id, c)).collect();
+        for h in hits.iter_mut().take(need) {
+            if let Some(c) = full.remove(&h.chunk.id) {
+                h.chunk = c;
+            }
+        }
+        return Ok(hits);
+    }
     for c in store.fts_candidates(&query.and(), filters, CANDIDATES)? {
         // Every term matched: worth more than a partial OR match.
         let bonus = if query.terms.len() > 1 { 3.0 } else { 0.0 };
@@ -77,13 +117,18 @@ pub fn search(store: &Store, text: &str, filters: &Filters, ctx: &Context) -> Re
             by_id.entry(c.id).or_insert((c, 0.0));
         }
     }
+    Ok(finish(by_id, &query, text, ctx))
+}
+
+/// Re-ranks the candidates (with their AND bonus) into hits, best first.
+fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx: &Context) -> Vec<Hit> {
     let hints = kind_hints(text);
     let wants_tests = query.words.iter().any(|w| w.starts_with("test") || w == "spec");
     let mut hits: Vec<Hit> = by_id
         .into_values()
         .map(|(chunk, bonus)| {
             let notes = notes_for(&chunk, ctx);
-            let mut score = -chunk.bm25 + bonus + rerank(&chunk, &query, &hints, ctx, !notes.is_empty());
+            let mut score = -chunk.bm25 + bonus + rerank(&chunk, query, &hints, ctx, !notes.is_empty());
             if !wants_tests && is_test(&chunk) {
                 score -= 4.0;
             }
@@ -96,7 +141,7 @@ pub fn search(store: &Store, text: &str, filters: &Filters, ctx: &Context) -> Re
             .then(a.chunk.path.cmp(&b.chunk.path))
             .then(a.chunk.start_line.cmp(&b.chunk.start_line))
     });
-    Ok(hits)
+    hits
 }
 
 fn rerank(c: &Candidate, q: &Query, hints: &[&str], ctx: &Context, annotated: bool) -> f64 {
@@ -176,4 +221,48 @@ pub fn notes_for(c: &Candidate, ctx: &Context) -> Vec<String> {
         })
         .map(|(_, note)| note.clone())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The in-memory index and FTS5 must agree: the warm path is an optimisation only.
+    #[test]
+    fn warm_index_ranks_like_fts5() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let files = [
+            (
+                "net/server.py",
+                "class HTTPServer:\n    def serve_forever(self):\n        \"\"\"Accept connections until shutdown.\"\"\"\n        pass\n\ndef retry_upload(blob, attempts=3):\n    \"\"\"Retry a failed upload.\"\"\"\n    return blob\n",
+            ),
+            (
+                "config.rs",
+                "/// Reads the configuration.\npub fn parse_config(path: &str) -> u32 { 0 }\npub fn load() { parse_config(\"x\"); }\n",
+            ),
+            ("docs/guide.md", "# Guide\n\nUploads are retried three times when the server fails.\n"),
+            ("tests/test_server.py", "def test_retry_upload():\n    assert retry_upload(b'x')\n"),
+        ];
+        for (p, body) in files {
+            std::fs::create_dir_all(root.join(p).parent().unwrap()).unwrap();
+            std::fs::write(root.join(p), body).unwrap();
+        }
+        let store = crate::store::Store::open(root).unwrap();
+        crate::index::run(root, &store, crate::index::Options::default(), &crate::index::Progress::default()).unwrap();
+        let warm = postings::Postings::build(&store).unwrap();
+        let ctx = Context::default();
+        for q in ["retry upload", "parse_config", "server connections shutdown", "upload", "configuration reads"] {
+            let a = search(&store, Some(&warm), q, &Filters::default(), &ctx, 10).unwrap();
+            let b = search(&store, None, q, &Filters::default(), &ctx, 10).unwrap();
+            let names =
+                |h: &[Hit]| h.iter().take(3).map(|h| (h.chunk.path.clone(), h.chunk.name.clone())).collect::<Vec<_>>();
+            assert_eq!(names(&a), names(&b), "{q}");
+            // Plain words score alike; a joined word (`parse_config`) is a phrase for FTS5 and
+            // two terms here, which ranks the same but scores a little differently.
+            if !q.contains('_') {
+                assert!((a[0].score - b[0].score).abs() < 0.5, "{q}: {} vs {}", a[0].score, b[0].score);
+            }
+        }
+    }
 }

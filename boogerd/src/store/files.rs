@@ -55,6 +55,9 @@ impl Store {
     /// Applies one batch in one transaction: a file's row and its chunks change together, so
     /// an interrupted run leaves every file either old or new, never half-written.
     pub fn write_batch(&self, writes: &[FileWrite], deletes: &[String], indexed_at: &str) -> Result<()> {
+        if writes.iter().any(|w| w.chunks.is_some()) || !deletes.is_empty() {
+            self.content_changed();
+        }
         self.write(|c| {
             let tx = c.transaction()?;
             {
@@ -110,6 +113,7 @@ impl Store {
 
     /// Forgets every file and chunk (a full rebuild); annotations and the workset stay.
     pub fn clear_files(&self) -> Result<()> {
+        self.content_changed();
         self.write(|c| {
             let tx = c.transaction()?;
             tx.execute_batch("DELETE FROM chunks; DELETE FROM files;")?;

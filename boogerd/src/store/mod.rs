@@ -48,6 +48,9 @@ pub struct Store {
     readers: Pool<SqliteConnectionManager>,
     /// Bumped by every write: read caches are valid for one generation.
     generation: std::sync::atomic::AtomicU64,
+    /// Bumped only when files or chunks change (not by notes): the in-memory ranking index
+    /// is valid for one content generation.
+    content_generation: std::sync::atomic::AtomicU64,
     cache: Mutex<search::Cache>,
 }
 
@@ -92,6 +95,7 @@ impl Store {
             writer: Mutex::new(writer),
             readers,
             generation: std::sync::atomic::AtomicU64::new(0),
+            content_generation: std::sync::atomic::AtomicU64::new(0),
             cache: Mutex::new(search::Cache::default()),
         })
     }
@@ -116,6 +120,15 @@ impl Store {
         let out = f(&mut conn).map_err(|source| StoreError::Sqlite { path: self.path.clone(), source });
         self.generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         out
+    }
+
+    /// Changes whenever files or chunks change.
+    pub fn content_generation(&self) -> u64 {
+        self.content_generation.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn content_changed(&self) {
+        self.content_generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Changes with every write; equal generations read the same data.

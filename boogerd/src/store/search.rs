@@ -17,6 +17,8 @@ pub struct Cache {
     generation: u64,
     candidates: HashMap<String, Vec<Candidate>>,
     order: VecDeque<String>,
+    /// Volatile context by session (None: the shared one), as read at this generation.
+    pub context: HashMap<Option<String>, std::sync::Arc<crate::search::Context>>,
 }
 
 const CACHE_ENTRIES: usize = 256;
@@ -107,6 +109,35 @@ const CANDIDATE_COLUMNS: &str = "c.id, f.path, f.language, c.kind, c.name, c.sig
      c.end_byte - c.start_byte";
 
 impl Store {
+    /// The volatile context of `scope` at the current generation, cached: every write
+    /// (a note, a focus) changes the generation, so a cached context is never stale. Notes
+    /// past their expiry are dropped on read.
+    pub fn cached_context(
+        &self,
+        scope: super::context::Scope,
+        now: &str,
+        load: impl FnOnce() -> crate::search::Context,
+    ) -> std::sync::Arc<crate::search::Context> {
+        let key = match scope {
+            super::context::Scope::Session(s) => Some(s.to_owned()),
+            super::context::Scope::Shared => None,
+        };
+        let generation = self.generation();
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        cache.sync(generation);
+        if let Some(c) = cache.context.get(&key)
+            && c.expires.as_deref().is_none_or(|e| e > now)
+        {
+            return c.clone();
+        }
+        drop(cache);
+        let fresh = std::sync::Arc::new(load());
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        cache.sync(generation);
+        cache.context.insert(key, fresh.clone());
+        fresh
+    }
+
     /// The best `limit` chunks for an FTS5 `MATCH` expression, by weighted bm25.
     pub fn fts_candidates(&self, expr: &str, filters: &Filters, limit: usize) -> Result<Vec<Candidate>> {
         let key = format!("{expr}\u{1}{filters:?}\u{1}{limit}");
@@ -205,6 +236,31 @@ impl Store {
             }
             Ok(())
         })
+    }
+
+    /// Candidates by chunk id, in the order of `ids` (ids that no longer exist are skipped).
+    pub fn candidates_by_id(&self, ids: &[(i64, f64)]) -> Result<Vec<Candidate>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let list = ids.iter().map(|(id, _)| id.to_string()).collect::<Vec<_>>().join(",");
+        let sql = format!(
+            "SELECT {CANDIDATE_COLUMNS}, 0.0 FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({list})"
+        );
+        let mut found: HashMap<i64, Candidate> = self.read(|c| {
+            let mut stmt = c.prepare(&sql)?;
+            let rows = stmt.query_map([], candidate)?;
+            rows.map(|r| r.map(|c| (c.id, c))).collect()
+        })?;
+        Ok(ids
+            .iter()
+            .filter_map(|(id, bm25)| {
+                found.remove(id).map(|mut c| {
+                    c.bm25 = *bm25;
+                    c
+                })
+            })
+            .collect())
     }
 
     /// Chunks whose name is exactly `name` (any kind), for definitions and outlines.

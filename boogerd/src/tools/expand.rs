@@ -15,7 +15,15 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         Err(reply) => return reply,
     };
     let f = filters(args);
-    let hits = match crate::search::search(&store, query, &f, &volatile(&store, scope(session, args))) {
+    let warm = daemon.projects.get(&project.root).warm(&store);
+    let hits = match crate::search::search(
+        &store,
+        warm.as_deref(),
+        query,
+        &f,
+        &volatile(&store, scope(session, args)),
+        int(args, "head_limit", 5),
+    ) {
         Ok(h) => h,
         Err(e) => return ToolReply::error(format!("search-expand: {e}")),
     };

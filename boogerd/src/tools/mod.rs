@@ -171,13 +171,19 @@ pub fn explain_empty(
     what.to_owned()
 }
 
-/// The volatile context `session` sees in `store`, for ranking.
-pub fn volatile(store: &crate::store::Store, scope: crate::store::context::Scope) -> crate::search::Context {
+/// The volatile context `session` sees in `store`, for ranking (cached per generation).
+pub fn volatile(
+    store: &crate::store::Store,
+    scope: crate::store::context::Scope,
+) -> std::sync::Arc<crate::search::Context> {
     let now = crate::time::now_rfc3339();
-    let (focus, visited) = store.workset(scope).unwrap_or_default();
-    let notes =
-        store.annotations(scope, None, &now).unwrap_or_default().into_iter().map(|a| (a.target, a.note)).collect();
-    crate::search::Context { focus, visited, notes }
+    store.cached_context(scope, &now, || {
+        let (focus, visited) = store.workset(scope).unwrap_or_default();
+        let notes = store.annotations(scope, None, &now).unwrap_or_default();
+        let expires = notes.iter().filter_map(|a| a.expires_at.clone()).min();
+        let notes = notes.into_iter().map(|a| (a.target, a.note)).collect();
+        crate::search::Context { focus, visited, notes, expires }
+    })
 }
 
 /// The session a call acts for: its `session` argument, "shared", or the connection's.

@@ -26,7 +26,12 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     };
     let filters = filters(args);
     let ctx = volatile(&store, scope(session, args));
-    let hits = match crate::search::search(&store, query, &filters, &ctx) {
+    let warm = daemon.projects.get(&project.root).warm(&store);
+    let need = match args.get("cursor").and_then(Value::as_str).and_then(Cursor::parse) {
+        Some(c) => c.end,
+        None => int(args, "offset", 0) + int(args, "head_limit", 10),
+    };
+    let hits = match crate::search::search(&store, warm.as_deref(), query, &filters, &ctx, need) {
         Ok(h) => h,
         Err(e) => return ToolReply::error(format!("search: {e}")),
     };

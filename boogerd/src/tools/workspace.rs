@@ -26,21 +26,27 @@ pub fn run(daemon: &Daemon, _session: &Session, args: &Value) -> ToolReply {
     let mut stores = Vec::new();
     let mut unindexed = Vec::new();
     for p in &projects {
-        match daemon.projects.get(&p.root).existing_store() {
-            Ok(Some(s)) => stores.push((p.name.clone(), s)),
+        let handle = daemon.projects.get(&p.root);
+        match handle.existing_store() {
+            Ok(Some(s)) => {
+                let warm = handle.warm(&s);
+                stores.push((p.name.clone(), s, warm));
+            }
             _ => unindexed.push(p.name.clone()),
         }
     }
+    let need = int(args, "offset", 0) + int(args, "head_limit", 10);
     // Bounded concurrency: at most CONCURRENCY projects at once.
     let mut per_project: Vec<(String, std::sync::Arc<crate::store::Store>, Vec<Hit>)> = Vec::new();
     for group in stores.chunks(CONCURRENCY) {
         let results: Vec<_> = std::thread::scope(|s| {
             let handles: Vec<_> = group
                 .iter()
-                .map(|(name, store)| {
+                .map(|(name, store, warm)| {
                     let f = &f;
                     s.spawn(move || {
-                        (name.clone(), store.clone(), crate::search::search(store, query, f, &Context::default()))
+                        let hits = crate::search::search(store, warm.as_deref(), query, f, &Context::default(), need);
+                        (name.clone(), store.clone(), hits)
                     })
                 })
                 .collect();
