@@ -115,8 +115,11 @@ impl ProjectHandle {
             "indexed"
         );
         *self.last_report.lock().unwrap_or_else(|p| p.into_inner()) = Some(report.clone());
-        // Have the ranking index ready before the next search asks for it.
-        let _ = self.warm(&store);
+        // A ranking index already in use is rebuilt now, so the next search finds it ready;
+        // a project nobody searches costs no memory for one.
+        if self.warm.lock().unwrap_or_else(|p| p.into_inner()).is_some() {
+            let _ = self.warm(&store);
+        }
         Ok(report)
     }
 
