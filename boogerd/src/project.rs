@@ -56,6 +56,17 @@ impl ProjectHandle {
         None
     }
 
+    /// `ready`, `building`, `stale` (content changed; rebuilt on the next search) or `none`.
+    pub fn warm_state(&self, store: &Store) -> &'static str {
+        let current = self.warm.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|p| p.content_generation);
+        match (current, self.building.load(std::sync::atomic::Ordering::SeqCst)) {
+            (_, true) => "building",
+            (Some(g), false) if g == store.content_generation() => "ready",
+            (Some(_), false) => "stale",
+            (None, false) => "none",
+        }
+    }
+
     fn rebuild_warm(self: &Arc<Self>, store: &Arc<Store>) {
         use std::sync::atomic::Ordering;
         if self.building.swap(true, Ordering::SeqCst) {

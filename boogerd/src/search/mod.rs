@@ -92,7 +92,9 @@ pub fn search(
                 }
             }
         }
-        for (c, all_terms) in p.rank(&tokens, filters, WARM_CANDIDATES) {
+        for (c, all_terms) in
+            store.cached_rank(&tokens, filters, p.content_generation, || p.rank(&tokens, filters, WARM_CANDIDATES))
+        {
             let bonus = if query.terms.len() > 1 && all_terms { 3.0 } else { 0.0 };
             by_id.insert(c.id, (c, bonus));
         }
@@ -153,8 +155,7 @@ fn rerank(c: &Candidate, q: &Query, hints: &[&str], ctx: &Context, annotated: bo
     if c.bytes > 4_000 {
         s -= ((c.bytes - 4_000) as f64 / 2_000.0).min(4.0);
     }
-    let name = c.name.to_lowercase();
-    if !name.is_empty() && (q.words.contains(&name) || q.words.join("_") == name || q.words.concat() == name) {
+    if !c.name.is_empty() && names_the_chunk(&c.name, q) {
         s += 6.0;
     }
     if !hints.is_empty() && hints.contains(&c.kind.as_str()) {
@@ -183,6 +184,17 @@ pub fn is_test(c: &Candidate) -> bool {
         || file.contains(".spec.")
         || c.name.starts_with("test_")
         || c.name.starts_with("Test")
+}
+
+/// The query is the chunk's name: one of its words, or all of them joined (`parse config`
+/// names `parse_config` and `parseconfig`).
+fn names_the_chunk(name: &str, q: &Query) -> bool {
+    if q.words.iter().any(|w| w.eq_ignore_ascii_case(name)) {
+        return true;
+    }
+    let lower = name.to_ascii_lowercase();
+    let plain: String = lower.chars().filter(|c| *c != '_').collect();
+    q.words.len() > 1 && plain == q.words.concat()
 }
 
 /// `class X` asks for classes, `def x` / `fn x` / `func x` for functions.

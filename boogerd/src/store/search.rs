@@ -17,6 +17,8 @@ pub struct Cache {
     generation: u64,
     candidates: HashMap<String, Vec<Candidate>>,
     order: VecDeque<String>,
+    /// Warm-index rankings by query, as ranked at this generation.
+    ranked: HashMap<String, Vec<(Candidate, bool)>>,
     /// Volatile context by session (None: the shared one), as read at this generation.
     pub context: HashMap<Option<String>, std::sync::Arc<crate::search::Context>>,
 }
@@ -135,6 +137,34 @@ impl Store {
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
         cache.sync(generation);
         cache.context.insert(key, fresh.clone());
+        fresh
+    }
+
+    /// A warm-index ranking for `tokens`, cached with the query candidates. `ranked_at` is the
+    /// content generation the ranking index was built from.
+    pub fn cached_rank(
+        &self,
+        tokens: &[String],
+        filters: &Filters,
+        ranked_at: u64,
+        rank: impl FnOnce() -> Vec<(Candidate, bool)>,
+    ) -> Vec<(Candidate, bool)> {
+        let key = format!("{ranked_at}\u{1}{}\u{1}{filters:?}", tokens.join(" "));
+        let generation = self.generation();
+        {
+            let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            cache.sync(generation);
+            if let Some(hit) = cache.ranked.get(&key) {
+                return hit.clone();
+            }
+        }
+        let fresh = rank();
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        cache.sync(generation);
+        if cache.ranked.len() >= CACHE_ENTRIES {
+            cache.ranked.clear();
+        }
+        cache.ranked.insert(key, fresh.clone());
         fresh
     }
 

@@ -48,7 +48,7 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     ToolReply::ok(text.trim_end(), data)
 }
 
-fn index_status(p: &Project, handle: &ProjectHandle) -> (String, Value) {
+fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>) -> (String, Value) {
     let mut t = String::new();
     let progress = progress(handle);
     if let Some(pr) = &progress {
@@ -105,7 +105,12 @@ fn index_status(p: &Project, handle: &ProjectHandle) -> (String, Value) {
     ));
     t.push_str(&format!("  languages: {}\n", counts(&stats.languages)));
     t.push_str(&format!("  kinds: {}\n", counts(&stats.kinds)));
-    t.push_str(&format!("  root hash: {}\n  last indexed: {}\n", &root_hash[..root_hash.len().min(16)], last));
+    let warm = handle.warm_state(&store);
+    t.push_str(&format!(
+        "  root hash: {}\n  last indexed: {}\n  ranking index: {warm}\n",
+        &root_hash[..root_hash.len().min(16)],
+        last
+    ));
     if let Some(r) = &report {
         super::index::list(&mut t, "  ", "skipped", &r.skipped);
     }
@@ -127,6 +132,7 @@ fn index_status(p: &Project, handle: &ProjectHandle) -> (String, Value) {
         "root_hash": root_hash,
         "last_indexed_at": last,
         "progress": progress,
+        "ranking_index": warm,
         "last_report": report,
         "problems": problems,
     });
