@@ -46,6 +46,17 @@ fn project(env: &Env, name: &str) -> std::path::PathBuf {
     root
 }
 
+/// Searches once and waits until the project's in-memory ranking index is ready, so later
+/// calls in a test all take the same ranking path.
+fn warm(env: &Env, root: &Path) {
+    env.call(root, "warmup", "search", json!({ "query": "warm", "output_mode": "count" }));
+    let deadline = std::time::Instant::now() + booger_tests::TIMEOUT;
+    while env.json(&["status", root.to_str().unwrap()])["project"]["index"]["ranking_index"] != "ready" {
+        assert!(std::time::Instant::now() < deadline, "ranking index never became ready");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 fn search(env: &Env, root: &Path, args: Value) -> (String, Value, bool) {
     env.call(root, "s1", "search", args)
 }
@@ -184,6 +195,7 @@ fn notes_focus_visit_and_forget_are_per_session() {
     let env = Env::new();
     let _d = env.start_daemon();
     let root = project(&env, "context");
+    warm(&env, &root);
     let (_, _, err) =
         env.call(&root, "alice", "annotate", json!({ "target": "src/server.py", "note": "retry logic is flaky" }));
     assert!(!err);
