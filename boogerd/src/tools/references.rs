@@ -6,7 +6,6 @@
 //! (`: Name`, `-> Name`, `<Name>`, `impl Name`, `extends Name`) or a plain reference.
 
 use booger_proto::wire::ToolReply;
-use regex::Regex;
 use serde_json::{Value, json};
 
 use super::{Session, explain_empty, filters, int, project_store};
@@ -42,8 +41,6 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     };
     let f = filters(args);
     let query = Query::parse(name);
-    let word =
-        Regex::new(&format!(r"(^|[^\w$]){}($|[^\w$])", regex::escape(name))).expect("escaped name is a valid regex");
     let candidates = match store.fts_matches(&query.and(), &f, CANDIDATES) {
         Ok(c) => c,
         Err(e) => return ToolReply::error(format!("references: {e}")),
@@ -51,8 +48,7 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     let mut mentions = Vec::new();
     for (chunk, content) in &candidates {
         for (k, line) in content.lines().enumerate() {
-            if let Some(m) = word.find(line) {
-                let at = m.start() + m.as_str().find(name).unwrap_or(0);
+            if let Some(at) = find_word(line, name) {
                 mentions.push(Mention {
                     path: chunk.path.clone(),
                     line: chunk.start_line + k as u32,
@@ -140,11 +136,41 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     }
 }
 
+/// Byte offset of the first occurrence of `name` in `line` as a whole word (not inside a
+/// longer identifier). A plain scan: cheaper than compiling a regex per call.
+pub fn find_word(line: &str, name: &str) -> Option<usize> {
+    let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    let mut from = 0;
+    while let Some(i) = line[from..].find(name) {
+        let at = from + i;
+        let before_ok = line[..at].chars().next_back().is_none_or(|c| !ident(c));
+        let after_ok = line[at + name.len()..].chars().next().is_none_or(|c| !ident(c));
+        if before_ok && after_ok {
+            return Some(at);
+        }
+        from = at + name.len().max(1);
+    }
+    None
+}
+
 fn within(c: &Candidate) -> String {
     match (c.kind.as_str(), &c.parent) {
         ("function" | "method", Some(p)) if !p.is_empty() => format!("{p}.{}", c.name),
         ("function" | "method" | "class" | "struct" | "impl" | "trait" | "interface" | "enum", _) => c.name.clone(),
         _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_word;
+
+    #[test]
+    fn whole_words_only() {
+        assert_eq!(find_word("x = parse_config(y)", "parse_config"), Some(4));
+        assert_eq!(find_word("reparse_config(y); parse_config", "parse_config"), Some(19));
+        assert_eq!(find_word("parse_configs", "parse_config"), None);
+        assert_eq!(find_word("é parse", "parse"), Some(3));
     }
 }
 

@@ -29,7 +29,6 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
             || n.starts_with(&format!("test_{lower}_"))
             || c.name == format!("Test{}", upper_first(&name))
     };
-    let word = regex::Regex::new(&format!(r"\b{}\b", regex::escape(&name))).expect("escaped");
     let mut found: Vec<(Candidate, &'static str)> = Vec::new();
     let matches = match store.fts_matches(&Query::parse(&name).and(), &f, 5_000) {
         Ok(m) => m,
@@ -40,7 +39,7 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
             && (is_test(&c) || c.parent.as_deref().is_some_and(|p| p == "tests" || p.starts_with("Test")));
         if by_name(&c) {
             found.push((c, "named after it"));
-        } else if testy && word.is_match(&content) && c.name != name {
+        } else if testy && content.lines().any(|l| super::references::find_word(l, &name).is_some()) && c.name != name {
             found.push((c, "calls or mentions it"));
         }
     }
