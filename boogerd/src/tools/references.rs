@@ -161,19 +161,6 @@ fn within(c: &Candidate) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::find_word;
-
-    #[test]
-    fn whole_words_only() {
-        assert_eq!(find_word("x = parse_config(y)", "parse_config"), Some(4));
-        assert_eq!(find_word("reparse_config(y); parse_config", "parse_config"), Some(19));
-        assert_eq!(find_word("parse_configs", "parse_config"), None);
-        assert_eq!(find_word("é parse", "parse"), Some(3));
-    }
-}
-
 fn classify(chunk: &Candidate, line_in_chunk: usize, line: &str, at: usize, name: &str) -> &'static str {
     let trimmed = line.trim_start();
     if chunk.kind == "import"
@@ -224,4 +211,17 @@ fn classify(chunk: &Candidate, line_in_chunk: usize, line: &str, at: usize, name
         return "type";
     }
     "reference"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_word;
+
+    #[test]
+    fn whole_words_only() {
+        assert_eq!(find_word("x = parse_config(y)", "parse_config"), Some(4));
+        assert_eq!(find_word("reparse_config(y); parse_config", "parse_config"), Some(19));
+        assert_eq!(find_word("parse_configs", "parse_config"), None);
+        assert_eq!(find_word("é parse", "parse"), Some(3));
+    }
 }
