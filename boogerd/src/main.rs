@@ -3,10 +3,6 @@
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-
-/// See the workspace manifest: allocation-heavy request path.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use clap::Parser;
 
 /// The booger daemon: a warm code index and MCP server for AI coding agents.

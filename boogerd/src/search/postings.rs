@@ -3,7 +3,8 @@
 //! FTS5 computes bm25 for every row a query matches (about 0.5 µs each), so a common word
 //! costs milliseconds. Here each posting costs a few nanoseconds: scores accumulate
 //! term-at-a-time into one slot per chunk. The formula is FTS5's bm25 with the same column
-//! weights (name, content, split identifiers, path), so the re-ranking keeps its scale.
+//! weights (name, content, split identifiers) plus the file's path, so the re-ranking keeps
+//! its scale; only this index ranks by path words.
 //!
 //! Built from the store in the background whenever its content changes; until then (and for
 //! phrase queries and glob filters, which need positions or SQL) search uses FTS5. Tokens are
@@ -16,7 +17,7 @@ use std::collections::HashMap;
 use rust_stemmers::{Algorithm, Stemmer};
 
 use crate::index::chunk::KINDS;
-use crate::store::search::{BM25_WEIGHTS, Filters};
+use crate::store::search::{BM25_WEIGHTS, Filters, PATH_WEIGHT};
 use crate::store::{Store, StoreError, words};
 
 const K1: f64 = 1.2;
@@ -165,7 +166,8 @@ impl Postings {
                 let idf = ((n as f64 - hits + 0.5) / (hits + 0.5)).ln().max(1e-6);
                 for p in list.iter() {
                     let d = p.doc as usize;
-                    let freq: f64 = p.tf.iter().zip(BM25_WEIGHTS).map(|(t, w)| f64::from(*t) * w).sum();
+                    let weights = [BM25_WEIGHTS[0], BM25_WEIGHTS[1], BM25_WEIGHTS[2], PATH_WEIGHT];
+                    let freq: f64 = p.tf.iter().zip(weights).map(|(t, w)| f64::from(*t) * w).sum();
                     let norm = K1 * (1.0 - B + B * f64::from(self.lens[d]) / self.avgdl);
                     if counts[d] == 0 {
                         touched.push(p.doc);

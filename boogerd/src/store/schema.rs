@@ -43,26 +43,26 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX chunks_name ON chunks(name) WHERE name <> '';
 
     -- Contentless: the text lives once, in chunks; rows are deleted by rowid. `words` holds
-    -- mixed-case identifiers split into words; `path` the file's path (its words rank files).
+    -- mixed-case identifiers split into words. (Path words rank files in the daemon's
+    -- in-memory ranking index, which answers most queries; repeating every chunk's path here
+    -- cost 9% of the index on disk for header-heavy trees.)
     CREATE VIRTUAL TABLE chunks_fts USING fts5(
-        name, content, words, path,
+        name, content, words,
         content = '',
         contentless_delete = 1,
         tokenize = 'porter unicode61'
     );
     CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
-        INSERT INTO chunks_fts(rowid, name, content, words, path)
-        VALUES (new.id, new.name, new.content, booger_words(new.name, new.content),
-                (SELECT path FROM files WHERE id = new.file_id));
+        INSERT INTO chunks_fts(rowid, name, content, words)
+        VALUES (new.id, new.name, new.content, booger_words(new.name, new.content));
     END;
     CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
         DELETE FROM chunks_fts WHERE rowid = old.id;
     END;
     CREATE TRIGGER chunks_au AFTER UPDATE OF name, content ON chunks BEGIN
         DELETE FROM chunks_fts WHERE rowid = old.id;
-        INSERT INTO chunks_fts(rowid, name, content, words, path)
-        VALUES (new.id, new.name, new.content, booger_words(new.name, new.content),
-                (SELECT path FROM files WHERE id = new.file_id));
+        INSERT INTO chunks_fts(rowid, name, content, words)
+        VALUES (new.id, new.name, new.content, booger_words(new.name, new.content));
     END;
 
     CREATE TABLE embeddings (

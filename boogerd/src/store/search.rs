@@ -7,8 +7,10 @@ use rusqlite::types::Value as SqlValue;
 
 use super::{Result, Store};
 
-/// Column weights for `bm25()`: name, content, words (split identifiers), path.
-pub const BM25_WEIGHTS: [f64; 4] = [8.0, 1.0, 2.0, 3.0];
+/// Column weights for `bm25()`: name, content, words (split identifiers); the in-memory
+/// ranking index adds the path with [`PATH_WEIGHT`].
+pub const BM25_WEIGHTS: [f64; 3] = [8.0, 1.0, 2.0];
+pub const PATH_WEIGHT: f64 = 3.0;
 
 /// Candidate lists of recent queries, for one store generation.
 /// Agents repeat queries and page through answers; a hit here skips FTS5 entirely.
@@ -198,9 +200,9 @@ impl Store {
         }
         let mut params = vec![SqlValue::Text(expr.to_owned())];
         let cond = filters.sql(&mut params);
-        let [wn, wc, ww, wp] = BM25_WEIGHTS;
+        let [wn, wc, ww] = BM25_WEIGHTS;
         let sql = format!(
-            "SELECT {CANDIDATE_COLUMNS}, bm25(chunks_fts, {wn}, {wc}, {ww}, {wp}) AS rank
+            "SELECT {CANDIDATE_COLUMNS}, bm25(chunks_fts, {wn}, {wc}, {ww}) AS rank
              FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid JOIN files f ON f.id = c.file_id
              WHERE chunks_fts MATCH ?1{cond}
              ORDER BY rank LIMIT {limit}"
@@ -215,9 +217,9 @@ impl Store {
     /// Without filters, rank inside FTS5 first and join only the winners: joining every match
     /// before the sort costs more than ranking (a common word matches tens of thousands of rows).
     fn fts_candidates_unfiltered(&self, expr: &str, limit: usize) -> Result<Vec<Candidate>> {
-        let [wn, wc, ww, wp] = BM25_WEIGHTS;
+        let [wn, wc, ww] = BM25_WEIGHTS;
         let sql = format!(
-            "WITH top AS (SELECT rowid AS id, bm25(chunks_fts, {wn}, {wc}, {ww}, {wp}) AS rank
+            "WITH top AS (SELECT rowid AS id, bm25(chunks_fts, {wn}, {wc}, {ww}) AS rank
                           FROM chunks_fts WHERE chunks_fts MATCH ?1 ORDER BY rank LIMIT {limit})
              SELECT {CANDIDATE_COLUMNS}, top.rank FROM top JOIN chunks c ON c.id = top.id JOIN files f ON f.id = c.file_id
              ORDER BY top.rank"
