@@ -173,7 +173,7 @@ fn rerank(c: &Candidate, q: &Query, hints: &[&str], ctx: &Context, annotated: bo
     s
 }
 
-/// Test code: in a test folder or file, or a test function.
+/// Test code: in a test folder or file, a test function, or inside a test module.
 pub fn is_test(c: &Candidate) -> bool {
     let path = c.path.as_str();
     let file = path.rsplit('/').next().unwrap_or(path);
@@ -184,6 +184,8 @@ pub fn is_test(c: &Candidate) -> bool {
         || file.contains(".spec.")
         || c.name.starts_with("test_")
         || c.name.starts_with("Test")
+        // Rust's `mod tests` / `mod test`.
+        || c.parent.as_deref().is_some_and(|p| p == "tests" || p == "test")
 }
 
 /// The query is the chunk's name: one of its words, or all of them joined (`parse config`

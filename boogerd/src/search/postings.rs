@@ -42,6 +42,7 @@ pub struct Postings {
     kinds: Vec<u8>,
     files: Vec<u32>,
     names: Vec<Box<str>>,
+    parents: Vec<Option<Box<str>>>,
     lines: Vec<(u32, u32)>,
     bytes: Vec<u32>,
     avgdl: f64,
@@ -75,6 +76,7 @@ impl Postings {
             kinds: Vec::new(),
             files: Vec::new(),
             names: Vec::new(),
+            parents: Vec::new(),
             lines: Vec::new(),
             bytes: Vec::new(),
             avgdl: 1.0,
@@ -122,6 +124,7 @@ impl Postings {
             p.kinds.push(KINDS.iter().position(|k| *k == c.kind).unwrap_or(KINDS.len() - 1) as u8);
             p.files.push(p.paths.len() as u32 - 1);
             p.names.push(c.name.clone().into_boxed_str());
+            p.parents.push(c.parent.clone().map(String::into_boxed_str));
             p.lines.push((c.start_line, c.end_line));
             p.bytes.push(c.bytes as u32);
             total += u64::from(len);
@@ -210,7 +213,7 @@ impl Postings {
             kind: KINDS.get(self.kinds[d] as usize).copied().unwrap_or("raw").to_owned(),
             name: self.names[d].to_string(),
             signature: String::new(),
-            parent: None,
+            parent: self.parents[d].as_deref().map(str::to_owned),
             start_line: self.lines[d].0,
             end_line: self.lines[d].1,
             bytes: self.bytes[d] as usize,
