@@ -233,8 +233,10 @@ pub const TESTS_FOR: ToolSpec = ToolSpec {
         SYMBOL,
         param("output_mode", Kind::Enum(&["signatures", "files_with_matches", "count"]), "Default: signatures."),
         HEAD_LIMIT,
+        OFFSET,
         PROJECT,
         MAX_TOKENS,
+        CURSOR,
     ],
     read_only: true,
 };
@@ -252,6 +254,7 @@ pub const CHANGED_SINCE: ToolSpec = ToolSpec {
         PATH_PREFIX,
         PROJECT,
         MAX_TOKENS,
+        CURSOR,
     ],
     read_only: true,
 };

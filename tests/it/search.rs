@@ -295,6 +295,13 @@ fn outlines_summaries_tests_grep_and_changes() {
     let (text, _, _) = env.call(&root, "s", "symbols", json!({ "path": "src/server.py" }));
     assert!(text.contains("src/server.py\n  1-1 [import] import socket\n  3-5 [class] class HTTPServer"), "{text}");
     assert!(text.contains("[method] def serve_forever(self)"), "{text}");
+    // A cut outline continues from its cursor; a made-up cursor is refused.
+    let (cut, data, _) = env.call(&root, "s", "symbols", json!({ "path": "src", "max_tokens": 50 }));
+    let cursor = data["cursor"].as_str().unwrap_or_else(|| panic!("no cursor: {cut}")).to_owned();
+    let (rest, _, err) = env.call(&root, "s", "symbols", json!({ "path": "src", "max_tokens": 50, "cursor": cursor }));
+    assert!(!err && rest != cut, "{rest}");
+    let (text, _, err) = env.call(&root, "s", "changed-since", json!({ "since": "2000-01-01", "cursor": "x" }));
+    assert!(err && text.contains("is not one this tool returned"), "{text}");
     let (count, _, _) = env.call(&root, "s", "symbols", json!({ "path": "src", "output_mode": "count" }));
     assert!(count.contains("in 3 file(s)"), "{count}");
 

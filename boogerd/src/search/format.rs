@@ -38,6 +38,24 @@ pub struct Page {
     pub head_limit: usize,
     pub max_lines: usize,
     pub max_tokens: usize,
+    /// Where a cut answer resumes; overrides `offset` and `head_limit`.
+    pub cursor: Option<Cursor>,
+}
+
+impl Page {
+    /// The slice of a ranked list of `total` this page shows: (first, lines of it already
+    /// shown, end).
+    pub fn span(&self, total: usize) -> (usize, usize, usize) {
+        match self.cursor {
+            Some(c) => (c.index.min(total), c.line, c.end.min(total)),
+            None => (self.offset.min(total), 0, (self.offset + self.head_limit).min(total)),
+        }
+    }
+
+    /// How many results from the top the page reaches (they need full metadata).
+    pub fn reach(&self) -> usize {
+        self.span(usize::MAX).2
+    }
 }
 
 pub const DEFAULT_MAX_TOKENS: usize = 6_000;
@@ -70,23 +88,13 @@ pub struct Rendered {
 }
 
 /// Renders `hits[page]` (or from `cursor`); `contents` holds the chunk text of those hits.
-pub fn render(
-    hits: &[Hit],
-    contents: &HashMap<i64, String>,
-    mode: Mode,
-    page: Page,
-    cursor: Option<Cursor>,
-    header: &str,
-) -> Rendered {
+pub fn render(hits: &[Hit], contents: &HashMap<i64, String>, mode: Mode, page: Page, header: &str) -> Rendered {
     let total = hits.len();
     if mode == Mode::Count {
         let text = format!("{total} result(s)");
         return Rendered { text, results: Vec::new(), cursor: None };
     }
-    let (start, skip_lines, end) = match cursor {
-        Some(c) => (c.index, c.line, c.end.min(total)),
-        None => (page.offset.min(total), 0, (page.offset + page.head_limit).min(total)),
-    };
+    let (start, skip_lines, end) = page.span(total);
     let budget = page.max_tokens.max(50) * CHARS_PER_TOKEN;
     let mut text = format!("{header}{total} result(s); showing {}-{}\n", (start + 1).min(end), end);
     let mut results = Vec::new();
@@ -171,7 +179,7 @@ const NOT_SYMBOLS: &[&str] = &["block", "raw"];
 
 /// An outline: symbols grouped under their file, one signature a line. `chunks` are in file
 /// order. Modes: signatures, files_with_matches (one file a line), count.
-pub fn outline(chunks: &[crate::store::search::Candidate], mode: Mode, page: Page, cursor: Option<Cursor>) -> Rendered {
+pub fn outline(chunks: &[crate::store::search::Candidate], mode: Mode, page: Page) -> Rendered {
     let items: Vec<&crate::store::search::Candidate> =
         chunks.iter().filter(|c| !NOT_SYMBOLS.contains(&c.kind.as_str())).collect();
     let total = items.len();
@@ -195,10 +203,7 @@ pub fn outline(chunks: &[crate::store::search::Candidate], mode: Mode, page: Pag
         let results = files.iter().map(|(p, n)| json!({ "path": p, "symbols": n })).collect();
         return Rendered { text, results, cursor: None };
     }
-    let (start, end) = match cursor {
-        Some(c) => (c.index, c.end.min(total)),
-        None => (page.offset.min(total), (page.offset + page.head_limit).min(total)),
-    };
+    let (start, _, end) = page.span(total);
     let budget = page.max_tokens.max(50) * CHARS_PER_TOKEN;
     let mut text = format!("{total} symbol(s); showing {}-{}\n", (start + 1).min(end), end);
     let mut results = Vec::new();

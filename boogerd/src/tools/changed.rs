@@ -3,9 +3,9 @@
 use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
-use super::{Session, filters, int, project_store};
+use super::{Session, filters, project_store};
 use crate::Daemon;
-use crate::search::format::{self, Mode, Page};
+use crate::search::format::{self, Mode};
 
 pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     let since = args.get("since").and_then(Value::as_str).unwrap_or_default();
@@ -33,12 +33,10 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         );
     }
     let mode = Mode::parse(args.get("output_mode").and_then(Value::as_str), Mode::Signatures);
-    let page = Page {
-        offset: int(args, "offset", 0),
-        head_limit: int(args, "head_limit", 200),
-        max_lines: 0,
-        max_tokens: int(args, "max_tokens", format::DEFAULT_MAX_TOKENS),
+    let page = match super::page(args, 200, 0) {
+        Ok(p) => p,
+        Err(reply) => return reply,
     };
-    let r = format::outline(&chunks, mode, page, None);
+    let r = format::outline(&chunks, mode, page);
     ToolReply::ok(format!("changed since {after}: {}", r.text), json!({ "since": after, "results": r.results }))
 }

@@ -32,8 +32,14 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         return ToolReply::ok(why.clone(), json!({ "results": [], "reason": why }));
     }
     let max_tokens = int(args, "max_tokens", format::DEFAULT_MAX_TOKENS);
-    let page = Page { offset: 0, head_limit: int(args, "head_limit", 5), max_lines: 0, max_tokens: max_tokens / 3 };
-    let found = format::render(&hits, &Default::default(), Mode::FilesWithMatches, page, None, "");
+    let page = Page {
+        offset: 0,
+        head_limit: int(args, "head_limit", 5),
+        max_lines: 0,
+        max_tokens: max_tokens / 3,
+        cursor: None,
+    };
+    let found = format::render(&hits, &Default::default(), Mode::FilesWithMatches, page, "");
     let mut files: Vec<&str> = Vec::new();
     for h in hits.iter().take(page.head_limit) {
         if !files.contains(&h.chunk.path.as_str()) {
@@ -51,8 +57,7 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         let o = format::outline(
             &chunks,
             Mode::Signatures,
-            Page { offset: 0, head_limit: 500, max_lines: 0, max_tokens: per_file },
-            None,
+            Page { offset: 0, head_limit: 500, max_lines: 0, max_tokens: per_file, cursor: None },
         );
         text.push_str(&format!("\n\n== outline of {file}\n{}", o.text));
         outlines.push(json!({ "path": file, "symbols": o.results }));

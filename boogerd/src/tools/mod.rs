@@ -204,6 +204,25 @@ pub fn scope<'a>(session: &'a Session, args: &'a Value) -> crate::store::context
     }
 }
 
+/// The paging arguments result-returning tools share: `offset`, `head_limit`, `max_lines`,
+/// `max_tokens` and `cursor`. `Err` when the cursor is not one a tool returned.
+pub fn page(args: &Value, head_limit: usize, max_lines: usize) -> Result<crate::search::format::Page, ToolReply> {
+    use crate::search::format::{Cursor, DEFAULT_MAX_TOKENS, Page};
+    let cursor = match args.get("cursor").and_then(Value::as_str) {
+        Some(c) => Some(Cursor::parse(c).ok_or_else(|| {
+            ToolReply::error(format!("cursor {c:?} is not one this tool returned; drop it to start over"))
+        })?),
+        None => None,
+    };
+    Ok(Page {
+        offset: int(args, "offset", 0),
+        head_limit: int(args, "head_limit", head_limit),
+        max_lines: int(args, "max_lines", max_lines),
+        max_tokens: int(args, "max_tokens", DEFAULT_MAX_TOKENS),
+        cursor,
+    })
+}
+
 /// An integer argument (validated against the schema already), or `default`.
 pub fn int(args: &Value, key: &str, default: usize) -> usize {
     args.get(key).and_then(Value::as_u64).map_or(default, |n| n as usize)

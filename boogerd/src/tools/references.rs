@@ -8,7 +8,7 @@
 use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
-use super::{Session, explain_empty, filters, int, project_store};
+use super::{Session, explain_empty, filters, project_store};
 use crate::Daemon;
 use crate::search::Query;
 use crate::search::format::{self, Cursor};
@@ -97,15 +97,12 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
             )
         }
         _ => {
-            let budget = int(args, "max_tokens", format::DEFAULT_MAX_TOKENS) * format::CHARS_PER_TOKEN;
-            let cursor = args.get("cursor").and_then(Value::as_str).and_then(Cursor::parse);
-            let (start, end) = match cursor {
-                Some(c) => (c.index, c.end.min(mentions.len())),
-                None => {
-                    let o = int(args, "offset", 0).min(mentions.len());
-                    (o, (o + int(args, "head_limit", 50)).min(mentions.len()))
-                }
+            let page = match super::page(args, 50, 0) {
+                Ok(p) => p,
+                Err(reply) => return reply,
             };
+            let budget = page.max_tokens * format::CHARS_PER_TOKEN;
+            let (start, _, end) = page.span(mentions.len());
             let mut text = format!(
                 "{} mention(s) of {symbol} ({summary}); showing {}-{end}\n",
                 mentions.len(),

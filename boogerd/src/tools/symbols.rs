@@ -3,9 +3,9 @@
 use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
-use super::{Session, explain_empty, filters, int, project_store};
+use super::{Session, explain_empty, filters, project_store};
 use crate::Daemon;
-use crate::search::format::{self, Cursor, Mode, Page};
+use crate::search::format::{self, Mode};
 
 /// Outlines stop at this many chunks (a whole large project); paging goes through them.
 const OUTLINE_MAX: usize = 200_000;
@@ -29,14 +29,11 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         let why = explain_empty(&project, &store, &f, "No symbols match.");
         return ToolReply::ok(why.clone(), json!({ "results": [], "reason": why }));
     }
-    let cursor = args.get("cursor").and_then(Value::as_str).and_then(Cursor::parse);
     let mode = Mode::parse(args.get("output_mode").and_then(Value::as_str), Mode::Signatures);
-    let page = Page {
-        offset: int(args, "offset", 0),
-        head_limit: int(args, "head_limit", 200),
-        max_lines: 0,
-        max_tokens: int(args, "max_tokens", format::DEFAULT_MAX_TOKENS),
+    let page = match super::page(args, 200, 0) {
+        Ok(p) => p,
+        Err(reply) => return reply,
     };
-    let r = format::outline(&chunks, mode, page, cursor);
+    let r = format::outline(&chunks, mode, page);
     ToolReply::ok(r.text, json!({ "project": project.name, "results": r.results, "cursor": r.cursor }))
 }

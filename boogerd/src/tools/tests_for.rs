@@ -3,9 +3,9 @@
 use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
-use super::{Session, explain_empty, filters, int, project_store};
+use super::{Session, explain_empty, filters, project_store};
 use crate::Daemon;
-use crate::search::format::{self, Mode, Page};
+use crate::search::format::{self, Mode};
 use crate::search::{Query, is_test};
 use crate::store::search::Candidate;
 
@@ -72,13 +72,11 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     }
     let mut chunks: Vec<Candidate> = found.iter().map(|(c, _)| c.clone()).collect();
     chunks.sort_by(|a, b| a.path.cmp(&b.path).then(a.start_line.cmp(&b.start_line)));
-    let page = Page {
-        offset: 0,
-        head_limit: int(args, "head_limit", 50),
-        max_lines: 0,
-        max_tokens: int(args, "max_tokens", format::DEFAULT_MAX_TOKENS),
+    let page = match super::page(args, 50, 0) {
+        Ok(p) => p,
+        Err(reply) => return reply,
     };
-    let r = format::outline(&chunks, mode, page, None);
+    let r = format::outline(&chunks, mode, page);
     let why: Vec<Value> =
         found.iter().map(|(c, w)| json!({ "path": c.path, "name": c.name, "line": c.start_line, "why": w })).collect();
     ToolReply::ok(format!("tests for {symbol}: {}", r.text), json!({ "results": r.results, "why": why }))

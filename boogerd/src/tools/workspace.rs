@@ -5,9 +5,9 @@ use std::collections::HashMap;
 use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
-use super::{Session, filters, int};
+use super::{Session, filters};
 use crate::Daemon;
-use crate::search::format::{self, Cursor, Mode, Page};
+use crate::search::format::{self, Mode};
 use crate::search::{Context, Hit};
 
 /// Projects searched at the same time.
@@ -35,7 +35,12 @@ pub fn run(daemon: &Daemon, _session: &Session, args: &Value) -> ToolReply {
             _ => unindexed.push(p.name.clone()),
         }
     }
-    let need = int(args, "offset", 0) + int(args, "head_limit", 10);
+    let page = match super::page(args, 10, 40) {
+        Ok(p) => p,
+        Err(reply) => return reply,
+    };
+    // A project's hit in the merged top `need` is in its own top `need`.
+    let need = page.reach();
     // Bounded concurrency: at most CONCURRENCY projects at once.
     let mut per_project: Vec<(String, std::sync::Arc<crate::store::Store>, Vec<Hit>)> = Vec::new();
     for group in stores.chunks(CONCURRENCY) {
@@ -70,17 +75,7 @@ pub fn run(daemon: &Daemon, _session: &Session, args: &Value) -> ToolReply {
     }
     all.sort_by(|a, b| b.1.score.total_cmp(&a.1.score));
     let mode = Mode::parse(args.get("output_mode").and_then(Value::as_str), Mode::Content);
-    let cursor = args.get("cursor").and_then(Value::as_str).and_then(Cursor::parse);
-    let page = Page {
-        offset: int(args, "offset", 0),
-        head_limit: int(args, "head_limit", 10),
-        max_lines: int(args, "max_lines", 40),
-        max_tokens: int(args, "max_tokens", format::DEFAULT_MAX_TOKENS),
-    };
-    let (from, to) = match cursor {
-        Some(c) => (c.index, c.end),
-        None => (page.offset, page.offset + page.head_limit),
-    };
+    let (from, _, to) = page.span(all.len());
     let mut contents = HashMap::new();
     let mut hits = Vec::with_capacity(all.len());
     for (i, (pi, mut h)) in all.into_iter().enumerate() {
@@ -102,7 +97,7 @@ pub fn run(daemon: &Daemon, _session: &Session, args: &Value) -> ToolReply {
             json!({ "results": [] }),
         );
     }
-    let r = format::render(&hits, &contents, mode, page, cursor, &header);
+    let r = format::render(&hits, &contents, mode, page, &header);
     ToolReply::ok(
         r.text,
         json!({ "projects": stores.len(), "total": hits.len(), "results": r.results, "cursor": r.cursor }),
