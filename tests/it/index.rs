@@ -176,9 +176,13 @@ fn ignored_binary_large_odd_files_are_skipped_or_reported_never_lost() {
     assert!(s.chunks_of(".booger/index.db").unwrap().is_empty());
     assert_eq!(std::fs::read_to_string(root.join(".booger/.gitignore")).unwrap(), "*\n");
 
-    // status reports the same problems.
+    // status reports the same problems, and still lists the skipped files after a restart.
     let text = stdout(&env.run(&["status", root.to_str().unwrap()]));
     assert!(text.contains("indexed with problems") && text.contains("data/big.txt"), "{text}");
+    drop(_d);
+    let _d = env.start_daemon();
+    let text = stdout(&env.run(&["status", root.to_str().unwrap()]));
+    assert!(text.contains("logo.png: binary"), "{text}");
 }
 
 #[test]

@@ -67,7 +67,9 @@ pub struct Progress {
     pub started: Mutex<Option<Instant>>,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+/// Saved in the index's `meta` after every run, so `status` can show it after a restart.
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct IndexReport {
     /// Files the walk found.
     pub files: u64,

@@ -46,25 +46,6 @@ pub struct Hit {
     pub notes: Vec<String>,
 }
 
-const CODE_KINDS: &[&str] = &[
-    "function",
-    "method",
-    "struct",
-    "enum",
-    "union",
-    "type",
-    "typedef",
-    "interface",
-    "class",
-    "impl",
-    "trait",
-    "mod",
-    "namespace",
-    "const",
-    "macro",
-    "declaration",
-];
-
 /// Ranks chunks for `query`. Returns every ranked hit (the caller pages and formats); the
 /// first `need` carry their full metadata, the rest what ranking needed. `warm` is the
 /// project's in-memory ranking index, when it is built and current.
@@ -148,7 +129,7 @@ fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx:
 
 fn rerank(c: &Candidate, q: &Query, hints: &[&str], ctx: &Context, annotated: bool) -> f64 {
     let mut s = 0.0;
-    if CODE_KINDS.contains(&c.kind.as_str()) {
+    if crate::index::chunk::is_code(&c.kind) {
         s += 3.0;
     }
     // Oversized chunks: -1 per 2 KB beyond 4 KB, at most -4.
@@ -194,9 +175,9 @@ fn names_the_chunk(name: &str, q: &Query) -> bool {
     if q.words.iter().any(|w| w.eq_ignore_ascii_case(name)) {
         return true;
     }
-    let lower = name.to_ascii_lowercase();
-    let plain: String = lower.chars().filter(|c| *c != '_').collect();
-    q.words.len() > 1 && plain == q.words.concat()
+    // Compared lazily: this runs for every candidate of every query.
+    let plain = name.chars().filter(|c| *c != '_').map(|c| c.to_ascii_lowercase());
+    q.words.len() > 1 && q.words.iter().flat_map(|w| w.chars()).eq(plain)
 }
 
 /// `class X` asks for classes, `def x` / `fn x` / `func x` for functions.

@@ -88,12 +88,7 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>) -> (String,
     let last = store.meta("last_indexed_at").ok().flatten().unwrap_or_default();
     let report: Option<IndexReport> =
         handle.last_report.lock().unwrap_or_else(|e| e.into_inner()).clone().or_else(|| {
-            store
-                .meta("last_report")
-                .ok()
-                .flatten()
-                .and_then(|s| serde_json::from_str::<SavedReport>(&s).ok())
-                .map(Into::into)
+            store.meta("last_report").ok().flatten().and_then(|s| serde_json::from_str::<IndexReport>(&s).ok())
         });
     let disk = store.size_on_disk();
     t.push_str(&format!(
@@ -137,33 +132,6 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>) -> (String,
         "problems": problems,
     });
     (t, json)
-}
-
-/// What the last run saved in `meta`, for a daemon that restarted since.
-#[derive(serde::Deserialize)]
-struct SavedReport {
-    #[serde(flatten)]
-    fields: serde_json::Map<String, Value>,
-}
-
-impl From<SavedReport> for IndexReport {
-    fn from(s: SavedReport) -> Self {
-        let get = |k: &str| s.fields.get(k).and_then(Value::as_u64).unwrap_or(0);
-        let list = |k: &str| s.fields.get(k).cloned().and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default();
-        IndexReport {
-            files: get("files"),
-            unchanged: get("unchanged"),
-            touched: get("touched"),
-            parsed: get("parsed"),
-            deleted: get("deleted"),
-            chunks_written: get("chunks_written"),
-            bytes_parsed: get("bytes_parsed"),
-            elapsed_ms: get("elapsed_ms"),
-            root_hash: s.fields.get("root_hash").and_then(Value::as_str).unwrap_or_default().to_owned(),
-            skipped: list("skipped"),
-            problems: list("problems"),
-        }
-    }
 }
 
 /// Live progress of a running index, or `None`.

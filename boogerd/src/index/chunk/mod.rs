@@ -88,6 +88,12 @@ pub const KINDS: &[&str] = &[
     "raw",
 ];
 
+/// Kinds that are code items (definitions), as opposed to imports, text between items and
+/// prose. Search ranks them higher.
+pub fn is_code(kind: &str) -> bool {
+    KINDS.contains(&kind) && !matches!(kind, "import" | "block" | "section" | "raw")
+}
+
 pub fn intern_kind(kind: &str) -> &'static str {
     KINDS.iter().find(|k| **k == kind).copied().unwrap_or("raw")
 }
