@@ -18,7 +18,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use booger_tests::{Env, describe};
+use booger_tests::{Env, copy_tree, describe};
 use boogerd::index::{chunk, lang::Lang, walk};
 
 struct Corpus {
@@ -26,7 +26,8 @@ struct Corpus {
     src: PathBuf,
     /// Only files with these extensions (empty: everything).
     exts: &'static [&'static str],
-    skip_dir: Option<&'static str>,
+    /// Folders left out of the copy.
+    skip: &'static [&'static str],
 }
 
 fn main() {
@@ -39,9 +40,9 @@ fn main() {
     let home = PathBuf::from(std::env::var("HOME").unwrap_or_default());
     let cargo_src = std::env::var("CARGO_HOME").map(PathBuf::from).unwrap_or(home.join(".cargo")).join("registry/src");
     let corpora = [
-        Corpus { name: "stdlib", src: stdlib, exts: &["py"], skip_dir: Some("site-packages") },
-        Corpus { name: "include", src: PathBuf::from("/usr/include"), exts: &[], skip_dir: None },
-        Corpus { name: "cargo", src: cargo_src, exts: &[], skip_dir: None },
+        Corpus { name: "stdlib", src: stdlib, exts: &["py"], skip: &["site-packages"] },
+        Corpus { name: "include", src: PathBuf::from("/usr/include"), exts: &[], skip: &[] },
+        Corpus { name: "cargo", src: cargo_src, exts: &[], skip: &[] },
     ];
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
     println!("{workers} cores; medians where repeated\n");
@@ -61,7 +62,7 @@ fn main() {
 fn run(c: &Corpus, workers: usize) {
     let env = Env::new();
     let root = env.dir.path().join(c.name);
-    copy_tree(&c.src, &root, c.exts, c.skip_dir);
+    copy_tree(&c.src, &root, c.exts, c.skip);
     // Warm the page cache so every measurement sees the same disk state.
     let (files, _) = walk::walk(&root);
     let bytes: u64 = files.iter().map(|f| f.size).sum();
@@ -140,26 +141,6 @@ fn parallel(files: &[walk::Walked], workers: usize, f: impl Fn(&Path, &[u8]) + S
         }
     });
     t.elapsed()
-}
-
-fn copy_tree(src: &Path, dst: &Path, exts: &[&str], skip_dir: Option<&str>) {
-    std::fs::create_dir_all(dst).unwrap();
-    let Ok(entries) = std::fs::read_dir(src) else { return };
-    for e in entries.filter_map(Result::ok) {
-        let Ok(ft) = e.file_type() else { continue };
-        let name = e.file_name();
-        if ft.is_dir() {
-            if skip_dir.is_some_and(|s| name == s) {
-                continue;
-            }
-            copy_tree(&e.path(), &dst.join(&name), exts, skip_dir);
-        } else if ft.is_file() {
-            let ok = exts.is_empty() || e.path().extension().is_some_and(|x| exts.iter().any(|w| x == *w));
-            if ok {
-                let _ = std::fs::copy(e.path(), dst.join(&name));
-            }
-        }
-    }
 }
 
 fn peak_rss_kb(pid: u32) -> u64 {

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use booger_tests::{Env, Raw, bin, describe};
+use booger_tests::{Env, Raw, bin, copy_tree, describe};
 use serde_json::{Value, json};
 
 const SEED_QUERIES: &[&str] = &["parse", "error", "config", "search", "dispatch", "schema", "test"];
@@ -35,7 +35,7 @@ fn main() {
     );
     let env = Env::new();
     let root = env.dir.path().join("stdlib");
-    copy_py(&stdlib, &root);
+    copy_tree(&stdlib, &root, &["py"], &["site-packages", "__pycache__"]);
     let mut daemon = env.start_daemon();
     let out = env.run_within(None, &["index", root.to_str().unwrap()], Duration::from_secs(600));
     assert!(out.status.success(), "{}", describe(&out));
@@ -81,15 +81,8 @@ fn quality(env: &Env, eval: &Path, root: &Path) {
         ),
     ];
     for (label, cmd) in runs {
-        let mut c = env.booger(None);
-        let mut py = Command::new("python3");
+        let mut py = env.command("python3");
         py.arg(eval.join("score.py")).arg("--root").arg(root).arg("--cmd").arg(&cmd);
-        for (k, v) in c.get_envs() {
-            if let Some(v) = v {
-                py.env(k, v);
-            }
-        }
-        let _ = &mut c;
         let out = booger_tests::output_within(py, Duration::from_secs(1800));
         assert!(out.status.success(), "{}", describe(&out));
         let text = String::from_utf8_lossy(&out.stdout);
@@ -171,14 +164,7 @@ fn speed(env: &Env, root: &Path, queries: &[Value], stdlib: &Path) {
         .collect();
     row("`search`, first time a query is asked (eval queries, signatures, 10), open connection", &mut t);
     // Whole processes, also on queries not asked before.
-    let mut t = Vec::new();
-    for q in second {
-        let mut cmd = env.booger(Some(root));
-        cmd.args(["search", q, "--output-mode", "signatures"]).stdout(Stdio::null()).stderr(Stdio::null());
-        let s = Instant::now();
-        assert!(cmd.status().unwrap().success());
-        t.push(s.elapsed());
-    }
+    let mut t = whole_processes(env, root, second);
     row("`booger search` whole process, first time a query is asked", &mut t);
     let mut t: Vec<Duration> = texts
         .iter()
@@ -186,14 +172,7 @@ fn speed(env: &Env, root: &Path, queries: &[Value], stdlib: &Path) {
         .map(|(i, q)| call(&mut c, i as u64 + 1, "search", json!({ "query": q, "output_mode": "signatures" })).0)
         .collect();
     row("`search`, repeated query (candidate cache), open connection", &mut t);
-    let mut t = Vec::new();
-    for q in first {
-        let mut cmd = env.booger(Some(root));
-        cmd.args(["search", q, "--output-mode", "signatures"]).stdout(Stdio::null()).stderr(Stdio::null());
-        let s = Instant::now();
-        assert!(cmd.status().unwrap().success());
-        t.push(s.elapsed());
-    }
+    let mut t = whole_processes(env, root, first);
     row("`booger search` whole process, repeated query", &mut t);
     let mut t: Vec<Duration> = SEED_QUERIES
         .iter()
@@ -242,7 +221,7 @@ fn speed(env: &Env, root: &Path, queries: &[Value], stdlib: &Path) {
     ];
     for p in packages {
         let dir = env.dir.path().join("ws").join(p);
-        copy_py(&stdlib.join(p), &dir);
+        copy_tree(&stdlib.join(p), &dir, &["py"], &["site-packages", "__pycache__"]);
         let out = env.run_within(None, &["index", dir.to_str().unwrap()], Duration::from_secs(600));
         assert!(out.status.success(), "{}", describe(&out));
     }
@@ -325,6 +304,20 @@ fn wait_for_ranking_index(env: &Env, root: &Path) {
     }
 }
 
+/// The wall time of one `booger search` process per query.
+fn whole_processes(env: &Env, root: &Path, queries: &[&str]) -> Vec<Duration> {
+    queries
+        .iter()
+        .map(|q| {
+            let mut cmd = env.booger(Some(root));
+            cmd.args(["search", q, "--output-mode", "signatures"]).stdout(Stdio::null()).stderr(Stdio::null());
+            let s = Instant::now();
+            assert!(cmd.status().unwrap().success());
+            s.elapsed()
+        })
+        .collect()
+}
+
 fn row(label: &str, t: &mut [Duration]) {
     t.sort();
     let p = |q: usize| t[(t.len() - 1) * q / 100];
@@ -333,19 +326,4 @@ fn row(label: &str, t: &mut [Duration]) {
 
 fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1000.0)
-}
-
-fn copy_py(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).unwrap();
-    for e in std::fs::read_dir(src).unwrap().filter_map(Result::ok) {
-        let Ok(ft) = e.file_type() else { continue };
-        let name = e.file_name();
-        if ft.is_dir() {
-            if name != "site-packages" && name != "__pycache__" {
-                copy_py(&e.path(), &dst.join(&name));
-            }
-        } else if ft.is_file() && e.path().extension().is_some_and(|x| x == "py") {
-            std::fs::copy(e.path(), dst.join(&name)).unwrap();
-        }
-    }
 }

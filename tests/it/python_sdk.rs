@@ -13,17 +13,9 @@ fn official_python_sdk_initializes_lists_and_calls() {
     let proj = env.project("zeta");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("python/mcp_sdk_client.py");
     // No daemon yet: `booger mcp` starts one under the SDK.
-    let cmd = env.booger(None);
-    let booger = bin("booger");
-    let mut py = Command::new("python3");
-    py.arg(&script).arg(&booger).arg(&proj);
-    // Reuse the env's scrubbed variables for python and, through it, booger.
-    for (k, v) in cmd.get_envs() {
-        match v {
-            Some(v) => py.env(k, v),
-            None => py.env_remove(k),
-        };
-    }
+    // The env's variables reach booger through python.
+    let mut py = env.command("python3");
+    py.arg(&script).arg(bin("booger")).arg(&proj);
     let out = booger_tests::output_within(py, std::time::Duration::from_secs(60));
     assert!(out.status.success(), "{}", describe(&out));
     let v: serde_json::Value =

@@ -127,9 +127,11 @@ fn empty_answers_say_why_and_how_to_fix_it() {
     assert!(!err && text.contains("No matches for \"zebraquux\""), "{text}");
     let (text, _, _) = search(&env, &root, json!({ "query": "config", "path_prefix": "nope/" }));
     assert!(text.contains("Path prefix \"nope/\" has no indexed files") && text.contains("booger index"), "{text}");
-    let other = env.project("never-indexed");
-    env.run(&["projects", "add", other.to_str().unwrap()]);
-    std::fs::remove_dir_all(other.join(".booger")).ok();
+    // A project whose index holds no files.
+    let hollow = env.project("hollow");
+    env.run(&["index", hollow.to_str().unwrap()]);
+    let (text, _, err) = search(&env, &hollow, json!({ "query": "x" }));
+    assert!(!err && text.contains("No indexed files. Run: booger index"), "{text}");
     let unregistered = env.project("unregistered");
     let (text, _, err) = search(&env, &unregistered, json!({ "query": "x" }));
     assert!(err && text.contains("booger projects add"), "{text}");
@@ -328,7 +330,7 @@ fn outlines_summaries_tests_grep_and_changes() {
     let (text, _, err) = env.call(&root, "s", "changed-since", json!({ "since": "last tuesday" }));
     assert!(err && text.contains("RFC 3339"), "{text}");
     std::thread::sleep(std::time::Duration::from_millis(1_100));
-    let mark = booger_tests_time_now();
+    let mark = boogerd::time::now_rfc3339();
     std::thread::sleep(std::time::Duration::from_millis(1_100));
     write(
         &root,
@@ -339,11 +341,6 @@ fn outlines_summaries_tests_grep_and_changes() {
     let (text, data, _) = env.call(&root, "s", "changed-since", json!({ "since": mark }));
     let paths: Vec<&str> = data["results"].as_array().unwrap().iter().map(|r| r["path"].as_str().unwrap()).collect();
     assert!(!paths.is_empty() && paths.iter().all(|p| *p == "web/app.ts"), "{text}");
-}
-
-fn booger_tests_time_now() -> String {
-    let out = std::process::Command::new("date").args(["-u", "+%Y-%m-%dT%H:%M:%SZ"]).output().unwrap();
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
 }
 
 #[test]

@@ -80,6 +80,15 @@ impl Env {
             .env("HOME", self.dir.path());
     }
 
+    /// Any program with this env's variables (for a client that starts `booger` itself, such
+    /// as the MCP Python SDK), run in the env's root.
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut cmd = Command::new(program);
+        self.scrub(&mut cmd);
+        cmd.current_dir(self.dir.path());
+        cmd
+    }
+
     /// `booger` with this env, run in `cwd` (the env's root if `None`).
     pub fn booger(&self, cwd: Option<&Path>) -> Command {
         let mut cmd = Command::new(bin("booger"));
@@ -367,6 +376,26 @@ pub fn output_within(mut cmd: Command, limit: Duration) -> Output {
             // SAFETY: kill has no memory-safety preconditions.
             unsafe { libc::kill(pid, libc::SIGKILL) };
             panic!("command did not finish within {limit:?}: {cmd:?}");
+        }
+    }
+}
+
+/// Copies the files under `src` to `dst` (benchmark corpora): only names ending in one of
+/// `exts` (all files if empty), skipping folders named in `skip`.
+pub fn copy_tree(src: &Path, dst: &Path, exts: &[&str], skip: &[&str]) {
+    std::fs::create_dir_all(dst).expect("create corpus dir");
+    let Ok(entries) = std::fs::read_dir(src) else { return };
+    for e in entries.filter_map(Result::ok) {
+        let Ok(ft) = e.file_type() else { continue };
+        let name = e.file_name();
+        if ft.is_dir() {
+            if !skip.iter().any(|s| name == *s) {
+                copy_tree(&e.path(), &dst.join(&name), exts, skip);
+            }
+        } else if ft.is_file()
+            && (exts.is_empty() || e.path().extension().is_some_and(|x| exts.iter().any(|w| x == *w)))
+        {
+            let _ = std::fs::copy(e.path(), dst.join(&name));
         }
     }
 }
