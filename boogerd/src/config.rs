@@ -10,6 +10,11 @@ pub struct Config {
     pub data_dir: PathBuf,
     /// Text files larger than this are cut into fixed-size blocks instead of being parsed.
     pub max_file_bytes: u64,
+    /// Directories watched at most, across projects (beyond: periodic re-walks).
+    pub max_watches: usize,
+    /// Follow file changes (off: projects are reconciled at start and by `index` only).
+    pub watch: bool,
+    pub watch_timing: crate::watch::Timing,
 }
 
 impl Config {
@@ -19,6 +24,9 @@ impl Config {
             socket: booger_proto::paths::default_socket(),
             data_dir: booger_proto::paths::data_dir(),
             max_file_bytes: crate::index::DEFAULT_MAX_FILE_BYTES,
+            max_watches: crate::watch::default_budget(),
+            watch: true,
+            watch_timing: crate::watch::Timing::default(),
         }
     }
 

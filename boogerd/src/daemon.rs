@@ -22,6 +22,7 @@ pub struct Daemon {
     pub started_at: String,
     pub registry: RwLock<Registry>,
     pub projects: Arc<Projects>,
+    pub watcher: Arc<crate::watch::Watcher>,
     stop: watch::Sender<bool>,
 }
 
@@ -30,14 +31,22 @@ impl Daemon {
         let registry = Registry::load(&config.registry_file());
         let defaults = crate::index::Options { full: false, max_file_bytes: config.max_file_bytes };
         let projects = Arc::new(Projects::new(defaults));
+        let watcher = crate::watch::Watcher::new(defaults, config.max_watches, config.watch_timing, config.watch);
         Arc::new(Self {
             config,
             started: Instant::now(),
             started_at: crate::time::now_rfc3339(),
             registry: RwLock::new(registry),
             projects,
+            watcher,
             stop: watch::channel(false).0,
         })
+    }
+
+    /// Keeps `root`'s index in step with its files from now on (first reconciling it with
+    /// the disk); for a project already followed, asks for a re-walk.
+    pub fn follow(&self, root: &std::path::Path) {
+        self.watcher.follow(self.projects.get(root));
     }
 
     /// Asks the accept loop and every connection to finish.
@@ -74,9 +83,12 @@ impl Daemon {
 /// then lets in-flight requests finish (bounded) and removes the socket.
 pub async fn run(config: Config, endpoint: Endpoint, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
     let daemon = Daemon::new(config);
-    // Catch up with changes made while the daemon was down.
-    let roots = daemon.registry.read().expect("registry lock").projects().iter().map(|p| p.root.clone()).collect();
-    daemon.projects.index_in_background(roots);
+    // Catch up with changes made while the daemon was down, then follow every project.
+    let roots: Vec<_> =
+        daemon.registry.read().expect("registry lock").projects().iter().map(|p| p.root.clone()).collect();
+    for root in roots {
+        daemon.follow(&root);
+    }
     let methods = rpc::methods(daemon.clone());
     let mut connections = JoinSet::new();
     let stopped = daemon.stopped();

@@ -13,6 +13,7 @@
 //! - [`project`]: per-project run-time state: open index, indexing lock, progress.
 //! - [`search`]: query parsing, ranking and output modes with a token budget.
 //! - [`store`]: the per-project SQLite index; the only module with SQL.
+//! - [`watch`]: following every project's files (notify) and applying changes in batches.
 
 pub mod config;
 pub mod daemon;
@@ -26,6 +27,7 @@ pub mod search;
 pub mod store;
 pub mod time;
 pub mod tools;
+pub mod watch;
 
 pub use config::Config;
 pub use daemon::{Daemon, run};

@@ -21,6 +21,16 @@ struct Args {
     /// Text files larger than this many bytes are indexed as fixed-size blocks, not parsed.
     #[arg(long, env = "BOOGER_MAX_FILE_SIZE", default_value_t = boogerd::index::DEFAULT_MAX_FILE_BYTES)]
     max_file_size: u64,
+    /// Directories watched at most, across projects; beyond it a project is re-walked
+    /// periodically instead (default: half of fs.inotify.max_user_watches).
+    #[arg(long, env = "BOOGER_MAX_WATCHES")]
+    max_watches: Option<usize>,
+    /// Seconds between re-walks of a project whose changes cannot all be watched.
+    #[arg(long, env = "BOOGER_RESCAN_SECS", default_value_t = 60)]
+    rescan_secs: u64,
+    /// Do not watch files: projects are reconciled at start and by `booger index` only.
+    #[arg(long, env = "BOOGER_NO_WATCH")]
+    no_watch: bool,
     /// Print the resolved configuration as JSON and exit without starting.
     #[arg(long)]
     print_config: bool,
@@ -36,12 +46,24 @@ fn main() -> anyhow::Result<()> {
         config.data_dir = h;
     }
     config.max_file_bytes = args.max_file_size;
+    if let Some(n) = args.max_watches {
+        config.max_watches = n;
+    }
+    config.watch = !args.no_watch;
+    config.watch_timing.rescan = std::time::Duration::from_secs(args.rescan_secs.max(1));
     if args.print_config {
         #[allow(clippy::print_stdout)]
         {
             println!(
                 "{}",
-                serde_json::json!({ "socket": config.socket, "data_dir": config.data_dir, "max_file_size": config.max_file_bytes })
+                serde_json::json!({
+                    "socket": config.socket,
+                    "data_dir": config.data_dir,
+                    "max_file_size": config.max_file_bytes,
+                    "max_watches": config.max_watches,
+                    "rescan_secs": config.watch_timing.rescan.as_secs(),
+                    "watch": config.watch,
+                })
             );
         }
         return Ok(());

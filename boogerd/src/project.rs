@@ -30,6 +30,8 @@ pub struct ProjectHandle {
     /// The in-memory ranking index, and whether a rebuild is under way.
     warm: Mutex<Option<Arc<Postings>>>,
     building: std::sync::atomic::AtomicBool,
+    /// Changes noticed by the watcher and not yet indexed; the watch's state.
+    pub live: crate::watch::Live,
 }
 
 impl ProjectHandle {
@@ -42,6 +44,7 @@ impl ProjectHandle {
             last_report: Mutex::new(None),
             warm: Mutex::new(None),
             building: std::sync::atomic::AtomicBool::new(false),
+            live: crate::watch::Live::default(),
         }
     }
 
@@ -52,7 +55,10 @@ impl ProjectHandle {
         if let Some(p) = current.filter(|p| p.content_generation == store.content_generation()) {
             return Some(p);
         }
-        self.rebuild_warm(store);
+        // A run in progress updates the ranking index when it ends; until then FTS5 answers.
+        if !self.is_indexing() {
+            self.rebuild_warm(store);
+        }
         None
     }
 
@@ -116,6 +122,7 @@ impl ProjectHandle {
             return Err(IndexError::Missing(self.root.clone()));
         }
         let store = self.store()?;
+        let before = store.content_generation();
         let report = index::run(&self.root, &store, opts, &self.progress)?;
         tracing::info!(
             root = %self.root.display(),
@@ -126,12 +133,61 @@ impl ProjectHandle {
             "indexed"
         );
         *self.last_report.lock().unwrap_or_else(|p| p.into_inner()) = Some(report.clone());
-        // A ranking index already in use is rebuilt now, so the next search finds it ready;
-        // a project nobody searches costs no memory for one.
-        if self.warm.lock().unwrap_or_else(|p| p.into_inner()).is_some() {
-            let _ = self.warm(&store);
-        }
+        self.refresh_warm(&store, before, &report.changed, opts.full);
         Ok(report)
+    }
+
+    /// Indexes part of the project from a survey of it (the watcher's batches).
+    pub fn index_part(
+        self: &Arc<Self>,
+        tree: index::walk::Tree,
+        scope: &index::Scope,
+        opts: index::Options,
+    ) -> Result<IndexReport, IndexError> {
+        let _one_at_a_time = self.index_lock.lock().unwrap_or_else(|p| p.into_inner());
+        if !self.root.is_dir() {
+            return Err(IndexError::Missing(self.root.clone()));
+        }
+        let store = self.store()?;
+        let before = store.content_generation();
+        let report = index::run_part(&store, tree, scope, opts, &self.progress)?;
+        if !report.changed.is_empty() {
+            tracing::debug!(
+                root = %self.root.display(),
+                surveyed = report.files,
+                changed = report.changed.len(),
+                ms = report.elapsed_ms,
+                "changes applied"
+            );
+        }
+        self.refresh_warm(&store, before, &report.changed, false);
+        Ok(report)
+    }
+
+    /// Brings a ranking index that was current before a run up to date with the run's
+    /// changes (a pass over its postings, not a rebuild). One nobody uses costs nothing.
+    fn refresh_warm(self: &Arc<Self>, store: &Arc<Store>, before: u64, changed: &[String], full: bool) {
+        let current = self.warm.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let Some(current) = current else { return };
+        if store.content_generation() == current.content_generation {
+            return;
+        }
+        if current.content_generation == before && !full {
+            let started = std::time::Instant::now();
+            match current.updated(store, changed) {
+                Ok(p) => {
+                    tracing::debug!(
+                        ms = started.elapsed().as_millis() as u64,
+                        files = changed.len(),
+                        "ranking index updated"
+                    );
+                    *self.warm.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(p));
+                    return;
+                }
+                Err(e) => tracing::warn!(root = %self.root.display(), error = %e, "ranking index update failed"),
+            }
+        }
+        let _ = self.warm(store);
     }
 
     pub fn is_indexing(&self) -> bool {
@@ -151,7 +207,7 @@ fn forget_if_deleted(slot: &mut Option<Arc<Store>>) {
 /// Handles of every project the daemon has touched, by root.
 pub struct Projects {
     handles: Mutex<HashMap<PathBuf, Arc<ProjectHandle>>>,
-    /// Options for runs nobody asked for explicitly (start-up catch-up, newly added projects).
+    /// Options for runs nobody asked for explicitly (the watcher's).
     defaults: index::Options,
 }
 
@@ -172,24 +228,5 @@ impl Projects {
     /// Forgets a removed project (its index stays on disk).
     pub fn drop_handle(&self, root: &Path) {
         self.handles.lock().unwrap_or_else(|p| p.into_inner()).remove(root);
-    }
-
-    /// Indexes `roots` one after another on a background thread.
-    pub fn index_in_background(self: &Arc<Self>, roots: Vec<PathBuf>) {
-        if roots.is_empty() {
-            return;
-        }
-        let me = Arc::clone(self);
-        std::thread::Builder::new()
-            .name("booger-index".to_owned())
-            .spawn(move || {
-                for root in roots {
-                    let handle = me.get(&root);
-                    if let Err(e) = handle.index(me.defaults) {
-                        tracing::error!(root = %root.display(), error = %e, "background indexing failed");
-                    }
-                }
-            })
-            .expect("spawn indexing thread");
     }
 }

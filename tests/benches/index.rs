@@ -64,7 +64,7 @@ fn run(c: &Corpus, workers: usize) {
     let root = env.dir.path().join(c.name);
     copy_tree(&c.src, &root, c.exts, c.skip);
     // Warm the page cache so every measurement sees the same disk state.
-    let (files, _) = walk::walk(&root);
+    let files = walk::walk(&root).files;
     let bytes: u64 = files.iter().map(|f| f.size).sum();
 
     let t = Instant::now();

@@ -32,6 +32,11 @@ fn sample(root: &Path) {
     write(root, "notes.txt", "plain text notes\n");
 }
 
+/// These tests count what explicit `index` runs do, so the watcher must not get there first.
+fn daemon(env: &Env) -> booger_tests::DaemonProc {
+    env.start_daemon_with(&["--no-watch"])
+}
+
 fn index(env: &Env, root: &Path, extra: &[&str]) -> Value {
     let mut args = vec!["index", root.to_str().unwrap()];
     args.extend_from_slice(extra);
@@ -53,7 +58,7 @@ fn incremental_runs_parse_only_what_changed() {
     let env = Env::new();
     let root = env.project("inc");
     sample(&root);
-    let _d = env.start_daemon();
+    let _d = daemon(&env);
 
     let r = index(&env, &root, &[]);
     assert_eq!((r["files"].as_u64(), r["parsed"].as_u64()), (Some(7), Some(7)), "{r}");
@@ -90,7 +95,7 @@ fn deletes_and_renames_leave_no_trace_of_the_old_path() {
     let env = Env::new();
     let root = env.project("ren");
     sample(&root);
-    let _d = env.start_daemon();
+    let _d = daemon(&env);
     index(&env, &root, &[]);
 
     std::fs::remove_file(root.join("notes.txt")).unwrap();
@@ -118,7 +123,7 @@ fn merkle_root_follows_content_not_mtimes() {
     let b = env.project("tree-b");
     sample(&a);
     sample(&b);
-    let _d = env.start_daemon();
+    let _d = daemon(&env);
     let ra = index(&env, &a, &[])["root_hash"].as_str().unwrap().to_owned();
     let rb = index(&env, &b, &[])["root_hash"].as_str().unwrap().to_owned();
     assert_eq!(ra, rb, "two indexes of the same tree have the same fingerprint");
@@ -147,7 +152,7 @@ fn ignored_binary_large_odd_files_are_skipped_or_reported_never_lost() {
     write(&root, "data/big.txt", &big);
     std::os::unix::fs::symlink(&root, root.join("loop")).unwrap();
     std::os::unix::fs::symlink("/etc/hostname", root.join("outside")).unwrap();
-    let _d = env.start_daemon();
+    let _d = daemon(&env);
 
     let r = index(&env, &root, &[]);
     let reasons = |k: &str| -> Vec<(String, String)> {
@@ -180,7 +185,7 @@ fn ignored_binary_large_odd_files_are_skipped_or_reported_never_lost() {
     let text = stdout(&env.run(&["status", root.to_str().unwrap()]));
     assert!(text.contains("indexed with problems") && text.contains("data/big.txt"), "{text}");
     drop(_d);
-    let _d = env.start_daemon();
+    let _d = daemon(&env);
     let text = stdout(&env.run(&["status", root.to_str().unwrap()]));
     assert!(text.contains("logo.png: binary"), "{text}");
 }
@@ -188,7 +193,7 @@ fn ignored_binary_large_odd_files_are_skipped_or_reported_never_lost() {
 #[test]
 fn bad_paths_get_clear_errors() {
     let env = Env::new();
-    let _d = env.start_daemon();
+    let _d = daemon(&env);
     let out = env.run(&["index", "/no/such/dir"]);
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
     assert!(stderr(&out).contains("does not exist"), "{}", describe(&out));
@@ -205,7 +210,7 @@ fn read_only_calls_create_nothing() {
     let env = Env::new();
     let root = env.project("untouched");
     sample(&root);
-    let _d = env.start_daemon();
+    let _d = daemon(&env);
     let out = env.run_in(Some(&root), &["status"]);
     assert!(out.status.success());
     assert!(!root.join(".booger").exists(), "status created .booger/");
@@ -216,7 +221,7 @@ fn adding_a_project_indexes_it_in_the_background() {
     let env = Env::new();
     let root = env.project("bg");
     sample(&root);
-    let _d = env.start_daemon();
+    let _d = daemon(&env);
     assert!(env.run(&["projects", "add", root.to_str().unwrap()]).status.success());
     let deadline = Instant::now() + booger_tests::TIMEOUT;
     loop {
@@ -239,7 +244,7 @@ fn add_all_finds_repositories_and_manifests() {
     write(&base, "group/c/sub/go.mod", "module x\n"); // inside a project: not separate
     write(&base, "node_modules/dep/package.json", "{}");
     write(&base, "plain/readme.txt", "not a project");
-    let _d = env.start_daemon();
+    let _d = daemon(&env);
     let v = env.json(&["projects", "add-all", base.to_str().unwrap()]);
     let mut roots: Vec<String> =
         v["added"].as_array().unwrap().iter().map(|p| p["root"].as_str().unwrap().to_owned()).collect();
@@ -259,7 +264,7 @@ fn kill_9_mid_index_then_restart_gives_a_complete_consistent_index() {
         let body: String = (0..40).map(|j| format!("def f_{i}_{j}(x):\n    return x + {j}\n\n")).collect();
         write(&root, &format!("pkg{}/m{i}.py", i % 20), body);
     }
-    let mut d = env.start_daemon();
+    let mut d = daemon(&env);
     let mut cmd = env.booger(None);
     cmd.args(["index", root.to_str().unwrap(), "--json"])
         .stdout(std::process::Stdio::null())
@@ -283,7 +288,7 @@ fn kill_9_mid_index_then_restart_gives_a_complete_consistent_index() {
     d.wait();
     let _ = client.wait();
 
-    let _d2 = env.start_daemon();
+    let _d2 = daemon(&env);
     let r = index(&env, &root, &[]);
     assert_eq!(r["files"].as_u64(), Some(1500), "{r}");
     // The same tree indexed from scratch elsewhere has the same fingerprint and chunk count.
@@ -314,7 +319,7 @@ fn size_limit_is_configurable_and_huge_files_are_reported() {
     write(&root, "medium.py", &medium);
     // A sparse 40 MB file: beyond any limit, never read.
     std::fs::File::create(root.join("dump.sql")).unwrap().set_len(40 * 1024 * 1024).unwrap();
-    let _d = env.start_daemon_with(&["--max-file-size", "1000"]);
+    let _d = env.start_daemon_with(&["--no-watch", "--max-file-size", "1000"]);
     let r = index(&env, &root, &[]);
     let problems = r["problems"].to_string();
     assert!(problems.contains("medium.py") && problems.contains("larger than 1000 bytes"), "{problems}");

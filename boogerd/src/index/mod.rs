@@ -20,7 +20,7 @@ pub mod hash;
 pub mod lang;
 pub mod walk;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -88,6 +88,26 @@ pub struct IndexReport {
     pub skipped: Vec<Skipped>,
     /// Files indexed only as raw or fixed-size blocks, or with a caveat.
     pub problems: Vec<Skipped>,
+    /// Files whose chunks changed (written or removed): what the ranking index must update.
+    #[serde(skip)]
+    pub changed: Vec<String>,
+    /// Directories the walk entered: what the watcher watches.
+    #[serde(skip)]
+    pub dirs: Vec<String>,
+}
+
+/// The part of a project a partial run looks at: the files directly in each `shallow`
+/// directory and every file under each `deep` one (relative paths, `""` is the root).
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    pub shallow: Vec<String>,
+    pub deep: Vec<String>,
+}
+
+impl Scope {
+    pub fn contains(&self, rel: &str) -> bool {
+        self.deep.iter().any(|d| walk::is_under(rel, d)) || self.shallow.iter().any(|d| walk::parent_dir(rel) == d)
+    }
 }
 
 enum Outcome {
@@ -96,21 +116,61 @@ enum Outcome {
     Skip(Skipped),
 }
 
-/// Brings the index of `root` up to date with the disk.
+/// Brings the whole index of `root` up to date with the disk, and saves the report and
+/// the Merkle root.
 pub fn run(root: &Path, store: &Store, opts: Options, progress: &Progress) -> Result<IndexReport, StoreError> {
     let started = Instant::now();
-    progress.total.store(0, Ordering::SeqCst);
-    progress.done.store(0, Ordering::SeqCst);
-    progress.running.store(true, Ordering::SeqCst);
-    *progress.started.lock().unwrap_or_else(|p| p.into_inner()) = Some(started);
-    let _running = ResetOnDrop(&progress.running);
-
+    let _running = progress.start(started);
     if opts.full {
         store.clear_files()?;
     }
-    let (walked, skipped) = walk::walk(root);
+    let tree = walk::walk(root);
     let known = store.file_states()?;
-    let mut report = IndexReport { files: walked.len() as u64, skipped, ..Default::default() };
+    let mut report = apply(store, tree, known, opts, progress)?;
+    let hashes = store.hashes()?;
+    report.root_hash = hash::merkle_root(hashes.iter().map(|(p, h)| (p.as_str(), h.as_str())));
+    report.elapsed_ms = started.elapsed().as_millis() as u64;
+    store.checkpoint()?;
+    let mut saved = report.clone();
+    saved.skipped.truncate(200);
+    saved.problems.truncate(200);
+    let indexed_at = crate::time::now_rfc3339();
+    store.set_meta(&[
+        ("root_hash", &report.root_hash),
+        ("last_indexed_at", &indexed_at),
+        ("last_report", &serde_json::to_string(&saved).expect("report serializes")),
+    ])?;
+    Ok(report)
+}
+
+/// Brings only `scope` up to date from `tree`, a survey of that scope: what the watcher
+/// runs for a batch of changes. The report's `files` counts the files surveyed.
+pub fn run_part(
+    store: &Store,
+    tree: walk::Tree,
+    scope: &Scope,
+    opts: Options,
+    progress: &Progress,
+) -> Result<IndexReport, StoreError> {
+    let started = Instant::now();
+    let _running = progress.start(started);
+    let known = store.file_states_in(scope)?;
+    let mut report = apply(store, tree, known, opts, progress)?;
+    report.elapsed_ms = started.elapsed().as_millis() as u64;
+    Ok(report)
+}
+
+/// Writes what differs between the walked `tree` and the `known` index rows of the same
+/// part of the project.
+fn apply(
+    store: &Store,
+    tree: walk::Tree,
+    known: HashMap<String, crate::store::FileState>,
+    opts: Options,
+    progress: &Progress,
+) -> Result<IndexReport, StoreError> {
+    let walk::Tree { files: walked, skipped, dirs } = tree;
+    let mut report = IndexReport { files: walked.len() as u64, skipped, dirs, ..Default::default() };
 
     let on_disk: HashSet<&str> = walked.iter().map(|w| w.rel.as_str()).collect();
     let mut deletes: Vec<String> = known.keys().filter(|p| !on_disk.contains(p.as_str())).cloned().collect();
@@ -160,6 +220,7 @@ pub fn run(root: &Path, store: &Store, opts: Options, progress: &Progress) -> Re
                         None => report.touched += 1,
                         Some(chunks) => {
                             report.parsed += 1;
+                            report.changed.push(write.path.clone());
                             report.chunks_written += chunks.len() as u64;
                             report.bytes_parsed += bytes as u64;
                         }
@@ -181,21 +242,9 @@ pub fn run(root: &Path, store: &Store, opts: Options, progress: &Progress) -> Re
         Ok(())
     })?;
     report.deleted = deletes.len() as u64;
-
-    let hashes = store.hashes()?;
-    report.root_hash = hash::merkle_root(hashes.iter().map(|(p, h)| (p.as_str(), h.as_str())));
+    report.changed.extend(deletes);
     report.skipped.sort_by(|a, b| a.path.cmp(&b.path));
     report.problems.sort_by(|a, b| a.path.cmp(&b.path));
-    report.elapsed_ms = started.elapsed().as_millis() as u64;
-    store.checkpoint()?;
-    let mut saved = report.clone();
-    saved.skipped.truncate(200);
-    saved.problems.truncate(200);
-    store.set_meta(&[
-        ("root_hash", &report.root_hash),
-        ("last_indexed_at", &indexed_at),
-        ("last_report", &serde_json::to_string(&saved).expect("report serializes")),
-    ])?;
     Ok(report)
 }
 
@@ -266,6 +315,17 @@ fn human_bytes(n: u64) -> String {
         0..1024 => format!("{n} bytes"),
         1024..1_048_576 => format!("{} KB", n / 1024),
         _ => format!("{} MB", n / 1_048_576),
+    }
+}
+
+impl Progress {
+    /// Marks a run as going until the returned guard drops.
+    fn start(&self, at: Instant) -> ResetOnDrop<'_> {
+        self.total.store(0, Ordering::SeqCst);
+        self.done.store(0, Ordering::SeqCst);
+        self.running.store(true, Ordering::SeqCst);
+        *self.started.lock().unwrap_or_else(|p| p.into_inner()) = Some(at);
+        ResetOnDrop(&self.running)
     }
 }
 

@@ -11,7 +11,7 @@ use std::time::UNIX_EPOCH;
 use ignore::WalkBuilder;
 
 /// Directories that are never indexed, wherever they are.
-pub const NEVER: &[&str] = &[".booger", ".git", ".hg", ".svn", ".jj"];
+const NEVER: &[&str] = &[".booger", ".git", ".hg", ".svn", ".jj"];
 
 #[derive(Debug, Clone)]
 pub struct Walked {
@@ -28,11 +28,47 @@ pub struct Skipped {
     pub reason: String,
 }
 
+/// What a walk found: files to index, what it skipped and why, and the directories it
+/// entered (relative, `""` for the root), which are the directories the daemon watches.
+#[derive(Debug, Default)]
+pub struct Tree {
+    pub files: Vec<Walked>,
+    pub skipped: Vec<Skipped>,
+    pub dirs: Vec<String>,
+}
+
 /// Every candidate file under `root`, sorted by path, plus what could not be walked.
-pub fn walk(root: &Path) -> (Vec<Walked>, Vec<Skipped>) {
-    let mut files = Vec::new();
-    let mut skipped = Vec::new();
-    let walker = WalkBuilder::new(root)
+pub fn walk(root: &Path) -> Tree {
+    let mut tree = Tree::default();
+    walk_into(root, "", None, &mut tree);
+    tree.files.sort_by(|a, b| a.rel.cmp(&b.rel));
+    tree.dirs.sort();
+    tree
+}
+
+/// Walks only parts of `root`: the direct entries of each of `shallow` and everything under
+/// each of `deep` (relative directories). Each walk applies the ignore files of the
+/// directories above it, so a part is judged exactly as a whole walk would judge it, provided
+/// the directory itself was kept by a whole walk. A directory that no longer exists yields
+/// nothing (its files are gone).
+pub fn survey(root: &Path, shallow: &[String], deep: &[String]) -> Tree {
+    let mut tree = Tree::default();
+    for d in shallow {
+        walk_into(root, d, Some(1), &mut tree);
+    }
+    for d in deep {
+        walk_into(root, d, None, &mut tree);
+    }
+    tree.files.sort_by(|a, b| a.rel.cmp(&b.rel));
+    tree.files.dedup_by(|a, b| a.rel == b.rel);
+    tree.dirs.sort();
+    tree.dirs.dedup();
+    tree
+}
+
+/// The walker every caller uses, so a watched change and a full walk never disagree.
+fn walker(start: &Path, max_depth: Option<usize>) -> ignore::Walk {
+    WalkBuilder::new(start)
         .hidden(true)
         .git_ignore(true)
         .git_exclude(true)
@@ -41,30 +77,44 @@ pub fn walk(root: &Path) -> (Vec<Walked>, Vec<Skipped>) {
         .parents(true)
         .require_git(false)
         .follow_links(false)
-        .filter_entry(|e| !(e.file_type().is_some_and(|t| t.is_dir()) && NEVER.iter().any(|n| e.file_name() == *n)))
-        .build();
-    for entry in walker {
+        .max_depth(max_depth)
+        .filter_entry(|e| !(e.file_type().is_some_and(|t| t.is_dir()) && is_never(e.file_name())))
+        .build()
+}
+
+/// Never indexed nor watched, wherever it is: `.booger/` and VCS folders.
+pub fn is_never(name: &std::ffi::OsStr) -> bool {
+    NEVER.iter().any(|n| name == *n)
+}
+
+fn walk_into(root: &Path, dir: &str, max_depth: Option<usize>, tree: &mut Tree) {
+    let start = if dir.is_empty() { root.to_owned() } else { root.join(dir) };
+    if !start.is_dir() {
+        return;
+    }
+    for entry in walker(&start, max_depth) {
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
-                skipped.push(Skipped { path: error_path(&e, root), reason: one_line_error(&e) });
+                tree.skipped.push(Skipped { path: error_path(&e, root), reason: one_line_error(&e) });
                 continue;
             }
         };
         let Some(ft) = entry.file_type() else { continue };
+        let rel = relative(root, entry.path());
         if ft.is_dir() {
+            tree.dirs.push(rel);
             continue;
         }
-        let rel = relative(root, entry.path());
         if ft.is_symlink() {
-            skipped.push(Skipped { path: rel, reason: "symlink (not followed)".to_owned() });
+            tree.skipped.push(Skipped { path: rel, reason: "symlink (not followed)".to_owned() });
             continue;
         }
         if !ft.is_file() {
             continue; // sockets, fifos, devices
         }
         match entry.metadata() {
-            Ok(meta) => files.push(Walked {
+            Ok(meta) => tree.files.push(Walked {
                 rel,
                 abs: entry.into_path(),
                 size: meta.len(),
@@ -74,11 +124,19 @@ pub fn walk(root: &Path) -> (Vec<Walked>, Vec<Skipped>) {
                     .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
                     .map_or(0, |d| d.as_nanos() as i64),
             }),
-            Err(e) => skipped.push(Skipped { path: rel, reason: e.to_string() }),
+            Err(e) => tree.skipped.push(Skipped { path: rel, reason: e.to_string() }),
         }
     }
-    files.sort_by(|a, b| a.rel.cmp(&b.rel));
-    (files, skipped)
+}
+
+/// The directory a relative path is in (`""` for the root).
+pub fn parent_dir(rel: &str) -> &str {
+    rel.rfind('/').map_or("", |i| &rel[..i])
+}
+
+/// True if `rel` is `dir` or below it (`""` contains everything).
+pub fn is_under(rel: &str, dir: &str) -> bool {
+    dir.is_empty() || rel == dir || rel.strip_prefix(dir).is_some_and(|r| r.starts_with('/'))
 }
 
 /// True if the first 8 KB contain a NUL byte: the usual test for binary content.
@@ -122,15 +180,27 @@ mod tests {
             (".booger/index.db", "x"),
             (".git/config", "x"),
             ("docs/a.md", "# a"),
+            ("docs/.gitignore", "*.tmp\n"),
+            ("docs/x.tmp", "x"),
+            ("docs/deep/b.md", "# b"),
         ] {
             std::fs::create_dir_all(r.join(p).parent().unwrap()).unwrap();
             std::fs::write(r.join(p), body).unwrap();
         }
         #[cfg(unix)]
         std::os::unix::fs::symlink("/etc", r.join("etc-link")).unwrap();
-        let (files, skipped) = walk(r);
-        let rels: Vec<&str> = files.iter().map(|f| f.rel.as_str()).collect();
+        let tree = walk(r);
+        let rels: Vec<&str> = tree.files.iter().map(|f| f.rel.as_str()).collect();
+        assert_eq!(rels, ["docs/a.md", "docs/deep/b.md", "src/main.rs"]);
+        assert_eq!(tree.dirs, ["", "docs", "docs/deep", "src"]);
+        // A part of the tree is judged as the whole walk judges it: the ignore files above
+        // it apply, and `shallow` stops at its direct entries.
+        let part = survey(r, &["docs".to_owned()], &["src".to_owned()]);
+        let rels: Vec<&str> = part.files.iter().map(|f| f.rel.as_str()).collect();
         assert_eq!(rels, ["docs/a.md", "src/main.rs"]);
+        assert_eq!(part.dirs, ["docs", "docs/deep", "src"]);
+        assert!(survey(r, &["gone".to_owned()], &["gone/too".to_owned()]).files.is_empty());
+        let skipped = tree.skipped;
         #[cfg(unix)]
         assert!(skipped.iter().any(|s| s.path == "etc-link" && s.reason.contains("symlink")), "{skipped:?}");
     }

@@ -261,4 +261,43 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn updated_warm_index_ranks_like_a_rebuilt_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let write = |p: &str, body: &str| {
+            std::fs::create_dir_all(root.join(p).parent().unwrap()).unwrap();
+            std::fs::write(root.join(p), body).unwrap();
+        };
+        write("a.py", "def retry_upload(blob):\n    \"\"\"Retry a failed upload.\"\"\"\n    return blob\n");
+        write("b.py", "def parse_config(path):\n    return path\n");
+        write("c/d.py", "class Server:\n    def serve(self):\n        pass\n");
+        let store = crate::store::Store::open(root).unwrap();
+        let progress = crate::index::Progress::default();
+        crate::index::run(root, &store, crate::index::Options::default(), &progress).unwrap();
+        let before = postings::Postings::build(&store).unwrap();
+        // Edit one file, delete one, add one.
+        write("a.py", "def retry_download(blob):\n    \"\"\"Retry a failed download.\"\"\"\n    return blob\n");
+        std::fs::remove_file(root.join("b.py")).unwrap();
+        write("c/e.py", "def upload_config(server):\n    return server\n");
+        let report = crate::index::run(root, &store, crate::index::Options::default(), &progress).unwrap();
+        let mut changed = report.changed.clone();
+        changed.sort();
+        assert_eq!(changed, ["a.py", "b.py", "c/e.py"]);
+        let updated = before.updated(&store, &report.changed).unwrap();
+        let rebuilt = postings::Postings::build(&store).unwrap();
+        assert_eq!(updated.content_generation, store.content_generation());
+        let ctx = Context::default();
+        for q in ["retry upload", "retry download", "parse config", "upload config server", "serve"] {
+            let a = search(&store, Some(&updated), q, &Filters::default(), &ctx, 10).unwrap();
+            let b = search(&store, Some(&rebuilt), q, &Filters::default(), &ctx, 10).unwrap();
+            let hits = |h: &[Hit]| {
+                h.iter()
+                    .map(|h| (h.chunk.path.clone(), h.chunk.name.clone(), (h.score * 1e6).round()))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(hits(&a), hits(&b), "{q}");
+        }
+    }
 }

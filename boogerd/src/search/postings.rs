@@ -63,11 +63,23 @@ pub fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty()).map(str::to_lowercase)
 }
 
+/// What adding chunks needs besides the index: the stemmer and each raw token's term, so a
+/// token is stemmed once per build.
+struct Builder {
+    stemmer: Stemmer,
+    raw: HashMap<String, u32>,
+    doc_tf: HashMap<u32, [u8; 4]>,
+}
+
+impl Builder {
+    fn new() -> Self {
+        Self { stemmer: Stemmer::create(Algorithm::English), raw: HashMap::new(), doc_tf: HashMap::new() }
+    }
+}
+
 impl Postings {
-    pub fn build(store: &Store) -> Result<Postings, StoreError> {
-        let content_generation = store.content_generation();
-        let stemmer = Stemmer::create(Algorithm::English);
-        let mut p = Postings {
+    fn empty(content_generation: u64) -> Postings {
+        Postings {
             content_generation,
             terms: HashMap::new(),
             lists: Vec::new(),
@@ -82,59 +94,122 @@ impl Postings {
             avgdl: 1.0,
             paths: Vec::new(),
             languages: Vec::new(),
-        };
-        // Raw token → term id, so each distinct token is stemmed once.
-        let mut raw: HashMap<String, u32> = HashMap::new();
-        let mut doc_tf: HashMap<u32, [u8; 4]> = HashMap::new();
-        let mut total: u64 = 0;
+        }
+    }
+
+    pub fn build(store: &Store) -> Result<Postings, StoreError> {
+        let mut p = Postings::empty(store.content_generation());
+        let mut b = Builder::new();
         store.scan(&Filters::default(), |c, content| {
-            if p.paths.last() != Some(&c.path) {
-                p.paths.push(c.path.clone());
-                p.languages.push(c.language.clone());
-            }
-            let doc = p.ids.len() as u32;
-            doc_tf.clear();
-            let mut len = 0u32;
-            let word_col = words::words_for(&c.name, content);
-            for (col, text) in [c.name.as_str(), content, word_col.as_str(), c.path.as_str()].into_iter().enumerate() {
-                for tok in tokens(text) {
-                    let tid = match raw.get(&tok) {
-                        Some(t) => *t,
-                        None => {
-                            let stem = stemmer.stem(&tok).into_owned();
-                            let next = p.terms.len() as u32;
-                            let t = *p.terms.entry(stem.into_boxed_str()).or_insert(next);
-                            if t as usize == p.lists.len() {
-                                p.lists.push(Vec::new());
-                            }
-                            raw.insert(tok, t);
-                            t
-                        }
-                    };
-                    let tf = doc_tf.entry(tid).or_insert([0; 4]);
-                    tf[col] = tf[col].saturating_add(1);
-                    len += 1;
-                }
-            }
-            for (tid, tf) in doc_tf.drain() {
-                p.lists[tid as usize].push(Posting { doc, tf });
-            }
-            p.ids.push(c.id);
-            p.lens.push(len);
-            p.kinds.push(KINDS.iter().position(|k| *k == c.kind).unwrap_or(KINDS.len() - 1) as u8);
-            p.files.push(p.paths.len() as u32 - 1);
-            p.names.push(c.name.clone().into_boxed_str());
-            p.parents.push(c.parent.clone().map(String::into_boxed_str));
-            p.lines.push((c.start_line, c.end_line));
-            p.bytes.push(c.bytes as u32);
-            total += u64::from(len);
+            p.add(&mut b, c, content);
             true
         })?;
-        p.avgdl = (total as f64 / p.ids.len().max(1) as f64).max(1.0);
-        for list in &mut p.lists {
+        p.finish();
+        Ok(p)
+    }
+
+    /// A copy in which the chunks of the `changed` files are replaced by what the store holds
+    /// for them now (none, for a deleted file). Costs a pass over the postings plus the
+    /// changed chunks, instead of re-reading and re-tokenizing the whole project: this is how
+    /// the index stays warm while the watcher applies edits.
+    pub fn updated(&self, store: &Store, changed: &[String]) -> Result<Postings, StoreError> {
+        let mut changed = changed.to_vec();
+        changed.sort();
+        changed.dedup();
+        let gone: std::collections::HashSet<&str> = changed.iter().map(String::as_str).collect();
+        let mut p = Postings::empty(store.content_generation());
+        let mut file_map = vec![u32::MAX; self.paths.len()];
+        for (i, path) in self.paths.iter().enumerate() {
+            if !gone.contains(path.as_str()) {
+                file_map[i] = p.paths.len() as u32;
+                p.paths.push(path.clone());
+                p.languages.push(self.languages[i].clone());
+            }
+        }
+        let mut doc_map = vec![u32::MAX; self.ids.len()];
+        for d in 0..self.ids.len() {
+            let file = file_map[self.files[d] as usize];
+            if file == u32::MAX {
+                continue;
+            }
+            doc_map[d] = p.ids.len() as u32;
+            p.ids.push(self.ids[d]);
+            p.lens.push(self.lens[d]);
+            p.kinds.push(self.kinds[d]);
+            p.files.push(file);
+            p.names.push(self.names[d].clone());
+            p.parents.push(self.parents[d].clone());
+            p.lines.push(self.lines[d]);
+            p.bytes.push(self.bytes[d]);
+        }
+        p.terms = self.terms.clone();
+        p.lists = self
+            .lists
+            .iter()
+            .map(|list| {
+                list.iter()
+                    .filter_map(|x| {
+                        let doc = doc_map[x.doc as usize];
+                        (doc != u32::MAX).then_some(Posting { doc, tf: x.tf })
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut b = Builder::new();
+        store.scan_files(&changed, |c, content| p.add(&mut b, c, content))?;
+        p.finish();
+        Ok(p)
+    }
+
+    /// Appends one chunk. Chunks of one file must come together.
+    fn add(&mut self, b: &mut Builder, c: &crate::store::search::Candidate, content: &str) {
+        if self.paths.last() != Some(&c.path) {
+            self.paths.push(c.path.clone());
+            self.languages.push(c.language.clone());
+        }
+        let doc = self.ids.len() as u32;
+        b.doc_tf.clear();
+        let mut len = 0u32;
+        let word_col = words::words_for(&c.name, content);
+        for (col, text) in [c.name.as_str(), content, word_col.as_str(), c.path.as_str()].into_iter().enumerate() {
+            for tok in tokens(text) {
+                let tid = match b.raw.get(&tok) {
+                    Some(t) => *t,
+                    None => {
+                        let stem = b.stemmer.stem(&tok).into_owned();
+                        let next = self.terms.len() as u32;
+                        let t = *self.terms.entry(stem.into_boxed_str()).or_insert(next);
+                        if t as usize == self.lists.len() {
+                            self.lists.push(Vec::new());
+                        }
+                        b.raw.insert(tok, t);
+                        t
+                    }
+                };
+                let tf = b.doc_tf.entry(tid).or_insert([0; 4]);
+                tf[col] = tf[col].saturating_add(1);
+                len += 1;
+            }
+        }
+        for (tid, tf) in b.doc_tf.drain() {
+            self.lists[tid as usize].push(Posting { doc, tf });
+        }
+        self.ids.push(c.id);
+        self.lens.push(len);
+        self.kinds.push(KINDS.iter().position(|k| *k == c.kind).unwrap_or(KINDS.len() - 1) as u8);
+        self.files.push(self.paths.len() as u32 - 1);
+        self.names.push(c.name.clone().into_boxed_str());
+        self.parents.push(c.parent.clone().map(String::into_boxed_str));
+        self.lines.push((c.start_line, c.end_line));
+        self.bytes.push(c.bytes as u32);
+    }
+
+    fn finish(&mut self) {
+        let total: u64 = self.lens.iter().map(|&l| u64::from(l)).sum();
+        self.avgdl = (total as f64 / self.ids.len().max(1) as f64).max(1.0);
+        for list in &mut self.lists {
             list.shrink_to_fit();
         }
-        Ok(p)
     }
 
     /// Can this index answer for these filters (globs need SQL)?

@@ -52,14 +52,54 @@ impl Store {
         })
     }
 
+    /// The indexed files a partial run covers (see [`crate::index::Scope`]).
+    pub fn file_states_in(&self, scope: &crate::index::Scope) -> Result<HashMap<String, FileState>> {
+        if scope.deep.iter().any(String::is_empty) {
+            return self.file_states();
+        }
+        self.read(|c| {
+            // Paths under `d/` sort between `d/` and `d0` ('0' follows '/'), so each
+            // directory is one range of the path index.
+            let mut stmt = c.prepare_cached(
+                "SELECT path, size_bytes, mtime_ns, content_hash FROM files WHERE path >= ?1 AND path < ?2",
+            )?;
+            let mut out = HashMap::new();
+            for dir in scope.deep.iter().chain(&scope.shallow) {
+                let (lo, hi) = if dir.is_empty() {
+                    (String::new(), "\u{10ffff}".to_owned())
+                } else {
+                    (format!("{dir}/"), format!("{dir}0"))
+                };
+                let rows = stmt.query_map([&lo, &hi], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        FileState { size: r.get::<_, i64>(1)? as u64, mtime_ns: r.get(2)?, hash: r.get(3)? },
+                    ))
+                })?;
+                for row in rows {
+                    let (path, state) = row?;
+                    if scope.contains(&path) {
+                        out.insert(path, state);
+                    }
+                }
+            }
+            Ok(out)
+        })
+    }
+
     /// Applies one batch in one transaction: a file's row and its chunks change together, so
     /// an interrupted run leaves every file either old or new, never half-written.
     pub fn write_batch(&self, writes: &[FileWrite], deletes: &[String], indexed_at: &str) -> Result<()> {
-        if writes.iter().any(|w| w.chunks.is_some()) || !deletes.is_empty() {
+        let changes_content = writes.iter().any(|w| w.chunks.is_some()) || !deletes.is_empty();
+        if changes_content {
             self.content_changed();
         }
+        let generation = self.content_generation();
         self.write(|c| {
             let tx = c.transaction()?;
+            if changes_content {
+                super::save_generation(&tx, generation)?;
+            }
             {
                 let mut delete_chunks = tx.prepare_cached("DELETE FROM chunks WHERE file_id = (SELECT id FROM files WHERE path = ?1)")?;
                 let mut delete_file = tx.prepare_cached("DELETE FROM files WHERE path = ?1")?;
@@ -114,9 +154,11 @@ impl Store {
     /// Forgets every file and chunk (a full rebuild); annotations and the workset stay.
     pub fn clear_files(&self) -> Result<()> {
         self.content_changed();
+        let generation = self.content_generation();
         self.write(|c| {
             let tx = c.transaction()?;
             tx.execute_batch("DELETE FROM chunks; DELETE FROM files;")?;
+            super::save_generation(&tx, generation)?;
             tx.commit()
         })
     }

@@ -90,12 +90,20 @@ impl Store {
             .min_idle(Some(0))
             .build(manager)
             .map_err(|source| StoreError::Pool { path: path.to_owned(), source })?;
+        let saved: Option<String> = {
+            use rusqlite::OptionalExtension;
+            writer
+                .query_row("SELECT value FROM meta WHERE key = 'generation'", [], |r| r.get(0))
+                .optional()
+                .map_err(sql)?
+        };
+        let content_generation = saved.and_then(|g| g.parse().ok()).unwrap_or(0);
         Ok(Store {
             path: path.to_owned(),
             writer: Mutex::new(writer),
             readers,
             generation: std::sync::atomic::AtomicU64::new(0),
-            content_generation: std::sync::atomic::AtomicU64::new(0),
+            content_generation: std::sync::atomic::AtomicU64::new(content_generation),
             cache: Mutex::new(search::Cache::default()),
         })
     }
@@ -122,7 +130,8 @@ impl Store {
         out
     }
 
-    /// Changes whenever files or chunks change.
+    /// Changes whenever files or chunks change; saved with them, so it keeps counting up
+    /// across restarts (answers carry it as the index generation).
     pub fn content_generation(&self) -> u64 {
         self.content_generation.load(std::sync::atomic::Ordering::SeqCst)
     }
@@ -157,6 +166,15 @@ impl Store {
             tx.commit()
         })
     }
+}
+
+/// Records the content generation in the transaction that changes the content.
+fn save_generation(tx: &rusqlite::Transaction, generation: u64) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO meta(key, value) VALUES ('generation', ?1) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        [generation.to_string()],
+    )?;
+    Ok(())
 }
 
 /// Pragmas and functions every connection needs.

@@ -270,6 +270,25 @@ impl Store {
         })
     }
 
+    /// Every chunk of the given files with its content, file by file.
+    pub fn scan_files(&self, paths: &[String], mut each: impl FnMut(&Candidate, &str)) -> Result<()> {
+        let sql = format!(
+            "SELECT {CANDIDATE_COLUMNS}, 0.0, c.content FROM chunks c JOIN files f ON f.id = c.file_id
+             WHERE f.path = ?1 ORDER BY c.start_byte, c.id"
+        );
+        self.read(|c| {
+            let mut stmt = c.prepare_cached(&sql)?;
+            for path in paths {
+                let mut rows = stmt.query([path])?;
+                while let Some(r) = rows.next()? {
+                    let cand = candidate(r)?;
+                    each(&cand, r.get_ref(11)?.as_str().unwrap_or_default());
+                }
+            }
+            Ok(())
+        })
+    }
+
     /// Candidates by chunk id, in the order of `ids` (ids that no longer exist are skipped).
     pub fn candidates_by_id(&self, ids: &[(i64, f64)]) -> Result<Vec<Candidate>> {
         if ids.is_empty() {

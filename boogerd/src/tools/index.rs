@@ -39,7 +39,11 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         }
     };
     let handle = daemon.projects.get(&project.root);
-    match handle.index(Options { full, ..daemon.projects.defaults() }) {
+    let result = handle.index(Options { full, ..daemon.projects.defaults() });
+    // Watch it from now on (a followed project re-walks, which syncs its watches: cheap,
+    // nothing changed since this run).
+    daemon.follow(&project.root);
+    match result {
         Ok(report) => ToolReply::ok(
             describe(&project.name, &report),
             json!({ "project": project.name, "root": project.root, "report": report }),

@@ -88,7 +88,12 @@ pub async fn call(daemon: Arc<Daemon>, session: Session, name: &str, args: Value
     // Long writers (index, projects) do not take a slot.
     let _slot = if spec.read_only { Some(cpu_slots().acquire().await.expect("never closed")) } else { None };
     let started = std::time::Instant::now();
-    let joined = tokio::task::spawn_blocking(move || handler(&daemon, &session, &args)).await;
+    let joined = tokio::task::spawn_blocking(move || {
+        ANSWERED.take();
+        let reply = handler(&daemon, &session, &args);
+        with_freshness(reply, ANSWERED.take())
+    })
+    .await;
     let reply = joined.unwrap_or_else(|e| {
         tracing::error!(tool = spec.name, error = %e, "tool handler panicked");
         ToolReply::error(format!(
@@ -116,6 +121,74 @@ pub fn lookup(name: &str) -> Option<(&'static ToolSpec, Handler)> {
     Some((spec, handler))
 }
 
+/// How long a query waits for its project's queued changes to reach the index
+/// (read-your-writes): an agent that just saved a file finds its edit.
+const FRESH_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
+
+thread_local! {
+    /// The projects the running handler answers from, with the index generation and what was
+    /// still pending: recorded by [`answering_from`], attached to the reply by [`call`]. A
+    /// handler runs wholly on one blocking thread, so this needs no plumbing through every
+    /// handler's signature.
+    static ANSWERED: std::cell::RefCell<Vec<(String, u64, crate::watch::Freshness)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Waits (briefly) for `handle`'s queued changes, then records what the answer is based on.
+pub fn answering_from(name: &str, handle: &crate::project::ProjectHandle, store: &crate::store::Store) {
+    let fresh = handle.live.wait_fresh(FRESH_WAIT);
+    ANSWERED.with_borrow_mut(|a| a.push((name.to_owned(), store.content_generation(), fresh)));
+}
+
+/// Every answer says which index generation it comes from and what was not in it yet; the
+/// text says so only when something was not.
+fn with_freshness(mut reply: ToolReply, answered: Vec<(String, u64, crate::watch::Freshness)>) -> ToolReply {
+    use crate::watch::Mode;
+    if answered.is_empty() || reply.is_error {
+        return reply;
+    }
+    let entries: Vec<Value> = answered
+        .iter()
+        .map(|(name, generation, f)| {
+            serde_json::json!({
+                "project": name,
+                "generation": generation,
+                "state": f.state,
+                "pending": f.pending,
+                "pending_count": f.pending_count,
+            })
+        })
+        .collect();
+    if let Some(obj) = reply.data.as_object_mut() {
+        let index = if entries.len() == 1 { entries[0].clone() } else { Value::Array(entries) };
+        obj.insert("index".to_owned(), index);
+    }
+    for (name, _, f) in &answered {
+        let note = if f.pending_count > 0 {
+            let more = if f.pending_count > f.pending.len() { ", …" } else { "" };
+            Some(format!(
+                "{} changed file(s) not indexed yet ({}{more}); ask again in a moment",
+                f.pending_count,
+                f.pending.join(", ")
+            ))
+        } else {
+            match f.state {
+                Mode::Missing => Some(
+                    "the project directory is missing (moved, deleted or unmounted); booger resumes when it is back"
+                        .to_owned(),
+                ),
+                Mode::Starting => Some("catching up with changes made while booger was not running".to_owned()),
+                Mode::Rescanning => f.reason.clone(),
+                Mode::Watching | Mode::Off | Mode::Manual => None,
+            }
+        };
+        if let Some(note) = note {
+            reply.text.push_str(&format!("\n(index of {name}: {note})"));
+        }
+    }
+    reply
+}
+
 /// A project and its index, for the search-side tools. `Err` is the finished answer: an
 /// unknown project, or no index yet (with the command that builds it).
 pub fn project_store(
@@ -126,7 +199,10 @@ pub fn project_store(
     let project = resolve_project(daemon, session, args).map_err(ToolReply::error)?;
     let handle = daemon.projects.get(&project.root);
     match handle.existing_store() {
-        Ok(Some(store)) => Ok((project, store)),
+        Ok(Some(store)) => {
+            answering_from(&project.name, &handle, &store);
+            Ok((project, store))
+        }
         Ok(None) if handle.is_indexing() => Err(ToolReply::ok(
             format!(
                 "No index yet: {} is being indexed now; `booger status` shows progress. Try again shortly.",

@@ -47,7 +47,7 @@ fn add(daemon: &Daemon, session: &Session, path: Option<&str>) -> ToolReply {
     match added {
         Ok(Added::New(p)) => {
             tracing::info!(project = %p.name, root = %p.root.display(), "project added");
-            daemon.projects.index_in_background(vec![p.root.clone()]);
+            daemon.follow(&p.root);
             ToolReply::ok(
                 format!(
                     "Added {} ({}); indexing in the background (`booger status` shows progress)",
@@ -73,6 +73,7 @@ fn remove(daemon: &Daemon, key: Option<&str>) -> ToolReply {
     match removed {
         Ok(Some(p)) => {
             tracing::info!(project = %p.name, "project removed");
+            daemon.watcher.unfollow(&p.root);
             daemon.projects.drop_handle(&p.root);
             ToolReply::ok(
                 format!("Removed {} ({})", p.name, display(&p.root)),
@@ -120,7 +121,9 @@ fn add_all(daemon: &Daemon, session: &Session, path: Option<&str>) -> ToolReply 
             Err(e) => errors.push(format!("{}: {e}", root.display())),
         }
     }
-    daemon.projects.index_in_background(added.iter().map(|p| p.root.clone()).collect());
+    for p in &added {
+        daemon.follow(&p.root);
+    }
     let mut text = format!(
         "Found {} project(s) under {}: {} added, {} already registered",
         added.len() + existing.len(),

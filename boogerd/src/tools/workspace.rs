@@ -29,6 +29,7 @@ pub fn run(daemon: &Daemon, _session: &Session, args: &Value) -> ToolReply {
         let handle = daemon.projects.get(&p.root);
         match handle.existing_store() {
             Ok(Some(s)) => {
+                super::answering_from(&p.name, &handle, &s);
                 let warm = handle.warm(&s);
                 stores.push((p.name.clone(), s, warm));
             }

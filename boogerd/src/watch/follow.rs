@@ -1,0 +1,195 @@
+//! The follower: one thread per project that turns noticed changes into index runs and keeps
+//! the set of watched directories equal to the set the walker keeps.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::Watcher;
+use super::live::{Batch, Mode, Work};
+use crate::index::{Scope, walk};
+use crate::project::{IndexError, ProjectHandle};
+
+/// New directories up to this many are re-surveyed one by one after their watch is on;
+/// more (a project's first walk, a big checkout) and the whole project is re-walked.
+const RESURVEY_DIRS: usize = 64;
+
+pub(super) fn run(w: &Arc<Watcher>, handle: &Arc<ProjectHandle>) {
+    let live = &handle.live;
+    // The directories this project has watched, relative to its root.
+    let mut kept: BTreeSet<String> = BTreeSet::new();
+    let t = w.timing;
+    while let Some(work) = live.next_work(t.quiet, t.max_delay, t.missing_poll, t.rescan) {
+        let batch = match work {
+            Work::CheckMissing => {
+                if handle.root.is_dir() {
+                    tracing::info!(root = %handle.root.display(), "project directory is back");
+                    live.set_mode(Mode::Starting, None);
+                    live.request_whole();
+                }
+                None
+            }
+            Work::Whole => whole(w, handle, &mut kept),
+            Work::Dirs(dirs) => part(w, handle, &mut kept, dirs),
+        };
+        live.applied(batch);
+    }
+    w.unwatch(&absolute(handle, kept.iter()));
+    live.set_mode(Mode::Off, None);
+}
+
+/// Re-walks the whole project and watches every directory it keeps.
+fn whole(w: &Watcher, handle: &Arc<ProjectHandle>, kept: &mut BTreeSet<String>) -> Option<Batch> {
+    let started = Instant::now();
+    let result = {
+        let _one_at_a_time = w.whole_runs.lock().unwrap_or_else(|p| p.into_inner());
+        handle.index(w.defaults)
+    };
+    match result {
+        Ok(report) => {
+            let found: BTreeSet<String> = report.dirs.iter().cloned().collect();
+            settle(w, handle, sync_watches(w, handle, kept, &found, &[String::new()]));
+            Some(batch(report.changed.len(), report.files, started))
+        }
+        Err(e) => failed(w, handle, kept, e),
+    }
+}
+
+/// Re-surveys the dirty directories: their files, their new subdirectories (walked whole)
+/// and their vanished ones (whose files leave the index).
+fn part(w: &Watcher, handle: &Arc<ProjectHandle>, kept: &mut BTreeSet<String>, dirs: Vec<String>) -> Option<Batch> {
+    let started = Instant::now();
+    // An event from a directory no longer watched (a watch removed while its events were
+    // in flight) has nothing to say.
+    let shallow: Vec<String> = dirs.into_iter().filter(|d| kept.contains(d)).collect();
+    if shallow.is_empty() {
+        return None;
+    }
+    let root = handle.root.clone();
+    let mut tree = walk::survey(&root, &shallow, &[]);
+    let found: BTreeSet<&str> = tree.dirs.iter().map(String::as_str).collect();
+    let mut deep: Vec<String> = Vec::new();
+    for d in &shallow {
+        if !found.contains(d.as_str()) {
+            deep.push(d.clone()); // the directory itself is gone
+            continue;
+        }
+        deep.extend(children(kept, d).filter(|c| !found.contains(c.as_str())).cloned());
+    }
+    let new: Vec<String> = found.iter().filter(|d| !kept.contains(**d)).map(|d| (*d).to_owned()).collect();
+    let more = walk::survey(&root, &[], &new);
+    deep.extend(new);
+    tree.files.extend(more.files);
+    tree.skipped.extend(more.skipped);
+    tree.dirs.extend(more.dirs);
+    let scope = Scope { shallow, deep };
+    match handle.index_part(tree, &scope, w.defaults) {
+        Ok(report) => {
+            let found: BTreeSet<String> = report.dirs.iter().cloned().collect();
+            settle(w, handle, sync_watches(w, handle, kept, &found, &scope.deep));
+            Some(batch(report.changed.len(), report.files, started))
+        }
+        Err(e) => failed(w, handle, kept, e),
+    }
+}
+
+/// After a run: watch the directories found that are not watched yet, and stop watching
+/// those under `covered` (the parts walked whole) that were not found. Returns the ones
+/// newly watched, and why some could not be.
+fn sync_watches(
+    w: &Watcher,
+    handle: &ProjectHandle,
+    kept: &mut BTreeSet<String>,
+    found: &BTreeSet<String>,
+    covered: &[String],
+) -> (Vec<String>, Option<String>) {
+    let gone: Vec<String> =
+        kept.iter().filter(|k| covered.iter().any(|c| walk::is_under(k, c)) && !found.contains(*k)).cloned().collect();
+    // Unwatch first: a directory renamed within the project keeps its inode, and the OS
+    // would hand the new path the old path's watch.
+    w.unwatch(&absolute(handle, gone.iter()));
+    for g in &gone {
+        kept.remove(g);
+    }
+    let wanted: Vec<String> = found.iter().filter(|d| !kept.contains(*d)).cloned().collect();
+    let (refused, error) = w.watch(&absolute(handle, wanted.iter()));
+    let refused: BTreeSet<PathBuf> = refused.into_iter().collect();
+    let added: Vec<String> =
+        wanted.into_iter().filter(|d| !refused.contains(&absolute(handle, std::iter::once(d))[0])).collect();
+    kept.extend(added.iter().cloned());
+    handle.live.set_watched_dirs(kept.len());
+    let why = (!refused.is_empty()).then(|| {
+        error.unwrap_or_else(|| {
+            format!(
+                "watch limit reached: {} directories not watched (budget {} across projects; raise \
+                 fs.inotify.max_user_watches or BOOGER_MAX_WATCHES); re-walked every {} s",
+                refused.len(),
+                w.budget(),
+                w.timing.rescan.as_secs()
+            )
+        })
+    });
+    (added, why)
+}
+
+/// New directories were watched after they were walked: whatever was written in between is
+/// caught by surveying them again. The project is fresh once a run adds no watch.
+fn settle(w: &Watcher, handle: &ProjectHandle, (added, refused): (Vec<String>, Option<String>)) {
+    let live = &handle.live;
+    if added.len() > RESURVEY_DIRS {
+        live.request_whole();
+    } else if !added.is_empty() {
+        live.requeue(added);
+    }
+    if w.manual {
+        live.set_mode(Mode::Manual, None);
+        return;
+    }
+    let trouble = w.unavailable.clone().or(refused);
+    match trouble {
+        Some(why) => {
+            if live.mode() != Mode::Rescanning {
+                tracing::warn!(root = %handle.root.display(), "{why}");
+            }
+            live.set_mode(Mode::Rescanning, Some(why));
+        }
+        // Starting (or recovering) ends with a run that leaves nothing to do.
+        None if !live.has_work() => live.set_mode(Mode::Watching, None),
+        None => {}
+    }
+}
+
+fn failed(w: &Watcher, handle: &ProjectHandle, kept: &mut BTreeSet<String>, e: IndexError) -> Option<Batch> {
+    match e {
+        IndexError::Missing(_) => {
+            tracing::warn!(root = %handle.root.display(), "project directory is missing; its index is kept");
+            w.unwatch(&absolute(handle, kept.iter()));
+            kept.clear();
+            handle.live.set_watched_dirs(0);
+            handle.live.set_mode(Mode::Missing, Some("the project directory is missing".to_owned()));
+        }
+        e => {
+            tracing::error!(root = %handle.root.display(), error = %e, "applying changes failed");
+            handle.live.set_mode(Mode::Rescanning, Some(format!("applying changes failed: {e}")));
+        }
+    }
+    None
+}
+
+fn children<'a>(kept: &'a BTreeSet<String>, dir: &'a str) -> impl Iterator<Item = &'a String> + 'a {
+    kept.iter().filter(move |k| !k.is_empty() && k.as_str() != dir && walk::parent_dir(k) == dir)
+}
+
+fn absolute<'a>(handle: &ProjectHandle, rels: impl Iterator<Item = &'a String>) -> Vec<PathBuf> {
+    rels.map(|r| if r.is_empty() { handle.root.clone() } else { handle.root.join(r) }).collect()
+}
+
+fn batch(changed: usize, surveyed: u64, started: Instant) -> Batch {
+    Batch {
+        at: crate::time::now_rfc3339(),
+        changed: changed as u64,
+        surveyed,
+        ms: started.elapsed().as_millis() as u64,
+    }
+}

@@ -1,0 +1,316 @@
+//! One project's live state: changes noticed and not yet indexed, the mode of its watch, and
+//! the wait that gives read-your-writes.
+//!
+//! The watcher's event handler records changes here (cheap: a lock and a set insert); the
+//! project's follower thread takes them in batches; queries wait here, briefly, for the batch
+//! that holds their project's pending changes.
+
+use std::collections::BTreeSet;
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::index::walk;
+
+/// Pending paths listed in answers and `status`; beyond this only the count is given.
+const LISTED: usize = 20;
+/// Pending paths remembered for listing; beyond this only directories are kept.
+const REMEMBERED: usize = 1000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Not followed (not registered, or the daemon is not watching yet).
+    #[default]
+    Off,
+    /// Reconciling with the disk before the project counts as fresh.
+    Starting,
+    /// Every kept directory is watched; changes are applied as they come.
+    Watching,
+    /// Events cannot be trusted (watch limit, no watcher): the project is re-walked on a
+    /// timer, and on every event that does arrive.
+    Rescanning,
+    /// The project directory is gone; its index is kept and the watch resumes when it returns.
+    Missing,
+    /// Watching is off (`--no-watch`): reconciled at start and by `booger index` only.
+    Manual,
+}
+
+/// What the follower should do next.
+pub enum Work {
+    /// Re-walk the whole project.
+    Whole,
+    /// Re-survey these directories (relative).
+    Dirs(Vec<String>),
+    /// See whether a missing project is back.
+    CheckMissing,
+}
+
+/// The last batch applied, for `status`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Batch {
+    pub at: String,
+    /// Files whose chunks changed (written or removed).
+    pub changed: u64,
+    pub surveyed: u64,
+    pub ms: u64,
+}
+
+/// The part of a project's state an answer reports: what it could not wait for.
+#[derive(Debug, Clone, Serialize)]
+pub struct Freshness {
+    pub state: Mode,
+    /// Paths changed on disk and not yet in the index (first few).
+    pub pending: Vec<String>,
+    pub pending_count: usize,
+    /// Why the project is not simply watching, if it is not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+#[derive(Default)]
+struct State {
+    mode: Mode,
+    reason: Option<String>,
+    // Noticed, not yet taken.
+    whole: bool,
+    dirs: BTreeSet<String>,
+    paths: BTreeSet<String>,
+    /// More paths changed than `paths` holds.
+    paths_overflowed: usize,
+    last_event: Option<Instant>,
+    first_event: Option<Instant>,
+    /// Taken by the batch being applied.
+    applying: Option<Vec<String>>,
+    /// A query is waiting: apply now rather than wait for quiet.
+    urgent: bool,
+    stop: bool,
+    // Figures for `status`.
+    watched_dirs: usize,
+    batches: u64,
+    last_batch: Option<Batch>,
+    overflows: u64,
+}
+
+#[derive(Default)]
+pub struct Live {
+    state: Mutex<State>,
+    /// Signalled on every change of state: new work for the follower, a finished batch for
+    /// waiting queries.
+    changed: Condvar,
+}
+
+impl Live {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.lock().mode
+    }
+
+    pub fn set_mode(&self, mode: Mode, reason: Option<String>) {
+        let mut st = self.lock();
+        if st.mode != mode || st.reason != reason {
+            tracing::debug!(?mode, reason = reason.as_deref().unwrap_or(""), "watch mode");
+        }
+        st.mode = mode;
+        st.reason = reason;
+        self.changed.notify_all();
+    }
+
+    pub fn set_watched_dirs(&self, n: usize) {
+        self.lock().watched_dirs = n;
+    }
+
+    /// Records a change of `rel` (relative to the project root; `""` is the root itself).
+    pub fn noticed(&self, rel: &str) {
+        if rel.split('/').any(|c| walk::is_never(std::ffi::OsStr::new(c))) {
+            return; // the index's own files, VCS internals
+        }
+        let mut st = self.lock();
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        if rel.is_empty() || name == ".gitignore" || name == ".ignore" {
+            // The root itself moved or vanished, or ignore rules changed: only a whole walk
+            // knows what that means.
+            st.whole = true;
+        } else {
+            st.dirs.insert(walk::parent_dir(rel).to_owned());
+        }
+        if !rel.is_empty() {
+            if st.paths.len() < REMEMBERED {
+                st.paths.insert(rel.to_owned());
+            } else if !st.paths.contains(rel) {
+                st.paths_overflowed += 1;
+            }
+        }
+        let now = Instant::now();
+        st.last_event = Some(now);
+        st.first_event.get_or_insert(now);
+        self.changed.notify_all();
+    }
+
+    /// Asks for a whole re-walk (start-up, lost events, an explicit `index`).
+    pub fn request_whole(&self) {
+        let mut st = self.lock();
+        st.whole = true;
+        st.first_event.get_or_insert_with(Instant::now);
+        st.last_event.get_or_insert_with(Instant::now);
+        self.changed.notify_all();
+    }
+
+    /// The OS dropped events: re-walk, and count it for `status`.
+    pub fn overflowed(&self) {
+        self.lock().overflows += 1;
+        self.request_whole();
+    }
+
+    /// Queues directories for a follow-up survey (new directories, once their watch is on).
+    pub fn requeue(&self, dirs: impl IntoIterator<Item = String>) {
+        let mut st = self.lock();
+        st.dirs.extend(dirs);
+        let now = Instant::now();
+        st.last_event = Some(now);
+        st.first_event.get_or_insert(now);
+        self.changed.notify_all();
+    }
+
+    pub fn stop(&self) {
+        self.lock().stop = true;
+        self.changed.notify_all();
+    }
+
+    /// Blocks until there is work to do (`None`: stop). Changes are taken once they have been
+    /// quiet for `quiet`, or have waited `max_delay`, or a query is waiting for them; a
+    /// missing project is checked every `missing_poll`, a rescanning one re-walked every
+    /// `rescan`. With nothing to do it sleeps without a timeout: no CPU while idle.
+    pub fn next_work(
+        &self,
+        quiet: Duration,
+        max_delay: Duration,
+        missing_poll: Duration,
+        rescan: Duration,
+    ) -> Option<Work> {
+        let mut st = self.lock();
+        let mut rescan_due = Instant::now() + rescan;
+        loop {
+            if st.stop {
+                return None;
+            }
+            let now = Instant::now();
+            let has_work = st.whole || !st.dirs.is_empty();
+            if has_work {
+                let quiet_for = st.last_event.map_or(quiet, |t| now - t);
+                let waited = st.first_event.map_or(max_delay, |t| now - t);
+                if st.urgent || quiet_for >= quiet || waited >= max_delay {
+                    return Some(self.take(&mut st));
+                }
+                let wait = (quiet - quiet_for).min(max_delay.saturating_sub(waited)).max(Duration::from_millis(1));
+                st = self.changed.wait_timeout(st, wait).unwrap_or_else(|p| p.into_inner()).0;
+                continue;
+            }
+            match st.mode {
+                Mode::Missing => {
+                    st = self.changed.wait_timeout(st, missing_poll).unwrap_or_else(|p| p.into_inner()).0;
+                    if !(st.stop || st.whole || !st.dirs.is_empty()) {
+                        return Some(Work::CheckMissing);
+                    }
+                }
+                Mode::Rescanning => {
+                    if now >= rescan_due {
+                        st.whole = true;
+                        rescan_due = now + rescan;
+                        continue;
+                    }
+                    st = self.changed.wait_timeout(st, rescan_due - now).unwrap_or_else(|p| p.into_inner()).0;
+                }
+                _ => st = self.changed.wait(st).unwrap_or_else(|p| p.into_inner()),
+            }
+        }
+    }
+
+    fn take(&self, st: &mut State) -> Work {
+        let paths: Vec<String> = std::mem::take(&mut st.paths).into_iter().collect();
+        st.applying = Some(paths);
+        st.paths_overflowed = 0;
+        st.first_event = None;
+        st.last_event = None;
+        st.urgent = false;
+        let dirs: Vec<String> = std::mem::take(&mut st.dirs).into_iter().collect();
+        if std::mem::take(&mut st.whole) { Work::Whole } else { Work::Dirs(dirs) }
+    }
+
+    /// The batch taken by the last [`next_work`](Self::next_work) is in the index.
+    pub fn applied(&self, batch: Option<Batch>) {
+        let mut st = self.lock();
+        st.applying = None;
+        if let Some(b) = batch {
+            st.batches += 1;
+            st.last_batch = Some(b);
+        }
+        self.changed.notify_all();
+    }
+
+    /// Read-your-writes: if changes to this project are queued or being applied, waits (up to
+    /// `max`) for them to reach the index, then says what is still pending.
+    pub fn wait_fresh(&self, max: Duration) -> Freshness {
+        let deadline = Instant::now() + max;
+        let mut st = self.lock();
+        let busy = |st: &State| st.applying.is_some() || !st.dirs.is_empty() || st.whole;
+        if busy(&st) && st.mode != Mode::Missing {
+            st.urgent = true;
+            self.changed.notify_all();
+            while busy(&st) {
+                let now = Instant::now();
+                if now >= deadline {
+                    break;
+                }
+                st = self.changed.wait_timeout(st, deadline - now).unwrap_or_else(|p| p.into_inner()).0;
+            }
+        }
+        freshness(&st)
+    }
+
+    /// Changes are queued (not yet taken by the follower).
+    pub fn has_work(&self) -> bool {
+        let st = self.lock();
+        st.whole || !st.dirs.is_empty()
+    }
+
+    /// What is pending now, without waiting.
+    pub fn freshness(&self) -> Freshness {
+        freshness(&self.lock())
+    }
+
+    /// Everything `status` shows about the watch.
+    pub fn status(&self) -> serde_json::Value {
+        let st = self.lock();
+        let f = freshness(&st);
+        serde_json::json!({
+            "state": st.mode,
+            "reason": st.reason,
+            "watched_dirs": st.watched_dirs,
+            "queue": f.pending_count,
+            "pending": f.pending,
+            "applying": st.applying.is_some(),
+            "batches_applied": st.batches,
+            "last_change_applied": st.last_batch,
+            "overflows": st.overflows,
+        })
+    }
+}
+
+fn freshness(st: &State) -> Freshness {
+    let mut all: BTreeSet<&str> = st.paths.iter().map(String::as_str).collect();
+    if let Some(a) = &st.applying {
+        all.extend(a.iter().map(String::as_str));
+    }
+    let count = all.len() + st.paths_overflowed;
+    Freshness {
+        state: st.mode,
+        pending: all.into_iter().take(LISTED).map(str::to_owned).collect(),
+        pending_count: count,
+        reason: st.reason.clone(),
+    }
+}
