@@ -9,3 +9,4 @@ mod rpc;
 mod search;
 mod services;
 mod tidy;
+mod watch;

@@ -75,26 +75,28 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>) -> (String,
         ));
     }
     if !p.root.is_dir() {
-        t.push_str("index: the project directory is missing; its index is kept as it was\n");
+        t.push_str("index: the project directory is missing; booger resumes when it is back\n");
     }
+    let watch = handle.live.status();
+    t.push_str(&watch_line(&watch));
     let store = match handle.existing_store() {
         Ok(Some(s)) => s,
         Ok(None) => {
             if progress.is_none() {
                 t.push_str(&format!("index: none yet. Build it with `booger index {}`\n", p.root.display()));
             }
-            return (t, json!({ "exists": false, "progress": progress }));
+            return (t, json!({ "exists": false, "progress": progress, "watch": watch }));
         }
         Err(e) => {
             t.push_str(&format!("index: cannot open: {e}\n"));
-            return (t, json!({ "exists": false, "error": e.to_string(), "progress": progress }));
+            return (t, json!({ "exists": false, "error": e.to_string(), "progress": progress, "watch": watch }));
         }
     };
     let stats = match store.stats() {
         Ok(s) => s,
         Err(e) => {
             t.push_str(&format!("index: cannot read: {e}\n"));
-            return (t, json!({ "exists": true, "error": e.to_string(), "progress": progress }));
+            return (t, json!({ "exists": true, "error": e.to_string(), "progress": progress, "watch": watch }));
         }
     };
     // Computed now, not read from the last full run: the watcher changes the index between runs.
@@ -117,8 +119,6 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>) -> (String,
     ));
     t.push_str(&format!("  languages: {}\n", counts(&stats.languages)));
     t.push_str(&format!("  kinds: {}\n", counts(&stats.kinds)));
-    let watch = handle.live.status();
-    t.push_str(&watch_line(&watch));
     let warm = handle.warm_state(&store);
     t.push_str(&format!(
         "  root hash: {}\n  last indexed: {}\n  ranking index: {warm}\n",
@@ -157,7 +157,7 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>) -> (String,
 /// `watch: watching 12 directories, queue 0, last change applied … (2 files in 8 ms)`.
 fn watch_line(w: &Value) -> String {
     let mut t = format!(
-        "  watch: {}, {} directories, queue {}",
+        "watch: {}, {} directories, queue {}",
         w["state"].as_str().unwrap_or("off"),
         w["watched_dirs"],
         w["queue"]
@@ -174,7 +174,7 @@ fn watch_line(w: &Value) -> String {
         t.push_str(&format!(", {} event overflows", w["overflows"]));
     }
     if let Some(r) = w["reason"].as_str() {
-        t.push_str(&format!("\n  watch note: {r}"));
+        t.push_str(&format!("\nwatch note: {r}"));
     }
     t.push('\n');
     t
