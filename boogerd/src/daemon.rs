@@ -46,7 +46,12 @@ impl Daemon {
     /// Keeps `root`'s index in step with its files from now on (first reconciling it with
     /// the disk); for a project already followed, asks for a re-walk.
     pub fn follow(&self, root: &std::path::Path) {
-        self.watcher.follow(self.projects.get(root));
+        self.watcher.follow(self.projects.get(root), false);
+    }
+
+    /// [`follow`](Self::follow) for a project an `index` call has just brought up to date.
+    pub fn follow_indexed(&self, root: &std::path::Path) {
+        self.watcher.follow(self.projects.get(root), true);
     }
 
     /// Asks the accept loop and every connection to finish.

@@ -42,7 +42,7 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     let result = handle.index(Options { full, ..daemon.projects.defaults() });
     // Watch it from now on (a followed project re-walks, which syncs its watches: cheap,
     // nothing changed since this run).
-    daemon.follow(&project.root);
+    daemon.follow_indexed(&project.root);
     match result {
         Ok(report) => ToolReply::ok(
             describe(&project.name, &report),

@@ -115,19 +115,27 @@ impl Watcher {
     }
 
     /// Starts following a project: a whole reconcile with the disk, then watching. Calling it
-    /// again for a followed project asks for a whole re-walk instead.
-    pub fn follow(self: &Arc<Self>, handle: Arc<ProjectHandle>) {
+    /// again for a followed project asks for a whole re-walk instead. `just_indexed`: the
+    /// caller ran a whole run a moment ago, so without watching there is nothing to do.
+    pub fn follow(self: &Arc<Self>, handle: Arc<ProjectHandle>, just_indexed: bool) {
+        let reconcile = !(just_indexed && self.manual);
         {
             let mut routes = self.routes.write().unwrap_or_else(|p| p.into_inner());
             if routes.iter().any(|(r, _)| *r == handle.root) {
                 drop(routes);
-                handle.live.request_whole();
+                if reconcile {
+                    handle.live.request_whole();
+                }
                 return;
             }
             routes.push((handle.root.clone(), Arc::clone(&handle)));
         }
-        handle.live.set_mode(Mode::Starting, None);
-        handle.live.request_whole();
+        if reconcile {
+            handle.live.set_mode(Mode::Starting, None);
+            handle.live.request_whole();
+        } else {
+            handle.live.set_mode(Mode::Manual, None);
+        }
         let me = Arc::clone(self);
         std::thread::Builder::new()
             .name("booger-follow".to_owned())
