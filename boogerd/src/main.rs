@@ -79,25 +79,32 @@ fn main() -> anyhow::Result<()> {
 
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start tokio")?;
     runtime.block_on(async {
+        // Signal handlers go in before the socket exists: a client that can connect can
+        // also stop the daemon gracefully.
+        let shutdown = shutdown_signal();
         let endpoint = boogerd::Endpoint::bind(&config.socket)?;
-        boogerd::run(config, endpoint, shutdown_signal()).await
+        boogerd::run(config, endpoint, shutdown).await
     })
 }
 
-/// Resolves on SIGINT or SIGTERM (Ctrl-C on Windows).
-async fn shutdown_signal() {
+/// Installs the handlers now; the future resolves on SIGINT or SIGTERM (Ctrl-C on Windows).
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
         let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
         let mut int = signal(SignalKind::interrupt()).expect("SIGINT handler");
-        tokio::select! {
-            _ = term.recv() => tracing::info!("SIGTERM received"),
-            _ = int.recv() => tracing::info!("SIGINT received"),
+        async move {
+            tokio::select! {
+                _ = term.recv() => tracing::info!("SIGTERM received"),
+                _ = int.recv() => tracing::info!("SIGINT received"),
+            }
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }

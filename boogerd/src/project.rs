@@ -30,6 +30,8 @@ pub struct ProjectHandle {
     /// The in-memory ranking index, and whether a rebuild is under way.
     warm: Mutex<Option<Arc<Postings>>>,
     building: std::sync::atomic::AtomicBool,
+    /// A search asked for the ranking index while a run was going: build it after the run.
+    wanted: std::sync::atomic::AtomicBool,
     /// Changes noticed by the watcher and not yet indexed; the watch's state.
     pub live: crate::watch::Live,
 }
@@ -44,6 +46,7 @@ impl ProjectHandle {
             last_report: Mutex::new(None),
             warm: Mutex::new(None),
             building: std::sync::atomic::AtomicBool::new(false),
+            wanted: std::sync::atomic::AtomicBool::new(false),
             live: crate::watch::Live::default(),
         }
     }
@@ -56,7 +59,9 @@ impl ProjectHandle {
             return Some(p);
         }
         // A run in progress updates the ranking index when it ends; until then FTS5 answers.
-        if !self.is_indexing() {
+        if self.is_indexing() {
+            self.wanted.store(true, std::sync::atomic::Ordering::SeqCst);
+        } else {
             self.rebuild_warm(store);
         }
         None
@@ -76,8 +81,11 @@ impl ProjectHandle {
     fn rebuild_warm(self: &Arc<Self>, store: &Arc<Store>) {
         use std::sync::atomic::Ordering;
         if self.building.swap(true, Ordering::SeqCst) {
+            // A rebuild or a partial run's update holds the flag: ask again when it is done.
+            self.wanted.store(true, Ordering::SeqCst);
             return;
         }
+        self.wanted.store(false, Ordering::SeqCst);
         let (me, store) = (Arc::clone(self), Arc::clone(store));
         let spawned = std::thread::Builder::new().name("booger-rank".to_owned()).spawn(move || {
             let started = std::time::Instant::now();
@@ -137,19 +145,25 @@ impl ProjectHandle {
         Ok(report)
     }
 
-    /// Indexes part of the project from a survey of it (the watcher's batches).
+    /// Indexes part of the project from a survey of it (the watcher's batches). The changes
+    /// are searchable when this returns (through FTS5); the returned [`WarmRefresh`] then
+    /// brings the ranking index up to date, so a waiting query need not wait for that too.
     pub fn index_part(
         self: &Arc<Self>,
         tree: index::walk::Tree,
         scope: &index::Scope,
         opts: index::Options,
-    ) -> Result<IndexReport, IndexError> {
+    ) -> Result<(IndexReport, WarmRefresh), IndexError> {
         let _one_at_a_time = self.index_lock.lock().unwrap_or_else(|p| p.into_inner());
         if !self.root.is_dir() {
             return Err(IndexError::Missing(self.root.clone()));
         }
         let store = self.store()?;
         let before = store.content_generation();
+        // Hold off a full rebuild of the ranking index: the refresh updates it.
+        let claimed = !self.building.swap(true, std::sync::atomic::Ordering::SeqCst);
+        let mut refresh =
+            WarmRefresh { handle: Arc::clone(self), store: Arc::clone(&store), before, changed: Vec::new(), claimed };
         let report = index::run_part(&store, tree, scope, opts, &self.progress)?;
         if !report.changed.is_empty() {
             tracing::debug!(
@@ -160,38 +174,84 @@ impl ProjectHandle {
                 "changes applied"
             );
         }
-        self.refresh_warm(&store, before, &report.changed, false);
-        Ok(report)
+        refresh.changed = report.changed.clone();
+        Ok((report, refresh))
     }
 
     /// Brings a ranking index that was current before a run up to date with the run's
-    /// changes (a pass over its postings, not a rebuild). One nobody uses costs nothing.
+    /// changes (a pass over its postings, not a rebuild), or else rebuilds it in the
+    /// background. One nobody uses costs nothing.
     fn refresh_warm(self: &Arc<Self>, store: &Arc<Store>, before: u64, changed: &[String], full: bool) {
-        let current = self.warm.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        let Some(current) = current else { return };
-        if store.content_generation() == current.content_generation {
-            return;
+        if !self.update_warm(store, before, changed, full) {
+            let _ = self.warm(store);
         }
-        if current.content_generation == before && !full {
-            let started = std::time::Instant::now();
-            match current.updated(store, changed) {
-                Ok(p) => {
-                    tracing::debug!(
-                        ms = started.elapsed().as_millis() as u64,
-                        files = changed.len(),
-                        "ranking index updated"
-                    );
-                    *self.warm.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(p));
-                    return;
-                }
-                Err(e) => tracing::warn!(root = %self.root.display(), error = %e, "ranking index update failed"),
-            }
-        }
-        let _ = self.warm(store);
     }
 
+    /// The delta half of [`refresh_warm`](Self::refresh_warm): false if only a rebuild will do.
+    fn update_warm(&self, store: &Store, before: u64, changed: &[String], full: bool) -> bool {
+        let current = self.warm.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let Some(current) = current else { return !self.wanted.swap(false, std::sync::atomic::Ordering::SeqCst) };
+        if store.content_generation() == current.content_generation {
+            return true;
+        }
+        if current.content_generation != before || full {
+            return false;
+        }
+        let started = std::time::Instant::now();
+        match current.updated(store, changed) {
+            Ok(p) => {
+                tracing::debug!(
+                    ms = started.elapsed().as_millis() as u64,
+                    files = changed.len(),
+                    "ranking index updated"
+                );
+                *self.warm.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(p));
+                true
+            }
+            Err(e) => {
+                tracing::warn!(root = %self.root.display(), error = %e, "ranking index update failed");
+                false
+            }
+        }
+    }
+
+    /// Indexing runs now, or a ranking index update is pending: either way the ranking index
+    /// is about to change, so a search uses FTS5 meanwhile rather than start a rebuild.
     pub fn is_indexing(&self) -> bool {
         self.progress.running.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// The ranking index update that follows a partial run; see [`ProjectHandle::index_part`].
+#[must_use = "run() brings the ranking index up to date"]
+pub struct WarmRefresh {
+    handle: Arc<ProjectHandle>,
+    store: Arc<Store>,
+    before: u64,
+    changed: Vec<String>,
+    /// Whether this run holds the ranking index's `building` flag.
+    claimed: bool,
+}
+
+impl WarmRefresh {
+    pub fn run(mut self) {
+        if !self.claimed {
+            return; // a rebuild was already under way; it catches up by itself
+        }
+        let updated = self.handle.update_warm(&self.store, self.before, &self.changed, false);
+        self.claimed = false;
+        self.handle.building.store(false, std::sync::atomic::Ordering::SeqCst);
+        if !updated {
+            let _ = self.handle.warm(&self.store);
+        }
+    }
+}
+
+impl Drop for WarmRefresh {
+    fn drop(&mut self) {
+        if self.claimed {
+            self.handle.building.store(false, std::sync::atomic::Ordering::SeqCst);
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use std::time::Instant;
 use super::Watcher;
 use super::live::{Batch, Mode, Work};
 use crate::index::{Scope, walk};
-use crate::project::{IndexError, ProjectHandle};
+use crate::project::{IndexError, ProjectHandle, WarmRefresh};
 
 /// New directories up to this many are re-surveyed one by one after their watch is on;
 /// more (a project's first walk, a big checkout) and the whole project is re-walked.
@@ -21,19 +21,23 @@ pub(super) fn run(w: &Arc<Watcher>, handle: &Arc<ProjectHandle>) {
     let mut kept: BTreeSet<String> = BTreeSet::new();
     let t = w.timing;
     while let Some(work) = live.next_work(t.quiet, t.max_delay, t.missing_poll, t.rescan) {
-        let batch = match work {
+        let (batch, refresh) = match work {
             Work::CheckMissing => {
                 if handle.root.is_dir() {
                     tracing::info!(root = %handle.root.display(), "project directory is back");
                     live.set_mode(Mode::Starting, None);
                     live.request_whole();
                 }
-                None
+                (None, None)
             }
-            Work::Whole => whole(w, handle, &mut kept),
+            Work::Whole => (whole(w, handle, &mut kept), None),
             Work::Dirs(dirs) => part(w, handle, &mut kept, dirs),
         };
+        // Waiting queries go on now; the ranking index catches up right after.
         live.applied(batch);
+        if let Some(r) = refresh {
+            r.run();
+        }
     }
     w.unwatch(&absolute(handle, kept.iter()));
     live.set_mode(Mode::Off, None);
@@ -58,13 +62,18 @@ fn whole(w: &Watcher, handle: &Arc<ProjectHandle>, kept: &mut BTreeSet<String>) 
 
 /// Re-surveys the dirty directories: their files, their new subdirectories (walked whole)
 /// and their vanished ones (whose files leave the index).
-fn part(w: &Watcher, handle: &Arc<ProjectHandle>, kept: &mut BTreeSet<String>, dirs: Vec<String>) -> Option<Batch> {
+fn part(
+    w: &Watcher,
+    handle: &Arc<ProjectHandle>,
+    kept: &mut BTreeSet<String>,
+    dirs: Vec<String>,
+) -> (Option<Batch>, Option<WarmRefresh>) {
     let started = Instant::now();
     // An event from a directory no longer watched (a watch removed while its events were
     // in flight) has nothing to say.
     let shallow: Vec<String> = dirs.into_iter().filter(|d| kept.contains(d)).collect();
     if shallow.is_empty() {
-        return None;
+        return (None, None);
     }
     let root = handle.root.clone();
     let mut tree = walk::survey(&root, &shallow, &[]);
@@ -85,12 +94,12 @@ fn part(w: &Watcher, handle: &Arc<ProjectHandle>, kept: &mut BTreeSet<String>, d
     tree.dirs.extend(more.dirs);
     let scope = Scope { shallow, deep };
     match handle.index_part(tree, &scope, w.defaults) {
-        Ok(report) => {
+        Ok((report, refresh)) => {
             let found: BTreeSet<String> = report.dirs.iter().cloned().collect();
             settle(w, handle, sync_watches(w, handle, kept, &found, &scope.deep));
-            Some(batch(report.changed.len(), report.files, started))
+            (Some(batch(report.changed.len(), report.files, started)), Some(refresh))
         }
-        Err(e) => failed(w, handle, kept, e),
+        Err(e) => (failed(w, handle, kept, e), None),
     }
 }
 
