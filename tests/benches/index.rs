@@ -14,7 +14,6 @@
 //! (`stdlib,include,cargo`).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -32,11 +31,7 @@ struct Corpus {
 
 fn main() {
     let wanted = std::env::var("BENCH_CORPORA").unwrap_or_else(|_| "stdlib,include,cargo".to_owned());
-    let stdlib = Command::new("python3")
-        .args(["-c", "import sysconfig;print(sysconfig.get_paths()['stdlib'])"])
-        .output()
-        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
-        .expect("python3");
+    let stdlib = booger_tests::python_stdlib();
     let home = PathBuf::from(std::env::var("HOME").unwrap_or_default());
     let cargo_src = std::env::var("CARGO_HOME").map(PathBuf::from).unwrap_or(home.join(".cargo")).join("registry/src");
     let corpora = [
@@ -101,7 +96,7 @@ fn run(c: &Corpus, workers: usize) {
     again.sort();
     let status = env.json(&["status", root.to_str().unwrap()]);
     let disk = status["project"]["index"]["size_on_disk"].as_u64().unwrap_or(0);
-    let rss = peak_rss_kb(daemon.child.id());
+    let rss = booger_tests::proc_status_kb(daemon.child.id(), "VmHWM:");
     let mb = bytes as f64 / 1e6;
     println!(
         "| {} | {} | {:.1} | {} | {} | {} | {} | {} | {:.2}x | {:.0} | {:.1} | {} | {:.1} MB ({:.2}x) | {:.0} MB |",
@@ -141,15 +136,6 @@ fn parallel(files: &[walk::Walked], workers: usize, f: impl Fn(&Path, &[u8]) + S
         }
     });
     t.elapsed()
-}
-
-fn peak_rss_kb(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
 }
 
 fn secs(d: Duration) -> String {

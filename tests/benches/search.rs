@@ -11,7 +11,7 @@
 //!   `booger search` processes, workspace-search over 10 registered projects, and 20
 //!   concurrent clients × 120 mixed calls.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -22,17 +22,7 @@ const SEED_QUERIES: &[&str] = &["parse", "error", "config", "search", "dispatch"
 
 fn main() {
     let eval = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval");
-    let stdlib = PathBuf::from(
-        String::from_utf8(
-            Command::new("python3")
-                .args(["-c", "import sysconfig;print(sysconfig.get_paths()['stdlib'])"])
-                .output()
-                .unwrap()
-                .stdout,
-        )
-        .unwrap()
-        .trim(),
-    );
+    let stdlib = booger_tests::python_stdlib();
     let env = Env::new();
     let root = env.dir.path().join("stdlib");
     copy_tree(&stdlib, &root, &["py"], &["site-packages", "__pycache__"]);

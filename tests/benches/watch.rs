@@ -26,7 +26,7 @@ const IDLE: Duration = Duration::from_secs(60);
 fn main() {
     let env = Env::new();
     let stdlib = env.dir.path().join("stdlib");
-    copy_tree(&python_stdlib(), &stdlib, &["py"], &["site-packages", "__pycache__"]);
+    copy_tree(&booger_tests::python_stdlib(), &stdlib, &["py"], &["site-packages", "__pycache__"]);
     let mut daemon = env.start_daemon();
     index(&env, &stdlib);
     println!("# booger watch benchmark\n");
@@ -165,7 +165,7 @@ fn idle(env: &Env, stdlib: &Path, pid: u32) {
         dirs += watch(&mut conn)["watched_dirs"].as_u64().unwrap();
     }
     std::thread::sleep(Duration::from_secs(2));
-    let rss_watching = proc_kb(pid, "VmRSS:");
+    let rss_watching = booger_tests::proc_status_kb(pid, "VmRSS:");
     let (cpu0, switches0) = (cpu_ticks(pid), context_switches(pid));
     std::thread::sleep(IDLE);
     let (cpu1, switches1) = (cpu_ticks(pid), context_switches(pid));
@@ -177,7 +177,7 @@ fn idle(env: &Env, stdlib: &Path, pid: u32) {
         search(&mut conn, "warm up");
         wait_until(|| status(&mut conn)["project"]["index"]["ranking_index"] == "ready");
     }
-    let rss_searched = proc_kb(pid, "VmRSS:");
+    let rss_searched = booger_tests::proc_status_kb(pid, "VmRSS:");
     let tick = 1.0 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
     println!("## Idle: 3 projects watched (standard library, /usr/include, booger's sources), nothing changing\n");
     println!(
@@ -190,7 +190,7 @@ fn idle(env: &Env, stdlib: &Path, pid: u32) {
         (cpu1 - cpu0) as f64 * tick,
         rss_watching / 1024,
         rss_searched / 1024,
-        proc_kb(pid, "VmHWM:") / 1024,
+        booger_tests::proc_status_kb(pid, "VmHWM:") / 1024,
     );
 }
 
@@ -267,14 +267,6 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(out.status.success(), "git {args:?}: {}", describe(&out));
 }
 
-fn python_stdlib() -> PathBuf {
-    let out = Command::new("python3")
-        .args(["-c", "import sysconfig;print(sysconfig.get_paths()['stdlib'])"])
-        .output()
-        .expect("python3");
-    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
-}
-
 fn python_files(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_owned()];
@@ -317,15 +309,6 @@ fn context_switches(pid: u32) -> std::collections::HashMap<String, u64> {
             (t.file_name().to_string_lossy().into_owned(), n)
         })
         .collect()
-}
-
-fn proc_kb(pid: u32, key: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(key))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
 }
 
 fn pct(sorted: &[Duration], p: usize) -> Duration {

@@ -400,6 +400,25 @@ pub fn copy_tree(src: &Path, dst: &Path, exts: &[&str], skip: &[&str]) {
     }
 }
 
+/// The Python standard library's directory (a corpus on every machine); needs python3.
+pub fn python_stdlib() -> PathBuf {
+    let out = Command::new("python3")
+        .args(["-c", "import sysconfig;print(sysconfig.get_paths()['stdlib'])"])
+        .output()
+        .expect("python3");
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
+
+/// A `/proc/<pid>/status` figure in kB (`"VmRSS:"`, `"VmHWM:"`), 0 if unreadable.
+pub fn proc_status_kb(pid: u32, key: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
 /// stdout and stderr of a finished command, for assertion messages.
 pub fn describe(out: &Output) -> String {
     format!(

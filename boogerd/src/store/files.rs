@@ -38,16 +38,16 @@ pub struct Stats {
     pub problems: Vec<(String, String)>,
 }
 
+/// A `SELECT path, size_bytes, mtime_ns, content_hash` row.
+fn file_state(r: &rusqlite::Row) -> rusqlite::Result<(String, FileState)> {
+    Ok((r.get(0)?, FileState { size: r.get::<_, i64>(1)? as u64, mtime_ns: r.get(2)?, hash: r.get(3)? }))
+}
+
 impl Store {
     pub fn file_states(&self) -> Result<HashMap<String, FileState>> {
         self.read(|c| {
             let mut stmt = c.prepare("SELECT path, size_bytes, mtime_ns, content_hash FROM files")?;
-            let rows = stmt.query_map([], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    FileState { size: r.get::<_, i64>(1)? as u64, mtime_ns: r.get(2)?, hash: r.get(3)? },
-                ))
-            })?;
+            let rows = stmt.query_map([], file_state)?;
             rows.collect()
         })
     }
@@ -70,12 +70,7 @@ impl Store {
                 } else {
                     (format!("{dir}/"), format!("{dir}0"))
                 };
-                let rows = stmt.query_map([&lo, &hi], |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        FileState { size: r.get::<_, i64>(1)? as u64, mtime_ns: r.get(2)?, hash: r.get(3)? },
-                    ))
-                })?;
+                let rows = stmt.query_map([&lo, &hi], file_state)?;
                 for row in rows {
                     let (path, state) = row?;
                     if scope.contains(&path) {
