@@ -45,6 +45,9 @@ pub struct ToolSpec {
     pub params: &'static [Param],
     /// The tool only reads (MCP `readOnlyHint`).
     pub read_only: bool,
+    /// Over MCP the answer is its JSON data (also as `structuredContent`), unless the call
+    /// asks for another `output_mode`; the CLI prints the readable text.
+    pub mcp_json: bool,
 }
 
 const fn param(name: &'static str, kind: Kind, description: &'static str) -> Param {
@@ -132,6 +135,7 @@ pub const SEARCH: ToolSpec = ToolSpec {
         CURSOR,
     ],
     read_only: true,
+    mcp_json: false,
 };
 
 const SYMBOL: Param = required("symbol", Kind::String, "The symbol's name, e.g. parse_config or Server.start.");
@@ -158,6 +162,7 @@ pub const SYMBOLS: ToolSpec = ToolSpec {
         CURSOR,
     ],
     read_only: true,
+    mcp_json: false,
 };
 
 pub const REFERENCES: ToolSpec = ToolSpec {
@@ -187,6 +192,7 @@ pub const REFERENCES: ToolSpec = ToolSpec {
         CURSOR,
     ],
     read_only: true,
+    mcp_json: false,
 };
 
 pub const GREP: ToolSpec = ToolSpec {
@@ -209,6 +215,7 @@ pub const GREP: ToolSpec = ToolSpec {
         MAX_TOKENS,
     ],
     read_only: true,
+    mcp_json: false,
 };
 
 pub const DIRECTORY_SUMMARY: ToolSpec = ToolSpec {
@@ -222,6 +229,7 @@ pub const DIRECTORY_SUMMARY: ToolSpec = ToolSpec {
         MAX_TOKENS,
     ],
     read_only: true,
+    mcp_json: false,
 };
 
 pub const TESTS_FOR: ToolSpec = ToolSpec {
@@ -239,6 +247,7 @@ pub const TESTS_FOR: ToolSpec = ToolSpec {
         CURSOR,
     ],
     read_only: true,
+    mcp_json: false,
 };
 
 pub const CHANGED_SINCE: ToolSpec = ToolSpec {
@@ -257,6 +266,7 @@ pub const CHANGED_SINCE: ToolSpec = ToolSpec {
         CURSOR,
     ],
     read_only: true,
+    mcp_json: false,
 };
 
 pub const SEARCH_EXPAND: ToolSpec = ToolSpec {
@@ -275,6 +285,7 @@ pub const SEARCH_EXPAND: ToolSpec = ToolSpec {
         MAX_TOKENS,
     ],
     read_only: true,
+    mcp_json: false,
 };
 
 pub const WORKSPACE_SEARCH: ToolSpec = ToolSpec {
@@ -295,6 +306,7 @@ pub const WORKSPACE_SEARCH: ToolSpec = ToolSpec {
         CURSOR,
     ],
     read_only: true,
+    mcp_json: false,
 };
 
 pub const BATCH: ToolSpec = ToolSpec {
@@ -308,6 +320,7 @@ pub const BATCH: ToolSpec = ToolSpec {
         "The calls: [{\"tool\": \"search\", \"arguments\": {\"query\": \"...\"}}, ...]",
     )],
     read_only: false,
+    mcp_json: false,
 };
 
 pub const ANNOTATE: ToolSpec = ToolSpec {
@@ -324,6 +337,7 @@ pub const ANNOTATE: ToolSpec = ToolSpec {
         PROJECT,
     ],
     read_only: false,
+    mcp_json: false,
 };
 
 pub const ANNOTATIONS: ToolSpec = ToolSpec {
@@ -332,6 +346,7 @@ pub const ANNOTATIONS: ToolSpec = ToolSpec {
     description: "List the notes visible to this session (its own and the shared ones), optionally only those on one target.",
     params: &[positional("target", Kind::String, "Only notes on this target."), SESSION, PROJECT],
     read_only: true,
+    mcp_json: false,
 };
 
 pub const FOCUS: ToolSpec = ToolSpec {
@@ -344,6 +359,7 @@ pub const FOCUS: ToolSpec = ToolSpec {
         PROJECT,
     ],
     read_only: false,
+    mcp_json: false,
 };
 
 pub const VISIT: ToolSpec = ToolSpec {
@@ -356,6 +372,7 @@ pub const VISIT: ToolSpec = ToolSpec {
         PROJECT,
     ],
     read_only: false,
+    mcp_json: false,
 };
 
 pub const FORGET: ToolSpec = ToolSpec {
@@ -365,6 +382,7 @@ pub const FORGET: ToolSpec = ToolSpec {
                   and the shared context.",
     params: &[SESSION, PROJECT],
     read_only: false,
+    mcp_json: false,
 };
 
 pub const STATUS: ToolSpec = ToolSpec {
@@ -376,6 +394,7 @@ pub const STATUS: ToolSpec = ToolSpec {
                   (with reasons); and every registered project.",
     params: &[Param { positional: true, ..PROJECT }],
     read_only: true,
+    mcp_json: false,
 };
 
 pub const INDEX: ToolSpec = ToolSpec {
@@ -392,6 +411,7 @@ pub const INDEX: ToolSpec = ToolSpec {
         param("full", Kind::Boolean, "Forget the index and re-parse every file. Default: false."),
     ],
     read_only: false,
+    mcp_json: false,
 };
 
 pub const PROJECTS: ToolSpec = ToolSpec {
@@ -408,6 +428,94 @@ pub const PROJECTS: ToolSpec = ToolSpec {
         positional("path", Kind::String, "Directory to add or search, or project name/root to remove."),
     ],
     read_only: false,
+    mcp_json: false,
+};
+
+const BASE: Param = positional(
+    "base",
+    Kind::String,
+    "Branch, tag or commit to compare with. Default: main, then master (or origin/main, origin/master), then \
+     the current branch's upstream.",
+);
+const INCLUDE: Param = param(
+    "include",
+    Kind::Enum(&["committed", "staged", "unstaged"]),
+    "committed: commits on HEAD since the merge base with `base` (default); staged: also what is staged; \
+     unstaged: also unstaged edits and untracked files (the files on disk).",
+);
+
+pub const BRANCH_DIFF: ToolSpec = ToolSpec {
+    name: "branch-diff",
+    summary: "What changed on this branch, by symbol: added / modified / removed per file",
+    description: "Structural diff of the current branch against its base (default main/master/upstream), from the \
+                  merge base: for each changed file, the functions, methods, types, imports and doc sections added, \
+                  modified (with line counts and signature changes) and removed. Renames are paired; deleted, added \
+                  and binary files are named. Far fewer tokens than `git diff`. include=staged/unstaged adds work \
+                  not committed yet; focus=true also focuses the changed files so search ranks them first. The \
+                  answer is JSON; output_mode=list is a shorter readable list, files one line per file.",
+    params: &[
+        BASE,
+        INCLUDE,
+        param(
+            "output_mode",
+            Kind::Enum(&["json", "list", "files"]),
+            "json: the full structured diff (default over MCP); list: one line per symbol (default on the command \
+             line); files: one line per file with counts.",
+        ),
+        param("focus", Kind::Boolean, "Add the changed files to this session's focus set. Default: false."),
+        PATH_PREFIX,
+        SESSION,
+        PROJECT,
+        MAX_TOKENS,
+    ],
+    read_only: false,
+    mcp_json: true,
+};
+
+pub const DRAFT_COMMIT: ToolSpec = ToolSpec {
+    name: "draft-commit",
+    summary: "Draft a conventional commit message from the structural diff",
+    description: "A conventional commit message (type(scope): subject under 72 characters, then the added, modified \
+                  and removed symbols per file) for the work about to be committed: what is staged, or when nothing \
+                  is staged, every uncommitted change. With `base`, one message for everything since that branch.",
+    params: &[
+        positional(
+            "base",
+            Kind::String,
+            "Describe everything since this branch, tag or commit (with include=committed unless given). Default: \
+             HEAD, i.e. the uncommitted work.",
+        ),
+        param(
+            "include",
+            Kind::Enum(&["committed", "staged", "unstaged"]),
+            "As for branch-diff. Default: staged when something is staged, else unstaged; committed when `base` is \
+             given.",
+        ),
+        PATH_PREFIX,
+        PROJECT,
+    ],
+    read_only: true,
+    mcp_json: false,
+};
+
+pub const CHANGELOG: ToolSpec = ToolSpec {
+    name: "changelog",
+    summary: "Markdown changelog (Added / Modified / Removed) between two refs",
+    description: "A Markdown changelog of the symbols added, modified and removed between two refs, grouped under \
+                  Added / Modified / Removed with one line per file. Default range: from the latest tag reachable \
+                  from `to` (else the branch's base) to HEAD.",
+    params: &[
+        positional(
+            "from",
+            Kind::String,
+            "Start ref (a tag such as v1.2.0, a branch, a commit). Default: the latest tag, else the base branch.",
+        ),
+        positional("to", Kind::String, "End ref. Default: HEAD."),
+        PATH_PREFIX,
+        PROJECT,
+    ],
+    read_only: true,
+    mcp_json: false,
 };
 
 /// Every tool, in the order `tools/list` shows them.
@@ -427,6 +535,9 @@ pub const TOOLS: &[ToolSpec] = &[
     FOCUS,
     VISIT,
     FORGET,
+    BRANCH_DIFF,
+    DRAFT_COMMIT,
+    CHANGELOG,
     STATUS,
     INDEX,
     PROJECTS,

@@ -13,10 +13,9 @@
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use booger_tests::{Env, Raw, copy_tree, describe};
+use booger_tests::{Env, Raw, copy_tree, describe, git};
 use serde_json::{Value, json};
 
 const EDITS: usize = 60;
@@ -255,16 +254,6 @@ fn wait_until(mut f: impl FnMut() -> bool) {
         assert!(Instant::now() < deadline, "timed out");
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(["-c", "user.name=bench", "-c", "user.email=bench@example.com", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", describe(&out));
 }
 
 fn python_files(root: &Path) -> Vec<PathBuf> {

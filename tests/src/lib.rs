@@ -401,6 +401,22 @@ pub fn copy_tree(src: &Path, dst: &Path, exts: &[&str], skip: &[&str]) {
 }
 
 /// The Python standard library's directory (a corpus on every machine); needs python3.
+/// Runs `git args…` in `dir` with a fixed identity, independent of the user's config; panics
+/// on failure. Returns standard output.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=booger-tests", "-c", "user.email=tests@example.com", "-c", "commit.gpgsign=false"])
+        .args(["-c", "init.defaultBranch=main", "-c", "protocol.file.allow=always"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .expect("run git");
+    assert!(out.status.success(), "git {args:?}: {}", describe(&out));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 pub fn python_stdlib() -> PathBuf {
     let out = Command::new("python3")
         .args(["-c", "import sysconfig;print(sysconfig.get_paths()['stdlib'])"])

@@ -77,7 +77,23 @@ pub async fn tools_call(params: Value, daemon: Arc<Daemon>, conn: &Connection) -
         .ok_or_else(|| invalid_params("tools/call: `name` (a tool name from tools/list) is required"))?;
     let args = params.get("arguments").cloned().unwrap_or(Value::Null);
     let session = conn.session();
+    // Tools that answer JSON over MCP do so unless the call chose another output mode; the
+    // JSON is then also the structured content, as MCP recommends.
+    let as_json = booger_proto::tools::find(name).is_some_and(|t| t.mcp_json)
+        && args.get("output_mode").is_none_or(|m| m.is_null() || m == "json");
     let reply = tools::call(daemon, session, name, args).await.map_err(|e| invalid_params(e.to_string()))?;
+    if as_json && !reply.is_error {
+        let mut data = reply.data;
+        if let Some(obj) = data.as_object_mut() {
+            // Read-your-writes metadata is for search answers; keep it out of the diff.
+            obj.remove("index");
+        }
+        return Ok(json!({
+            "content": [{ "type": "text", "text": data.to_string() }],
+            "structuredContent": data,
+            "isError": false,
+        }));
+    }
     Ok(json!({
         "content": [{ "type": "text", "text": reply.text }],
         "isError": reply.is_error,

@@ -192,7 +192,7 @@ impl Store {
         })
     }
 
-    /// Chunks of one file, in order (for tests and, later, outlines).
+    /// Chunks of one file, in order.
     pub fn chunks_of(&self, path: &str) -> Result<Vec<Chunk>> {
         self.read(|c| {
             let mut stmt = c.prepare_cached(
@@ -216,6 +216,19 @@ impl Store {
             })?;
             rows.collect()
         })
+    }
+
+    /// The chunks of `path` if the index holds exactly the version with content hash `hash`
+    /// (the git tools reuse them instead of parsing that version again).
+    pub fn chunks_if_current(&self, path: &str, hash: &str) -> Result<Option<Vec<Chunk>>> {
+        let current: Option<String> = self.read(|c| {
+            use rusqlite::OptionalExtension;
+            c.query_row("SELECT content_hash FROM files WHERE path = ?1", [path], |r| r.get(0)).optional()
+        })?;
+        if current.as_deref() != Some(hash) {
+            return Ok(None);
+        }
+        self.chunks_of(path).map(Some)
     }
 
     /// Full-text match count for `query` (FTS5 syntax): the index's own self-check.

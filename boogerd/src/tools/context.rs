@@ -13,7 +13,11 @@ use crate::Daemon;
 use crate::store::Store;
 use crate::store::context::Scope;
 
-fn writable_store(daemon: &Daemon, session: &Session, args: &Value) -> Result<(String, Arc<Store>), ToolReply> {
+pub(super) fn writable_store(
+    daemon: &Daemon,
+    session: &Session,
+    args: &Value,
+) -> Result<(String, Arc<Store>), ToolReply> {
     let project = resolve_project(daemon, session, args).map_err(ToolReply::error)?;
     let handle = daemon.projects.get(&project.root);
     match handle.existing_store() {

@@ -10,6 +10,7 @@ mod batch;
 mod changed;
 mod context;
 mod expand;
+mod git;
 mod grep;
 mod index;
 mod projects;
@@ -70,6 +71,9 @@ const HANDLERS: &[(&str, Handler)] = &[
     ("focus", context::focus),
     ("visit", context::visit),
     ("forget", context::forget),
+    ("branch-diff", git::branch_diff),
+    ("draft-commit", git::draft_commit),
+    ("changelog", git::changelog),
 ];
 
 /// The call named a tool that does not exist (JSON-RPC -32602, not a tool error).

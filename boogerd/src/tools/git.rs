@@ -1,0 +1,208 @@
+//! The git tools: `branch-diff`, `draft-commit`, `changelog`. The work is in [`crate::git`];
+//! here the arguments become a [`Request`] and the diff becomes an answer.
+
+use booger_proto::wire::ToolReply;
+use serde_json::{Value, json};
+
+use super::{Session, resolve_project, scope};
+use crate::Daemon;
+use crate::git::repo::{Repo, short};
+use crate::git::{GitError, Include, Request, StructuralDiff, format, structural_diff};
+use crate::registry::Project;
+
+fn text_arg(args: &Value, key: &str) -> Option<String> {
+    args.get(key).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned)
+}
+
+fn request(daemon: &Daemon, args: &Value) -> Request {
+    Request {
+        base: text_arg(args, "base"),
+        head: None,
+        include: text_arg(args, "include").as_deref().and_then(Include::parse),
+        path_prefix: text_arg(args, "path_prefix"),
+        max_file_bytes: daemon.config.max_file_bytes,
+    }
+}
+
+/// Runs the diff for `project`, reusing the chunks its index already has.
+fn diff(daemon: &Daemon, project: &Project, repo: &Repo, req: &Request) -> Result<StructuralDiff, GitError> {
+    let store = daemon.projects.get(&project.root).existing_store().ok().flatten();
+    let indexed = |path: &str, hash: &str| store.as_ref().and_then(|s| s.chunks_if_current(path, hash).ok().flatten());
+    structural_diff(repo, req, &indexed)
+}
+
+fn open(daemon: &Daemon, session: &Session, args: &Value, tool: &str) -> Result<(Project, Repo), ToolReply> {
+    let project = resolve_project(daemon, session, args).map_err(ToolReply::error)?;
+    let repo = Repo::open(&project.root).map_err(|e| ToolReply::error(format!("{tool}: {e}")))?;
+    Ok((project, repo))
+}
+
+pub fn branch_diff(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
+    let (project, repo) = match open(daemon, session, args, "branch-diff") {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    let d = match diff(daemon, &project, &repo, &request(daemon, args)) {
+        Ok(d) => d,
+        Err(e) => return ToolReply::error(format!("branch-diff: {e}")),
+    };
+    let max_chars = super::int(args, "max_tokens", crate::search::format::DEFAULT_MAX_TOKENS) * 4;
+
+    let mut focused = Vec::new();
+    if args.get("focus").and_then(Value::as_bool) == Some(true) {
+        focused = d.files.iter().filter(|f| f.status != "deleted").map(|f| f.path.clone()).collect();
+        if !focused.is_empty() {
+            let store = match super::context::writable_store(daemon, session, args) {
+                Ok((_, s)) => s,
+                Err(r) => return r,
+            };
+            if let Err(e) = store.add_workset("focus", &focused, scope(session, args), &crate::time::now_rfc3339()) {
+                return ToolReply::error(format!("branch-diff: the diff worked but focusing its files failed: {e}"));
+            }
+        }
+    }
+
+    let data = diff_json(&d, max_chars, &focused);
+    let mut text = match args.get("output_mode").and_then(Value::as_str) {
+        Some("json") => data.to_string(),
+        Some("files") => format::files_text(&d),
+        _ => format::diff_text(&d, max_chars).0,
+    };
+    if !focused.is_empty() {
+        text.push_str(&format!("Focused {} changed file(s): search ranks them first.\n", focused.len()));
+    }
+    ToolReply::ok(text, data)
+}
+
+/// The diff as JSON within `max_chars`: files past the budget are counted, not listed.
+fn diff_json(d: &StructuralDiff, max_chars: usize, focused: &[String]) -> Value {
+    let mut files = Vec::new();
+    let mut used = 300;
+    for f in &d.files {
+        let v = serde_json::to_value(f).unwrap_or(Value::Null);
+        let size = v.to_string().len();
+        if used + size > max_chars && !files.is_empty() {
+            break;
+        }
+        used += size;
+        files.push(v);
+    }
+    let mut out = json!({
+        "base": d.base,
+        "base_commit": d.base_commit,
+        "compared_with": d.compared_with,
+        "head": d.head,
+        "head_commit": d.head_commit,
+        "include": d.include,
+        "totals": format::totals(d),
+        "files": files,
+    });
+    if !d.warnings.is_empty() {
+        out["warnings"] = json!(d.warnings);
+    }
+    let omitted = d.files.len() - files.len();
+    if omitted > 0 {
+        out["omitted_files"] = json!(omitted);
+        out["hint"] = json!("raise max_tokens, narrow with path_prefix, or use output_mode=files");
+    }
+    if !focused.is_empty() {
+        out["focused"] = json!(focused);
+    }
+    out
+}
+
+pub fn draft_commit(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
+    let (project, repo) = match open(daemon, session, args, "draft-commit") {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    let mut req = request(daemon, args);
+    if req.include.is_none() {
+        req.include = Some(if req.base.is_some() {
+            Include::Committed
+        } else {
+            match repo.has_staged() {
+                Ok(true) => Include::Staged,
+                Ok(false) => Include::Unstaged,
+                Err(e) => return ToolReply::error(format!("draft-commit: {e}")),
+            }
+        });
+    }
+    if req.base.is_none() && repo.head.commit().is_some() {
+        req.base = Some("HEAD".to_owned());
+    }
+    let d = match diff(daemon, &project, &repo, &req) {
+        Ok(d) => d,
+        Err(e) => return ToolReply::error(format!("draft-commit: {e}")),
+    };
+    if d.files.is_empty() {
+        return ToolReply::ok(
+            format!(
+                "Nothing to describe: no {} changes in {} ({}).",
+                d.include.name(),
+                project.name,
+                format::title(&d)
+            ),
+            json!({ "message": null, "files": 0, "include": d.include }),
+        );
+    }
+    let message = format::commit_message(&d);
+    let subject = message.lines().next().unwrap_or_default().to_owned();
+    let mut text = message.clone();
+    for w in &d.warnings {
+        text.push_str(&format!("\n(note: {w})"));
+    }
+    ToolReply::ok(
+        text,
+        json!({
+            "message": message,
+            "subject": subject,
+            "include": d.include,
+            "described": format::title(&d),
+            "totals": format::totals(&d),
+            "warnings": d.warnings,
+        }),
+    )
+}
+
+pub fn changelog(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
+    let (project, repo) = match open(daemon, session, args, "changelog") {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    let to = text_arg(args, "to");
+    let from = match text_arg(args, "from") {
+        Some(f) => Some(f),
+        None => match repo.latest_tag(to.as_deref().unwrap_or("HEAD")) {
+            Ok(tag) => tag,
+            Err(e) => return ToolReply::error(format!("changelog: {e}")),
+        },
+    };
+    let req = Request {
+        base: from,
+        head: to.clone(),
+        include: Some(Include::Committed),
+        path_prefix: text_arg(args, "path_prefix"),
+        max_file_bytes: daemon.config.max_file_bytes,
+    };
+    let d = match diff(daemon, &project, &repo, &req) {
+        Ok(d) => d,
+        Err(e) => return ToolReply::error(format!("changelog: {e}")),
+    };
+    let range = match (&d.compared_with, &d.head_commit) {
+        (Some(a), Some(b)) => format!(" ({}..{})", short(a), short(b)),
+        _ => String::new(),
+    };
+    let heading = format!("Changes from {} to {}{range}", d.base, to.as_deref().unwrap_or(&d.head));
+    let markdown = format::changelog(&d, &heading);
+    ToolReply::ok(
+        markdown.clone(),
+        json!({
+            "markdown": markdown,
+            "from": d.base,
+            "to": d.head,
+            "totals": format::totals(&d),
+            "warnings": d.warnings,
+        }),
+    )
+}
