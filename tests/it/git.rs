@@ -134,7 +134,7 @@ fn a_function_added_modified_and_removed_in_every_language() {
         assert_eq!(lower(names(f, "modified")), ["change"], "{rel}: {f}");
         assert_eq!(lower(names(f, "removed")), ["gone"], "{rel}: {f}");
         let m = &f["modified"][0];
-        assert_eq!((m["lines_added"].as_u64(), m["lines_removed"].as_u64()), (Some(1), Some(1)), "{rel}: {m}");
+        assert_eq!(m["diff"], "+1 -1", "{rel}: {m}");
     }
     assert_eq!(data["totals"], json!({ "files": 6, "added": 6, "modified": 6, "removed": 6 }));
     // The readable list says the same, one line per symbol.

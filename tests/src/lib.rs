@@ -400,7 +400,6 @@ pub fn copy_tree(src: &Path, dst: &Path, exts: &[&str], skip: &[&str]) {
     }
 }
 
-/// The Python standard library's directory (a corpus on every machine); needs python3.
 /// Runs `git args…` in `dir` with a fixed identity, independent of the user's config; panics
 /// on failure. Returns standard output.
 pub fn git(dir: &Path, args: &[&str]) -> String {
@@ -417,6 +416,7 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// The Python standard library's directory (a corpus on every machine); needs python3.
 pub fn python_stdlib() -> PathBuf {
     let out = Command::new("python3")
         .args(["-c", "import sysconfig;print(sysconfig.get_paths()['stdlib'])"])

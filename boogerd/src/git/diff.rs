@@ -17,10 +17,10 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::GitError;
+use super::parsed::Version;
 use super::repo::{Head, Repo, is_object_id, split_z};
 use super::symbols::{self, Changes};
-use crate::index::chunk::{Chunk, chunk_file};
-use crate::index::lang::Lang;
+use crate::index::chunk::Chunk;
 
 /// Chunks of (path, content hash) from the index, when it has exactly that version.
 pub type Indexed<'a> = dyn Fn(&str, &str) -> Option<Vec<Chunk>> + Sync + 'a;
@@ -94,7 +94,6 @@ pub struct FileDiff {
     pub old_path: Option<String>,
     /// added, modified, deleted, renamed, type-changed, conflicted.
     pub status: &'static str,
-    pub language: &'static str,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub binary: bool,
     /// Why the file's symbols were not compared (binary, submodule, conflicted, too large…).
@@ -217,29 +216,51 @@ pub fn structural_diff(repo: &Repo, req: &Request, indexed: &Indexed<'_>) -> Res
         entries.retain(|e| under(&e.path) || e.old_path.as_deref().is_some_and(under));
     }
 
-    // Every blob needed, read in one process.
-    let wanted: Vec<&str> = entries
-        .iter()
-        .flat_map(|e| [e.old_id.as_str(), e.new_id.as_str()])
-        .filter(|id| is_object_id(id) && !is_zero(id))
-        .collect();
-    let blobs = read_blobs(repo, &wanted)?;
-
-    let jobs: Vec<Job> = entries
+    // A side is a blob (read below, unless parsed before), the file on disk, or nothing.
+    let max = req.max_file_bytes;
+    let side = |path: &str, id: &str| -> Side {
+        match super::parsed::cached(Path::new(path), max, &Version::Blob(id.to_owned())) {
+            Some((chunks, size)) => Side::Parsed(chunks, size),
+            None => Side::Blob(id.to_owned()),
+        }
+    };
+    let mut jobs: Vec<Job> = entries
         .into_iter()
         .map(|e| {
             let head = if e.status == 'D' {
-                None
+                Side::Absent
             } else if include == Include::Unstaged {
-                read_worktree(dir, &e.path)
+                read_worktree(dir, &e.path).map_or(Side::Unreadable, |bytes| Side::Bytes { bytes, blob: None })
             } else {
-                blobs.get(e.new_id.as_str()).cloned()
+                side(&e.path, &e.new_id)
             };
-            let base = if e.status == 'A' { None } else { blobs.get(e.old_id.as_str()).cloned() };
+            let base =
+                if e.status == 'A' { Side::Absent } else { side(e.old_path.as_deref().unwrap_or(&e.path), &e.old_id) };
             let conflicted = e.status == 'U' || conflicted.contains(&e.path);
             Job { entry: e, base, head, conflicted }
         })
         .collect();
+
+    // Every blob not parsed before, read in one process.
+    let wanted: Vec<String> = jobs
+        .iter()
+        .flat_map(|j| [&j.base, &j.head])
+        .filter_map(|s| match s {
+            Side::Blob(id) if is_object_id(id) && !is_zero(id) => Some(id.clone()),
+            _ => None,
+        })
+        .collect();
+    let blobs = read_blobs(repo, &wanted)?;
+    for j in &mut jobs {
+        for s in [&mut j.base, &mut j.head] {
+            if let Side::Blob(id) = s {
+                *s = match blobs.get(id.as_str()).cloned() {
+                    Some(bytes) => Side::Bytes { bytes, blob: Some(id.clone()) },
+                    None => Side::Unreadable,
+                };
+            }
+        }
+    }
     let files = compare_all(jobs, req.max_file_bytes, indexed);
 
     Ok(StructuralDiff {
@@ -306,7 +327,7 @@ fn is_zero(id: &str) -> bool {
 }
 
 /// `git cat-file --batch`: `<id> <type> <size>\n<bytes>\n` per requested id.
-fn read_blobs(repo: &Repo, ids: &[&str]) -> Result<HashMap<String, Vec<u8>>, GitError> {
+fn read_blobs(repo: &Repo, ids: &[String]) -> Result<HashMap<String, Vec<u8>>, GitError> {
     let mut blobs = HashMap::new();
     if ids.is_empty() {
         return Ok(blobs);
@@ -350,10 +371,33 @@ fn read_worktree(dir: &Path, rel: &str) -> Option<Vec<u8>> {
     std::fs::read(&path).ok()
 }
 
+/// One version of a file, as far as it has been fetched.
+enum Side {
+    /// The file does not exist on this side (added, deleted).
+    Absent,
+    /// Parsed before: its chunks and size.
+    Parsed(std::sync::Arc<Vec<Chunk>>, usize),
+    /// A blob still to read.
+    Blob(String),
+    /// Its bytes, and the blob id they came from (none for files on disk).
+    Bytes { bytes: Vec<u8>, blob: Option<String> },
+    /// Gone from disk, or missing from the object store.
+    Unreadable,
+}
+
+impl Side {
+    fn bytes(&self) -> Option<&[u8]> {
+        match self {
+            Side::Bytes { bytes, .. } => Some(bytes),
+            _ => None,
+        }
+    }
+}
+
 struct Job {
     entry: Entry,
-    base: Option<Vec<u8>>,
-    head: Option<Vec<u8>>,
+    base: Side,
+    head: Side,
     conflicted: bool,
 }
 
@@ -393,12 +437,10 @@ fn compare_file(job: &Job, max_file_bytes: u64, indexed: &Indexed<'_>) -> FileDi
     };
     let head_path = e.path.as_str();
     let base_path = e.old_path.as_deref().unwrap_or(head_path);
-    let lang = Lang::detect(Path::new(head_path), job.head.as_deref().or(job.base.as_deref()).unwrap_or_default());
     let mut file = FileDiff {
         path: e.path.clone(),
         old_path: e.old_path.clone(),
         status,
-        language: lang.name(),
         binary: false,
         note: None,
         changes: Changes::default(),
@@ -417,29 +459,45 @@ fn compare_file(job: &Job, max_file_bytes: u64, indexed: &Indexed<'_>) -> FileDi
         file.note = Some("unresolved conflict: symbols not compared".to_owned());
         return file;
     }
-    let is_binary = |b: &Option<Vec<u8>>| b.as_deref().is_some_and(|b| b[..b.len().min(BINARY_SNIFF)].contains(&0));
+    let is_binary = |s: &Side| s.bytes().is_some_and(|b| b[..b.len().min(BINARY_SNIFF)].contains(&0));
     if is_binary(&job.base) || is_binary(&job.head) {
         file.binary = true;
         return file;
     }
-    if job.head.is_none() && e.status != 'D' {
-        file.note = Some("not readable on disk".to_owned());
+    if matches!(job.head, Side::Unreadable) || matches!(job.base, Side::Unreadable) {
+        file.note = Some("a version could not be read (gone from disk, or not in the object store)".to_owned());
         return file;
     }
-    let too_large = |b: &[u8]| b.len() as u64 > max_file_bytes;
-    if job.base.as_deref().is_some_and(too_large) || job.head.as_deref().is_some_and(too_large) {
+    let too_large = |s: &Side| match s {
+        Side::Bytes { bytes, .. } => bytes.len() as u64 > max_file_bytes,
+        Side::Parsed(_, size) => *size as u64 > max_file_bytes,
+        _ => false,
+    };
+    if too_large(&job.base) || too_large(&job.head) {
         file.note = Some(format!("larger than {max_file_bytes} bytes: compared as text"));
     }
-    let chunks = |path: &str, bytes: &[u8]| -> Vec<Chunk> {
-        if let Some(c) = indexed(path, &crate::index::hash::file_hash(bytes)) {
-            return c;
+    let chunks = |path: &str, side: &Side| -> Option<std::sync::Arc<Vec<Chunk>>> {
+        let (bytes, blob) = match side {
+            Side::Absent | Side::Unreadable | Side::Blob(_) => return None,
+            Side::Parsed(chunks, _) => return Some(chunks.clone()),
+            Side::Bytes { bytes, blob } => (bytes, blob),
+        };
+        let hash = blake3::hash(bytes);
+        let version = match blob {
+            Some(id) => Version::Blob(id.clone()),
+            None => Version::Content(*hash.as_bytes()),
+        };
+        if let Some(c) = indexed(path, &hash.to_hex()) {
+            let c = std::sync::Arc::new(c);
+            super::parsed::remember(Path::new(path), max_file_bytes, version, c.clone(), bytes.len());
+            return Some(c);
         }
-        chunk_file(Path::new(path), bytes, too_large(bytes)).chunks
+        Some(super::parsed::chunks(Path::new(path), bytes, max_file_bytes, version))
     };
-    file.changes = match (&job.base, &job.head) {
-        (None, Some(h)) => Changes::all_added(&chunks(head_path, h)),
-        (Some(b), None) => Changes::all_removed(&chunks(base_path, b)),
-        (Some(b), Some(h)) => symbols::compare(&chunks(base_path, b), &chunks(head_path, h)),
+    file.changes = match (chunks(base_path, &job.base), chunks(head_path, &job.head)) {
+        (None, Some(h)) => Changes::all_added(&h),
+        (Some(b), None) => Changes::all_removed(&b),
+        (Some(b), Some(h)) => symbols::compare(&b, &h),
         (None, None) => Changes::default(),
     };
     file

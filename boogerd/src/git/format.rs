@@ -140,7 +140,7 @@ fn symbol_line(s: &Symbol, with_signature: bool) -> String {
 
 fn modified_line(m: &Modified) -> String {
     let s = &m.symbol;
-    let mut line = format!("{} {} :{} (+{} -{}", s.kind, s.qualified(), range(s.lines), m.lines_added, m.lines_removed);
+    let mut line = format!("{} {} :{} (+{} -{}", s.kind, s.qualified(), range(s.lines), m.lines.0, m.lines.1);
     if m.whitespace_only {
         line.push_str(", whitespace only");
     }

@@ -3,12 +3,14 @@
 //! - [`command`]: running git (a child process, explicit arguments, a deadline).
 //! - [`repo`]: HEAD, the base branch, merge bases, operations in progress.
 //! - [`diff`]: the structural diff between two snapshots (commits, staging area, disk).
+//! - [`parsed`]: file versions already chunked, by content.
 //! - [`symbols`]: matching two versions' chunks by (kind, parent, name, occurrence).
 //! - [`format`]: the answers: a readable diff, a commit message, a changelog.
 
 pub mod command;
 pub mod diff;
 pub mod format;
+pub mod parsed;
 pub mod repo;
 pub mod symbols;
 

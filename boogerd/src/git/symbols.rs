@@ -39,21 +39,26 @@ impl Symbol {
     }
 }
 
+/// A symbol on both sides with different text. Its `signature` is given only when it
+/// changed (with `old_signature`), to keep answers short.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Modified {
     #[serde(flatten)]
     pub symbol: Symbol,
-    /// Where it was on the base side.
-    pub old_lines: [u32; 2],
     /// The base side's signature, when it differs (the symbol's interface changed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub old_signature: Option<String>,
     /// Lines only in the head version / only in the base version.
-    pub lines_added: u32,
-    pub lines_removed: u32,
+    #[serde(rename = "diff", serialize_with = "plus_minus")]
+    pub lines: (u32, u32),
     /// Only whitespace changed (formatting).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub whitespace_only: bool,
+}
+
+/// `(3, 1)` as `"+3 -1"`.
+fn plus_minus<S: serde::Serializer>(v: &(u32, u32), s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&format!("+{} -{}", v.0, v.1))
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -78,7 +83,7 @@ impl Changes {
 
     /// A file that exists only on the base side: all its symbols are removed.
     pub fn all_removed(base: &[Chunk]) -> Changes {
-        Changes { removed: symbols(base).into_iter().map(|i| i.symbol).collect(), ..Default::default() }
+        Changes { removed: symbols(base).into_iter().map(|i| gone(i.symbol)).collect(), ..Default::default() }
     }
 }
 
@@ -168,20 +173,28 @@ pub fn compare(base: &[Chunk], head: &[Chunk]) -> Changes {
             None => changes.added.push(n.symbol.clone()),
             Some(o) if o.text == n.text => {}
             Some(o) => {
-                let (lines_added, lines_removed) = line_delta(&o.text, &n.text);
+                let signature_changed = o.symbol.signature != n.symbol.signature;
+                let mut symbol = n.symbol.clone();
+                if !signature_changed {
+                    symbol.signature.clear();
+                }
                 changes.modified.push(Modified {
-                    symbol: n.symbol.clone(),
-                    old_lines: o.symbol.lines,
-                    old_signature: (o.symbol.signature != n.symbol.signature).then(|| o.symbol.signature.clone()),
-                    lines_added,
-                    lines_removed,
+                    symbol,
+                    old_signature: signature_changed.then(|| o.symbol.signature.clone()),
+                    lines: line_delta(&o.text, &n.text),
                     whitespace_only: squeeze(&o.text) == squeeze(&n.text),
                 });
             }
         }
     }
-    changes.removed = old.iter().filter(|o| by_key.contains_key(&o.key)).map(|o| o.symbol.clone()).collect();
+    changes.removed = old.iter().filter(|o| by_key.contains_key(&o.key)).map(|o| gone(o.symbol.clone())).collect();
     changes
+}
+
+/// A removed symbol is named with where it was; its signature is history.
+fn gone(mut s: Symbol) -> Symbol {
+    s.signature.clear();
+    s
 }
 
 fn squeeze(s: &str) -> String {
@@ -226,8 +239,7 @@ mod tests {
         assert_eq!(c.modified.iter().map(|m| m.symbol.qualified()).collect::<Vec<_>>(), ["change"]);
         assert_eq!(names(&c.removed), ["gone"]);
         let m = &c.modified[0];
-        assert_eq!((m.lines_added, m.lines_removed), (1, 1));
-        assert_eq!(m.old_lines, [3, 3]);
+        assert_eq!(m.lines, (1, 1));
         assert_eq!(m.symbol.lines, [1, 1]);
     }
 
@@ -268,7 +280,7 @@ mod tests {
         assert!(b.len() > 1, "the fixture must be split by the chunker");
         let c = compare(&b, &h);
         assert_eq!(c.modified.len(), 1, "{c:?}");
-        assert_eq!((c.modified[0].lines_added, c.modified[0].lines_removed), (1, 0));
+        assert_eq!(c.modified[0].lines, (1, 0));
     }
 
     #[test]
