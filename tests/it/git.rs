@@ -273,6 +273,10 @@ fn draft_commit_and_changelog() {
     assert!(added.contains("`src/search/query.rs`: `parse`") && added.contains("`boost_0`"), "{md}");
     assert!(md.contains("### Modified\n\n- `src/search/rank.rs`: `score`"), "{md}");
     assert!(!md.contains("README"), "{md}");
+    // A tagged release: from the tag before it.
+    let (md, data) = ok(&env, &root, "changelog", json!({ "to": "v1.1" }));
+    assert_eq!(data["from"], "v1.0", "{data}");
+    assert!(md.contains("`boost_0`"), "{md}");
     // Default: since the latest tag.
     let (md, data) = ok(&env, &root, "changelog", json!({}));
     assert_eq!(data["from"], "v1.1", "{data}");
@@ -437,4 +441,27 @@ fn a_repository_mid_merge_marks_conflicted_files() {
     // Committed changes only: still answered, with the note.
     let (_, data) = ok(&env, &root, "branch-diff", json!({}));
     assert!(data["warnings"].to_string().contains("only committed changes"), "{data}");
+}
+
+#[test]
+fn a_project_in_a_subdirectory_sees_only_its_own_files() {
+    let env = Env::new();
+    let root = env.project("mono");
+    git(&root, &["init", "-q"]);
+    write(&root, "svc/api/handler.go", "package api\n\nfunc Handle() {}\n");
+    write(&root, "web/index.ts", "export function render(): void {}\n");
+    commit_all(&root, "base");
+    git(&root, &["checkout", "-q", "-b", "feature"]);
+    write(&root, "svc/api/handler.go", "package api\n\nfunc Handle() {}\n\nfunc Health() {}\n");
+    write(&root, "web/index.ts", "export function render(): void {}\nexport function hydrate(): void {}\n");
+    commit_all(&root, "both");
+    write(&root, "svc/new file.go", "package svc\n\nfunc Spaced() {}\n");
+    let svc = root.join("svc");
+    register(&env, &svc);
+
+    let (_, data) = ok(&env, &svc, "branch-diff", json!({ "include": "unstaged" }));
+    let paths: Vec<&str> = data["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["api/handler.go", "new file.go"], "paths are relative to the project: {data}");
+    assert_eq!(names(file(&data, "api/handler.go"), "added"), ["Health"]);
+    assert_eq!(names(file(&data, "new file.go"), "added"), ["Spaced"]);
 }

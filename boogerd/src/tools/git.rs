@@ -173,7 +173,7 @@ pub fn changelog(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply 
     let to = text_arg(args, "to");
     let from = match text_arg(args, "from") {
         Some(f) => Some(f),
-        None => match repo.latest_tag(to.as_deref().unwrap_or("HEAD")) {
+        None => match previous_release(&repo, to.as_deref().unwrap_or("HEAD")) {
             Ok(tag) => tag,
             Err(e) => return ToolReply::error(format!("changelog: {e}")),
         },
@@ -205,4 +205,17 @@ pub fn changelog(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply 
             "warnings": d.warnings,
         }),
     )
+}
+
+/// The newest tag before `to`: the one `to` descends from, or when `to` is itself tagged (a
+/// release just made), the one before it.
+fn previous_release(repo: &Repo, to: &str) -> Result<Option<String>, GitError> {
+    let Some(tag) = repo.latest_tag(to)? else { return Ok(None) };
+    if repo.resolve(&tag)? != repo.resolve(to)? {
+        return Ok(Some(tag));
+    }
+    match repo.resolve(&format!("{to}^"))? {
+        Some(parent) => repo.latest_tag(&parent),
+        None => Ok(None),
+    }
 }
