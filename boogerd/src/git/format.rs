@@ -299,16 +299,13 @@ pub fn commit_message(d: &StructuralDiff) -> String {
         Some(s) => format!("{kind}({s}): "),
         None => format!("{kind}: "),
     };
-    let pick = |f: fn(&FileDiff) -> Vec<String>| -> Vec<String> {
-        let mut v: Vec<String> = d.files.iter().flat_map(f).collect();
+    let named: Vec<(&FileDiff, Named)> = d.files.iter().map(|f| (f, Named::of(f))).collect();
+    let all = |pick: fn(&Named) -> &Vec<String>| -> Vec<String> {
+        let mut v: Vec<String> = named.iter().flat_map(|(_, n)| pick(n).iter().cloned()).collect();
         v.dedup();
         v
     };
-    let added = pick(|f| f.changes.added.iter().filter(|s| named(s)).map(Symbol::qualified).collect());
-    let modified =
-        pick(|f| f.changes.modified.iter().filter(|m| named(&m.symbol)).map(|m| m.symbol.qualified()).collect());
-    let removed = pick(|f| f.changes.removed.iter().filter(|s| named(s)).map(Symbol::qualified).collect());
-
+    let (added, modified, removed) = (all(|n| &n.added), all(|n| &n.modified), all(|n| &n.removed));
     let room = SUBJECT_MAX - 1 - prefix.chars().count();
     let parts: Vec<(&str, &Vec<String>)> = [("add", &added), ("update", &modified), ("remove", &removed)]
         .into_iter()
@@ -317,55 +314,72 @@ pub fn commit_message(d: &StructuralDiff) -> String {
     let summary = if parts.is_empty() { file_summary(d) } else { subject_summary(&parts, room) };
     let subject = clip_chars(&format!("{prefix}{summary}"), SUBJECT_MAX - 1);
 
+    // The body: one line per file and kind of change, at most MAX_BODY_LINES in all.
+    const MAX_BODY_LINES: usize = 60;
     let mut body = String::new();
     let mut lines = 0;
-    const MAX_BODY_LINES: usize = 60;
-    let section = |title: &str, items: Vec<String>, body: &mut String, lines: &mut usize| {
+    let mut section = |title: &str, items: Vec<String>| {
         if items.is_empty() {
             return;
         }
         let _ = writeln!(body, "\n{title}:");
         let total = items.len();
         for (i, item) in items.into_iter().enumerate() {
-            if *lines >= MAX_BODY_LINES {
+            if lines >= MAX_BODY_LINES {
                 let _ = writeln!(body, "- … and {} more", total - i);
                 break;
             }
             let _ = writeln!(body, "- {item}");
-            *lines += 1;
+            lines += 1;
         }
     };
-    let per_file = |f: &FileDiff, which: &str| -> Vec<String> {
-        let names: Vec<String> = match which {
-            "added" => f.changes.added.iter().filter(|s| named(s)).map(Symbol::qualified).collect(),
-            "modified" => f
-                .changes
-                .modified
+    let per_file = |pick: fn(&Named) -> &Vec<String>| -> Vec<String> {
+        named
+            .iter()
+            .filter(|(_, n)| !pick(n).is_empty())
+            .map(|(f, n)| format!("{}: {}", f.path, pick(n).join(", ")))
+            .collect()
+    };
+    section("Added", per_file(|n| &n.added));
+    section("Modified", per_file(|n| &n.modified_detail));
+    section("Removed", per_file(|n| &n.removed));
+    section(
+        "Files",
+        d.files
+            .iter()
+            .filter(|f| f.binary || f.note.is_some() || matches!(f.status, "added" | "deleted" | "renamed"))
+            .map(|f| format!("{} ({})", file_label(f), file_status(f)))
+            .collect(),
+    );
+    format!("{subject}\n{body}").trim_end().to_owned() + "\n"
+}
+
+/// The symbols of one file worth naming in a message, by kind of change.
+struct Named {
+    added: Vec<String>,
+    modified: Vec<String>,
+    /// `modified`, with `(signature)` after those whose interface changed.
+    modified_detail: Vec<String>,
+    removed: Vec<String>,
+}
+
+impl Named {
+    fn of(f: &FileDiff) -> Named {
+        let list = |v: &[Symbol]| v.iter().filter(|s| named(s)).map(Symbol::qualified).collect();
+        let modified: Vec<&Modified> = f.changes.modified.iter().filter(|m| named(&m.symbol)).collect();
+        Named {
+            added: list(&f.changes.added),
+            modified: modified.iter().map(|m| m.symbol.qualified()).collect(),
+            modified_detail: modified
                 .iter()
-                .filter(|m| named(&m.symbol))
-                .map(|m| {
-                    if m.old_signature.is_some() {
-                        format!("{} (signature)", m.symbol.qualified())
-                    } else {
-                        m.symbol.qualified()
-                    }
+                .map(|m| match m.old_signature {
+                    Some(_) => format!("{} (signature)", m.symbol.qualified()),
+                    None => m.symbol.qualified(),
                 })
                 .collect(),
-            _ => f.changes.removed.iter().filter(|s| named(s)).map(Symbol::qualified).collect(),
-        };
-        if names.is_empty() { Vec::new() } else { vec![format!("{}: {}", f.path, names.join(", "))] }
-    };
-    section("Added", d.files.iter().flat_map(|f| per_file(f, "added")).collect(), &mut body, &mut lines);
-    section("Modified", d.files.iter().flat_map(|f| per_file(f, "modified")).collect(), &mut body, &mut lines);
-    section("Removed", d.files.iter().flat_map(|f| per_file(f, "removed")).collect(), &mut body, &mut lines);
-    let files: Vec<String> = d
-        .files
-        .iter()
-        .filter(|f| f.binary || f.note.is_some() || matches!(f.status, "added" | "deleted" | "renamed"))
-        .map(|f| format!("{} ({})", file_label(f), file_status(f)))
-        .collect();
-    section("Files", files, &mut body, &mut lines);
-    format!("{subject}\n{body}").trim_end().to_owned() + "\n"
+            removed: list(&f.changes.removed),
+        }
+    }
 }
 
 /// `add a, b; update c and 2 more`: each verb's list gets what it needs, the longest ones
@@ -431,10 +445,7 @@ pub fn changelog(d: &StructuralDiff, heading: &str) -> String {
             Some(old) => format!("`{old}` → `{}`", f.path),
             None => format!("`{}`", f.path),
         };
-        let added: Vec<String> = f.changes.added.iter().filter(|s| named(s)).map(Symbol::qualified).collect();
-        let modified: Vec<String> =
-            f.changes.modified.iter().filter(|m| named(&m.symbol)).map(|m| m.symbol.qualified()).collect();
-        let removed: Vec<String> = f.changes.removed.iter().filter(|s| named(s)).map(Symbol::qualified).collect();
+        let Named { added, modified, removed, .. } = Named::of(f);
         match f.status {
             "added" => sections[0].1.push(if added.is_empty() { label } else { format!("{label}: {}", code(added)) }),
             "deleted" => {
