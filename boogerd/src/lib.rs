@@ -13,11 +13,13 @@
 //! - [`project`]: per-project run-time state: open index, indexing lock, progress.
 //! - [`search`]: query parsing, ranking and output modes with a token budget.
 //! - [`store`]: the per-project SQLite index; the only module with SQL.
+//! - [`embed`]: embeddings for semantic search (the static table tier so far).
 //! - [`git`]: structural diffs between git snapshots (branch-diff, draft-commit, changelog).
 //! - [`watch`]: following every project's files (notify) and applying changes in batches.
 
 pub mod config;
 pub mod daemon;
+pub mod embed;
 pub mod endpoint;
 pub mod git;
 pub mod index;

@@ -1,0 +1,35 @@
+//! Embeddings for semantic search: one [`Embedder`] trait, several tiers behind it.
+//!
+//! - [`static_table`]: a token table compiled into boogerd (model2vec-style: tokenize, look
+//!   up, average, normalise); embeds a repository in seconds, offline, out of the box.
+//! - [`wordpiece`]: the tokenizer the table needs.
+
+pub mod static_table;
+pub mod wordpiece;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    #[error("the embedding table is unusable: {0}")]
+    BadTable(String),
+}
+
+/// Turns texts into unit vectors of one model.
+pub trait Embedder: Send + Sync {
+    /// Names the model exactly: vectors stored under another id are stale.
+    fn id(&self) -> &str;
+    fn dims(&self) -> usize;
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+}
+
+/// Scales `v` to length 1 (a zero vector stays zero).
+pub fn normalize(v: &mut [f32]) {
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if n > 0.0 {
+        v.iter_mut().for_each(|x| *x /= n);
+    }
+}
+
+/// Cosine similarity of two unit vectors.
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
