@@ -11,6 +11,7 @@ pub mod context;
 mod files;
 mod schema;
 pub mod search;
+pub mod vectors;
 pub mod words;
 
 use std::path::{Path, PathBuf};

@@ -87,4 +87,16 @@ pub const MIGRATIONS: &[&str] = &[
         created_at TEXT NOT NULL
     );
     "#,
+    // 2: a vector per (chunk, model), so two embedders' vectors can live side by side and a
+    // model change leaves the other's intact. The table was never written before.
+    r#"
+    DROP TABLE embeddings;
+    CREATE TABLE embeddings (
+        chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+        model    TEXT NOT NULL,
+        vector   BLOB NOT NULL,
+        PRIMARY KEY (chunk_id, model)
+    ) WITHOUT ROWID;
+    CREATE INDEX embeddings_model ON embeddings(model);
+    "#,
 ];

@@ -1,0 +1,144 @@
+//! Chunk vectors for semantic search, stored per (chunk, model). A chunk's vectors go with
+//! it (`ON DELETE CASCADE`), so a re-indexed file's new chunks are simply not embedded yet.
+//! The encoding of a vector is the embed module's business; here it is a blob.
+
+use rusqlite::params;
+
+use super::{Result, Store};
+
+/// Import chunks are left out: they name modules, they do not say what code does.
+const EMBEDDABLE: &str = "c.kind <> 'import'";
+
+/// What a chunk is, for building the text its vector is made from.
+#[derive(Debug, Clone)]
+pub struct EmbedInput {
+    pub id: i64,
+    pub path: String,
+    pub kind: String,
+    pub name: String,
+    pub signature: String,
+    pub parent: Option<String>,
+    pub doc: Option<String>,
+    /// The start of the content (enough for any embedder's window).
+    pub content: String,
+}
+
+/// How far a model's vectors cover the index.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct Coverage {
+    pub embedded: u64,
+    pub embeddable: u64,
+    /// Vectors of other models, kept until this one covers the index.
+    pub other_models: u64,
+}
+
+impl Store {
+    /// Up to `limit` embeddable chunks with no vector of `model`, oldest first.
+    pub fn chunks_without_vectors(&self, model: &str, limit: usize) -> Result<Vec<EmbedInput>> {
+        self.read(|c| {
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT c.id, f.path, c.kind, c.name, c.signature, c.parent, c.doc, substr(c.content, 1, 2000)
+                 FROM chunks c JOIN files f ON f.id = c.file_id
+                 WHERE {EMBEDDABLE}
+                   AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id AND e.model = ?1)
+                 ORDER BY c.id LIMIT ?2"
+            ))?;
+            let rows = stmt.query_map(params![model, limit as i64], |r| {
+                Ok(EmbedInput {
+                    id: r.get(0)?,
+                    path: r.get(1)?,
+                    kind: r.get(2)?,
+                    name: r.get(3)?,
+                    signature: r.get(4)?,
+                    parent: r.get(5)?,
+                    doc: r.get(6)?,
+                    content: r.get(7)?,
+                })
+            })?;
+            rows.collect()
+        })
+    }
+
+    /// Saves vectors of `model` in one transaction. A chunk deleted since it was read (its
+    /// file changed meanwhile) is skipped.
+    pub fn save_vectors(&self, model: &str, vectors: &[(i64, Vec<u8>)]) -> Result<usize> {
+        self.write(|c| {
+            let tx = c.transaction()?;
+            let mut saved = 0;
+            {
+                let mut insert = tx.prepare_cached(
+                    "INSERT OR REPLACE INTO embeddings(chunk_id, model, vector)
+                     SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?1)",
+                )?;
+                for (id, v) in vectors {
+                    saved += insert.execute(params![id, model, v])?;
+                }
+            }
+            tx.commit()?;
+            Ok(saved)
+        })
+    }
+
+    /// Deletes the vectors of every model but `model`; returns how many.
+    pub fn drop_other_vectors(&self, model: &str) -> Result<usize> {
+        self.write(|c| c.execute("DELETE FROM embeddings WHERE model <> ?1", [model]))
+    }
+
+    pub fn coverage(&self, model: &str) -> Result<Coverage> {
+        self.read(|c| {
+            let embeddable: i64 =
+                c.query_row(&format!("SELECT count(*) FROM chunks c WHERE {EMBEDDABLE}"), [], |r| r.get(0))?;
+            let embedded: i64 =
+                c.query_row("SELECT count(*) FROM embeddings WHERE model = ?1", [model], |r| r.get(0))?;
+            let other: i64 =
+                c.query_row("SELECT count(*) FROM embeddings WHERE model <> ?1", [model], |r| r.get(0))?;
+            Ok(Coverage { embedded: embedded as u64, embeddable: embeddable as u64, other_models: other as u64 })
+        })
+    }
+
+    /// Every vector of `model`, by chunk id.
+    pub fn vectors(&self, model: &str) -> Result<Vec<(i64, Vec<u8>)>> {
+        self.read(|c| {
+            let mut stmt = c.prepare_cached("SELECT chunk_id, vector FROM embeddings WHERE model = ?1")?;
+            let rows = stmt.query_map([model], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            rows.collect()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::store::Store;
+
+    #[test]
+    fn vectors_follow_their_chunks_and_their_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("a.py"), "import os\n\ndef one():\n    pass\n\ndef two():\n    pass\n").unwrap();
+        let store = Store::open(root).unwrap();
+        let progress = crate::index::Progress::default();
+        crate::index::run(root, &store, crate::index::Options::default(), &progress).unwrap();
+
+        let todo = store.chunks_without_vectors("m1", 100).unwrap();
+        let names: Vec<&str> = todo.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["one", "two"], "imports are not embedded");
+        assert_eq!(store.save_vectors("m1", &[(todo[0].id, vec![1]), (todo[1].id, vec![2]), (9999, vec![3])]).unwrap(), 2);
+        assert!(store.chunks_without_vectors("m1", 100).unwrap().is_empty());
+        let cov = store.coverage("m1").unwrap();
+        assert_eq!((cov.embedded, cov.embeddable, cov.other_models), (2, 2, 0));
+        assert_eq!(store.chunks_without_vectors("m2", 100).unwrap().len(), 2, "another model starts from nothing");
+
+        // A changed file: its old chunks' vectors go with them; the new chunks wait.
+        std::fs::write(root.join("a.py"), "def one():\n    return 1\n\ndef two():\n    pass\n").unwrap();
+        crate::index::run(root, &store, crate::index::Options::default(), &progress).unwrap();
+        assert_eq!(store.coverage("m1").unwrap().embedded, 0);
+        assert_eq!(store.chunks_without_vectors("m1", 100).unwrap().len(), 2);
+
+        let todo = store.chunks_without_vectors("m1", 100).unwrap();
+        store.save_vectors("m1", &[(todo[0].id, vec![1])]).unwrap();
+        store.save_vectors("m2", &[(todo[0].id, vec![7])]).unwrap();
+        assert_eq!(store.coverage("m2").unwrap().other_models, 1);
+        assert_eq!(store.drop_other_vectors("m2").unwrap(), 1);
+        assert_eq!(store.vectors("m2").unwrap(), [(todo[0].id, vec![7])]);
+    }
+}
