@@ -8,7 +8,7 @@
 use serde_json::{Map, Value, json};
 
 /// The type of one argument.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Kind {
     String,
     Integer {
@@ -16,6 +16,11 @@ pub enum Kind {
         max: i64,
     },
     Boolean,
+    /// A number (fractions allowed) within a range.
+    Number {
+        min: f64,
+        max: f64,
+    },
     /// A string from a fixed set.
     Enum(&'static [&'static str]),
     /// A list of strings; on the command line, the rest of the positionals or a repeated flag.
@@ -518,9 +523,74 @@ pub const CHANGELOG: ToolSpec = ToolSpec {
     mcp_json: false,
 };
 
+pub const SEMANTIC_SEARCH: ToolSpec = ToolSpec {
+    name: "semantic-search",
+    summary: "Search by meaning: chunks whose embedding is nearest the question",
+    description: "Find code by what it does, in other words than its own (\"where do we retry failed uploads\"): \
+                  the chunks whose embedding is closest to the query's (exact cosine over the project's vectors, \
+                  computed in the background by the daemon). Same filters, output modes and budget as `search`. \
+                  While vectors are missing or being computed, the answer says so and gives lexical results.",
+    params: &[
+        required("query", Kind::String, "A question or description in plain words."),
+        OUTPUT_MODE,
+        HEAD_LIMIT,
+        OFFSET,
+        MAX_LINES,
+        KIND,
+        LANGUAGE,
+        PATH_PREFIX,
+        PROJECT,
+        MAX_TOKENS,
+        CURSOR,
+    ],
+    read_only: true,
+    mcp_json: false,
+};
+
+pub const HYBRID_SEARCH: ToolSpec = ToolSpec {
+    name: "hybrid-search",
+    summary: "Lexical and semantic search fused into one ranking",
+    description: "Run `search` (words and identifiers) and `semantic-search` (meaning) and fuse the two rankings: \
+                  Reciprocal Rank Fusion by default (k = 60), or fusion=alpha to blend scores normalised to [0, 1] \
+                  (alpha is the lexical share, default 0.7). Best for questions that mix names and behaviour. Same \
+                  filters, output modes and budget as `search`; without vectors it answers lexically and says so.",
+    params: &[
+        required("query", Kind::String, "Words, identifiers or a question."),
+        param("fusion", Kind::Enum(&["rrf", "alpha"]), "rrf (default) or alpha."),
+        param("k", Kind::Integer { min: 1, max: 1_000 }, "RRF constant. Default: 60."),
+        param("alpha", Kind::Number { min: 0.0, max: 1.0 }, "Lexical share with fusion=alpha. Default: 0.7."),
+        OUTPUT_MODE,
+        HEAD_LIMIT,
+        OFFSET,
+        MAX_LINES,
+        KIND,
+        LANGUAGE,
+        PATH_PREFIX,
+        PROJECT,
+        MAX_TOKENS,
+        CURSOR,
+    ],
+    read_only: true,
+    mcp_json: false,
+};
+
+pub const EMBED: ToolSpec = ToolSpec {
+    name: "embed",
+    summary: "Embedding coverage of a project; start or redo its embedding",
+    description: "Report how many of the project's chunks have vectors for the current model, whether embedding is \
+                  running, and vectors left from other models. action=start embeds what is missing now (the daemon \
+                  also does it by itself after every change); action=force drops this model's vectors and embeds \
+                  everything again.",
+    params: &[positional("action", Kind::Enum(&["status", "start", "force"]), "Default: status."), PROJECT],
+    read_only: false,
+    mcp_json: false,
+};
+
 /// Every tool, in the order `tools/list` shows them.
 pub const TOOLS: &[ToolSpec] = &[
     SEARCH,
+    SEMANTIC_SEARCH,
+    HYBRID_SEARCH,
     SYMBOLS,
     REFERENCES,
     GREP,
@@ -538,6 +608,7 @@ pub const TOOLS: &[ToolSpec] = &[
     BRANCH_DIFF,
     DRAFT_COMMIT,
     CHANGELOG,
+    EMBED,
     STATUS,
     INDEX,
     PROJECTS,
@@ -557,6 +628,7 @@ impl Kind {
             Kind::String => json!({ "type": "string" }),
             Kind::Integer { min, max } => json!({ "type": "integer", "minimum": min, "maximum": max }),
             Kind::Boolean => json!({ "type": "boolean" }),
+            Kind::Number { min, max } => json!({ "type": "number", "minimum": min, "maximum": max }),
             Kind::Enum(values) => json!({ "type": "string", "enum": values }),
             Kind::Strings => json!({ "type": "array", "items": { "type": "string" } }),
             Kind::Calls => json!({
@@ -576,6 +648,7 @@ impl Kind {
             Kind::String => "a string".to_owned(),
             Kind::Integer { min, max } => format!("an integer from {min} to {max}"),
             Kind::Boolean => "true or false".to_owned(),
+            Kind::Number { min, max } => format!("a number from {min} to {max}"),
             Kind::Enum(values) => format!("one of {}", values.join(", ")),
             Kind::Strings => "an array of strings".to_owned(),
             Kind::Calls => "an array of up to 20 {\"tool\": ..., \"arguments\": {...}} objects".to_owned(),
@@ -587,6 +660,7 @@ impl Kind {
             Kind::String => v.is_string(),
             Kind::Integer { min, max } => v.as_i64().is_some_and(|n| (min..=max).contains(&n)),
             Kind::Boolean => v.is_boolean(),
+            Kind::Number { min, max } => v.as_f64().is_some_and(|n| n >= min && n <= max),
             Kind::Enum(values) => v.as_str().is_some_and(|s| values.contains(&s)),
             Kind::Strings => v.as_array().is_some_and(|a| a.iter().all(Value::is_string)),
             Kind::Calls => v.as_array().is_some_and(|a| {
@@ -605,6 +679,9 @@ impl Kind {
             Kind::String | Kind::Enum(_) => Ok(Value::String(word.to_owned())),
             Kind::Integer { .. } => {
                 word.parse::<i64>().map(Value::from).map_err(|_| format!("expected an integer, got {word:?}"))
+            }
+            Kind::Number { .. } => {
+                word.parse::<f64>().map(Value::from).map_err(|_| format!("expected a number, got {word:?}"))
             }
             Kind::Boolean => match word {
                 "true" | "yes" | "1" => Ok(Value::Bool(true)),
@@ -704,6 +781,7 @@ impl ToolSpec {
                 Kind::String => json!("..."),
                 Kind::Integer { min, .. } => json!(min.max(1)),
                 Kind::Boolean => json!(true),
+                Kind::Number { min, .. } => json!(min),
                 Kind::Enum(values) => json!(values[0]),
                 Kind::Strings => json!(["..."]),
                 Kind::Calls => json!([{ "tool": "search", "arguments": { "query": "..." } }]),

@@ -14,6 +14,8 @@ pub struct Config {
     pub max_watches: usize,
     /// Follow file changes (off: projects are reconciled at start and by `index` only).
     pub watch: bool,
+    /// Embed chunks in the background for semantic search (the static table).
+    pub embed: bool,
     pub watch_timing: crate::watch::Timing,
 }
 
@@ -26,6 +28,7 @@ impl Config {
             max_file_bytes: crate::index::DEFAULT_MAX_FILE_BYTES,
             max_watches: crate::watch::default_budget(),
             watch: true,
+            embed: true,
             watch_timing: crate::watch::Timing::default(),
         }
     }

@@ -30,7 +30,18 @@ impl Daemon {
     pub fn new(config: Config) -> Arc<Self> {
         let registry = Registry::load(&config.registry_file());
         let defaults = crate::index::Options { full: false, max_file_bytes: config.max_file_bytes };
-        let projects = Arc::new(Projects::new(defaults));
+        let embedding = if config.embed {
+            match crate::embed::static_table::StaticEmbedder::builtin() {
+                Ok(e) => Some(crate::embed::Embedding::start(Arc::new(e))),
+                Err(e) => {
+                    tracing::error!(error = %e, "embeddings are off");
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let projects = Arc::new(Projects::new(defaults, embedding));
         let watcher = crate::watch::Watcher::new(defaults, config.max_watches, config.watch_timing, config.watch);
         Arc::new(Self {
             config,

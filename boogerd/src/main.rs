@@ -31,6 +31,9 @@ struct Args {
     /// Do not watch files: projects are reconciled at start and by `booger index` only.
     #[arg(long, env = "BOOGER_NO_WATCH")]
     no_watch: bool,
+    /// Do not compute embeddings (semantic and hybrid search then answer lexically).
+    #[arg(long, env = "BOOGER_NO_EMBED")]
+    no_embed: bool,
     /// Print the resolved configuration as JSON and exit without starting.
     #[arg(long)]
     print_config: bool,
@@ -50,6 +53,7 @@ fn main() -> anyhow::Result<()> {
         config.max_watches = n;
     }
     config.watch = !args.no_watch;
+    config.embed = !args.no_embed;
     config.watch_timing.rescan = std::time::Duration::from_secs(args.rescan_secs.max(1));
     if args.print_config {
         #[allow(clippy::print_stdout)]
@@ -63,6 +67,7 @@ fn main() -> anyhow::Result<()> {
                     "max_watches": config.max_watches,
                     "rescan_secs": config.watch_timing.rescan.as_secs(),
                     "watch": config.watch,
+                    "embed": config.embed,
                 })
             );
         }

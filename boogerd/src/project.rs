@@ -34,10 +34,14 @@ pub struct ProjectHandle {
     wanted: std::sync::atomic::AtomicBool,
     /// Changes noticed by the watcher and not yet indexed; the watch's state.
     pub live: crate::watch::Live,
+    /// Vectors for semantic search, and the embedder that keeps them current (none when
+    /// embedding is off).
+    pub vectors: crate::embed::ProjectVectors,
+    embedding: Option<Arc<crate::embed::Embedding>>,
 }
 
 impl ProjectHandle {
-    fn new(root: PathBuf) -> Self {
+    fn new(root: PathBuf, embedding: Option<Arc<crate::embed::Embedding>>) -> Self {
         Self {
             root,
             store: Mutex::new(None),
@@ -48,6 +52,20 @@ impl ProjectHandle {
             building: std::sync::atomic::AtomicBool::new(false),
             wanted: std::sync::atomic::AtomicBool::new(false),
             live: crate::watch::Live::default(),
+            vectors: crate::embed::ProjectVectors::default(),
+            embedding,
+        }
+    }
+
+    /// The daemon's embedder, if embedding is on.
+    pub fn embedding(&self) -> Option<&Arc<crate::embed::Embedding>> {
+        self.embedding.as_ref()
+    }
+
+    /// Asks for vectors of the chunks that have none (after a run changed the index).
+    pub fn embed_missing(self: &Arc<Self>) {
+        if let Some(e) = &self.embedding {
+            e.request(self);
         }
     }
 
@@ -142,6 +160,8 @@ impl ProjectHandle {
         );
         *self.last_report.lock().unwrap_or_else(|p| p.into_inner()) = Some(report.clone());
         self.refresh_warm(&store, before, &report.changed, opts.full);
+        // Also when nothing changed: a first start with embedding on finds nothing embedded.
+        self.embed_missing();
         Ok(report)
     }
 
@@ -235,6 +255,9 @@ pub struct WarmRefresh {
 
 impl WarmRefresh {
     pub fn run(mut self) {
+        if !self.changed.is_empty() {
+            self.handle.embed_missing();
+        }
         if !self.claimed {
             return; // a rebuild was already under way; it catches up by itself
         }
@@ -269,11 +292,12 @@ pub struct Projects {
     handles: Mutex<HashMap<PathBuf, Arc<ProjectHandle>>>,
     /// Options for runs nobody asked for explicitly (the watcher's).
     defaults: index::Options,
+    embedding: Option<Arc<crate::embed::Embedding>>,
 }
 
 impl Projects {
-    pub fn new(defaults: index::Options) -> Self {
-        Self { handles: Mutex::default(), defaults }
+    pub fn new(defaults: index::Options, embedding: Option<Arc<crate::embed::Embedding>>) -> Self {
+        Self { handles: Mutex::default(), defaults, embedding }
     }
 
     pub fn defaults(&self) -> index::Options {
@@ -282,7 +306,9 @@ impl Projects {
 
     pub fn get(&self, root: &Path) -> Arc<ProjectHandle> {
         let mut map = self.handles.lock().unwrap_or_else(|p| p.into_inner());
-        map.entry(root.to_owned()).or_insert_with(|| Arc::new(ProjectHandle::new(root.to_owned()))).clone()
+        map.entry(root.to_owned())
+            .or_insert_with(|| Arc::new(ProjectHandle::new(root.to_owned(), self.embedding.clone())))
+            .clone()
     }
 
     /// Forgets a removed project (its index stays on disk).

@@ -8,6 +8,7 @@ mod mcp;
 mod python_sdk;
 mod rpc;
 mod search;
+mod semantic;
 mod services;
 mod tidy;
 mod watch;

@@ -3,9 +3,17 @@
 //! - [`static_table`]: a token table compiled into boogerd (model2vec-style: tokenize, look
 //!   up, average, normalise); embeds a repository in seconds, offline, out of the box.
 //! - [`wordpiece`]: the tokenizer the table needs.
+//! - [`text`]: what text stands for a chunk.
+//! - [`vectors`]: a project's vectors in memory, exact top-k.
+//! - [`worker`]: embedding new and changed chunks in the background.
 
 pub mod static_table;
+pub mod text;
+pub mod vectors;
 pub mod wordpiece;
+pub mod worker;
+
+pub use worker::{Embedding, ProjectVectors};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {

@@ -15,6 +15,7 @@
 pub mod format;
 pub mod postings;
 pub mod query;
+pub mod semantic;
 
 use std::collections::HashMap;
 

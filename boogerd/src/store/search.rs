@@ -291,16 +291,23 @@ impl Store {
 
     /// Candidates by chunk id, in the order of `ids` (ids that no longer exist are skipped).
     pub fn candidates_by_id(&self, ids: &[(i64, f64)]) -> Result<Vec<Candidate>> {
+        self.candidates_in(ids, &Filters::default())
+    }
+
+    /// [`candidates_by_id`](Self::candidates_by_id), keeping only those `filters` allow.
+    pub fn candidates_in(&self, ids: &[(i64, f64)], filters: &Filters) -> Result<Vec<Candidate>> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
         let list = ids.iter().map(|(id, _)| id.to_string()).collect::<Vec<_>>().join(",");
+        let mut params = Vec::new();
+        let cond = filters.sql(&mut params);
         let sql = format!(
-            "SELECT {CANDIDATE_COLUMNS}, 0.0 FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({list})"
+            "SELECT {CANDIDATE_COLUMNS}, 0.0 FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({list}){cond}"
         );
         let mut found: HashMap<i64, Candidate> = self.read(|c| {
             let mut stmt = c.prepare(&sql)?;
-            let rows = stmt.query_map([], candidate)?;
+            let rows = stmt.query_map(rusqlite::params_from_iter(params), candidate)?;
             rows.map(|r| r.map(|c| (c.id, c))).collect()
         })?;
         Ok(ids

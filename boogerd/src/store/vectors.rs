@@ -79,6 +79,11 @@ impl Store {
         })
     }
 
+    /// Deletes every vector of `model` (to embed everything again).
+    pub fn drop_vectors(&self, model: &str) -> Result<usize> {
+        self.write(|c| c.execute("DELETE FROM embeddings WHERE model = ?1", [model]))
+    }
+
     /// Deletes the vectors of every model but `model`; returns how many.
     pub fn drop_other_vectors(&self, model: &str) -> Result<usize> {
         self.write(|c| c.execute("DELETE FROM embeddings WHERE model <> ?1", [model]))
@@ -90,8 +95,7 @@ impl Store {
                 c.query_row(&format!("SELECT count(*) FROM chunks c WHERE {EMBEDDABLE}"), [], |r| r.get(0))?;
             let embedded: i64 =
                 c.query_row("SELECT count(*) FROM embeddings WHERE model = ?1", [model], |r| r.get(0))?;
-            let other: i64 =
-                c.query_row("SELECT count(*) FROM embeddings WHERE model <> ?1", [model], |r| r.get(0))?;
+            let other: i64 = c.query_row("SELECT count(*) FROM embeddings WHERE model <> ?1", [model], |r| r.get(0))?;
             Ok(Coverage { embedded: embedded as u64, embeddable: embeddable as u64, other_models: other as u64 })
         })
     }
@@ -122,7 +126,10 @@ mod tests {
         let todo = store.chunks_without_vectors("m1", 100).unwrap();
         let names: Vec<&str> = todo.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["one", "two"], "imports are not embedded");
-        assert_eq!(store.save_vectors("m1", &[(todo[0].id, vec![1]), (todo[1].id, vec![2]), (9999, vec![3])]).unwrap(), 2);
+        assert_eq!(
+            store.save_vectors("m1", &[(todo[0].id, vec![1]), (todo[1].id, vec![2]), (9999, vec![3])]).unwrap(),
+            2
+        );
         assert!(store.chunks_without_vectors("m1", 100).unwrap().is_empty());
         let cov = store.coverage("m1").unwrap();
         assert_eq!((cov.embedded, cov.embeddable, cov.other_models), (2, 2, 0));

@@ -9,6 +9,7 @@
 mod batch;
 mod changed;
 mod context;
+mod embed;
 mod expand;
 mod git;
 mod grep;
@@ -16,6 +17,7 @@ mod index;
 mod projects;
 mod references;
 mod search;
+mod semantic;
 mod status;
 mod summary;
 mod symbols;
@@ -54,6 +56,8 @@ type Handler = fn(&Daemon, &Session, &Value) -> ToolReply;
 /// Every handler, keyed by its tool's name. A test checks this matches `TOOLS` exactly.
 const HANDLERS: &[(&str, Handler)] = &[
     ("search", search::run),
+    ("semantic-search", semantic::semantic_search),
+    ("hybrid-search", semantic::hybrid_search),
     ("symbols", symbols::run),
     ("references", references::run),
     ("grep", grep::run),
@@ -74,6 +78,7 @@ const HANDLERS: &[(&str, Handler)] = &[
     ("branch-diff", git::branch_diff),
     ("draft-commit", git::draft_commit),
     ("changelog", git::changelog),
+    ("embed", embed::run),
 ];
 
 /// The call named a tool that does not exist (JSON-RPC -32602, not a tool error).

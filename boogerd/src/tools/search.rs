@@ -24,17 +24,36 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         Ok(h) => h,
         Err(e) => return ToolReply::error(format!("search: {e}")),
     };
+    respond(&project, &store, args, &filters, &hits, page, query, "")
+}
+
+/// The answer for ranked `hits` in the caller's output mode and budget; `note` (why the
+/// ranking is what it is) goes first when not empty.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn respond(
+    project: &crate::registry::Project,
+    store: &crate::store::Store,
+    args: &Value,
+    filters: &crate::store::search::Filters,
+    hits: &[crate::search::Hit],
+    page: format::Page,
+    query: &str,
+    note: &str,
+) -> ToolReply {
     let mode = Mode::parse(args.get("output_mode").and_then(Value::as_str), Mode::Content);
     if hits.is_empty() {
-        let why = explain_empty(&project, &store, &filters, &format!("No matches for {query:?}."));
-        return ToolReply::ok(why.clone(), json!({ "results": [], "total": 0, "reason": why }));
+        let why = explain_empty(project, store, filters, &format!("No matches for {query:?}."));
+        let text = if note.is_empty() { why.clone() } else { format!("{note}\n{why}") };
+        return ToolReply::ok(text, json!({ "results": [], "total": 0, "reason": why }));
     }
     let (from, _, to) = page.span(hits.len());
     let ids: Vec<i64> = hits.iter().take(to).skip(from).map(|h| h.chunk.id).collect();
     let contents = if mode == Mode::Content { store.contents(&ids).unwrap_or_default() } else { Default::default() };
-    let r = format::render(&hits, &contents, mode, page, "");
-    ToolReply::ok(
-        r.text,
-        json!({ "project": project.name, "total": hits.len(), "results": r.results, "cursor": r.cursor }),
-    )
+    let header = if note.is_empty() { String::new() } else { format!("{note}\n") };
+    let r = format::render(hits, &contents, mode, page, &header);
+    let mut data = json!({ "project": project.name, "total": hits.len(), "results": r.results, "cursor": r.cursor });
+    if !note.is_empty() {
+        data["note"] = json!(note);
+    }
+    ToolReply::ok(r.text, data)
 }

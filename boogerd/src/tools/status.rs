@@ -125,6 +125,18 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>) -> (String,
         &root_hash[..root_hash.len().min(16)],
         last
     ));
+    let embeddings = embedding_status(handle, &store);
+    if let Some(e) = embeddings.as_object() {
+        t.push_str(&format!(
+            "  embeddings: {} of {} chunks ({}){}\n",
+            e["embedded"],
+            e["embeddable"],
+            e["model"].as_str().unwrap_or(""),
+            if e["running"] == true { ", embedding now" } else { "" }
+        ));
+    } else {
+        t.push_str("  embeddings: off\n");
+    }
     if let Some(r) = &report {
         super::index::list(&mut t, "  ", "skipped", &r.skipped);
     }
@@ -147,11 +159,28 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>) -> (String,
         "last_indexed_at": last,
         "progress": progress,
         "ranking_index": warm,
+        "embeddings": embeddings,
         "watch": watch,
         "last_report": report,
         "problems": problems,
     });
     (t, json)
+}
+
+/// The vectors of the daemon's model: coverage, whether embedding runs, the last error;
+/// `null` when embedding is off.
+fn embedding_status(handle: &ProjectHandle, store: &crate::store::Store) -> Value {
+    let Some(e) = handle.embedding() else { return Value::Null };
+    let model = e.embedder.id();
+    let c = store.coverage(model).unwrap_or_default();
+    json!({
+        "model": model,
+        "embedded": c.embedded,
+        "embeddable": c.embeddable,
+        "stale": c.other_models,
+        "running": handle.vectors.busy.load(Ordering::SeqCst),
+        "error": handle.vectors.last_error.lock().unwrap_or_else(|p| p.into_inner()).clone(),
+    })
 }
 
 /// `watch: watching 12 directories, queue 0, last change applied … (2 files in 8 ms)`.

@@ -1,0 +1,129 @@
+//! Semantic search and its fusion with lexical search.
+//!
+//! Semantic hits are the chunks nearest the query's vector (exact cosine over the project's
+//! vectors); hybrid search fuses the lexical and semantic rankings, by Reciprocal Rank Fusion
+//! (each list contributes `1 / (k + rank)`) or by the seeds' alpha blend of scores
+//! normalised to [0, 1] (`alpha` × lexical + (1 − `alpha`) × semantic).
+
+use std::collections::HashMap;
+
+use super::Hit;
+use crate::embed::Embedder;
+use crate::embed::vectors::VectorIndex;
+use crate::store::search::Filters;
+use crate::store::{Store, StoreError};
+
+/// Nearest chunks fetched before filters apply (filters drop some).
+const NEAREST: usize = 400;
+
+/// The chunks nearest `query`, best first, scored by cosine.
+pub fn search(
+    store: &Store,
+    index: &VectorIndex,
+    embedder: &dyn Embedder,
+    query: &str,
+    filters: &Filters,
+    need: usize,
+) -> Result<Vec<Hit>, StoreError> {
+    let Ok(mut v) = embedder.embed(&[query]) else { return Ok(Vec::new()) };
+    let v = v.pop().unwrap_or_default();
+    if v.iter().all(|x| *x == 0.0) {
+        return Ok(Vec::new()); // no word of the query is known to the model
+    }
+    let nearest: Vec<(i64, f64)> = index.top(&v, NEAREST.max(need)).into_iter().map(|(id, s)| (id, s as f64)).collect();
+    let found = store.candidates_in(&nearest, filters)?;
+    Ok(found.into_iter().map(|c| Hit { score: c.bm25, chunk: c, notes: Vec::new() }).collect())
+}
+
+/// How two rankings become one.
+#[derive(Debug, Clone, Copy)]
+pub enum Fusion {
+    /// Reciprocal Rank Fusion with constant `k`.
+    Rrf { k: f64 },
+    /// `alpha` × lexical + (1 − `alpha`) × semantic, each score scaled to [0, 1].
+    Alpha { alpha: f64 },
+}
+
+/// Fuses the rankings; a chunk in both lists is one hit (with the lexical hit's notes).
+pub fn fuse(lexical: Vec<Hit>, semantic: Vec<Hit>, fusion: Fusion) -> Vec<Hit> {
+    let mut fused: HashMap<i64, (Hit, f64)> = HashMap::new();
+    let mut add = |hits: Vec<Hit>, score: &dyn Fn(usize, &Hit) -> f64| {
+        for (rank, hit) in hits.into_iter().enumerate() {
+            let s = score(rank, &hit);
+            fused.entry(hit.chunk.id).and_modify(|(_, total)| *total += s).or_insert((hit, s));
+        }
+    };
+    match fusion {
+        Fusion::Rrf { k } => {
+            add(lexical, &|rank, _| 1.0 / (k + rank as f64 + 1.0));
+            add(semantic, &|rank, _| 1.0 / (k + rank as f64 + 1.0));
+        }
+        Fusion::Alpha { alpha } => {
+            let scaled = |hits: &[Hit]| {
+                let (lo, hi) = hits.iter().fold((f64::MAX, f64::MIN), |(lo, hi), h| (lo.min(h.score), hi.max(h.score)));
+                move |h: &Hit| if hi > lo { (h.score - lo) / (hi - lo) } else { 1.0 }
+            };
+            let lex = scaled(&lexical);
+            let sem = scaled(&semantic);
+            add(lexical, &|_, h| alpha * lex(h));
+            add(semantic, &|_, h| (1.0 - alpha) * sem(h));
+        }
+    }
+    let mut hits: Vec<Hit> = fused
+        .into_values()
+        .map(|(mut h, s)| {
+            h.score = s;
+            h
+        })
+        .collect();
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.chunk.id.cmp(&b.chunk.id)));
+    hits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::search::Candidate;
+
+    fn hit(id: i64, score: f64) -> Hit {
+        let chunk = Candidate {
+            id,
+            path: format!("f{id}.py"),
+            language: "python".into(),
+            kind: "function".into(),
+            name: format!("f{id}"),
+            signature: String::new(),
+            parent: None,
+            start_line: 1,
+            end_line: 2,
+            bytes: 10,
+            bm25: 0.0,
+        };
+        Hit { chunk, score, notes: Vec::new() }
+    }
+
+    fn ids(h: &[Hit]) -> Vec<i64> {
+        h.iter().map(|h| h.chunk.id).collect()
+    }
+
+    #[test]
+    fn rrf_rewards_agreement_and_keeps_everything() {
+        let lexical = vec![hit(1, 30.0), hit(2, 20.0), hit(3, 10.0)];
+        let semantic = vec![hit(3, 0.9), hit(4, 0.8), hit(1, 0.7)];
+        let fused = fuse(lexical, semantic, Fusion::Rrf { k: 60.0 });
+        assert_eq!(ids(&fused), [1, 3, 2, 4]);
+        assert!((fused[0].score - (1.0 / 61.0 + 1.0 / 63.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn alpha_blends_normalised_scores() {
+        let lexical = vec![hit(1, 30.0), hit(2, 10.0)];
+        let semantic = vec![hit(2, 0.9), hit(3, 0.5)];
+        // alpha 1: lexical order; alpha 0: semantic order.
+        assert_eq!(ids(&fuse(lexical.clone(), semantic.clone(), Fusion::Alpha { alpha: 1.0 }))[0], 1);
+        assert_eq!(ids(&fuse(lexical.clone(), semantic.clone(), Fusion::Alpha { alpha: 0.0 }))[0], 2);
+        let f = fuse(lexical, semantic, Fusion::Alpha { alpha: 0.7 });
+        assert_eq!(ids(&f), [1, 2, 3]);
+        assert!((f[0].score - 0.7).abs() < 1e-12 && (f[1].score - 0.3).abs() < 1e-12);
+    }
+}

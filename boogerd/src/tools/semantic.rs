@@ -1,0 +1,123 @@
+//! `semantic-search` and `hybrid-search`: the project's vectors, alone or fused with lexical
+//! search. Without usable vectors both answer lexically and say why, never with nothing.
+
+use std::sync::Arc;
+
+use booger_proto::wire::ToolReply;
+use serde_json::Value;
+
+use super::search::respond;
+use super::{Session, filters, project_store, scope, volatile};
+use crate::Daemon;
+use crate::embed::vectors::VectorIndex;
+use crate::search::semantic::{self, Fusion};
+use crate::search::{self as lexical, Hit};
+
+/// Lexical hits taken into a fusion.
+const FUSED_DEPTH: usize = 100;
+
+pub fn semantic_search(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
+    run(daemon, session, args, None)
+}
+
+pub fn hybrid_search(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
+    let fusion = match args.get("fusion").and_then(Value::as_str) {
+        Some("alpha") => Fusion::Alpha { alpha: args.get("alpha").and_then(Value::as_f64).unwrap_or(0.7) },
+        _ => Fusion::Rrf { k: super::int(args, "k", 60) as f64 },
+    };
+    run(daemon, session, args, Some(fusion))
+}
+
+fn run(daemon: &Daemon, session: &Session, args: &Value, fusion: Option<Fusion>) -> ToolReply {
+    let query = args.get("query").and_then(Value::as_str).unwrap_or_default();
+    let tool = if fusion.is_some() { "hybrid-search" } else { "semantic-search" };
+    let (project, store) = match project_store(daemon, session, args) {
+        Ok(ps) => ps,
+        Err(reply) => return reply,
+    };
+    let page = match super::page(args, 10, 40) {
+        Ok(p) => p,
+        Err(reply) => return reply,
+    };
+    let filters = filters(args);
+    let handle = daemon.projects.get(&project.root);
+    let lexical_hits = |need: usize| -> Result<Vec<Hit>, ToolReply> {
+        let ctx = volatile(&store, scope(session, args));
+        let warm = handle.warm(&store);
+        lexical::search(&store, warm.as_deref(), query, &filters, &ctx, need)
+            .map_err(|e| ToolReply::error(format!("{tool}: {e}")))
+    };
+
+    // The vectors, or why there are none.
+    let (vectors, mut note) = match handle.embedding() {
+        None => (None, "embeddings are off (boogerd --no-embed), so these are lexical results".to_owned()),
+        Some(e) => match handle.vectors.index(&store, e.embedder.id(), e.embedder.dims()) {
+            Err(err) => (None, format!("the vectors could not be read ({err}), so these are lexical results")),
+            Ok(i) if i.is_empty() => {
+                (None, "no vectors yet (they are being computed), so these are lexical results".to_owned())
+            }
+            Ok(i) => (Some((i, e.clone())), String::new()),
+        },
+    };
+    let Some((index, embedding)) = vectors else {
+        handle.embed_missing();
+        return match lexical_hits(page.reach()) {
+            Ok(hits) => respond(&project, &store, args, &filters, &hits, page, query, &note),
+            Err(r) => r,
+        };
+    };
+    if handle.vectors.busy.load(std::sync::atomic::Ordering::SeqCst) {
+        note = coverage_note(&store, &index, embedding.embedder.id());
+    }
+    let need = if fusion.is_some() { FUSED_DEPTH.max(page.reach()) } else { page.reach() };
+    let semantic_hits = match semantic::search(&store, &index, embedding.embedder.as_ref(), query, &filters, need) {
+        Ok(h) => h,
+        Err(e) => return ToolReply::error(format!("{tool}: {e}")),
+    };
+    let hits = match fusion {
+        None if semantic_hits.is_empty() => {
+            note = "no word of the query is known to the embedding model, so these are lexical results".to_owned();
+            match lexical_hits(page.reach()) {
+                Ok(h) => h,
+                Err(r) => return r,
+            }
+        }
+        None => semantic_hits,
+        Some(f) => {
+            let lexical = match lexical_hits(FUSED_DEPTH.max(page.reach())) {
+                Ok(h) => h.into_iter().take(FUSED_DEPTH.max(page.reach())).collect(),
+                Err(r) => return r,
+            };
+            let mut fused = semantic::fuse(lexical, semantic_hits, f);
+            complete_metadata(&store, &mut fused);
+            fused
+        }
+    };
+    respond(&project, &store, args, &filters, &hits, page, query, &note)
+}
+
+/// Lexical hits past the first few carry only what ranking needed; fused ones may come from
+/// anywhere in the list, so every hit gets its full row.
+fn complete_metadata(store: &crate::store::Store, hits: &mut [Hit]) {
+    let ids: Vec<(i64, f64)> = hits.iter().map(|h| (h.chunk.id, h.chunk.bm25)).collect();
+    if let Ok(full) = store.candidates_by_id(&ids) {
+        let mut by_id: std::collections::HashMap<i64, _> = full.into_iter().map(|c| (c.id, c)).collect();
+        for h in hits.iter_mut() {
+            if let Some(c) = by_id.remove(&h.chunk.id) {
+                h.chunk = c;
+            }
+        }
+    }
+}
+
+fn coverage_note(store: &crate::store::Store, index: &Arc<VectorIndex>, model: &str) -> String {
+    match store.coverage(model) {
+        Ok(c) if c.embedded < c.embeddable => format!(
+            "embedding in progress: {} of {} chunks have vectors so far ({} in memory)",
+            c.embedded,
+            c.embeddable,
+            index.len()
+        ),
+        _ => String::new(),
+    }
+}
