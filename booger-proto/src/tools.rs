@@ -551,13 +551,19 @@ pub const HYBRID_SEARCH: ToolSpec = ToolSpec {
     name: "hybrid-search",
     summary: "Lexical and semantic search fused into one ranking",
     description: "Run `search` (words and identifiers) and `semantic-search` (meaning) and fuse the two rankings: \
-                  Reciprocal Rank Fusion by default (k = 60), or fusion=alpha to blend scores normalised to [0, 1] \
-                  (alpha is the lexical share, default 0.7). Best for questions that mix names and behaviour. Same \
+                  Reciprocal Rank Fusion by default (k = 60; the semantic list weighs semantic_weight = 0.3 \
+                  against the lexical one's 1), or fusion=alpha to blend scores normalised to [0, 1] (alpha is the \
+                  lexical share, default 0.7). Best for questions that mix names and behaviour. Same \
                   filters, output modes and budget as `search`; without vectors it answers lexically and says so.",
     params: &[
         required("query", Kind::String, "Words, identifiers or a question."),
         param("fusion", Kind::Enum(&["rrf", "alpha"]), "rrf (default) or alpha."),
         param("k", Kind::Integer { min: 1, max: 1_000 }, "RRF constant. Default: 60."),
+        param(
+            "semantic_weight",
+            Kind::Number { min: 0.0, max: 10.0 },
+            "RRF weight of the semantic list (the lexical list weighs 1). Default: 0.3.",
+        ),
         param("alpha", Kind::Number { min: 0.0, max: 1.0 }, "Lexical share with fusion=alpha. Default: 0.7."),
         OUTPUT_MODE,
         HEAD_LIMIT,

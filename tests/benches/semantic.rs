@@ -1,0 +1,139 @@
+//! Semantic and hybrid search on the Python standard library, with a real daemon, against
+//! lexical search in the same run.
+//!
+//! `cargo bench -p booger-tests --bench semantic` (needs python3). It copies the standard
+//! library's .py files (site-packages excluded, as ../shared/eval defines the corpus), starts
+//! a daemon, indexes, and measures:
+//! - cost: time from the end of indexing until every chunk has a vector (the static tier),
+//!   the daemon's RSS before and after, and the size the table adds to boogerd;
+//! - quality: ../shared/eval/score.py on `search`, `semantic-search`, `hybrid-search` (RRF,
+//!   k = 60) and `hybrid-search` (alpha 0.7), files_with_matches, 10 results;
+//! - speed: `semantic-search` and `hybrid-search` round trips on an open connection for the
+//!   120 eval queries (daemon work plus ~20-40 µs of framing), p50/p95.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use booger_tests::{Env, Raw, bin, copy_tree, describe};
+use serde_json::{Value, json};
+
+fn main() {
+    let eval = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval");
+    let env = Env::new();
+    let root = env.dir.path().join("stdlib");
+    copy_tree(&booger_tests::python_stdlib(), &root, &["py"], &["site-packages", "__pycache__"]);
+    let daemon = env.start_daemon();
+    let pid = daemon.child.id();
+    let rss_start = booger_tests::proc_status_kb(pid, "VmRSS");
+    let t = Instant::now();
+    let out = env.run_within(None, &["index", root.to_str().unwrap()], Duration::from_secs(600));
+    assert!(out.status.success(), "{}", describe(&out));
+    let indexed = t.elapsed();
+    let covered = wait_embedded(&env, &root);
+    let coverage = env.json(&["embed", "--project", root.to_str().unwrap()]);
+    let rss_embedded = booger_tests::proc_status_kb(pid, "VmRSS");
+
+    println!("# booger semantic benchmark (static tier)\n");
+    println!("| measure | value |");
+    println!("|---|---|");
+    println!("| index the standard library (`booger index`) | {:.1} s |", indexed.as_secs_f64());
+    println!(
+        "| then until every chunk has a vector ({} chunks, model {}) | {:.1} s |",
+        coverage["embedded"],
+        coverage["model"].as_str().unwrap_or("?"),
+        covered.as_secs_f64()
+    );
+    println!(
+        "| daemon RSS: started / after indexing and embedding | {} MB / {} MB |",
+        rss_start / 1024,
+        rss_embedded / 1024
+    );
+    let table = std::fs::metadata(Path::new(env!("CARGO_MANIFEST_DIR")).join("../boogerd/assets/static-embed.bin"))
+        .map(|m| m.len())
+        .unwrap_or(0);
+    println!("| size the static table adds to boogerd | {:.1} MB |\n", table as f64 / 1e6);
+
+    let queries: Vec<Value> = std::fs::read_to_string(eval.join("stdlib-queries.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    quality(&env, &eval, &root);
+    speed(&env, &root, &queries);
+    println!("\ndaemon RSS after the queries: {} MB", booger_tests::proc_status_kb(pid, "VmRSS") / 1024);
+}
+
+/// Time until the embed tool reports full coverage.
+fn wait_embedded(env: &Env, root: &Path) -> Duration {
+    let t = Instant::now();
+    loop {
+        let d = env.json(&["embed", "--project", root.to_str().unwrap()]);
+        if d["embedded"] == d["embeddable"] && d["running"] == false && d["embedded"].as_u64() > Some(0) {
+            return t.elapsed();
+        }
+        assert!(t.elapsed() < Duration::from_secs(1800), "never fully embedded: {d}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn quality(env: &Env, eval: &Path, root: &Path) {
+    println!("## Quality ({} via score.py)\n", eval.join("stdlib-queries.jsonl").display());
+    println!("| method | all | nl | latency |");
+    println!("|---|---|---|---|");
+    let booger = bin("booger");
+    let cmd = |tool: &str, extra: &str| {
+        format!(
+            "{} {tool} {{query}} --project {{root}} --output-mode files_with_matches --head-limit {{k}}{extra}",
+            booger.display()
+        )
+    };
+    let runs = [
+        ("`search` (lexical)", cmd("search", "")),
+        ("`semantic-search`", cmd("semantic-search", "")),
+        ("`hybrid-search` (RRF, k=60)", cmd("hybrid-search", "")),
+        ("`hybrid-search` (alpha 0.7)", cmd("hybrid-search", " --fusion alpha")),
+    ];
+    for (label, cmd) in runs {
+        let mut py = env.command("python3");
+        py.arg(eval.join("score.py")).arg("--root").arg(root).arg("--cmd").arg(&cmd);
+        let out = booger_tests::output_within(py, Duration::from_secs(1800));
+        assert!(out.status.success(), "{}", describe(&out));
+        let text = String::from_utf8_lossy(&out.stdout);
+        let grab = |prefix: &str| text.lines().find(|l| l.starts_with(prefix)).unwrap_or("").to_owned();
+        println!(
+            "| {label} | {} | {} | {} |",
+            grab("all").trim_start_matches("all  "),
+            grab("nl").trim_start_matches("nl   "),
+            grab("latency")
+        );
+    }
+    println!();
+}
+
+fn speed(env: &Env, root: &Path, queries: &[Value]) {
+    let mut conn: Raw = env.connect();
+    let hello = conn.request(
+        1,
+        "booger/hello",
+        json!({ "protocol": booger_proto::wire::PROTOCOL_VERSION, "client": "bench", "project": root, "session": "bench" }),
+    );
+    assert!(hello.get("result").is_some(), "{hello}");
+    println!("| round trip, open connection, 120 eval queries | p50 | p95 |");
+    println!("|---|---|---|");
+    for tool in ["search", "semantic-search", "hybrid-search"] {
+        let mut times = Vec::new();
+        for (i, q) in queries.iter().enumerate() {
+            let t = Instant::now();
+            let r = conn.request(
+                10 + i as u64,
+                "booger/call",
+                json!({ "tool": tool, "arguments": { "query": q["query"], "output_mode": "files_with_matches" } }),
+            );
+            times.push(t.elapsed());
+            assert!(r["result"]["isError"] == false, "{r}");
+        }
+        times.sort();
+        let pct = |p: usize| times[(times.len() - 1) * p / 100].as_secs_f64() * 1000.0;
+        println!("| `{tool}` | {:.2} ms | {:.2} ms |", pct(50), pct(95));
+    }
+}
