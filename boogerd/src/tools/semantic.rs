@@ -73,10 +73,14 @@ fn run(daemon: &Daemon, session: &Session, args: &Value, fusion: Option<Fusion>)
         note = coverage_note(&store, &index, embedding.embedder.id());
     }
     let need = if fusion.is_some() { FUSED_DEPTH.max(page.reach()) } else { page.reach() };
-    let semantic_hits = match semantic::search(&store, &index, embedding.embedder.as_ref(), query, &filters, need) {
+    let mut semantic_hits = match semantic::search(&store, &index, embedding.embedder.as_ref(), query, &filters, need) {
         Ok(h) => h,
         Err(e) => return ToolReply::error(format!("{tool}: {e}")),
     };
+    if fusion.is_some() {
+        // Both lists equally deep: a long semantic tail would add up past lexical hits.
+        semantic_hits.truncate(need);
+    }
     let hits = match fusion {
         None if semantic_hits.is_empty() => {
             note = "no word of the query is known to the embedding model, so these are lexical results".to_owned();
