@@ -69,6 +69,24 @@ fn main() {
     quality(&env, &eval, &root);
     speed(&env, &root, &queries);
     println!("\ndaemon RSS after the queries: {} MB", booger_tests::proc_status_kb(pid, "VmRSS:") / 1024);
+
+    // The same daemon work without embeddings: what the static tier costs in memory.
+    drop(daemon);
+    let plain = env.start_daemon_with(&["--no-embed"]);
+    env.run(&["search", "warm", "--project", root.to_str().unwrap(), "--output-mode", "count"]);
+    let mut conn: Raw = env.connect();
+    conn.request(
+        1,
+        "booger/hello",
+        json!({ "protocol": booger_proto::wire::PROTOCOL_VERSION, "client": "bench", "project": root, "session": "bench" }),
+    );
+    for (i, q) in queries.iter().enumerate() {
+        conn.request(10 + i as u64, "booger/call", json!({ "tool": "search", "arguments": { "query": q["query"] } }));
+    }
+    println!(
+        "daemon RSS with --no-embed after the same lexical queries: {} MB",
+        booger_tests::proc_status_kb(plain.child.id(), "VmRSS:") / 1024
+    );
 }
 
 /// Time until the embed tool reports full coverage.

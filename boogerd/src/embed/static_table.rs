@@ -15,8 +15,9 @@ pub static TABLE: &[u8] = include_bytes!("../../assets/static-embed.bin");
 
 pub struct StaticEmbedder {
     dims: usize,
-    /// Row-major, dequantised once at load.
-    rows: Vec<f32>,
+    /// Row-major int8, as stored (a quarter of f32's memory), with one scale per row.
+    rows: Vec<i8>,
+    scales: Vec<f32>,
     tokenizer: WordPiece,
     id: String,
 }
@@ -37,9 +38,10 @@ impl StaticEmbedder {
         let record = 4 + dims;
         let body = bytes.get(16..16 + n * record).ok_or_else(|| bad("truncated rows"))?;
         let mut rows = Vec::with_capacity(n * dims);
+        let mut scales = Vec::with_capacity(n);
         for r in body.chunks_exact(record) {
-            let scale = f32::from_le_bytes(r[..4].try_into().expect("4 bytes"));
-            rows.extend(r[4..].iter().map(|&q| q as i8 as f32 * scale));
+            scales.push(f32::from_le_bytes(r[..4].try_into().expect("4 bytes")));
+            rows.extend(r[4..].iter().map(|&q| q as i8));
         }
         let vocab = std::str::from_utf8(&bytes[16 + n * record..]).map_err(|_| bad("vocabulary is not UTF-8"))?;
         let tokens: Vec<&str> = vocab.split('\n').collect();
@@ -48,7 +50,7 @@ impl StaticEmbedder {
         }
         // The id names the exact table: vectors from another table are stale.
         let id = format!("static-{}", &blake3::hash(bytes).to_hex()[..12]);
-        Ok(Self { dims, rows, tokenizer: WordPiece::new(tokens), id })
+        Ok(Self { dims, rows, scales, tokenizer: WordPiece::new(tokens), id })
     }
 }
 
@@ -68,8 +70,9 @@ impl Embedder for StaticEmbedder {
                 let mut v = vec![0f32; self.dims];
                 for id in self.tokenizer.encode(t) {
                     let row = &self.rows[id as usize * self.dims..][..self.dims];
-                    for (a, b) in v.iter_mut().zip(row) {
-                        *a += b;
+                    let scale = self.scales[id as usize];
+                    for (a, &b) in v.iter_mut().zip(row) {
+                        *a += b as f32 * scale;
                     }
                 }
                 super::normalize(&mut v);

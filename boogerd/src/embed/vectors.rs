@@ -32,18 +32,19 @@ pub struct VectorIndex {
 impl VectorIndex {
     /// Every vector of `model` in `store` (vectors of another size are skipped).
     pub fn load(store: &Store, model: &str, dims: usize) -> Result<Self, StoreError> {
-        let rows = store.vectors(model)?;
-        let mut index = Self { model: model.to_owned(), dims, ids: Vec::new(), scales: Vec::new(), data: Vec::new() };
-        index.ids.reserve(rows.len());
-        index.data.reserve(rows.len() * dims);
-        for (id, blob) in rows {
+        let mut index =
+            Self { model: model.to_owned(), dims, ids: Vec::new(), scales: Vec::new(), data: Vec::new() };
+        store.each_vector(model, |id, blob| {
             if blob.len() != 4 + dims {
-                continue;
+                return;
             }
             index.ids.push(id);
             index.scales.push(f32::from_le_bytes(blob[..4].try_into().expect("4 bytes")));
             index.data.extend(blob[4..].iter().map(|&b| b as i8));
-        }
+        })?;
+        index.ids.shrink_to_fit();
+        index.scales.shrink_to_fit();
+        index.data.shrink_to_fit();
         Ok(index)
     }
 

@@ -157,6 +157,7 @@ impl Embedding {
                 tracing::warn!(error = %e, "dropping old vectors failed");
             }
             project.vectors.reload(&store, &model, dims);
+            release_freed_memory();
             tracing::info!(
                 root = %project.root.display(),
                 chunks = total,
@@ -165,5 +166,15 @@ impl Embedding {
                 "embedded"
             );
         }
+    }
+}
+
+/// Hands memory freed by an embedding pass (its batches, the previous in-memory vectors)
+/// back to the OS, so the daemon's RSS is what it holds, not what it once held.
+fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only walks glibc's own free lists.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }

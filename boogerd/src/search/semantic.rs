@@ -17,8 +17,9 @@ use crate::embed::vectors::VectorIndex;
 use crate::store::search::Filters;
 use crate::store::{Store, StoreError};
 
-/// Nearest chunks fetched before filters apply (filters drop some).
-const NEAREST: usize = 400;
+/// Nearest chunks fetched when filters apply (they drop some); without filters, just those
+/// needed.
+const NEAREST_FILTERED: usize = 400;
 
 /// The chunks nearest `query`, best first, scored by cosine.
 pub fn search(
@@ -34,7 +35,10 @@ pub fn search(
     if v.iter().all(|x| *x == 0.0) {
         return Ok(Vec::new()); // no word of the query is known to the model
     }
-    let nearest: Vec<(i64, f64)> = index.top(&v, NEAREST.max(need)).into_iter().map(|(id, s)| (id, s as f64)).collect();
+    let filtered = filters.language.is_some() || filters.kind.is_some() || filters.path.is_some();
+    // Twice what is needed, so an answer can say there is more.
+    let depth = if filtered { NEAREST_FILTERED.max(need * 2) } else { need * 2 };
+    let nearest: Vec<(i64, f64)> = index.top(&v, depth).into_iter().map(|(id, s)| (id, s as f64)).collect();
     let found = store.candidates_in(&nearest, filters)?;
     Ok(found.into_iter().map(|c| Hit { score: c.bm25, chunk: c, notes: Vec::new() }).collect())
 }

@@ -102,10 +102,21 @@ impl Store {
 
     /// Every vector of `model`, by chunk id.
     pub fn vectors(&self, model: &str) -> Result<Vec<(i64, Vec<u8>)>> {
+        let mut out = Vec::new();
+        self.each_vector(model, |id, v| out.push((id, v.to_vec())))?;
+        Ok(out)
+    }
+
+    /// Calls `each` with every vector of `model` without holding them all (loading a
+    /// project's vectors into memory should cost their size, not twice that).
+    pub fn each_vector(&self, model: &str, mut each: impl FnMut(i64, &[u8])) -> Result<()> {
         self.read(|c| {
             let mut stmt = c.prepare_cached("SELECT chunk_id, vector FROM embeddings WHERE model = ?1")?;
-            let rows = stmt.query_map([model], |r| Ok((r.get(0)?, r.get(1)?)))?;
-            rows.collect()
+            let mut rows = stmt.query([model])?;
+            while let Some(r) = rows.next()? {
+                each(r.get(0)?, r.get_ref(1)?.as_blob()?);
+            }
+            Ok(())
         })
     }
 }
