@@ -32,8 +32,7 @@ pub struct VectorIndex {
 impl VectorIndex {
     /// Every vector of `model` in `store` (vectors of another size are skipped).
     pub fn load(store: &Store, model: &str, dims: usize) -> Result<Self, StoreError> {
-        let mut index =
-            Self { model: model.to_owned(), dims, ids: Vec::new(), scales: Vec::new(), data: Vec::new() };
+        let mut index = Self { model: model.to_owned(), dims, ids: Vec::new(), scales: Vec::new(), data: Vec::new() };
         store.each_vector(model, |id, blob| {
             if blob.len() != 4 + dims {
                 return;
