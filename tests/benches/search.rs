@@ -71,18 +71,8 @@ fn quality(env: &Env, eval: &Path, root: &Path) {
         ),
     ];
     for (label, cmd) in runs {
-        let mut py = env.command("python3");
-        py.arg(eval.join("score.py")).arg("--root").arg(root).arg("--cmd").arg(&cmd);
-        let out = booger_tests::output_within(py, Duration::from_secs(1800));
-        assert!(out.status.success(), "{}", describe(&out));
-        let text = String::from_utf8_lossy(&out.stdout);
-        let grab = |prefix: &str| text.lines().find(|l| l.starts_with(prefix)).unwrap_or("").to_owned();
-        println!(
-            "| {label} | {} | {} | {} |",
-            grab("all").trim_start_matches("all  "),
-            grab("nl").trim_start_matches("nl   "),
-            grab("latency")
-        );
+        let [all, nl, latency] = booger_tests::score_py(env, eval, root, &cmd);
+        println!("| {label} | {all} | {nl} | {latency} |");
     }
     println!(
         "| seeds' booger (fixed reference, eval README) | n=120 R@1=0.442 R@5=0.650 R@10=0.667 MRR@10=0.519 SymHit@10=0.558 | R@10=0.583 SymHit@10=0.500 | 159 ms, 127,504 chars |\n"

@@ -120,18 +120,8 @@ fn quality(env: &Env, eval: &Path, root: &Path) {
         ("`hybrid-search` (alpha 0.7)", cmd("hybrid-search", " --fusion alpha")),
     ];
     for (label, cmd) in runs {
-        let mut py = env.command("python3");
-        py.arg(eval.join("score.py")).arg("--root").arg(root).arg("--cmd").arg(&cmd);
-        let out = booger_tests::output_within(py, Duration::from_secs(1800));
-        assert!(out.status.success(), "{}", describe(&out));
-        let text = String::from_utf8_lossy(&out.stdout);
-        let grab = |prefix: &str| text.lines().find(|l| l.starts_with(prefix)).unwrap_or("").to_owned();
-        println!(
-            "| {label} | {} | {} | {} |",
-            grab("all").trim_start_matches("all  "),
-            grab("nl").trim_start_matches("nl   "),
-            grab("latency")
-        );
+        let [all, nl, latency] = booger_tests::score_py(env, eval, root, &cmd);
+        println!("| {label} | {all} | {nl} | {latency} |");
     }
     println!();
 }

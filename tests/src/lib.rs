@@ -416,6 +416,22 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// Runs ../shared/eval/score.py with `cmd` over the corpus at `root`; returns its `all`, `nl`
+/// and `latency` lines, as the benchmark tables print them.
+pub fn score_py(env: &Env, eval: &Path, root: &Path, cmd: &str) -> [String; 3] {
+    let mut py = env.command("python3");
+    py.arg(eval.join("score.py")).arg("--root").arg(root).arg("--cmd").arg(cmd);
+    let out = output_within(py, Duration::from_secs(1800));
+    assert!(out.status.success(), "{}", describe(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let grab = |prefix: &str| text.lines().find(|l| l.starts_with(prefix)).unwrap_or("").to_owned();
+    [
+        grab("all").trim_start_matches("all  ").to_owned(),
+        grab("nl").trim_start_matches("nl   ").to_owned(),
+        grab("latency"),
+    ]
+}
+
 /// The Python standard library's directory (a corpus on every machine); needs python3.
 pub fn python_stdlib() -> PathBuf {
     let out = Command::new("python3")

@@ -70,19 +70,15 @@ impl Embedding {
         me
     }
 
-    /// Asks for `project`'s missing vectors (once; a request while queued is the same one).
+    /// Asks for `project`'s missing vectors. A project already queued is queued once; one
+    /// being embedded is queued again, so chunks that arrived meanwhile get their turn.
     pub fn request(&self, project: &Arc<ProjectHandle>) {
-        if project.vectors.busy.swap(true, Ordering::SeqCst) {
-            // Already queued; if it is running now it re-checks for new chunks when done.
-            let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-            if !q.iter().any(|p| Arc::ptr_eq(p, project)) {
-                q.push_back(Arc::clone(project));
-                self.wake.notify_one();
-            }
-            return;
+        let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        project.vectors.busy.store(true, Ordering::SeqCst);
+        if !q.iter().any(|p| Arc::ptr_eq(p, project)) {
+            q.push_back(Arc::clone(project));
+            self.wake.notify_one();
         }
-        self.queue.lock().unwrap_or_else(|p| p.into_inner()).push_back(Arc::clone(project));
-        self.wake.notify_one();
     }
 
     fn run(&self) {
@@ -97,9 +93,9 @@ impl Embedding {
                 }
             };
             self.embed_project(&project);
-            let queued_again =
-                self.queue.lock().unwrap_or_else(|p| p.into_inner()).iter().any(|p| Arc::ptr_eq(p, &project));
-            if !queued_again {
+            // Under the queue's lock, so a request made meanwhile keeps `busy` set.
+            let q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+            if !q.iter().any(|p| Arc::ptr_eq(p, &project)) {
                 project.vectors.busy.store(false, Ordering::SeqCst);
             }
         }
