@@ -36,7 +36,7 @@ pub fn run(socket: &Path, args: &[String], json: bool) -> Result<Exit, Failure> 
     }
 }
 
-fn hello() -> Hello<'static> {
+pub fn hello() -> Hello<'static> {
     Hello { client: "booger-cli", project: None, session: "cli" }
 }
 
@@ -57,22 +57,26 @@ fn start(socket: &Path, json: bool) -> Result<Exit, Failure> {
 }
 
 fn stop(socket: &Path, json: bool) -> Result<Exit, Failure> {
+    match shutdown(socket)? {
+        None if json => print_json(&json!({ "stopped": false, "running": false })),
+        None => println!("boogerd is not running"),
+        Some(facts) if json => print_json(&json!({ "stopped": true, "pid": facts["pid"] })),
+        Some(facts) => println!("stopped boogerd (pid {})", facts["pid"]),
+    }
+    Ok(Exit::Ok)
+}
+
+/// Stops the running boogerd and waits until its socket no longer answers; its facts, or
+/// `None` if none was running.
+pub fn shutdown(socket: &Path) -> Result<Option<Value>, Failure> {
     let mut d = match Daemon::connect(socket) {
         Ok(d) => d,
-        Err(Failure::NotRunning(_)) => {
-            if json {
-                print_json(&json!({ "stopped": false, "running": false }));
-            } else {
-                println!("boogerd is not running");
-            }
-            return Ok(Exit::Ok);
-        }
+        Err(Failure::NotRunning(_)) => return Ok(None),
         Err(e) => return Err(e),
     };
     let facts = d.hello_and_call(&hello(), wire::DAEMON_STATUS, Value::Null)?;
     d.call(wire::SHUTDOWN, Value::Null)?;
     drop(d);
-    // Stopped means the socket no longer answers.
     let deadline = Instant::now() + Duration::from_secs(5);
     while Daemon::connect(socket).is_ok() {
         if Instant::now() > deadline {
@@ -80,18 +84,22 @@ fn stop(socket: &Path, json: bool) -> Result<Exit, Failure> {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    if json {
-        print_json(&json!({ "stopped": true, "pid": facts["pid"] }));
-    } else {
-        println!("stopped boogerd (pid {})", facts["pid"]);
+    Ok(Some(facts))
+}
+
+/// The running boogerd's facts (`daemon status`), if one is running.
+pub fn facts(socket: &Path) -> Result<Option<Value>, Failure> {
+    match Daemon::connect(socket) {
+        Ok(mut d) => Ok(Some(d.hello_and_call(&hello(), wire::DAEMON_STATUS, Value::Null)?)),
+        Err(Failure::NotRunning(_)) => Ok(None),
+        Err(e) => Err(e),
     }
-    Ok(Exit::Ok)
 }
 
 fn status(socket: &Path, json: bool) -> Result<Exit, Failure> {
-    let facts = match Daemon::connect(socket) {
-        Ok(mut d) => d.hello_and_call(&hello(), wire::DAEMON_STATUS, Value::Null)?,
-        Err(Failure::NotRunning(_)) => {
+    let facts = match facts(socket)? {
+        Some(f) => f,
+        None => {
             if json {
                 print_json(&json!({ "running": false, "socket": socket }));
             } else {
@@ -99,7 +107,6 @@ fn status(socket: &Path, json: bool) -> Result<Exit, Failure> {
             }
             return Ok(Exit::NotRunning);
         }
-        Err(e) => return Err(e),
     };
     if json {
         print_json(&facts);
@@ -117,6 +124,16 @@ fn status(socket: &Path, json: bool) -> Result<Exit, Failure> {
     println!("  projects  {}", projects.len());
     for p in projects {
         println!("    {:<20} {}", p["name"].as_str().unwrap_or(""), p["root"].as_str().unwrap_or(""));
+    }
+    match facts["embeddings"]["tiers"].as_array() {
+        Some(tiers) => {
+            let ids: Vec<&str> = tiers.iter().filter_map(Value::as_str).collect();
+            println!("  embedders {}", ids.join(", "));
+        }
+        None => println!("  embedders off"),
+    }
+    if let Some(p) = facts["embeddings"]["problem"].as_str() {
+        println!("  problem   {p}");
     }
     Ok(Exit::Ok)
 }

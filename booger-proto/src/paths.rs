@@ -15,6 +15,8 @@ pub const LOG_ENV: &str = "BOOGER_LOG";
 pub const SOCKET_FILE: &str = "boogerd.sock";
 pub const LOG_FILE: &str = "boogerd.log";
 pub const REGISTRY_FILE: &str = "projects.json";
+/// The transformer tier's model folder, under the data directory (`booger model install`).
+pub const MINILM_DIR: &str = "models/all-minilm-l6-v2";
 
 fn non_empty_env(key: &str) -> Option<String> {
     env::var(key).ok().filter(|v| !v.is_empty())

@@ -14,8 +14,10 @@ pub struct Config {
     pub max_watches: usize,
     /// Follow file changes (off: projects are reconciled at start and by `index` only).
     pub watch: bool,
-    /// Embed chunks in the background for semantic search (the static table).
+    /// Embed chunks in the background for semantic search.
     pub embed: bool,
+    /// Which embedders (`--embedder`, the service's URL, model and key).
+    pub embedder: crate::embed::provider::Settings,
     pub watch_timing: crate::watch::Timing,
 }
 
@@ -29,6 +31,7 @@ impl Config {
             max_watches: crate::watch::default_budget(),
             watch: true,
             embed: true,
+            embedder: crate::embed::provider::Settings::default(),
             watch_timing: crate::watch::Timing::default(),
         }
     }

@@ -31,8 +31,8 @@ impl Daemon {
         let registry = Registry::load(&config.registry_file());
         let defaults = crate::index::Options { full: false, max_file_bytes: config.max_file_bytes };
         let embedding = if config.embed {
-            match crate::embed::static_table::StaticEmbedder::builtin() {
-                Ok(e) => Some(crate::embed::Embedding::start(Arc::new(e))),
+            match crate::embed::provider::open(&config.embedder, &config.data_dir) {
+                Ok(tiers) => Some(crate::embed::Embedding::start(tiers)),
                 Err(e) => {
                     tracing::error!(error = %e, "embeddings are off");
                     None
@@ -91,6 +91,10 @@ impl Daemon {
             "data_dir": self.config.data_dir,
             "log_file": booger_proto::paths::log_file(&self.config.data_dir),
             "projects": projects,
+            "embeddings": self.projects.embedding().map(|e| json!({
+                "tiers": e.model_ids(),
+                "problem": e.problem,
+            })),
         })
     }
 }

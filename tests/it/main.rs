@@ -1,6 +1,7 @@
 //! End-to-end tests: a real boogerd on a temp socket, the real booger binary over real pipes.
 
 mod cli;
+mod embedders;
 mod git;
 mod index;
 mod lifecycle;

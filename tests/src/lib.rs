@@ -27,6 +27,9 @@ pub fn bin(name: &str) -> PathBuf {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
         let mut cmd = Command::new(cargo);
         cmd.args(["build", "--quiet", "-p", "boogerd", "-p", "booger-client", "--bins"]);
+        if cfg!(feature = "transformer") {
+            cmd.args(["--features", "boogerd/transformer"]);
+        }
         if dir.file_name().is_some_and(|n| n == "release") {
             cmd.arg("--release");
         }

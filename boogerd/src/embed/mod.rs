@@ -2,13 +2,20 @@
 //!
 //! - [`static_table`]: a token table compiled into boogerd (model2vec-style: tokenize, look
 //!   up, average, normalise); embeds a repository in seconds, offline, out of the box.
-//! - [`wordpiece`]: the tokenizer the table needs.
+//! - [`transformer`]: all-MiniLM-L6-v2 run in process (the `transformer` feature).
+//! - [`remote`]: Ollama and OpenAI-compatible embedding services.
+//! - [`provider`]: which of them a daemon runs (`--embedder`).
+//! - [`wordpiece`]: the tokenizer the table and the transformer share.
 //! - [`text`]: what text stands for a chunk.
 //! - [`vectors`]: a project's vectors in memory, exact top-k.
 //! - [`worker`]: embedding new and changed chunks in the background.
 
+pub mod provider;
+pub mod remote;
 pub mod static_table;
 pub mod text;
+#[cfg(feature = "transformer")]
+pub mod transformer;
 pub mod vectors;
 pub mod wordpiece;
 pub mod worker;
@@ -19,6 +26,13 @@ pub use worker::{Embedding, ProjectVectors};
 pub enum EmbedError {
     #[error("the embedding table is unusable: {0}")]
     BadTable(String),
+    #[error("the transformer model is unusable: {0}")]
+    BadModel(String),
+    #[error("embedding failed: {0}")]
+    Failed(String),
+    /// A service that is down or refused the request; the message says what to do.
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 /// Turns texts into unit vectors of one model.
@@ -27,6 +41,10 @@ pub trait Embedder: Send + Sync {
     fn id(&self) -> &str;
     fn dims(&self) -> usize;
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+    /// A search query's vector (some models mark queries and documents differently).
+    fn embed_query(&self, query: &str) -> Result<Vec<f32>, EmbedError> {
+        Ok(self.embed(&[query])?.pop().unwrap_or_default())
+    }
 }
 
 /// Scales `v` to length 1 (a zero vector stays zero).

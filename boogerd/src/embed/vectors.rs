@@ -30,11 +30,16 @@ pub struct VectorIndex {
 }
 
 impl VectorIndex {
-    /// Every vector of `model` in `store` (vectors of another size are skipped).
-    pub fn load(store: &Store, model: &str, dims: usize) -> Result<Self, StoreError> {
-        let mut index = Self { model: model.to_owned(), dims, ids: Vec::new(), scales: Vec::new(), data: Vec::new() };
+    /// Every vector of `model` in `store`; the first one sets the size (a model's vectors
+    /// all have one; any other is skipped).
+    pub fn load(store: &Store, model: &str) -> Result<Self, StoreError> {
+        let mut index =
+            Self { model: model.to_owned(), dims: 0, ids: Vec::new(), scales: Vec::new(), data: Vec::new() };
         store.each_vector(model, |id, blob| {
-            if blob.len() != 4 + dims {
+            if index.dims == 0 && blob.len() > 4 {
+                index.dims = blob.len() - 4;
+            }
+            if blob.len() != 4 + index.dims {
                 return;
             }
             index.ids.push(id);

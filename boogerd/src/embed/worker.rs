@@ -1,11 +1,14 @@
 //! Embedding in the background: after a project's index changes, its chunks without a
-//! vector of the current model are embedded in batches on one daemon-wide thread, written in
-//! short transactions (queries never wait on it), and the project's in-memory vectors are
-//! refreshed. Vectors of another model are dropped once the current one covers the index.
+//! vector are embedded on one daemon-wide thread, tier by tier (the static tier first, so
+//! semantic search works within seconds, then the better tier if one is configured), in
+//! batches written in short transactions: queries never wait on it. A slow tier yields to
+//! other projects between batches. Vectors of models no tier uses are dropped once the
+//! tiers cover the index.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use super::Embedder;
 use super::vectors::{VectorIndex, encode};
@@ -14,10 +17,15 @@ use crate::store::Store;
 
 /// Chunks per batch: one transaction each.
 const BATCH: usize = 512;
+/// A tier that has run this long on one project lets other queued projects go first.
+const TURN: Duration = Duration::from_secs(5);
 
-/// The daemon's embedder and its queue of projects to embed.
+/// The daemon's embedders and its queue of projects to embed.
 pub struct Embedding {
-    pub embedder: Arc<dyn Embedder>,
+    /// Cheapest first; the first is always the static tier.
+    pub tiers: Vec<Arc<dyn Embedder>>,
+    /// Why a configured tier is not running (shown by `status` and semantic answers).
+    pub problem: Option<String>,
     queue: Mutex<VecDeque<Arc<ProjectHandle>>>,
     wake: Condvar,
 }
@@ -25,55 +33,107 @@ pub struct Embedding {
 /// One project's semantic state.
 #[derive(Default)]
 pub struct ProjectVectors {
+    /// The answering tier's vectors in memory (one tier's at a time).
     index: Mutex<Option<Arc<VectorIndex>>>,
     /// Queued or being embedded.
     pub busy: AtomicBool,
+    /// Asked to embed at least once since the daemon started (coverage known).
+    checked: AtomicBool,
+    /// Models that have covered this project; the best of them answers.
+    ready: Mutex<Vec<String>>,
     /// Chunks embedded since the daemon started.
     pub embedded: AtomicU64,
     pub last_error: Mutex<Option<String>>,
 }
 
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 impl ProjectVectors {
     /// The in-memory vectors of `model`, loaded from the store the first time.
-    pub fn index(&self, store: &Store, model: &str, dims: usize) -> Result<Arc<VectorIndex>, crate::store::StoreError> {
-        let mut slot = self.index.lock().unwrap_or_else(|p| p.into_inner());
+    pub fn index(&self, store: &Store, model: &str) -> Result<Arc<VectorIndex>, crate::store::StoreError> {
+        let mut slot = lock(&self.index);
         if let Some(i) = slot.as_ref().filter(|i| i.model == model) {
             return Ok(i.clone());
         }
-        let loaded = Arc::new(VectorIndex::load(store, model, dims)?);
+        *slot = None; // another tier's vectors: free them before loading
+        let loaded = Arc::new(VectorIndex::load(store, model)?);
         *slot = Some(loaded.clone());
         Ok(loaded)
     }
 
-    /// Drops the in-memory vectors (they are reloaded on next use).
+    /// Drops the in-memory vectors and what is known of coverage (after `embed force`).
     pub fn forget(&self) {
-        *self.index.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        *lock(&self.index) = None;
+        lock(&self.ready).clear();
     }
 
-    fn reload(&self, store: &Store, model: &str, dims: usize) {
-        match VectorIndex::load(store, model, dims) {
-            Ok(i) => *self.index.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(i)),
+    pub fn is_ready(&self, model: &str) -> bool {
+        lock(&self.ready).iter().any(|m| m == model)
+    }
+
+    fn reload(&self, store: &Store, model: &str) {
+        match VectorIndex::load(store, model) {
+            Ok(i) => *lock(&self.index) = Some(Arc::new(i)),
             Err(e) => tracing::warn!(error = %e, "loading vectors failed"),
         }
     }
 }
 
+/// How one tier's pass over a project ended.
+enum Pass {
+    Done {
+        embedded: usize,
+    },
+    /// Out of turn with other projects waiting: the project goes to the back of the queue.
+    Yielded,
+    Failed,
+}
+
 impl Embedding {
     /// Starts the embedding thread.
-    pub fn start(embedder: Arc<dyn Embedder>) -> Arc<Self> {
-        let me = Arc::new(Self { embedder, queue: Mutex::default(), wake: Condvar::new() });
+    pub fn start(tiers: super::provider::Tiers) -> Arc<Self> {
+        let me = Arc::new(Self {
+            tiers: tiers.tiers,
+            problem: tiers.problem,
+            queue: Mutex::default(),
+            wake: Condvar::new(),
+        });
         let worker = Arc::clone(&me);
         std::thread::Builder::new()
             .name("booger-embed".to_owned())
-            .spawn(move || worker.run())
+            .spawn(move || {
+                lower_priority();
+                worker.run()
+            })
             .expect("spawn the embedding thread");
         me
+    }
+
+    /// The tier that answers `project`'s queries: the best one that covers it, else the
+    /// static tier. The first call per project starts a pass, which learns the coverage.
+    pub fn answering(&self, project: &Arc<ProjectHandle>) -> &Arc<dyn Embedder> {
+        if !project.vectors.checked.load(Ordering::SeqCst) {
+            self.request(project);
+        }
+        self.tiers.iter().rev().find(|t| project.vectors.is_ready(t.id())).unwrap_or(&self.tiers[0])
+    }
+
+    /// The best tier, if it is not the static one.
+    pub fn best(&self) -> Option<&Arc<dyn Embedder>> {
+        self.tiers.get(1..).and_then(<[_]>::last)
+    }
+
+    pub fn model_ids(&self) -> Vec<&str> {
+        self.tiers.iter().map(|t| t.id()).collect()
     }
 
     /// Asks for `project`'s missing vectors. A project already queued is queued once; one
     /// being embedded is queued again, so chunks that arrived meanwhile get their turn.
     pub fn request(&self, project: &Arc<ProjectHandle>) {
-        let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        let mut q = lock(&self.queue);
+        project.vectors.checked.store(true, Ordering::SeqCst);
         project.vectors.busy.store(true, Ordering::SeqCst);
         if !q.iter().any(|p| Arc::ptr_eq(p, project)) {
             q.push_back(Arc::clone(project));
@@ -84,7 +144,7 @@ impl Embedding {
     fn run(&self) {
         loop {
             let project = {
-                let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+                let mut q = lock(&self.queue);
                 loop {
                     if let Some(p) = q.pop_front() {
                         break p;
@@ -92,68 +152,97 @@ impl Embedding {
                     q = self.wake.wait(q).unwrap_or_else(|p| p.into_inner());
                 }
             };
-            self.embed_project(&project);
+            let yielded = self.embed_project(&project);
             // Under the queue's lock, so a request made meanwhile keeps `busy` set.
-            let q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-            if !q.iter().any(|p| Arc::ptr_eq(p, &project)) {
+            let mut q = lock(&self.queue);
+            if yielded {
+                if !q.iter().any(|p| Arc::ptr_eq(p, &project)) {
+                    q.push_back(project);
+                }
+            } else if !q.iter().any(|p| Arc::ptr_eq(p, &project)) {
                 project.vectors.busy.store(false, Ordering::SeqCst);
             }
         }
     }
 
-    fn embed_project(&self, project: &ProjectHandle) {
+    /// Runs each tier over `project`; true if a tier yielded its turn.
+    fn embed_project(&self, project: &ProjectHandle) -> bool {
         let store = match project.existing_store() {
             Ok(Some(s)) => s,
-            Ok(None) => return,
+            Ok(None) => return false,
             Err(e) => {
-                *project.vectors.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
-                return;
+                *lock(&project.vectors.last_error) = Some(e.to_string());
+                return false;
             }
         };
-        let (model, dims) = (self.embedder.id().to_owned(), self.embedder.dims());
-        let started = std::time::Instant::now();
+        let mut failed = false;
+        for tier in &self.tiers {
+            match self.embed_tier(project, &store, tier.as_ref()) {
+                Pass::Yielded => return true,
+                Pass::Failed => failed = true,
+                Pass::Done { embedded } => {
+                    let newly_ready = !project.vectors.is_ready(tier.id());
+                    if newly_ready {
+                        lock(&project.vectors.ready).push(tier.id().to_owned());
+                    }
+                    // Keep the answering tier's vectors in memory current.
+                    let answering = self.tiers.iter().rev().find(|t| project.vectors.is_ready(t.id()));
+                    if answering.is_some_and(|a| a.id() == tier.id()) && (embedded > 0 || newly_ready) {
+                        project.vectors.reload(&store, tier.id());
+                        release_freed_memory();
+                    }
+                }
+            }
+        }
+        if !failed {
+            *lock(&project.vectors.last_error) = None;
+            match store.drop_other_vectors(&self.model_ids()) {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(root = %project.root.display(), vectors = n, "dropped stale vectors"),
+                Err(e) => tracing::warn!(error = %e, "dropping stale vectors failed"),
+            }
+        }
+        false
+    }
+
+    fn embed_tier(&self, project: &ProjectHandle, store: &Store, tier: &dyn Embedder) -> Pass {
+        let model = tier.id();
+        let fail = |e: String| {
+            tracing::warn!(root = %project.root.display(), model, error = %e, "embedding failed");
+            *lock(&project.vectors.last_error) = Some(format!("{model}: {e}"));
+            Pass::Failed
+        };
+        let started = Instant::now();
         let mut total = 0;
         loop {
-            let batch = match store.chunks_without_vectors(&model, BATCH) {
+            let batch = match store.chunks_without_vectors(model, BATCH) {
                 Ok(b) => b,
-                Err(e) => {
-                    *project.vectors.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
-                    return;
-                }
+                Err(e) => return fail(e.to_string()),
             };
             if batch.is_empty() {
                 break;
             }
             let texts: Vec<String> = batch.iter().map(super::text::for_chunk).collect();
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            let vectors = match self.embedder.embed(&refs) {
+            let vectors = match tier.embed(&refs) {
                 Ok(v) => v,
-                Err(e) => {
-                    tracing::warn!(root = %project.root.display(), error = %e, "embedding failed");
-                    *project.vectors.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
-                    return;
-                }
+                Err(e) => return fail(e.to_string()),
             };
             let rows: Vec<(i64, Vec<u8>)> = batch.iter().zip(&vectors).map(|(c, v)| (c.id, encode(v))).collect();
-            match store.save_vectors(&model, &rows) {
+            match store.save_vectors(model, &rows) {
                 Ok(n) => total += n,
-                Err(e) => {
-                    *project.vectors.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
-                    return;
-                }
+                Err(e) => return fail(e.to_string()),
             }
             project.vectors.embedded.fetch_add(batch.len() as u64, Ordering::Relaxed);
             if batch.len() < BATCH {
                 break;
             }
-        }
-        *project.vectors.last_error.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        if total > 0 {
-            if let Err(e) = store.drop_other_vectors(&model) {
-                tracing::warn!(error = %e, "dropping old vectors failed");
+            if started.elapsed() > TURN && lock(&self.queue).iter().any(|p| !std::ptr::eq(p.as_ref(), project)) {
+                tracing::debug!(root = %project.root.display(), chunks = total, model, "embedding yields to other projects");
+                return Pass::Yielded;
             }
-            project.vectors.reload(&store, &model, dims);
-            release_freed_memory();
+        }
+        if total > 0 {
             tracing::info!(
                 root = %project.root.display(),
                 chunks = total,
@@ -162,6 +251,19 @@ impl Embedding {
                 "embedded"
             );
         }
+        Pass::Done { embedded: total }
+    }
+}
+
+/// The embedding thread runs at a lower CPU priority, so indexing and queries come first on
+/// a busy machine. (On Linux a thread's nice value is its own, and threads it starts, such
+/// as the transformer's matrix-multiply pool, inherit it.)
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority on the calling thread's id changes only its scheduling.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
     }
 }
 

@@ -12,7 +12,6 @@
 use std::collections::HashMap;
 
 use super::Hit;
-use crate::embed::Embedder;
 use crate::embed::vectors::VectorIndex;
 use crate::store::search::Filters;
 use crate::store::{Store, StoreError};
@@ -21,24 +20,22 @@ use crate::store::{Store, StoreError};
 /// needed.
 const NEAREST_FILTERED: usize = 400;
 
-/// The chunks nearest `query`, best first, scored by cosine.
+/// The chunks nearest the query's vector `v`, best first, scored by cosine. A zero vector
+/// (no word of the query known to the model) matches nothing.
 pub fn search(
     store: &Store,
     index: &VectorIndex,
-    embedder: &dyn Embedder,
-    query: &str,
+    v: &[f32],
     filters: &Filters,
     need: usize,
 ) -> Result<Vec<Hit>, StoreError> {
-    let Ok(mut v) = embedder.embed(&[query]) else { return Ok(Vec::new()) };
-    let v = v.pop().unwrap_or_default();
     if v.iter().all(|x| *x == 0.0) {
-        return Ok(Vec::new()); // no word of the query is known to the model
+        return Ok(Vec::new());
     }
     let filtered = filters.language.is_some() || filters.kind.is_some() || filters.path.is_some();
     // Twice what is needed, so an answer can say there is more.
     let depth = if filtered { NEAREST_FILTERED.max(need * 2) } else { need * 2 };
-    let nearest: Vec<(i64, f64)> = index.top(&v, depth).into_iter().map(|(id, s)| (id, s as f64)).collect();
+    let nearest: Vec<(i64, f64)> = index.top(v, depth).into_iter().map(|(id, s)| (id, s as f64)).collect();
     let found = store.candidates_in(&nearest, filters)?;
     Ok(found.into_iter().map(|c| Hit { score: c.bm25, chunk: c, notes: Vec::new() }).collect())
 }

@@ -28,8 +28,6 @@ pub struct EmbedInput {
 pub struct Coverage {
     pub embedded: u64,
     pub embeddable: u64,
-    /// Vectors of other models, kept until this one covers the index.
-    pub other_models: u64,
 }
 
 impl Store {
@@ -84,9 +82,26 @@ impl Store {
         self.write(|c| c.execute("DELETE FROM embeddings WHERE model = ?1", [model]))
     }
 
-    /// Deletes the vectors of every model but `model`; returns how many.
-    pub fn drop_other_vectors(&self, model: &str) -> Result<usize> {
-        self.write(|c| c.execute("DELETE FROM embeddings WHERE model <> ?1", [model]))
+    /// Deletes the vectors of every model not in `keep` (stale ones); returns how many.
+    pub fn drop_other_vectors(&self, keep: &[&str]) -> Result<usize> {
+        self.write(|c| {
+            c.execute(
+                &format!("DELETE FROM embeddings WHERE model NOT IN ({})", placeholders(keep)),
+                rusqlite::params_from_iter(keep),
+            )
+        })
+    }
+
+    /// Vectors of models not in `keep`: stale, dropped once the current models cover the index.
+    pub fn stale_vectors(&self, keep: &[&str]) -> Result<u64> {
+        self.read(|c| {
+            c.query_row(
+                &format!("SELECT count(*) FROM embeddings WHERE model NOT IN ({})", placeholders(keep)),
+                rusqlite::params_from_iter(keep),
+                |r| r.get::<_, i64>(0),
+            )
+        })
+        .map(|n| n as u64)
     }
 
     pub fn coverage(&self, model: &str) -> Result<Coverage> {
@@ -95,8 +110,7 @@ impl Store {
                 c.query_row(&format!("SELECT count(*) FROM chunks c WHERE {EMBEDDABLE}"), [], |r| r.get(0))?;
             let embedded: i64 =
                 c.query_row("SELECT count(*) FROM embeddings WHERE model = ?1", [model], |r| r.get(0))?;
-            let other: i64 = c.query_row("SELECT count(*) FROM embeddings WHERE model <> ?1", [model], |r| r.get(0))?;
-            Ok(Coverage { embedded: embedded as u64, embeddable: embeddable as u64, other_models: other as u64 })
+            Ok(Coverage { embedded: embedded as u64, embeddable: embeddable as u64 })
         })
     }
 
@@ -112,6 +126,11 @@ impl Store {
             Ok(())
         })
     }
+}
+
+/// `?1, ?2, …` for `items` (at least one, so `NOT IN ()` never appears).
+fn placeholders<T>(items: &[T]) -> String {
+    (1..=items.len().max(1)).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", ")
 }
 
 #[cfg(test)]
@@ -136,7 +155,8 @@ mod tests {
         );
         assert!(store.chunks_without_vectors("m1", 100).unwrap().is_empty());
         let cov = store.coverage("m1").unwrap();
-        assert_eq!((cov.embedded, cov.embeddable, cov.other_models), (2, 2, 0));
+        assert_eq!((cov.embedded, cov.embeddable), (2, 2));
+        assert_eq!(store.stale_vectors(&["m1"]).unwrap(), 0);
         assert_eq!(store.chunks_without_vectors("m2", 100).unwrap().len(), 2, "another model starts from nothing");
 
         // A changed file: its old chunks' vectors go with them; the new chunks wait.
@@ -148,8 +168,9 @@ mod tests {
         let todo = store.chunks_without_vectors("m1", 100).unwrap();
         store.save_vectors("m1", &[(todo[0].id, vec![1])]).unwrap();
         store.save_vectors("m2", &[(todo[0].id, vec![7])]).unwrap();
-        assert_eq!(store.coverage("m2").unwrap().other_models, 1);
-        assert_eq!(store.drop_other_vectors("m2").unwrap(), 1);
+        assert_eq!(store.stale_vectors(&["m2"]).unwrap(), 1);
+        assert_eq!(store.drop_other_vectors(&["m1", "m2"]).unwrap(), 0);
+        assert_eq!(store.drop_other_vectors(&["m2"]).unwrap(), 1);
         let mut left = Vec::new();
         store.each_vector("m2", |id, v| left.push((id, v.to_vec()))).unwrap();
         assert_eq!(left, [(todo[0].id, vec![7])]);

@@ -1,7 +1,7 @@
 //! `embed`: a project's embedding coverage, and starting or redoing its embedding.
 
 use booger_proto::wire::ToolReply;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{Session, resolve_project};
 use crate::Daemon;
@@ -28,52 +28,23 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         }
         Err(e) => return ToolReply::error(format!("embed: {e}")),
     };
-    let model = embedding.embedder.id().to_owned();
     let action = args.get("action").and_then(Value::as_str).unwrap_or("status");
     if action == "force" {
-        if let Err(e) = store.drop_vectors(&model) {
-            return ToolReply::error(format!("embed: {e}"));
+        for model in embedding.model_ids() {
+            if let Err(e) = store.drop_vectors(model) {
+                return ToolReply::error(format!("embed: {e}"));
+            }
         }
         handle.vectors.forget();
     }
     if action != "status" {
         handle.embed_missing();
     }
-    let coverage = match store.coverage(&model) {
-        Ok(c) => c,
+    let report = match super::status::embedding_report(&embedding, &handle, &store) {
+        Ok(r) => r,
         Err(e) => return ToolReply::error(format!("embed: {e}")),
     };
-    let busy = handle.vectors.busy.load(std::sync::atomic::Ordering::SeqCst);
-    let error = handle.vectors.last_error.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    let pct =
-        if coverage.embeddable == 0 { 100.0 } else { 100.0 * coverage.embedded as f64 / coverage.embeddable as f64 };
-    let mut text = format!(
-        "{}: {} of {} chunks embedded ({pct:.0}%) with {model}{}",
-        project.name,
-        coverage.embedded,
-        coverage.embeddable,
-        if busy { "; embedding now" } else { "" }
-    );
-    if coverage.other_models > 0 {
-        text.push_str(&format!(
-            "; {} vectors of an older model remain until this one is complete",
-            coverage.other_models
-        ));
-    }
-    if let Some(e) = &error {
-        text.push_str(&format!("\nlast error: {e}"));
-    }
-    ToolReply::ok(
-        text,
-        json!({
-            "project": project.name,
-            "model": model,
-            "dims": embedding.embedder.dims(),
-            "embedded": coverage.embedded,
-            "embeddable": coverage.embeddable,
-            "other_models": coverage.other_models,
-            "running": busy,
-            "error": error,
-        }),
-    )
+    let mut text = format!("{}: ", project.name);
+    text.push_str(&super::status::embedding_text(&report));
+    ToolReply::ok(text, report)
 }

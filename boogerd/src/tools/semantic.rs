@@ -1,17 +1,17 @@
 //! `semantic-search` and `hybrid-search`: the project's vectors, alone or fused with lexical
 //! search. Without usable vectors both answer lexically and say why, never with nothing.
 
-use std::sync::Arc;
-
 use booger_proto::wire::ToolReply;
 use serde_json::Value;
 
 use super::search::respond;
 use super::{Session, filters, project_store, scope, volatile};
 use crate::Daemon;
-use crate::embed::vectors::VectorIndex;
+use crate::embed::Embedding;
+use crate::project::ProjectHandle;
 use crate::search::semantic::{self, Fusion};
 use crate::search::{self as lexical, Hit};
+use crate::store::Store;
 
 /// Hits of each list taken into a fusion.
 const FUSED_DEPTH: usize = 50;
@@ -51,29 +51,32 @@ fn run(daemon: &Daemon, session: &Session, args: &Value, fusion: Option<Fusion>)
             .map_err(|e| ToolReply::error(format!("{tool}: {e}")))
     };
 
-    // The vectors, or why there are none.
+    // The answering tier's vectors and the query's vector, or why there are none.
     let (vectors, mut note) = match handle.embedding() {
         None => (None, "embeddings are off (boogerd --no-embed), so these are lexical results".to_owned()),
-        Some(e) => match handle.vectors.index(&store, e.embedder.id(), e.embedder.dims()) {
-            Err(err) => (None, format!("the vectors could not be read ({err}), so these are lexical results")),
-            Ok(i) if i.is_empty() => {
-                (None, "no vectors yet (they are being computed), so these are lexical results".to_owned())
+        Some(e) => {
+            let tier = e.answering(&handle).clone();
+            match handle.vectors.index(&store, tier.id()) {
+                Err(err) => (None, format!("the vectors could not be read ({err}), so these are lexical results")),
+                Ok(i) if i.is_empty() => {
+                    (None, "no vectors yet (they are being computed), so these are lexical results".to_owned())
+                }
+                Ok(i) => match tier.embed_query(query) {
+                    Ok(v) => (Some((i, v)), tier_note(e, &handle, &store, tier.id())),
+                    Err(err) => (None, format!("{err}; so these are lexical results")),
+                },
             }
-            Ok(i) => (Some((i, e.clone())), String::new()),
-        },
+        }
     };
-    let Some((index, embedding)) = vectors else {
+    let Some((index, query_vector)) = vectors else {
         handle.embed_missing();
         return match lexical_hits(page.reach()) {
             Ok(hits) => respond(&project, &store, args, &filters, &hits, page, query, &note),
             Err(r) => r,
         };
     };
-    if handle.vectors.busy.load(std::sync::atomic::Ordering::SeqCst) {
-        note = coverage_note(&store, &index, embedding.embedder.id());
-    }
     let need = if fusion.is_some() { FUSED_DEPTH.max(page.reach()) } else { page.reach() };
-    let mut semantic_hits = match semantic::search(&store, &index, embedding.embedder.as_ref(), query, &filters, need) {
+    let mut semantic_hits = match semantic::search(&store, &index, &query_vector, &filters, need) {
         Ok(h) => h,
         Err(e) => return ToolReply::error(format!("{tool}: {e}")),
     };
@@ -117,14 +120,34 @@ fn complete_metadata(store: &crate::store::Store, hits: &mut [Hit]) {
     }
 }
 
-fn coverage_note(store: &crate::store::Store, index: &Arc<VectorIndex>, model: &str) -> String {
+/// What an agent should know about the answering vectors: a better tier still embedding or
+/// failing, or this tier's own embedding in progress. Empty when all is well.
+fn tier_note(embedding: &Embedding, handle: &ProjectHandle, store: &Store, answering: &str) -> String {
+    if let Some(problem) = &embedding.problem {
+        return format!("{problem}; the static tier answers");
+    }
+    if let Some(best) = embedding.best().filter(|b| b.id() != answering) {
+        let error = handle.vectors.last_error.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        return match error.filter(|e| e.starts_with(best.id())) {
+            Some(e) => format!("{e}; the static tier answers"),
+            None => format!("{}; the static tier answers until it is done", progress(store, best.id())),
+        };
+    }
+    if handle.vectors.busy.load(std::sync::atomic::Ordering::SeqCst) {
+        let p = progress(store, answering);
+        if !p.is_empty() {
+            return p;
+        }
+    }
+    String::new()
+}
+
+/// `embedding with M in progress: 120 of 6,400 chunks so far`, or nothing when complete.
+fn progress(store: &Store, model: &str) -> String {
     match store.coverage(model) {
-        Ok(c) if c.embedded < c.embeddable => format!(
-            "embedding in progress: {} of {} chunks have vectors so far ({} in memory)",
-            c.embedded,
-            c.embeddable,
-            index.len()
-        ),
+        Ok(c) if c.embedded < c.embeddable => {
+            format!("embedding with {model} in progress: {} of {} chunks so far", c.embedded, c.embeddable)
+        }
         _ => String::new(),
     }
 }

@@ -1,6 +1,7 @@
 //! `status`: the daemon, the project's index (counts, Merkle root, progress, problems), and
 //! every registered project.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use booger_proto::wire::ToolReply;
@@ -8,9 +9,11 @@ use serde_json::{Value, json};
 
 use super::{Session, resolve_project};
 use crate::Daemon;
+use crate::embed::Embedding;
 use crate::index::IndexReport;
 use crate::project::ProjectHandle;
 use crate::registry::Project;
+use crate::store::{Store, StoreError};
 use crate::time::human_duration;
 
 pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
@@ -125,17 +128,14 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>) -> (String,
         &root_hash[..root_hash.len().min(16)],
         last
     ));
-    let embeddings = embedding_status(handle, &store);
-    if let Some(e) = embeddings.as_object() {
-        t.push_str(&format!(
-            "  embeddings: {} of {} chunks ({}){}\n",
-            e["embedded"],
-            e["embeddable"],
-            e["model"].as_str().unwrap_or(""),
-            if e["running"] == true { ", embedding now" } else { "" }
-        ));
-    } else {
+    let embeddings = match handle.embedding() {
+        Some(e) => embedding_report(e, handle, &store).unwrap_or(Value::Null),
+        None => Value::Null,
+    };
+    if embeddings.is_null() {
         t.push_str("  embeddings: off\n");
+    } else {
+        t.push_str(&format!("  embeddings: {}\n", embedding_text(&embeddings)));
     }
     if let Some(r) = &report {
         super::index::list(&mut t, "  ", "skipped", &r.skipped);
@@ -167,20 +167,56 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>) -> (String,
     (t, json)
 }
 
-/// The vectors of the daemon's model: coverage, whether embedding runs, the last error;
-/// `null` when embedding is off.
-fn embedding_status(handle: &ProjectHandle, store: &crate::store::Store) -> Value {
-    let Some(e) = handle.embedding() else { return Value::Null };
-    let model = e.embedder.id();
-    let c = store.coverage(model).unwrap_or_default();
-    json!({
-        "model": model,
-        "embedded": c.embedded,
-        "embeddable": c.embeddable,
-        "stale": c.other_models,
+/// Each tier's coverage of the project, which tier answers, stale vectors, the last error.
+/// The top-level `model`/`embedded`/`embeddable` are the best tier's: what embedding
+/// converges to.
+pub fn embedding_report(e: &Embedding, handle: &Arc<ProjectHandle>, store: &Store) -> Result<Value, StoreError> {
+    let mut tiers = Vec::new();
+    for t in &e.tiers {
+        let c = store.coverage(t.id())?;
+        tiers.push(json!({
+            "model": t.id(),
+            "embedded": c.embedded,
+            "embeddable": c.embeddable,
+            "ready": handle.vectors.is_ready(t.id()),
+        }));
+    }
+    let best = tiers.last().cloned().unwrap_or(Value::Null);
+    Ok(json!({
+        "model": best["model"],
+        "embedded": best["embedded"],
+        "embeddable": best["embeddable"],
+        "answering": e.answering(handle).id(),
+        "tiers": tiers,
+        "stale": store.stale_vectors(&e.model_ids())?,
         "running": handle.vectors.busy.load(Ordering::SeqCst),
         "error": handle.vectors.last_error.lock().unwrap_or_else(|p| p.into_inner()).clone(),
-    })
+        "problem": e.problem,
+    }))
+}
+
+/// `120 of 6400 chunks embedded with minilm-l6-… (2%), embedding now; static-… answers`.
+pub fn embedding_text(r: &Value) -> String {
+    let mut parts = Vec::new();
+    for t in r["tiers"].as_array().into_iter().flatten() {
+        let (done, all) = (t["embedded"].as_u64().unwrap_or(0), t["embeddable"].as_u64().unwrap_or(0));
+        let pct = if all == 0 { 100.0 } else { 100.0 * done as f64 / all as f64 };
+        parts.push(format!("{done} of {all} chunks embedded with {} ({pct:.0}%)", t["model"].as_str().unwrap_or("?")));
+    }
+    let mut text = parts.join(", ");
+    if r["running"] == true {
+        text.push_str(", embedding now");
+    }
+    text.push_str(&format!("; {} answers", r["answering"].as_str().unwrap_or("?")));
+    if r["stale"].as_u64().unwrap_or(0) > 0 {
+        text.push_str(&format!("; {} stale vectors of older models until these are complete", r["stale"]));
+    }
+    for key in ["problem", "error"] {
+        if let Some(m) = r[key].as_str() {
+            text.push_str(&format!("\n  {key}: {m}"));
+        }
+    }
+    text
 }
 
 /// `watch: watching 12 directories, queue 0, last change applied … (2 files in 8 ms)`.
