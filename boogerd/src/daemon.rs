@@ -111,6 +111,8 @@ pub async fn run(config: Config, endpoint: Endpoint, shutdown: impl Future<Outpu
     }
     let methods = rpc::methods(daemon.clone());
     let mut connections = JoinSet::new();
+    let mut trim = tokio::time::interval(crate::memory::TRIM_EVERY);
+    trim.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let stopped = daemon.stopped();
     tokio::pin!(shutdown, stopped);
     tracing::info!(pid = std::process::id(), version = env!("CARGO_PKG_VERSION"), "boogerd ready");
@@ -129,6 +131,9 @@ pub async fn run(config: Config, endpoint: Endpoint, shutdown: impl Future<Outpu
                 }
             },
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            _ = trim.tick() => {
+                tokio::task::spawn_blocking(crate::memory::trim);
+            }
         }
     }
     tracing::info!("stopping");

@@ -24,6 +24,7 @@ pub mod endpoint;
 pub mod git;
 pub mod index;
 pub mod mcp;
+pub mod memory;
 pub mod project;
 pub mod registry;
 pub mod rpc;

@@ -65,7 +65,7 @@ fn main() {
     ranking_index_ready(&env, &root);
     quality(&env, &eval, &root, &[]);
     speed(&env, &root, &queries);
-    println!("\ndaemon RSS after the queries: {} MB", booger_tests::proc_status_kb(pid, "VmRSS:") / 1024);
+    rss_after_queries(pid);
 
     // The same daemon work without embeddings: what the static tier costs in memory.
     drop(daemon);
@@ -80,10 +80,8 @@ fn main() {
     for (i, q) in queries.iter().enumerate() {
         conn.request(10 + i as u64, "booger/call", json!({ "tool": "search", "arguments": { "query": q["query"] } }));
     }
-    println!(
-        "daemon RSS with --no-embed after the same lexical queries: {} MB",
-        booger_tests::proc_status_kb(plain.child.id(), "VmRSS:") / 1024
-    );
+    print!("with --no-embed, the same lexical queries: ");
+    rss_after_queries(plain.child.id());
     drop(plain);
     #[cfg(feature = "transformer")]
     transformer(&env, &eval, &root, &queries);
@@ -128,7 +126,16 @@ fn transformer(env: &Env, eval: &Path, root: &Path, queries: &[Value]) {
     ranking_index_ready(env, root);
     quality(env, eval, root, &[("`hybrid-search` (RRF, semantic weight 1)", " --semantic-weight 1")]);
     speed(env, root, queries);
-    println!("\ndaemon RSS after the queries: {} MB", booger_tests::proc_status_kb(pid, "VmRSS:") / 1024);
+    rss_after_queries(pid);
+}
+
+/// The daemon's RSS right after the queries, and once it has been idle past its periodic
+/// memory trim (its steady state).
+fn rss_after_queries(pid: u32) {
+    let now = booger_tests::proc_status_kb(pid, "VmRSS:") / 1024;
+    std::thread::sleep(boogerd::memory::TRIM_EVERY + Duration::from_secs(2));
+    let idle = booger_tests::proc_status_kb(pid, "VmRSS:") / 1024;
+    println!("\ndaemon RSS right after the queries: {now} MB; idle a minute later: {idle} MB");
 }
 
 /// Lexical search ranks with the in-memory ranking index once it is built (FTS5 before):

@@ -4,36 +4,16 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use booger_tests::{Env, TIMEOUT, describe};
+
+// The semantic tests' project: four documented Python functions.
+use super::semantic::project;
 use serde_json::{Value, json};
-
-const FILES: &[(&str, &str)] = &[
-    (
-        "app/retry.py",
-        "def upload_with_backoff(blob, attempts=5):\n    \"\"\"Send the blob to storage; when the transfer fails, wait longer and try again.\"\"\"\n    for n in range(attempts):\n        if put(blob):\n            return True\n        sleep(2 ** n)\n",
-    ),
-    (
-        "app/dates.py",
-        "def parse_timestamp(text):\n    \"\"\"Read an ISO 8601 date and time into a datetime.\"\"\"\n    return datetime.fromisoformat(text)\n",
-    ),
-];
-
-fn project(env: &Env, name: &str) -> PathBuf {
-    let root = env.project(name);
-    for (rel, body) in FILES {
-        let p = root.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, body).unwrap();
-    }
-    let out = env.run(&["index", root.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", describe(&out));
-    root
-}
 
 /// An embedding service: Ollama's `/api/embed` and OpenAI's `/v1/embeddings`, answering
 /// bag-of-words vectors (each word adds one to a hashed dimension), so texts that share

@@ -33,7 +33,7 @@ const FILES: &[(&str, &str)] = &[
     ),
 ];
 
-fn project(env: &Env, name: &str) -> PathBuf {
+pub fn project(env: &Env, name: &str) -> PathBuf {
     let root = env.project(name);
     for (rel, body) in FILES {
         write(&root, rel, body);

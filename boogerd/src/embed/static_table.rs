@@ -5,6 +5,8 @@
 //! File format (`BOOGEMB1`): magic, u32 rows, u32 dims (little-endian), then per row an f32
 //! scale and `dims` int8 values, then the vocabulary, one token per line (line = row).
 
+use std::borrow::Cow;
+
 use super::wordpiece::WordPiece;
 use super::{EmbedError, Embedder};
 
@@ -15,9 +17,10 @@ pub static TABLE: &[u8] = include_bytes!("../../assets/static-embed.bin");
 
 pub struct StaticEmbedder {
     dims: usize,
-    /// Row-major int8, as stored (a quarter of f32's memory), with one scale per row.
-    rows: Vec<i8>,
-    scales: Vec<f32>,
+    /// The rows as stored: per token an f32 scale, then `dims` int8 values. The built-in
+    /// table is read in place from the binary (no copy: only rows of tokens in use are ever
+    /// paged in).
+    body: Cow<'static, [u8]>,
     tokenizer: WordPiece,
     id: String,
 }
@@ -25,10 +28,10 @@ pub struct StaticEmbedder {
 impl StaticEmbedder {
     /// The table compiled into boogerd.
     pub fn builtin() -> Result<Self, EmbedError> {
-        Self::from_bytes(TABLE)
+        Self::from_bytes(Cow::Borrowed(TABLE))
     }
 
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self, EmbedError> {
+    pub fn from_bytes(bytes: Cow<'static, [u8]>) -> Result<Self, EmbedError> {
         let bad = |why: &str| EmbedError::BadTable(why.to_owned());
         if bytes.len() < 16 || &bytes[..8] != MAGIC {
             return Err(bad("not a BOOGEMB1 table"));
@@ -36,12 +39,8 @@ impl StaticEmbedder {
         let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().expect("4 bytes")) as usize;
         let (n, dims) = (u32_at(8), u32_at(12));
         let record = 4 + dims;
-        let body = bytes.get(16..16 + n * record).ok_or_else(|| bad("truncated rows"))?;
-        let mut rows = Vec::with_capacity(n * dims);
-        let mut scales = Vec::with_capacity(n);
-        for r in body.chunks_exact(record) {
-            scales.push(f32::from_le_bytes(r[..4].try_into().expect("4 bytes")));
-            rows.extend(r[4..].iter().map(|&q| q as i8));
+        if bytes.len() < 16 + n * record {
+            return Err(bad("truncated rows"));
         }
         let vocab = std::str::from_utf8(&bytes[16 + n * record..]).map_err(|_| bad("vocabulary is not UTF-8"))?;
         let tokens: Vec<&str> = vocab.split('\n').collect();
@@ -49,8 +48,13 @@ impl StaticEmbedder {
             return Err(bad("vocabulary and rows differ in length"));
         }
         // The id names the exact table: vectors from another table are stale.
-        let id = format!("static-{}", &blake3::hash(bytes).to_hex()[..12]);
-        Ok(Self { dims, rows, scales, tokenizer: WordPiece::new(tokens), id })
+        let id = format!("static-{}", &blake3::hash(&bytes).to_hex()[..12]);
+        let tokenizer = WordPiece::new(tokens);
+        let body = match bytes {
+            Cow::Borrowed(b) => Cow::Borrowed(&b[16..16 + n * record]),
+            Cow::Owned(b) => Cow::Owned(b[16..16 + n * record].to_vec()),
+        };
+        Ok(Self { dims, body, tokenizer, id })
     }
 }
 
@@ -69,10 +73,10 @@ impl Embedder for StaticEmbedder {
             .map(|t| {
                 let mut v = vec![0f32; self.dims];
                 for id in self.tokenizer.encode(t) {
-                    let row = &self.rows[id as usize * self.dims..][..self.dims];
-                    let scale = self.scales[id as usize];
-                    for (a, &b) in v.iter_mut().zip(row) {
-                        *a += b as f32 * scale;
+                    let record = &self.body[id as usize * (4 + self.dims)..][..4 + self.dims];
+                    let scale = f32::from_le_bytes(record[..4].try_into().expect("4 bytes"));
+                    for (a, &b) in v.iter_mut().zip(&record[4..]) {
+                        *a += b as i8 as f32 * scale;
                     }
                 }
                 super::normalize(&mut v);
@@ -118,9 +122,9 @@ mod tests {
 
     #[test]
     fn a_bad_table_is_refused() {
-        assert!(StaticEmbedder::from_bytes(b"nope").is_err());
+        assert!(StaticEmbedder::from_bytes(Cow::Borrowed(b"nope")).is_err());
         let mut t = TABLE[..100].to_vec();
         t.extend_from_slice(b"x");
-        assert!(matches!(StaticEmbedder::from_bytes(&t), Err(EmbedError::BadTable(_))));
+        assert!(matches!(StaticEmbedder::from_bytes(Cow::Owned(t)), Err(EmbedError::BadTable(_))));
     }
 }

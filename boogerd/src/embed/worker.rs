@@ -189,7 +189,7 @@ impl Embedding {
                     let answering = self.tiers.iter().rev().find(|t| project.vectors.is_ready(t.id()));
                     if answering.is_some_and(|a| a.id() == tier.id()) && (embedded > 0 || newly_ready) {
                         project.vectors.reload(&store, tier.id());
-                        release_freed_memory();
+                        crate::memory::trim();
                     }
                 }
             }
@@ -264,15 +264,5 @@ fn lower_priority() {
     unsafe {
         let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
         libc::setpriority(libc::PRIO_PROCESS, tid, 10);
-    }
-}
-
-/// Hands memory freed by an embedding pass (its batches, the previous in-memory vectors)
-/// back to the OS, so the daemon's RSS is what it holds, not what it once held.
-fn release_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only walks glibc's own free lists.
-    unsafe {
-        libc::malloc_trim(0);
     }
 }
