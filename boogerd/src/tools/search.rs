@@ -7,17 +7,30 @@ use super::{Session, explain_empty, filters, project_store, scope, volatile};
 use crate::Daemon;
 use crate::search::format::{self, Mode};
 
+/// What every ranked search starts from: the query, the project and its index, the page
+/// and the filters (`search`, `semantic-search`, `hybrid-search`).
+pub(super) struct Request<'a> {
+    pub query: &'a str,
+    pub project: crate::registry::Project,
+    pub store: std::sync::Arc<crate::store::Store>,
+    pub page: format::Page,
+    pub filters: crate::store::search::Filters,
+}
+
+impl<'a> Request<'a> {
+    pub fn open(daemon: &Daemon, session: &Session, args: &'a Value) -> Result<Self, ToolReply> {
+        let query = args.get("query").and_then(Value::as_str).unwrap_or_default();
+        let (project, store) = project_store(daemon, session, args)?;
+        let page = super::page(args, 10, 40)?;
+        Ok(Self { query, project, store, page, filters: filters(args) })
+    }
+}
+
 pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
-    let query = args.get("query").and_then(Value::as_str).unwrap_or_default();
-    let (project, store) = match project_store(daemon, session, args) {
-        Ok(ps) => ps,
+    let Request { query, project, store, page, filters } = match Request::open(daemon, session, args) {
+        Ok(r) => r,
         Err(reply) => return reply,
     };
-    let page = match super::page(args, 10, 40) {
-        Ok(p) => p,
-        Err(reply) => return reply,
-    };
-    let filters = filters(args);
     let ctx = volatile(&store, scope(session, args));
     let warm = daemon.projects.get(&project.root).warm(&store);
     let hits = match crate::search::search(&store, warm.as_deref(), query, &filters, &ctx, page.reach()) {

@@ -4,14 +4,13 @@
 use booger_proto::wire::ToolReply;
 use serde_json::Value;
 
-use super::search::respond;
-use super::{Session, filters, project_store, scope, volatile};
+use super::search::{Request, respond};
+use super::{Session, scope, volatile};
 use crate::Daemon;
 use crate::embed::Embedding;
 use crate::project::ProjectHandle;
 use crate::search::semantic::{self, Fusion};
 use crate::search::{self as lexical, Hit};
-use crate::store::Store;
 
 /// Hits of each list taken into a fusion.
 const FUSED_DEPTH: usize = 50;
@@ -32,17 +31,11 @@ pub fn hybrid_search(daemon: &Daemon, session: &Session, args: &Value) -> ToolRe
 }
 
 fn run(daemon: &Daemon, session: &Session, args: &Value, fusion: Option<Fusion>) -> ToolReply {
-    let query = args.get("query").and_then(Value::as_str).unwrap_or_default();
     let tool = if fusion.is_some() { "hybrid-search" } else { "semantic-search" };
-    let (project, store) = match project_store(daemon, session, args) {
-        Ok(ps) => ps,
+    let Request { query, project, store, page, filters } = match Request::open(daemon, session, args) {
+        Ok(r) => r,
         Err(reply) => return reply,
     };
-    let page = match super::page(args, 10, 40) {
-        Ok(p) => p,
-        Err(reply) => return reply,
-    };
-    let filters = filters(args);
     let handle = daemon.projects.get(&project.root);
     let lexical_hits = |need: usize| -> Result<Vec<Hit>, ToolReply> {
         let ctx = volatile(&store, scope(session, args));
@@ -62,7 +55,7 @@ fn run(daemon: &Daemon, session: &Session, args: &Value, fusion: Option<Fusion>)
                     (None, "no vectors yet (they are being computed), so these are lexical results".to_owned())
                 }
                 Ok(i) => match tier.embed_query(query) {
-                    Ok(v) => (Some((i, v)), tier_note(e, &handle, &store, tier.id())),
+                    Ok(v) => (Some((i, v)), tier_note(e, &handle, tier.id())),
                     Err(err) => (None, format!("{err}; so these are lexical results")),
                 },
             }
@@ -121,8 +114,10 @@ fn complete_metadata(store: &crate::store::Store, hits: &mut [Hit]) {
 }
 
 /// What an agent should know about the answering vectors: a better tier still embedding or
-/// failing, or this tier's own embedding in progress. Empty when all is well.
-fn tier_note(embedding: &Embedding, handle: &ProjectHandle, store: &Store, answering: &str) -> String {
+/// failing, or this tier's own embedding in progress. Empty when all is well. Built from
+/// what is in memory: this runs on every query, so it counts nothing in the store
+/// (`embed` and `status` give the figures).
+fn tier_note(embedding: &Embedding, handle: &ProjectHandle, answering: &str) -> String {
     if let Some(problem) = &embedding.problem {
         return format!("{problem}; the static tier answers");
     }
@@ -130,24 +125,16 @@ fn tier_note(embedding: &Embedding, handle: &ProjectHandle, store: &Store, answe
         let error = handle.vectors.last_error.lock().unwrap_or_else(|p| p.into_inner()).clone();
         return match error.filter(|e| e.starts_with(best.id())) {
             Some(e) => format!("{e}; the static tier answers"),
-            None => format!("{}; the static tier answers until it is done", progress(store, best.id())),
+            None => format!(
+                "{} is still embedding this project (`embed` shows progress); the static tier answers until it is done",
+                best.id()
+            ),
         };
     }
     if handle.vectors.busy.load(std::sync::atomic::Ordering::SeqCst) {
-        let p = progress(store, answering);
-        if !p.is_empty() {
-            return p;
-        }
+        return format!(
+            "embedding with {answering} in progress: chunks not embedded yet are missing from the semantic results"
+        );
     }
     String::new()
-}
-
-/// `embedding with M in progress: 120 of 6,400 chunks so far`, or nothing when complete.
-fn progress(store: &Store, model: &str) -> String {
-    match store.coverage(model) {
-        Ok(c) if c.embedded < c.embeddable => {
-            format!("embedding with {model} in progress: {} of {} chunks so far", c.embedded, c.embeddable)
-        }
-        _ => String::new(),
-    }
 }
