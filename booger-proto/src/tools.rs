@@ -426,11 +426,13 @@ pub const PROJECTS: ToolSpec = ToolSpec {
                   lists them; add registers the directory `path` and indexes it in the \
                   background; add-all registers every git repository or project with a manifest \
                   (Cargo.toml, package.json, go.mod, pyproject.toml) under `path`; remove \
-                  unregisters the project named by `path` (a name or its root). The registry \
-                  survives daemon restarts.",
+                  unregisters the project named by `path` (a name or its root) and deletes its index. \
+                  Indexes live in the daemon's data directory; in_repo=true keeps one in the project's \
+                  .booger/ instead. The registry survives daemon restarts.",
     params: &[
         positional("action", Kind::Enum(&["list", "add", "add-all", "remove"]), "What to do. Default: list."),
         positional("path", Kind::String, "Directory to add or search, or project name/root to remove."),
+        param("in_repo", Kind::Boolean, "add: keep the index in <project>/.booger/ instead of the data directory."),
     ],
     read_only: false,
     mcp_json: false,

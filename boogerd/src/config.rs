@@ -19,7 +19,17 @@ pub struct Config {
     /// Which embedders (`--embedder`, the service's URL, model and key).
     pub embedder: crate::embed::provider::Settings,
     pub watch_timing: crate::watch::Timing,
+    /// A project no query has used for this long gives back its warm structures.
+    pub idle_release: std::time::Duration,
+    /// Warm structures across projects are kept under this many bytes, least recently used
+    /// released first.
+    pub memory_budget: usize,
 }
+
+/// Ten minutes: an agent's pauses between questions are shorter, a lunch break is longer.
+pub const DEFAULT_IDLE_RELEASE_SECS: u64 = 600;
+/// Room for the ranking index and vectors of a few large projects on a laptop.
+pub const DEFAULT_MEMORY_BUDGET_MB: usize = 192;
 
 impl Config {
     /// Defaults from the environment (`BOOGER_SOCKET`, `BOOGER_HOME`, XDG variables).
@@ -33,6 +43,8 @@ impl Config {
             embed: true,
             embedder: crate::embed::provider::Settings::default(),
             watch_timing: crate::watch::Timing::default(),
+            idle_release: std::time::Duration::from_secs(DEFAULT_IDLE_RELEASE_SECS),
+            memory_budget: DEFAULT_MEMORY_BUDGET_MB << 20,
         }
     }
 

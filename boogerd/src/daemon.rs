@@ -41,7 +41,10 @@ impl Daemon {
         } else {
             None
         };
-        let projects = Arc::new(Projects::new(defaults, embedding));
+        let projects = Arc::new(Projects::new(config.data_dir.clone(), defaults, embedding));
+        for p in registry.projects().iter().filter(|p| p.in_repo) {
+            projects.set_in_repo(&p.root, true);
+        }
         let watcher = crate::watch::Watcher::new(defaults, config.max_watches, config.watch_timing, config.watch);
         Arc::new(Self {
             config,
@@ -63,6 +66,30 @@ impl Daemon {
     /// [`follow`](Self::follow) for a project an `index` call has just brought up to date.
     pub fn follow_indexed(&self, root: &std::path::Path) {
         self.watcher.follow(self.projects.get(root), true);
+    }
+
+    /// Gives back the memory of projects nobody asks about (and of the coldest ones while
+    /// over the budget), then returns freed heap to the OS.
+    pub fn release_idle(&self) {
+        let r = self.projects.release_idle(self.config.idle_release, self.config.memory_budget);
+        if r.projects > 0 {
+            tracing::info!(projects = r.projects, mb = r.bytes >> 20, held_mb = r.held >> 20, "released idle projects");
+        }
+        crate::memory::trim();
+    }
+
+    /// What the daemon holds: RSS, threads, the projects' warm structures and the budget.
+    pub fn memory(&self) -> Value {
+        let (rss, threads) = crate::memory::process().unwrap_or((0, 0));
+        let (warm, warm_projects) = self.projects.resident();
+        json!({
+            "rss_bytes": rss,
+            "threads": threads,
+            "warm_bytes": warm,
+            "warm_projects": warm_projects,
+            "budget_bytes": self.config.memory_budget,
+            "idle_release_s": self.config.idle_release.as_secs(),
+        })
     }
 
     /// Asks the accept loop and every connection to finish.
@@ -91,6 +118,7 @@ impl Daemon {
             "data_dir": self.config.data_dir,
             "log_file": booger_proto::paths::log_file(&self.config.data_dir),
             "projects": projects,
+            "memory": self.memory(),
             "embeddings": self.projects.embedding().map(|e| json!({
                 "tiers": e.model_ids(),
                 "problem": e.problem,
@@ -111,7 +139,10 @@ pub async fn run(config: Config, endpoint: Endpoint, shutdown: impl Future<Outpu
     }
     let methods = rpc::methods(daemon.clone());
     let mut connections = JoinSet::new();
-    let mut trim = tokio::time::interval(crate::memory::TRIM_EVERY);
+    // Idle projects are released (and freed heap trimmed) on one timer: a minute, or half the
+    // idle time when that is shorter.
+    let every = crate::memory::TRIM_EVERY.min(daemon.config.idle_release / 2).max(Duration::from_secs(1));
+    let mut trim = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     trim.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let stopped = daemon.stopped();
     tokio::pin!(shutdown, stopped);
@@ -132,7 +163,8 @@ pub async fn run(config: Config, endpoint: Endpoint, shutdown: impl Future<Outpu
             },
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
             _ = trim.tick() => {
-                tokio::task::spawn_blocking(crate::memory::trim);
+                let daemon = daemon.clone();
+                tokio::task::spawn_blocking(move || daemon.release_idle());
             }
         }
     }

@@ -29,6 +29,7 @@ pub mod project;
 pub mod registry;
 pub mod rpc;
 pub mod search;
+pub mod storage;
 pub mod store;
 pub mod time;
 pub mod tools;

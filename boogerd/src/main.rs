@@ -47,6 +47,14 @@ struct Args {
     /// The embedding service's model (ollama: nomic-embed-text; openai: text-embedding-3-small).
     #[arg(long, env = "BOOGER_EMBED_MODEL")]
     embed_model: Option<String>,
+    /// Seconds without a query after which a project's warm structures (ranking index,
+    /// vectors, database connections) are released; the next query rebuilds them.
+    #[arg(long, env = "BOOGER_IDLE_RELEASE_SECS", default_value_t = boogerd::config::DEFAULT_IDLE_RELEASE_SECS)]
+    idle_release_secs: u64,
+    /// Megabytes the warm structures of all projects may hold together; past it the least
+    /// recently used projects are released first.
+    #[arg(long, env = "BOOGER_MEMORY_BUDGET", default_value_t = boogerd::config::DEFAULT_MEMORY_BUDGET_MB)]
+    memory_budget: usize,
     /// Print the resolved configuration as JSON and exit without starting.
     #[arg(long)]
     print_config: bool,
@@ -54,6 +62,13 @@ struct Args {
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    // Everything boogerd creates (indexes, logs, models) holds text of the user's files:
+    // private to the user, whatever the shell's umask.
+    #[cfg(unix)]
+    // SAFETY: umask only sets this process's file-creation mask.
+    unsafe {
+        libc::umask(0o077);
+    }
     let mut config = boogerd::Config::from_env();
     if let Some(s) = args.socket {
         config.socket = s;
@@ -77,6 +92,8 @@ fn main() -> anyhow::Result<()> {
             .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty())),
     };
     config.watch_timing.rescan = std::time::Duration::from_secs(args.rescan_secs.max(1));
+    config.idle_release = std::time::Duration::from_secs(args.idle_release_secs.max(1));
+    config.memory_budget = args.memory_budget.saturating_mul(1 << 20);
     if args.print_config {
         #[allow(clippy::print_stdout)]
         {
@@ -93,6 +110,8 @@ fn main() -> anyhow::Result<()> {
                     "embedder": config.embedder.choice.as_str(),
                     "embed_url": config.embedder.url,
                     "embed_model": config.embedder.model,
+                    "idle_release_secs": config.idle_release.as_secs(),
+                    "memory_budget_mb": config.memory_budget >> 20,
                 })
             );
         }

@@ -18,3 +18,13 @@ pub fn trim() {
         libc::malloc_trim(0);
     }
 }
+
+/// The daemon's resident memory and thread count, from `/proc/self/status` (`None` where
+/// there is no procfs).
+pub fn process() -> Option<(u64, u64)> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let field = |name: &str| {
+        status.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+    };
+    Some((field("VmRSS:")? * 1024, field("Threads:")?))
+}

@@ -22,6 +22,11 @@ pub enum IndexError {
 
 pub struct ProjectHandle {
     pub root: PathBuf,
+    /// The folder its index lives in (see [`crate::storage`]).
+    pub index_dir: PathBuf,
+    /// Where an index might be that belongs in `index_dir` (the other placement): adopted
+    /// the first time the index is opened.
+    adopt_from: PathBuf,
     store: Mutex<Option<Arc<Store>>>,
     /// One indexing run at a time per project.
     index_lock: Mutex<()>,
@@ -38,11 +43,18 @@ pub struct ProjectHandle {
     /// embedding is off).
     pub vectors: crate::embed::ProjectVectors,
     embedding: Option<Arc<crate::embed::Embedding>>,
+    /// When a query last used this project (ms on the daemon's clock): the idle ones give
+    /// their memory back.
+    last_used: std::sync::atomic::AtomicU64,
+    /// Times its warm structures were released.
+    pub releases: std::sync::atomic::AtomicU64,
 }
 
 impl ProjectHandle {
-    fn new(root: PathBuf, embedding: Option<Arc<crate::embed::Embedding>>) -> Self {
+    fn new(root: PathBuf, data_dir: &Path, in_repo: bool, embedding: Option<Arc<crate::embed::Embedding>>) -> Self {
         Self {
+            index_dir: crate::storage::index_dir(data_dir, &root, in_repo),
+            adopt_from: crate::storage::index_dir(data_dir, &root, !in_repo),
             root,
             store: Mutex::new(None),
             index_lock: Mutex::new(()),
@@ -54,7 +66,61 @@ impl ProjectHandle {
             live: crate::watch::Live::default(),
             vectors: crate::embed::ProjectVectors::default(),
             embedding,
+            last_used: std::sync::atomic::AtomicU64::new(clock_ms()),
+            releases: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+
+    /// A query is about this project: keep its warm structures.
+    pub fn touch(&self) {
+        self.last_used.store(clock_ms(), std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How long since a query last used this project.
+    pub fn idle_for(&self) -> std::time::Duration {
+        let last = self.last_used.load(std::sync::atomic::Ordering::Relaxed);
+        std::time::Duration::from_millis(clock_ms().saturating_sub(last))
+    }
+
+    /// Heap held by the warm structures (ranking index, vectors); SQLite's page caches are
+    /// bounded per connection and go with the store.
+    pub fn resident_bytes(&self) -> usize {
+        let warm = self.warm.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map_or(0, |p| p.heap_bytes());
+        warm + self.vectors.resident_bytes()
+    }
+
+    /// Whether the store is open (its connections and page caches held).
+    pub fn is_open(&self) -> bool {
+        self.store.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+    }
+
+    /// Gives back what a query would rebuild: the ranking index, the vectors in memory, the
+    /// store's connections and caches. Not while the project is being indexed or embedded
+    /// (they hold them anyway). Returns the bytes of warm structures released.
+    pub fn release(&self) -> Option<usize> {
+        use std::sync::atomic::Ordering;
+        if self.is_indexing() || self.building.load(Ordering::SeqCst) || self.vectors.busy.load(Ordering::SeqCst) {
+            return None;
+        }
+        let bytes = self.resident_bytes();
+        let open = self.is_open();
+        if bytes == 0 && !open {
+            return Some(0);
+        }
+        *self.warm.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.vectors.release();
+        *self.store.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.releases.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(root = %self.root.display(), bytes, "released an idle project's memory");
+        Some(bytes)
+    }
+
+    /// The project was unregistered: stop what it holds.
+    pub fn close(&self) {
+        self.live.stop();
+        *self.warm.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.vectors.release();
+        *self.store.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 
     /// The daemon's embedder, if embedding is on.
@@ -72,6 +138,7 @@ impl ProjectHandle {
     /// The ranking index if it matches the store's content; otherwise `None` (search falls
     /// back to FTS5) and a rebuild starts in the background.
     pub fn warm(self: &Arc<Self>, store: &Arc<Store>) -> Option<Arc<Postings>> {
+        self.touch();
         let current = self.warm.lock().unwrap_or_else(|p| p.into_inner()).clone();
         if let Some(p) = current.filter(|p| p.content_generation == store.content_generation()) {
             return Some(p);
@@ -126,18 +193,30 @@ impl ProjectHandle {
         let mut slot = self.store.lock().unwrap_or_else(|p| p.into_inner());
         forget_if_deleted(&mut slot);
         if slot.is_none() {
-            *slot = Store::open_existing(&self.root)?.map(Arc::new);
+            self.adopt();
+            *slot = Store::open_existing(&self.index_dir)?.map(Arc::new);
         }
         Ok(slot.clone())
     }
 
-    fn store(&self) -> Result<Arc<Store>, StoreError> {
+    /// The index, created if there is none yet.
+    pub fn store(&self) -> Result<Arc<Store>, StoreError> {
         let mut slot = self.store.lock().unwrap_or_else(|p| p.into_inner());
         forget_if_deleted(&mut slot);
         if slot.is_none() {
-            *slot = Some(Arc::new(Store::open(&self.root)?));
+            self.adopt();
+            *slot = Some(Arc::new(Store::open(&self.index_dir, &self.root)?));
         }
         Ok(slot.clone().expect("just opened"))
+    }
+
+    /// Moves an index found in the other placement (an in-repo `.booger/` from before
+    /// indexes moved to the data directory) to where this project keeps it.
+    fn adopt(&self) {
+        if let Err(e) = crate::storage::adopt(&self.adopt_from, &self.index_dir, &self.root) {
+            tracing::warn!(from = %self.adopt_from.display(), to = %self.index_dir.display(), error = %e,
+                "cannot move the existing index; building a new one");
+        }
     }
 
     /// Brings the index up to date (waits for a run already going, then does its own).
@@ -278,7 +357,7 @@ impl Drop for WarmRefresh {
     }
 }
 
-/// A database deleted under us (the project was removed and recreated, `.booger/` wiped)
+/// A database deleted under us (the project was removed and recreated, its folder wiped)
 /// must not keep absorbing writes: drop it so the next use opens the file on disk.
 fn forget_if_deleted(slot: &mut Option<Arc<Store>>) {
     if slot.as_ref().is_some_and(|s| !s.path().is_file()) {
@@ -287,17 +366,47 @@ fn forget_if_deleted(slot: &mut Option<Arc<Store>>) {
     }
 }
 
+/// What one [`Projects::release_idle`] gave back.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Released {
+    pub projects: usize,
+    pub bytes: usize,
+    /// Warm bytes still held afterwards.
+    pub held: usize,
+}
+
+/// Milliseconds on a clock that starts with the daemon (monotonic).
+fn clock_ms() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START.get_or_init(std::time::Instant::now).elapsed().as_millis() as u64
+}
+
 /// Handles of every project the daemon has touched, by root.
 pub struct Projects {
     handles: Mutex<HashMap<PathBuf, Arc<ProjectHandle>>>,
+    /// Where indexes live unless a project keeps its own.
+    data_dir: PathBuf,
+    /// Roots that keep their index in the repository.
+    in_repo: Mutex<std::collections::HashSet<PathBuf>>,
     /// Options for runs nobody asked for explicitly (the watcher's).
     defaults: index::Options,
     embedding: Option<Arc<crate::embed::Embedding>>,
 }
 
 impl Projects {
-    pub fn new(defaults: index::Options, embedding: Option<Arc<crate::embed::Embedding>>) -> Self {
-        Self { handles: Mutex::default(), defaults, embedding }
+    pub fn new(data_dir: PathBuf, defaults: index::Options, embedding: Option<Arc<crate::embed::Embedding>>) -> Self {
+        Self { handles: Mutex::default(), data_dir, in_repo: Mutex::default(), defaults, embedding }
+    }
+
+    /// Says where `root` keeps its index; a handle made before is dropped so the next one
+    /// opens (and moves the index to) the new place.
+    pub fn set_in_repo(&self, root: &Path, in_repo: bool) {
+        let mut set = self.in_repo.lock().unwrap_or_else(|p| p.into_inner());
+        let changed = if in_repo { set.insert(root.to_owned()) } else { set.remove(root) };
+        drop(set);
+        if changed {
+            self.drop_handle(root);
+        }
     }
 
     /// The daemon's embedders, if embedding is on.
@@ -312,12 +421,53 @@ impl Projects {
     pub fn get(&self, root: &Path) -> Arc<ProjectHandle> {
         let mut map = self.handles.lock().unwrap_or_else(|p| p.into_inner());
         map.entry(root.to_owned())
-            .or_insert_with(|| Arc::new(ProjectHandle::new(root.to_owned(), self.embedding.clone())))
+            .or_insert_with(|| {
+                let in_repo = self.in_repo.lock().unwrap_or_else(|p| p.into_inner()).contains(root);
+                Arc::new(ProjectHandle::new(root.to_owned(), &self.data_dir, in_repo, self.embedding.clone()))
+            })
             .clone()
     }
 
-    /// Forgets a removed project (its index stays on disk).
-    pub fn drop_handle(&self, root: &Path) {
-        self.handles.lock().unwrap_or_else(|p| p.into_inner()).remove(root);
+    /// Where `root`'s index lives (whether or not it exists).
+    pub fn index_dir(&self, root: &Path) -> PathBuf {
+        self.get(root).index_dir.clone()
+    }
+
+    /// Releases the warm structures of projects no query has used for `idle_after`, then,
+    /// while the rest hold more than `budget` bytes, those of the least recently used.
+    pub fn release_idle(&self, idle_after: std::time::Duration, budget: usize) -> Released {
+        let mut handles: Vec<Arc<ProjectHandle>> =
+            self.handles.lock().unwrap_or_else(|p| p.into_inner()).values().cloned().collect();
+        // Coldest first.
+        handles.sort_by_key(|h| std::cmp::Reverse(h.idle_for()));
+        let mut out = Released::default();
+        let mut held: usize = handles.iter().map(|h| h.resident_bytes()).sum();
+        for h in &handles {
+            let idle = h.idle_for() >= idle_after;
+            if !(idle || held > budget) {
+                continue;
+            }
+            if let Some(bytes) = h.release() {
+                held -= bytes.min(held);
+                if bytes > 0 {
+                    out.projects += 1;
+                    out.bytes += bytes;
+                }
+            }
+        }
+        out.held = held;
+        out
+    }
+
+    /// Heap held by warm structures across projects, and how many projects hold some.
+    pub fn resident(&self) -> (usize, usize) {
+        let handles = self.handles.lock().unwrap_or_else(|p| p.into_inner());
+        let sizes: Vec<usize> = handles.values().map(|h| h.resident_bytes()).collect();
+        (sizes.iter().sum(), sizes.iter().filter(|&&b| b > 0).count())
+    }
+
+    /// Forgets a project's handle (its index stays on disk).
+    pub fn drop_handle(&self, root: &Path) -> Option<Arc<ProjectHandle>> {
+        self.handles.lock().unwrap_or_else(|p| p.into_inner()).remove(root)
     }
 }

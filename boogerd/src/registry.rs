@@ -15,6 +15,9 @@ pub struct Project {
     /// Canonical absolute path.
     pub root: PathBuf,
     pub added_at: String,
+    /// Keep the index in `<root>/.booger/` instead of the data directory (`--in-repo`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_repo: bool,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -45,6 +48,8 @@ pub struct Registry {
 pub enum Added {
     New(Project),
     Existing(Project),
+    /// Registered already; where its index lives changed.
+    Moved(Project),
 }
 
 impl Registry {
@@ -74,13 +79,23 @@ impl Registry {
         &self.projects
     }
 
-    /// Registers `path` (made absolute and canonical). Adding a registered root is not an error.
-    pub fn add(&mut self, path: &Path) -> Result<Added, RegistryError> {
+    /// Registers `path` (made absolute and canonical), its index in the data directory or,
+    /// with `in_repo`, in the project. Adding a registered root is not an error (and moves
+    /// its index if `in_repo` differs).
+    pub fn add(&mut self, path: &Path, in_repo: bool) -> Result<Added, RegistryError> {
         let root = canonical_dir(path)?;
-        if let Some(p) = self.projects.iter().find(|p| p.root == root) {
-            return Ok(Added::Existing(p.clone()));
+        if let Some(i) = self.projects.iter().position(|p| p.root == root) {
+            if self.projects[i].in_repo == in_repo {
+                return Ok(Added::Existing(self.projects[i].clone()));
+            }
+            self.projects[i].in_repo = in_repo;
+            if let Err(e) = self.save() {
+                self.projects[i].in_repo = !in_repo;
+                return Err(e);
+            }
+            return Ok(Added::Moved(self.projects[i].clone()));
         }
-        let project = Project { name: self.unique_name(&root), root, added_at: crate::time::now_rfc3339() };
+        let project = Project { name: self.unique_name(&root), root, added_at: crate::time::now_rfc3339(), in_repo };
         self.projects.push(project.clone());
         if let Err(e) = self.save() {
             self.projects.pop();
@@ -168,8 +183,8 @@ mod tests {
         let a = tempfile::tempdir().unwrap();
         let file = home.path().join("projects.json");
         let mut reg = Registry::load(&file);
-        let Added::New(p) = reg.add(a.path()).unwrap() else { panic!("expected new") };
-        assert!(matches!(reg.add(a.path()).unwrap(), Added::Existing(_)));
+        let Added::New(p) = reg.add(a.path(), false).unwrap() else { panic!("expected new") };
+        assert!(matches!(reg.add(a.path(), false).unwrap(), Added::Existing(_)));
         assert_eq!(reg.find(&p.name).unwrap().root, p.root);
         assert_eq!(reg.find(p.root.join("sub/file.rs").to_str().unwrap()).unwrap().name, p.name);
 
@@ -197,7 +212,7 @@ mod tests {
         let f = home.path().join("f.txt");
         std::fs::write(&f, b"x").unwrap();
         let mut reg = Registry::load(&home.path().join("projects.json"));
-        assert!(matches!(reg.add(&f), Err(RegistryError::NotADirectory(_))));
-        assert!(matches!(reg.add(&home.path().join("nope")), Err(RegistryError::Missing(_))));
+        assert!(matches!(reg.add(&f, false), Err(RegistryError::NotADirectory(_))));
+        assert!(matches!(reg.add(&home.path().join("nope"), false), Err(RegistryError::Missing(_))));
     }
 }

@@ -132,7 +132,7 @@ fn storm(env: &Env, stdlib: &Path) {
     let live_root = status(&mut conn)["project"]["index"]["root_hash"].as_str().unwrap().to_owned();
     let copy = env.dir.path().join("storm-copy");
     copy_tree(&repo, &copy, &[], &[".booger", ".git"]);
-    let store = boogerd::store::Store::open(&copy).unwrap();
+    let store = boogerd::store::Store::open(&env.dir.path().join("storm-copy-index"), &copy).unwrap();
     let fresh = boogerd::index::run(&copy, &store, Default::default(), &Default::default()).unwrap();
     println!("## Branch switch: `git checkout` rewriting {STORM_FILES} of {} files\n", files.len());
     println!(

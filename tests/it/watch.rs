@@ -70,8 +70,8 @@ fn settled(env: &Env, root: &Path, state: &str) {
 }
 
 /// Every chunk of an index as comparable rows.
-fn chunk_set(root: &Path) -> BTreeSet<(String, String, String, u32, u32, String)> {
-    let store = boogerd::store::Store::open_existing(root).unwrap().expect("index exists");
+fn chunk_set(index_dir: &Path) -> BTreeSet<(String, String, String, u32, u32, String)> {
+    let store = boogerd::store::Store::open_existing(index_dir).unwrap().expect("index exists");
     let mut set = BTreeSet::new();
     for (path, _) in store.hashes().unwrap() {
         for c in store.chunks_of(&path).unwrap() {
@@ -85,9 +85,10 @@ fn chunk_set(root: &Path) -> BTreeSet<(String, String, String, u32, u32, String)
 fn fresh_chunk_set(root: &Path) -> BTreeSet<(String, String, String, u32, u32, String)> {
     let copy = tempfile::tempdir().unwrap();
     booger_tests::copy_tree(root, copy.path(), &[], &[".booger"]);
-    let store = boogerd::store::Store::open(copy.path()).unwrap();
+    let index = tempfile::tempdir().unwrap();
+    let store = boogerd::store::Store::open(index.path(), copy.path()).unwrap();
     boogerd::index::run(copy.path(), &store, Default::default(), &Default::default()).unwrap();
-    chunk_set(copy.path())
+    chunk_set(index.path())
 }
 
 #[test]
@@ -148,7 +149,7 @@ fn edits_deletes_renames_and_moved_directories_are_followed() {
     assert!(!text.contains("ignored_log") && !text.contains("ignored_build"), "{text}");
 
     settled(&env, &root, "watching");
-    assert_eq!(chunk_set(&root), fresh_chunk_set(&root), "the live index differs from a fresh one");
+    assert_eq!(chunk_set(&env.index_dir(&root)), fresh_chunk_set(&root), "the live index differs from a fresh one");
     let w = watch_status(&env, &root);
     assert!(w["batches_applied"].as_u64().unwrap() >= 6, "{w}");
     assert!(w["last_change_applied"]["at"].is_string(), "{w}");
@@ -183,7 +184,7 @@ fn a_burst_of_2000_writes_converges_to_a_fresh_full_index() {
 
     eventually("burst indexed", || paths_defining(&env, &root, "gen_1999").len() == 1);
     settled(&env, &root, "watching");
-    let live = chunk_set(&root);
+    let live = chunk_set(&env.index_dir(&root));
     let fresh = fresh_chunk_set(&root);
     assert_eq!(live.len(), fresh.len());
     assert!(live == fresh, "differs: {:?}", live.symmetric_difference(&fresh).take(5).collect::<Vec<_>>());
@@ -217,7 +218,7 @@ fn changes_made_while_the_daemon_is_down_are_picked_up_at_start() {
     // And followed from then on.
     write(&root, "added/after_start.py", "def after_start():\n    pass\n");
     eventually("followed after start", || paths_defining(&env, &root, "after_start") == ["added/after_start.py"]);
-    assert_eq!(chunk_set(&root), fresh_chunk_set(&root));
+    assert_eq!(chunk_set(&env.index_dir(&root)), fresh_chunk_set(&root));
 }
 
 #[test]

@@ -63,6 +63,16 @@ impl Env {
         Self { dir, socket, home }
     }
 
+    /// Where the daemon of this env keeps `root`'s index (the data directory's placement).
+    pub fn index_dir(&self, root: &Path) -> PathBuf {
+        boogerd::storage::index_dir(&self.home, root, false)
+    }
+
+    /// The index of `root` as the daemon left it; panics if there is none.
+    pub fn store(&self, root: &Path) -> boogerd::store::Store {
+        boogerd::store::Store::open_existing(&self.index_dir(root)).unwrap().expect("index exists")
+    }
+
     /// A fresh directory under the env, for use as a project.
     pub fn project(&self, name: &str) -> PathBuf {
         let p = self.dir.path().join("projects").join(name);

@@ -56,6 +56,11 @@ impl VectorIndex {
         self.ids.len()
     }
 
+    /// Heap held: ids, scales and the int8 rows.
+    pub fn heap_bytes(&self) -> usize {
+        self.ids.capacity() * 8 + self.scales.capacity() * 4 + self.data.capacity()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.ids.is_empty()
     }

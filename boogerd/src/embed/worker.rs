@@ -63,6 +63,16 @@ impl ProjectVectors {
         Ok(loaded)
     }
 
+    /// Drops the in-memory vectors (an idle project); they load again on the next query.
+    pub fn release(&self) {
+        *lock(&self.index) = None;
+    }
+
+    /// Heap held by the in-memory vectors.
+    pub fn resident_bytes(&self) -> usize {
+        lock(&self.index).as_ref().map_or(0, |i| i.heap_bytes())
+    }
+
     /// Drops the in-memory vectors and what is known of coverage (after `embed force`).
     pub fn forget(&self) {
         *lock(&self.index) = None;
@@ -214,14 +224,14 @@ impl Embedding {
         };
         let started = Instant::now();
         let mut total = 0;
+        let mut after = 0;
         loop {
-            let batch = match store.chunks_without_vectors(model, BATCH) {
+            let batch = match store.chunks_without_vectors(model, after, BATCH) {
                 Ok(b) => b,
                 Err(e) => return fail(e.to_string()),
             };
-            if batch.is_empty() {
-                break;
-            }
+            let Some(last) = batch.last() else { break };
+            after = last.id;
             let texts: Vec<String> = batch.iter().map(super::text::for_chunk).collect();
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
             let vectors = match tier.embed(&refs) {

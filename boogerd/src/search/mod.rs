@@ -244,7 +244,7 @@ mod tests {
             std::fs::create_dir_all(root.join(p).parent().unwrap()).unwrap();
             std::fs::write(root.join(p), body).unwrap();
         }
-        let store = crate::store::Store::open(root).unwrap();
+        let store = crate::store::Store::open(&root.join(".booger"), root).unwrap();
         crate::index::run(root, &store, crate::index::Options::default(), &crate::index::Progress::default()).unwrap();
         let warm = postings::Postings::build(&store).unwrap();
         let ctx = Context::default();
@@ -274,7 +274,7 @@ mod tests {
         write("a.py", "def retry_upload(blob):\n    \"\"\"Retry a failed upload.\"\"\"\n    return blob\n");
         write("b.py", "def parse_config(path):\n    return path\n");
         write("c/d.py", "class Server:\n    def serve(self):\n        pass\n");
-        let store = crate::store::Store::open(root).unwrap();
+        let store = crate::store::Store::open(&root.join(".booger"), root).unwrap();
         let progress = crate::index::Progress::default();
         crate::index::run(root, &store, crate::index::Options::default(), &progress).unwrap();
         let before = postings::Postings::build(&store).unwrap();

@@ -49,6 +49,8 @@ pub struct Postings {
     /// Per file: path and language.
     paths: Vec<String>,
     languages: Vec<String>,
+    /// Heap held, estimated once built.
+    heap: usize,
 }
 
 /// One ranked chunk: what re-ranking needs (signature and parent left empty until the page
@@ -94,7 +96,13 @@ impl Postings {
             avgdl: 1.0,
             paths: Vec::new(),
             languages: Vec::new(),
+            heap: 0,
         }
+    }
+
+    /// Heap held by this index (an estimate: containers' capacities plus their strings).
+    pub fn heap_bytes(&self) -> usize {
+        self.heap
     }
 
     pub fn build(store: &Store) -> Result<Postings, StoreError> {
@@ -210,6 +218,14 @@ impl Postings {
         for list in &mut self.lists {
             list.shrink_to_fit();
         }
+        let strings = |v: &[String]| v.iter().map(|s| s.capacity() + 24).sum::<usize>();
+        self.heap = self.terms.keys().map(|k| k.len() + 16 + 8).sum::<usize>()
+            + self.lists.iter().map(|l| l.capacity() * std::mem::size_of::<Posting>() + 24).sum::<usize>()
+            + self.ids.len() * (8 + 4 + 1 + 4 + 8 + 4 + 16 + 24)
+            + self.names.iter().map(|n| n.len() + 16).sum::<usize>()
+            + self.parents.iter().map(|p| p.as_ref().map_or(0, |p| p.len()) + 16).sum::<usize>()
+            + strings(&self.paths)
+            + strings(&self.languages);
     }
 
     /// Can this index answer for these filters (globs need SQL)?

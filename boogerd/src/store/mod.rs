@@ -1,4 +1,5 @@
-//! The per-project index database: `<project>/.booger/index.db`.
+//! The per-project index database, `index.db` in the folder [`crate::storage`] gives the
+//! project.
 //!
 //! **Architecture invariant: this module is the only place with SQL.** Everything else
 //! calls the methods below.
@@ -24,8 +25,7 @@ use rusqlite::functions::FunctionFlags;
 
 pub use files::{FileState, FileWrite, Stats};
 
-pub const DIR: &str = ".booger";
-pub const DB_FILE: &str = "index.db";
+pub use crate::storage::DB_FILE;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -56,22 +56,19 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens the index of `root`, creating `.booger/` (with a `.gitignore` of `*`) if needed.
-    pub fn open(root: &Path) -> Result<Store> {
-        let dir = root.join(DIR);
-        if !dir.is_dir() {
-            std::fs::create_dir_all(&dir).map_err(|source| StoreError::Create { path: dir.clone(), source })?;
-        }
-        let ignore = dir.join(".gitignore");
-        if !ignore.exists() {
-            std::fs::write(&ignore, "*\n").map_err(|source| StoreError::Create { path: ignore, source })?;
-        }
-        Self::open_path(&dir.join(DB_FILE))
+    /// Opens the index in `dir` (the project's index folder, see [`crate::storage`]),
+    /// creating the folder and the database, private to the user, if needed.
+    pub fn open(dir: &Path, root: &Path) -> Result<Store> {
+        let path = dir.join(DB_FILE);
+        crate::storage::prepare(dir, root)
+            .and_then(|()| crate::storage::create_private_file(&path))
+            .map_err(|source| StoreError::Create { path: path.clone(), source })?;
+        Self::open_path(&path)
     }
 
-    /// Opens the index of `root` only if it exists; never creates anything.
-    pub fn open_existing(root: &Path) -> Result<Option<Store>> {
-        let path = root.join(DIR).join(DB_FILE);
+    /// Opens the index in `dir` only if it exists; never creates anything.
+    pub fn open_existing(dir: &Path) -> Result<Option<Store>> {
+        let path = dir.join(DB_FILE);
         if !path.is_file() {
             return Ok(None);
         }
@@ -89,6 +86,11 @@ impl Store {
         let readers = Pool::builder()
             .max_size(8)
             .min_idle(Some(0))
+            // No reaper: it would wake every 30 s per project. Idle connections go when the
+            // daemon releases an idle project's whole store.
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .thread_pool(pool_thread())
             .build(manager)
             .map_err(|source| StoreError::Pool { path: path.to_owned(), source })?;
         let saved: Option<String> = {
@@ -113,10 +115,9 @@ impl Store {
         &self.path
     }
 
-    /// Bytes on disk: the database and its WAL.
+    /// Bytes on disk: the database, its WAL and whatever else is in its folder.
     pub fn size_on_disk(&self) -> u64 {
-        let wal = PathBuf::from(format!("{}-wal", self.path.display()));
-        [&self.path, &wal].iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum()
+        self.path.parent().map_or(0, crate::storage::size_on_disk)
     }
 
     fn read<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
@@ -167,6 +168,22 @@ impl Store {
             tx.commit()
         })
     }
+}
+
+/// The one thread every reader pool shares for its housekeeping (r2d2 starts three per pool
+/// by default, which made threads grow with projects).
+fn pool_thread() -> std::sync::Arc<scheduled_thread_pool::ScheduledThreadPool> {
+    static POOL: std::sync::OnceLock<std::sync::Arc<scheduled_thread_pool::ScheduledThreadPool>> =
+        std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        std::sync::Arc::new(
+            scheduled_thread_pool::ScheduledThreadPool::builder()
+                .num_threads(1)
+                .thread_name_pattern("booger-pool")
+                .build(),
+        )
+    })
+    .clone()
 }
 
 /// Records the content generation in the transaction that changes the content.

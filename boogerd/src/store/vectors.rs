@@ -31,17 +31,19 @@ pub struct Coverage {
 }
 
 impl Store {
-    /// Up to `limit` embeddable chunks with no vector of `model`, oldest first.
-    pub fn chunks_without_vectors(&self, model: &str, limit: usize) -> Result<Vec<EmbedInput>> {
+    /// Up to `limit` embeddable chunks with no vector of `model` and an id above `after`,
+    /// oldest first. A pass continues from the last id it saw: starting over each batch
+    /// re-read every chunk embedded so far, quadratic on a large project.
+    pub fn chunks_without_vectors(&self, model: &str, after: i64, limit: usize) -> Result<Vec<EmbedInput>> {
         self.read(|c| {
             let mut stmt = c.prepare_cached(&format!(
                 "SELECT c.id, f.path, c.kind, c.name, c.signature, c.parent, c.doc, substr(c.content, 1, 2000)
                  FROM chunks c JOIN files f ON f.id = c.file_id
-                 WHERE {EMBEDDABLE}
+                 WHERE c.id > ?3 AND {EMBEDDABLE}
                    AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id AND e.model = ?1)
                  ORDER BY c.id LIMIT ?2"
             ))?;
-            let rows = stmt.query_map(params![model, limit as i64], |r| {
+            let rows = stmt.query_map(params![model, limit as i64, after], |r| {
                 Ok(EmbedInput {
                     id: r.get(0)?,
                     path: r.get(1)?,
@@ -142,30 +144,30 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         std::fs::write(root.join("a.py"), "import os\n\ndef one():\n    pass\n\ndef two():\n    pass\n").unwrap();
-        let store = Store::open(root).unwrap();
+        let store = Store::open(&root.join(".booger"), root).unwrap();
         let progress = crate::index::Progress::default();
         crate::index::run(root, &store, crate::index::Options::default(), &progress).unwrap();
 
-        let todo = store.chunks_without_vectors("m1", 100).unwrap();
+        let todo = store.chunks_without_vectors("m1", 0, 100).unwrap();
         let names: Vec<&str> = todo.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["one", "two"], "imports are not embedded");
         assert_eq!(
             store.save_vectors("m1", &[(todo[0].id, vec![1]), (todo[1].id, vec![2]), (9999, vec![3])]).unwrap(),
             2
         );
-        assert!(store.chunks_without_vectors("m1", 100).unwrap().is_empty());
+        assert!(store.chunks_without_vectors("m1", 0, 100).unwrap().is_empty());
         let cov = store.coverage("m1").unwrap();
         assert_eq!((cov.embedded, cov.embeddable), (2, 2));
         assert_eq!(store.stale_vectors(&["m1"]).unwrap(), 0);
-        assert_eq!(store.chunks_without_vectors("m2", 100).unwrap().len(), 2, "another model starts from nothing");
+        assert_eq!(store.chunks_without_vectors("m2", 0, 100).unwrap().len(), 2, "another model starts from nothing");
 
         // A changed file: its old chunks' vectors go with them; the new chunks wait.
         std::fs::write(root.join("a.py"), "def one():\n    return 1\n\ndef two():\n    pass\n").unwrap();
         crate::index::run(root, &store, crate::index::Options::default(), &progress).unwrap();
         assert_eq!(store.coverage("m1").unwrap().embedded, 0);
-        assert_eq!(store.chunks_without_vectors("m1", 100).unwrap().len(), 2);
+        assert_eq!(store.chunks_without_vectors("m1", 0, 100).unwrap().len(), 2);
 
-        let todo = store.chunks_without_vectors("m1", 100).unwrap();
+        let todo = store.chunks_without_vectors("m1", 0, 100).unwrap();
         store.save_vectors("m1", &[(todo[0].id, vec![1])]).unwrap();
         store.save_vectors("m2", &[(todo[0].id, vec![7])]).unwrap();
         assert_eq!(store.stale_vectors(&["m2"]).unwrap(), 1);

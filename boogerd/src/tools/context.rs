@@ -20,11 +20,8 @@ pub(super) fn writable_store(
 ) -> Result<(String, Arc<Store>), ToolReply> {
     let project = resolve_project(daemon, session, args).map_err(ToolReply::error)?;
     let handle = daemon.projects.get(&project.root);
-    match handle.existing_store() {
-        Ok(Some(s)) => Ok((project.name, s)),
-        Ok(None) => Store::open(&project.root)
-            .map(|s| (project.name.clone(), Arc::new(s)))
-            .map_err(|e| ToolReply::error(format!("cannot open the index of {}: {e}", project.name))),
+    match handle.store() {
+        Ok(s) => Ok((project.name, s)),
         Err(e) => Err(ToolReply::error(format!("cannot open the index of {}: {e}", project.name))),
     }
 }

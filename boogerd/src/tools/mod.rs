@@ -207,6 +207,7 @@ pub fn project_store(
 ) -> Result<(Project, Arc<crate::store::Store>), ToolReply> {
     let project = resolve_project(daemon, session, args).map_err(ToolReply::error)?;
     let handle = daemon.projects.get(&project.root);
+    handle.touch();
     match handle.existing_store() {
         Ok(Some(store)) => {
             answering_from(&project.name, &handle, &store);

@@ -12,8 +12,9 @@ use crate::registry::{Added, Project};
 pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     let action = args.get("action").and_then(Value::as_str).unwrap_or("list");
     let path = args.get("path").and_then(Value::as_str);
+    let in_repo = args.get("in_repo").and_then(Value::as_bool).unwrap_or(false);
     match action {
-        "add" => add(daemon, session, path),
+        "add" => add(daemon, session, path, in_repo),
         "add-all" => add_all(daemon, session, path),
         "remove" => remove(daemon, path),
         _ => list(daemon),
@@ -35,7 +36,7 @@ fn list(daemon: &Daemon) -> ToolReply {
     ToolReply::ok(text.trim_end(), json!({ "projects": projects }))
 }
 
-fn add(daemon: &Daemon, session: &Session, path: Option<&str>) -> ToolReply {
+fn add(daemon: &Daemon, session: &Session, path: Option<&str>, in_repo: bool) -> ToolReply {
     // Relative paths are relative to the caller's directory, not the daemon's.
     let dir = match (path, &session.project) {
         (Some(p), Some(base)) => base.join(p),
@@ -43,18 +44,32 @@ fn add(daemon: &Daemon, session: &Session, path: Option<&str>) -> ToolReply {
         (None, Some(base)) => base.clone(),
         (None, None) => return ToolReply::error("projects add: give `path`, the project's root directory"),
     };
-    let added = daemon.registry.write().expect("registry lock").add(&dir);
+    let added = daemon.registry.write().expect("registry lock").add(&dir, in_repo);
     match added {
         Ok(Added::New(p)) => {
             tracing::info!(project = %p.name, root = %p.root.display(), "project added");
+            daemon.projects.set_in_repo(&p.root, p.in_repo);
             daemon.follow(&p.root);
+            let index_dir = daemon.projects.index_dir(&p.root);
             ToolReply::ok(
                 format!(
-                    "Added {} ({}); indexing in the background (`booger status` shows progress)",
+                    "Added {} ({}); indexing in the background into {} (`booger status` shows progress)",
                     p.name,
-                    display(&p.root)
+                    display(&p.root),
+                    index_dir.display()
                 ),
-                json!({ "added": true, "project": p }),
+                json!({ "added": true, "project": p, "index_dir": index_dir }),
+            )
+        }
+        Ok(Added::Moved(p)) => {
+            tracing::info!(project = %p.name, in_repo = p.in_repo, "project's index moves");
+            daemon.watcher.unfollow(&p.root);
+            daemon.projects.set_in_repo(&p.root, p.in_repo);
+            daemon.follow(&p.root);
+            let index_dir = daemon.projects.index_dir(&p.root);
+            ToolReply::ok(
+                format!("{} now keeps its index in {}", p.name, index_dir.display()),
+                json!({ "added": false, "moved": true, "project": p, "index_dir": index_dir }),
             )
         }
         Ok(Added::Existing(p)) => ToolReply::ok(
@@ -74,10 +89,20 @@ fn remove(daemon: &Daemon, key: Option<&str>) -> ToolReply {
         Ok(Some(p)) => {
             tracing::info!(project = %p.name, "project removed");
             daemon.watcher.unfollow(&p.root);
-            daemon.projects.drop_handle(&p.root);
+            let index_dir = daemon.projects.index_dir(&p.root);
+            if let Some(handle) = daemon.projects.drop_handle(&p.root) {
+                handle.close();
+            }
+            daemon.projects.set_in_repo(&p.root, false);
+            // The index is derived from the files: it goes with the registration. (Open
+            // connections elsewhere keep reading the unlinked file until they finish.)
+            let deleted = match crate::storage::remove(&index_dir) {
+                Ok(()) => format!("its index ({}) is deleted", index_dir.display()),
+                Err(e) => format!("its index could not be deleted: {}: {e}", index_dir.display()),
+            };
             ToolReply::ok(
-                format!("Removed {} ({})", p.name, display(&p.root)),
-                json!({ "removed": true, "project": p }),
+                format!("Removed {} ({}); {deleted}", p.name, display(&p.root)),
+                json!({ "removed": true, "project": p, "index_dir": index_dir }),
             )
         }
         Ok(None) => {
@@ -115,9 +140,9 @@ fn add_all(daemon: &Daemon, session: &Session, path: Option<&str>) -> ToolReply 
     let mut existing = Vec::new();
     let mut errors = Vec::new();
     for root in found {
-        match daemon.registry.write().expect("registry lock").add(&root) {
+        match daemon.registry.write().expect("registry lock").add(&root, false) {
             Ok(Added::New(p)) => added.push(p),
-            Ok(Added::Existing(p)) => existing.push(p),
+            Ok(Added::Existing(p) | Added::Moved(p)) => existing.push(p),
             Err(e) => errors.push(format!("{}: {e}", root.display())),
         }
     }

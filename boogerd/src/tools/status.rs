@@ -27,6 +27,17 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         daemon.config.socket.display(),
         daemon.config.data_dir.display(),
     );
+    let m = &facts["memory"];
+    let mib = |k: &str| m[k].as_u64().unwrap_or(0) as f64 / f64::from(1 << 20);
+    text.push_str(&format!(
+        "memory: {:.0} MB resident, {} threads; warm indexes {:.1} MB in {} project(s) (budget {:.0} MB; released after {} idle)\n",
+        mib("rss_bytes"),
+        m["threads"],
+        mib("warm_bytes"),
+        m["warm_projects"],
+        mib("budget_bytes"),
+        human_duration(m["idle_release_s"].as_u64().unwrap_or(0)),
+    ));
     let project_json = match resolve_project(daemon, session, args) {
         Ok(p) => {
             text.push_str(&format!("project: {} ({})\n", p.name, p.root.display()));
@@ -45,15 +56,24 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     let mut projects_json = Vec::new();
     for p in &projects {
         let root = p["root"].as_str().unwrap_or("");
-        let watch = daemon.projects.get(std::path::Path::new(root)).live.status();
+        let handle = daemon.projects.get(std::path::Path::new(root));
+        let watch = handle.live.status();
+        let disk = crate::storage::size_on_disk(&handle.index_dir);
+        let warm = handle.resident_bytes();
         text.push_str(&format!(
-            "  {:<20} {:<10} queue {:<4} {root}\n",
+            "  {:<20} {:<10} queue {:<4} index {:>7.1} MB  warm {:>6.1} MB  {root}\n",
             p["name"].as_str().unwrap_or(""),
             watch["state"].as_str().unwrap_or("off"),
             watch["queue"],
+            mb(disk),
+            warm as f64 / f64::from(1 << 20),
         ));
         let mut p = p.clone();
         p["watch"] = watch;
+        p["index_dir"] = json!(handle.index_dir);
+        p["size_on_disk"] = json!(disk);
+        p["warm_bytes"] = json!(warm);
+        p["idle_s"] = json!(handle.idle_for().as_secs());
         projects_json.push(p);
     }
     let mut data = facts;
@@ -88,7 +108,7 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>) -> (String,
             if progress.is_none() {
                 t.push_str(&format!("index: none yet. Build it with `booger index {}`\n", p.root.display()));
             }
-            return (t, json!({ "exists": false, "progress": progress, "watch": watch }));
+            return (t, json!({ "exists": false, "dir": handle.index_dir, "progress": progress, "watch": watch }));
         }
         Err(e) => {
             t.push_str(&format!("index: cannot open: {e}\n"));
@@ -114,11 +134,12 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>) -> (String,
         });
     let disk = store.size_on_disk();
     t.push_str(&format!(
-        "index: {} files, {} chunks, {:.1} MB source, {:.1} MB on disk\n",
+        "index: {} files, {} chunks, {:.1} MB source, {:.1} MB on disk in {}\n",
         stats.files,
         stats.chunks,
         mb(stats.source_bytes),
-        mb(disk)
+        mb(disk),
+        handle.index_dir.display()
     ));
     t.push_str(&format!("  languages: {}\n", counts(&stats.languages)));
     t.push_str(&format!("  kinds: {}\n", counts(&stats.kinds)));
@@ -149,6 +170,8 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>) -> (String,
     let json = json!({
         "exists": true,
         "path": store.path(),
+        "dir": handle.index_dir,
+        "warm_bytes": handle.resident_bytes(),
         "files": stats.files,
         "chunks": stats.chunks,
         "source_bytes": stats.source_bytes,

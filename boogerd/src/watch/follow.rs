@@ -1,26 +1,140 @@
-//! The follower: one thread per project that turns noticed changes into index runs and keeps
-//! the set of watched directories equal to the set the walker keeps.
+//! The followers: a fixed pool of threads, shared by every project, that turn noticed
+//! changes into index runs and keep the set of watched directories equal to the set the
+//! walker keeps. Threads do not grow with projects; one project's long walk holds one
+//! thread, and the other follows the rest.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
 use super::Watcher;
-use super::live::{Batch, Mode, Work};
+use super::live::{Batch, Mode, Poll, Work};
 use crate::index::{Scope, walk};
 use crate::project::{IndexError, ProjectHandle, WarmRefresh};
 
 /// New directories up to this many are re-surveyed one by one after their watch is on;
 /// more (a project's first walk, a big checkout) and the whole project is re-walked.
 const RESURVEY_DIRS: usize = 64;
+/// Follower threads: two, so an edit in one project is applied while another is walked.
+pub const THREADS: usize = 2;
 
-pub(super) fn run(w: &Arc<Watcher>, handle: &Arc<ProjectHandle>) {
-    let live = &handle.live;
-    // The directories this project has watched, relative to its root.
-    let mut kept: BTreeSet<String> = BTreeSet::new();
-    let t = w.timing;
-    while let Some(work) = live.next_work(t.quiet, t.max_delay, t.missing_poll, t.rescan) {
+/// One followed project.
+struct Followed {
+    handle: Arc<ProjectHandle>,
+    /// The directories this project has watched, relative to its root (taken by the thread
+    /// working on it).
+    kept: BTreeSet<String>,
+    /// A thread is working on it.
+    busy: bool,
+}
+
+#[derive(Default)]
+struct State {
+    projects: Vec<Followed>,
+    /// Bumped by every wake-up, so a thread about to sleep sees what it missed.
+    epoch: u64,
+}
+
+/// The projects being followed and the threads that follow them.
+#[derive(Default)]
+pub(super) struct Followers {
+    state: Mutex<State>,
+    wake: Condvar,
+}
+
+impl super::live::Waker for Followers {
+    fn wake(&self) {
+        let mut st = self.lock();
+        st.epoch += 1;
+        drop(st);
+        self.wake.notify_all();
+    }
+}
+
+impl Followers {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(super) fn add(&self, handle: Arc<ProjectHandle>) {
+        self.lock().projects.push(Followed { handle, kept: BTreeSet::new(), busy: false });
+        super::live::Waker::wake(self);
+    }
+
+    /// Starts the follower threads.
+    pub(super) fn start(w: &Arc<Watcher>) {
+        for i in 0..THREADS {
+            let w = Arc::clone(w);
+            std::thread::Builder::new()
+                .name(format!("booger-follow-{i}"))
+                .spawn(move || run(&w))
+                .expect("spawn follower thread");
+        }
+    }
+
+    /// Blocks until some project not held by another thread has work; claims it.
+    fn next(&self, timing: &super::Timing) -> (Arc<ProjectHandle>, BTreeSet<String>, Poll) {
+        let mut st = self.lock();
+        loop {
+            let now = Instant::now();
+            let mut next_at: Option<Instant> = None;
+            for f in st.projects.iter_mut().filter(|f| !f.busy) {
+                match f.handle.live.poll(now, timing) {
+                    p @ (Poll::Work(_) | Poll::Stop) => {
+                        f.busy = true;
+                        return (Arc::clone(&f.handle), std::mem::take(&mut f.kept), p);
+                    }
+                    Poll::At(t) => next_at = Some(next_at.map_or(t, |n| n.min(t))),
+                    Poll::Idle => {}
+                }
+            }
+            let epoch = st.epoch;
+            // Nothing to do: sleep until woken, or until the earliest timer.
+            while st.epoch == epoch {
+                st = match next_at {
+                    Some(t) if t <= Instant::now() => break,
+                    Some(t) => self.wake.wait_timeout(st, t - Instant::now()).unwrap_or_else(|p| p.into_inner()).0,
+                    None => self.wake.wait(st).unwrap_or_else(|p| p.into_inner()),
+                };
+                if next_at.is_some_and(|t| t <= Instant::now()) {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Hands a project back after working on it (or forgets it, once stopped).
+    fn done(&self, handle: &Arc<ProjectHandle>, kept: BTreeSet<String>, stopped: bool) {
+        let mut st = self.lock();
+        if stopped {
+            st.projects.retain(|f| !Arc::ptr_eq(&f.handle, handle));
+        } else if let Some(f) = st.projects.iter_mut().find(|f| Arc::ptr_eq(&f.handle, handle)) {
+            f.kept = kept;
+            f.busy = false;
+        }
+        st.epoch += 1;
+        drop(st);
+        // Another thread may have skipped this project while it was busy.
+        self.wake.notify_all();
+    }
+}
+
+/// One follower thread: forever, take a project with work, do it, hand it back.
+fn run(w: &Arc<Watcher>) {
+    let followers = Arc::clone(&w.followers);
+    loop {
+        let (handle, mut kept, poll) = followers.next(&w.timing);
+        let work = match poll {
+            Poll::Work(work) => work,
+            _ => {
+                w.unwatch(&absolute(&handle, kept.iter()));
+                handle.live.set_mode(Mode::Off, None);
+                followers.done(&handle, BTreeSet::new(), true);
+                continue;
+            }
+        };
+        let live = &handle.live;
         let (batch, refresh) = match work {
             Work::CheckMissing => {
                 if handle.root.is_dir() {
@@ -30,17 +144,16 @@ pub(super) fn run(w: &Arc<Watcher>, handle: &Arc<ProjectHandle>) {
                 }
                 (None, None)
             }
-            Work::Whole => (whole(w, handle, &mut kept), None),
-            Work::Dirs(dirs) => part(w, handle, &mut kept, dirs),
+            Work::Whole => (whole(w, &handle, &mut kept), None),
+            Work::Dirs(dirs) => part(w, &handle, &mut kept, dirs),
         };
         // Waiting queries go on now; the ranking index catches up right after.
         live.applied(batch);
         if let Some(r) = refresh {
             r.run();
         }
+        followers.done(&handle, kept, false);
     }
-    w.unwatch(&absolute(handle, kept.iter()));
-    live.set_mode(Mode::Off, None);
 }
 
 /// Re-walks the whole project and watches every directory it keeps.

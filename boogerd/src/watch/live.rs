@@ -86,6 +86,10 @@ struct State {
     /// A query is waiting: apply now rather than wait for quiet.
     urgent: bool,
     stop: bool,
+    /// Timers of the modes that poll: the next re-walk of a rescanning project, the next
+    /// look for a missing one.
+    rescan_due: Option<Instant>,
+    missing_check_due: Option<Instant>,
     // Figures for `status`.
     watched_dirs: usize,
     batches: u64,
@@ -93,17 +97,49 @@ struct State {
     overflows: u64,
 }
 
+/// What [`Live::poll`] found.
+pub enum Poll {
+    /// Do this now.
+    Work(Work),
+    /// Nothing yet; ask again at this time (or when woken).
+    At(Instant),
+    /// Nothing until something is noticed.
+    Idle,
+    /// The project is no longer followed.
+    Stop,
+}
+
+/// Wakes the followers when a project has something new for them.
+pub trait Waker: Send + Sync {
+    fn wake(&self);
+}
+
 #[derive(Default)]
 pub struct Live {
     state: Mutex<State>,
-    /// Signalled on every change of state: new work for the follower, a finished batch for
-    /// waiting queries.
+    /// Signalled on every change of state: a finished batch for waiting queries.
     changed: Condvar,
+    /// The followers, told about new work (set once the project is followed).
+    waker: std::sync::OnceLock<std::sync::Arc<dyn Waker>>,
 }
 
 impl Live {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Connects this project to the followers that apply its changes.
+    pub fn set_waker(&self, waker: std::sync::Arc<dyn Waker>) {
+        let _ = self.waker.set(waker);
+    }
+
+    /// Tells waiting queries and the followers that the state changed. Called with the
+    /// state unlocked: the followers lock their own state, then this one.
+    fn signal(&self) {
+        self.changed.notify_all();
+        if let Some(w) = self.waker.get() {
+            w.wake();
+        }
     }
 
     pub fn mode(&self) -> Mode {
@@ -117,7 +153,8 @@ impl Live {
         }
         st.mode = mode;
         st.reason = reason;
-        self.changed.notify_all();
+        drop(st);
+        self.signal();
     }
 
     pub fn set_watched_dirs(&self, n: usize) {
@@ -148,7 +185,8 @@ impl Live {
         let now = Instant::now();
         st.last_event = Some(now);
         st.first_event.get_or_insert(now);
-        self.changed.notify_all();
+        drop(st);
+        self.signal();
     }
 
     /// Asks for a whole re-walk (start-up, lost events, an explicit `index`).
@@ -157,7 +195,8 @@ impl Live {
         st.whole = true;
         st.first_event.get_or_insert_with(Instant::now);
         st.last_event.get_or_insert_with(Instant::now);
-        self.changed.notify_all();
+        drop(st);
+        self.signal();
     }
 
     /// The OS dropped events: re-walk, and count it for `status`.
@@ -173,60 +212,51 @@ impl Live {
         let now = Instant::now();
         st.last_event = Some(now);
         st.first_event.get_or_insert(now);
-        self.changed.notify_all();
+        drop(st);
+        self.signal();
     }
 
     pub fn stop(&self) {
         self.lock().stop = true;
-        self.changed.notify_all();
+        self.signal();
     }
 
-    /// Blocks until there is work to do (`None`: stop). Changes are taken once they have been
-    /// quiet for `quiet`, or have waited `max_delay`, or a query is waiting for them; a
-    /// missing project is checked every `missing_poll`, a rescanning one re-walked every
-    /// `rescan`. With nothing to do it sleeps without a timeout: no CPU while idle.
-    pub fn next_work(
-        &self,
-        quiet: Duration,
-        max_delay: Duration,
-        missing_poll: Duration,
-        rescan: Duration,
-    ) -> Option<Work> {
+    /// What the followers should do for this project now. Changes are taken once they have
+    /// been quiet for `quiet`, or have waited `max_delay`, or a query is waiting for them; a
+    /// missing project is looked for every `missing_poll`, a rescanning one re-walked every
+    /// `rescan`. A project with nothing to do asks for no timer: idle costs nothing.
+    pub fn poll(&self, now: Instant, t: &super::Timing) -> Poll {
         let mut st = self.lock();
-        let mut rescan_due = Instant::now() + rescan;
-        loop {
-            if st.stop {
-                return None;
+        if st.stop {
+            return Poll::Stop;
+        }
+        if st.whole || !st.dirs.is_empty() {
+            let quiet_for = st.last_event.map_or(t.quiet, |e| now.saturating_duration_since(e));
+            let waited = st.first_event.map_or(t.max_delay, |e| now.saturating_duration_since(e));
+            if st.urgent || quiet_for >= t.quiet || waited >= t.max_delay {
+                return Poll::Work(self.take(&mut st));
             }
-            let now = Instant::now();
-            let has_work = st.whole || !st.dirs.is_empty();
-            if has_work {
-                let quiet_for = st.last_event.map_or(quiet, |t| now - t);
-                let waited = st.first_event.map_or(max_delay, |t| now - t);
-                if st.urgent || quiet_for >= quiet || waited >= max_delay {
-                    return Some(self.take(&mut st));
+            let wait = (t.quiet - quiet_for).min(t.max_delay.saturating_sub(waited)).max(Duration::from_millis(1));
+            return Poll::At(now + wait);
+        }
+        match st.mode {
+            Mode::Missing => {
+                let due = *st.missing_check_due.get_or_insert(now + t.missing_poll);
+                if now < due {
+                    return Poll::At(due);
                 }
-                let wait = (quiet - quiet_for).min(max_delay.saturating_sub(waited)).max(Duration::from_millis(1));
-                st = self.changed.wait_timeout(st, wait).unwrap_or_else(|p| p.into_inner()).0;
-                continue;
+                st.missing_check_due = None;
+                Poll::Work(Work::CheckMissing)
             }
-            match st.mode {
-                Mode::Missing => {
-                    st = self.changed.wait_timeout(st, missing_poll).unwrap_or_else(|p| p.into_inner()).0;
-                    if !(st.stop || st.whole || !st.dirs.is_empty()) {
-                        return Some(Work::CheckMissing);
-                    }
+            Mode::Rescanning => {
+                let due = *st.rescan_due.get_or_insert(now + t.rescan);
+                if now < due {
+                    return Poll::At(due);
                 }
-                Mode::Rescanning => {
-                    if now >= rescan_due {
-                        st.whole = true;
-                        rescan_due = now + rescan;
-                        continue;
-                    }
-                    st = self.changed.wait_timeout(st, rescan_due - now).unwrap_or_else(|p| p.into_inner()).0;
-                }
-                _ => st = self.changed.wait(st).unwrap_or_else(|p| p.into_inner()),
+                st.whole = true;
+                Poll::Work(self.take(&mut st))
             }
+            _ => Poll::Idle,
         }
     }
 
@@ -237,6 +267,7 @@ impl Live {
         st.first_event = None;
         st.last_event = None;
         st.urgent = false;
+        st.rescan_due = None;
         let dirs: Vec<String> = std::mem::take(&mut st.dirs).into_iter().collect();
         if std::mem::take(&mut st.whole) { Work::Whole } else { Work::Dirs(dirs) }
     }
@@ -249,7 +280,8 @@ impl Live {
             st.batches += 1;
             st.last_batch = Some(b);
         }
-        self.changed.notify_all();
+        drop(st);
+        self.signal();
     }
 
     /// Read-your-writes: if changes to this project are queued or being applied, waits (up to
@@ -260,7 +292,9 @@ impl Live {
         let busy = |st: &State| st.applying.is_some() || !st.dirs.is_empty() || st.whole;
         if busy(&st) && st.mode != Mode::Missing {
             st.urgent = true;
-            self.changed.notify_all();
+            drop(st);
+            self.signal();
+            st = self.lock();
             while busy(&st) {
                 let now = Instant::now();
                 if now >= deadline {

@@ -4,7 +4,7 @@
 //! inotify ──▶ event handler ──▶ Live (per project): dirty directories, pending paths
 //!                                   │  quiet for 25 ms, or waited 500 ms, or a query waits
 //!                                   ▼
-//!                      follower thread (per project): survey dirty directories with the
+//!                      followers (two threads for all projects): survey dirty directories with the
 //!                      walker, index what differs in one run, update the ranking index,
 //!                      watch new directories, drop vanished ones
 //! ```
@@ -83,6 +83,8 @@ pub struct Watcher {
     /// One whole-project walk at a time across projects, so a daemon starting with many
     /// projects does not parse them all at once.
     whole_runs: Mutex<()>,
+    /// The projects followed and the fixed pool of threads that apply their changes.
+    followers: Arc<follow::Followers>,
 }
 
 impl Watcher {
@@ -101,7 +103,7 @@ impl Watcher {
                 (None, Some(format!("file watching is unavailable ({e}); re-walked periodically")))
             }
         };
-        Arc::new(Self {
+        let me = Arc::new(Self {
             notify: Mutex::new(notify),
             unavailable,
             manual: !enabled,
@@ -111,7 +113,10 @@ impl Watcher {
             timing,
             defaults,
             whole_runs: Mutex::new(()),
-        })
+            followers: Arc::default(),
+        });
+        follow::Followers::start(&me);
+        me
     }
 
     /// Starts following a project: a whole reconcile with the disk, then watching. Calling it
@@ -130,17 +135,14 @@ impl Watcher {
             }
             routes.push((handle.root.clone(), Arc::clone(&handle)));
         }
+        handle.live.set_waker(self.followers.clone());
         if reconcile {
             handle.live.set_mode(Mode::Starting, None);
             handle.live.request_whole();
         } else {
             handle.live.set_mode(Mode::Manual, None);
         }
-        let me = Arc::clone(self);
-        std::thread::Builder::new()
-            .name("booger-follow".to_owned())
-            .spawn(move || follow::run(&me, &handle))
-            .expect("spawn follower thread");
+        self.followers.add(handle);
     }
 
     /// Stops following a project (removed from the registry); its index stays on disk.
