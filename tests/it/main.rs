@@ -11,5 +11,6 @@ mod rpc;
 mod search;
 mod semantic;
 mod services;
+mod storage;
 mod tidy;
 mod watch;

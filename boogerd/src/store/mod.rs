@@ -152,6 +152,11 @@ impl Store {
         self.write(|c| c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);"))
     }
 
+    /// SQLite's `quick_check`: `ok`, or what is wrong.
+    pub fn integrity_check(&self) -> Result<String> {
+        self.read(|c| c.query_row("PRAGMA quick_check", [], |r| r.get(0)))
+    }
+
     pub fn meta(&self, key: &str) -> Result<Option<String>> {
         self.read(|c| {
             use rusqlite::OptionalExtension;

@@ -1,0 +1,242 @@
+//! Where indexes live and what the daemon holds: indexes in the private data directory (never
+//! in the repository unless asked), read-only trees, an older in-repo index moved with its
+//! notes, `projects remove` deleting the index, idle projects releasing their memory, a
+//! fixed number of threads however many projects, and a full disk.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use booger_tests::{Env, describe, stdout};
+use serde_json::{Value, json};
+
+fn write(root: &Path, rel: &str, body: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, body).unwrap();
+}
+
+fn sample(root: &Path) {
+    write(root, "src/lib.rs", "/// Parses.\npub fn parse_config(s: &str) -> u32 { s.len() as u32 }\n");
+    write(root, "app/main.py", "def retry_upload(blob):\n    \"\"\"Retry a failed upload.\"\"\"\n    return blob\n");
+}
+
+fn mode(p: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+fn search_paths(env: &Env, root: &Path, query: &str) -> Vec<String> {
+    let out = env.json(&["search", query, "--project", root.to_str().unwrap()]);
+    out["results"].as_array().unwrap().iter().map(|r| r["path"].as_str().unwrap().to_owned()).collect()
+}
+
+fn project_status(env: &Env, root: &Path) -> Value {
+    env.json(&["status", "--project", root.to_str().unwrap()])
+}
+
+fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn indexes_live_privately_in_the_data_directory() {
+    let env = Env::new();
+    let root = env.project("private");
+    sample(&root);
+    std::fs::write(root.join("secret.py"), "def token():\n    return 'hunter2'\n").unwrap();
+    let _d = env.start_daemon_with(&["--no-watch"]);
+    env.json(&["index", root.to_str().unwrap()]);
+
+    assert!(!root.join(".booger").exists(), "the index was written into the repository");
+    let dir = env.index_dir(&root);
+    assert_eq!(mode(&dir), 0o700, "{}", dir.display());
+    assert_eq!(mode(&dir.parent().unwrap()), 0o700);
+    for entry in std::fs::read_dir(&dir).unwrap().filter_map(Result::ok) {
+        assert_eq!(mode(&entry.path()), 0o600, "{}", entry.path().display());
+    }
+    assert_eq!(search_paths(&env, &root, "hunter2"), ["secret.py"]);
+
+    let status = project_status(&env, &root);
+    let index = &status["project"]["index"];
+    assert_eq!(index["dir"].as_str().unwrap(), dir.to_str().unwrap());
+    assert!(index["size_on_disk"].as_u64().unwrap() > 0);
+    let listed = &status["projects"][0];
+    assert_eq!(listed["index_dir"].as_str().unwrap(), dir.to_str().unwrap());
+    assert!(listed["size_on_disk"].as_u64().unwrap() > 0);
+    let text = stdout(&env.run(&["status", "--project", root.to_str().unwrap()]));
+    assert!(text.contains(dir.to_str().unwrap()), "{text}");
+}
+
+/// Bind-mounts `src` read-only at `dst`; `false` (and why) where this machine does not allow it.
+fn mount_read_only(src: &Path, dst: &Path) -> Result<(), String> {
+    let run = |args: &[&str]| {
+        let out = Command::new("mount").args(args).output().map_err(|e| e.to_string())?;
+        if out.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&out.stderr).trim().to_owned()) }
+    };
+    run(&["--bind", src.to_str().unwrap(), dst.to_str().unwrap()])?;
+    run(&["-o", "remount,bind,ro", dst.to_str().unwrap()]).inspect_err(|_| {
+        let _ = Command::new("umount").arg(dst).status();
+    })
+}
+
+struct Unmount<'a>(&'a Path);
+impl Drop for Unmount<'_> {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(self.0).status();
+    }
+}
+
+#[test]
+fn a_read_only_tree_indexes_and_searches() {
+    let env = Env::new();
+    let src = env.project("ro-src");
+    sample(&src);
+    let root = env.project("ro");
+    if let Err(why) = mount_read_only(&src, &root) {
+        eprintln!("SKIPPED a_read_only_tree_indexes_and_searches: cannot bind-mount read-only ({why}); needs root");
+        return;
+    }
+    let _unmount = Unmount(&root);
+    assert!(std::fs::write(root.join("probe"), "x").is_err(), "the mount is writable");
+    let _d = env.start_daemon_with(&["--no-watch"]);
+    let out = env.run(&["index", root.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", describe(&out));
+    assert_eq!(search_paths(&env, &root, "parse_config"), ["src/lib.rs"]);
+}
+
+#[test]
+fn an_index_in_the_repository_moves_to_the_data_directory_with_its_notes() {
+    let env = Env::new();
+    let root = env.project("old");
+    sample(&root);
+    let d = env.start_daemon_with(&["--no-watch"]);
+    let added = env.json(&["projects", "add", root.to_str().unwrap(), "--in-repo"]);
+    assert_eq!(added["index_dir"].as_str().unwrap(), root.join(".booger").to_str().unwrap());
+    env.json(&["index", root.to_str().unwrap()]);
+    assert!(root.join(".booger/index.db").is_file());
+    assert_eq!(std::fs::read_to_string(root.join(".booger/.gitignore")).unwrap(), "*\n");
+    assert!(!env.index_dir(&root).exists());
+    let (_, _, err) = env.call(
+        &root,
+        "s1",
+        "annotate",
+        json!({ "target": "src/lib.rs", "note": "kept across the move", "session": "shared" }),
+    );
+    assert!(!err);
+    drop(d);
+
+    // A registry written before indexes moved has no `in_repo`.
+    let registry = env.home.join("projects.json");
+    let text = std::fs::read_to_string(&registry).unwrap().replace("\"in_repo\": true", "\"in_repo\": false");
+    std::fs::write(&registry, text).unwrap();
+    let _d = env.start_daemon_with(&["--no-watch"]);
+    assert_eq!(search_paths(&env, &root, "parse_config"), ["src/lib.rs"]);
+    assert!(!root.join(".booger").exists(), "the old index folder is left behind");
+    assert!(env.index_dir(&root).join("index.db").is_file());
+    let (text, _, _) = env.call(&root, "s2", "annotations", json!({ "session": "shared" }));
+    assert!(text.contains("kept across the move"), "{text}");
+}
+
+#[test]
+fn removing_a_project_deletes_its_index() {
+    let env = Env::new();
+    let root = env.project("gone");
+    sample(&root);
+    let _d = env.start_daemon_with(&["--no-watch"]);
+    env.json(&["index", root.to_str().unwrap()]);
+    assert!(env.index_dir(&root).is_dir());
+    let out = env.json(&["projects", "remove", root.to_str().unwrap()]);
+    assert_eq!(out["removed"], true, "{out}");
+    assert!(!env.index_dir(&root).exists(), "the index is still there");
+    assert!(root.join("src/lib.rs").is_file(), "the project's files were touched");
+    // Registered again, it is indexed from scratch and answers.
+    env.json(&["index", root.to_str().unwrap()]);
+    assert_eq!(search_paths(&env, &root, "parse_config"), ["src/lib.rs"]);
+}
+
+#[test]
+fn idle_projects_give_their_memory_back_and_answer_again() {
+    let env = Env::new();
+    let root = env.project("idle");
+    for i in 0..200 {
+        write(&root, &format!("m{i}.py"), &format!("def handler_{i}(request):\n    return request.body + {i}\n"));
+    }
+    let _d = env.start_daemon_with(&["--no-watch", "--idle-release-secs", "2"]);
+    env.json(&["index", root.to_str().unwrap()]);
+    let first = search_paths(&env, &root, "handler_17 request");
+    let warm = |env: &Env| project_status(env, &root)["projects"][0]["warm_bytes"].as_u64().unwrap();
+    wait_until("the ranking index to be built", Duration::from_secs(10), || {
+        search_paths(&env, &root, "handler_17 request");
+        warm(&env) > 0
+    });
+    wait_until("the idle project to be released", Duration::from_secs(15), || warm(&env) == 0);
+    let status = project_status(&env, &root);
+    assert_eq!(status["memory"]["warm_bytes"], 0, "{}", status["memory"]);
+    assert_eq!(search_paths(&env, &root, "handler_17 request"), first, "a released project answers the same");
+}
+
+#[test]
+fn threads_do_not_grow_with_projects() {
+    let env = Env::new();
+    let _d = env.start_daemon();
+    let threads = |env: &Env| env.json(&["status"])["memory"]["threads"].as_u64().unwrap();
+    for i in 0..30 {
+        let root = env.project(&format!("p{i}"));
+        write(&root, "main.py", &format!("def f{i}():\n    return {i}\n"));
+        env.json(&["projects", "add", root.to_str().unwrap()]);
+    }
+    for i in 0..30 {
+        let root = env.dir.path().join("projects").join(format!("p{i}"));
+        let root = std::fs::canonicalize(root).unwrap();
+        wait_until("projects to be indexed", Duration::from_secs(20), || {
+            !search_paths(&env, &root, &format!("f{i}")).is_empty()
+        });
+    }
+    let n = threads(&env);
+    assert!(n <= 16, "{n} threads with 30 projects");
+}
+
+#[test]
+fn a_full_disk_fails_clearly_and_recovers_when_space_returns() {
+    let env = Env::new();
+    let root = env.project("big");
+    for i in 0..400 {
+        let body: String = (0..40).map(|j| format!("def f_{i}_{j}(x):\n    return x * {j} + {i}\n\n")).collect();
+        write(&root, &format!("pkg/m{i}.py"), &body);
+    }
+    let home = env.home.clone();
+    std::fs::create_dir_all(&home).unwrap();
+    let mount = Command::new("mount").args(["-t", "tmpfs", "-o", "size=2m", "tmpfs"]).arg(&home).output();
+    match mount {
+        Ok(out) if out.status.success() => {}
+        other => {
+            let why =
+                other.map(|o| String::from_utf8_lossy(&o.stderr).trim().to_owned()).unwrap_or_else(|e| e.to_string());
+            eprintln!(
+                "SKIPPED a_full_disk_fails_clearly_and_recovers_when_space_returns: cannot mount a tmpfs ({why}); needs root"
+            );
+            return;
+        }
+    }
+    let _unmount = Unmount(&home);
+    let _d = env.start_daemon_with(&["--no-watch", "--no-embed"]);
+    let out = env.run_within(None, &["index", root.to_str().unwrap()], Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let err = booger_tests::stderr(&out);
+    assert!(err.contains("full"), "no clear error: {err}");
+
+    let grown = Command::new("mount").args(["-o", "remount,size=64m"]).arg(&home).status().unwrap();
+    assert!(grown.success());
+    let out = env.run_within(None, &["index", root.to_str().unwrap()], Duration::from_secs(60));
+    assert!(out.status.success(), "after space returned: {}", describe(&out));
+    let report = env.json(&["index", root.to_str().unwrap()])["report"].clone();
+    assert_eq!(report["files"], 400, "{report}");
+    assert_eq!(search_paths(&env, &root, "f_399_39"), ["pkg/m399.py"]);
+    let check = env.store(&root).integrity_check().unwrap();
+    assert_eq!(check, "ok");
+}
