@@ -135,20 +135,45 @@ impl ProjectHandle {
         }
     }
 
-    /// The ranking index if it matches the store's content; otherwise `None` (search falls
-    /// back to FTS5) and a rebuild starts in the background.
+    /// The ranking index if it matches the store's content, caught up from the base on disk
+    /// when it does not (a released project, a daemon just started, a rebuild that raced
+    /// with edits); otherwise `None` (search falls back to FTS5) and a build starts in the
+    /// background.
     pub fn warm(self: &Arc<Self>, store: &Arc<Store>) -> Option<Arc<Postings>> {
         self.touch();
+        self.ranking(store)
+    }
+
+    /// [`warm`](Self::warm) without counting as use (after an index run).
+    fn ranking(self: &Arc<Self>, store: &Arc<Store>) -> Option<Arc<Postings>> {
         let current = self.warm.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        if let Some(p) = current.filter(|p| p.content_generation == store.content_generation()) {
-            return Some(p);
+        if let Some(p) = current.as_ref().filter(|p| p.content_generation == store.content_generation()) {
+            return Some(Arc::clone(p));
         }
         // A run in progress updates the ranking index when it ends; until then FTS5 answers.
         if self.is_indexing() {
             self.wanted.store(true, std::sync::atomic::Ordering::SeqCst);
-        } else {
-            self.rebuild_warm(store);
+            return None;
         }
+        let started = std::time::Instant::now();
+        let caught_up = match &current {
+            Some(p) => p.catch_up(store).map(Some),
+            None => Postings::open(store, &self.index_dir),
+        };
+        match caught_up {
+            Ok(Some(p)) => {
+                tracing::debug!(root = %self.root.display(), ms = started.elapsed().as_millis() as u64, "ranking index mapped");
+                let p = Arc::new(p);
+                *self.warm.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&p));
+                if p.wants_merge() {
+                    self.rebuild_warm(store);
+                }
+                return Some(p);
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(root = %self.root.display(), error = %e, "ranking index unusable; rebuilding"),
+        }
+        self.rebuild_warm(store);
         None
     }
 
@@ -163,6 +188,8 @@ impl ProjectHandle {
         }
     }
 
+    /// Writes a new base of the ranking index in the background (the old index, if any,
+    /// keeps answering meanwhile).
     fn rebuild_warm(self: &Arc<Self>, store: &Arc<Store>) {
         use std::sync::atomic::Ordering;
         if self.building.swap(true, Ordering::SeqCst) {
@@ -173,8 +200,12 @@ impl ProjectHandle {
         self.wanted.store(false, Ordering::SeqCst);
         let (me, store) = (Arc::clone(self), Arc::clone(store));
         let spawned = std::thread::Builder::new().name("booger-rank".to_owned()).spawn(move || {
+            // One build at a time across projects: a daemon starting with many projects
+            // builds them one after another, not all in memory at once.
+            static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+            let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
             let started = std::time::Instant::now();
-            match Postings::build(&store) {
+            match Postings::build(&store, &me.index_dir) {
                 Ok(p) => {
                     tracing::debug!(root = %me.root.display(), ms = started.elapsed().as_millis() as u64, "ranking index built");
                     *me.warm.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(p));
@@ -182,6 +213,7 @@ impl ProjectHandle {
                 Err(e) => tracing::warn!(root = %me.root.display(), error = %e, "ranking index build failed"),
             }
             me.building.store(false, Ordering::SeqCst);
+            crate::memory::trim();
         });
         if spawned.is_err() {
             self.building.store(false, Ordering::SeqCst);
@@ -282,14 +314,18 @@ impl ProjectHandle {
     /// background. One nobody uses costs nothing.
     fn refresh_warm(self: &Arc<Self>, store: &Arc<Store>, before: u64, changed: &[String], full: bool) {
         if !self.update_warm(store, before, changed, full) {
-            let _ = self.warm(store);
+            let _ = self.ranking(store);
+        } else if self.wanted.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            self.rebuild_warm(store);
         }
     }
 
     /// The delta half of [`refresh_warm`](Self::refresh_warm): false if only a rebuild will do.
     fn update_warm(&self, store: &Store, before: u64, changed: &[String], full: bool) -> bool {
         let current = self.warm.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        let Some(current) = current else { return !self.wanted.swap(false, std::sync::atomic::Ordering::SeqCst) };
+        // None yet: the caller maps the base from disk, or builds one, so the first search
+        // after indexing does not wait for it.
+        let Some(current) = current else { return false };
         if store.content_generation() == current.content_generation {
             return true;
         }
@@ -304,7 +340,11 @@ impl ProjectHandle {
                     files = changed.len(),
                     "ranking index updated"
                 );
+                let merge = p.wants_merge();
                 *self.warm.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(p));
+                // Current now; a new base is written once the delta has grown (by the
+                // caller, once it has let go of the `building` flag).
+                self.wanted.store(merge, std::sync::atomic::Ordering::SeqCst);
                 true
             }
             Err(e) => {
@@ -340,11 +380,18 @@ impl WarmRefresh {
         if !self.claimed {
             return; // a rebuild was already under way; it catches up by itself
         }
-        let updated = self.handle.update_warm(&self.store, self.before, &self.changed, false);
+        // A released project (or one never searched) is caught up by its next query instead.
+        let held = self.handle.warm.lock().unwrap_or_else(|p| p.into_inner()).is_some();
+        let updated = held && self.handle.update_warm(&self.store, self.before, &self.changed, false);
         self.claimed = false;
         self.handle.building.store(false, std::sync::atomic::Ordering::SeqCst);
+        if !held {
+            return;
+        }
         if !updated {
-            let _ = self.handle.warm(&self.store);
+            let _ = self.handle.ranking(&self.store);
+        } else if self.handle.wanted.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            self.handle.rebuild_warm(&self.store);
         }
     }
 }

@@ -128,13 +128,9 @@ pub fn adopt(from: &Path, to: &Path, root: &Path) -> io::Result<bool> {
         std::fs::rename(&tmp, &b)?;
     }
     // What is left of the old folder is ours: the shared-memory index, the .gitignore, the
-    // originals of what was copied. A read-only tree keeps them.
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(sidecar(&old, suffix));
-    }
-    for name in [".gitignore", ROOT_FILE] {
-        let _ = std::fs::remove_file(from.join(name));
-    }
+    // ranking index (derived: rebuilt where the index now is), the originals of what was
+    // copied. A read-only tree keeps them.
+    remove_own_files(from);
     let _ = std::fs::remove_dir(from);
     tracing::info!(from = %from.display(), to = %to.display(), "index moved");
     Ok(true)
@@ -175,15 +171,23 @@ pub fn remove(dir: &Path) -> io::Result<()> {
         return Ok(());
     }
     if dir.file_name().is_some_and(|n| n == IN_REPO_DIR) {
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(sidecar(&dir.join(DB_FILE), suffix));
-        }
-        for name in [".gitignore", ROOT_FILE] {
-            let _ = std::fs::remove_file(dir.join(name));
-        }
+        remove_own_files(dir);
         return std::fs::remove_dir(dir).or_else(|e| if dir.exists() { Err(e) } else { Ok(()) });
     }
     std::fs::remove_dir_all(dir)
+}
+
+/// Removes the files booger writes in an index folder, and nothing else.
+fn remove_own_files(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.filter_map(Result::ok) {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        let ours = name.starts_with(DB_FILE) || name.starts_with("rank-") || name == ".gitignore" || name == ROOT_FILE;
+        if ours {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
 }
 
 /// Bytes of a project's index on disk: the database, its WAL and any other file beside it.

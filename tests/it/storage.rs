@@ -55,7 +55,7 @@ fn indexes_live_privately_in_the_data_directory() {
     assert!(!root.join(".booger").exists(), "the index was written into the repository");
     let dir = env.index_dir(&root);
     assert_eq!(mode(&dir), 0o700, "{}", dir.display());
-    assert_eq!(mode(&dir.parent().unwrap()), 0o700);
+    assert_eq!(mode(dir.parent().unwrap()), 0o700);
     for entry in std::fs::read_dir(&dir).unwrap().filter_map(Result::ok) {
         assert_eq!(mode(&entry.path()), 0o600, "{}", entry.path().display());
     }
@@ -236,7 +236,7 @@ fn a_full_disk_fails_clearly_and_recovers_when_space_returns() {
     assert!(out.status.success(), "after space returned: {}", describe(&out));
     let report = env.json(&["index", root.to_str().unwrap()])["report"].clone();
     assert_eq!(report["files"], 400, "{report}");
-    assert_eq!(search_paths(&env, &root, "f_399_39"), ["pkg/m399.py"]);
+    assert_eq!(search_paths(&env, &root, "f_399_39").first().map(String::as_str), Some("pkg/m399.py"));
     let check = env.store(&root).integrity_check().unwrap();
     assert_eq!(check, "ok");
 }

@@ -15,6 +15,7 @@
 pub mod format;
 pub mod postings;
 pub mod query;
+pub mod segment;
 pub mod semantic;
 
 use std::collections::HashMap;
@@ -246,7 +247,7 @@ mod tests {
         }
         let store = crate::store::Store::open(&root.join(".booger"), root).unwrap();
         crate::index::run(root, &store, crate::index::Options::default(), &crate::index::Progress::default()).unwrap();
-        let warm = postings::Postings::build(&store).unwrap();
+        let warm = postings::Postings::build(&store, &root.join(".booger")).unwrap();
         let ctx = Context::default();
         // Words that appear in no path: the warm index also ranks by path words, FTS5 does not.
         for q in ["retry upload", "parse_config", "accept connections shutdown", "upload", "configuration reads"] {
@@ -277,7 +278,7 @@ mod tests {
         let store = crate::store::Store::open(&root.join(".booger"), root).unwrap();
         let progress = crate::index::Progress::default();
         crate::index::run(root, &store, crate::index::Options::default(), &progress).unwrap();
-        let before = postings::Postings::build(&store).unwrap();
+        let before = postings::Postings::build(&store, &root.join(".booger")).unwrap();
         // Edit one file, delete one, add one.
         write("a.py", "def retry_download(blob):\n    \"\"\"Retry a failed download.\"\"\"\n    return blob\n");
         std::fs::remove_file(root.join("b.py")).unwrap();
@@ -287,18 +288,34 @@ mod tests {
         changed.sort();
         assert_eq!(changed, ["a.py", "b.py", "c/e.py"]);
         let updated = before.updated(&store, &report.changed).unwrap();
-        let rebuilt = postings::Postings::build(&store).unwrap();
+        // A released project maps its old base again and catches up from the chunk keys.
+        let reopened = postings::Postings::open(&store, &root.join(".booger")).unwrap().unwrap();
+        let rebuilt = postings::Postings::build(&store, &root.join(".booger")).unwrap();
         assert_eq!(updated.content_generation, store.content_generation());
+        assert_eq!(reopened.content_generation, store.content_generation());
         let ctx = Context::default();
         for q in ["retry upload", "retry download", "parse config", "upload config server", "serve"] {
-            let a = search(&store, Some(&updated), q, &Filters::default(), &ctx, 10).unwrap();
-            let b = search(&store, Some(&rebuilt), q, &Filters::default(), &ctx, 10).unwrap();
-            let hits = |h: &[Hit]| {
+            let hits = |p: &postings::Postings| {
+                let h = search(&store, Some(p), q, &Filters::default(), &ctx, 10).unwrap();
                 h.iter()
                     .map(|h| (h.chunk.path.clone(), h.chunk.name.clone(), (h.score * 1e6).round()))
                     .collect::<Vec<_>>()
             };
-            assert_eq!(hits(&a), hits(&b), "{q}");
+            assert_eq!(hits(&updated), hits(&rebuilt), "{q}");
+            assert_eq!(hits(&reopened), hits(&rebuilt), "{q}");
         }
+        // A full rebuild of the store gives the same content new chunk ids: the keys notice.
+        crate::index::run(root, &store, crate::index::Options { full: true, ..Default::default() }, &progress).unwrap();
+        let caught_up = rebuilt.catch_up(&store).unwrap();
+        let fresh = postings::Postings::build(&store, &root.join(".booger")).unwrap();
+        let ids = |p: &postings::Postings| {
+            search(&store, Some(p), "retry download", &Filters::default(), &ctx, 10)
+                .unwrap()
+                .iter()
+                .map(|h| h.chunk.id)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ids(&caught_up), ids(&fresh));
+        assert!(!ids(&fresh).is_empty());
     }
 }

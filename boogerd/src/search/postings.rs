@@ -1,4 +1,4 @@
-//! The warm ranking index: term → postings, held in memory by the daemon.
+//! The ranking index: term → postings, on disk and memory-mapped, plus a small delta.
 //!
 //! FTS5 computes bm25 for every row a query matches (about 0.5 µs each), so a common word
 //! costs milliseconds. Here each posting costs a few nanoseconds: scores accumulate
@@ -6,51 +6,56 @@
 //! weights (name, content, split identifiers) plus the file's path, so the re-ranking keeps
 //! its scale; only this index ranks by path words.
 //!
-//! Built from the store in the background whenever its content changes; until then (and for
-//! phrase queries and glob filters, which need positions or SQL) search uses FTS5. Tokens are
-//! alphanumeric runs, lowercased and stemmed (Snowball English), like FTS5's
-//! `porter unicode61`.
+//! A project's index is a *base* segment written to its index folder (`rank-<generation>.seg`,
+//! memory-mapped: an idle project costs no heap, and a released one comes back by mapping
+//! the file again) and a *delta* segment in memory holding the files changed since, with the
+//! base's chunks of those files marked deleted. An edit rebuilds only the delta; once the
+//! delta grows past a share of the base, a new base is written in the background. bm25's
+//! statistics (live chunks, document frequencies, average length) skip deleted chunks, so
+//! the ranking equals a fresh build's.
+//!
+//! Until the index matches the store's content (and for phrase queries and glob filters,
+//! which need positions or SQL) search uses FTS5. Tokens are alphanumeric runs, lowercased
+//! and stemmed (Snowball English), like FTS5's `porter unicode61`.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rust_stemmers::{Algorithm, Stemmer};
 
+use super::segment::{Builder, Segment};
 use crate::index::chunk::KINDS;
 use crate::store::search::{BM25_WEIGHTS, Filters, PATH_WEIGHT};
-use crate::store::{Store, StoreError, words};
+use crate::store::{Store, StoreError};
+
+pub use super::segment::tokens;
 
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
+/// A delta larger than this share of the base (or than `MERGE_MIN` chunks) asks for a new base.
+const MERGE_SHARE: f64 = 0.1;
+const MERGE_MIN: u32 = 5_000;
 
-#[derive(Clone, Copy)]
-struct Posting {
-    doc: u32,
-    /// Occurrences in name, content, words, path (saturating).
-    tf: [u8; 4],
+#[derive(Debug, thiserror::Error)]
+pub enum RankError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("ranking index {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Damaged(#[from] super::segment::Damaged),
 }
 
 pub struct Postings {
-    /// The store content generation this was built from.
+    /// The store content generation this matches.
     pub content_generation: u64,
-    terms: HashMap<Box<str>, u32>,
-    lists: Vec<Vec<Posting>>,
-    /// Per chunk: its id, token count, kind, file, and what re-ranking reads (name, lines,
-    /// size), so only the page that is shown is read from SQLite.
-    ids: Vec<i64>,
-    lens: Vec<u32>,
-    kinds: Vec<u8>,
-    files: Vec<u32>,
-    names: Vec<Box<str>>,
-    parents: Vec<Option<Box<str>>>,
-    lines: Vec<(u32, u32)>,
-    bytes: Vec<u32>,
-    avgdl: f64,
-    /// Per file: path and language.
-    paths: Vec<String>,
-    languages: Vec<String>,
-    /// Heap held, estimated once built.
-    heap: usize,
+    base: Arc<Segment>,
+    /// Base chunks of files changed since the base was written (one bit per chunk).
+    deleted: Arc<Vec<u64>>,
+    base_live: u32,
+    base_live_len: u64,
+    delta: Arc<Segment>,
 }
 
 /// One ranked chunk: what re-ranking needs (signature and parent left empty until the page
@@ -61,171 +66,151 @@ thread_local! {
     static SCRATCH: RefCell<(Vec<f64>, Vec<u8>)> = const { RefCell::new((Vec::new(), Vec::new())) };
 }
 
-pub fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty()).map(str::to_lowercase)
-}
-
-/// What adding chunks needs besides the index: the stemmer and each raw token's term, so a
-/// token is stemmed once per build.
-struct Builder {
-    stemmer: Stemmer,
-    raw: HashMap<String, u32>,
-    doc_tf: HashMap<u32, [u8; 4]>,
-}
-
-impl Builder {
-    fn new() -> Self {
-        Self { stemmer: Stemmer::create(Algorithm::English), raw: HashMap::new(), doc_tf: HashMap::new() }
-    }
-}
+const FILE_PREFIX: &str = "rank-";
+const FILE_SUFFIX: &str = ".seg";
 
 impl Postings {
-    fn empty(content_generation: u64) -> Postings {
-        Postings {
-            content_generation,
-            terms: HashMap::new(),
-            lists: Vec::new(),
-            ids: Vec::new(),
-            lens: Vec::new(),
-            kinds: Vec::new(),
-            files: Vec::new(),
-            names: Vec::new(),
-            parents: Vec::new(),
-            lines: Vec::new(),
-            bytes: Vec::new(),
-            avgdl: 1.0,
-            paths: Vec::new(),
-            languages: Vec::new(),
-            heap: 0,
+    /// Builds a new base from the whole store, writes it into `dir` and maps it.
+    pub fn build(store: &Store, dir: &Path) -> Result<Postings, RankError> {
+        let mut b = Builder::default();
+        let generation = store.scan_snapshot(|c, content, hash| b.add(c, content, hash))?;
+        let path = dir.join(format!("{FILE_PREFIX}{generation}{FILE_SUFFIX}"));
+        let io = |source| RankError::Io { path: path.clone(), source };
+        let tmp = dir.join(format!("{FILE_PREFIX}{generation}{FILE_SUFFIX}.tmp"));
+        let written = (|| {
+            let mut opts = std::fs::OpenOptions::new();
+            opts.write(true).create(true).truncate(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+            let file = opts.open(&tmp).map_err(io)?;
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+            b.write(generation, &mut w).map_err(io)?;
+            let file = w.into_inner().map_err(|e| io(e.into_error()))?;
+            file.sync_data().map_err(io)?;
+            std::fs::rename(&tmp, &path).map_err(io)
+        })();
+        if let Err(e) = written {
+            // A full disk must not leave half a file behind.
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
         }
+        let base = Arc::new(Segment::map(&path).map_err(io)?);
+        remove_others(dir, &path);
+        Ok(Self::on(base, generation))
     }
 
-    /// Heap held by this index (an estimate: containers' capacities plus their strings).
-    pub fn heap_bytes(&self) -> usize {
-        self.heap
-    }
-
-    pub fn build(store: &Store) -> Result<Postings, StoreError> {
-        let mut p = Postings::empty(store.content_generation());
-        let mut b = Builder::new();
-        store.scan(&Filters::default(), |c, content| {
-            p.add(&mut b, c, content);
-            true
-        })?;
-        p.finish();
-        Ok(p)
-    }
-
-    /// A copy in which the chunks of the `changed` files are replaced by what the store holds
-    /// for them now (none, for a deleted file). Costs a pass over the postings plus the
-    /// changed chunks, instead of re-reading and re-tokenizing the whole project: this is how
-    /// the index stays warm while the watcher applies edits.
-    pub fn updated(&self, store: &Store, changed: &[String]) -> Result<Postings, StoreError> {
-        let mut changed = changed.to_vec();
-        changed.sort();
-        changed.dedup();
-        let gone: std::collections::HashSet<&str> = changed.iter().map(String::as_str).collect();
-        let mut p = Postings::empty(store.content_generation());
-        let mut file_map = vec![u32::MAX; self.paths.len()];
-        for (i, path) in self.paths.iter().enumerate() {
-            if !gone.contains(path.as_str()) {
-                file_map[i] = p.paths.len() as u32;
-                p.paths.push(path.clone());
-                p.languages.push(self.languages[i].clone());
+    /// Maps the newest base in `dir` and brings it up to the store's content by a delta of
+    /// the files whose chunks differ. `None` when there is no base yet.
+    pub fn open(store: &Store, dir: &Path) -> Result<Option<Postings>, RankError> {
+        let Some(path) = newest(dir) else { return Ok(None) };
+        let base = match Segment::map(&path) {
+            Ok(s) => Arc::new(s),
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "unreadable ranking index; rebuilding");
+                let _ = std::fs::remove_file(&path);
+                return Ok(None);
             }
-        }
-        let mut doc_map = vec![u32::MAX; self.ids.len()];
-        for d in 0..self.ids.len() {
-            let file = file_map[self.files[d] as usize];
-            if file == u32::MAX {
-                continue;
-            }
-            doc_map[d] = p.ids.len() as u32;
-            p.ids.push(self.ids[d]);
-            p.lens.push(self.lens[d]);
-            p.kinds.push(self.kinds[d]);
-            p.files.push(file);
-            p.names.push(self.names[d].clone());
-            p.parents.push(self.parents[d].clone());
-            p.lines.push(self.lines[d]);
-            p.bytes.push(self.bytes[d]);
-        }
-        p.terms = self.terms.clone();
-        p.lists = self
-            .lists
-            .iter()
-            .map(|list| {
-                list.iter()
-                    .filter_map(|x| {
-                        let doc = doc_map[x.doc as usize];
-                        (doc != u32::MAX).then_some(Posting { doc, tf: x.tf })
-                    })
-                    .collect()
-            })
-            .collect();
-        let mut b = Builder::new();
-        store.scan_files(&changed, |c, content| p.add(&mut b, c, content))?;
-        p.finish();
-        Ok(p)
+        };
+        Self::caught_up(base, store).map(Some)
     }
 
-    /// Appends one chunk. Chunks of one file must come together.
-    fn add(&mut self, b: &mut Builder, c: &crate::store::search::Candidate, content: &str) {
-        if self.paths.last() != Some(&c.path) {
-            self.paths.push(c.path.clone());
-            self.languages.push(c.language.clone());
+    /// This index's base brought up to the store's content: a delta of the files whose
+    /// chunks differ from the base's (by content hash, first chunk id and count) (a rebuild raced with edits, or the project was
+    /// released and edited meanwhile).
+    pub fn catch_up(&self, store: &Store) -> Result<Postings, RankError> {
+        Self::caught_up(Arc::clone(&self.base), store)
+    }
+
+    fn caught_up(base: Arc<Segment>, store: &Store) -> Result<Postings, RankError> {
+        let generation = base.generation;
+        let p = Self::on(base, generation);
+        let now = store.content_generation();
+        if now == generation {
+            return Ok(p);
         }
-        let doc = self.ids.len() as u32;
-        b.doc_tf.clear();
-        let mut len = 0u32;
-        let word_col = words::words_for(&c.name, content);
-        for (col, text) in [c.name.as_str(), content, word_col.as_str(), c.path.as_str()].into_iter().enumerate() {
-            for tok in tokens(text) {
-                let tid = match b.raw.get(&tok) {
-                    Some(t) => *t,
-                    None => {
-                        let stem = b.stemmer.stem(&tok).into_owned();
-                        let next = self.terms.len() as u32;
-                        let t = *self.terms.entry(stem.into_boxed_str()).or_insert(next);
-                        if t as usize == self.lists.len() {
-                            self.lists.push(Vec::new());
-                        }
-                        b.raw.insert(tok, t);
-                        t
+        let keys = store.chunk_keys()?;
+        let mut changed: Vec<String> = Vec::new();
+        let mut seen = vec![false; p.base.files as usize];
+        for (path, key) in &keys {
+            match p.base.find_file(path) {
+                Some(f) => {
+                    seen[f] = true;
+                    if p.base.key(f) != key {
+                        changed.push(path.clone());
                     }
-                };
-                let tf = b.doc_tf.entry(tid).or_insert([0; 4]);
-                tf[col] = tf[col].saturating_add(1);
-                len += 1;
+                }
+                None => changed.push(path.clone()),
             }
         }
-        for (tid, tf) in b.doc_tf.drain() {
-            self.lists[tid as usize].push(Posting { doc, tf });
-        }
-        self.ids.push(c.id);
-        self.lens.push(len);
-        self.kinds.push(KINDS.iter().position(|k| *k == c.kind).unwrap_or(KINDS.len() - 1) as u8);
-        self.files.push(self.paths.len() as u32 - 1);
-        self.names.push(c.name.clone().into_boxed_str());
-        self.parents.push(c.parent.clone().map(String::into_boxed_str));
-        self.lines.push((c.start_line, c.end_line));
-        self.bytes.push(c.bytes as u32);
+        changed.extend((0..p.base.files as usize).filter(|&f| !seen[f]).map(|f| p.base.path(f).to_owned()));
+        p.updated_to(store, &changed, now)
     }
 
-    fn finish(&mut self) {
-        let total: u64 = self.lens.iter().map(|&l| u64::from(l)).sum();
-        self.avgdl = (total as f64 / self.ids.len().max(1) as f64).max(1.0);
-        for list in &mut self.lists {
-            list.shrink_to_fit();
+    fn on(base: Arc<Segment>, generation: u64) -> Postings {
+        let empty = Arc::new(empty_segment());
+        Postings {
+            content_generation: generation,
+            base_live: base.docs,
+            base_live_len: base.total_len,
+            deleted: Arc::new(vec![0; (base.docs as usize).div_ceil(64)]),
+            base,
+            delta: empty,
         }
-        let strings = |v: &[String]| v.iter().map(|s| s.capacity() + 24).sum::<usize>();
-        self.heap = self.terms.keys().map(|k| k.len() + 16 + 8).sum::<usize>()
-            + self.lists.iter().map(|l| l.capacity() * std::mem::size_of::<Posting>() + 24).sum::<usize>()
-            + self.ids.len() * (8 + 4 + 1 + 4 + 8 + 4 + 16 + 24)
-            + self.names.iter().map(|n| n.len() + 16).sum::<usize>()
-            + self.parents.iter().map(|p| p.as_ref().map_or(0, |p| p.len()) + 16).sum::<usize>()
-            + strings(&self.paths)
-            + strings(&self.languages);
+    }
+
+    /// A copy in which the chunks of the `changed` files are what the store holds for them
+    /// now (none, for a deleted file). Costs the delta's files, not the project's: the base
+    /// is shared, its chunks of these files marked deleted.
+    pub fn updated(&self, store: &Store, changed: &[String]) -> Result<Postings, RankError> {
+        self.updated_to(store, changed, store.content_generation())
+    }
+
+    fn updated_to(&self, store: &Store, changed: &[String], generation: u64) -> Result<Postings, RankError> {
+        let mut deleted = (*self.deleted).clone();
+        let (mut live, mut live_len) = (self.base_live, self.base_live_len);
+        for path in changed {
+            let Some(f) = self.base.find_file(path) else { continue };
+            for d in self.base.file_docs(f) {
+                let (w, bit) = (d as usize / 64, 1u64 << (d % 64));
+                if let Some(word) = deleted.get_mut(w).filter(|word| **word & bit == 0) {
+                    *word |= bit;
+                    live -= 1;
+                    live_len -= u64::from(self.base.doc_len(d));
+                }
+            }
+        }
+        // The delta's files: those it had and those just changed, read again from the store.
+        let mut files: Vec<String> = (0..self.delta.files as usize).map(|f| self.delta.path(f).to_owned()).collect();
+        files.extend(changed.iter().cloned());
+        files.sort();
+        files.dedup();
+        let mut b = Builder::default();
+        store.scan_files(&files, |c, content| b.add(c, content, ""))?;
+        let mut bytes = Vec::new();
+        b.write(generation, &mut bytes).expect("writing to memory");
+        Ok(Postings {
+            content_generation: generation,
+            base: Arc::clone(&self.base),
+            deleted: Arc::new(deleted),
+            base_live: live,
+            base_live_len: live_len,
+            delta: Arc::new(Segment::from_vec(bytes)?),
+        })
+    }
+
+    /// The delta has grown enough that a new base is worth writing.
+    pub fn wants_merge(&self) -> bool {
+        let changed = self.delta.docs + (self.base.docs - self.base_live);
+        changed > MERGE_MIN.max((f64::from(self.base.docs) * MERGE_SHARE) as u32)
+    }
+
+    /// Heap held: the delta and the deleted bits (the base is mapped).
+    pub fn heap_bytes(&self) -> usize {
+        self.base.heap_bytes() + self.delta.heap_bytes() + self.deleted.capacity() * 8
+    }
+
+    fn is_deleted(&self, d: u32) -> bool {
+        self.deleted.get(d as usize / 64).is_some_and(|w| w & (1 << (d % 64)) != 0)
     }
 
     /// Can this index answer for these filters (globs need SQL)?
@@ -234,20 +219,19 @@ impl Postings {
     }
 
     /// Ranks the chunks matching all `words` (up to `limit`) and any of them (up to `limit`).
-    /// `words` are single words (no phrases).
+    /// `words` are single words (no phrases). Docs are numbered base first, then delta.
     pub fn rank(&self, words: &[String], filters: &Filters, limit: usize) -> Vec<Ranked> {
         let stemmer = Stemmer::create(Algorithm::English);
-        let mut lists: Vec<&Vec<Posting>> = Vec::new();
-        for w in words {
-            let stem = stemmer.stem(&w.to_lowercase()).into_owned();
-            if let Some(t) = self.terms.get(stem.as_str()) {
-                lists.push(&self.lists[*t as usize]);
-            }
-        }
+        let stems: Vec<String> = words.iter().map(|w| stemmer.stem(&w.to_lowercase()).into_owned()).collect();
         let n_terms = words.len();
-        let n = self.ids.len();
-        let file_ok = self.file_filter(filters);
+        let base_n = self.base.docs;
+        let n = base_n as usize + self.delta.docs as usize;
+        let live = u64::from(self.base_live) + u64::from(self.delta.docs);
+        let avgdl = ((self.base_live_len + self.delta.total_len) as f64 / live.max(1) as f64).max(1.0);
+        let base_ok = file_filter(&self.base, filters);
+        let delta_ok = file_filter(&self.delta, filters);
         let kind = filters.kind.as_deref().map(|k| KINDS.iter().position(|x| *x == k).map_or(u8::MAX, |i| i as u8));
+        let weights = [BM25_WEIGHTS[0], BM25_WEIGHTS[1], BM25_WEIGHTS[2], PATH_WEIGHT];
         SCRATCH.with(|s| {
             let (scores, counts) = &mut *s.borrow_mut();
             if scores.len() < n {
@@ -255,81 +239,118 @@ impl Postings {
                 counts.resize(n, 0);
             }
             let mut touched: Vec<u32> = Vec::new();
-            for list in &lists {
-                let hits = list.len() as f64;
-                let idf = ((n as f64 - hits + 0.5) / (hits + 0.5)).ln().max(1e-6);
-                for p in list.iter() {
-                    let d = p.doc as usize;
-                    let weights = [BM25_WEIGHTS[0], BM25_WEIGHTS[1], BM25_WEIGHTS[2], PATH_WEIGHT];
-                    let freq: f64 = p.tf.iter().zip(weights).map(|(t, w)| f64::from(*t) * w).sum();
-                    let norm = K1 * (1.0 - B + B * f64::from(self.lens[d]) / self.avgdl);
-                    if counts[d] == 0 {
-                        touched.push(p.doc);
+            for stem in &stems {
+                let deleted_hits = self.base.postings(stem).filter(|(d, _)| self.is_deleted(*d)).count();
+                let hits = (self.base.postings(stem).len() - deleted_hits + self.delta.postings(stem).len()) as f64;
+                if hits == 0.0 {
+                    continue;
+                }
+                let idf = ((live as f64 - hits + 0.5) / (hits + 0.5)).ln().max(1e-6);
+                let base = self
+                    .base
+                    .postings(stem)
+                    .filter(|(d, _)| !self.is_deleted(*d))
+                    .map(|(d, tf)| (d, tf, &*self.base, d));
+                let delta = self.delta.postings(stem).map(|(d, tf)| (base_n + d, tf, &*self.delta, d));
+                for (slot, tf, seg, d) in base.chain(delta) {
+                    let freq: f64 = tf.iter().zip(weights).map(|(t, w)| f64::from(*t) * w).sum();
+                    let norm = K1 * (1.0 - B + B * f64::from(seg.doc_len(d)) / avgdl);
+                    let i = slot as usize;
+                    if counts[i] == 0 {
+                        touched.push(slot);
                     }
-                    counts[d] = counts[d].saturating_add(1);
-                    scores[d] += idf * (freq * (K1 + 1.0)) / (freq + norm);
+                    counts[i] = counts[i].saturating_add(1);
+                    scores[i] += idf * (freq * (K1 + 1.0)) / (freq + norm);
                 }
             }
+            let passes = |slot: u32| {
+                let (seg, d, ok) = if slot < base_n {
+                    (&*self.base, slot, &base_ok)
+                } else {
+                    (&*self.delta, slot - base_n, &delta_ok)
+                };
+                ok.as_ref().is_none_or(|ok| ok[seg.doc_file(d) as usize]) && kind.is_none_or(|k| seg.doc_kind(d) == k)
+            };
             let mut all: Vec<(u32, f64, bool)> = touched
                 .iter()
-                .filter(|&&d| file_ok.as_ref().is_none_or(|ok| ok[self.files[d as usize] as usize]))
-                .filter(|&&d| kind.is_none_or(|k| self.kinds[d as usize] == k))
-                .map(|&d| (d, scores[d as usize], counts[d as usize] as usize >= n_terms))
+                .filter(|&&slot| passes(slot))
+                .map(|&slot| (slot, scores[slot as usize], counts[slot as usize] as usize >= n_terms))
                 .collect();
-            for &d in &touched {
-                scores[d as usize] = 0.0;
-                counts[d as usize] = 0;
+            for &slot in &touched {
+                scores[slot as usize] = 0.0;
+                counts[slot as usize] = 0;
             }
             let by_score = |a: &(u32, f64, bool), b: &(u32, f64, bool)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
             let mut and: Vec<(u32, f64, bool)> = all.iter().filter(|x| x.2).copied().collect();
             top(&mut and, limit, by_score);
             top(&mut all, limit, by_score);
-            let mut out: Vec<Ranked> = and.iter().map(|&(d, s, _)| (self.candidate(d, s), true)).collect();
-            for &(d, s, a) in &all {
+            let mut out: Vec<Ranked> = and.iter().map(|&(slot, s, _)| (self.candidate(slot, s), true)).collect();
+            for &(slot, s, a) in &all {
                 if !a {
-                    out.push((self.candidate(d, s), false));
+                    out.push((self.candidate(slot, s), false));
                 }
             }
             out
         })
     }
 
-    fn candidate(&self, d: u32, score: f64) -> crate::store::search::Candidate {
-        let d = d as usize;
-        let file = self.files[d] as usize;
-        crate::store::search::Candidate {
-            id: self.ids[d],
-            path: self.paths[file].clone(),
-            language: self.languages[file].clone(),
-            kind: KINDS.get(self.kinds[d] as usize).copied().unwrap_or("raw").to_owned(),
-            name: self.names[d].to_string(),
-            signature: String::new(),
-            parent: self.parents[d].as_deref().map(str::to_owned),
-            start_line: self.lines[d].0,
-            end_line: self.lines[d].1,
-            bytes: self.bytes[d] as usize,
-            bm25: -score,
+    fn candidate(&self, slot: u32, score: f64) -> crate::store::search::Candidate {
+        if slot < self.base.docs {
+            self.base.candidate(slot, score)
+        } else {
+            self.delta.candidate(slot - self.base.docs, score)
         }
     }
+}
 
-    /// Per file: passes the language and path-prefix filters (`None`: no file filter).
-    fn file_filter(&self, f: &Filters) -> Option<Vec<bool>> {
-        if f.language.is_none() && f.path.is_none() {
-            return None;
+/// Per file of `seg`: passes the language and path-prefix filters (`None`: no file filter).
+fn file_filter(seg: &Segment, f: &Filters) -> Option<Vec<bool>> {
+    if f.language.is_none() && f.path.is_none() {
+        return None;
+    }
+    let prefix = f.path.as_deref().map(|p| p.trim_start_matches("./").trim_end_matches('/'));
+    Some(
+        (0..seg.files as usize)
+            .map(|file| {
+                let path = seg.path(file);
+                f.language.as_deref().is_none_or(|l| l == seg.language(file))
+                    && prefix.is_none_or(|p| {
+                        p.is_empty() || path == p || path.strip_prefix(p).is_some_and(|r| r.starts_with('/'))
+                    })
+            })
+            .collect(),
+    )
+}
+
+fn empty_segment() -> Segment {
+    let mut bytes = Vec::new();
+    Builder::default().write(0, &mut bytes).expect("writing to memory");
+    Segment::from_vec(bytes).expect("an empty segment is valid")
+}
+
+/// The base file with the highest generation in `dir`.
+fn newest(dir: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let generation: u64 = name.strip_prefix(FILE_PREFIX)?.strip_suffix(FILE_SUFFIX)?.parse().ok()?;
+            Some((generation, e.path()))
+        })
+        .max_by_key(|(g, _)| *g)
+        .map(|(_, p)| p)
+}
+
+/// Removes the other base files (older generations, temporary files of a crashed build).
+fn remove_others(dir: &Path, keep: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.filter_map(Result::ok) {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with(FILE_PREFIX) && e.path() != keep {
+            let _ = std::fs::remove_file(e.path());
         }
-        let prefix = f.path.as_deref().map(|p| p.trim_start_matches("./").trim_end_matches('/'));
-        Some(
-            self.paths
-                .iter()
-                .zip(&self.languages)
-                .map(|(path, lang)| {
-                    f.language.as_deref().is_none_or(|l| l == lang)
-                        && prefix.is_none_or(|p| {
-                            p.is_empty() || path == p || path.strip_prefix(p).is_some_and(|r| r.starts_with('/'))
-                        })
-                })
-                .collect(),
-        )
     }
 }
 

@@ -158,6 +158,20 @@ impl Store {
         })
     }
 
+    /// Per file with chunks, in path order: `content hash:first chunk id:chunk count`. Two
+    /// equal keys mean the same chunks under the same ids (a file's chunks are written
+    /// together, with consecutive ids), which is what the ranking index's base must match.
+    pub fn chunk_keys(&self) -> Result<Vec<(String, String)>> {
+        self.read(|c| {
+            let mut stmt = c.prepare(
+                "SELECT f.path, f.content_hash || ':' || min(c.id) || ':' || count(*)
+                 FROM files f JOIN chunks c ON c.file_id = f.id GROUP BY f.id ORDER BY f.path",
+            )?;
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            rows.collect()
+        })
+    }
+
     /// Every file's path and content hash, sorted by path (for the Merkle root).
     pub fn hashes(&self) -> Result<Vec<(String, String)>> {
         self.read(|c| {

@@ -271,6 +271,40 @@ impl Store {
     }
 
     /// Every chunk of the given files with its content, file by file.
+    /// Every chunk with its content and its file's content hash, files in path order, all
+    /// read from one snapshot; returns the content generation of that snapshot (what a
+    /// ranking segment built from it is valid for).
+    pub fn scan_snapshot(&self, mut each: impl FnMut(&Candidate, &str, &str)) -> Result<u64> {
+        let sql = format!(
+            "SELECT {CANDIDATE_COLUMNS}, 0.0, c.content, f.content_hash FROM chunks c JOIN files f ON f.id = c.file_id
+             ORDER BY f.path, c.start_byte, c.id"
+        );
+        self.read(|c| {
+            let tx = c.unchecked_transaction()?;
+            let generation: u64 = {
+                use rusqlite::OptionalExtension;
+                tx.query_row("SELECT value FROM meta WHERE key = 'generation'", [], |r| r.get::<_, String>(0))
+                    .optional()?
+                    .and_then(|g| g.parse().ok())
+                    .unwrap_or(0)
+            };
+            {
+                let mut stmt = tx.prepare(&sql)?;
+                let mut rows = stmt.query([])?;
+                while let Some(r) = rows.next()? {
+                    let cand = candidate(r)?;
+                    each(
+                        &cand,
+                        r.get_ref(11)?.as_str().unwrap_or_default(),
+                        r.get_ref(12)?.as_str().unwrap_or_default(),
+                    );
+                }
+            }
+            tx.commit()?;
+            Ok(generation)
+        })
+    }
+
     pub fn scan_files(&self, paths: &[String], mut each: impl FnMut(&Candidate, &str)) -> Result<()> {
         let sql = format!(
             "SELECT {CANDIDATE_COLUMNS}, 0.0, c.content FROM chunks c JOIN files f ON f.id = c.file_id
