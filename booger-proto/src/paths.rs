@@ -4,7 +4,8 @@
 //! - socket: `BOOGER_SOCKET`, else `$XDG_RUNTIME_DIR/booger/boogerd.sock`, else a per-user
 //!   directory `booger-<uid>` in the temp dir (created 0700 by the daemon). On Windows a named
 //!   pipe `\\.\pipe\booger-<user>`.
-//! - data: `BOOGER_HOME`, else `$XDG_DATA_HOME/booger`, else `~/.local/share/booger`.
+//! - data: `BOOGER_HOME`, else `$XDG_DATA_HOME/booger`, else `~/.local/share/booger`
+//!   (`~/Library/Application Support/booger` on macOS). Project indexes live under it.
 
 use std::env;
 use std::path::PathBuf;
@@ -46,7 +47,7 @@ fn platform_default_socket() -> PathBuf {
     PathBuf::from(format!(r"\\.\pipe\booger-{user}"))
 }
 
-/// The daemon's data directory (project registry, log).
+/// The daemon's data directory (project registry, indexes, log).
 pub fn data_dir() -> PathBuf {
     if let Some(h) = non_empty_env(HOME_ENV) {
         return PathBuf::from(h);
@@ -55,6 +56,9 @@ pub fn data_dir() -> PathBuf {
         return PathBuf::from(x).join("booger");
     }
     if let Some(h) = non_empty_env("HOME").or_else(|| non_empty_env("USERPROFILE")) {
+        if cfg!(target_os = "macos") {
+            return PathBuf::from(h).join("Library").join("Application Support").join("booger");
+        }
         return PathBuf::from(h).join(".local").join("share").join("booger");
     }
     env::temp_dir().join("booger-data")

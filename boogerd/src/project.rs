@@ -480,6 +480,33 @@ impl Projects {
         self.get(root).index_dir.clone()
     }
 
+    /// Before a query on `root` loads what it needs: while the projects together hold more
+    /// than `budget` bytes, the least recently used others are released.
+    pub fn keep_budget(&self, root: &Path, budget: usize) {
+        let (held, _) = self.resident();
+        if held <= budget {
+            return;
+        }
+        let mut handles: Vec<Arc<ProjectHandle>> = self
+            .handles
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .filter(|h| h.root != root)
+            .cloned()
+            .collect();
+        handles.sort_by_key(|h| std::cmp::Reverse(h.idle_for()));
+        let mut held = held;
+        for h in handles {
+            if held <= budget {
+                break;
+            }
+            if let Some(bytes) = h.release() {
+                held -= bytes.min(held);
+            }
+        }
+    }
+
     /// Releases the warm structures of projects no query has used for `idle_after`, then,
     /// while the rest hold more than `budget` bytes, those of the least recently used.
     pub fn release_idle(&self, idle_after: std::time::Duration, budget: usize) -> Released {

@@ -208,6 +208,7 @@ pub fn project_store(
     let project = resolve_project(daemon, session, args).map_err(ToolReply::error)?;
     let handle = daemon.projects.get(&project.root);
     handle.touch();
+    daemon.projects.keep_budget(&project.root, daemon.config.memory_budget);
     match handle.existing_store() {
         Ok(Some(store)) => {
             answering_from(&project.name, &handle, &store);
