@@ -9,8 +9,10 @@
 //! refused at open, never undefined behaviour.
 //!
 //! Layout (little endian): a header (magic, content generation, counts) and a table of
-//! sections, each 8-byte aligned: term offsets and bytes (sorted), postings offsets and
-//! postings (doc u32 + four saturating term counts: name, content, words, path), per chunk
+//! sections, each 8-byte aligned: term offsets and bytes (sorted), per term the byte offset
+//! and length of its postings, and the postings (per chunk that has the term: the gap from
+//! the previous chunk as a varint, then its four saturating term counts, name, content,
+//! words and path, in one byte of 2-bit counts, or 0xFF and four bytes), per chunk
 //! id, length, kind, file, lines, size, name and parent, per file its path (sorted),
 //! language, content hash and first chunk.
 
@@ -24,7 +26,7 @@ use crate::index::chunk::KINDS;
 use crate::store::search::Candidate;
 use crate::store::words;
 
-const MAGIC: &[u8; 8] = b"BGRANK01";
+const MAGIC: &[u8; 8] = b"BGRANK02";
 const HEADER: usize = 8 + 8 + 4 * 4 + 8 + 8;
 
 /// The sections, in file order.
@@ -33,6 +35,7 @@ enum Sec {
     TermOff,
     TermBytes,
     ListOff,
+    ListLen,
     Postings,
     DocId,
     DocLen,
@@ -53,7 +56,7 @@ enum Sec {
     LangOff,
     LangBytes,
 }
-const SECTIONS: usize = 22;
+const SECTIONS: usize = 23;
 
 /// Splits text into lowercase alphanumeric tokens (before stemming).
 pub fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
@@ -198,6 +201,8 @@ impl Builder {
         let mut order: Vec<u32> = (0..self.terms.len() as u32).collect();
         order.sort_unstable_by(|a, b| self.terms[*a as usize].cmp(&self.terms[*b as usize]));
         let n_postings: u64 = self.lists.iter().map(|l| l.len() as u64).sum();
+        let list_bytes: Vec<u64> = self.lists.iter().map(|l| encoded_len(l) as u64).collect();
+        let postings_bytes = list_bytes.iter().sum::<u64>() as usize;
         let total_len: u64 = self.lens.iter().map(|&l| u64::from(l)).sum();
         let (n, nf) = (self.ids.len(), self.paths.len());
         let strings = |v: &[String]| v.iter().map(String::len).sum::<usize>();
@@ -205,7 +210,8 @@ impl Builder {
             4 * (self.terms.len() + 1),
             strings(&self.terms),
             8 * (self.terms.len() + 1),
-            8 * n_postings as usize,
+            4 * self.terms.len(),
+            postings_bytes,
             8 * n,
             4 * n,
             n,
@@ -250,17 +256,20 @@ impl Builder {
             let mut off = 0u64;
             w.put(&off.to_le_bytes())?;
             for &t in &order {
-                off += self.lists[t as usize].len() as u64;
+                off += list_bytes[t as usize];
                 w.put(&off.to_le_bytes())?;
             }
             Ok(())
         })?;
+        w.section(table[Sec::ListLen as usize].0, |w| {
+            order.iter().try_for_each(|&t| w.put(&(self.lists[t as usize].len() as u32).to_le_bytes()))
+        })?;
         w.section(table[Sec::Postings as usize].0, |w| {
+            let mut buf = Vec::new();
             for &t in &order {
-                for p in &self.lists[t as usize] {
-                    w.put(&p.doc.to_le_bytes())?;
-                    w.put(&p.tf)?;
-                }
+                buf.clear();
+                encode(&self.lists[t as usize], &mut buf);
+                w.put(&buf)?;
             }
             Ok(())
         })?;
@@ -291,6 +300,106 @@ impl Builder {
         w.pad_to(at)
     }
 }
+
+/// One byte of four 2-bit counts, or this escape and the four counts in full.
+const TF_ESCAPE: u8 = 0xFF;
+
+fn tf_code(tf: [u8; 4]) -> Option<u8> {
+    let code = tf.iter().enumerate().try_fold(0u8, |acc, (i, &c)| (c <= 3).then_some(acc | (c << (2 * i))))?;
+    (code != TF_ESCAPE).then_some(code)
+}
+
+fn varint_len(mut v: u32) -> usize {
+    let mut n = 1;
+    while v >= 0x80 {
+        v >>= 7;
+        n += 1;
+    }
+    n
+}
+
+fn encoded_len(list: &[Posting]) -> usize {
+    let mut prev = 0;
+    list.iter()
+        .map(|p| {
+            let gap = p.doc - prev;
+            prev = p.doc;
+            varint_len(gap) + if tf_code(p.tf).is_some() { 1 } else { 5 }
+        })
+        .sum()
+}
+
+fn encode(list: &[Posting], out: &mut Vec<u8>) {
+    let mut prev = 0;
+    for p in list {
+        let mut gap = p.doc - prev;
+        prev = p.doc;
+        while gap >= 0x80 {
+            out.push((gap as u8 & 0x7F) | 0x80);
+            gap >>= 7;
+        }
+        out.push(gap as u8);
+        match tf_code(p.tf) {
+            Some(code) => out.push(code),
+            None => {
+                out.push(TF_ESCAPE);
+                out.extend_from_slice(&p.tf);
+            }
+        }
+    }
+}
+
+/// Decodes a term's postings; a damaged list ends early instead of reading past its bytes.
+pub struct PostingIter<'a> {
+    bytes: &'a [u8],
+    doc: u32,
+    left: usize,
+}
+
+impl Iterator for PostingIter<'_> {
+    type Item = (u32, [u8; 4]);
+
+    fn next(&mut self) -> Option<(u32, [u8; 4])> {
+        if self.left == 0 {
+            return None;
+        }
+        let mut gap = 0u32;
+        let mut shift = 0;
+        loop {
+            let (&b, rest) = self.bytes.split_first().or_else(|| {
+                self.left = 0;
+                None
+            })?;
+            self.bytes = rest;
+            gap |= u32::from(b & 0x7F).checked_shl(shift).unwrap_or(0);
+            shift += 7;
+            if b < 0x80 {
+                break;
+            }
+        }
+        let (&code, rest) = self.bytes.split_first()?;
+        self.bytes = rest;
+        let tf = if code == TF_ESCAPE {
+            let Some((tf, rest)) = self.bytes.split_first_chunk::<4>() else {
+                self.left = 0;
+                return None;
+            };
+            self.bytes = rest;
+            *tf
+        } else {
+            [code & 3, (code >> 2) & 3, (code >> 4) & 3, code >> 6]
+        };
+        self.doc = self.doc.wrapping_add(gap);
+        self.left -= 1;
+        Some((self.doc, tf))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for PostingIter<'_> {}
 
 fn align(at: usize) -> usize {
     at.div_ceil(8) * 8
@@ -404,6 +513,7 @@ impl Segment {
         let expect = [
             (Sec::TermOff, 4 * (nt + 1)),
             (Sec::ListOff, 8 * (nt + 1)),
+            (Sec::ListLen, 4 * nt),
             (Sec::DocId, 8 * n),
             (Sec::DocLen, 4 * n),
             (Sec::DocKind, n),
@@ -458,15 +568,12 @@ impl Segment {
         }
     }
 
-    /// The postings of `term` (a stem): (doc, counts per column).
-    pub fn postings(&self, term: &str) -> impl ExactSizeIterator<Item = (u32, [u8; 4])> + '_ {
-        let range = self.find_term(term).map_or(0..0, |t| {
-            let (a, b) = (self.u64_in(Sec::ListOff, t) as usize, self.u64_in(Sec::ListOff, t + 1) as usize);
-            a.min(b)..b
-        });
-        let list = self.sec(Sec::Postings).get(8 * range.start..8 * range.end).unwrap_or(&[]);
-        list.chunks_exact(8)
-            .map(|p| (u32::from_le_bytes(p[..4].try_into().expect("4 bytes")), [p[4], p[5], p[6], p[7]]))
+    /// The postings of `term` (a stem): (doc, counts per column), in doc order.
+    pub fn postings(&self, term: &str) -> PostingIter<'_> {
+        let Some(t) = self.find_term(term) else { return PostingIter { bytes: &[], doc: 0, left: 0 } };
+        let (a, b) = (self.u64_in(Sec::ListOff, t) as usize, self.u64_in(Sec::ListOff, t + 1) as usize);
+        let bytes = self.sec(Sec::Postings).get(a..b).unwrap_or(&[]);
+        PostingIter { bytes, doc: 0, left: self.u32_in(Sec::ListLen, t) as usize }
     }
 
     fn find_term(&self, term: &str) -> Option<usize> {
@@ -549,5 +656,67 @@ impl Segment {
             }
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(id: i64, path: &str, name: &str, parent: Option<&str>) -> Candidate {
+        Candidate {
+            id,
+            path: path.to_owned(),
+            language: "python".to_owned(),
+            kind: "function".to_owned(),
+            name: name.to_owned(),
+            signature: String::new(),
+            parent: parent.map(str::to_owned),
+            start_line: id as u32,
+            end_line: id as u32 + 3,
+            bytes: 40,
+            bm25: 0.0,
+        }
+    }
+
+    #[test]
+    fn a_segment_reads_back_what_was_written() {
+        let mut b = Builder::default();
+        // A word four times: its count does not fit two bits.
+        b.add(&chunk(7, "a.py", "retry", None), "retry retry retry retry upload", "h1");
+        b.add(&chunk(9, "a.py", "upload", Some("Client")), "upload blob", "h1");
+        for i in 0..300 {
+            b.add(&chunk(100 + i, &format!("m/{i:03}.py"), "other", None), "upload", "h2");
+        }
+        let mut bytes = Vec::new();
+        b.write(42, &mut bytes).unwrap();
+        let seg = Segment::from_vec(bytes).unwrap();
+        assert_eq!((seg.generation, seg.docs, seg.files), (42, 302, 301));
+        let retry: Vec<_> = seg.postings("retri").collect();
+        assert_eq!(retry, [(0, [1, 4, 0, 0])]);
+        let upload: Vec<u32> = seg.postings("upload").map(|(d, _)| d).collect();
+        assert_eq!(upload, (0..302).collect::<Vec<u32>>());
+        assert_eq!(seg.postings("upload").len(), 302);
+        assert_eq!(seg.postings("nothing").len(), 0);
+        let c = seg.candidate(1, 2.0);
+        assert_eq!(
+            (c.id, c.name.as_str(), c.parent.as_deref(), c.path.as_str()),
+            (9, "upload", Some("Client"), "a.py")
+        );
+        assert_eq!(seg.find_file("m/150.py"), Some(151));
+        assert_eq!(seg.file_docs(151), 152..153);
+        assert_eq!(seg.key(0), "h1:7:2");
+        assert_eq!(seg.language(0), "python");
+    }
+
+    #[test]
+    fn a_damaged_segment_is_refused_not_trusted() {
+        let mut bytes = Vec::new();
+        Builder::default().write(1, &mut bytes).unwrap();
+        assert!(Segment::from_vec(bytes[..10].to_vec()).is_err());
+        let mut bad = bytes.clone();
+        bad[HEADER] = 0xFF; // the first section's offset points far past the end
+        bad[HEADER + 7] = 0x7F;
+        assert!(Segment::from_vec(bad).is_err());
     }
 }
