@@ -1,8 +1,11 @@
-//! A project's vectors in memory, for exact top-k cosine search.
+//! A project's vectors in memory, for top-k cosine search.
 //!
-//! Vectors are stored and held as int8 with one f32 scale each (a quarter of f32's memory;
-//! the rounding changes cosines by about 0.01). A query is quantised the same way, so the
-//! scan is integer multiply-adds that the compiler vectorises.
+//! Vectors are stored as int8 with one f32 scale each (a quarter of f32's memory; the
+//! rounding changes cosines by about 0.01). In memory each is only its signs, one bit per
+//! dimension (32 bytes for 256 dimensions, an eighth of int8): a scan counts agreeing signs
+//! with the query's to pick a few hundred candidates, whose stored int8 vectors are then
+//! read back and scored exactly. The memory of a large project's vectors drops from
+//! hundreds of megabytes to tens, and the order of the answer is the exact cosine order.
 
 use crate::store::{Store, StoreError};
 
@@ -21,34 +24,39 @@ fn quantize(v: &[f32]) -> (f32, Vec<i8>) {
     (scale, v.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8).collect())
 }
 
+/// Candidates scored exactly per result asked for (and at least `RESCORE_MIN`).
+const RESCORE_PER_RESULT: usize = 8;
+const RESCORE_MIN: usize = 256;
+
 pub struct VectorIndex {
     pub model: String,
     dims: usize,
+    /// u64 words of sign bits per vector.
+    words: usize,
     ids: Vec<i64>,
-    scales: Vec<f32>,
-    data: Vec<i8>,
+    signs: Vec<u64>,
 }
 
 impl VectorIndex {
     /// Every vector of `model` in `store`; the first one sets the size (a model's vectors
     /// all have one; any other is skipped).
     pub fn load(store: &Store, model: &str) -> Result<Self, StoreError> {
-        let mut index =
-            Self { model: model.to_owned(), dims: 0, ids: Vec::new(), scales: Vec::new(), data: Vec::new() };
+        let mut index = Self { model: model.to_owned(), dims: 0, words: 0, ids: Vec::new(), signs: Vec::new() };
         store.each_vector(model, |id, blob| {
             if index.dims == 0 && blob.len() > 4 {
                 index.dims = blob.len() - 4;
+                index.words = index.dims.div_ceil(64);
             }
             if blob.len() != 4 + index.dims {
                 return;
             }
             index.ids.push(id);
-            index.scales.push(f32::from_le_bytes(blob[..4].try_into().expect("4 bytes")));
-            index.data.extend(blob[4..].iter().map(|&b| b as i8));
+            let at = index.signs.len();
+            index.signs.resize(at + index.words, 0);
+            set_signs(blob[4..].iter().map(|&b| b as i8), &mut index.signs[at..]);
         })?;
         index.ids.shrink_to_fit();
-        index.scales.shrink_to_fit();
-        index.data.shrink_to_fit();
+        index.signs.shrink_to_fit();
         Ok(index)
     }
 
@@ -56,34 +64,58 @@ impl VectorIndex {
         self.ids.len()
     }
 
-    /// Heap held: ids, scales and the int8 rows.
+    /// Heap held: ids and sign bits.
     pub fn heap_bytes(&self) -> usize {
-        self.ids.capacity() * 8 + self.scales.capacity() * 4 + self.data.capacity()
+        self.ids.capacity() * 8 + self.signs.capacity() * 8
     }
 
     pub fn is_empty(&self) -> bool {
         self.ids.is_empty()
     }
 
-    /// The `k` chunks most similar to `query` (a unit vector), best first, with cosines.
-    pub fn top(&self, query: &[f32], k: usize) -> Vec<(i64, f32)> {
-        if query.len() != self.dims || k == 0 {
-            return Vec::new();
+    /// The `k` chunks most similar to `query` (a unit vector), best first, with cosines:
+    /// candidates by agreeing signs, then their stored vectors from `store` scored exactly.
+    pub fn top(&self, store: &Store, query: &[f32], k: usize) -> Result<Vec<(i64, f32)>, StoreError> {
+        if query.len() != self.dims || k == 0 || self.ids.is_empty() {
+            return Ok(Vec::new());
         }
         let (qscale, q) = quantize(query);
-        let mut scored: Vec<(f32, usize)> = self
-            .data
-            .chunks_exact(self.dims)
+        let mut qsigns = vec![0u64; self.words];
+        set_signs(q.iter().copied(), &mut qsigns);
+        let mut agree: Vec<(u32, u32)> = self
+            .signs
+            .chunks_exact(self.words)
             .enumerate()
-            .map(|(i, row)| (dot(row, &q) as f32 * self.scales[i] * qscale, i))
+            .map(|(i, row)| (row.iter().zip(&qsigns).map(|(a, b)| (!(a ^ b)).count_ones()).sum::<u32>(), i as u32))
             .collect();
-        let k = k.min(scored.len());
-        if k < scored.len() {
-            scored.select_nth_unstable_by(k, |a, b| b.0.total_cmp(&a.0));
-            scored.truncate(k);
+        let m = (k * RESCORE_PER_RESULT).max(RESCORE_MIN).min(agree.len());
+        if m < agree.len() {
+            agree.select_nth_unstable_by(m, |a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            agree.truncate(m);
         }
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-        scored.into_iter().map(|(s, i)| (self.ids[i], s)).collect()
+        let ids: Vec<i64> = agree.iter().map(|&(_, i)| self.ids[i as usize]).collect();
+        let mut scored: Vec<(i64, f32)> = store
+            .vectors_of(&self.model, &ids)?
+            .into_iter()
+            .filter(|(_, blob)| blob.len() == 4 + self.dims)
+            .map(|(id, blob)| {
+                let scale = f32::from_le_bytes(blob[..4].try_into().expect("4 bytes"));
+                let row: Vec<i8> = blob[4..].iter().map(|&b| b as i8).collect();
+                (id, dot(&row, &q) as f32 * scale * qscale)
+            })
+            .collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scored.truncate(k);
+        Ok(scored)
+    }
+}
+
+/// Bit `i` of `out` is set when component `i` is positive.
+fn set_signs(values: impl Iterator<Item = i8>, out: &mut [u64]) {
+    for (i, v) in values.enumerate() {
+        if v > 0 {
+            out[i / 64] |= 1 << (i % 64);
+        }
     }
 }
 
@@ -94,6 +126,50 @@ fn dot(a: &[i8], b: &[i8]) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Signs pick the candidates, stored vectors decide: the answer holds the exact nearest.
+    #[test]
+    fn top_finds_the_exact_nearest_through_signs() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let body: String = (0..3000).map(|i| format!("def f{i}():\n    return {i}\n\n")).collect();
+        std::fs::write(root.join("a.py"), body).unwrap();
+        let store = Store::open(&root.join(".booger"), root).unwrap();
+        crate::index::run(root, &store, crate::index::Options::default(), &crate::index::Progress::default()).unwrap();
+        let ids: Vec<i64> = store.chunks_without_vectors("m", 0, 10_000).unwrap().iter().map(|c| c.id).collect();
+        // Deterministic pseudo-random unit vectors.
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((seed >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+        };
+        let vectors: Vec<Vec<f32>> = ids
+            .iter()
+            .map(|_| {
+                let mut v: Vec<f32> = (0..128).map(|_| next()).collect();
+                crate::embed::normalize(&mut v);
+                v
+            })
+            .collect();
+        let rows: Vec<(i64, Vec<u8>)> = ids.iter().zip(&vectors).map(|(id, v)| (*id, encode(v))).collect();
+        store.save_vectors("m", &rows).unwrap();
+        let index = VectorIndex::load(&store, "m").unwrap();
+        assert_eq!(index.len(), ids.len());
+        assert!(index.heap_bytes() < ids.len() * (8 + 16 + 8), "{} bytes", index.heap_bytes());
+        let mut found = 0;
+        for probe in (0..ids.len()).step_by(97) {
+            let mut q: Vec<f32> = vectors[probe].iter().map(|x| x + next() * 0.05).collect();
+            crate::embed::normalize(&mut q);
+            let mut exact: Vec<(i64, f32)> =
+                ids.iter().zip(&vectors).map(|(id, v)| (*id, crate::embed::cosine(v, &q))).collect();
+            exact.sort_by(|a, b| b.1.total_cmp(&a.1));
+            let top = index.top(&store, &q, 10).unwrap();
+            assert_eq!(top[0].0, ids[probe], "the vector itself comes first");
+            found += exact[..10].iter().filter(|(id, _)| top.iter().any(|(t, _)| t == id)).count();
+        }
+        let asked = ids.len().div_ceil(97) * 10;
+        assert!(found as f64 >= 0.9 * asked as f64, "recall@10 {found}/{asked}");
+    }
 
     #[test]
     fn encoded_vectors_keep_their_cosines() {

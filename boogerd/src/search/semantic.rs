@@ -35,7 +35,7 @@ pub fn search(
     let filtered = filters.language.is_some() || filters.kind.is_some() || filters.path.is_some();
     // Twice what is needed, so an answer can say there is more.
     let depth = if filtered { NEAREST_FILTERED.max(need * 2) } else { need * 2 };
-    let nearest: Vec<(i64, f64)> = index.top(v, depth).into_iter().map(|(id, s)| (id, s as f64)).collect();
+    let nearest: Vec<(i64, f64)> = index.top(store, v, depth)?.into_iter().map(|(id, s)| (id, s as f64)).collect();
     let found = store.candidates_in(&nearest, filters)?;
     Ok(found.into_iter().map(|c| Hit { score: c.bm25, chunk: c, notes: Vec::new() }).collect())
 }

@@ -130,6 +130,23 @@ impl Store {
     }
 }
 
+impl Store {
+    /// The stored vectors of `model` for these chunks (those that have one).
+    pub fn vectors_of(&self, model: &str, ids: &[i64]) -> Result<Vec<(i64, Vec<u8>)>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+        self.read(|c| {
+            let mut stmt = c.prepare(&format!(
+                "SELECT chunk_id, vector FROM embeddings WHERE model = ?1 AND chunk_id IN ({list})"
+            ))?;
+            let rows = stmt.query_map([model], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            rows.collect()
+        })
+    }
+}
+
 /// `?1, ?2, …` for `items` (at least one, so `NOT IN ()` never appears).
 fn placeholders<T>(items: &[T]) -> String {
     (1..=items.len().max(1)).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", ")
