@@ -1,13 +1,13 @@
 //! Indexing speed against its floors, on corpora every machine has.
 //!
-//! `cargo bench -p booger-tests --bench index` copies each corpus into a temp dir (the index
-//! lives inside the project, and the system's folders are not ours to write), then measures in
-//! one run:
+//! `cargo bench -p booger-tests --bench index` copies each corpus into a temp dir (so every
+//! run starts from the same files), then measures in one run:
 //! - floor 1, read: walk and read every file (what `cat` would cost);
 //! - floor 2, parse: tree-sitter parse of every file on all cores, no chunking, no store;
 //! - chunk: parse + chunk on all cores, no store;
 //! - booger: `booger index` through a real daemon, full; then a no-change re-index
-//!   (median of 5); the daemon's peak RSS; the index's size on disk.
+//!   (median of 5); the daemon's peak RSS; the index's size on disk once its ranking segment
+//!   (built in the background after the run) is written, and that segment's share.
 //!
 //! Corpora: the Python standard library (.py files, site-packages excluded, as the eval set
 //! defines it), /usr/include, and ~/.cargo/registry/src if present. `BENCH_CORPORA` picks some
@@ -42,9 +42,9 @@ fn main() {
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
     println!("{workers} cores; medians where repeated\n");
     println!(
-        "| corpus | files | MB | chunks | read floor | parse floor ({workers} threads) | parse+chunk | booger index (full) | vs parse floor | files/s | MB/s | no-change re-index | on disk (x source) | daemon peak RSS |"
+        "| corpus | files | MB | chunks | read floor | parse floor ({workers} threads) | parse+chunk | booger index (full) | vs parse floor | files/s | MB/s | no-change re-index | on disk (x source) | of which ranking segment | daemon peak RSS |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for c in corpora.iter().filter(|c| wanted.split(',').any(|w| w == c.name)) {
         if !c.src.is_dir() {
             println!("| {} | (missing: {}) |", c.name, c.src.display());
@@ -94,12 +94,22 @@ fn run(c: &Corpus, workers: usize) {
         assert_eq!(r["report"]["parsed"], 0, "a no-change run parsed files");
     }
     again.sort();
-    let status = env.json(&["status", root.to_str().unwrap()]);
+    // The ranking segment is written in the background after the run: wait for it.
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let status = loop {
+        let s = env.json(&["status", root.to_str().unwrap()]);
+        let dir = PathBuf::from(s["project"]["index"]["dir"].as_str().unwrap_or(""));
+        if segment_bytes(&dir) > 0 || Instant::now() > deadline {
+            break s;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
     let disk = status["project"]["index"]["size_on_disk"].as_u64().unwrap_or(0);
+    let segment = segment_bytes(Path::new(status["project"]["index"]["dir"].as_str().unwrap_or("")));
     let rss = booger_tests::proc_status_kb(daemon.child.id(), "VmHWM:");
     let mb = bytes as f64 / 1e6;
     println!(
-        "| {} | {} | {:.1} | {} | {} | {} | {} | {} | {:.2}x | {:.0} | {:.1} | {} | {:.1} MB ({:.2}x) | {:.0} MB |",
+        "| {} | {} | {:.1} | {} | {} | {} | {} | {} | {:.2}x | {:.0} | {:.1} | {} | {:.1} MB ({:.2}x) | {:.1} MB | {:.0} MB |",
         c.name,
         files.len(),
         mb,
@@ -114,8 +124,23 @@ fn run(c: &Corpus, workers: usize) {
         ms(again[again.len() / 2]),
         disk as f64 / 1e6,
         disk as f64 / bytes as f64,
+        segment as f64 / 1e6,
         rss as f64 / 1024.0,
     );
+}
+
+/// Bytes of the ranking segment files in an index folder.
+fn segment_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".seg"))
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
 }
 
 /// Runs `f` over every file's bytes on `workers` threads; returns the wall time.
