@@ -82,8 +82,12 @@ impl Daemon {
     pub fn memory(&self) -> Value {
         let (rss, threads) = crate::memory::process().unwrap_or((0, 0));
         let (warm, warm_projects) = self.projects.resident();
+        let (heap_used, heap_free, sqlite) = crate::memory::heap().unwrap_or((0, 0, 0));
         json!({
             "rss_bytes": rss,
+            "heap_used_bytes": heap_used,
+            "heap_free_bytes": heap_free,
+            "sqlite_bytes": sqlite,
             "threads": threads,
             "warm_bytes": warm,
             "warm_projects": warm_projects,

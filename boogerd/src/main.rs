@@ -61,6 +61,7 @@ struct Args {
 }
 
 fn main() -> anyhow::Result<()> {
+    boogerd::memory::configure_allocator();
     let args = Args::parse();
     // Everything boogerd creates (indexes, logs, models) holds text of the user's files:
     // private to the user, whatever the shell's umask.

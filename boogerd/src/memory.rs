@@ -10,6 +10,22 @@ use std::time::Duration;
 /// How often the daemon trims while it runs.
 pub const TRIM_EVERY: Duration = Duration::from_secs(60);
 
+/// Sets glibc's allocator up for a long-running daemon, before any thread starts. Two
+/// arenas instead of one per thread (up to 8 per core), so what one thread frees another
+/// reuses; and a fixed mmap threshold of 128 KB, so large buffers (a query's score arrays,
+/// an index run's batches) go back to the OS when freed. By default glibc raises the
+/// threshold after such a free and serves the next large buffers from the heap, where a few
+/// live small allocations keep whole pages resident: measured on the standard library, a
+/// released project left 26 MB of free but resident heap.
+pub fn configure_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes glibc's allocation parameters.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
+    }
+}
+
 /// Returns free heap pages to the OS (a few milliseconds; a no-op off glibc).
 pub fn trim() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -27,4 +43,22 @@ pub fn process() -> Option<(u64, u64)> {
         status.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
     };
     Some((field("VmRSS:")? * 1024, field("Threads:")?))
+}
+
+/// Where the heap is: bytes in use by the allocator's callers, bytes free but held, and
+/// SQLite's share of those in use (`None` off glibc).
+pub fn heap() -> Option<(u64, u64, u64)> {
+    // SAFETY: sqlite3_memory_used reads SQLite's own counter.
+    let sqlite = u64::try_from(unsafe { rusqlite::ffi::sqlite3_memory_used() }).unwrap_or(0);
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: mallinfo2 only reads glibc's statistics.
+        let m = unsafe { libc::mallinfo2() };
+        Some(((m.uordblks + m.hblkhd) as u64, m.fordblks as u64, sqlite))
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        let _ = sqlite;
+        None
+    }
 }

@@ -19,7 +19,8 @@ pub struct EmbedInput {
     pub signature: String,
     pub parent: Option<String>,
     pub doc: Option<String>,
-    /// The start of the content (enough for any embedder's window).
+    /// The start of the content (enough for any embedder's window), for chunks with no
+    /// signature and no doc (the others are described without it: see `embed::text`).
     pub content: String,
 }
 
@@ -37,7 +38,9 @@ impl Store {
     pub fn chunks_without_vectors(&self, model: &str, after: i64, limit: usize) -> Result<Vec<EmbedInput>> {
         self.read(|c| {
             let mut stmt = c.prepare_cached(&format!(
-                "SELECT c.id, f.path, c.kind, c.name, c.signature, c.parent, c.doc, substr(c.content, 1, 2000)
+                "SELECT c.id, f.path, c.kind, c.name, c.signature, c.parent, c.doc,
+                        CASE WHEN c.signature = '' AND coalesce(c.doc, '') = '' AND c.kind <> 'block'
+                             THEN substr(c.content, 1, 2000) ELSE '' END
                  FROM chunks c JOIN files f ON f.id = c.file_id
                  WHERE c.id > ?3 AND {EMBEDDABLE}
                    AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id AND e.model = ?1)
