@@ -1,0 +1,57 @@
+//! Segments written and read back; damaged ones refused.
+use super::*;
+use crate::store::search::Candidate;
+
+fn chunk(id: i64, path: &str, name: &str, parent: Option<&str>) -> Candidate {
+    Candidate {
+        id,
+        path: path.to_owned(),
+        language: "python".to_owned(),
+        kind: "function".to_owned(),
+        name: name.to_owned(),
+        signature: String::new(),
+        parent: parent.map(str::to_owned),
+        start_line: id as u32,
+        end_line: id as u32 + 3,
+        bytes: 40,
+        bm25: 0.0,
+    }
+}
+
+#[test]
+fn a_segment_reads_back_what_was_written() {
+    let mut b = Builder::default();
+    // A word four times: its count does not fit two bits.
+    b.add(&chunk(7, "a.py", "retry", None), "retry retry retry retry upload", "h1");
+    b.add(&chunk(9, "a.py", "upload", Some("Client")), "upload blob", "h1");
+    for i in 0..300 {
+        b.add(&chunk(100 + i, &format!("m/{i:03}.py"), "other", None), "upload", "h2");
+    }
+    let mut bytes = Vec::new();
+    b.write(42, &mut bytes).unwrap();
+    let seg = Segment::from_vec(bytes).unwrap();
+    assert_eq!((seg.generation, seg.docs, seg.files), (42, 302, 301));
+    let retry: Vec<_> = seg.postings("retri").collect();
+    assert_eq!(retry, [(0, [1, 4, 0, 0])]);
+    let upload: Vec<u32> = seg.postings("upload").map(|(d, _)| d).collect();
+    assert_eq!(upload, (0..302).collect::<Vec<u32>>());
+    assert_eq!(seg.postings("upload").len(), 302);
+    assert_eq!(seg.postings("nothing").len(), 0);
+    let c = seg.candidate(1, 2.0);
+    assert_eq!((c.id, c.name.as_str(), c.parent.as_deref(), c.path.as_str()), (9, "upload", Some("Client"), "a.py"));
+    assert_eq!(seg.find_file("m/150.py"), Some(151));
+    assert_eq!(seg.file_docs(151), 152..153);
+    assert_eq!(seg.key(0), "h1:7:2");
+    assert_eq!(seg.language(0), "python");
+}
+
+#[test]
+fn a_damaged_segment_is_refused_not_trusted() {
+    let mut bytes = Vec::new();
+    Builder::default().write(1, &mut bytes).unwrap();
+    assert!(Segment::from_vec(bytes[..10].to_vec()).is_err());
+    let mut bad = bytes.clone();
+    bad[HEADER] = 0xFF; // the first section's offset points far past the end
+    bad[HEADER + 7] = 0x7F;
+    assert!(Segment::from_vec(bad).is_err());
+}
