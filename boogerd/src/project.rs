@@ -271,8 +271,12 @@ impl ProjectHandle {
         );
         *self.last_report.lock().unwrap_or_else(|p| p.into_inner()) = Some(report.clone());
         self.refresh_warm(&store, before, &report.changed, opts.full);
-        // Also when nothing changed: a first start with embedding on finds nothing embedded.
-        self.embed_missing();
+        // Also when nothing changed, the first time: a first start with embedding on finds
+        // nothing embedded. After that an unchanged run has nothing to embed (and a pass
+        // would scan every chunk of a large project for nothing).
+        if !report.changed.is_empty() || opts.full || !self.vectors.is_checked() {
+            self.embed_missing();
+        }
         Ok(report)
     }
 

@@ -43,6 +43,9 @@ pub struct ProjectVectors {
     ready: Mutex<Vec<String>>,
     /// Chunks embedded since the daemon started.
     pub embedded: AtomicU64,
+    /// Vectors of models no tier uses were looked for since the daemon started (models only
+    /// change with a restart, and the look scans every vector).
+    pruned: AtomicBool,
     pub last_error: Mutex<Option<String>>,
 }
 
@@ -77,6 +80,11 @@ impl ProjectVectors {
     pub fn forget(&self) {
         *lock(&self.index) = None;
         lock(&self.ready).clear();
+    }
+
+    /// Embedding was asked for at least once since the daemon started.
+    pub fn is_checked(&self) -> bool {
+        self.checked.load(Ordering::SeqCst)
     }
 
     pub fn is_ready(&self, model: &str) -> bool {
@@ -206,6 +214,9 @@ impl Embedding {
         }
         if !failed {
             *lock(&project.vectors.last_error) = None;
+            if project.vectors.pruned.swap(true, Ordering::SeqCst) {
+                return false;
+            }
             match store.drop_other_vectors(&self.model_ids()) {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(root = %project.root.display(), vectors = n, "dropped stale vectors"),
