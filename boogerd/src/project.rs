@@ -32,7 +32,8 @@ pub struct ProjectHandle {
     index_lock: Mutex<()>,
     pub progress: Progress,
     pub last_report: Mutex<Option<IndexReport>>,
-    /// The in-memory ranking index, and whether a rebuild is under way.
+    /// The ranking index (a mapped base segment and a delta), and whether an update or a
+    /// rebuild is under way.
     warm: Mutex<Option<Arc<Postings>>>,
     building: std::sync::atomic::AtomicBool,
     /// A search asked for the ranking index while a run was going: build it after the run.
@@ -153,6 +154,11 @@ impl ProjectHandle {
         // A run in progress updates the ranking index when it ends; until then FTS5 answers.
         if self.is_indexing() {
             self.wanted.store(true, std::sync::atomic::Ordering::SeqCst);
+            return None;
+        }
+        // An update or a build is under way and brings it current in a moment: FTS5 answers
+        // rather than this query catching up on its own.
+        if self.building.load(std::sync::atomic::Ordering::SeqCst) {
             return None;
         }
         let started = std::time::Instant::now();

@@ -162,6 +162,13 @@ fn idle(env: &Env, stdlib: &Path, pid: u32) {
         let mut conn = session(env, root);
         wait_settled(&mut conn);
         dirs += watch(&mut conn)["watched_dirs"].as_u64().unwrap();
+        // The background work indexing starts (ranking segment, embeddings) finishes first:
+        // idle is what follows.
+        wait_until(|| {
+            let index = &status(&mut conn)["project"]["index"];
+            let e = &index["embeddings"];
+            index["ranking_index"] == "ready" && (e.is_null() || (e["running"] == false && e["embedded"] == e["embeddable"]))
+        });
     }
     std::thread::sleep(Duration::from_secs(2));
     let rss_watching = booger_tests::proc_status_kb(pid, "VmRSS:");

@@ -50,7 +50,7 @@ pub struct Hit {
 
 /// Ranks chunks for `query`. Returns every ranked hit (the caller pages and formats); the
 /// first `need` carry their full metadata, the rest what ranking needed. `warm` is the
-/// project's in-memory ranking index, when it is built and current.
+/// project's ranking index, when it is built and current.
 pub fn search(
     store: &Store,
     warm: Option<&postings::Postings>,

@@ -6,7 +6,7 @@
 //!
 //! One writer connection (SQLite allows one writer; the indexer batches its writes into
 //! transactions) and an r2d2 pool of readers, all in WAL mode so reads never wait for the
-//! writer. A read-only caller uses [`Store::open_existing`], which never creates `.booger/`.
+//! writer. A read-only caller uses [`Store::open_existing`], which never creates anything.
 
 pub mod context;
 mod files;
@@ -49,7 +49,7 @@ pub struct Store {
     readers: Pool<SqliteConnectionManager>,
     /// Bumped by every write: read caches are valid for one generation.
     generation: std::sync::atomic::AtomicU64,
-    /// Bumped only when files or chunks change (not by notes): the in-memory ranking index
+    /// Bumped only when files or chunks change (not by notes): the ranking index
     /// is valid for one content generation.
     content_generation: std::sync::atomic::AtomicU64,
     cache: Mutex<search::Cache>,
