@@ -167,7 +167,8 @@ fn idle(env: &Env, stdlib: &Path, pid: u32) {
         wait_until(|| {
             let index = &status(&mut conn)["project"]["index"];
             let e = &index["embeddings"];
-            index["ranking_index"] == "ready" && (e.is_null() || (e["running"] == false && e["embedded"] == e["embeddable"]))
+            index["ranking_index"] == "ready"
+                && (e.is_null() || (e["running"] == false && e["embedded"] == e["embeddable"]))
         });
     }
     std::thread::sleep(Duration::from_secs(2));
