@@ -204,26 +204,21 @@ impl ProjectHandle {
             return;
         }
         self.wanted.store(false, Ordering::SeqCst);
-        let (me, store) = (Arc::clone(self), Arc::clone(store));
-        let spawned = std::thread::Builder::new().name("booger-rank".to_owned()).spawn(move || {
-            // One build at a time across projects: a daemon starting with many projects
-            // builds them one after another, not all in memory at once.
-            static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-            let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-            let started = std::time::Instant::now();
-            match Postings::build(&store, &me.index_dir) {
-                Ok(p) => {
-                    tracing::debug!(root = %me.root.display(), ms = started.elapsed().as_millis() as u64, "ranking index built");
-                    *me.warm.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(p));
-                }
-                Err(e) => tracing::warn!(root = %me.root.display(), error = %e, "ranking index build failed"),
+        builds().push(Arc::clone(self), Arc::clone(store));
+    }
+
+    /// Runs on the build thread: writes the new base and installs it.
+    fn build_warm(&self, store: &Store) {
+        let started = std::time::Instant::now();
+        match Postings::build(store, &self.index_dir) {
+            Ok(p) => {
+                tracing::debug!(root = %self.root.display(), ms = started.elapsed().as_millis() as u64, "ranking index built");
+                *self.warm.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(p));
             }
-            me.building.store(false, Ordering::SeqCst);
-            crate::memory::trim();
-        });
-        if spawned.is_err() {
-            self.building.store(false, Ordering::SeqCst);
+            Err(e) => tracing::warn!(root = %self.root.display(), error = %e, "ranking index build failed"),
         }
+        self.building.store(false, std::sync::atomic::Ordering::SeqCst);
+        crate::memory::trim();
     }
 
     /// The index, if one exists on disk; never creates it.
@@ -420,6 +415,47 @@ fn forget_if_deleted(slot: &mut Option<Arc<Store>>) {
     if slot.as_ref().is_some_and(|s| !s.path().is_file()) {
         tracing::warn!(db = %slot.as_ref().unwrap().path().display(), "index database was deleted; reopening");
         *slot = None;
+    }
+}
+
+/// Ranking-index builds waiting for the one thread that runs them: a daemon starting with
+/// many projects builds them one after another, not all in memory at once, and without a
+/// thread per project.
+struct Builds {
+    queue: Mutex<std::collections::VecDeque<(Arc<ProjectHandle>, Arc<Store>)>>,
+    wake: std::sync::Condvar,
+}
+
+fn builds() -> &'static Builds {
+    static BUILDS: std::sync::OnceLock<&'static Builds> = std::sync::OnceLock::new();
+    BUILDS.get_or_init(|| {
+        let b: &'static Builds =
+            Box::leak(Box::new(Builds { queue: Mutex::default(), wake: std::sync::Condvar::new() }));
+        std::thread::Builder::new()
+            .name("booger-rank".to_owned())
+            .spawn(move || {
+                loop {
+                    let (handle, store) = {
+                        let mut q = b.queue.lock().unwrap_or_else(|p| p.into_inner());
+                        loop {
+                            if let Some(job) = q.pop_front() {
+                                break job;
+                            }
+                            q = b.wake.wait(q).unwrap_or_else(|p| p.into_inner());
+                        }
+                    };
+                    handle.build_warm(&store);
+                }
+            })
+            .expect("spawn the ranking-index thread");
+        b
+    })
+}
+
+impl Builds {
+    fn push(&self, handle: Arc<ProjectHandle>, store: Arc<Store>) {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner()).push_back((handle, store));
+        self.wake.notify_one();
     }
 }
 
