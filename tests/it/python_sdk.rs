@@ -1,20 +1,18 @@
-//! The official MCP Python SDK (`pip install mcp`) talks to `booger mcp` over stdio.
+//! The official MCP Python SDK talks to `booger mcp` over stdio. The harness installs the
+//! pinned SDK with pip into `target/py-mcp` on first use.
 
 use std::path::Path;
-use std::process::Command;
 
 use booger_tests::{Env, bin, describe};
 
 #[test]
 fn official_python_sdk_initializes_lists_and_calls() {
-    let has_sdk = Command::new("python3").args(["-c", "import mcp"]).status().is_ok_and(|s| s.success());
-    assert!(has_sdk, "the MCP Python SDK is missing: `python3 -m pip install mcp` (.ci/run installs it)");
     let env = Env::new();
     let proj = env.project("zeta");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("python/mcp_sdk_client.py");
     // No daemon yet: `booger mcp` starts one under the SDK.
     // The env's variables reach booger through python.
-    let mut py = env.command("python3");
+    let mut py = booger_tests::python_with_mcp(&env);
     py.arg(&script).arg(bin("booger")).arg(&proj);
     let out = booger_tests::output_within(py, std::time::Duration::from_secs(60));
     assert!(out.status.success(), "{}", describe(&out));

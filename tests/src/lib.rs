@@ -445,6 +445,45 @@ pub fn score_py(env: &Env, eval: &Path, root: &Path, cmd: &str) -> [String; 3] {
     ]
 }
 
+/// The official MCP Python SDK's version the tests use.
+pub const MCP_SDK: &str = "mcp==2.3.0";
+
+/// `python3` that can `import mcp`: the pinned SDK, installed by pip on first use into
+/// `target/py-mcp` (once; later runs reuse it), so the test command needs nothing installed
+/// beforehand. Panics, saying what failed, when pip cannot install it.
+pub fn python_with_mcp(env: &Env) -> Command {
+    static SITE: OnceLock<PathBuf> = OnceLock::new();
+    let site = SITE.get_or_init(|| {
+        // The test binary lives in target/<profile>/deps/.
+        let exe = std::env::current_exe().expect("current_exe");
+        let target = exe.ancestors().nth(3).expect("target dir").to_owned();
+        let site = target.join("py-mcp");
+        let marker = site.join(".installed");
+        if std::fs::read_to_string(&marker).is_ok_and(|v| v == MCP_SDK) {
+            return site;
+        }
+        let staging = target.join(format!("py-mcp.{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&staging);
+        let out = Command::new("python3")
+            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-input", "--target"])
+            .arg(&staging)
+            .arg(MCP_SDK)
+            .output()
+            .expect("run python3 -m pip");
+        assert!(out.status.success(), "installing the MCP Python SDK ({MCP_SDK}) with pip failed: {}", describe(&out));
+        std::fs::write(staging.join(".installed"), MCP_SDK).expect("write marker");
+        let _ = std::fs::remove_dir_all(&site);
+        // Another test process may have put it in place meanwhile: theirs is as good.
+        if std::fs::rename(&staging, &site).is_err() {
+            let _ = std::fs::remove_dir_all(&staging);
+        }
+        site
+    });
+    let mut py = env.command("python3");
+    py.env("PYTHONPATH", site).env("PYTHONNOUSERSITE", "1");
+    py
+}
+
 /// The Python standard library's directory (a corpus on every machine); needs python3.
 pub fn python_stdlib() -> PathBuf {
     let out = Command::new("python3")
