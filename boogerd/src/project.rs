@@ -529,41 +529,32 @@ impl Projects {
     /// Before a query on `root` loads what it needs: while the projects together hold more
     /// than `budget` bytes, the least recently used others are released.
     pub fn keep_budget(&self, root: &Path, budget: usize) {
-        let (held, _) = self.resident();
-        if held <= budget {
-            return;
-        }
-        let mut handles: Vec<Arc<ProjectHandle>> = self
-            .handles
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .values()
-            .filter(|h| h.root != root)
-            .cloned()
-            .collect();
-        handles.sort_by_key(|h| std::cmp::Reverse(h.idle_for()));
-        let mut held = held;
-        for h in handles {
-            if held <= budget {
-                break;
-            }
-            if let Some(bytes) = h.release() {
-                held -= bytes.min(held);
-            }
+        if self.resident().0 > budget {
+            self.release_coldest(None, budget, Some(root));
         }
     }
 
     /// Releases the warm structures of projects no query has used for `idle_after`, then,
     /// while the rest hold more than `budget` bytes, those of the least recently used.
     pub fn release_idle(&self, idle_after: std::time::Duration, budget: usize) -> Released {
+        self.release_coldest(Some(idle_after), budget, None)
+    }
+
+    /// Coldest first: releases each project idle for `idle_after` (if given), and any while
+    /// all together hold more than `budget`; never `spare`, the project a query is about.
+    fn release_coldest(
+        &self,
+        idle_after: Option<std::time::Duration>,
+        budget: usize,
+        spare: Option<&Path>,
+    ) -> Released {
         let mut handles: Vec<Arc<ProjectHandle>> =
             self.handles.lock().unwrap_or_else(|p| p.into_inner()).values().cloned().collect();
-        // Coldest first.
         handles.sort_by_key(|h| std::cmp::Reverse(h.idle_for()));
         let mut out = Released::default();
         let mut held: usize = handles.iter().map(|h| h.resident_bytes()).sum();
-        for h in &handles {
-            let idle = h.idle_for() >= idle_after;
+        for h in handles.iter().filter(|h| spare != Some(h.root.as_path())) {
+            let idle = idle_after.is_some_and(|after| h.idle_for() >= after);
             if !(idle || held > budget) {
                 continue;
             }

@@ -77,14 +77,19 @@ pub fn prepare(dir: &Path, root: &Path) -> io::Result<()> {
     Ok(())
 }
 
-/// Creates (or truncates) `path` with mode 0600 and writes `bytes`.
-pub fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    use std::io::Write;
+/// Creates (or truncates) a file private to the user (0600), for writing.
+pub fn create_private(path: &Path) -> io::Result<std::fs::File> {
     let mut opts = std::fs::OpenOptions::new();
     opts.write(true).create(true).truncate(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-    opts.open(path)?.write_all(bytes)
+    opts.open(path)
+}
+
+/// Creates (or truncates) `path` with mode 0600 and writes `bytes`.
+pub fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    create_private(path)?.write_all(bytes)
 }
 
 /// Creates an empty database file with mode 0600 if none exists, so SQLite (which gives its
@@ -144,11 +149,7 @@ fn sidecar(db: &Path, suffix: &str) -> PathBuf {
 
 fn copy_private(from: &Path, to: &Path) -> io::Result<()> {
     let mut src = std::fs::File::open(from)?;
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-    let mut dst = opts.open(to)?;
+    let mut dst = create_private(to)?;
     io::copy(&mut src, &mut dst)?;
     dst.sync_all()
 }

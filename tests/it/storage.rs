@@ -72,14 +72,16 @@ fn indexes_live_privately_in_the_data_directory() {
     assert!(text.contains(dir.to_str().unwrap()), "{text}");
 }
 
-/// Bind-mounts `src` read-only at `dst`; `false` (and why) where this machine does not allow it.
+/// Runs `mount args…`; `Err` says why where this machine does not allow it (not root).
+fn mount(args: &[&std::ffi::OsStr]) -> Result<(), String> {
+    let out = Command::new("mount").args(args).output().map_err(|e| e.to_string())?;
+    if out.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&out.stderr).trim().to_owned()) }
+}
+
+/// Bind-mounts `src` read-only at `dst`.
 fn mount_read_only(src: &Path, dst: &Path) -> Result<(), String> {
-    let run = |args: &[&str]| {
-        let out = Command::new("mount").args(args).output().map_err(|e| e.to_string())?;
-        if out.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&out.stderr).trim().to_owned()) }
-    };
-    run(&["--bind", src.to_str().unwrap(), dst.to_str().unwrap()])?;
-    run(&["-o", "remount,bind,ro", dst.to_str().unwrap()]).inspect_err(|_| {
+    mount(&["--bind".as_ref(), src.as_os_str(), dst.as_os_str()])?;
+    mount(&["-o".as_ref(), "remount,bind,ro".as_ref(), dst.as_os_str()]).inspect_err(|_| {
         let _ = Command::new("umount").arg(dst).status();
     })
 }
@@ -211,17 +213,13 @@ fn a_full_disk_fails_clearly_and_recovers_when_space_returns() {
     }
     let home = env.home.clone();
     std::fs::create_dir_all(&home).unwrap();
-    let mount = Command::new("mount").args(["-t", "tmpfs", "-o", "size=2m", "tmpfs"]).arg(&home).output();
-    match mount {
-        Ok(out) if out.status.success() => {}
-        other => {
-            let why =
-                other.map(|o| String::from_utf8_lossy(&o.stderr).trim().to_owned()).unwrap_or_else(|e| e.to_string());
-            eprintln!(
-                "SKIPPED a_full_disk_fails_clearly_and_recovers_when_space_returns: cannot mount a tmpfs ({why}); needs root"
-            );
-            return;
-        }
+    if let Err(why) =
+        mount(&["-t".as_ref(), "tmpfs".as_ref(), "-o".as_ref(), "size=2m".as_ref(), "tmpfs".as_ref(), home.as_os_str()])
+    {
+        eprintln!(
+            "SKIPPED a_full_disk_fails_clearly_and_recovers_when_space_returns: cannot mount a tmpfs ({why}); needs root"
+        );
+        return;
     }
     let _unmount = Unmount(&home);
     let _d = env.start_daemon_with(&["--no-watch", "--no-embed"]);
@@ -230,8 +228,7 @@ fn a_full_disk_fails_clearly_and_recovers_when_space_returns() {
     let err = booger_tests::stderr(&out);
     assert!(err.contains("full"), "no clear error: {err}");
 
-    let grown = Command::new("mount").args(["-o", "remount,size=64m"]).arg(&home).status().unwrap();
-    assert!(grown.success());
+    mount(&["-o".as_ref(), "remount,size=64m".as_ref(), home.as_os_str()]).unwrap();
     let out = env.run_within(None, &["index", root.to_str().unwrap()], Duration::from_secs(60));
     assert!(out.status.success(), "after space returned: {}", describe(&out));
     let report = env.json(&["index", root.to_str().unwrap()])["report"].clone();

@@ -78,11 +78,7 @@ impl Postings {
         let io = |source| RankError::Io { path: path.clone(), source };
         let tmp = dir.join(format!("{FILE_PREFIX}{generation}{FILE_SUFFIX}.tmp"));
         let written = (|| {
-            let mut opts = std::fs::OpenOptions::new();
-            opts.write(true).create(true).truncate(true);
-            #[cfg(unix)]
-            std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-            let file = opts.open(&tmp).map_err(io)?;
+            let file = crate::storage::create_private(&tmp).map_err(io)?;
             let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
             b.write(generation, &mut w).map_err(io)?;
             let file = w.into_inner().map_err(|e| io(e.into_error()))?;
@@ -240,18 +236,21 @@ impl Postings {
             }
             let mut touched: Vec<u32> = Vec::new();
             for stem in &stems {
-                let deleted_hits = self.base.postings(stem).filter(|(d, _)| self.is_deleted(*d)).count();
-                let hits = (self.base.postings(stem).len() - deleted_hits + self.delta.postings(stem).len()) as f64;
+                // Each list is looked up once; a list with deleted chunks is decoded twice
+                // (their count is the term's document frequency's correction).
+                let (base_list, delta_list) = (self.base.postings(stem), self.delta.postings(stem));
+                let deleted_hits = if self.base_live < self.base.docs {
+                    base_list.clone().filter(|(d, _)| self.is_deleted(*d)).count()
+                } else {
+                    0
+                };
+                let hits = (base_list.len() - deleted_hits + delta_list.len()) as f64;
                 if hits == 0.0 {
                     continue;
                 }
                 let idf = ((live as f64 - hits + 0.5) / (hits + 0.5)).ln().max(1e-6);
-                let base = self
-                    .base
-                    .postings(stem)
-                    .filter(|(d, _)| !self.is_deleted(*d))
-                    .map(|(d, tf)| (d, tf, &*self.base, d));
-                let delta = self.delta.postings(stem).map(|(d, tf)| (base_n + d, tf, &*self.delta, d));
+                let base = base_list.filter(|(d, _)| !self.is_deleted(*d)).map(|(d, tf)| (d, tf, &*self.base, d));
+                let delta = delta_list.map(|(d, tf)| (base_n + d, tf, &*self.delta, d));
                 for (slot, tf, seg, d) in base.chain(delta) {
                     let freq: f64 = tf.iter().zip(weights).map(|(t, w)| f64::from(*t) * w).sum();
                     let norm = K1 * (1.0 - B + B * f64::from(seg.doc_len(d)) / avgdl);

@@ -69,6 +69,7 @@ pub fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
 pub(super) const TF_ESCAPE: u8 = 0xFF;
 
 /// Decodes a term's postings; a damaged list ends early instead of reading past its bytes.
+#[derive(Clone)]
 pub struct PostingIter<'a> {
     bytes: &'a [u8],
     doc: u32,
