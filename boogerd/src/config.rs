@@ -18,7 +18,7 @@ pub struct Config {
     pub embed: bool,
     /// Which embedders (`--embedder`, the service's URL, model and key).
     pub embedder: crate::embed::provider::Settings,
-    pub watch_timing: crate::watch::Timing,
+    pub watch_timing: crate::live::Timing,
     /// A project no query has used for this long gives back its warm structures.
     pub idle_release: std::time::Duration,
     /// Warm structures across projects are kept under this many bytes, least recently used
@@ -42,7 +42,7 @@ impl Config {
             watch: true,
             embed: true,
             embedder: crate::embed::provider::Settings::default(),
-            watch_timing: crate::watch::Timing::default(),
+            watch_timing: crate::live::Timing::default(),
             idle_release: std::time::Duration::from_secs(DEFAULT_IDLE_RELEASE_SECS),
             memory_budget: DEFAULT_MEMORY_BUDGET_MB << 20,
         }

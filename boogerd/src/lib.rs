@@ -23,6 +23,7 @@ pub mod embed;
 pub mod endpoint;
 pub mod git;
 pub mod index;
+pub mod live;
 pub mod mcp;
 pub mod memory;
 pub mod project;

@@ -39,7 +39,7 @@ pub struct ProjectHandle {
     /// A search asked for the ranking index while a run was going: build it after the run.
     wanted: std::sync::atomic::AtomicBool,
     /// Changes noticed by the watcher and not yet indexed; the watch's state.
-    pub live: crate::watch::Live,
+    pub live: crate::live::Live,
     /// Vectors for semantic search, and the embedder that keeps them current (none when
     /// embedding is off).
     pub vectors: crate::embed::ProjectVectors,
@@ -64,7 +64,7 @@ impl ProjectHandle {
             warm: Mutex::new(None),
             building: std::sync::atomic::AtomicBool::new(false),
             wanted: std::sync::atomic::AtomicBool::new(false),
-            live: crate::watch::Live::default(),
+            live: crate::live::Live::default(),
             vectors: crate::embed::ProjectVectors::default(),
             embedding,
             last_used: std::sync::atomic::AtomicU64::new(clock_ms()),
@@ -133,6 +133,13 @@ impl ProjectHandle {
     pub fn embed_missing(self: &Arc<Self>) {
         if let Some(e) = &self.embedding {
             e.request(self);
+        }
+    }
+
+    /// Asks for vectors of the chunks of `files` (a batch of the watcher changed them).
+    fn embed_changed(self: &Arc<Self>, files: &[String]) {
+        if let Some(e) = &self.embedding {
+            e.request_files(self, files);
         }
     }
 
@@ -380,7 +387,7 @@ pub struct WarmRefresh {
 impl WarmRefresh {
     pub fn run(mut self) {
         if !self.changed.is_empty() {
-            self.handle.embed_missing();
+            self.handle.embed_changed(&self.changed);
         }
         if !self.claimed {
             return; // a rebuild was already under way; it catches up by itself

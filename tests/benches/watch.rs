@@ -15,7 +15,10 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use booger_tests::{Env, Raw, copy_tree, describe, git};
+use booger_tests::live::{
+    call, context_switches, cpu_ticks, ms, pct, search, session, status, wait_settled, wait_until, watch,
+};
+use booger_tests::{Env, copy_tree, describe, git};
 use serde_json::{Value, json};
 
 const EDITS: usize = 60;
@@ -206,64 +209,6 @@ fn index(env: &Env, root: &Path) {
     assert!(out.status.success(), "{}", describe(&out));
 }
 
-fn session(env: &Env, root: &Path) -> Raw {
-    let mut c = env.connect();
-    let hello = c.request(
-        1,
-        "booger/hello",
-        json!({ "protocol": booger_proto::wire::PROTOCOL_VERSION, "client": "bench", "project": root, "session": "bench" }),
-    );
-    assert!(hello.get("result").is_some(), "{hello}");
-    c
-}
-
-fn call(c: &mut Raw, tool: &str, arguments: Value) -> Value {
-    let r = c.request(2, "booger/call", json!({ "tool": tool, "arguments": arguments }));
-    r["result"]["data"].clone()
-}
-
-fn search(c: &mut Raw, q: &str) -> Value {
-    call(c, "search", json!({ "query": q, "output_mode": "files_with_matches" }))
-}
-
-fn status(c: &mut Raw) -> Value {
-    call(c, "status", json!({}))
-}
-
-fn watch(c: &mut Raw) -> Value {
-    status(c)["project"]["index"]["watch"].clone()
-}
-
-/// Polls until the project's watch has been idle (nothing queued or applying) for 60 ms;
-/// returns when that idle period began.
-fn wait_settled(c: &mut Raw) -> Instant {
-    let deadline = Instant::now() + Duration::from_secs(600);
-    let mut idle_since: Option<Instant> = None;
-    loop {
-        let w = watch(c);
-        let idle = w["queue"] == 0 && w["applying"] == false && w["state"] == "watching";
-        let now = Instant::now();
-        match (idle, idle_since) {
-            (true, None) => idle_since = Some(now),
-            (true, Some(t)) if now - t >= Duration::from_millis(60) => return t,
-            (false, _) => idle_since = None,
-            _ => {}
-        }
-        assert!(now < deadline, "the watch never settled: {w}");
-        // `status` is not free (it counts the index): poll gently, or the poll itself
-        // takes a core from the daemon on a two-core machine.
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn wait_until(mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(300);
-    while !f() {
-        assert!(Instant::now() < deadline, "timed out");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 fn python_files(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_owned()];
@@ -281,37 +226,4 @@ fn python_files(root: &Path) -> Vec<PathBuf> {
     }
     out.sort();
     out
-}
-
-/// utime + stime of the whole process, in clock ticks.
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let after = &stat[stat.rfind(')').unwrap() + 2..];
-    let f: Vec<&str> = after.split_whitespace().collect();
-    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
-}
-
-/// Context switches of each of the daemon's threads: a polling loop would show here.
-fn context_switches(pid: u32) -> std::collections::HashMap<String, u64> {
-    std::fs::read_dir(format!("/proc/{pid}/task"))
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|t| {
-            let s = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
-            let n = s
-                .lines()
-                .filter(|l| l.contains("ctxt_switches:"))
-                .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-                .sum::<u64>();
-            (t.file_name().to_string_lossy().into_owned(), n)
-        })
-        .collect()
-}
-
-fn pct(sorted: &[Duration], p: usize) -> Duration {
-    sorted[((sorted.len() * p).div_ceil(100)).saturating_sub(1).min(sorted.len() - 1)]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.0} ms", d.as_secs_f64() * 1000.0)
 }

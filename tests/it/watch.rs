@@ -258,3 +258,92 @@ fn past_the_watch_limit_a_project_is_rescanned_and_says_so() {
     write(&root, "src/util/unwatched.py", "def found_by_rescan():\n    pass\n");
     eventually("found by a re-walk", || paths_defining(&env, &root, "found_by_rescan") == ["src/util/unwatched.py"]);
 }
+
+/// The daemon's event count and the project's work counters.
+fn counters(env: &Env, root: &Path) -> (u64, u64, u64, u64) {
+    let (_, data, _) = env.call(root, "w", "status", json!({}));
+    let w = &data["project"]["index"]["watch"];
+    let n = |v: &Value| v.as_u64().unwrap_or(0);
+    (n(&data["watches"]["events"]), n(&w["batches_applied"]), n(&w["whole_walks"]), n(&w["resurveys"]))
+}
+
+#[test]
+fn reading_every_file_causes_no_events_and_no_work() {
+    let env = Env::new();
+    let _d = env.start_daemon();
+    let root = project(&env, "reads");
+    for i in 0..200 {
+        write(&root, &format!("many/m{}/f{i}.py", i % 10), format!("def many_{i}():\n    return {i}\n"));
+    }
+    eventually("new files indexed", || paths_defining(&env, &root, "many_199") == ["many/m9/f199.py"]);
+    settled(&env, &root, "watching");
+    let before = counters(&env, &root);
+    // What builds, editors, `git status`, `rg` and agents do all day: open, read, close.
+    for _ in 0..3 {
+        let mut stack = vec![root.clone()];
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).unwrap().filter_map(Result::ok) {
+                if e.file_type().unwrap().is_dir() {
+                    stack.push(e.path());
+                } else {
+                    std::fs::read(e.path()).unwrap();
+                }
+            }
+        }
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(counters(&env, &root), before, "(events, batches, whole walks, re-surveys) moved on reads alone");
+}
+
+#[test]
+fn lost_events_are_found_by_a_resurvey_not_a_walk() {
+    let queue: usize = std::fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(16_384);
+    if queue > 1_000_000 {
+        eprintln!("skipped: the inotify queue holds {queue} events; overflowing it would take too long");
+        return;
+    }
+    let env = Env::new();
+    let d = env.start_daemon();
+    let root = env.project("lost");
+    write(&root, "src/app.py", "def start_app():\n    return 1\n");
+    write(&root, "lib/core.rs", "pub fn core_entry() -> u32 { 7 }\n");
+    write(&root, "flood/a.txt", "a\n");
+    write(&root, "flood/b.txt", "b\n");
+    env.json(&["index", root.to_str().unwrap()]);
+    settled(&env, &root, "watching");
+    let (_, _, walks_before, _) = counters(&env, &root);
+
+    // The daemon cannot read events while stopped: the kernel's queue overflows.
+    d.signal(libc::SIGSTOP);
+    // Written in place (its directory's mtime does not move), created in a new directory,
+    // deleted.
+    write(&root, "src/app.py", "def start_app():\n    return 1\n\ndef edited_in_place():\n    return 2\n");
+    write(&root, "pkg/new.py", "def created_while_lost():\n    pass\n");
+    std::fs::remove_file(root.join("lib/core.rs")).unwrap();
+    // Then more events than the queue holds (two files in turn, so the kernel cannot merge them).
+    let files = [
+        std::fs::File::open(root.join("flood/a.txt")).unwrap(),
+        std::fs::File::open(root.join("flood/b.txt")).unwrap(),
+    ];
+    let t0 = std::time::SystemTime::now();
+    for i in 0..queue + 100 {
+        files[i % 2].set_modified(t0 + Duration::from_millis(i as u64)).unwrap();
+    }
+    d.signal(libc::SIGCONT);
+
+    eventually("changes made while events were lost are indexed", || {
+        paths_defining(&env, &root, "edited_in_place") == ["src/app.py"]
+            && paths_defining(&env, &root, "created_while_lost") == ["pkg/new.py"]
+            && paths_defining(&env, &root, "core_entry").is_empty()
+    });
+    settled(&env, &root, "watching");
+    let w = watch_status(&env, &root);
+    let (_, all, _) = env.call(&root, "w", "status", json!({}));
+    assert!(w["overflows"].as_u64().unwrap() >= 1, "{w} {}", all["watches"]);
+    assert!(w["resurveys"].as_u64().unwrap() >= 1, "{w}");
+    assert_eq!(w["whole_walks"].as_u64().unwrap(), walks_before, "a lost event cost a whole walk: {w}");
+    assert_eq!(chunk_set(&env.index_dir(&root)), fresh_chunk_set(&root), "the live index differs from a fresh one");
+}

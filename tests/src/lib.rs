@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+pub mod live;
+
 /// How long anything in a test may take before the test fails instead of hanging.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
 

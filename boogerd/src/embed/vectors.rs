@@ -28,63 +28,109 @@ fn quantize(v: &[f32]) -> (f32, Vec<i8>) {
 const RESCORE_PER_RESULT: usize = 8;
 const RESCORE_MIN: usize = 256;
 
+/// Chunk ids and their sign bits, `words` u64 per vector.
+#[derive(Default, Clone)]
+struct Signs {
+    ids: Vec<i64>,
+    signs: Vec<u64>,
+}
+
+impl Signs {
+    fn push(&mut self, id: i64, vector: &[u8], words: usize) {
+        self.ids.push(id);
+        let at = self.signs.len();
+        self.signs.resize(at + words, 0);
+        set_signs(vector.iter().map(|&b| b as i8), &mut self.signs[at..]);
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.ids.capacity() * 8 + self.signs.capacity() * 8
+    }
+}
+
+/// A project's vectors of one model, as sign bits: those loaded from the store, and those
+/// embedded since (an edit's few chunks are added without copying the rest). Vectors of
+/// chunks deleted since stay until the next load; the exact rescoring reads vectors from
+/// the store, which no longer has them, so they never reach an answer.
+#[derive(Clone)]
 pub struct VectorIndex {
     pub model: String,
     dims: usize,
     /// u64 words of sign bits per vector.
     words: usize,
-    ids: Vec<i64>,
-    signs: Vec<u64>,
+    loaded: std::sync::Arc<Signs>,
+    added: Signs,
 }
 
 impl VectorIndex {
     /// Every vector of `model` in `store`; the first one sets the size (a model's vectors
     /// all have one; any other is skipped).
     pub fn load(store: &Store, model: &str) -> Result<Self, StoreError> {
-        let mut index = Self { model: model.to_owned(), dims: 0, words: 0, ids: Vec::new(), signs: Vec::new() };
+        let (mut dims, mut words) = (0, 0);
+        let mut loaded = Signs::default();
         store.each_vector(model, |id, blob| {
-            if index.dims == 0 && blob.len() > 4 {
-                index.dims = blob.len() - 4;
-                index.words = index.dims.div_ceil(64);
+            if dims == 0 && blob.len() > 4 {
+                dims = blob.len() - 4;
+                words = dims.div_ceil(64);
             }
-            if blob.len() != 4 + index.dims {
-                return;
+            if blob.len() == 4 + dims {
+                loaded.push(id, &blob[4..], words);
             }
-            index.ids.push(id);
-            let at = index.signs.len();
-            index.signs.resize(at + index.words, 0);
-            set_signs(blob[4..].iter().map(|&b| b as i8), &mut index.signs[at..]);
         })?;
-        index.ids.shrink_to_fit();
-        index.signs.shrink_to_fit();
-        Ok(index)
+        loaded.ids.shrink_to_fit();
+        loaded.signs.shrink_to_fit();
+        Ok(Self { model: model.to_owned(), dims, words, loaded: std::sync::Arc::new(loaded), added: Signs::default() })
+    }
+
+    /// A copy with `rows` (chunk id, stored vector) added; costs the vectors added since the
+    /// last load, not the project's.
+    pub fn with(&self, rows: &[(i64, Vec<u8>)]) -> Self {
+        let mut next = self.clone();
+        for (id, blob) in rows {
+            if next.dims == 0 && blob.len() > 4 {
+                next.dims = blob.len() - 4;
+                next.words = next.dims.div_ceil(64);
+            }
+            if blob.len() == 4 + next.dims {
+                next.added.push(*id, &blob[4..], next.words);
+            }
+        }
+        next
+    }
+
+    /// Vectors added since the last load, as a share of those loaded: past some point a
+    /// fresh load is cheaper to keep than the copies (and drops deleted chunks' vectors).
+    pub fn added_share(&self) -> f64 {
+        self.added.ids.len() as f64 / self.loaded.ids.len().max(4096) as f64
     }
 
     pub fn len(&self) -> usize {
-        self.ids.len()
+        self.loaded.ids.len() + self.added.ids.len()
     }
 
     /// Heap held: ids and sign bits.
     pub fn heap_bytes(&self) -> usize {
-        self.ids.capacity() * 8 + self.signs.capacity() * 8
+        self.loaded.heap_bytes() + self.added.heap_bytes()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.ids.is_empty()
+        self.len() == 0
     }
 
     /// The `k` chunks most similar to `query` (a unit vector), best first, with cosines:
     /// candidates by agreeing signs, then their stored vectors from `store` scored exactly.
     pub fn top(&self, store: &Store, query: &[f32], k: usize) -> Result<Vec<(i64, f32)>, StoreError> {
-        if query.len() != self.dims || k == 0 || self.ids.is_empty() {
+        if query.len() != self.dims || k == 0 || self.is_empty() {
             return Ok(Vec::new());
         }
         let (qscale, q) = quantize(query);
         let mut qsigns = vec![0u64; self.words];
         set_signs(q.iter().copied(), &mut qsigns);
         let mut agree: Vec<(u32, u32)> = self
+            .loaded
             .signs
             .chunks_exact(self.words)
+            .chain(self.added.signs.chunks_exact(self.words))
             .enumerate()
             .map(|(i, row)| (row.iter().zip(&qsigns).map(|(a, b)| (!(a ^ b)).count_ones()).sum::<u32>(), i as u32))
             .collect();
@@ -93,7 +139,9 @@ impl VectorIndex {
             agree.select_nth_unstable_by(m, |a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
             agree.truncate(m);
         }
-        let ids: Vec<i64> = agree.iter().map(|&(_, i)| self.ids[i as usize]).collect();
+        let n = self.loaded.ids.len();
+        let id = |i: usize| if i < n { self.loaded.ids[i] } else { self.added.ids[i - n] };
+        let ids: Vec<i64> = agree.iter().map(|&(_, i)| id(i as usize)).collect();
         let mut scored: Vec<(i64, f32)> = store
             .vectors_of(&self.model, &ids)?
             .into_iter()

@@ -5,7 +5,7 @@
 //! other projects between batches. Vectors of models no tier uses are dropped once the
 //! tiers cover the index.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -17,6 +17,9 @@ use crate::store::Store;
 
 /// Chunks per batch: one transaction each.
 const BATCH: usize = 512;
+/// Vectors added in memory since the last load, as a share of those loaded, past which
+/// they are loaded anew.
+const RELOAD_SHARE: f64 = 0.125;
 /// A tier that has run this long on one project lets other queued projects go first.
 const TURN: Duration = Duration::from_secs(5);
 
@@ -28,6 +31,27 @@ pub struct Embedding {
     pub problem: Option<String>,
     queue: Mutex<VecDeque<Arc<ProjectHandle>>>,
     wake: Condvar,
+}
+
+/// What the next pass over a project looks at.
+#[derive(Debug, Clone)]
+enum Scope {
+    /// Every chunk (start-up, a whole run, `embed`).
+    All,
+    /// The chunks of these files (what the watcher's batches changed).
+    Files(BTreeSet<String>),
+}
+
+impl Scope {
+    fn merge(self, other: Scope) -> Scope {
+        match (self, other) {
+            (Scope::Files(mut a), Scope::Files(b)) => {
+                a.extend(b);
+                Scope::Files(a)
+            }
+            _ => Scope::All,
+        }
+    }
 }
 
 /// One project's semantic state.
@@ -47,6 +71,8 @@ pub struct ProjectVectors {
     /// change with a restart, and the look scans every vector).
     pruned: AtomicBool,
     pub last_error: Mutex<Option<String>>,
+    /// What the queued pass will look at.
+    scope: Mutex<Option<Scope>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -97,12 +123,34 @@ impl ProjectVectors {
             Err(e) => tracing::warn!(error = %e, "loading vectors failed"),
         }
     }
+
+    /// Brings the in-memory vectors of `model` up to date after a pass that saved `rows`:
+    /// added to what is held when the pass covered a few files, loaded anew after a pass
+    /// over everything or once the additions have grown. Nothing held, nothing to do: the
+    /// next query loads them.
+    fn update(&self, store: &Store, model: &str, rows: Option<&[(i64, Vec<u8>)]>) {
+        let held = lock(&self.index).clone().filter(|i| i.model == model);
+        let Some(held) = held else { return };
+        match rows {
+            Some(rows) if held.added_share() < RELOAD_SHARE => {
+                *lock(&self.index) = Some(Arc::new(held.with(rows)));
+            }
+            _ => {
+                // Released first, so the old and new copies are not both held.
+                *lock(&self.index) = None;
+                self.reload(store, model);
+                crate::memory::trim();
+            }
+        }
+    }
 }
 
 /// How one tier's pass over a project ended.
 enum Pass {
     Done {
         embedded: usize,
+        /// What was saved, when few enough to add to the memory.
+        rows: Option<Vec<(i64, Vec<u8>)>>,
     },
     /// Out of turn with other projects waiting: the project goes to the back of the queue.
     Yielded,
@@ -150,7 +198,22 @@ impl Embedding {
     /// Asks for `project`'s missing vectors. A project already queued is queued once; one
     /// being embedded is queued again, so chunks that arrived meanwhile get their turn.
     pub fn request(&self, project: &Arc<ProjectHandle>) {
+        self.enqueue(project, Scope::All);
+    }
+
+    /// Asks for the vectors of the chunks of `files` (changed by a batch of the watcher).
+    pub fn request_files(&self, project: &Arc<ProjectHandle>, files: &[String]) {
+        self.enqueue(project, Scope::Files(files.iter().cloned().collect()));
+    }
+
+    fn enqueue(&self, project: &Arc<ProjectHandle>, scope: Scope) {
         let mut q = lock(&self.queue);
+        let mut pending = lock(&project.vectors.scope);
+        *pending = Some(match pending.take() {
+            Some(s) => s.merge(scope),
+            None => scope,
+        });
+        drop(pending);
         project.vectors.checked.store(true, Ordering::SeqCst);
         project.vectors.busy.store(true, Ordering::SeqCst);
         if !q.iter().any(|p| Arc::ptr_eq(p, project)) {
@@ -170,10 +233,14 @@ impl Embedding {
                     q = self.wake.wait(q).unwrap_or_else(|p| p.into_inner());
                 }
             };
-            let yielded = self.embed_project(&project);
+            let scope = lock(&project.vectors.scope).take().unwrap_or(Scope::All);
+            let yielded = self.embed_project(&project, &scope);
             // Under the queue's lock, so a request made meanwhile keeps `busy` set.
             let mut q = lock(&self.queue);
             if yielded {
+                let mut pending = lock(&project.vectors.scope);
+                *pending = Some(pending.take().map_or(scope.clone(), |s| s.merge(scope)));
+                drop(pending);
                 if !q.iter().any(|p| Arc::ptr_eq(p, &project)) {
                     q.push_back(project);
                 }
@@ -184,7 +251,7 @@ impl Embedding {
     }
 
     /// Runs each tier over `project`; true if a tier yielded its turn.
-    fn embed_project(&self, project: &ProjectHandle) -> bool {
+    fn embed_project(&self, project: &ProjectHandle, scope: &Scope) -> bool {
         let store = match project.existing_store() {
             Ok(Some(s)) => s,
             Ok(None) => return false,
@@ -195,26 +262,27 @@ impl Embedding {
         };
         let mut failed = false;
         for tier in &self.tiers {
-            match self.embed_tier(project, &store, tier.as_ref()) {
+            match self.embed_tier(project, &store, tier.as_ref(), scope) {
                 Pass::Yielded => return true,
                 Pass::Failed => failed = true,
-                Pass::Done { embedded } => {
-                    let newly_ready = !project.vectors.is_ready(tier.id());
+                Pass::Done { embedded, rows } => {
+                    // Only a pass over everything learns that a tier covers the project.
+                    let newly_ready = matches!(scope, Scope::All) && !project.vectors.is_ready(tier.id());
                     if newly_ready {
                         lock(&project.vectors.ready).push(tier.id().to_owned());
                     }
                     // Keep the answering tier's vectors in memory current.
                     let answering = self.tiers.iter().rev().find(|t| project.vectors.is_ready(t.id()));
                     if answering.is_some_and(|a| a.id() == tier.id()) && (embedded > 0 || newly_ready) {
-                        project.vectors.reload(&store, tier.id());
-                        crate::memory::trim();
+                        let rows = rows.as_deref().filter(|_| !newly_ready);
+                        project.vectors.update(&store, tier.id(), rows);
                     }
                 }
             }
         }
         if !failed {
             *lock(&project.vectors.last_error) = None;
-            if project.vectors.pruned.swap(true, Ordering::SeqCst) {
+            if matches!(scope, Scope::Files(_)) || project.vectors.pruned.swap(true, Ordering::SeqCst) {
                 return false;
             }
             match store.drop_other_vectors(&self.model_ids()) {
@@ -226,13 +294,55 @@ impl Embedding {
         false
     }
 
-    fn embed_tier(&self, project: &ProjectHandle, store: &Store, tier: &dyn Embedder) -> Pass {
+    fn embed_tier(&self, project: &ProjectHandle, store: &Store, tier: &dyn Embedder, scope: &Scope) -> Pass {
+        match scope {
+            Scope::All => self.embed_all(project, store, tier),
+            Scope::Files(files) => self.embed_files(project, store, tier, files),
+        }
+    }
+
+    /// Embeds the chunks of a few changed files, and returns their vectors for the memory.
+    fn embed_files(
+        &self,
+        project: &ProjectHandle,
+        store: &Store,
+        tier: &dyn Embedder,
+        files: &BTreeSet<String>,
+    ) -> Pass {
         let model = tier.id();
-        let fail = |e: String| {
-            tracing::warn!(root = %project.root.display(), model, error = %e, "embedding failed");
-            *lock(&project.vectors.last_error) = Some(format!("{model}: {e}"));
-            Pass::Failed
+        let files: Vec<String> = files.iter().cloned().collect();
+        let chunks = match store.chunks_without_vectors_in(model, &files) {
+            Ok(c) => c,
+            Err(e) => return self.failed(project, model, e.to_string()),
         };
+        let mut saved = Vec::new();
+        for batch in chunks.chunks(BATCH) {
+            let texts: Vec<String> = batch.iter().map(super::text::for_chunk).collect();
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let vectors = match tier.embed(&refs) {
+                Ok(v) => v,
+                Err(e) => return self.failed(project, model, e.to_string()),
+            };
+            let rows: Vec<(i64, Vec<u8>)> = batch.iter().zip(&vectors).map(|(c, v)| (c.id, encode(v))).collect();
+            if let Err(e) = store.save_vectors(model, &rows) {
+                return self.failed(project, model, e.to_string());
+            }
+            project.vectors.embedded.fetch_add(batch.len() as u64, Ordering::Relaxed);
+            saved.extend(rows);
+        }
+        Pass::Done { embedded: saved.len(), rows: Some(saved) }
+    }
+
+    fn failed(&self, project: &ProjectHandle, model: &str, e: String) -> Pass {
+        tracing::warn!(root = %project.root.display(), model, error = %e, "embedding failed");
+        *lock(&project.vectors.last_error) = Some(format!("{model}: {e}"));
+        Pass::Failed
+    }
+
+    /// Embeds every chunk without a vector, in batches, yielding to other projects.
+    fn embed_all(&self, project: &ProjectHandle, store: &Store, tier: &dyn Embedder) -> Pass {
+        let model = tier.id();
+        let fail = |e: String| self.failed(project, model, e);
         let started = Instant::now();
         let mut total = 0;
         let mut after = 0;
@@ -272,7 +382,7 @@ impl Embedding {
                 "embedded"
             );
         }
-        Pass::Done { embedded: total }
+        Pass::Done { embedded: total, rows: None }
     }
 }
 

@@ -114,19 +114,17 @@ fn walk_into(root: &Path, dir: &str, max_depth: Option<usize>, tree: &mut Tree) 
             continue; // sockets, fifos, devices
         }
         match entry.metadata() {
-            Ok(meta) => tree.files.push(Walked {
-                rel,
-                abs: entry.into_path(),
-                size: meta.len(),
-                mtime_ns: meta
-                    .modified()
-                    .ok()
-                    .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                    .map_or(0, |d| d.as_nanos() as i64),
-            }),
+            Ok(meta) => {
+                tree.files.push(Walked { rel, abs: entry.into_path(), size: meta.len(), mtime_ns: mtime_ns(&meta) })
+            }
             Err(e) => tree.skipped.push(Skipped { path: rel, reason: e.to_string() }),
         }
     }
+}
+
+/// A file's modification time as the index records it (0 when the OS has none).
+pub fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
+    meta.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos() as i64)
 }
 
 /// The directory a relative path is in (`""` for the root).

@@ -38,6 +38,14 @@ pub struct Stats {
     pub problems: Vec<(String, String)>,
 }
 
+/// [`Stats`], the Merkle root and the embeddable chunks of one content generation.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    pub stats: Stats,
+    pub root_hash: String,
+    pub embeddable: u64,
+}
+
 /// A `SELECT path, size_bytes, mtime_ns, content_hash` row.
 fn file_state(r: &rusqlite::Row) -> rusqlite::Result<(String, FileState)> {
     Ok((r.get(0)?, FileState { size: r.get::<_, i64>(1)? as u64, mtime_ns: r.get(2)?, hash: r.get(3)? }))
@@ -179,6 +187,24 @@ impl Store {
             let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
             rows.collect()
         })
+    }
+
+    /// Counts and the Merkle root, recomputed only when the content changed.
+    pub fn summary(&self) -> Result<std::sync::Arc<Summary>> {
+        let generation = self.content_generation();
+        if let Some((g, s)) = self.summary.lock().unwrap_or_else(|p| p.into_inner()).as_ref()
+            && *g == generation
+        {
+            return Ok(s.clone());
+        }
+        let hashes = self.hashes()?;
+        let fresh = std::sync::Arc::new(Summary {
+            stats: self.stats()?,
+            root_hash: crate::index::hash::merkle_root(hashes.iter().map(|(p, h)| (p.as_str(), h.as_str()))),
+            embeddable: self.embeddable()?,
+        });
+        *self.summary.lock().unwrap_or_else(|p| p.into_inner()) = Some((generation, fresh.clone()));
+        Ok(fresh)
     }
 
     pub fn stats(&self) -> Result<Stats> {

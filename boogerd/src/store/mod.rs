@@ -53,6 +53,9 @@ pub struct Store {
     /// is valid for one content generation.
     content_generation: std::sync::atomic::AtomicU64,
     cache: Mutex<search::Cache>,
+    /// What `status` shows of the index, computed once per content generation: on a large
+    /// index each part is a full scan.
+    summary: Mutex<Option<(u64, std::sync::Arc<files::Summary>)>>,
 }
 
 impl Store {
@@ -108,6 +111,7 @@ impl Store {
             generation: std::sync::atomic::AtomicU64::new(0),
             content_generation: std::sync::atomic::AtomicU64::new(content_generation),
             cache: Mutex::new(search::Cache::default()),
+            summary: Mutex::default(),
         })
     }
 

@@ -31,34 +31,55 @@ pub struct Coverage {
     pub embeddable: u64,
 }
 
+/// Embeddable chunks with no vector of the model `?1`, for callers to narrow.
+fn without_vectors() -> String {
+    format!(
+        "SELECT c.id, f.path, c.kind, c.name, c.signature, c.parent, c.doc,
+                CASE WHEN c.signature = '' AND coalesce(c.doc, '') = '' AND c.kind <> 'block'
+                     THEN substr(c.content, 1, 2000) ELSE '' END
+         FROM chunks c JOIN files f ON f.id = c.file_id
+         WHERE {EMBEDDABLE}
+           AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id AND e.model = ?1)"
+    )
+}
+
+fn embed_input(r: &rusqlite::Row<'_>) -> rusqlite::Result<EmbedInput> {
+    Ok(EmbedInput {
+        id: r.get(0)?,
+        path: r.get(1)?,
+        kind: r.get(2)?,
+        name: r.get(3)?,
+        signature: r.get(4)?,
+        parent: r.get(5)?,
+        doc: r.get(6)?,
+        content: r.get(7)?,
+    })
+}
+
 impl Store {
     /// Up to `limit` embeddable chunks with no vector of `model` and an id above `after`,
     /// oldest first. A pass continues from the last id it saw: starting over each batch
     /// re-read every chunk embedded so far, quadratic on a large project.
     pub fn chunks_without_vectors(&self, model: &str, after: i64, limit: usize) -> Result<Vec<EmbedInput>> {
         self.read(|c| {
-            let mut stmt = c.prepare_cached(&format!(
-                "SELECT c.id, f.path, c.kind, c.name, c.signature, c.parent, c.doc,
-                        CASE WHEN c.signature = '' AND coalesce(c.doc, '') = '' AND c.kind <> 'block'
-                             THEN substr(c.content, 1, 2000) ELSE '' END
-                 FROM chunks c JOIN files f ON f.id = c.file_id
-                 WHERE c.id > ?3 AND {EMBEDDABLE}
-                   AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id AND e.model = ?1)
-                 ORDER BY c.id LIMIT ?2"
-            ))?;
-            let rows = stmt.query_map(params![model, limit as i64, after], |r| {
-                Ok(EmbedInput {
-                    id: r.get(0)?,
-                    path: r.get(1)?,
-                    kind: r.get(2)?,
-                    name: r.get(3)?,
-                    signature: r.get(4)?,
-                    parent: r.get(5)?,
-                    doc: r.get(6)?,
-                    content: r.get(7)?,
-                })
-            })?;
+            let mut stmt = c.prepare_cached(&format!("{} AND c.id > ?3 ORDER BY c.id LIMIT ?2", without_vectors()))?;
+            let rows = stmt.query_map(params![model, limit as i64, after], embed_input)?;
             rows.collect()
+        })
+    }
+
+    /// The embeddable chunks of `paths` with no vector of `model`: what an edit added. Costs
+    /// those files' chunks, not a pass over the project.
+    pub fn chunks_without_vectors_in(&self, model: &str, paths: &[String]) -> Result<Vec<EmbedInput>> {
+        self.read(|c| {
+            let mut stmt = c.prepare_cached(&format!("{} AND f.path = ?2 ORDER BY c.id", without_vectors()))?;
+            let mut out = Vec::new();
+            for path in paths {
+                for row in stmt.query_map(params![model, path], embed_input)? {
+                    out.push(row?);
+                }
+            }
+            Ok(out)
         })
     }
 
@@ -110,12 +131,19 @@ impl Store {
     }
 
     pub fn coverage(&self, model: &str) -> Result<Coverage> {
+        let embeddable = self.summary()?.embeddable;
         self.read(|c| {
-            let embeddable: i64 =
-                c.query_row(&format!("SELECT count(*) FROM chunks c WHERE {EMBEDDABLE}"), [], |r| r.get(0))?;
             let embedded: i64 =
                 c.query_row("SELECT count(*) FROM embeddings WHERE model = ?1", [model], |r| r.get(0))?;
-            Ok(Coverage { embedded: embedded as u64, embeddable: embeddable as u64 })
+            Ok(Coverage { embedded: embedded as u64, embeddable })
+        })
+    }
+
+    /// Chunks that get a vector (see [`Store::summary`], which caches this).
+    pub(super) fn embeddable(&self) -> Result<u64> {
+        self.read(|c| {
+            let n: i64 = c.query_row(&format!("SELECT count(*) FROM chunks c WHERE {EMBEDDABLE}"), [], |r| r.get(0))?;
+            Ok(n as u64)
         })
     }
 

@@ -139,7 +139,7 @@ thread_local! {
     /// still pending: recorded by [`answering_from`], attached to the reply by [`call`]. A
     /// handler runs wholly on one blocking thread, so this needs no plumbing through every
     /// handler's signature.
-    static ANSWERED: std::cell::RefCell<Vec<(String, u64, crate::watch::Freshness)>> =
+    static ANSWERED: std::cell::RefCell<Vec<(String, u64, crate::live::Freshness)>> =
         const { std::cell::RefCell::new(Vec::new()) };
 }
 
@@ -151,8 +151,8 @@ pub fn answering_from(name: &str, handle: &crate::project::ProjectHandle, store:
 
 /// Every answer says which index generation it comes from and what was not in it yet; the
 /// text says so only when something was not.
-fn with_freshness(mut reply: ToolReply, answered: Vec<(String, u64, crate::watch::Freshness)>) -> ToolReply {
-    use crate::watch::Mode;
+fn with_freshness(mut reply: ToolReply, answered: Vec<(String, u64, crate::live::Freshness)>) -> ToolReply {
+    use crate::live::Mode;
     if answered.is_empty() || reply.is_error {
         return reply;
     }
@@ -165,6 +165,7 @@ fn with_freshness(mut reply: ToolReply, answered: Vec<(String, u64, crate::watch
                 "state": f.state,
                 "pending": f.pending,
                 "pending_count": f.pending_count,
+                "events_lost": f.events_lost,
             })
         })
         .collect();
@@ -173,7 +174,9 @@ fn with_freshness(mut reply: ToolReply, answered: Vec<(String, u64, crate::watch
         obj.insert("index".to_owned(), index);
     }
     for (name, _, f) in &answered {
-        let note = if f.pending_count > 0 {
+        let note = if f.events_lost {
+            Some("the OS dropped file events; booger is re-surveying the project, so recent changes may be missing: ask again in a moment".to_owned())
+        } else if f.pending_count > 0 {
             let more = if f.pending_count > f.pending.len() { ", …" } else { "" };
             Some(format!(
                 "{} changed file(s) not indexed yet ({}{more}); ask again in a moment",

@@ -78,7 +78,13 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     }
     let mut data = facts;
     data["projects"] = Value::Array(projects_json);
-    data["watches"] = json!({ "directories": daemon.watcher.watched_total(), "budget": daemon.watcher.budget() });
+    let counters = &daemon.watcher.counters;
+    data["watches"] = json!({
+        "directories": daemon.watcher.watched_total(),
+        "budget": daemon.watcher.budget(),
+        "events": counters.events.load(std::sync::atomic::Ordering::Relaxed),
+        "overflows": counters.overflows.load(std::sync::atomic::Ordering::Relaxed),
+    });
     data["session"] = json!(session.id);
     data["project"] = project_json;
     ToolReply::ok(text.trim_end(), data)
@@ -115,18 +121,15 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>) -> (String,
             return (t, json!({ "exists": false, "error": e.to_string(), "progress": progress, "watch": watch }));
         }
     };
-    let stats = match store.stats() {
+    let summary = match store.summary() {
         Ok(s) => s,
         Err(e) => {
             t.push_str(&format!("index: cannot read: {e}\n"));
             return (t, json!({ "exists": true, "error": e.to_string(), "progress": progress, "watch": watch }));
         }
     };
-    // Computed now, not read from the last full run: the watcher changes the index between runs.
-    let root_hash = store
-        .hashes()
-        .map(|h| crate::index::hash::merkle_root(h.iter().map(|(p, h)| (p.as_str(), h.as_str()))))
-        .unwrap_or_default();
+    // Of the index now, not of the last full run: the watcher changes the index between runs.
+    let (stats, root_hash) = (&summary.stats, &summary.root_hash);
     let last = store.meta("last_indexed_at").ok().flatten().unwrap_or_default();
     let report: Option<IndexReport> =
         handle.last_report.lock().unwrap_or_else(|e| e.into_inner()).clone().or_else(|| {
@@ -260,6 +263,15 @@ fn watch_line(w: &Value) -> String {
     }
     if w["overflows"].as_u64().unwrap_or(0) > 0 {
         t.push_str(&format!(", {} event overflows", w["overflows"]));
+    }
+    if let Some(r) = w["last_resurvey"].as_object() {
+        t.push_str(&format!(
+            "; {} re-surveys after lost events (last: {} stats, {} directories changed, {} ms)",
+            w["resurveys"], r["statted"], r["changed_dirs"], r["ms"]
+        ));
+    }
+    if let Some(b) = w["last_whole_walk"].as_object() {
+        t.push_str(&format!("; {} whole walks (last: {} files in {} ms)", w["whole_walks"], b["surveyed"], b["ms"]));
     }
     if let Some(r) = w["reason"].as_str() {
         t.push_str(&format!("\nwatch note: {r}"));

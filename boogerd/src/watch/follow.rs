@@ -9,8 +9,8 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
 use super::Watcher;
-use super::live::{Batch, Mode, Poll, Work};
 use crate::index::{Scope, walk};
+use crate::live::{Batch, Mode, Poll, Resurvey, Work};
 use crate::project::{IndexError, ProjectHandle, WarmRefresh};
 
 /// New directories up to this many are re-surveyed one by one after their watch is on;
@@ -43,7 +43,7 @@ pub(super) struct Followers {
     wake: Condvar,
 }
 
-impl super::live::Waker for Followers {
+impl crate::live::Link for Followers {
     fn wake(&self) {
         let mut st = self.lock();
         st.epoch += 1;
@@ -59,7 +59,7 @@ impl Followers {
 
     pub(super) fn add(&self, handle: Arc<ProjectHandle>) {
         self.lock().projects.push(Followed { handle, kept: BTreeSet::new(), busy: false });
-        super::live::Waker::wake(self);
+        crate::live::Link::wake(self);
     }
 
     /// Starts the follower threads.
@@ -74,7 +74,7 @@ impl Followers {
     }
 
     /// Blocks until some project not held by another thread has work; claims it.
-    fn next(&self, timing: &super::Timing) -> (Arc<ProjectHandle>, BTreeSet<String>, Poll) {
+    fn next(&self, timing: &crate::live::Timing) -> (Arc<ProjectHandle>, BTreeSet<String>, Poll) {
         let mut st = self.lock();
         loop {
             let now = Instant::now();
@@ -146,6 +146,10 @@ fn run(w: &Arc<Watcher>) {
             }
             Work::Whole => (whole(w, &handle, &mut kept), None),
             Work::Dirs(dirs) => part(w, &handle, &mut kept, dirs),
+            Work::Resurvey(since) => match resurvey(&handle, &kept, since) {
+                Some(dirs) => part(w, &handle, &mut kept, dirs),
+                None => (whole(w, &handle, &mut kept), None),
+            },
         };
         // Waiting queries go on now; the ranking index catches up right after.
         live.applied(batch);
@@ -167,9 +171,40 @@ fn whole(w: &Watcher, handle: &Arc<ProjectHandle>, kept: &mut BTreeSet<String>) 
         Ok(report) => {
             let found: BTreeSet<String> = report.dirs.iter().cloned().collect();
             settle(w, handle, sync_watches(w, handle, kept, &found, &[String::new()]));
-            Some(batch(report.changed.len(), report.files, started))
+            let b = batch(report.changed.len(), report.files, started);
+            handle.live.walked_whole(b.clone());
+            Some(b)
         }
         Err(e) => failed(w, handle, kept, e),
+    }
+}
+
+/// After lost events: the directories that may have changed, found by their metadata (see
+/// [`super::resurvey`]); `None` if the index cannot say, and a whole walk must.
+fn resurvey(handle: &ProjectHandle, kept: &BTreeSet<String>, since: std::time::SystemTime) -> Option<Vec<String>> {
+    let started = Instant::now();
+    let store = handle.store().ok()?;
+    match super::resurvey::changed_since(&handle.root, kept, &store, since) {
+        Ok(found) => {
+            tracing::info!(
+                root = %handle.root.display(),
+                statted = found.statted,
+                dirs = found.dirs.len(),
+                ms = started.elapsed().as_millis() as u64,
+                "re-surveyed after lost events"
+            );
+            handle.live.resurveyed(Resurvey {
+                at: crate::time::now_rfc3339(),
+                statted: found.statted,
+                changed_dirs: found.dirs.len() as u64,
+                ms: started.elapsed().as_millis() as u64,
+            });
+            Some(found.dirs)
+        }
+        Err(e) => {
+            tracing::warn!(root = %handle.root.display(), error = %e, "re-survey failed; walking the whole project");
+            None
+        }
     }
 }
 

@@ -26,49 +26,58 @@
 //! read-your-writes wait.
 
 mod follow;
-pub mod live;
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg_attr(target_os = "linux", allow(dead_code))]
+mod portable;
+mod resurvey;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
+use std::time::SystemTime;
 
-use notify::{EventKind, RecursiveMode, Watcher as _};
+#[cfg(target_os = "linux")]
+use linux::Source;
+#[cfg(not(target_os = "linux"))]
+use portable::Source;
 
 use crate::index;
+use crate::live::Mode;
+pub use crate::live::Timing;
 use crate::project::ProjectHandle;
-pub use live::{Freshness, Live, Mode};
-
-/// How the watcher paces itself; the defaults suit editors and branch switches alike.
-#[derive(Debug, Clone, Copy)]
-pub struct Timing {
-    /// A batch is applied once its directory has been quiet this long...
-    pub quiet: Duration,
-    /// ...or once its first change has waited this long (continuous writes).
-    pub max_delay: Duration,
-    /// How often a missing project directory is looked for.
-    pub missing_poll: Duration,
-    /// How often a project whose events cannot be trusted is re-walked.
-    pub rescan: Duration,
-}
-
-impl Default for Timing {
-    fn default() -> Self {
-        Self {
-            quiet: Duration::from_millis(25),
-            max_delay: Duration::from_millis(500),
-            missing_poll: Duration::from_secs(2),
-            rescan: Duration::from_secs(60),
-        }
-    }
-}
 
 type Routes = RwLock<Vec<(PathBuf, Arc<ProjectHandle>)>>;
 
+/// What an event source reports.
+pub(crate) enum Signal<'a> {
+    /// Something at this path (absolute) changed.
+    Changed(&'a Path),
+    /// The OS dropped events; those lost happened after `since`.
+    Overflow { since: SystemTime },
+}
+
+/// Why a directory could not be watched.
+pub(crate) enum Refused {
+    /// Gone between the walk and now: its parent's survey notices.
+    Gone,
+    /// The OS limit on watches.
+    Limit,
+    Other(String),
+}
+
+/// Events received and queue overflows, for `status`.
+#[derive(Default)]
+pub struct Counters {
+    pub events: AtomicU64,
+    pub overflows: AtomicU64,
+}
+
 pub struct Watcher {
-    /// `None` when the OS refused a watcher (e.g. no inotify instances left): every project
-    /// is then re-walked on a timer.
-    notify: Mutex<Option<notify::RecommendedWatcher>>,
+    /// `None` when the OS refused a watcher (e.g. no inotify instances left) or watching is
+    /// off: every project is then re-walked on a timer (or by `booger index`).
+    source: Option<Arc<Source>>,
     unavailable: Option<String>,
     /// Watching was turned off (`--no-watch`).
     manual: bool,
@@ -80,6 +89,7 @@ pub struct Watcher {
     budget: usize,
     pub timing: Timing,
     defaults: index::Options,
+    pub counters: Arc<Counters>,
     /// One whole-project walk at a time across projects, so a daemon starting with many
     /// projects does not parse them all at once.
     whole_runs: Mutex<()>,
@@ -90,21 +100,22 @@ pub struct Watcher {
 impl Watcher {
     pub fn new(defaults: index::Options, budget: usize, timing: Timing, enabled: bool) -> Arc<Self> {
         let routes: Arc<Routes> = Arc::default();
+        let counters: Arc<Counters> = Arc::default();
         let handler_routes = Arc::clone(&routes);
         let made = if enabled {
-            notify::recommended_watcher(move |event| on_event(&handler_routes, event)).map(Some)
+            Source::new(Box::new(move |signal| on_signal(&handler_routes, signal)), Arc::clone(&counters)).map(Some)
         } else {
             Ok(None)
         };
-        let (notify, unavailable) = match made {
-            Ok(w) => (w, None),
+        let (source, unavailable) = match made {
+            Ok(s) => (s, None),
             Err(e) => {
                 tracing::error!(error = %e, "file watching is unavailable; projects will be re-walked periodically");
                 (None, Some(format!("file watching is unavailable ({e}); re-walked periodically")))
             }
         };
         let me = Arc::new(Self {
-            notify: Mutex::new(notify),
+            source,
             unavailable,
             manual: !enabled,
             routes,
@@ -112,6 +123,7 @@ impl Watcher {
             budget,
             timing,
             defaults,
+            counters,
             whole_runs: Mutex::new(()),
             followers: Arc::default(),
         });
@@ -135,7 +147,7 @@ impl Watcher {
             }
             routes.push((handle.root.clone(), Arc::clone(&handle)));
         }
-        handle.live.set_waker(self.followers.clone());
+        handle.live.set_link(Arc::new(Link { followers: Arc::clone(&self.followers), source: self.source.clone() }));
         if reconcile {
             handle.live.set_mode(Mode::Starting, None);
             handle.live.request_whole();
@@ -157,8 +169,7 @@ impl Watcher {
     /// Watches `dirs` (absolute). Returns those that could not be watched (the budget or the
     /// OS limit was reached, or no watcher), and the first unexpected error.
     fn watch(&self, dirs: &[PathBuf]) -> (Vec<PathBuf>, Option<String>) {
-        let mut guard = self.notify.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(w) = guard.as_mut() else {
+        let Some(source) = &self.source else {
             return if self.manual { (Vec::new(), None) } else { (dirs.to_vec(), self.unavailable.clone()) };
         };
         let mut watched = self.watched.lock().unwrap_or_else(|p| p.into_inner());
@@ -173,16 +184,14 @@ impl Watcher {
                 refused.push(d.clone());
                 continue;
             }
-            match w.watch(d, RecursiveMode::NonRecursive) {
+            match source.watch(d) {
                 Ok(()) => {
                     watched.insert(d.clone(), 1);
                 }
-                // Gone between the walk and now: its parent's survey notices.
-                Err(e) if matches!(e.kind, notify::ErrorKind::PathNotFound) => {}
-                Err(e) => {
-                    if !matches!(e.kind, notify::ErrorKind::MaxFilesWatch) {
-                        other.get_or_insert_with(|| format!("cannot watch {}: {e}", d.display()));
-                    }
+                Err(Refused::Gone) => {}
+                Err(Refused::Limit) => refused.push(d.clone()),
+                Err(Refused::Other(e)) => {
+                    other.get_or_insert_with(|| format!("cannot watch {}: {e}", d.display()));
                     refused.push(d.clone());
                 }
             }
@@ -191,16 +200,14 @@ impl Watcher {
     }
 
     fn unwatch(&self, dirs: &[PathBuf]) {
-        let mut guard = self.notify.lock().unwrap_or_else(|p| p.into_inner());
         let mut watched = self.watched.lock().unwrap_or_else(|p| p.into_inner());
         for d in dirs {
             match watched.get_mut(d) {
                 Some(n) if *n > 1 => *n -= 1,
                 Some(_) => {
                     watched.remove(d);
-                    if let Some(w) = guard.as_mut() {
-                        // Fails when the directory is gone and the OS dropped the watch already.
-                        let _ = w.unwatch(d);
+                    if let Some(s) = &self.source {
+                        s.unwatch(d);
                     }
                 }
                 None => {}
@@ -218,33 +225,41 @@ impl Watcher {
     }
 }
 
-/// Runs on notify's thread for every event: route it to its project(s), nothing more.
-fn on_event(routes: &Routes, event: notify::Result<notify::Event>) {
-    let event = match event {
-        Ok(e) => e,
-        Err(e) => {
-            tracing::warn!(error = %e, paths = ?e.paths, "watch error");
-            return;
+/// What a project's live state needs from the watcher: to wake the followers, and to read
+/// the events the OS holds before a query decides what is pending.
+struct Link {
+    followers: Arc<follow::Followers>,
+    source: Option<Arc<Source>>,
+}
+
+impl crate::live::Link for Link {
+    fn wake(&self) {
+        crate::live::Link::wake(&*self.followers);
+    }
+
+    fn drain(&self) {
+        if let Some(s) = &self.source {
+            s.drain();
         }
-    };
+    }
+}
+
+/// Runs for every event (on the reader's thread or a draining query's): route it to its
+/// project(s), nothing more.
+fn on_signal(routes: &Routes, signal: Signal<'_>) {
     let routes = routes.read().unwrap_or_else(|p| p.into_inner());
-    if event.need_rescan() {
-        tracing::warn!("the OS dropped file events (queue overflow); re-walking every project");
-        for (_, handle) in routes.iter() {
-            handle.live.overflowed();
+    match signal {
+        Signal::Overflow { since } => {
+            tracing::warn!("the OS dropped file events (queue overflow); re-surveying what changed since");
+            for (_, handle) in routes.iter() {
+                handle.live.overflowed(since);
+            }
         }
-        return;
-    }
-    match event.kind {
-        // Reads (including the indexer's own) change nothing.
-        EventKind::Access(notify::event::AccessKind::Close(notify::event::AccessMode::Write)) => {}
-        EventKind::Access(_) => return,
-        _ => {}
-    }
-    for path in &event.paths {
-        for (root, handle) in routes.iter() {
-            if let Ok(rel) = path.strip_prefix(root) {
-                handle.live.noticed(&index::walk::relative(Path::new(""), rel));
+        Signal::Changed(path) => {
+            for (root, handle) in routes.iter() {
+                if let Ok(rel) = path.strip_prefix(root) {
+                    handle.live.noticed(&index::walk::relative(Path::new(""), rel));
+                }
             }
         }
     }

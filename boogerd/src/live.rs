@@ -2,16 +2,41 @@
 //! the wait that gives read-your-writes.
 //!
 //! The watcher's event handler records changes here (cheap: a lock and a set insert); the
-//! project's follower thread takes them in batches; queries wait here, briefly, for the batch
-//! that holds their project's pending changes.
+//! followers take them in batches; queries wait here, briefly, for the batch that holds their
+//! project's pending changes. It sits below both `watch` (which fills it) and `project`
+//! (which owns one per project), so neither imports the other's internals.
 
 use std::collections::BTreeSet;
 use std::sync::{Condvar, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 
 use crate::index::walk;
+
+/// How the followers pace themselves; the defaults suit editors and branch switches alike.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    /// A batch is applied once its directory has been quiet this long...
+    pub quiet: Duration,
+    /// ...or once its first change has waited this long (continuous writes).
+    pub max_delay: Duration,
+    /// How often a missing project directory is looked for.
+    pub missing_poll: Duration,
+    /// How often a project whose events cannot be trusted is re-walked.
+    pub rescan: Duration,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Self {
+            quiet: Duration::from_millis(25),
+            max_delay: Duration::from_millis(500),
+            missing_poll: Duration::from_secs(2),
+            rescan: Duration::from_secs(60),
+        }
+    }
+}
 
 /// Pending paths listed in answers and `status`; beyond this only the count is given.
 const LISTED: usize = 20;
@@ -43,6 +68,8 @@ pub enum Work {
     Whole,
     /// Re-survey these directories (relative).
     Dirs(Vec<String>),
+    /// Events were lost after this time: find what changed since by its metadata.
+    Resurvey(SystemTime),
     /// See whether a missing project is back.
     CheckMissing,
 }
@@ -57,6 +84,17 @@ pub struct Batch {
     pub ms: u64,
 }
 
+/// The last re-survey after lost events, for `status`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Resurvey {
+    pub at: String,
+    /// Directories and files statted.
+    pub statted: u64,
+    /// Directories found changed (then surveyed as a batch).
+    pub changed_dirs: u64,
+    pub ms: u64,
+}
+
 /// The part of a project's state an answer reports: what it could not wait for.
 #[derive(Debug, Clone, Serialize)]
 pub struct Freshness {
@@ -67,6 +105,10 @@ pub struct Freshness {
     /// Why the project is not simply watching, if it is not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The OS dropped file events and the re-survey that finds their changes has not
+    /// finished: files other than `pending` may have changed too.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub events_lost: bool,
 }
 
 #[derive(Default)]
@@ -81,8 +123,12 @@ struct State {
     paths_overflowed: usize,
     last_event: Option<Instant>,
     first_event: Option<Instant>,
+    /// Events were lost after this time (the earliest, if several overflows).
+    lost_since: Option<SystemTime>,
     /// Taken by the batch being applied.
     applying: Option<Vec<String>>,
+    /// The batch being applied is a re-survey after lost events.
+    resurveying: bool,
     /// A query is waiting: apply now rather than wait for quiet.
     urgent: bool,
     stop: bool,
@@ -93,8 +139,13 @@ struct State {
     // Figures for `status`.
     watched_dirs: usize,
     batches: u64,
+    files_changed: u64,
     last_batch: Option<Batch>,
     overflows: u64,
+    whole_walks: u64,
+    last_whole: Option<Batch>,
+    resurveys: u64,
+    last_resurvey: Option<Resurvey>,
 }
 
 /// What [`Live::poll`] found.
@@ -109,9 +160,12 @@ pub enum Poll {
     Stop,
 }
 
-/// Wakes the followers when a project has something new for them.
-pub trait Waker: Send + Sync {
+/// The watcher, as a project's live state sees it.
+pub trait Link: Send + Sync {
+    /// The project has something new for the followers.
     fn wake(&self);
+    /// Hands over every event the OS holds now, so that what is pending is known exactly.
+    fn drain(&self) {}
 }
 
 #[derive(Default)]
@@ -119,8 +173,8 @@ pub struct Live {
     state: Mutex<State>,
     /// Signalled on every change of state: a finished batch for waiting queries.
     changed: Condvar,
-    /// The followers, told about new work (set once the project is followed).
-    waker: std::sync::OnceLock<std::sync::Arc<dyn Waker>>,
+    /// The watcher (set once the project is followed).
+    link: std::sync::OnceLock<std::sync::Arc<dyn Link>>,
 }
 
 impl Live {
@@ -128,17 +182,17 @@ impl Live {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Connects this project to the followers that apply its changes.
-    pub fn set_waker(&self, waker: std::sync::Arc<dyn Waker>) {
-        let _ = self.waker.set(waker);
+    /// Connects this project to the watcher that applies its changes.
+    pub fn set_link(&self, link: std::sync::Arc<dyn Link>) {
+        let _ = self.link.set(link);
     }
 
     /// Tells waiting queries and the followers that the state changed. Called with the
     /// state unlocked: the followers lock their own state, then this one.
     fn signal(&self) {
         self.changed.notify_all();
-        if let Some(w) = self.waker.get() {
-            w.wake();
+        if let Some(l) = self.link.get() {
+            l.wake();
         }
     }
 
@@ -199,10 +253,17 @@ impl Live {
         self.signal();
     }
 
-    /// The OS dropped events: re-walk, and count it for `status`.
-    pub fn overflowed(&self) {
-        self.lock().overflows += 1;
-        self.request_whole();
+    /// The OS dropped events, all of them after `since`: re-survey what changed since then,
+    /// and count it for `status`.
+    pub fn overflowed(&self, since: SystemTime) {
+        let mut st = self.lock();
+        st.overflows += 1;
+        st.lost_since = Some(st.lost_since.map_or(since, |s| s.min(since)));
+        let now = Instant::now();
+        st.last_event = Some(now);
+        st.first_event.get_or_insert(now);
+        drop(st);
+        self.signal();
     }
 
     /// Queues directories for a follow-up survey (new directories, once their watch is on).
@@ -225,12 +286,12 @@ impl Live {
     /// been quiet for `quiet`, or have waited `max_delay`, or a query is waiting for them; a
     /// missing project is looked for every `missing_poll`, a rescanning one re-walked every
     /// `rescan`. A project with nothing to do asks for no timer: idle costs nothing.
-    pub fn poll(&self, now: Instant, t: &super::Timing) -> Poll {
+    pub fn poll(&self, now: Instant, t: &Timing) -> Poll {
         let mut st = self.lock();
         if st.stop {
             return Poll::Stop;
         }
-        if st.whole || !st.dirs.is_empty() {
+        if st.whole || !st.dirs.is_empty() || st.lost_since.is_some() {
             let quiet_for = st.last_event.map_or(t.quiet, |e| now.saturating_duration_since(e));
             let waited = st.first_event.map_or(t.max_delay, |e| now.saturating_duration_since(e));
             if st.urgent || quiet_for >= t.quiet || waited >= t.max_delay {
@@ -268,28 +329,61 @@ impl Live {
         st.last_event = None;
         st.urgent = false;
         st.rescan_due = None;
-        let dirs: Vec<String> = std::mem::take(&mut st.dirs).into_iter().collect();
-        if std::mem::take(&mut st.whole) { Work::Whole } else { Work::Dirs(dirs) }
+        if std::mem::take(&mut st.whole) {
+            // A whole walk covers lost events too.
+            st.dirs.clear();
+            st.lost_since = None;
+            return Work::Whole;
+        }
+        if let Some(since) = st.lost_since.take() {
+            st.resurveying = true;
+            // The re-survey finds these directories again if they changed; the ones that
+            // did not are left for the next batch.
+            return Work::Resurvey(since);
+        }
+        Work::Dirs(std::mem::take(&mut st.dirs).into_iter().collect())
     }
 
     /// The batch taken by the last [`next_work`](Self::next_work) is in the index.
     pub fn applied(&self, batch: Option<Batch>) {
         let mut st = self.lock();
         st.applying = None;
+        st.resurveying = false;
         if let Some(b) = batch {
             st.batches += 1;
+            st.files_changed += b.changed;
             st.last_batch = Some(b);
         }
         drop(st);
         self.signal();
     }
 
+    /// A whole walk ended (start-up, a changed ignore file, a rescanning timer): counted for
+    /// `status` with its cost.
+    pub fn walked_whole(&self, walk: Batch) {
+        let mut st = self.lock();
+        st.whole_walks += 1;
+        st.last_whole = Some(walk);
+    }
+
+    /// A re-survey after lost events ended: `surveyed` files statted, `changed` directories
+    /// found to need a survey.
+    pub fn resurveyed(&self, survey: Resurvey) {
+        let mut st = self.lock();
+        st.resurveys += 1;
+        st.last_resurvey = Some(survey);
+    }
+
     /// Read-your-writes: if changes to this project are queued or being applied, waits (up to
     /// `max`) for them to reach the index, then says what is still pending.
     pub fn wait_fresh(&self, max: Duration) -> Freshness {
         let deadline = Instant::now() + max;
+        // Events the OS holds but nobody has read yet are changes made before this query.
+        if let Some(l) = self.link.get() {
+            l.drain();
+        }
         let mut st = self.lock();
-        let busy = |st: &State| st.applying.is_some() || !st.dirs.is_empty() || st.whole;
+        let busy = |st: &State| st.applying.is_some() || !st.dirs.is_empty() || st.whole || st.lost_since.is_some();
         if busy(&st) && st.mode != Mode::Missing {
             st.urgent = true;
             drop(st);
@@ -309,7 +403,7 @@ impl Live {
     /// Changes are queued (not yet taken by the follower).
     pub fn has_work(&self) -> bool {
         let st = self.lock();
-        st.whole || !st.dirs.is_empty()
+        st.whole || !st.dirs.is_empty() || st.lost_since.is_some()
     }
 
     /// What is pending now, without waiting.
@@ -329,8 +423,13 @@ impl Live {
             "pending": f.pending,
             "applying": st.applying.is_some(),
             "batches_applied": st.batches,
+            "files_changed": st.files_changed,
             "last_change_applied": st.last_batch,
             "overflows": st.overflows,
+            "resurveys": st.resurveys,
+            "last_resurvey": st.last_resurvey,
+            "whole_walks": st.whole_walks,
+            "last_whole_walk": st.last_whole,
         })
     }
 }
@@ -346,5 +445,6 @@ fn freshness(st: &State) -> Freshness {
         pending: all.into_iter().take(LISTED).map(str::to_owned).collect(),
         pending_count: count,
         reason: st.reason.clone(),
+        events_lost: st.lost_since.is_some() || st.resurveying,
     }
 }

@@ -1,0 +1,289 @@
+//! The live index on a large tree: quiet while files are read, exact and cheap while they
+//! change.
+//!
+//! `cargo bench -p booger-tests --bench watch_large` (needs python3 and git; 20-30 minutes on
+//! two cores, most of it the first index and its embeddings). The tree: copies of
+//! /usr/include, the cargo registry's sources and the standard library's .py files (30k+
+//! files) in one git repository, indexed, embedded and searched by a real daemon. Then:
+//! - a full read: `rg` (or `grep -r` where rg is missing) over the tree, changing nothing:
+//!   events the daemon received, batches, re-walks, re-surveys, daemon CPU;
+//! - edits: a unique function appended to a file, then `search` until it is found, 100 times
+//!   (100 ms apart): p50/p95/max, how often the first answer had it, RSS per edit;
+//! - a branch switch: `git checkout` of a branch rewriting 1,000 files, until the watch is
+//!   idle, against indexing just those files from scratch in the same run; then `booger index`
+//!   must find nothing left to do;
+//! - idle: daemon CPU over 30 s of nothing.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use booger_tests::live::{cpu_ticks, ms, pct, search, session, status, wait_settled, wait_until, watch};
+use booger_tests::{Env, Raw, copy_tree, describe, git, proc_status_kb};
+use serde_json::Value;
+
+const EDITS: usize = 100;
+const SWITCHED: usize = 1000;
+const IDLE: Duration = Duration::from_secs(30);
+
+fn main() {
+    let env = Env::new();
+    let root = env.dir.path().join("large");
+    let t = Instant::now();
+    let files = build_tree(&root);
+    eprintln!("tree: {} files in {:.0} s", count_files(&root), t.elapsed().as_secs_f64());
+    let daemon = env.start_daemon();
+    let pid = daemon.child.id();
+    let t = Instant::now();
+    let out = env.run_within(None, &["index", root.to_str().unwrap()], Duration::from_secs(3600));
+    assert!(out.status.success(), "{}", describe(&out));
+    let indexed = t.elapsed();
+    let mut conn = session(&env, &root);
+    search(&mut conn, "warm up");
+    wait_until_within(Duration::from_secs(3600), || ready(&mut conn));
+    wait_settled(&mut conn);
+    let facts = status(&mut conn);
+    println!("# booger live index on a large tree\n");
+    println!(
+        "{} files, {} chunks; first index {:.0} s; {} directories watched.\n",
+        facts["project"]["index"]["files"],
+        facts["project"]["index"]["chunks"],
+        indexed.as_secs_f64(),
+        watch(&mut conn)["watched_dirs"]
+    );
+    full_read(&mut conn, &root, pid);
+    edits(&mut conn, &files, pid);
+    switch(&env, &mut conn, &root);
+    idle(&mut conn, pid);
+    drop(daemon);
+}
+
+/// The tree, committed on `main`, with a `feature` branch that rewrites [`SWITCHED`] files;
+/// returns the .py files, which the edits append to.
+fn build_tree(root: &Path) -> Vec<PathBuf> {
+    copy_tree(Path::new("/usr/include"), &root.join("include"), &[], &[]);
+    let cargo = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cargo"));
+    copy_tree(&cargo.join("registry/src"), &root.join("crates"), &[], &[]);
+    copy_tree(&booger_tests::python_stdlib(), &root.join("python"), &["py"], &["__pycache__"]);
+    let mut code = Vec::new();
+    list(root, &mut code);
+    code.retain(|p| p.extension().is_some_and(|x| x == "c" || x == "h" || x == "rs" || x == "py"));
+    code.sort();
+    assert!(code.len() > SWITCHED * 4, "too few source files: {}", code.len());
+    git(root, &["init", "-q", "-b", "main"]);
+    git(root, &["-c", "core.compression=0", "add", "-A"]);
+    git(root, &["commit", "-q", "-m", "main"]);
+    git(root, &["checkout", "-q", "-b", "feature"]);
+    // Every k-th source file takes the next one's content: real code, different chunks.
+    let step = code.len() / SWITCHED;
+    let chosen: Vec<PathBuf> = code.iter().step_by(step).take(SWITCHED).cloned().collect();
+    let contents: Vec<Vec<u8>> = chosen.iter().map(|f| std::fs::read(f).unwrap()).collect();
+    for (i, f) in chosen.iter().enumerate() {
+        std::fs::write(f, &contents[(i + 1) % contents.len()]).unwrap();
+    }
+    git(root, &["-c", "core.compression=0", "commit", "-q", "-am", "feature"]);
+    git(root, &["checkout", "-q", "main"]);
+    code.retain(|p| p.extension().is_some_and(|x| x == "py") && !chosen.contains(&p));
+    code
+}
+
+fn full_read(conn: &mut Raw, root: &Path, pid: u32) {
+    let before = counters(conn);
+    let cpu0 = cpu_ticks(pid);
+    let t = Instant::now();
+    let reader = match Command::new("rg").args(["-c", "--no-ignore", "-uuu", "zq_never_there_qz"]).arg(root).output() {
+        Ok(_) => "rg -uuu",
+        Err(_) => {
+            Command::new("grep").args(["-r", "-c", "zq_never_there_qz"]).arg(root).output().unwrap();
+            "grep -r"
+        }
+    };
+    let read = t.elapsed();
+    // Whatever the read caused has had time to arrive and be applied.
+    std::thread::sleep(Duration::from_secs(2));
+    wait_settled(conn);
+    let cpu = cpu_ticks(pid) - cpu0;
+    let after = counters(conn);
+    let d = |k: &str| after[k] - before[k];
+    println!("## A full read of the tree (`{reader}`), nothing changed\n");
+    println!(
+        "| read time | events received | overflows | batches applied | files re-indexed | whole walks | re-surveys | daemon CPU |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    println!(
+        "| {} | {} | {} | {} | {} | {} | {} | {:.2} s |\n",
+        ms(read),
+        d("events"),
+        d("overflows"),
+        d("batches"),
+        d("changed"),
+        d("whole_walks"),
+        d("resurveys"),
+        cpu as f64 / ticks_per_s()
+    );
+}
+
+fn edits(conn: &mut Raw, files: &[PathBuf], pid: u32) {
+    let rss = || proc_status_kb(pid, "VmRSS:");
+    let rss_before = rss();
+    let mut rss_first = 0;
+    let mut times = Vec::new();
+    let mut first_fresh = 0;
+    for i in 0..EDITS {
+        let token = format!("large_token_{i}_{}", std::process::id());
+        let file = &files[(i * 7919) % files.len()];
+        let started = Instant::now();
+        let mut f = std::fs::OpenOptions::new().append(true).open(file).unwrap();
+        write!(f, "\n\ndef {token}():\n    return {i}\n").unwrap();
+        drop(f);
+        let mut asked = 0;
+        loop {
+            asked += 1;
+            let r = search(conn, &token);
+            if r["results"].as_array().is_some_and(|a| a.iter().any(|x| x["name"] == token.as_str())) {
+                break;
+            }
+            assert!(started.elapsed() < Duration::from_secs(60), "{token} never became searchable");
+        }
+        times.push(started.elapsed());
+        if asked == 1 {
+            first_fresh += 1;
+        }
+        if i == 0 {
+            rss_first = rss();
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let rss_last = rss();
+    times.sort();
+    println!("## Edits: append a unique function to a file, then `search` for it ({EDITS} edits)\n");
+    println!(
+        "| p50 | p95 | max | first answer already fresh | RSS before | growth, first edit | growth, edits 2-{EDITS} |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    println!(
+        "| {} | {} | {} | {first_fresh}/{EDITS} | {} MB | {:+.1} MB | {:+.1} MB |\n",
+        ms(pct(&times, 50)),
+        ms(pct(&times, 95)),
+        ms(*times.last().unwrap()),
+        rss_before / 1024,
+        (rss_first as f64 - rss_before as f64) / 1024.0,
+        (rss_last as f64 - rss_first as f64) / 1024.0,
+    );
+}
+
+fn switch(env: &Env, conn: &mut Raw, root: &Path) {
+    wait_settled(conn);
+    let before = watch(conn)["batches_applied"].as_u64().unwrap();
+    let started = Instant::now();
+    git(root, &["checkout", "-q", "feature"]);
+    let git_done = started.elapsed();
+    wait_until(|| watch(conn)["batches_applied"].as_u64().unwrap() > before);
+    let consistent = wait_settled(conn) - started;
+    let batches = watch(conn)["batches_applied"].as_u64().unwrap() - before;
+    let changed: Vec<String> =
+        git(root, &["diff", "--name-only", "main", "feature"]).lines().map(str::to_owned).collect();
+
+    // The same files indexed from scratch by the same daemon.
+    let scratch = env.dir.path().join("scratch");
+    for f in &changed {
+        let dst = scratch.join(f);
+        std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
+        std::fs::copy(root.join(f), dst).unwrap();
+    }
+    let s = Instant::now();
+    let out = env.run_within(None, &["index", scratch.to_str().unwrap()], Duration::from_secs(600));
+    assert!(out.status.success(), "{}", describe(&out));
+    let from_scratch = s.elapsed();
+    // Nothing stale: a full reconcile with the disk finds nothing left to change.
+    let out = env.run_within(None, &["index", root.to_str().unwrap(), "--json"], Duration::from_secs(600));
+    assert!(out.status.success(), "{}", describe(&out));
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    let report = &answer["report"];
+    let left = report["parsed"].as_u64().unwrap_or(u64::MAX) + report["deleted"].as_u64().unwrap_or(u64::MAX);
+    println!("## Branch switch: `git checkout` rewriting {} files\n", changed.len());
+    println!(
+        "| git checkout | until the watch is idle | batches | the same files from scratch | ratio | left for `booger index` |"
+    );
+    println!("|---|---|---|---|---|---|");
+    println!(
+        "| {} | {} | {batches} | {} | {:.2}x | {} |\n",
+        ms(git_done),
+        ms(consistent),
+        ms(from_scratch),
+        consistent.as_secs_f64() / from_scratch.as_secs_f64(),
+        if left == 0 { "nothing".to_owned() } else { format!("{left} files ({report})") }
+    );
+}
+
+fn idle(conn: &mut Raw, pid: u32) {
+    wait_settled(conn);
+    wait_until_within(Duration::from_secs(1800), || ready(conn));
+    std::thread::sleep(Duration::from_secs(2));
+    let cpu0 = cpu_ticks(pid);
+    std::thread::sleep(IDLE);
+    let cpu = cpu_ticks(pid) - cpu0;
+    println!("## Idle\n");
+    println!("| daemon CPU over {} s | RSS |", IDLE.as_secs());
+    println!("|---|---|");
+    println!("| {:.2} s | {} MB |", cpu as f64 / ticks_per_s(), proc_status_kb(pid, "VmRSS:") / 1024);
+}
+
+/// The ranking index is built and the embeddings are complete: background work is done.
+fn ready(conn: &mut Raw) -> bool {
+    let index = &status(conn)["project"]["index"];
+    let e = &index["embeddings"];
+    index["ranking_index"] == "ready" && (e.is_null() || (e["running"] == false && e["embedded"] == e["embeddable"]))
+}
+
+/// The counters a full read might move.
+fn counters(conn: &mut Raw) -> std::collections::HashMap<&'static str, i64> {
+    let s = status(conn);
+    let w = &s["project"]["index"]["watch"];
+    let n = |v: &Value| v.as_i64().unwrap_or(0);
+    [
+        ("events", n(&s["watches"]["events"])),
+        ("overflows", n(&s["watches"]["overflows"])),
+        ("batches", n(&w["batches_applied"])),
+        ("changed", n(&w["files_changed"])),
+        ("whole_walks", n(&w["whole_walks"])),
+        ("resurveys", n(&w["resurveys"])),
+    ]
+    .into_iter()
+    .collect()
+}
+
+fn wait_until_within(limit: Duration, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+fn list(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().filter_map(Result::ok) {
+        let p = e.path();
+        if e.file_type().unwrap().is_dir() {
+            if e.file_name() != ".git" {
+                list(&p, out);
+            }
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+fn count_files(root: &Path) -> usize {
+    let mut v = Vec::new();
+    list(root, &mut v);
+    v.len()
+}
+
+fn ticks_per_s() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    unsafe { libc::sysconf(libc::_SC_CLK_TCK) as f64 }
+}
