@@ -318,4 +318,52 @@ mod tests {
         assert_eq!(ids(&caught_up), ids(&fresh));
         assert!(!ids(&fresh).is_empty());
     }
+
+    /// Edits one file at a time, past the point where recent files fold into the delta and
+    /// again: every step ranks like a fresh build.
+    #[test]
+    fn many_single_file_updates_rank_like_a_rebuilt_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let write = |i: usize, word: &str| {
+            std::fs::create_dir_all(root.join("m")).unwrap();
+            std::fs::write(
+                root.join(format!("m/f{i}.py")),
+                format!("def {word}_{i}(x):\n    return x  # {word} value\n"),
+            )
+            .unwrap();
+        };
+        for i in 0..80 {
+            write(i, "alpha");
+        }
+        let store = crate::store::Store::open(&root.join(".booger"), root).unwrap();
+        let progress = crate::index::Progress::default();
+        crate::index::run(root, &store, crate::index::Options::default(), &progress).unwrap();
+        let mut p = postings::Postings::build(&store, &root.join(".booger")).unwrap();
+        let ctx = Context::default();
+        let hits = |p: &postings::Postings, q: &str| {
+            search(&store, Some(p), q, &Filters::default(), &ctx, 20)
+                .unwrap()
+                .iter()
+                .map(|h| (h.chunk.path.clone(), h.chunk.name.clone(), (h.score * 1e6).round()))
+                .collect::<Vec<_>>()
+        };
+        for step in 0..75 {
+            // Some files change twice (once into the delta, once into the recent segment).
+            let i = (step * 7) % 80;
+            write(i, if step % 2 == 0 { "beta" } else { "gamma" });
+            let report = crate::index::run(root, &store, crate::index::Options::default(), &progress).unwrap();
+            p = p.updated(&store, &report.changed).unwrap();
+            if step % 12 == 11 || step == 74 {
+                let rebuilt = postings::Postings::build(&store, &root.join(".booger")).unwrap();
+                for q in ["alpha value", "beta", "gamma value", "value"] {
+                    assert_eq!(hits(&p, q), hits(&rebuilt, q), "step {step}: {q}");
+                }
+                // Rebuilding wrote a new base file: continue from the rebuilt index half the time.
+                if step % 24 == 23 {
+                    p = rebuilt;
+                }
+            }
+        }
+    }
 }

@@ -8,11 +8,13 @@
 //!
 //! A project's index is a *base* segment written to its index folder (`rank-<generation>.seg`,
 //! memory-mapped: an idle project costs no heap, and a released one comes back by mapping
-//! the file again) and a *delta* segment in memory holding the files changed since, with the
-//! base's chunks of those files marked deleted. An edit rebuilds only the delta; once the
-//! delta grows past a share of the base, a new base is written in the background. bm25's
-//! statistics (live chunks, document frequencies, average length) skip deleted chunks, so
-//! the ranking equals a fresh build's.
+//! the file again) and two segments in memory holding the files changed since: the *delta*
+//! and, changed after it was built, the *recent* files, with the older parts' chunks of
+//! those files marked deleted. An edit rebuilds only the recent segment (its files, not the
+//! delta's); every few dozen files it is folded into a new delta, and once the delta grows
+//! past a share of the base a new base is written in the background. bm25's statistics
+//! (live chunks, document frequencies, average length) skip deleted chunks, so the ranking
+//! equals a fresh build's.
 //!
 //! Until the index matches the store's content (and for phrase queries and glob filters,
 //! which need positions or SQL) search uses FTS5. Tokens are alphanumeric runs, lowercased
@@ -36,6 +38,9 @@ const B: f64 = 0.75;
 /// A delta larger than this share of the base (or than `MERGE_MIN` chunks) asks for a new base.
 const MERGE_SHARE: f64 = 0.1;
 const MERGE_MIN: u32 = 5_000;
+/// The recent segment is folded into the delta once it would hold more files than this: an
+/// edit rebuilds at most this many files, and a fold (the delta's files) comes this rarely.
+const RECENT_FILES: usize = 32;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RankError {
@@ -51,11 +56,15 @@ pub struct Postings {
     /// The store content generation this matches.
     pub content_generation: u64,
     base: Arc<Segment>,
-    /// Base chunks of files changed since the base was written (one bit per chunk).
-    deleted: Arc<Vec<u64>>,
-    base_live: u32,
-    base_live_len: u64,
+    /// Files changed since the base was written, as of when it was built.
     delta: Arc<Segment>,
+    /// Files changed since the delta was built.
+    recent: Arc<Segment>,
+    /// Chunks of the base and the delta (numbered base first) that a later part replaces.
+    deleted: Arc<Vec<u64>>,
+    /// Chunks of the base and the delta not deleted, and their total length.
+    live: u32,
+    live_len: u64,
 }
 
 /// One ranked chunk: what re-ranking needs (signature and parent left empty until the page
@@ -146,11 +155,12 @@ impl Postings {
         let empty = Arc::new(empty_segment());
         Postings {
             content_generation: generation,
-            base_live: base.docs,
-            base_live_len: base.total_len,
+            live: base.docs,
+            live_len: base.total_len,
             deleted: Arc::new(vec![0; (base.docs as usize).div_ceil(64)]),
             base,
-            delta: empty,
+            delta: Arc::clone(&empty),
+            recent: empty,
         }
     }
 
@@ -163,50 +173,82 @@ impl Postings {
 
     fn updated_to(&self, store: &Store, changed: &[String], generation: u64) -> Result<Postings, RankError> {
         let mut deleted = (*self.deleted).clone();
-        let (mut live, mut live_len) = (self.base_live, self.base_live_len);
-        for path in changed {
-            let Some(f) = self.base.find_file(path) else { continue };
-            for d in self.base.file_docs(f) {
-                let (w, bit) = (d as usize / 64, 1u64 << (d % 64));
-                if let Some(word) = deleted.get_mut(w).filter(|word| **word & bit == 0) {
-                    *word |= bit;
-                    live -= 1;
-                    live_len -= u64::from(self.base.doc_len(d));
+        let (mut live, mut live_len) = (self.live, self.live_len);
+        for (seg, offset) in [(&*self.base, 0), (&*self.delta, self.base.docs)] {
+            for path in changed {
+                let Some(f) = seg.find_file(path) else { continue };
+                for d in seg.file_docs(f) {
+                    let slot = (offset + d) as usize;
+                    let (w, bit) = (slot / 64, 1u64 << (slot % 64));
+                    if let Some(word) = deleted.get_mut(w).filter(|word| **word & bit == 0) {
+                        *word |= bit;
+                        live -= 1;
+                        live_len -= u64::from(seg.doc_len(d));
+                    }
                 }
             }
         }
-        // The delta's files: those it had and those just changed, read again from the store.
-        let mut files: Vec<String> = (0..self.delta.files as usize).map(|f| self.delta.path(f).to_owned()).collect();
-        files.extend(changed.iter().cloned());
-        files.sort();
-        files.dedup();
-        let mut b = Builder::default();
-        store.scan_files(&files, |c, content| b.add(c, content, ""))?;
-        let mut bytes = Vec::new();
-        b.write(generation, &mut bytes).expect("writing to memory");
+        // The recent segment's files and those just changed, read again from the store; past
+        // `RECENT_FILES` the delta's files too, into a new delta.
+        let mut recent = files_of(&self.recent);
+        recent.extend(changed.iter().cloned());
+        recent.sort();
+        recent.dedup();
+        let (delta, recent) = if recent.len() <= RECENT_FILES {
+            (Arc::clone(&self.delta), Arc::new(segment_of(store, &recent, generation)?))
+        } else {
+            let mut all = files_of(&self.delta);
+            all.extend(recent);
+            all.sort();
+            all.dedup();
+            // The old delta's chunks leave with it: what it held is in the new one.
+            for d in 0..self.delta.docs {
+                let slot = (self.base.docs + d) as usize;
+                if deleted[slot / 64] & (1 << (slot % 64)) == 0 {
+                    live -= 1;
+                    live_len -= u64::from(self.delta.doc_len(d));
+                }
+            }
+            let delta = segment_of(store, &all, generation)?;
+            deleted.truncate((self.base.docs as usize).div_ceil(64));
+            if let Some(last) = deleted.last_mut().filter(|_| self.base.docs % 64 != 0) {
+                *last &= (1u64 << (self.base.docs % 64)) - 1;
+            }
+            deleted.resize((self.base.docs as usize + delta.docs as usize).div_ceil(64), 0);
+            live += delta.docs;
+            live_len += delta.total_len;
+            (Arc::new(delta), Arc::new(empty_segment()))
+        };
         Ok(Postings {
             content_generation: generation,
             base: Arc::clone(&self.base),
+            delta,
+            recent,
             deleted: Arc::new(deleted),
-            base_live: live,
-            base_live_len: live_len,
-            delta: Arc::new(Segment::from_vec(bytes)?),
+            live,
+            live_len,
         })
     }
 
     /// The delta has grown enough that a new base is worth writing.
     pub fn wants_merge(&self) -> bool {
-        let changed = self.delta.docs + (self.base.docs - self.base_live);
+        let changed = self.delta.docs + self.recent.docs + (self.base.docs + self.delta.docs - self.live);
         changed > MERGE_MIN.max((f64::from(self.base.docs) * MERGE_SHARE) as u32)
     }
 
-    /// Heap held: the delta and the deleted bits (the base is mapped).
+    /// Heap held: the delta, the recent files and the deleted bits (the base is mapped).
     pub fn heap_bytes(&self) -> usize {
-        self.base.heap_bytes() + self.delta.heap_bytes() + self.deleted.capacity() * 8
+        self.base.heap_bytes() + self.delta.heap_bytes() + self.recent.heap_bytes() + self.deleted.capacity() * 8
     }
 
-    fn is_deleted(&self, d: u32) -> bool {
-        self.deleted.get(d as usize / 64).is_some_and(|w| w & (1 << (d % 64)) != 0)
+    fn is_deleted(&self, slot: u32) -> bool {
+        self.deleted.get(slot as usize / 64).is_some_and(|w| w & (1 << (slot % 64)) != 0)
+    }
+
+    /// The three parts with the slot their first chunk has (chunks are numbered base first,
+    /// then delta, then recent).
+    fn parts(&self) -> [(&Segment, u32); 3] {
+        [(&*self.base, 0), (&*self.delta, self.base.docs), (&*self.recent, self.base.docs + self.delta.docs)]
     }
 
     /// Can this index answer for these filters (globs need SQL)?
@@ -215,19 +257,19 @@ impl Postings {
     }
 
     /// Ranks the chunks matching all `words` (up to `limit`) and any of them (up to `limit`).
-    /// `words` are single words (no phrases). Docs are numbered base first, then delta.
+    /// `words` are single words (no phrases).
     pub fn rank(&self, words: &[String], filters: &Filters, limit: usize) -> Vec<Ranked> {
         let stemmer = Stemmer::create(Algorithm::English);
         let stems: Vec<String> = words.iter().map(|w| stemmer.stem(&w.to_lowercase()).into_owned()).collect();
         let n_terms = words.len();
-        let base_n = self.base.docs;
-        let n = base_n as usize + self.delta.docs as usize;
-        let live = u64::from(self.base_live) + u64::from(self.delta.docs);
-        let avgdl = ((self.base_live_len + self.delta.total_len) as f64 / live.max(1) as f64).max(1.0);
-        let base_ok = file_filter(&self.base, filters);
-        let delta_ok = file_filter(&self.delta, filters);
+        let parts = self.parts();
+        let n = parts.iter().map(|(seg, _)| seg.docs as usize).sum::<usize>();
+        let live = u64::from(self.live) + u64::from(self.recent.docs);
+        let avgdl = ((self.live_len + self.recent.total_len) as f64 / live.max(1) as f64).max(1.0);
+        let file_ok = parts.map(|(seg, _)| file_filter(seg, filters));
         let kind = filters.kind.as_deref().map(|k| KINDS.iter().position(|x| *x == k).map_or(u8::MAX, |i| i as u8));
         let weights = [BM25_WEIGHTS[0], BM25_WEIGHTS[1], BM25_WEIGHTS[2], PATH_WEIGHT];
+        let any_deleted = self.live < self.base.docs + self.delta.docs;
         SCRATCH.with(|s| {
             let (scores, counts) = &mut *s.borrow_mut();
             if scores.len() < n {
@@ -238,37 +280,41 @@ impl Postings {
             for stem in &stems {
                 // Each list is looked up once; a list with deleted chunks is decoded twice
                 // (their count is the term's document frequency's correction).
-                let (base_list, delta_list) = (self.base.postings(stem), self.delta.postings(stem));
-                let deleted_hits = if self.base_live < self.base.docs {
-                    base_list.clone().filter(|(d, _)| self.is_deleted(*d)).count()
-                } else {
-                    0
-                };
-                let hits = (base_list.len() - deleted_hits + delta_list.len()) as f64;
-                if hits == 0.0 {
+                let lists = parts.map(|(seg, offset)| (seg.postings(stem), seg, offset));
+                let mut hits = 0;
+                for (list, _, offset) in &lists {
+                    hits += list.len();
+                    if any_deleted {
+                        hits -= list.clone().filter(|(d, _)| self.is_deleted(offset + d)).count();
+                    }
+                }
+                if hits == 0 {
                     continue;
                 }
+                let hits = hits as f64;
                 let idf = ((live as f64 - hits + 0.5) / (hits + 0.5)).ln().max(1e-6);
-                let base = base_list.filter(|(d, _)| !self.is_deleted(*d)).map(|(d, tf)| (d, tf, &*self.base, d));
-                let delta = delta_list.map(|(d, tf)| (base_n + d, tf, &*self.delta, d));
-                for (slot, tf, seg, d) in base.chain(delta) {
-                    let freq: f64 = tf.iter().zip(weights).map(|(t, w)| f64::from(*t) * w).sum();
-                    let norm = K1 * (1.0 - B + B * f64::from(seg.doc_len(d)) / avgdl);
-                    let i = slot as usize;
-                    if counts[i] == 0 {
-                        touched.push(slot);
+                for (list, seg, offset) in lists {
+                    for (d, tf) in list {
+                        let slot = offset + d;
+                        if any_deleted && self.is_deleted(slot) {
+                            continue;
+                        }
+                        let freq: f64 = tf.iter().zip(weights).map(|(t, w)| f64::from(*t) * w).sum();
+                        let norm = K1 * (1.0 - B + B * f64::from(seg.doc_len(d)) / avgdl);
+                        let i = slot as usize;
+                        if counts[i] == 0 {
+                            touched.push(slot);
+                        }
+                        counts[i] = counts[i].saturating_add(1);
+                        scores[i] += idf * (freq * (K1 + 1.0)) / (freq + norm);
                     }
-                    counts[i] = counts[i].saturating_add(1);
-                    scores[i] += idf * (freq * (K1 + 1.0)) / (freq + norm);
                 }
             }
             let passes = |slot: u32| {
-                let (seg, d, ok) = if slot < base_n {
-                    (&*self.base, slot, &base_ok)
-                } else {
-                    (&*self.delta, slot - base_n, &delta_ok)
-                };
-                ok.as_ref().is_none_or(|ok| ok[seg.doc_file(d) as usize]) && kind.is_none_or(|k| seg.doc_kind(d) == k)
+                let (p, d) = self.locate(slot);
+                let seg = parts[p].0;
+                file_ok[p].as_ref().is_none_or(|ok| ok[seg.doc_file(d) as usize])
+                    && kind.is_none_or(|k| seg.doc_kind(d) == k)
             };
             let mut all: Vec<(u32, f64, bool)> = touched
                 .iter()
@@ -293,13 +339,36 @@ impl Postings {
         })
     }
 
-    fn candidate(&self, slot: u32, score: f64) -> crate::store::search::Candidate {
-        if slot < self.base.docs {
-            self.base.candidate(slot, score)
+    /// Which part a slot is in, and its chunk number there.
+    fn locate(&self, slot: u32) -> (usize, u32) {
+        let (b, d) = (self.base.docs, self.delta.docs);
+        if slot < b {
+            (0, slot)
+        } else if slot < b + d {
+            (1, slot - b)
         } else {
-            self.delta.candidate(slot - self.base.docs, score)
+            (2, slot - b - d)
         }
     }
+
+    fn candidate(&self, slot: u32, score: f64) -> crate::store::search::Candidate {
+        let (p, d) = self.locate(slot);
+        self.parts()[p].0.candidate(d, score)
+    }
+}
+
+/// The paths of a segment's files.
+fn files_of(seg: &Segment) -> Vec<String> {
+    (0..seg.files as usize).map(|f| seg.path(f).to_owned()).collect()
+}
+
+/// An in-memory segment of `files` as the store holds them now.
+fn segment_of(store: &Store, files: &[String], generation: u64) -> Result<Segment, RankError> {
+    let mut b = Builder::default();
+    store.scan_files(files, |c, content| b.add(c, content, ""))?;
+    let mut bytes = Vec::new();
+    b.write(generation, &mut bytes).expect("writing to memory");
+    Ok(Segment::from_vec(bytes)?)
 }
 
 /// Per file of `seg`: passes the language and path-prefix filters (`None`: no file filter).
