@@ -40,6 +40,13 @@ impl Default for Timing {
 
 /// Pending paths listed in answers and `status`; beyond this only the count is given.
 const LISTED: usize = 20;
+/// How long a query waits for its project's pending changes to reach the index
+/// (read-your-writes): an agent that just saved a few files finds its edits, also on a large
+/// project whose batch takes a while...
+const FRESH_WAIT: Duration = Duration::from_millis(500);
+/// ...but while more files than can be listed are pending (a branch switch, a build writing
+/// sources), answers go on sooner and list what they do not include.
+const STORM_WAIT: Duration = Duration::from_millis(100);
 /// Pending paths remembered for listing; beyond this only directories are kept.
 const REMEMBERED: usize = 1000;
 
@@ -374,15 +381,17 @@ impl Live {
         st.last_resurvey = Some(survey);
     }
 
-    /// Read-your-writes: if changes to this project are queued or being applied, waits (up to
-    /// `max`) for them to reach the index, then says what is still pending.
-    pub fn wait_fresh(&self, max: Duration) -> Freshness {
-        let deadline = Instant::now() + max;
+    /// Read-your-writes: if changes to this project are queued or being applied, waits (see
+    /// [`FRESH_WAIT`]) for them to reach the index, then says what is still pending.
+    pub fn wait_fresh(&self) -> Freshness {
+        let started = Instant::now();
         // Events the OS holds but nobody has read yet are changes made before this query.
         if let Some(l) = self.link.get() {
             l.drain();
         }
         let mut st = self.lock();
+        let many = freshness(&st).pending_count > LISTED;
+        let deadline = started + if many { STORM_WAIT } else { FRESH_WAIT };
         let busy = |st: &State| st.applying.is_some() || !st.dirs.is_empty() || st.whole || st.lost_since.is_some();
         if busy(&st) && st.mode != Mode::Missing {
             st.urgent = true;

@@ -16,10 +16,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use booger_tests::live::{
-    call, context_switches, cpu_ticks, ms, pct, search, session, status, wait_settled, wait_until, watch,
+    context_switches, cpu_ticks, ms, pct, search, session, status, wait_settled, wait_until, watch,
 };
 use booger_tests::{Env, copy_tree, describe, git};
-use serde_json::{Value, json};
 
 const EDITS: usize = 60;
 const STORM_FILES: usize = 2000;

@@ -86,7 +86,7 @@ fn build_tree(root: &Path) -> Vec<PathBuf> {
     }
     git(root, &["-c", "core.compression=0", "commit", "-q", "-am", "feature"]);
     git(root, &["checkout", "-q", "main"]);
-    code.retain(|p| p.extension().is_some_and(|x| x == "py") && !chosen.contains(&p));
+    code.retain(|p| p.extension().is_some_and(|x| x == "py") && !chosen.contains(p));
     code
 }
 

@@ -211,7 +211,7 @@ impl Postings {
             }
             let delta = segment_of(store, &all, generation)?;
             deleted.truncate((self.base.docs as usize).div_ceil(64));
-            if let Some(last) = deleted.last_mut().filter(|_| self.base.docs % 64 != 0) {
+            if let Some(last) = deleted.last_mut().filter(|_| !self.base.docs.is_multiple_of(64)) {
                 *last &= (1u64 << (self.base.docs % 64)) - 1;
             }
             deleted.resize((self.base.docs as usize + delta.docs as usize).div_ceil(64), 0);

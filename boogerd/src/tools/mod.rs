@@ -130,10 +130,6 @@ pub fn lookup(name: &str) -> Option<(&'static ToolSpec, Handler)> {
     Some((spec, handler))
 }
 
-/// How long a query waits for its project's queued changes to reach the index
-/// (read-your-writes): an agent that just saved a file finds its edit.
-const FRESH_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
-
 thread_local! {
     /// The projects the running handler answers from, with the index generation and what was
     /// still pending: recorded by [`answering_from`], attached to the reply by [`call`]. A
@@ -145,7 +141,7 @@ thread_local! {
 
 /// Waits (briefly) for `handle`'s queued changes, then records what the answer is based on.
 pub fn answering_from(name: &str, handle: &crate::project::ProjectHandle, store: &crate::store::Store) {
-    let fresh = handle.live.wait_fresh(FRESH_WAIT);
+    let fresh = handle.live.wait_fresh();
     ANSWERED.with_borrow_mut(|a| a.push((name.to_owned(), store.content_generation(), fresh)));
 }
 
