@@ -11,12 +11,11 @@
 //! - idle: with the standard library, /usr/include and booger's own sources watched, daemon
 //!   CPU time and context switches over 60 s of nothing changing, and its RSS.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use booger_tests::live::{
-    context_switches, cpu_ticks, ms, pct, search, session, status, wait_settled, wait_until, watch,
+    context_switches, cpu_ticks, edit_until_found, ms, pct, search, session, status, wait_settled, wait_until, watch,
 };
 use booger_tests::{Env, copy_tree, describe, git};
 
@@ -53,23 +52,9 @@ fn freshness(env: &Env, root: &Path) {
     for i in 0..EDITS {
         let token = format!("fresh_token_{i}_{}", std::process::id());
         let file = &files[(i * 97) % files.len()];
-        let started = Instant::now();
-        let mut f = std::fs::OpenOptions::new().append(true).open(file).unwrap();
-        write!(f, "\n\ndef {token}():\n    return {i}\n").unwrap();
-        drop(f);
-        let mut asked = 0;
-        loop {
-            asked += 1;
-            let r = search(&mut conn, &token);
-            if r["results"].as_array().is_some_and(|a| a.iter().any(|x| x["name"] == token.as_str())) {
-                break;
-            }
-            assert!(started.elapsed() < Duration::from_secs(30), "{token} never became searchable");
-        }
-        times.push(started.elapsed());
-        if asked == 1 {
-            first_fresh += 1;
-        }
+        let (took, fresh) = edit_until_found(&mut conn, file, &token);
+        times.push(took);
+        first_fresh += usize::from(fresh);
         // Agents pause between edits; so do we, so each edit is its own batch.
         std::thread::sleep(Duration::from_millis(100));
     }

@@ -14,12 +14,13 @@
 //!   must find nothing left to do;
 //! - idle: daemon CPU over 30 s of nothing.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use booger_tests::live::{cpu_ticks, ms, pct, search, session, status, wait_settled, wait_until, watch};
+use booger_tests::live::{
+    cpu_ticks, edit_until_found, ms, pct, search, session, status, wait_settled, wait_until, watch,
+};
 use booger_tests::{Env, Raw, copy_tree, describe, git, proc_status_kb};
 use serde_json::Value;
 
@@ -135,23 +136,9 @@ fn edits(conn: &mut Raw, files: &[PathBuf], pid: u32) {
     for i in 0..EDITS {
         let token = format!("large_token_{i}_{}", std::process::id());
         let file = &files[(i * 7919) % files.len()];
-        let started = Instant::now();
-        let mut f = std::fs::OpenOptions::new().append(true).open(file).unwrap();
-        write!(f, "\n\ndef {token}():\n    return {i}\n").unwrap();
-        drop(f);
-        let mut asked = 0;
-        loop {
-            asked += 1;
-            let r = search(conn, &token);
-            if r["results"].as_array().is_some_and(|a| a.iter().any(|x| x["name"] == token.as_str())) {
-                break;
-            }
-            assert!(started.elapsed() < Duration::from_secs(60), "{token} never became searchable");
-        }
-        times.push(started.elapsed());
-        if asked == 1 {
-            first_fresh += 1;
-        }
+        let (took, fresh) = edit_until_found(conn, file, &token);
+        times.push(took);
+        first_fresh += usize::from(fresh);
         if i == 0 {
             rss_first = rss();
         }

@@ -98,3 +98,23 @@ pub fn pct(sorted: &[Duration], p: usize) -> Duration {
 pub fn ms(d: Duration) -> String {
     format!("{:.0} ms", d.as_secs_f64() * 1000.0)
 }
+
+/// Appends a function named `token` to the Python file `file`, then searches for it on
+/// `conn` until it is found. Returns the time from the write to the answer that had it, and
+/// whether the first answer already did (read-your-writes).
+pub fn edit_until_found(conn: &mut Raw, file: &std::path::Path, token: &str) -> (Duration, bool) {
+    use std::io::Write as _;
+    let started = Instant::now();
+    let mut f = std::fs::OpenOptions::new().append(true).open(file).unwrap();
+    write!(f, "\n\ndef {token}():\n    return 1\n").unwrap();
+    drop(f);
+    let mut asked = 0;
+    loop {
+        asked += 1;
+        let r = search(conn, token);
+        if r["results"].as_array().is_some_and(|a| a.iter().any(|x| x["name"] == token)) {
+            return (started.elapsed(), asked == 1);
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "{token} never became searchable");
+    }
+}
