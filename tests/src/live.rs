@@ -115,6 +115,11 @@ pub fn edit_until_found(conn: &mut Raw, file: &std::path::Path, token: &str) -> 
         if r["results"].as_array().is_some_and(|a| a.iter().any(|x| x["name"] == token)) {
             return (started.elapsed(), asked == 1);
         }
-        assert!(started.elapsed() < Duration::from_secs(60), "{token} never became searchable");
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "{token} (in {}) never became searchable: {r}\nwatch: {}",
+            file.display(),
+            watch(conn)
+        );
     }
 }

@@ -56,6 +56,8 @@ pub struct Store {
     /// What `status` shows of the index, computed once per content generation: on a large
     /// index each part is a full scan.
     summary: Mutex<Option<(u64, std::sync::Arc<files::Summary>)>>,
+    /// Vectors per model, counted once per generation.
+    coverage: Mutex<std::collections::HashMap<(u64, String), u64>>,
 }
 
 impl Store {
@@ -112,6 +114,7 @@ impl Store {
             content_generation: std::sync::atomic::AtomicU64::new(content_generation),
             cache: Mutex::new(search::Cache::default()),
             summary: Mutex::default(),
+            coverage: Mutex::default(),
         })
     }
 

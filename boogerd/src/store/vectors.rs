@@ -132,11 +132,19 @@ impl Store {
 
     pub fn coverage(&self, model: &str) -> Result<Coverage> {
         let embeddable = self.summary()?.embeddable;
-        self.read(|c| {
-            let embedded: i64 =
-                c.query_row("SELECT count(*) FROM embeddings WHERE model = ?1", [model], |r| r.get(0))?;
-            Ok(Coverage { embedded: embedded as u64, embeddable })
-        })
+        // Counted again only after a write (every vector saved is one).
+        let generation = self.generation();
+        let key = (generation, model.to_owned());
+        if let Some(&embedded) = self.coverage.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+            return Ok(Coverage { embedded, embeddable });
+        }
+        let embedded = self.read(|c| {
+            c.query_row("SELECT count(*) FROM embeddings WHERE model = ?1", [model], |r| r.get::<_, i64>(0))
+        })? as u64;
+        let mut cache = self.coverage.lock().unwrap_or_else(|p| p.into_inner());
+        cache.retain(|(g, _), _| *g == generation);
+        cache.insert(key, embedded);
+        Ok(Coverage { embedded, embeddable })
     }
 
     /// Chunks that get a vector (see [`Store::summary`], which caches this).
