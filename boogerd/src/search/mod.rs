@@ -29,16 +29,7 @@ const CANDIDATES: usize = 300;
 /// The warm index's passes (all terms, any term) each keep this many for re-ranking.
 const WARM_CANDIDATES: usize = 200;
 
-/// What the volatile context contributes to one search.
-#[derive(Debug, Default, Clone)]
-pub struct Context {
-    pub focus: Vec<String>,
-    pub visited: Vec<String>,
-    /// (target, note): a path, a symbol name, or `path:line`.
-    pub notes: Vec<(String, String)>,
-    /// The earliest expiry among the notes: a cached context is good until then.
-    pub expires: Option<String>,
-}
+pub use crate::store::context::Context;
 
 #[derive(Debug, Clone)]
 pub struct Hit {

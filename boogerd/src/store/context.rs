@@ -7,6 +7,17 @@ use rusqlite::{OptionalExtension, params};
 
 use super::{Result, Store};
 
+/// What the volatile context contributes to one search (what `search` re-ranks by).
+#[derive(Debug, Default, Clone)]
+pub struct Context {
+    pub focus: Vec<String>,
+    pub visited: Vec<String>,
+    /// (target, note): a path, a symbol name, or `path:line`.
+    pub notes: Vec<(String, String)>,
+    /// The earliest expiry among the notes: a cached context is good until then.
+    pub expires: Option<String>,
+}
+
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Annotation {
     pub id: i64,

@@ -22,7 +22,7 @@ pub struct Cache {
     /// Warm-index rankings by query, as ranked at this generation.
     ranked: HashMap<String, Vec<(Candidate, bool)>>,
     /// Volatile context by session (None: the shared one), as read at this generation.
-    pub context: HashMap<Option<String>, std::sync::Arc<crate::search::Context>>,
+    pub context: HashMap<Option<String>, std::sync::Arc<super::context::Context>>,
 }
 
 const CACHE_ENTRIES: usize = 256;
@@ -120,8 +120,8 @@ impl Store {
         &self,
         scope: super::context::Scope,
         now: &str,
-        load: impl FnOnce() -> crate::search::Context,
-    ) -> std::sync::Arc<crate::search::Context> {
+        load: impl FnOnce() -> super::context::Context,
+    ) -> std::sync::Arc<super::context::Context> {
         let key = match scope {
             super::context::Scope::Session(s) => Some(s.to_owned()),
             super::context::Scope::Shared => None,

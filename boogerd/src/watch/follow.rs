@@ -13,8 +13,9 @@ use crate::index::{Scope, walk};
 use crate::live::{Batch, Mode, Poll, Resurvey, Work};
 use crate::project::{IndexError, ProjectHandle, WarmRefresh};
 
-/// New directories up to this many are re-surveyed one by one after their watch is on;
-/// more (a project's first walk, a big checkout) and the whole project is re-walked.
+/// New directories are re-surveyed one by one after their watch is on, unless there are
+/// more than this many and they are a quarter of the project or more (its first walk): then
+/// the whole project is re-walked.
 const RESURVEY_DIRS: usize = 64;
 /// Follower threads: two, so an edit in one project is applied while another is walked.
 pub const THREADS: usize = 2;
@@ -170,7 +171,8 @@ fn whole(w: &Watcher, handle: &Arc<ProjectHandle>, kept: &mut BTreeSet<String>) 
     match result {
         Ok(report) => {
             let found: BTreeSet<String> = report.dirs.iter().cloned().collect();
-            settle(w, handle, sync_watches(w, handle, kept, &found, &[String::new()]));
+            let synced = sync_watches(w, handle, kept, &found, &[String::new()]);
+            settle(w, handle, synced, kept.len());
             let b = batch(report.changed.len(), report.files, started);
             handle.live.walked_whole(b.clone());
             Some(b)
@@ -244,7 +246,8 @@ fn part(
     match handle.index_part(tree, &scope, w.defaults) {
         Ok((report, refresh)) => {
             let found: BTreeSet<String> = report.dirs.iter().cloned().collect();
-            settle(w, handle, sync_watches(w, handle, kept, &found, &scope.deep));
+            let synced = sync_watches(w, handle, kept, &found, &scope.deep);
+            settle(w, handle, synced, kept.len());
             (Some(batch(report.changed.len(), report.files, started)), Some(refresh))
         }
         Err(e) => (failed(w, handle, kept, e), None),
@@ -292,9 +295,9 @@ fn sync_watches(
 
 /// New directories were watched after they were walked: whatever was written in between is
 /// caught by surveying them again. The project is fresh once a run adds no watch.
-fn settle(w: &Watcher, handle: &ProjectHandle, (added, refused): (Vec<String>, Option<String>)) {
+fn settle(w: &Watcher, handle: &ProjectHandle, (added, refused): (Vec<String>, Option<String>), watched: usize) {
     let live = &handle.live;
-    if added.len() > RESURVEY_DIRS {
+    if added.len() > RESURVEY_DIRS && added.len() * 4 >= watched {
         live.request_whole();
     } else if !added.is_empty() {
         live.requeue(added);
