@@ -38,12 +38,11 @@ pub struct Stats {
     pub problems: Vec<(String, String)>,
 }
 
-/// [`Stats`], the Merkle root and the embeddable chunks of one content generation.
+/// [`Stats`] and the Merkle root of one content generation.
 #[derive(Debug, Clone)]
 pub struct Summary {
     pub stats: Stats,
     pub root_hash: String,
-    pub embeddable: u64,
 }
 
 /// A `SELECT path, size_bytes, mtime_ns, content_hash` row.
@@ -201,7 +200,6 @@ impl Store {
         let fresh = std::sync::Arc::new(Summary {
             stats: self.stats()?,
             root_hash: crate::index::hash::merkle_root(hashes.iter().map(|(p, h)| (p.as_str(), h.as_str()))),
-            embeddable: self.embeddable()?,
         });
         *self.summary.lock().unwrap_or_else(|p| p.into_inner()) = Some((generation, fresh.clone()));
         Ok(fresh)

@@ -56,8 +56,8 @@ pub struct Store {
     /// What `status` shows of the index, computed once per content generation: on a large
     /// index each part is a full scan.
     summary: Mutex<Option<(u64, std::sync::Arc<files::Summary>)>>,
-    /// Vectors per model, counted once per generation.
-    coverage: Mutex<std::collections::HashMap<(u64, String), u64>>,
+    /// Coverage per model, counted once per generation.
+    coverage: Mutex<std::collections::HashMap<(u64, String), vectors::Coverage>>,
 }
 
 impl Store {

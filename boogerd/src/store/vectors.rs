@@ -131,28 +131,23 @@ impl Store {
     }
 
     pub fn coverage(&self, model: &str) -> Result<Coverage> {
-        let embeddable = self.summary()?.embeddable;
-        // Counted again only after a write (every vector saved is one).
+        // Counted again only after a write (every batch of chunks or vectors saved is one).
         let generation = self.generation();
         let key = (generation, model.to_owned());
-        if let Some(&embedded) = self.coverage.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
-            return Ok(Coverage { embedded, embeddable });
+        if let Some(&c) = self.coverage.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+            return Ok(c);
         }
-        let embedded = self.read(|c| {
-            c.query_row("SELECT count(*) FROM embeddings WHERE model = ?1", [model], |r| r.get::<_, i64>(0))
-        })? as u64;
+        let c = self.read(|c| {
+            let embeddable: i64 =
+                c.query_row(&format!("SELECT count(*) FROM chunks c WHERE {EMBEDDABLE}"), [], |r| r.get(0))?;
+            let embedded: i64 =
+                c.query_row("SELECT count(*) FROM embeddings WHERE model = ?1", [model], |r| r.get(0))?;
+            Ok(Coverage { embedded: embedded as u64, embeddable: embeddable as u64 })
+        })?;
         let mut cache = self.coverage.lock().unwrap_or_else(|p| p.into_inner());
         cache.retain(|(g, _), _| *g == generation);
-        cache.insert(key, embedded);
-        Ok(Coverage { embedded, embeddable })
-    }
-
-    /// Chunks that get a vector (see [`Store::summary`], which caches this).
-    pub(super) fn embeddable(&self) -> Result<u64> {
-        self.read(|c| {
-            let n: i64 = c.query_row(&format!("SELECT count(*) FROM chunks c WHERE {EMBEDDABLE}"), [], |r| r.get(0))?;
-            Ok(n as u64)
-        })
+        cache.insert(key, c);
+        Ok(c)
     }
 
     /// Calls `each` with every vector of `model` without holding them all (loading a
