@@ -75,6 +75,10 @@ impl Daemon {
         if r.projects > 0 {
             tracing::info!(projects = r.projects, mb = r.bytes >> 20, held_mb = r.held >> 20, "released idle projects");
         }
+        if r.held == 0 {
+            // No project holds a ranking index: neither do the score buffers queries share.
+            crate::search::postings::release_scratch();
+        }
         crate::memory::trim();
     }
 

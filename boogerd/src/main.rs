@@ -127,7 +127,13 @@ fn main() -> anyhow::Result<()> {
         .with_ansi(false)
         .init();
 
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start tokio")?;
+    // Tool calls run on blocking threads; a burst of them queues instead of growing the
+    // daemon by a thread (and its stack and buffers) per call.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .max_blocking_threads(16)
+        .enable_all()
+        .build()
+        .context("cannot start tokio")?;
     runtime.block_on(async {
         // Signal handlers go in before the socket exists: a client that can connect can
         // also stop the daemon gracefully.

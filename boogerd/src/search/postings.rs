@@ -20,9 +20,8 @@
 //! which need positions or SQL) search uses FTS5. Tokens are alphanumeric runs, lowercased
 //! and stemmed (Snowball English), like FTS5's `porter unicode61`.
 
-use std::cell::RefCell;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use rust_stemmers::{Algorithm, Stemmer};
 
@@ -71,8 +70,18 @@ pub struct Postings {
 /// is read), and whether it matched every term.
 pub type Ranked = (crate::store::search::Candidate, bool);
 
-thread_local! {
-    static SCRATCH: RefCell<(Vec<f64>, Vec<u8>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+/// Score and term-count slots, one per chunk of the largest project ranked (17 MB at two
+/// million chunks). Kept between queries in a pool, not per thread: queries run on whichever
+/// blocking thread is free, and one buffer per thread grew the daemon by that much per
+/// thread. Queries hold at most one each, and run one per core.
+type Scratch = (Vec<f64>, Vec<u8>);
+
+static SCRATCH: Mutex<Vec<Scratch>> = Mutex::new(Vec::new());
+
+/// Frees the pooled score buffers (nothing is warm: the next query allocates again).
+pub fn release_scratch() -> usize {
+    let pool = std::mem::take(&mut *SCRATCH.lock().unwrap_or_else(|p| p.into_inner()));
+    pool.iter().map(|(s, c)| s.capacity() * 8 + c.capacity()).sum()
 }
 
 const FILE_PREFIX: &str = "rank-";
@@ -270,8 +279,9 @@ impl Postings {
         let kind = filters.kind.as_deref().map(|k| KINDS.iter().position(|x| *x == k).map_or(u8::MAX, |i| i as u8));
         let weights = [BM25_WEIGHTS[0], BM25_WEIGHTS[1], BM25_WEIGHTS[2], PATH_WEIGHT];
         let any_deleted = self.live < self.base.docs + self.delta.docs;
-        SCRATCH.with(|s| {
-            let (scores, counts) = &mut *s.borrow_mut();
+        let mut scratch = SCRATCH.lock().unwrap_or_else(|p| p.into_inner()).pop().unwrap_or_default();
+        let out = {
+            let (scores, counts) = &mut scratch;
             if scores.len() < n {
                 scores.resize(n, 0.0);
                 counts.resize(n, 0);
@@ -336,7 +346,12 @@ impl Postings {
                 }
             }
             out
-        })
+        };
+        let mut pool = SCRATCH.lock().unwrap_or_else(|p| p.into_inner());
+        if pool.len() < std::thread::available_parallelism().map_or(2, |n| n.get()) {
+            pool.push(scratch);
+        }
+        out
     }
 
     /// Which part a slot is in, and its chunk number there.
