@@ -45,6 +45,21 @@ impl From<io::Error> for Failure {
     }
 }
 
+/// The socket to use: `BOOGER_SOCKET`; else the one the daemon serving our data directory
+/// recorded, if a daemon answers there (it may have been started with another environment:
+/// an MCP launcher keeps only HOME and PATH, which changes the default path); else the
+/// default. So however a client was started, it finds the one daemon of its data directory.
+pub fn socket() -> PathBuf {
+    let default = paths::default_socket();
+    if std::env::var_os(paths::SOCKET_ENV).is_some_and(|s| !s.is_empty()) {
+        return default;
+    }
+    match paths::recorded_socket(&paths::data_dir()) {
+        Some(recorded) if recorded != default && connect_once(&recorded).is_ok() => recorded,
+        _ => default,
+    }
+}
+
 /// One connection to the daemon.
 pub struct Daemon {
     pub stream: UnixStream,

@@ -13,7 +13,6 @@ mod progress;
 
 use std::path::{Path, PathBuf};
 
-use booger_proto::paths;
 use booger_proto::tools::{self, TOOLS};
 use booger_proto::wire::{self, ToolReply};
 use serde_json::json;
@@ -54,7 +53,7 @@ fn main() {
 fn run(args: &[String]) -> Result<Exit, Failure> {
     let json = args.iter().any(|a| a == "--json");
     let rest: Vec<String> = args.iter().filter(|a| *a != "--json").cloned().collect();
-    let socket = paths::default_socket();
+    let socket = connect::socket();
     let Some(command) = rest.first() else {
         print_help();
         return Ok(Exit::Usage);

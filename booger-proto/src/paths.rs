@@ -4,6 +4,8 @@
 //! - socket: `BOOGER_SOCKET`, else `$XDG_RUNTIME_DIR/booger/boogerd.sock`, else a per-user
 //!   directory `booger-<uid>` in the temp dir (created 0700 by the daemon). On Windows a named
 //!   pipe `\\.\pipe\booger-<user>`.
+//!   Without `BOOGER_SOCKET`, clients first try the socket recorded by the daemon serving the
+//!   data directory (see [`recorded_socket`]).
 //! - data: `BOOGER_HOME`, else `$XDG_DATA_HOME/booger`, else `~/.local/share/booger`
 //!   (`~/Library/Application Support/booger` on macOS). Project indexes live under it.
 
@@ -15,6 +17,7 @@ pub const HOME_ENV: &str = "BOOGER_HOME";
 pub const LOG_ENV: &str = "BOOGER_LOG";
 pub const SOCKET_FILE: &str = "boogerd.sock";
 pub const LOG_FILE: &str = "boogerd.log";
+pub const DAEMON_LOCK_FILE: &str = "boogerd.lock";
 pub const REGISTRY_FILE: &str = "projects.json";
 /// The transformer tier's model folder, under the data directory (`booger model install`).
 pub const MINILM_DIR: &str = "models/all-minilm-l6-v2";
@@ -66,4 +69,17 @@ pub fn data_dir() -> PathBuf {
 
 pub fn log_file(data_dir: &std::path::Path) -> PathBuf {
     data_dir.join(LOG_FILE)
+}
+
+/// The lock a running daemon holds on its data directory: its pid, then its socket.
+pub fn daemon_lock(data_dir: &std::path::Path) -> PathBuf {
+    data_dir.join(DAEMON_LOCK_FILE)
+}
+
+/// The socket of the daemon that last served `data_dir`, as it recorded it. Clients try it
+/// before their own default: the daemon may have been started with another environment
+/// (no `XDG_RUNTIME_DIR`, or a different one), which would give another default path.
+pub fn recorded_socket(data_dir: &std::path::Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(daemon_lock(data_dir)).ok()?;
+    text.lines().nth(1).map(str::trim).filter(|s| !s.is_empty()).map(PathBuf::from)
 }

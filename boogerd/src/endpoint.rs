@@ -5,6 +5,10 @@
 //!   owner's pid) is the source of truth; the OS releases it when the process dies, even by
 //!   `kill -9`, so a stale socket file left by a dead daemon is recognised and replaced, and a
 //!   live daemon is never displaced.
+//! - One daemon per data directory. A second lock, `boogerd.lock` in the data directory, holds
+//!   the pid and the socket of the daemon serving it: two daemons would index the same
+//!   projects into the same files. Clients whose environment differs (an MCP launcher that
+//!   keeps only HOME and PATH computes another socket path) read the socket from it.
 //! - Only its user can connect: the socket is created 0600 (before `bind`, so no umask race) in a
 //!   0700 directory, and each connection's peer uid is checked against ours.
 
@@ -22,6 +26,12 @@ pub enum BindError {
          or choose another socket with --socket / BOOGER_SOCKET"
     )]
     AlreadyRunning { socket: PathBuf, pid: String },
+    #[error(
+        "another boogerd (pid {pid}) already serves the data directory {dir} on {socket}; two daemons \
+         would index the same projects into the same files. Use that one (BOOGER_SOCKET={socket}) or \
+         stop it with `booger daemon stop`"
+    )]
+    DataDirInUse { dir: PathBuf, socket: String, pid: String },
     #[error("refusing to use {dir}: {reason}")]
     UnsafeDir { dir: PathBuf, reason: String },
     #[error("{context}: {source}")]
@@ -38,17 +48,21 @@ pub struct Endpoint {
     listener: Listener,
     socket: PathBuf,
     _lock: File,
+    _data_lock: File,
 }
 
 impl Endpoint {
-    pub fn bind(socket: &Path) -> Result<Self, BindError> {
+    /// Binds `socket` for the daemon that serves `data_dir`.
+    pub fn bind(socket: &Path, data_dir: &Path) -> Result<Self, BindError> {
         let dir = socket.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         prepare_dir(dir)?;
+        prepare_dir(data_dir)?;
         let lock = take_lock(socket)?;
+        let data_lock = take_data_lock(data_dir, socket)?;
         remove_stale_socket(socket)?;
         let listener = listen(socket).map_err(io_err(format!("cannot listen on {}", socket.display())))?;
         tracing::info!(socket = %socket.display(), "listening");
-        Ok(Self { listener, socket: socket.to_owned(), _lock: lock })
+        Ok(Self { listener, socket: socket.to_owned(), _lock: lock, _data_lock: data_lock })
     }
 
     pub fn socket(&self) -> &Path {
@@ -143,30 +157,62 @@ fn lock_path(socket: &Path) -> PathBuf {
 }
 
 fn take_lock(socket: &Path) -> Result<File, BindError> {
-    let path = lock_path(socket);
+    match lock_file(&lock_path(socket), &std::process::id().to_string())? {
+        Locked::Ours(file) => Ok(file),
+        Locked::Held(held) => {
+            let pid = held.lines().next().unwrap_or("").trim();
+            Err(BindError::AlreadyRunning {
+                socket: socket.to_owned(),
+                pid: if pid.is_empty() { "unknown".to_owned() } else { pid.to_owned() },
+            })
+        }
+    }
+}
+
+/// The data directory's lock: our pid, then our socket (which clients read).
+fn take_data_lock(data_dir: &Path, socket: &Path) -> Result<File, BindError> {
+    let path = booger_proto::paths::daemon_lock(data_dir);
+    let ours = format!("{}\n{}\n", std::process::id(), socket.display());
+    match lock_file(&path, &ours)? {
+        Locked::Ours(file) => Ok(file),
+        Locked::Held(held) => {
+            let mut lines = held.lines();
+            Err(BindError::DataDirInUse {
+                dir: data_dir.to_owned(),
+                pid: lines.next().unwrap_or("unknown").trim().to_owned(),
+                socket: lines.next().unwrap_or("an unknown socket").trim().to_owned(),
+            })
+        }
+    }
+}
+
+enum Locked {
+    Ours(File),
+    /// Another process holds the lock; what it wrote.
+    Held(String),
+}
+
+/// Locks `path` (created 0600) and writes `contents` into it, unless another process holds it.
+fn lock_file(path: &Path, contents: &str) -> Result<Locked, BindError> {
     let mut opts = OpenOptions::new();
     opts.read(true).write(true).create(true).truncate(false);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-    let mut file = opts.open(&path).map_err(io_err(format!("cannot open lock file {}", path.display())))?;
+    let mut file = opts.open(path).map_err(io_err(format!("cannot open lock file {}", path.display())))?;
     match file.try_lock() {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => {
-            let mut pid = String::new();
-            let _ = file.read_to_string(&mut pid);
-            let pid = pid.trim();
-            return Err(BindError::AlreadyRunning {
-                socket: socket.to_owned(),
-                pid: if pid.is_empty() { "unknown".to_owned() } else { pid.to_owned() },
-            });
+            let mut held = String::new();
+            let _ = file.read_to_string(&mut held);
+            return Ok(Locked::Held(held));
         }
-        Err(std::fs::TryLockError::Error(e)) => {
-            return Err(io_err(format!("cannot lock {}", path.display()))(e));
-        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(io_err(format!("cannot lock {}", path.display()))(e)),
     }
-    file.set_len(0).and_then(|()| file.rewind()).map_err(io_err("cannot write lock file"))?;
-    write!(file, "{}", std::process::id()).map_err(io_err("cannot write lock file"))?;
-    Ok(file)
+    file.set_len(0)
+        .and_then(|()| file.rewind())
+        .and_then(|()| file.write_all(contents.as_bytes()))
+        .map_err(io_err(format!("cannot write lock file {}", path.display())))?;
+    Ok(Locked::Ours(file))
 }
 
 /// With the lock held, a socket file that still exists was left by a dead daemon. As a second

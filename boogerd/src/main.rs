@@ -138,7 +138,7 @@ fn main() -> anyhow::Result<()> {
         // Signal handlers go in before the socket exists: a client that can connect can
         // also stop the daemon gracefully.
         let shutdown = shutdown_signal();
-        let endpoint = boogerd::Endpoint::bind(&config.socket)?;
+        let endpoint = boogerd::Endpoint::bind(&config.socket, &config.data_dir)?;
         boogerd::run(config, endpoint, shutdown).await
     })
 }

@@ -150,3 +150,47 @@ fn racing_clients_start_exactly_one_daemon() {
     pids.dedup();
     assert_eq!(pids.len(), 1, "clients talked to different daemons: {pids:?}");
 }
+
+/// MCP launchers keep only HOME and PATH: the client then computes another socket path than
+/// a daemon started from a full shell. It must still find that daemon, and a second daemon on
+/// the same data directory must be refused.
+#[test]
+fn one_daemon_per_data_directory_however_the_client_was_started() {
+    let env = Env::new();
+    let home = env.dir.path().join("user");
+    let runtime = env.dir.path().join("xdg-run");
+    std::fs::create_dir_all(&home).unwrap();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let bare = |program: std::path::PathBuf| {
+        let mut c = std::process::Command::new(program);
+        c.env_clear().env("HOME", &home).env("PATH", &path).current_dir(&home);
+        c
+    };
+    let mut full = bare(booger_tests::bin("boogerd"));
+    full.env("XDG_RUNTIME_DIR", &runtime).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+    let mut first = full.spawn().unwrap();
+    let socket = runtime.join("booger/boogerd.sock");
+    let deadline = std::time::Instant::now() + booger_tests::TIMEOUT;
+    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
+        assert!(std::time::Instant::now() < deadline, "the daemon never listened on {}", socket.display());
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+
+    let mut status = bare(booger_tests::bin("booger"));
+    status.args(["daemon", "status", "--json"]);
+    let out = booger_tests::output_within(status, booger_tests::TIMEOUT);
+    assert!(out.status.success(), "{}", describe(&out));
+    let facts: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(facts["pid"], first.id(), "the bare client reached another daemon: {facts}");
+
+    let mut second = bare(booger_tests::bin("boogerd"));
+    second.arg("--socket").arg(env.dir.path().join("other.sock"));
+    let out = booger_tests::output_within(second, booger_tests::TIMEOUT);
+    assert!(!out.status.success(), "a second daemon started on the same data directory: {}", describe(&out));
+    let err = stderr(&out);
+    assert!(err.contains("already serves the data directory") && err.contains(&first.id().to_string()), "{err}");
+
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(first.id() as i32, libc::SIGTERM) };
+    first.wait().unwrap();
+}
