@@ -33,6 +33,9 @@ pub mod code {
     pub const RESOURCE_NOT_FOUND: i64 = -32002;
     /// booger: client and daemon speak different protocol versions.
     pub const PROTOCOL_MISMATCH: i64 = -32010;
+    /// booger mcp: the daemon stopped while a request was in flight; it reconnected, and the
+    /// request can be sent again.
+    pub const DAEMON_RESTARTED: i64 = -32011;
 }
 
 /// What a tool answers. `text` is for people and agents (MCP `content`); `data` is the same

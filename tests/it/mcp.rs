@@ -92,6 +92,8 @@ fn resources_list_and_read() {
     assert_eq!(facts["pid"], d.child.id());
     let missing = m.request("resources/read", json!({ "uri": "booger://nope" }));
     assert_eq!(missing["error"]["code"], -32002, "{missing}");
+    let prompts = m.request("prompts/list", json!({}));
+    assert_eq!(prompts["result"]["prompts"], json!([]), "{prompts}");
 }
 
 #[test]
@@ -130,5 +132,30 @@ fn mcp_session_starts_the_daemon_itself() {
     let mut m = env.mcp(None);
     let init = m.handshake("2025-11-25");
     assert_eq!(init["serverInfo"]["name"], "booger");
+    assert!(m.close().success());
+}
+
+/// An upgrade, `booger daemon stop` or a crash ends the daemon, not the agent's session: the
+/// next call reaches a new daemon through the same `booger mcp`.
+#[test]
+fn an_mcp_session_survives_a_daemon_restart() {
+    let env = Env::new();
+    let proj = env.project("delta");
+    std::fs::write(proj.join("app.py"), "def survive_restart():\n    return 1\n").unwrap();
+    let mut d = env.start_daemon();
+    let mut m = env.mcp(Some(&proj));
+    m.handshake("2025-11-25");
+    env.json(&["index", proj.to_str().unwrap()]);
+    let before = m.request("tools/call", json!({ "name": "status", "arguments": {} }));
+    assert_eq!(before["result"]["isError"], false, "{before}");
+
+    d.signal(libc::SIGTERM);
+    d.wait();
+    let found = m.request("tools/call", json!({ "name": "search", "arguments": { "query": "survive_restart" } }));
+    assert_eq!(found["result"]["isError"], false, "{found}");
+    let text = found["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("survive_restart"), "{text}");
+    let now = env.json(&["daemon", "status"]);
+    assert_ne!(now["pid"], d.child.id(), "a new daemon answers");
     assert!(m.close().success());
 }

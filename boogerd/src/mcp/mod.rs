@@ -48,6 +48,7 @@ pub fn initialize(params: &Value, conn: &Connection) -> Result<Value, ErrorObjec
         "capabilities": {
             "tools": { "listChanged": false },
             "resources": { "subscribe": false, "listChanged": false },
+            "prompts": { "listChanged": false },
         },
         "serverInfo": { "name": "booger", "title": "booger code index", "version": env!("CARGO_PKG_VERSION") },
         "instructions": INSTRUCTIONS,

@@ -68,6 +68,11 @@ pub fn methods(daemon: Arc<Daemon>) -> Methods {
         .map(drop),
     );
     register(m.register_method("resources/read", |p, d, _| mcp::resources_read(&params(&p), d)).map(drop));
+    // No prompts: booger's guidance lives in the tool descriptions and `instructions`. Clients
+    // that list prompts on connect get an empty list, not "Method not found".
+    register(
+        m.register_method("prompts/list", |_, _, _| Ok::<_, ErrorObjectOwned>(json!({ "prompts": [] }))).map(drop),
+    );
     m.into()
 }
 
