@@ -188,9 +188,11 @@ impl Store {
         })
     }
 
-    /// Counts and the Merkle root, recomputed only when the content changed.
+    /// Counts and the Merkle root, recomputed only after a write. (Not keyed by the content
+    /// generation: a batch bumps that before it commits, and a summary read in between would
+    /// be kept, stale, until the next change.)
     pub fn summary(&self) -> Result<std::sync::Arc<Summary>> {
-        let generation = self.content_generation();
+        let generation = self.generation();
         if let Some((g, s)) = self.summary.lock().unwrap_or_else(|p| p.into_inner()).as_ref()
             && *g == generation
         {

@@ -53,8 +53,8 @@ pub struct Store {
     /// is valid for one content generation.
     content_generation: std::sync::atomic::AtomicU64,
     cache: Mutex<search::Cache>,
-    /// What `status` shows of the index, computed once per content generation: on a large
-    /// index each part is a full scan.
+    /// What `status` shows of the index, computed once per generation: on a large index
+    /// each part is a full scan.
     summary: Mutex<Option<(u64, std::sync::Arc<files::Summary>)>>,
     /// Coverage per model, counted once per generation.
     coverage: Mutex<std::collections::HashMap<(u64, String), vectors::Coverage>>,
