@@ -207,6 +207,12 @@ impl Store {
         Ok(fresh)
     }
 
+    /// The last summary computed, whatever has been written since: what `status` shows while
+    /// a run writes (each batch would otherwise ask for two full scans of a growing index).
+    pub fn last_summary(&self) -> Option<std::sync::Arc<Summary>> {
+        self.summary.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|(_, s)| s.clone())
+    }
+
     pub fn stats(&self) -> Result<Stats> {
         self.read(|c| {
             let mut s = Stats::default();

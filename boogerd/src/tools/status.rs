@@ -121,7 +121,8 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>) -> (String,
             return (t, json!({ "exists": false, "error": e.to_string(), "progress": progress, "watch": watch }));
         }
     };
-    let summary = match store.summary() {
+    let summary = match handle.is_indexing().then(|| store.last_summary()).flatten().map_or_else(|| store.summary(), Ok)
+    {
         Ok(s) => s,
         Err(e) => {
             t.push_str(&format!("index: cannot read: {e}\n"));
