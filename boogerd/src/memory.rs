@@ -35,6 +35,24 @@ pub fn trim() {
     }
 }
 
+/// Trims after a burst of work (a watcher batch, its ranking-index update and queries), at
+/// most once a second: an agent's run of edits leaves freed pages resident between the
+/// minute's trims otherwise (measured: 11 MB over 50 edits with nothing more in use).
+pub fn trim_after_work() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static LAST_MS: AtomicU64 = AtomicU64::new(0);
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    let now = START.get_or_init(std::time::Instant::now).elapsed().as_millis() as u64 + 1000;
+    let last = LAST_MS.load(Ordering::Relaxed);
+    if now.saturating_sub(last) >= 1000
+        && LAST_MS.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed).is_ok()
+    {
+        let started = std::time::Instant::now();
+        trim();
+        tracing::debug!(us = started.elapsed().as_micros() as u64, "trimmed after work");
+    }
+}
+
 /// The daemon's resident memory and thread count, from `/proc/self/status` (`None` where
 /// there is no procfs).
 pub fn process() -> Option<(u64, u64)> {

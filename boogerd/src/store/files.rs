@@ -150,7 +150,9 @@ impl Store {
                 }
             }
             tx.commit()
-        })
+        })?;
+        self.files_written();
+        Ok(())
     }
 
     /// Forgets every file and chunk (a full rebuild); annotations and the workset stay.
@@ -162,7 +164,9 @@ impl Store {
             tx.execute_batch("DELETE FROM chunks; DELETE FROM files;")?;
             super::save_generation(&tx, generation)?;
             tx.commit()
-        })
+        })?;
+        self.files_written();
+        Ok(())
     }
 
     /// Per file with chunks, in path order: `content hash:first chunk id:chunk count`. Two
@@ -188,11 +192,11 @@ impl Store {
         })
     }
 
-    /// Counts and the Merkle root, recomputed only after a write. (Not keyed by the content
-    /// generation: a batch bumps that before it commits, and a summary read in between would
-    /// be kept, stale, until the next change.)
+    /// Counts and the Merkle root, recomputed only after files were written. (Not keyed by
+    /// the content generation: a batch bumps that before it commits, and a summary read in
+    /// between would be kept, stale, until the next change.)
     pub fn summary(&self) -> Result<std::sync::Arc<Summary>> {
-        let generation = self.generation();
+        let generation = self.files_generation.load(std::sync::atomic::Ordering::SeqCst);
         if let Some((g, s)) = self.summary.lock().unwrap_or_else(|p| p.into_inner()).as_ref()
             && *g == generation
         {
@@ -205,6 +209,11 @@ impl Store {
         });
         *self.summary.lock().unwrap_or_else(|p| p.into_inner()) = Some((generation, fresh.clone()));
         Ok(fresh)
+    }
+
+    /// Files or chunks were committed: summaries computed before are stale.
+    fn files_written(&self) {
+        self.files_generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// The last summary computed, whatever has been written since: what `status` shows while

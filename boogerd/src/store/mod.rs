@@ -53,8 +53,10 @@ pub struct Store {
     /// is valid for one content generation.
     content_generation: std::sync::atomic::AtomicU64,
     cache: Mutex<search::Cache>,
-    /// What `status` shows of the index, computed once per generation: on a large index
-    /// each part is a full scan.
+    /// Bumped after every commit of files or chunks (after, unlike `content_generation`).
+    files_generation: std::sync::atomic::AtomicU64,
+    /// What `status` shows of the index, computed once per files generation: on a large
+    /// index each part is a full scan.
     summary: Mutex<Option<(u64, std::sync::Arc<files::Summary>)>>,
     /// Coverage per model, counted once per generation.
     coverage: Mutex<std::collections::HashMap<(u64, String), vectors::Coverage>>,
@@ -113,6 +115,7 @@ impl Store {
             generation: std::sync::atomic::AtomicU64::new(0),
             content_generation: std::sync::atomic::AtomicU64::new(content_generation),
             cache: Mutex::new(search::Cache::default()),
+            files_generation: std::sync::atomic::AtomicU64::new(0),
             summary: Mutex::default(),
             coverage: Mutex::default(),
         })

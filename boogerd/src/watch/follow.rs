@@ -157,6 +157,7 @@ fn run(w: &Arc<Watcher>) {
         if let Some(r) = refresh {
             r.run();
         }
+        crate::memory::trim_after_work();
         followers.done(&handle, kept, false);
     }
 }
