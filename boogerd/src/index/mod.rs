@@ -206,6 +206,7 @@ fn apply(
         // This thread is the single writer.
         let mut batch = Vec::new();
         let mut batch_bytes = 0;
+        let mut writing = std::time::Duration::ZERO;
         for outcome in rx {
             progress.done.fetch_add(1, Ordering::Relaxed);
             match outcome {
@@ -231,14 +232,19 @@ fn apply(
                     batch_bytes += bytes;
                     batch.push(write);
                     if batch.len() >= BATCH_FILES || batch_bytes >= BATCH_BYTES {
+                        let t = Instant::now();
                         store.write_batch(&batch, &[], &indexed_at)?;
+                        writing += t.elapsed();
                         batch.clear();
                         batch_bytes = 0;
                     }
                 }
             }
         }
+        let t = Instant::now();
         store.write_batch(&batch, &deletes, &indexed_at)?;
+        writing += t.elapsed();
+        tracing::debug!(write_ms = writing.as_millis() as u64, files = todo.len(), "written");
         Ok(())
     })?;
     report.deleted = deletes.len() as u64;

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use rusqlite::params;
 
-use super::{Result, Store};
+use super::{Result, Store, words};
 use crate::index::chunk::Chunk;
 
 /// What the index knows of a file, for change detection.
@@ -43,6 +43,30 @@ pub struct Stats {
 pub struct Summary {
     pub stats: Stats,
     pub root_hash: String,
+}
+
+/// Removes the chunks of `paths` with their full-text rows and vectors, in the caller's
+/// transaction. Each statement touches one table and fires nothing, so none runs under a
+/// savepoint (where FTS5 would flush its pending rows), and full-text rows go in rowid order.
+fn forget_chunks<'a>(tx: &rusqlite::Transaction, paths: impl Iterator<Item = &'a str>) -> rusqlite::Result<()> {
+    let mut ids_of =
+        tx.prepare_cached("SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?1")?;
+    let mut chunks = tx.prepare_cached("DELETE FROM chunks WHERE file_id = (SELECT id FROM files WHERE path = ?1)")?;
+    let mut ids: Vec<i64> = Vec::new();
+    for path in paths {
+        for id in ids_of.query_map([path], |r| r.get(0))? {
+            ids.push(id?);
+        }
+        chunks.execute([path])?;
+    }
+    ids.sort_unstable();
+    let mut text = tx.prepare_cached("DELETE FROM chunks_fts WHERE rowid = ?1")?;
+    let mut vectors = tx.prepare_cached("DELETE FROM embeddings WHERE chunk_id = ?1")?;
+    for id in ids {
+        text.execute([id])?;
+        vectors.execute([id])?;
+    }
+    Ok(())
 }
 
 /// A `SELECT path, size_bytes, mtime_ns, content_hash` row.
@@ -103,10 +127,13 @@ impl Store {
                 super::save_generation(&tx, generation)?;
             }
             {
-                let mut delete_chunks = tx.prepare_cached("DELETE FROM chunks WHERE file_id = (SELECT id FROM files WHERE path = ?1)")?;
+                // Every old row goes before any new one is written: FTS5 flushes its pending
+                // rows whenever a write switches between deleting and inserting, or its rowids
+                // stop increasing.
+                let replaced = writes.iter().filter(|w| w.chunks.is_some()).map(|w| w.path.as_str());
+                forget_chunks(&tx, deletes.iter().map(String::as_str).chain(replaced))?;
                 let mut delete_file = tx.prepare_cached("DELETE FROM files WHERE path = ?1")?;
                 for path in deletes {
-                    delete_chunks.execute([path])?;
                     delete_file.execute([path])?;
                 }
                 let mut touch = tx.prepare_cached("UPDATE files SET size_bytes = ?2, mtime_ns = ?3 WHERE path = ?1")?;
@@ -115,23 +142,23 @@ impl Store {
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                      ON CONFLICT(path) DO UPDATE SET content_hash = excluded.content_hash, size_bytes = excluded.size_bytes,
                         mtime_ns = excluded.mtime_ns, language = excluded.language, indexed_at = excluded.indexed_at,
-                        problem = excluded.problem
-                     RETURNING id",
+                        problem = excluded.problem",
                 )?;
+                // Not `RETURNING id`: SQLite runs RETURNING as a trigger, under a savepoint.
+                let mut file_id = tx.prepare_cached("SELECT id FROM files WHERE path = ?1")?;
                 let mut insert_chunk = tx.prepare_cached(
                     "INSERT INTO chunks(file_id, kind, name, signature, parent, doc, content, start_line, end_line, start_byte, end_byte)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                 )?;
+                let mut insert_text =
+                    tx.prepare_cached("INSERT INTO chunks_fts(rowid, name, content, words) VALUES (?1, ?2, ?3, ?4)")?;
                 for w in writes {
                     let Some(chunks) = &w.chunks else {
                         touch.execute(params![w.path, w.size as i64, w.mtime_ns])?;
                         continue;
                     };
-                    delete_chunks.execute([&w.path])?;
-                    let id: i64 = upsert.query_row(
-                        params![w.path, w.hash, w.size as i64, w.mtime_ns, w.language, indexed_at, w.problem],
-                        |r| r.get(0),
-                    )?;
+                    upsert.execute(params![w.path, w.hash, w.size as i64, w.mtime_ns, w.language, indexed_at, w.problem])?;
+                    let id: i64 = file_id.query_row([&w.path], |r| r.get(0))?;
                     for ch in chunks {
                         insert_chunk.execute(params![
                             id,
@@ -146,6 +173,8 @@ impl Store {
                             ch.start_byte as i64,
                             ch.end_byte as i64
                         ])?;
+                        let chunk = tx.last_insert_rowid();
+                        insert_text.execute(params![chunk, ch.name, ch.content, words::words_for(&ch.name, &ch.content)])?;
                     }
                 }
             }
@@ -161,7 +190,10 @@ impl Store {
         let generation = self.content_generation();
         self.write(|c| {
             let tx = c.transaction()?;
-            tx.execute_batch("DELETE FROM chunks; DELETE FROM files;")?;
+            tx.execute_batch(
+                "DELETE FROM embeddings; DELETE FROM chunks; DELETE FROM files;
+                 INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all');",
+            )?;
             super::save_generation(&tx, generation)?;
             tx.commit()
         })?;
@@ -292,5 +324,45 @@ impl Store {
             c.query_row("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1", [query], |r| r.get::<_, i64>(0))
                 .map(|n| n as u64)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::index::{Options, Progress, run};
+    use crate::store::Store;
+
+    /// The full-text rows follow their chunks through rewrites, deletions and a full
+    /// rebuild (the store writes them itself; no trigger does), and FTS5 finds itself
+    /// consistent.
+    #[test]
+    fn full_text_rows_follow_their_chunks() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        std::fs::create_dir(&root).unwrap();
+        std::fs::write(root.join("a.py"), "def alpha_one():\n    pass\n").unwrap();
+        std::fs::write(root.join("b.py"), "def beta_two():\n    fooBarBaz = 1\n").unwrap();
+        let store = Store::open(&dir.path().join("index"), &root).unwrap();
+        let progress = Progress::default();
+        let index = |full| run(&root, &store, Options { full, ..Options::default() }, &progress).unwrap();
+        let count = |q: &str| store.fts_count(q).unwrap();
+        index(false);
+        assert_eq!((count("alpha"), count("beta"), count("baz")), (1, 1, 1));
+
+        std::fs::write(root.join("a.py"), "def gamma_three():\n    pass\n\ndef delta_four():\n    pass\n").unwrap();
+        std::fs::remove_file(root.join("b.py")).unwrap();
+        index(false);
+        assert_eq!((count("alpha"), count("beta"), count("baz")), (0, 0, 0), "old rows are gone");
+        assert_eq!((count("gamma"), count("delta")), (1, 1));
+
+        index(true);
+        assert_eq!((count("alpha"), count("gamma"), count("delta")), (0, 1, 1), "a full rebuild keeps one row each");
+        store
+            .write(|c| c.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 0)", []))
+            .unwrap();
+        let triggers: i64 = store
+            .read(|c| c.query_row("SELECT count(*) FROM sqlite_master WHERE type = 'trigger'", [], |r| r.get(0)))
+            .unwrap();
+        assert_eq!(triggers, 0);
     }
 }

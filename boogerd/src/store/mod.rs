@@ -21,7 +21,6 @@ use std::sync::Mutex;
 use r2d2::Pool;
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::Connection;
-use rusqlite::functions::FunctionFlags;
 
 pub use files::{FileState, FileWrite, Stats};
 
@@ -217,26 +216,17 @@ const WRITER_CACHE_KIB: u32 = 16_000;
 /// writer's size, readers warmed by embedding and hybrid queries held ~50 MB more RSS.
 const READER_CACHE_KIB: u32 = 2_000;
 
-/// Pragmas and functions every connection needs.
+/// Pragmas every connection needs. Foreign keys stay off: the store removes a file's chunks,
+/// their full-text rows and their vectors itself, because a cascade, like a trigger, runs
+/// its statement under a savepoint, where FTS5 flushes (see migration 3 in `schema.rs`).
 fn configure(c: &Connection, cache_kib: u32) -> rusqlite::Result<()> {
     c.busy_timeout(std::time::Duration::from_secs(5))?;
     c.execute_batch(&format!(
         "PRAGMA journal_mode = WAL;
          PRAGMA synchronous = NORMAL;
-         PRAGMA foreign_keys = ON;
          PRAGMA temp_store = MEMORY;
          PRAGMA cache_size = -{cache_kib};"
-    ))?;
-    c.create_scalar_function(
-        "booger_words",
-        2,
-        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
-        |ctx| {
-            let name: String = ctx.get(0)?;
-            let content: String = ctx.get(1)?;
-            Ok(words::words_for(&name, &content))
-        },
-    )
+    ))
 }
 
 fn migrate(c: &mut Connection, path: &Path) -> Result<()> {

@@ -99,4 +99,14 @@ pub const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;
     CREATE INDEX embeddings_model ON embeddings(model);
     "#,
+    // 3: the full-text rows are written by the store itself, not by triggers. A statement
+    // that fires a trigger (or a foreign-key cascade) runs under a statement savepoint, and
+    // FTS5 flushes its pending rows to a new segment at every savepoint: one tiny segment per
+    // chunk, merged again and again (on a large index a 900-file batch spent most of its
+    // time merging). Written directly, the rows of a whole transaction become one segment.
+    r#"
+    DROP TRIGGER IF EXISTS chunks_ai;
+    DROP TRIGGER IF EXISTS chunks_ad;
+    DROP TRIGGER IF EXISTS chunks_au;
+    "#,
 ];

@@ -1,5 +1,5 @@
 //! Chunk vectors for semantic search, stored per (chunk, model). A chunk's vectors go with
-//! it (`ON DELETE CASCADE`), so a re-indexed file's new chunks are simply not embedded yet.
+//! it (the store deletes them with their chunk), so a re-indexed file's new chunks are simply not embedded yet.
 //! The encoding of a vector is the embed module's business; here it is a blob.
 
 use rusqlite::params;

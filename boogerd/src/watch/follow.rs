@@ -244,6 +244,7 @@ fn part(
     tree.skipped.extend(more.skipped);
     tree.dirs.extend(more.dirs);
     let scope = Scope { shallow, deep };
+    tracing::debug!(ms = started.elapsed().as_millis() as u64, files = tree.files.len(), "surveyed");
     match handle.index_part(tree, &scope, w.defaults) {
         Ok((report, refresh)) => {
             let found: BTreeSet<String> = report.dirs.iter().cloned().collect();
