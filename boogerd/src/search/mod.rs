@@ -17,6 +17,7 @@ pub mod postings;
 pub mod query;
 pub mod segment;
 pub mod semantic;
+mod tombstones;
 
 use std::collections::HashMap;
 

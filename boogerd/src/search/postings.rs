@@ -26,6 +26,7 @@ use std::sync::{Arc, Mutex};
 use rust_stemmers::{Algorithm, Stemmer};
 
 use super::segment::{Builder, Segment};
+use super::tombstones::Tombstones;
 use crate::index::chunk::KINDS;
 use crate::store::search::{BM25_WEIGHTS, Filters, PATH_WEIGHT};
 use crate::store::{Store, StoreError};
@@ -60,7 +61,7 @@ pub struct Postings {
     /// Files changed since the delta was built.
     recent: Arc<Segment>,
     /// Chunks of the base and the delta (numbered base first) that a later part replaces.
-    deleted: Arc<Vec<u64>>,
+    deleted: Tombstones,
     /// Chunks of the base and the delta not deleted, and their total length.
     live: u32,
     live_len: u64,
@@ -166,7 +167,7 @@ impl Postings {
             content_generation: generation,
             live: base.docs,
             live_len: base.total_len,
-            deleted: Arc::new(vec![0; (base.docs as usize).div_ceil(64)]),
+            deleted: Tombstones::new(base.docs as usize),
             base,
             delta: Arc::clone(&empty),
             recent: empty,
@@ -181,16 +182,13 @@ impl Postings {
     }
 
     fn updated_to(&self, store: &Store, changed: &[String], generation: u64) -> Result<Postings, RankError> {
-        let mut deleted = (*self.deleted).clone();
+        let mut deleted = self.deleted.clone();
         let (mut live, mut live_len) = (self.live, self.live_len);
         for (seg, offset) in [(&*self.base, 0), (&*self.delta, self.base.docs)] {
             for path in changed {
                 let Some(f) = seg.find_file(path) else { continue };
                 for d in seg.file_docs(f) {
-                    let slot = (offset + d) as usize;
-                    let (w, bit) = (slot / 64, 1u64 << (slot % 64));
-                    if let Some(word) = deleted.get_mut(w).filter(|word| **word & bit == 0) {
-                        *word |= bit;
+                    if deleted.set((offset + d) as usize) {
                         live -= 1;
                         live_len -= u64::from(seg.doc_len(d));
                     }
@@ -213,17 +211,14 @@ impl Postings {
             // The old delta's chunks leave with it: what it held is in the new one.
             for d in 0..self.delta.docs {
                 let slot = (self.base.docs + d) as usize;
-                if deleted[slot / 64] & (1 << (slot % 64)) == 0 {
+                if !deleted.get(slot) {
                     live -= 1;
                     live_len -= u64::from(self.delta.doc_len(d));
                 }
             }
             let delta = segment_of(store, &all, generation)?;
-            deleted.truncate((self.base.docs as usize).div_ceil(64));
-            if let Some(last) = deleted.last_mut().filter(|_| !self.base.docs.is_multiple_of(64)) {
-                *last &= (1u64 << (self.base.docs % 64)) - 1;
-            }
-            deleted.resize((self.base.docs as usize + delta.docs as usize).div_ceil(64), 0);
+            deleted.resize(self.base.docs as usize);
+            deleted.resize(self.base.docs as usize + delta.docs as usize);
             live += delta.docs;
             live_len += delta.total_len;
             (Arc::new(delta), Arc::new(empty_segment()))
@@ -233,7 +228,7 @@ impl Postings {
             base: Arc::clone(&self.base),
             delta,
             recent,
-            deleted: Arc::new(deleted),
+            deleted,
             live,
             live_len,
         })
@@ -247,11 +242,11 @@ impl Postings {
 
     /// Heap held: the delta, the recent files and the deleted bits (the base is mapped).
     pub fn heap_bytes(&self) -> usize {
-        self.base.heap_bytes() + self.delta.heap_bytes() + self.recent.heap_bytes() + self.deleted.capacity() * 8
+        self.base.heap_bytes() + self.delta.heap_bytes() + self.recent.heap_bytes() + self.deleted.heap_bytes()
     }
 
     fn is_deleted(&self, slot: u32) -> bool {
-        self.deleted.get(slot as usize / 64).is_some_and(|w| w & (1 << (slot % 64)) != 0)
+        self.deleted.get(slot as usize)
     }
 
     /// The three parts with the slot their first chunk has (chunks are numbered base first,
