@@ -136,10 +136,11 @@ fn full_read(conn: &mut Raw, root: &Path, pid: u32) {
 
 fn edits(conn: &mut Raw, files: &[PathBuf], pid: u32) {
     // Anonymous memory (the heap: the daemon's own) and file pages mapped (the ranking
-    // index's segment as queries touch it: the kernel's page cache, reclaimable).
+    // index's segment as queries touch it: the kernel's page cache, reclaimable), sampled
+    // after every edit: single samples swing with whatever a thread had just allocated.
     let rss = || (proc_status_kb(pid, "RssAnon:"), proc_status_kb(pid, "RssFile:"));
-    let rss_before = rss();
-    let mut rss_first = (0, 0);
+    let before = rss();
+    let mut samples = Vec::new();
     let mut times = Vec::new();
     let mut first_fresh = 0;
     for i in 0..EDITS {
@@ -148,14 +149,10 @@ fn edits(conn: &mut Raw, files: &[PathBuf], pid: u32) {
         let (took, fresh) = edit_until_found(conn, file, &token);
         times.push(took);
         first_fresh += usize::from(fresh);
-        if i == 0 {
-            rss_first = rss();
-        }
+        samples.push(rss());
         std::thread::sleep(Duration::from_millis(100));
     }
-    let rss_last = rss();
     times.sort();
-    let mb = |a: u64, b: u64| (b as f64 - a as f64) / 1024.0;
     println!("## Edits: append a unique function to a file, then `search` for it ({EDITS} edits)\n");
     println!("| p50 | p95 | max | first answer already fresh |");
     println!("|---|---|---|---|");
@@ -165,20 +162,27 @@ fn edits(conn: &mut Raw, files: &[PathBuf], pid: u32) {
         ms(pct(&times, 95)),
         ms(*times.last().unwrap()),
     );
-    println!("| RSS | before | growth, first edit | growth, edits 2-{EDITS} |");
-    println!("|---|---|---|---|");
-    println!(
-        "| anonymous (heap) | {} MB | {:+.1} MB | {:+.1} MB |",
-        rss_before.0 / 1024,
-        mb(rss_before.0, rss_first.0),
-        mb(rss_first.0, rss_last.0)
-    );
-    println!(
-        "| file pages mapped (ranking segment) | {} MB | {:+.1} MB | {:+.1} MB |\n",
-        rss_before.1 / 1024,
-        mb(rss_before.1, rss_first.1),
-        mb(rss_first.1, rss_last.1)
-    );
+    let mb = |kb: u64| kb as f64 / 1024.0;
+    let median = |part: &[(u64, u64)], pick: fn(&(u64, u64)) -> u64| {
+        let mut v: Vec<u64> = part.iter().map(pick).collect();
+        v.sort();
+        v[v.len() / 2]
+    };
+    println!("| RSS (MB) | before | after edit 1 | median, edits 2-11 | median, last 10 edits | max |");
+    println!("|---|---|---|---|---|---|");
+    let rows: [(&str, fn(&(u64, u64)) -> u64); 2] =
+        [("anonymous (heap)", |s| s.0), ("file pages mapped (ranking segment)", |s| s.1)];
+    for (name, pick) in rows {
+        println!(
+            "| {name} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
+            mb(pick(&before)),
+            mb(pick(&samples[0])),
+            mb(median(&samples[1..11], pick)),
+            mb(median(&samples[EDITS - 10..], pick)),
+            mb(samples.iter().map(pick).max().unwrap()),
+        );
+    }
+    println!();
 }
 
 fn switch(env: &Env, conn: &mut Raw, root: &Path) {

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 
 use super::{Result, Store, words};
 use crate::index::chunk::Chunk;
@@ -48,25 +48,35 @@ pub struct Summary {
 /// Removes the chunks of `paths` with their full-text rows and vectors, in the caller's
 /// transaction. Each statement touches one table and fires nothing, so none runs under a
 /// savepoint (where FTS5 would flush its pending rows), and full-text rows go in rowid order.
-fn forget_chunks<'a>(tx: &rusqlite::Transaction, paths: impl Iterator<Item = &'a str>) -> rusqlite::Result<()> {
+fn forget_chunks<'a>(
+    tx: &rusqlite::Transaction,
+    paths: impl Iterator<Item = &'a str>,
+) -> rusqlite::Result<super::tally::Change> {
     let mut ids_of =
-        tx.prepare_cached("SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?1")?;
+        tx.prepare_cached("SELECT c.id, c.kind FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?1")?;
     let mut chunks = tx.prepare_cached("DELETE FROM chunks WHERE file_id = (SELECT id FROM files WHERE path = ?1)")?;
+    let mut change = super::tally::Change::default();
     let mut ids: Vec<i64> = Vec::new();
     for path in paths {
-        for id in ids_of.query_map([path], |r| r.get(0))? {
-            ids.push(id?);
+        for row in ids_of.query_map([path], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))? {
+            let (id, kind) = row?;
+            ids.push(id);
+            change.chunk(&kind, -1);
         }
         chunks.execute([path])?;
     }
     ids.sort_unstable();
     let mut text = tx.prepare_cached("DELETE FROM chunks_fts WHERE rowid = ?1")?;
+    let mut models = tx.prepare_cached("SELECT model FROM embeddings WHERE chunk_id = ?1")?;
     let mut vectors = tx.prepare_cached("DELETE FROM embeddings WHERE chunk_id = ?1")?;
     for id in ids {
         text.execute([id])?;
+        for model in models.query_map([id], |r| r.get::<_, String>(0))? {
+            change.vector(&model?, -1);
+        }
         vectors.execute([id])?;
     }
-    Ok(())
+    Ok(change)
 }
 
 /// A `SELECT path, size_bytes, mtime_ns, content_hash` row.
@@ -123,6 +133,7 @@ impl Store {
         let generation = self.content_generation();
         self.write(|c| {
             let tx = c.transaction()?;
+            let mut change: super::tally::Change;
             if changes_content {
                 super::save_generation(&tx, generation)?;
             }
@@ -131,9 +142,18 @@ impl Store {
                 // rows whenever a write switches between deleting and inserting, or its rowids
                 // stop increasing.
                 let replaced = writes.iter().filter(|w| w.chunks.is_some()).map(|w| w.path.as_str());
-                forget_chunks(&tx, deletes.iter().map(String::as_str).chain(replaced))?;
+                change = forget_chunks(&tx, deletes.iter().map(String::as_str).chain(replaced))?;
+                let mut old_file = tx.prepare_cached("SELECT language, size_bytes FROM files WHERE path = ?1")?;
+                let mut forget_file = |path: &str, change: &mut super::tally::Change| -> rusqlite::Result<()> {
+                    let old = old_file.query_row([path], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))).optional()?;
+                    if let Some((language, bytes)) = old {
+                        change.file(&language, -1, -bytes);
+                    }
+                    Ok(())
+                };
                 let mut delete_file = tx.prepare_cached("DELETE FROM files WHERE path = ?1")?;
                 for path in deletes {
+                    forget_file(path, &mut change)?;
                     delete_file.execute([path])?;
                 }
                 let mut touch = tx.prepare_cached("UPDATE files SET size_bytes = ?2, mtime_ns = ?3 WHERE path = ?1")?;
@@ -157,7 +177,9 @@ impl Store {
                         touch.execute(params![w.path, w.size as i64, w.mtime_ns])?;
                         continue;
                     };
+                    forget_file(&w.path, &mut change)?;
                     upsert.execute(params![w.path, w.hash, w.size as i64, w.mtime_ns, w.language, indexed_at, w.problem])?;
+                    change.file(&w.language, 1, w.size as i64);
                     let id: i64 = file_id.query_row([&w.path], |r| r.get(0))?;
                     for ch in chunks {
                         insert_chunk.execute(params![
@@ -175,10 +197,13 @@ impl Store {
                         ])?;
                         let chunk = tx.last_insert_rowid();
                         insert_text.execute(params![chunk, ch.name, ch.content, words::words_for(&ch.name, &ch.content)])?;
+                        change.chunk(ch.kind, 1);
                     }
                 }
             }
-            tx.commit()
+            tx.commit()?;
+            self.tallied(&change);
+            Ok(())
         })?;
         self.files_written();
         Ok(())
@@ -195,7 +220,9 @@ impl Store {
                  INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all');",
             )?;
             super::save_generation(&tx, generation)?;
-            tx.commit()
+            tx.commit()?;
+            *self.tally.lock().unwrap_or_else(|p| p.into_inner()) = Some(super::tally::Tally::default());
+            Ok(())
         })?;
         self.files_written();
         Ok(())
@@ -255,28 +282,20 @@ impl Store {
     }
 
     pub fn stats(&self) -> Result<Stats> {
-        self.read(|c| {
-            let mut s = Stats::default();
-            (s.files, s.source_bytes) =
-                c.query_row("SELECT count(*), coalesce(sum(size_bytes), 0) FROM files", [], |r| {
-                    Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64))
-                })?;
-            s.chunks = c.query_row("SELECT count(*) FROM chunks", [], |r| r.get::<_, i64>(0))? as u64;
-            let mut by_lang = c.prepare("SELECT language, count(*) FROM files GROUP BY language")?;
-            for row in by_lang.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
-                let (k, v) = row?;
-                s.languages.insert(k, v as u64);
-            }
-            let mut by_kind = c.prepare("SELECT kind, count(*) FROM chunks GROUP BY kind")?;
-            for row in by_kind.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
-                let (k, v) = row?;
-                s.kinds.insert(k, v as u64);
-            }
+        let mut s = self.with_tally(|t| Stats {
+            files: t.languages.values().map(|(files, _)| files).sum(),
+            chunks: t.kinds.values().sum(),
+            source_bytes: t.languages.values().map(|(_, bytes)| bytes).sum(),
+            languages: t.languages.iter().map(|(l, (files, _))| (l.clone(), *files)).collect(),
+            kinds: t.kinds.clone(),
+            problems: Vec::new(),
+        })?;
+        s.problems = self.read(|c| {
             let mut problems =
                 c.prepare("SELECT path, problem FROM files WHERE problem IS NOT NULL ORDER BY path LIMIT 200")?;
-            s.problems = problems.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
-            Ok(s)
-        })
+            problems.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()
+        })?;
+        Ok(s)
     }
 
     /// Chunks of one file, in order.

@@ -12,6 +12,7 @@ pub mod context;
 mod files;
 mod schema;
 pub mod search;
+mod tally;
 pub mod vectors;
 pub mod words;
 
@@ -57,8 +58,9 @@ pub struct Store {
     /// What `status` shows of the index, computed once per files generation: on a large
     /// index each part is a full scan.
     summary: Mutex<Option<(u64, std::sync::Arc<files::Summary>)>>,
-    /// Coverage per model, counted once per generation.
-    coverage: Mutex<std::collections::HashMap<(u64, String), vectors::Coverage>>,
+    /// Chunks that can be embedded and vectors per model: counted once, then kept by the
+    /// writes (`None` until first asked).
+    tally: Mutex<Option<tally::Tally>>,
 }
 
 impl Store {
@@ -116,7 +118,7 @@ impl Store {
             cache: Mutex::new(search::Cache::default()),
             files_generation: std::sync::atomic::AtomicU64::new(0),
             summary: Mutex::default(),
-            coverage: Mutex::default(),
+            tally: Mutex::default(),
         })
     }
 
@@ -139,6 +141,34 @@ impl Store {
         let out = f(&mut conn).map_err(|source| StoreError::Sqlite { path: self.path.clone(), source });
         self.generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         out
+    }
+
+    /// Reads the counts of [`tally::Tally`], counting them first if nobody has asked yet.
+    fn with_tally<T>(&self, f: impl FnOnce(&tally::Tally) -> T) -> Result<T> {
+        if let Some(t) = self.tally.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            return Ok(f(t));
+        }
+        // Counted on the writer's connection, holding it: no write can land in between.
+        let conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let counted =
+            tally::Tally::count(&conn).map_err(|source| StoreError::Sqlite { path: self.path.clone(), source })?;
+        let out = f(&counted);
+        *self.tally.lock().unwrap_or_else(|p| p.into_inner()) = Some(counted);
+        Ok(out)
+    }
+
+    /// A committed write changed the counts.
+    fn tallied(&self, change: &tally::Change) {
+        if let Some(t) = self.tally.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            t.apply(change);
+        }
+    }
+
+    /// Vectors of the models `keep` refuses were deleted.
+    fn tally_models(&self, keep: impl Fn(&str) -> bool) {
+        if let Some(t) = self.tally.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            t.vectors.retain(|m, _| keep(m));
+        }
     }
 
     /// Changes whenever files or chunks change; saved with them, so it keeps counting up
@@ -216,14 +246,16 @@ const WRITER_CACHE_KIB: u32 = 16_000;
 /// writer's size, readers warmed by embedding and hybrid queries held ~50 MB more RSS.
 const READER_CACHE_KIB: u32 = 2_000;
 
-/// Pragmas every connection needs. Foreign keys stay off: the store removes a file's chunks,
-/// their full-text rows and their vectors itself, because a cascade, like a trigger, runs
-/// its statement under a savepoint, where FTS5 flushes (see migration 3 in `schema.rs`).
+/// Pragmas every connection needs. Foreign keys are off (the bundled SQLite turns them on by
+/// default): the store removes a file's chunks, their full-text rows and their vectors
+/// itself, because a cascade, like a trigger, runs its statement under a savepoint, where
+/// FTS5 flushes (see migration 3 in `schema.rs`).
 fn configure(c: &Connection, cache_kib: u32) -> rusqlite::Result<()> {
     c.busy_timeout(std::time::Duration::from_secs(5))?;
     c.execute_batch(&format!(
         "PRAGMA journal_mode = WAL;
          PRAGMA synchronous = NORMAL;
+         PRAGMA foreign_keys = OFF;
          PRAGMA temp_store = MEMORY;
          PRAGMA cache_size = -{cache_kib};"
     ))

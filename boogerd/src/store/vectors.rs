@@ -7,7 +7,7 @@ use rusqlite::params;
 use super::{Result, Store};
 
 /// Import chunks are left out: they name modules, they do not say what code does.
-const EMBEDDABLE: &str = "c.kind <> 'import'";
+pub(super) const EMBEDDABLE: &str = "c.kind <> 'import'";
 
 /// What a chunk is, for building the text its vector is made from.
 #[derive(Debug, Clone)]
@@ -88,66 +88,60 @@ impl Store {
     pub fn save_vectors(&self, model: &str, vectors: &[(i64, Vec<u8>)]) -> Result<usize> {
         self.write(|c| {
             let tx = c.transaction()?;
-            let mut saved = 0;
+            let (mut saved, mut new) = (0, 0);
             {
+                let mut known = tx.prepare_cached("SELECT 1 FROM embeddings WHERE chunk_id = ?1 AND model = ?2")?;
                 let mut insert = tx.prepare_cached(
                     "INSERT OR REPLACE INTO embeddings(chunk_id, model, vector)
                      SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?1)",
                 )?;
                 for (id, v) in vectors {
-                    saved += insert.execute(params![id, model, v])?;
+                    let replaces = known.exists(params![id, model])?;
+                    let n = insert.execute(params![id, model, v])?;
+                    saved += n;
+                    new += if replaces { 0 } else { n as i64 };
                 }
             }
             tx.commit()?;
+            // Still holding the writer: the counts change with the commit.
+            let mut change = super::tally::Change::default();
+            change.vector(model, new);
+            self.tallied(&change);
             Ok(saved)
         })
     }
 
     /// Deletes every vector of `model` (to embed everything again).
     pub fn drop_vectors(&self, model: &str) -> Result<usize> {
-        self.write(|c| c.execute("DELETE FROM embeddings WHERE model = ?1", [model]))
+        self.write(|c| {
+            let n = c.execute("DELETE FROM embeddings WHERE model = ?1", [model])?;
+            self.tally_models(|m| m != model);
+            Ok(n)
+        })
     }
 
     /// Deletes the vectors of every model not in `keep` (stale ones); returns how many.
     pub fn drop_other_vectors(&self, keep: &[&str]) -> Result<usize> {
         self.write(|c| {
-            c.execute(
+            let n = c.execute(
                 &format!("DELETE FROM embeddings WHERE model NOT IN ({})", placeholders(keep)),
                 rusqlite::params_from_iter(keep),
-            )
+            )?;
+            self.tally_models(|m| keep.contains(&m));
+            Ok(n)
         })
     }
 
     /// Vectors of models not in `keep`: stale, dropped once the current models cover the index.
     pub fn stale_vectors(&self, keep: &[&str]) -> Result<u64> {
-        self.read(|c| {
-            c.query_row(
-                &format!("SELECT count(*) FROM embeddings WHERE model NOT IN ({})", placeholders(keep)),
-                rusqlite::params_from_iter(keep),
-                |r| r.get::<_, i64>(0),
-            )
-        })
-        .map(|n| n as u64)
+        self.with_tally(|t| t.vectors.iter().filter(|(m, _)| !keep.contains(&m.as_str())).map(|(_, n)| n).sum())
     }
 
     pub fn coverage(&self, model: &str) -> Result<Coverage> {
-        // Counted again only after a write (every batch of chunks or vectors saved is one).
-        let generation = self.generation();
-        let key = (generation, model.to_owned());
-        if let Some(&c) = self.coverage.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
-            return Ok(c);
-        }
-        let c = self.read(|c| {
-            let embeddable: i64 =
-                c.query_row(&format!("SELECT count(*) FROM chunks c WHERE {EMBEDDABLE}"), [], |r| r.get(0))?;
-            let embedded: i64 =
-                c.query_row("SELECT count(*) FROM embeddings WHERE model = ?1", [model], |r| r.get(0))?;
-            Ok(Coverage { embedded: embedded as u64, embeddable: embeddable as u64 })
-        })?;
-        let mut cache = self.coverage.lock().unwrap_or_else(|p| p.into_inner());
-        cache.retain(|(g, _), _| *g == generation);
-        cache.insert(key, c);
-        Ok(c)
+        self.with_tally(|t| Coverage {
+            embedded: t.vectors.get(model).copied().unwrap_or(0),
+            embeddable: t.embeddable(),
+        })
     }
 
     /// Calls `each` with every vector of `model` without holding them all (loading a
@@ -227,5 +221,33 @@ mod tests {
         let mut left = Vec::new();
         store.each_vector("m2", |id, v| left.push((id, v.to_vec()))).unwrap();
         assert_eq!(left, [(todo[0].id, vec![7])]);
+        assert_tally_exact(&store);
+
+        // Coverage is kept by the writes: it equals a fresh count after each kind of write.
+        std::fs::write(root.join("b.py"), "import sys\n\ndef three():\n    pass\n").unwrap();
+        crate::index::run(root, &store, crate::index::Options::default(), &progress).unwrap();
+        assert_tally_exact(&store);
+        let todo = store.chunks_without_vectors("m2", 0, 100).unwrap();
+        store.save_vectors("m2", &todo.iter().map(|c| (c.id, vec![1])).collect::<Vec<_>>()).unwrap();
+        store.save_vectors("m2", &[(todo[0].id, vec![2])]).unwrap();
+        assert_tally_exact(&store);
+        std::fs::remove_file(root.join("a.py")).unwrap();
+        crate::index::run(root, &store, crate::index::Options::default(), &progress).unwrap();
+        assert_tally_exact(&store);
+        crate::index::run(root, &store, crate::index::Options { full: true, ..Default::default() }, &progress).unwrap();
+        assert_tally_exact(&store);
+        store.drop_vectors("m2").unwrap();
+        assert_tally_exact(&store);
+    }
+
+    fn assert_tally_exact(store: &Store) {
+        let fresh = store.read(crate::store::tally::Tally::count).unwrap();
+        assert_eq!(store.with_tally(|t| t.clone()).unwrap(), fresh, "kept counts equal a fresh count");
+        for model in ["m1", "m2"] {
+            let kept = store.coverage(model).unwrap();
+            let counted = fresh.vectors.get(model).copied().unwrap_or(0);
+            assert_eq!((kept.embedded, kept.embeddable), (counted, fresh.embeddable()), "model {model}");
+        }
+        assert_eq!(store.stale_vectors(&["m1"]).unwrap(), fresh.vectors.get("m2").copied().unwrap_or(0));
     }
 }

@@ -1,0 +1,88 @@
+//! Counts that `status` shows on every call: files, bytes and languages, chunks by kind,
+//! and vectors per model. Counting them is a scan of millions of rows on a large project,
+//! and the indexer and the embedder write every few hundred milliseconds, so they are
+//! counted once and then kept exact by the writes themselves: each write transaction
+//! reports its [`Change`] while it still holds the writer, right after it commits.
+
+use std::collections::{BTreeMap, HashMap};
+
+use rusqlite::Connection;
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct Tally {
+    /// Files and their bytes, per language.
+    pub languages: BTreeMap<String, (u64, u64)>,
+    pub kinds: BTreeMap<String, u64>,
+    pub vectors: HashMap<String, u64>,
+}
+
+/// What one committed transaction did to the counts.
+#[derive(Debug, Default)]
+pub(super) struct Change {
+    languages: HashMap<String, (i64, i64)>,
+    kinds: HashMap<String, i64>,
+    vectors: HashMap<String, i64>,
+}
+
+impl Change {
+    pub fn file(&mut self, language: &str, files: i64, bytes: i64) {
+        let e = self.languages.entry(language.to_owned()).or_default();
+        e.0 += files;
+        e.1 += bytes;
+    }
+
+    pub fn chunk(&mut self, kind: &str, by: i64) {
+        *self.kinds.entry(kind.to_owned()).or_default() += by;
+    }
+
+    pub fn vector(&mut self, model: &str, by: i64) {
+        *self.vectors.entry(model.to_owned()).or_default() += by;
+    }
+}
+
+impl Tally {
+    /// Counts from scratch (on the writer's connection, so no write lands in between).
+    pub fn count(c: &Connection) -> rusqlite::Result<Tally> {
+        let mut t = Tally::default();
+        let mut by_lang =
+            c.prepare("SELECT language, count(*), coalesce(sum(size_bytes), 0) FROM files GROUP BY language")?;
+        for row in by_lang.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)))? {
+            let (lang, files, bytes) = row?;
+            t.languages.insert(lang, (files as u64, bytes as u64));
+        }
+        let mut by_kind = c.prepare("SELECT kind, count(*) FROM chunks GROUP BY kind")?;
+        for row in by_kind.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
+            let (kind, n) = row?;
+            t.kinds.insert(kind, n as u64);
+        }
+        let mut by_model = c.prepare("SELECT model, count(*) FROM embeddings GROUP BY model")?;
+        for row in by_model.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
+            let (model, n) = row?;
+            t.vectors.insert(model, n as u64);
+        }
+        Ok(t)
+    }
+
+    pub fn apply(&mut self, change: &Change) {
+        let add = |n: &mut u64, by: i64| *n = n.saturating_add_signed(by);
+        for (lang, (files, bytes)) in &change.languages {
+            let e = self.languages.entry(lang.clone()).or_default();
+            add(&mut e.0, *files);
+            add(&mut e.1, *bytes);
+        }
+        for (kind, by) in &change.kinds {
+            add(self.kinds.entry(kind.clone()).or_default(), *by);
+        }
+        for (model, by) in &change.vectors {
+            add(self.vectors.entry(model.clone()).or_default(), *by);
+        }
+        self.languages.retain(|_, (files, _)| *files > 0);
+        self.kinds.retain(|_, n| *n > 0);
+        self.vectors.retain(|_, n| *n > 0);
+    }
+
+    /// Chunks that get a vector (`EMBEDDABLE` in `vectors.rs`: all but imports).
+    pub fn embeddable(&self) -> u64 {
+        self.kinds.iter().filter(|(k, _)| k.as_str() != "import").map(|(_, n)| n).sum()
+    }
+}
