@@ -163,15 +163,14 @@ fn edits(conn: &mut Raw, files: &[PathBuf], pid: u32) {
         ms(*times.last().unwrap()),
     );
     let mb = |kb: u64| kb as f64 / 1024.0;
-    let median = |part: &[(u64, u64)], pick: fn(&(u64, u64)) -> u64| {
+    let median = |part: &[(u64, u64)], pick: Pick| {
         let mut v: Vec<u64> = part.iter().map(pick).collect();
         v.sort();
         v[v.len() / 2]
     };
     println!("| RSS (MB) | before | after edit 1 | median, edits 2-11 | median, last 10 edits | max |");
     println!("|---|---|---|---|---|---|");
-    let rows: [(&str, fn(&(u64, u64)) -> u64); 2] =
-        [("anonymous (heap)", |s| s.0), ("file pages mapped (ranking segment)", |s| s.1)];
+    let rows: [(&str, Pick); 2] = [("anonymous (heap)", |s| s.0), ("file pages mapped (ranking segment)", |s| s.1)];
     for (name, pick) in rows {
         println!(
             "| {name} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
@@ -184,6 +183,9 @@ fn edits(conn: &mut Raw, files: &[PathBuf], pid: u32) {
     }
     println!();
 }
+
+/// One of the two RSS figures of a sample.
+type Pick = fn(&(u64, u64)) -> u64;
 
 fn switch(env: &Env, conn: &mut Raw, root: &Path) {
     wait_settled(conn);
