@@ -72,6 +72,8 @@ pub struct Hello<'a> {
     pub client: &'a str,
     pub project: Option<&'a Path>,
     pub session: &'a str,
+    /// Register `project` on first use when it is a repository (`booger mcp`).
+    pub register: bool,
 }
 
 impl Daemon {
@@ -154,6 +156,7 @@ impl Daemon {
             "client": hello.client,
             "project": hello.project,
             "session": hello.session,
+            "register": hello.register,
         });
         wire::request_line(id, wire::HELLO, params)
     }

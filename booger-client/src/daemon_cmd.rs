@@ -37,7 +37,7 @@ pub fn run(socket: &Path, args: &[String], json: bool) -> Result<Exit, Failure> 
 }
 
 pub fn hello() -> Hello<'static> {
-    Hello { client: "booger-cli", project: None, session: "cli" }
+    Hello { client: "booger-cli", project: None, session: "cli", register: false }
 }
 
 fn start(socket: &Path, json: bool) -> Result<Exit, Failure> {

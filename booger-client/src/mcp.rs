@@ -33,6 +33,8 @@ struct Link {
     socket: PathBuf,
     project: PathBuf,
     session: String,
+    /// Register the project on first use (see `booger mcp --no-register`).
+    register: bool,
     /// Where agent lines go: the current connection, `None` while reconnecting.
     up: Mutex<Option<UnixStream>>,
     /// Signalled when `up` is connected again.
@@ -45,12 +47,13 @@ struct Link {
     stdin_closed: AtomicBool,
 }
 
-pub fn run(socket: &Path, project: &Path, session: &str) -> Result<(), Failure> {
-    let (stream, reader, pending) = connect(socket, project, session)?;
+pub fn run(socket: &Path, project: &Path, session: &str, register: bool) -> Result<(), Failure> {
+    let (stream, reader, pending) = connect(socket, project, session, register)?;
     let link = Arc::new(Link {
         socket: socket.to_owned(),
         project: project.to_owned(),
         session: session.to_owned(),
+        register,
         up: Mutex::new(Some(stream)),
         reconnected: Condvar::new(),
         initialize: Mutex::new(None),
@@ -113,9 +116,10 @@ fn connect(
     socket: &Path,
     project: &Path,
     session: &str,
+    register: bool,
 ) -> Result<(UnixStream, BufReader<UnixStream>, Vec<u8>), Failure> {
     let mut daemon = Daemon::connect_or_start(socket)?;
-    daemon.hello(&Hello { client: "booger-mcp", project: Some(project), session })?;
+    daemon.hello(&Hello { client: "booger-mcp", project: Some(project), session, register })?;
     let Daemon { stream, reader, .. } = daemon;
     let pending = reader.buffer().to_vec();
     let reader = BufReader::new(reader.into_inner());
@@ -206,7 +210,7 @@ fn reconnect(link: &Link) -> Result<BufReader<UnixStream>, Failure> {
     let deadline = Instant::now() + RECONNECT_FOR;
     let mut pause = Duration::from_millis(50);
     let (mut stream, mut reader, _) = loop {
-        match connect(&link.socket, &link.project, &link.session) {
+        match connect(&link.socket, &link.project, &link.session, link.register) {
             Ok(c) => break c,
             Err(e) if Instant::now() >= deadline => return Err(e),
             Err(_) => {

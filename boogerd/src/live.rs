@@ -116,6 +116,10 @@ pub struct Freshness {
     /// finished: files other than `pending` may have changed too.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub events_lost: bool,
+    /// An index run is going while the project starts (its first index, or catching up):
+    /// files read so far and files to read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub indexing: Option<(u64, u64)>,
 }
 
 #[derive(Default)]
@@ -455,5 +459,6 @@ fn freshness(st: &State) -> Freshness {
         pending_count: count,
         reason: st.reason.clone(),
         events_lost: st.lost_since.is_some() || st.resurveying,
+        indexing: None,
     }
 }

@@ -25,4 +25,47 @@ fn official_python_sdk_initializes_lists_and_calls() {
     assert!(v["status"].as_str().unwrap().contains("boogerd"), "{v}");
     assert_eq!(v["badIsError"], true, "{v}");
     assert!(v["badText"].as_str().unwrap().contains("must be a string"), "{v}");
+    // A directory that is neither a repository nor has a manifest is not registered.
+    let (_, data, _) = env.call(&proj, "t", "projects", serde_json::json!({}));
+    assert_eq!(data["projects"], serde_json::json!([]), "{data}");
+}
+
+/// An agent opens a repository booger has never seen: its first `search` registers the
+/// project and answers (from the index as far as it got), not "not a registered project".
+#[test]
+fn first_call_in_an_unseen_repository_just_works() {
+    let env = Env::new();
+    let repo = env.project("fresh-repo");
+    booger_tests::git(&repo, &["init", "-q"]);
+    for i in 0..40 {
+        std::fs::write(repo.join(format!("mod_{i}.py")), format!("def handler_{i}():\n    return {i}\n")).unwrap();
+    }
+    std::fs::write(repo.join("retry.py"), "def retry_failed_uploads(queue):\n    return queue\n").unwrap();
+    let sub = repo.join("src");
+    std::fs::create_dir(&sub).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("python/mcp_sdk_client.py");
+    // Started in a subdirectory: the repository's root is the project.
+    let mut py = booger_tests::python_with_mcp(&env);
+    py.arg(&script).arg(bin("booger")).arg(&sub).arg("retry failed uploads");
+    let out = booger_tests::output_within(py, std::time::Duration::from_secs(60));
+    assert!(out.status.success(), "{}", describe(&out));
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", describe(&out)));
+    assert_eq!(v["isError"], false, "{v}");
+    let text = v["text"].as_str().unwrap();
+    assert!(!text.contains("not a registered project"), "{text}");
+    assert!(text.contains("retry.py") || text.contains("indexing now"), "neither a result nor progress: {text}");
+    let (_, data, _) = env.call(&repo, "t", "projects", serde_json::json!({}));
+    let roots: Vec<&str> = data["projects"].as_array().unwrap().iter().filter_map(|p| p["root"].as_str()).collect();
+    assert_eq!(roots, [repo.to_str().unwrap()], "{data}");
+
+    // `--no-register` leaves another repository alone.
+    let other = env.project("other-repo");
+    booger_tests::git(&other, &["init", "-q"]);
+    let mut py = booger_tests::python_with_mcp(&env);
+    py.env("BOOGER_AUTO_REGISTER", "0").arg(&script).arg(bin("booger")).arg(&other).arg("anything");
+    let out = booger_tests::output_within(py, std::time::Duration::from_secs(60));
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", describe(&out)));
+    assert!(v["text"].as_str().unwrap().contains("not a registered project"), "{v}");
 }

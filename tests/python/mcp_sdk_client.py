@@ -1,7 +1,8 @@
 """Drive `booger mcp` with the official MCP Python SDK (a client booger did not write).
 
-Usage: python3 mcp_sdk_client.py BOOGER_BINARY PROJECT_DIR
-Prints one JSON object: the negotiated revision, the tool names and the status text.
+Usage: python3 mcp_sdk_client.py BOOGER_BINARY PROJECT_DIR [QUERY]
+Prints one JSON object: the negotiated revision, the tool names and the status text; with
+QUERY, the session's first call is `search` for it instead, and its answer is printed.
 The environment (BOOGER_SOCKET, BOOGER_HOME, ...) is passed through to booger.
 """
 
@@ -20,6 +21,18 @@ def attr(obj, *names):
         if hasattr(obj, name):
             return getattr(obj, name)
     raise AttributeError(f"{type(obj).__name__} has none of {names}")
+
+
+async def first_search(booger: str, project: str, query: str) -> None:
+    params = StdioServerParameters(command=booger, args=["mcp", project], env=dict(os.environ))
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            found = await session.call_tool("search", {"query": query, "output_mode": "files_with_matches"})
+            print(json.dumps({
+                "isError": attr(found, "is_error", "isError"),
+                "text": found.content[0].text,
+            }))
 
 
 async def main(booger: str, project: str) -> None:
@@ -43,4 +56,7 @@ async def main(booger: str, project: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    if len(sys.argv) > 3:
+        asyncio.run(first_search(sys.argv[1], sys.argv[2], sys.argv[3]))
+    else:
+        asyncio.run(main(sys.argv[1], sys.argv[2]))

@@ -108,6 +108,7 @@ fn hello(p: &Value, conn: &Connection) -> RpcResult {
         if let Some(dir) = p.get("project").and_then(Value::as_str).filter(|s| !s.is_empty()) {
             session.project = Some(PathBuf::from(dir));
         }
+        session.register = p.get("register").and_then(Value::as_bool).unwrap_or(false);
         tracing::debug!(connection = conn.id, session = %session.id, client = ?p.get("client"), "hello");
     }
     Ok(json!({ "protocol": PROTOCOL_VERSION, "version": env!("CARGO_PKG_VERSION"), "pid": std::process::id() }))

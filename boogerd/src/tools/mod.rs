@@ -42,12 +42,15 @@ pub struct Session {
     /// The project a call means when it names none: the directory `booger mcp` or the CLI
     /// was started in.
     pub project: Option<PathBuf>,
+    /// Register `project` on its first use when it is a repository (`booger mcp` asks for
+    /// this unless told `--no-register`).
+    pub register: bool,
 }
 
 impl Session {
     /// A connection that has not said hello yet (a raw MCP client on the socket).
     pub fn anonymous(connection: u64) -> Self {
-        Self { id: format!("connection-{connection}"), project: None }
+        Self { id: format!("connection-{connection}"), project: None, register: false }
     }
 }
 
@@ -141,7 +144,11 @@ thread_local! {
 
 /// Waits (briefly) for `handle`'s queued changes, then records what the answer is based on.
 pub fn answering_from(name: &str, handle: &crate::project::ProjectHandle, store: &crate::store::Store) {
-    let fresh = handle.live.wait_fresh();
+    let mut fresh = handle.live.wait_fresh();
+    if fresh.state == crate::live::Mode::Starting && handle.is_indexing() {
+        use std::sync::atomic::Ordering::Relaxed;
+        fresh.indexing = Some((handle.progress.done.load(Relaxed), handle.progress.total.load(Relaxed)));
+    }
     ANSWERED.with_borrow_mut(|a| a.push((name.to_owned(), store.content_generation(), fresh)));
 }
 
@@ -162,6 +169,7 @@ fn with_freshness(mut reply: ToolReply, answered: Vec<(String, u64, crate::live:
                 "pending": f.pending,
                 "pending_count": f.pending_count,
                 "events_lost": f.events_lost,
+                "indexing": f.indexing.map(|(done, total)| serde_json::json!({ "done": done, "total": total })),
             })
         })
         .collect();
@@ -185,7 +193,13 @@ fn with_freshness(mut reply: ToolReply, answered: Vec<(String, u64, crate::live:
                     "the project directory is missing (moved, deleted or unmounted); booger resumes when it is back"
                         .to_owned(),
                 ),
-                Mode::Starting => Some("catching up with changes made while booger was not running".to_owned()),
+                Mode::Starting => Some(match f.indexing {
+                    Some((_, 0)) => "indexing now (looking for files); results may be incomplete".to_owned(),
+                    Some((done, total)) => {
+                        format!("indexing now: {done} of {total} files read so far; results may be incomplete")
+                    }
+                    None => "catching up with changes made while booger was not running".to_owned(),
+                }),
                 Mode::Rescanning => f.reason.clone(),
                 Mode::Watching | Mode::Off | Mode::Manual => None,
             }
@@ -196,6 +210,9 @@ fn with_freshness(mut reply: ToolReply, answered: Vec<(String, u64, crate::live:
     }
     reply
 }
+
+/// How long a call waits for a project's first index to write its first batch.
+const FIRST_BATCH_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// A project and its index, for the search-side tools. `Err` is the finished answer: an
 /// unknown project, or no index yet (with the command that builds it).
@@ -208,7 +225,18 @@ pub fn project_store(
     let handle = daemon.projects.get(&project.root);
     handle.touch();
     daemon.projects.keep_budget(&project.root, daemon.config.memory_budget);
-    match handle.existing_store() {
+    let mut opened = handle.existing_store();
+    // A first index just started (a project registered on first use): its first batch lands
+    // within moments; answer from it rather than say there is no index yet.
+    let deadline = std::time::Instant::now() + FIRST_BATCH_WAIT;
+    while matches!(opened, Ok(None))
+        && handle.live.mode() == crate::live::Mode::Starting
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        opened = handle.existing_store();
+    }
+    match opened {
         Ok(Some(store)) => {
             answering_from(&project.name, &handle, &store);
             Ok((project, store))
@@ -317,25 +345,33 @@ pub fn int(args: &Value, key: &str, default: usize) -> usize {
 /// The project a call is about: the `project` argument (name or path) or else the session's
 /// directory. `Err` says how to register it.
 pub fn resolve_project(daemon: &Daemon, session: &Session, args: &Value) -> Result<Project, String> {
-    let registry = daemon.registry.read().expect("registry lock");
-    let key = match args.get("project").and_then(Value::as_str) {
-        Some(p) => p.to_owned(),
-        None => match &session.project {
-            Some(dir) => dir.to_string_lossy().into_owned(),
-            None => {
-                return Err("no project given and this session has no default directory; pass \
-                            `project` (a registered name or path) or start `booger mcp` inside the project"
-                    .to_owned());
-            }
-        },
+    let named = args.get("project").and_then(Value::as_str);
+    let key = match (named, &session.project) {
+        (Some(p), _) => p.to_owned(),
+        (None, Some(dir)) => dir.to_string_lossy().into_owned(),
+        (None, None) => {
+            return Err("no project given and this session has no default directory; pass \
+                        `project` (a registered name or path) or start `booger mcp` inside the project"
+                .to_owned());
+        }
     };
-    registry.find(&key).cloned().ok_or_else(|| {
-        let known: Vec<&str> = registry.projects().iter().map(|p| p.name.as_str()).collect();
-        format!(
-            "{key} is not a registered project. Register it with `booger projects add {key}`{}",
-            if known.is_empty() { String::new() } else { format!(", or use one of: {}", known.join(", ")) }
-        )
-    })
+    if let Some(p) = daemon.registry.read().expect("registry lock").find(&key) {
+        return Ok(p.clone());
+    }
+    // An agent's first call in a repository booger has not seen: register it and answer
+    // from what is indexed so far.
+    if named.is_none()
+        && session.register
+        && let Some(root) = session.project.as_deref().and_then(projects::first_use_root)
+    {
+        return projects::register_on_first_use(daemon, &root);
+    }
+    let registry = daemon.registry.read().expect("registry lock");
+    let known: Vec<&str> = registry.projects().iter().map(|p| p.name.as_str()).collect();
+    Err(format!(
+        "{key} is not a registered project. Register it with `booger projects add {key}`{}",
+        if known.is_empty() { String::new() } else { format!(", or use one of: {}", known.join(", ")) }
+    ))
 }
 
 #[cfg(test)]

@@ -119,7 +119,21 @@ fn remove(daemon: &Daemon, key: Option<&str>) -> ToolReply {
 
 /// How deep `add-all` looks for projects under the directory it is given.
 const ADD_ALL_DEPTH: usize = 5;
-const MANIFESTS: &[&str] = &["Cargo.toml", "package.json", "go.mod", "pyproject.toml"];
+const MANIFESTS: &[&str] = &[
+    "Cargo.toml",
+    "package.json",
+    "go.mod",
+    "pyproject.toml",
+    "setup.py",
+    "pom.xml",
+    "build.gradle",
+    "build.gradle.kts",
+    "CMakeLists.txt",
+    "composer.json",
+    "Gemfile",
+    "mix.exs",
+    "deno.json",
+];
 /// Folders that hold dependencies or build output, never projects of their own.
 const NOT_PROJECTS: &[&str] = &["node_modules", "target", "vendor", "dist", "build", "__pycache__", "site-packages"];
 
@@ -166,6 +180,35 @@ fn add_all(daemon: &Daemon, session: &Session, path: Option<&str>) -> ToolReply 
         text.push_str("\nIndexing them in the background (`booger status` shows progress).");
     }
     ToolReply::ok(text, json!({ "added": added, "existing": existing, "errors": errors }))
+}
+
+/// The project a session started in `dir` is about, for registering it on first use: the
+/// enclosing git repository, else `dir` if it has a project manifest. Never the file system's
+/// root or the home directory itself (a dotfiles repository makes the home a git work tree).
+pub fn first_use_root(dir: &Path) -> Option<PathBuf> {
+    let dir = crate::registry::canonical_dir(dir).ok()?;
+    let root = dir
+        .ancestors()
+        .find(|a| a.join(".git").exists())
+        .map(Path::to_owned)
+        .or_else(|| MANIFESTS.iter().any(|m| dir.join(m).is_file()).then(|| dir.clone()))?;
+    let home = std::env::var_os("HOME").map(PathBuf::from).and_then(|h| std::fs::canonicalize(h).ok());
+    (root.parent().is_some() && Some(&root) != home.as_ref()).then_some(root)
+}
+
+/// Registers the project at `root` and starts indexing it (a session's first call in an
+/// unregistered repository).
+pub fn register_on_first_use(daemon: &Daemon, root: &Path) -> Result<Project, String> {
+    let added = daemon.registry.write().expect("registry lock").add(root, false).map_err(|e| e.to_string())?;
+    let p = match added {
+        Added::New(p) => {
+            tracing::info!(project = %p.name, root = %p.root.display(), "project registered on first use");
+            daemon.follow(&p.root);
+            p
+        }
+        Added::Existing(p) | Added::Moved(p) => p,
+    };
+    Ok(p)
 }
 
 /// Git repositories and directories with a manifest; a project's subdirectories are not searched.
