@@ -133,23 +133,25 @@ impl Store {
         let generation = self.content_generation();
         self.write(|c| {
             let tx = c.transaction()?;
-            let mut change: super::tally::Change;
             if changes_content {
                 super::save_generation(&tx, generation)?;
             }
-            {
+            let change = {
                 // Every old row goes before any new one is written: FTS5 flushes its pending
                 // rows whenever a write switches between deleting and inserting, or its rowids
                 // stop increasing.
                 let replaced = writes.iter().filter(|w| w.chunks.is_some()).map(|w| w.path.as_str());
-                change = forget_chunks(&tx, deletes.iter().map(String::as_str).chain(replaced))?;
-                let mut old_file = tx.prepare_cached("SELECT language, size_bytes FROM files WHERE path = ?1")?;
-                let mut forget_file = |path: &str, change: &mut super::tally::Change| -> rusqlite::Result<()> {
-                    let old = old_file.query_row([path], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))).optional()?;
-                    if let Some((language, bytes)) = old {
+                let mut change = forget_chunks(&tx, deletes.iter().map(String::as_str).chain(replaced))?;
+                // A file's row as it was (id, language, size), taken out of the counts.
+                let mut old_file = tx.prepare_cached("SELECT id, language, size_bytes FROM files WHERE path = ?1")?;
+                let mut forget_file = |path: &str, change: &mut super::tally::Change| -> rusqlite::Result<Option<i64>> {
+                    let old = old_file
+                        .query_row([path], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?)))
+                        .optional()?;
+                    Ok(old.map(|(id, language, bytes)| {
                         change.file(&language, -1, -bytes);
-                    }
-                    Ok(())
+                        id
+                    }))
                 };
                 let mut delete_file = tx.prepare_cached("DELETE FROM files WHERE path = ?1")?;
                 for path in deletes {
@@ -164,8 +166,6 @@ impl Store {
                         mtime_ns = excluded.mtime_ns, language = excluded.language, indexed_at = excluded.indexed_at,
                         problem = excluded.problem",
                 )?;
-                // Not `RETURNING id`: SQLite runs RETURNING as a trigger, under a savepoint.
-                let mut file_id = tx.prepare_cached("SELECT id FROM files WHERE path = ?1")?;
                 let mut insert_chunk = tx.prepare_cached(
                     "INSERT INTO chunks(file_id, kind, name, signature, parent, doc, content, start_line, end_line, start_byte, end_byte)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
@@ -177,10 +177,12 @@ impl Store {
                         touch.execute(params![w.path, w.size as i64, w.mtime_ns])?;
                         continue;
                     };
-                    forget_file(&w.path, &mut change)?;
+                    let existing = forget_file(&w.path, &mut change)?;
+                    // Not `RETURNING id`: SQLite runs RETURNING as a trigger, under a savepoint.
+                    // An update keeps the row's id; an insert's is the last one inserted.
                     upsert.execute(params![w.path, w.hash, w.size as i64, w.mtime_ns, w.language, indexed_at, w.problem])?;
+                    let id = existing.unwrap_or_else(|| tx.last_insert_rowid());
                     change.file(&w.language, 1, w.size as i64);
-                    let id: i64 = file_id.query_row([&w.path], |r| r.get(0))?;
                     for ch in chunks {
                         insert_chunk.execute(params![
                             id,
@@ -200,7 +202,8 @@ impl Store {
                         change.chunk(ch.kind, 1);
                     }
                 }
-            }
+                change
+            };
             tx.commit()?;
             self.tallied(&change);
             Ok(())

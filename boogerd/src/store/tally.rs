@@ -26,18 +26,27 @@ pub(super) struct Change {
 
 impl Change {
     pub fn file(&mut self, language: &str, files: i64, bytes: i64) {
-        let e = self.languages.entry(language.to_owned()).or_default();
+        let e = slot(&mut self.languages, language);
         e.0 += files;
         e.1 += bytes;
     }
 
     pub fn chunk(&mut self, kind: &str, by: i64) {
-        *self.kinds.entry(kind.to_owned()).or_default() += by;
+        *slot(&mut self.kinds, kind) += by;
     }
 
     pub fn vector(&mut self, model: &str, by: i64) {
-        *self.vectors.entry(model.to_owned()).or_default() += by;
+        *slot(&mut self.vectors, model) += by;
     }
+}
+
+/// The entry for `key`, allocating its key only the first time (called once per chunk
+/// written).
+fn slot<'m, V: Default>(map: &'m mut HashMap<String, V>, key: &str) -> &'m mut V {
+    if !map.contains_key(key) {
+        map.insert(key.to_owned(), V::default());
+    }
+    map.get_mut(key).expect("inserted above")
 }
 
 impl Tally {

@@ -47,9 +47,7 @@ fn add(daemon: &Daemon, session: &Session, path: Option<&str>, in_repo: bool) ->
     let added = daemon.registry.write().expect("registry lock").add(&dir, in_repo);
     match added {
         Ok(Added::New(p)) => {
-            tracing::info!(project = %p.name, root = %p.root.display(), "project added");
-            daemon.projects.set_in_repo(&p.root, p.in_repo);
-            daemon.follow(&p.root);
+            start(daemon, &p, "project added");
             let index_dir = daemon.projects.index_dir(&p.root);
             ToolReply::ok(
                 format!(
@@ -202,13 +200,19 @@ pub fn register_on_first_use(daemon: &Daemon, root: &Path) -> Result<Project, St
     let added = daemon.registry.write().expect("registry lock").add(root, false).map_err(|e| e.to_string())?;
     let p = match added {
         Added::New(p) => {
-            tracing::info!(project = %p.name, root = %p.root.display(), "project registered on first use");
-            daemon.follow(&p.root);
+            start(daemon, &p, "project registered on first use");
             p
         }
         Added::Existing(p) | Added::Moved(p) => p,
     };
     Ok(p)
+}
+
+/// A newly registered project: its index placement, then its watch and first index.
+fn start(daemon: &Daemon, p: &Project, why: &str) {
+    tracing::info!(project = %p.name, root = %p.root.display(), "{why}");
+    daemon.projects.set_in_repo(&p.root, p.in_repo);
+    daemon.follow(&p.root);
 }
 
 /// Git repositories and directories with a manifest; a project's subdirectories are not searched.
