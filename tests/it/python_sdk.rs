@@ -69,3 +69,83 @@ fn first_call_in_an_unseen_repository_just_works() {
         serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", describe(&out)));
     assert!(v["text"].as_str().unwrap().contains("not a registered project"), "{v}");
 }
+
+/// Every tool publishes an outputSchema, and every successful answer carries structured
+/// content that the official SDK validates against it.
+#[test]
+fn every_answer_is_structured_and_matches_its_output_schema() {
+    let env = Env::new();
+    let repo = env.project("shapes");
+    booger_tests::git(&repo, &["init", "-q"]);
+    std::fs::write(repo.join("Cargo.toml"), "[package]\nname = \"shapes\"\n").unwrap();
+    std::fs::create_dir(repo.join("src")).unwrap();
+    std::fs::write(
+        repo.join("src/lib.rs"),
+        "/// Parse a config.\npub fn parse_config(s: &str) -> usize { s.len() }\n\n#[cfg(test)]\nmod tests {\n    \
+         #[test]\n    fn test_parse_config() { super::parse_config(\"x\"); }\n}\n",
+    )
+    .unwrap();
+    booger_tests::git(&repo, &["add", "-A"]);
+    booger_tests::git(&repo, &["commit", "-qm", "init"]);
+    booger_tests::git(&repo, &["tag", "v1"]);
+    booger_tests::git(&repo, &["checkout", "-qb", "feature"]);
+    std::fs::write(repo.join("src/extra.rs"), "pub fn extra() -> u32 {\n    1\n}\n").unwrap();
+    booger_tests::git(&repo, &["add", "-A"]);
+    booger_tests::git(&repo, &["commit", "-qm", "feat: extra"]);
+    let _daemon = env.start_daemon();
+    for args in [&["projects", "add", repo.to_str().unwrap()][..], &["index"]] {
+        let out = env.run_in(Some(&repo), args);
+        assert!(out.status.success(), "{args:?}: {}", describe(&out));
+    }
+
+    let calls = serde_json::json!([
+        { "tool": "status" },
+        { "tool": "projects" },
+        { "tool": "index" },
+        { "tool": "search", "arguments": { "query": "parse config" } },
+        { "tool": "search", "arguments": { "query": "parse config", "output_mode": "count" } },
+        { "tool": "symbols", "arguments": { "path": "src" } },
+        { "tool": "references", "arguments": { "symbol": "parse_config" } },
+        { "tool": "references", "arguments": { "symbol": "parse_config", "output_mode": "count" } },
+        { "tool": "grep", "arguments": { "pattern": "fn \\w+" } },
+        { "tool": "grep", "arguments": { "pattern": "no such text anywhere" } },
+        { "tool": "directory-summary" },
+        { "tool": "tests-for", "arguments": { "symbol": "parse_config" } },
+        { "tool": "changed-since", "arguments": { "since": "2020-01-01" } },
+        { "tool": "search-expand", "arguments": { "query": "parse_config" } },
+        { "tool": "workspace-search", "arguments": { "query": "extra" } },
+        { "tool": "batch", "arguments": { "calls": [{ "tool": "grep", "arguments": { "pattern": "extra" } }] } },
+        { "tool": "annotate", "arguments": { "target": "src/lib.rs", "note": "parser entry" } },
+        { "tool": "annotations" },
+        { "tool": "focus", "arguments": { "paths": ["src/lib.rs"] } },
+        { "tool": "visit", "arguments": { "paths": ["src/extra.rs"] } },
+        { "tool": "forget" },
+        { "tool": "branch-diff", "arguments": { "base": "main" } },
+        { "tool": "branch-diff", "arguments": { "base": "main", "output_mode": "list" } },
+        { "tool": "draft-commit", "arguments": { "base": "main" } },
+        { "tool": "changelog", "arguments": { "from": "v1" } },
+        { "tool": "embed" },
+        { "tool": "semantic-search", "arguments": { "query": "read settings" } },
+        { "tool": "hybrid-search", "arguments": { "query": "parse settings" } },
+    ]);
+    let mut py = booger_tests::python_with_mcp(&env);
+    py.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("python/mcp_sdk_client.py"))
+        .arg(bin("booger"))
+        .arg(&repo)
+        .arg("--calls")
+        .arg(calls.to_string());
+    let out = booger_tests::output_within(py, std::time::Duration::from_secs(120));
+    assert!(out.status.success(), "{}", describe(&out));
+    let report: Vec<serde_json::Value> =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", describe(&out)));
+    for entry in &report {
+        assert!(entry.get("invalid").is_none(), "the SDK rejected the structured content: {entry}");
+        assert_eq!(entry["hasOutputSchema"], true, "{entry}");
+        assert_eq!(entry["isError"], false, "{entry}");
+        assert_eq!(entry["structured"], true, "{entry}");
+    }
+    let called: std::collections::BTreeSet<&str> = report.iter().filter_map(|e| e["tool"].as_str()).collect();
+    for t in booger_proto::tools::TOOLS {
+        assert!(called.contains(t.name), "no call exercises {}'s output schema", t.name);
+    }
+}

@@ -1,8 +1,11 @@
 """Drive `booger mcp` with the official MCP Python SDK (a client booger did not write).
 
-Usage: python3 mcp_sdk_client.py BOOGER_BINARY PROJECT_DIR [QUERY]
+Usage: python3 mcp_sdk_client.py BOOGER_BINARY PROJECT_DIR [QUERY | --calls JSON]
 Prints one JSON object: the negotiated revision, the tool names and the status text; with
-QUERY, the session's first call is `search` for it instead, and its answer is printed.
+QUERY, the session's first call is `search` for it instead, and its answer is printed. With
+--calls, it makes each call of the JSON list [{"tool": ..., "arguments": {...}}] in turn and
+prints what became of each: the SDK checks every successful answer's structuredContent
+against the outputSchema the tool published in tools/list.
 The environment (BOOGER_SOCKET, BOOGER_HOME, ...) is passed through to booger.
 """
 
@@ -35,6 +38,27 @@ async def first_search(booger: str, project: str, query: str) -> None:
             }))
 
 
+async def calls(booger: str, project: str, calls: list) -> None:
+    params = StdioServerParameters(command=booger, args=["mcp", project], env=dict(os.environ))
+    report = []
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            listed = {t.name: t for t in (await session.list_tools()).tools}
+            for call in calls:
+                name = call["tool"]
+                entry = {"tool": name, "hasOutputSchema": attr(listed[name], "output_schema", "outputSchema") is not None}
+                try:
+                    result = await session.call_tool(name, call.get("arguments", {}))
+                    entry["isError"] = attr(result, "is_error", "isError")
+                    entry["text"] = result.content[0].text[:300]
+                    entry["structured"] = attr(result, "structured_content", "structuredContent") is not None
+                except RuntimeError as e:  # the SDK found the structured content invalid
+                    entry["invalid"] = str(e)
+                report.append(entry)
+    print(json.dumps(report))
+
+
 async def main(booger: str, project: str) -> None:
     params = StdioServerParameters(command=booger, args=["mcp", project], env=dict(os.environ))
     async with stdio_client(params) as (read, write):
@@ -56,7 +80,9 @@ async def main(booger: str, project: str) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 3:
+    if len(sys.argv) > 4 and sys.argv[3] == "--calls":
+        asyncio.run(calls(sys.argv[1], sys.argv[2], json.loads(sys.argv[4])))
+    elif len(sys.argv) > 3:
         asyncio.run(first_search(sys.argv[1], sys.argv[2], sys.argv[3]))
     else:
         asyncio.run(main(sys.argv[1], sys.argv[2]))

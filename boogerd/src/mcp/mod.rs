@@ -64,6 +64,7 @@ pub fn tools_list() -> Value {
                 "title": t.summary,
                 "description": t.description,
                 "inputSchema": t.input_schema(),
+                "outputSchema": t.output_schema(),
                 "annotations": { "readOnlyHint": t.read_only, "openWorldHint": false },
             })
         })
@@ -78,27 +79,26 @@ pub async fn tools_call(params: Value, daemon: Arc<Daemon>, conn: &Connection) -
         .ok_or_else(|| invalid_params("tools/call: `name` (a tool name from tools/list) is required"))?;
     let args = params.get("arguments").cloned().unwrap_or(Value::Null);
     let session = conn.session();
-    // Tools that answer JSON over MCP do so unless the call chose another output mode; the
-    // JSON is then also the structured content, as MCP recommends.
+    // Every answer that carries data also carries it as structured content (its shape is the
+    // tool's outputSchema). The text is what the model reads: the readable answer, or for
+    // tools that answer JSON over MCP (unless the call chose another output mode), the data.
     let as_json = booger_proto::tools::find(name).is_some_and(|t| t.mcp_json)
         && args.get("output_mode").is_none_or(|m| m.is_null() || m == "json");
     let reply = tools::call(daemon, session, name, args).await.map_err(|e| invalid_params(e.to_string()))?;
-    if as_json && !reply.is_error {
-        let mut data = reply.data;
-        if let Some(obj) = data.as_object_mut() {
-            // Read-your-writes metadata is for search answers; keep it out of the diff.
-            obj.remove("index");
-        }
-        return Ok(json!({
-            "content": [{ "type": "text", "text": data.to_string() }],
-            "structuredContent": data,
-            "isError": false,
-        }));
+    if reply.is_error {
+        return Ok(json!({ "content": [{ "type": "text", "text": reply.text }], "isError": true }));
     }
-    Ok(json!({
-        "content": [{ "type": "text", "text": reply.text }],
-        "isError": reply.is_error,
-    }))
+    let mut data = reply.data;
+    if as_json && let Some(obj) = data.as_object_mut() {
+        // Read-your-writes metadata is for search answers; keep it out of the diff.
+        obj.remove("index");
+    }
+    let text = if as_json { data.to_string() } else { reply.text };
+    let mut answer = json!({ "content": [{ "type": "text", "text": text }], "isError": false });
+    if data.is_object() {
+        answer["structuredContent"] = data;
+    }
+    Ok(answer)
 }
 
 pub fn resources_list() -> Value {
