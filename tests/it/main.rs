@@ -11,6 +11,7 @@ mod rpc;
 mod search;
 mod semantic;
 mod services;
+mod setup;
 mod storage;
 mod tidy;
 mod watch;

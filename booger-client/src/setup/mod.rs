@@ -1,0 +1,369 @@
+//! `booger setup`: connect booger to the MCP clients of this user (or of one project), and
+//! undo it.
+//!
+//! - `booger setup` lists the clients it knows, whether each is installed, and what it would
+//!   change; nothing is written.
+//! - `booger setup CLIENT...` or `--all` (every installed client) writes; `--print` shows the
+//!   exact change instead; `--project PATH` writes the project's configuration instead of the
+//!   user's; `--skills` also writes the agent skill; `--remove` undoes.
+//!
+//! Edits keep everything else in the file (see [`edit`]); what was changed is recorded with
+//! a copy of the original so `--remove` can restore it (see [`ledger`]).
+
+mod clients;
+mod edit;
+mod ledger;
+mod skills;
+
+use std::path::{Path, PathBuf};
+
+use booger_proto::paths;
+
+use crate::output::Exit;
+use clients::{CLIENTS, Client, Dirs};
+use ledger::{Ledger, Undo};
+
+/// A line on stdout; a reader that went away (`booger setup | head`) is not worth a panic.
+macro_rules! say {
+    ($($t:tt)*) => {{
+        use std::io::Write;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
+pub const USAGE: &str = "usage: booger setup [CLIENT...] [--all] [--project PATH] [--print] [--skills] [--remove]
+
+Connect booger to your MCP clients. Without CLIENT or --all, lists what it finds and changes
+nothing.
+  CLIENT          one or more of: claude-code, claude-desktop, cursor, vscode, codex, gemini,
+                  windsurf, zed
+  --all           every client installed for this user
+  --project PATH  write the project's configuration (e.g. PATH/.mcp.json) instead of yours
+  --print         show the exact change; write nothing
+  --skills        also write the agent skill (Claude Code, Codex) that says when to use which
+                  tool; alone, only the skill
+  --remove        undo: restore each file setup changed (or take booger's entry out of it);
+                  alone, undoes everything, skills included";
+
+struct Options {
+    clients: Vec<&'static Client>,
+    all: bool,
+    project: Option<PathBuf>,
+    print: bool,
+    skills: bool,
+    remove: bool,
+}
+
+fn parse(args: &[String]) -> Result<Options, String> {
+    let mut o = Options { clients: Vec::new(), all: false, project: None, print: false, skills: false, remove: false };
+    let mut words = args.iter();
+    while let Some(w) = words.next() {
+        match w.as_str() {
+            "--all" => o.all = true,
+            "--print" | "--dry-run" => o.print = true,
+            "--skills" => o.skills = true,
+            "--remove" | "--undo" => o.remove = true,
+            "--project" => {
+                let p = words.next().ok_or("--project needs a path: --project ~/src/myrepo")?;
+                o.project = Some(crate::absolute(Path::new(p)));
+            }
+            flag if flag.starts_with("--") => return Err(format!("unknown flag {flag}")),
+            id => {
+                let c = clients::find(id).ok_or_else(|| {
+                    let ids: Vec<&str> = CLIENTS.iter().map(|c| c.id).collect();
+                    format!("unknown client `{id}`; booger knows {}", ids.join(", "))
+                })?;
+                if !o.clients.iter().any(|k| k.id == c.id) {
+                    o.clients.push(c);
+                }
+            }
+        }
+    }
+    if o.all && !o.clients.is_empty() {
+        return Err("name clients or give --all, not both".into());
+    }
+    Ok(o)
+}
+
+pub fn run(args: &[String]) -> Exit {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        say!("{USAGE}");
+        return Exit::Ok;
+    }
+    let o = match parse(args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("booger setup: {e}\n\n{USAGE}");
+            return Exit::Usage;
+        }
+    };
+    let Some(dirs) = Dirs::from_env() else {
+        eprintln!("booger setup: HOME is not set, so the clients' configurations cannot be found");
+        return Exit::Usage;
+    };
+    let mut setup = Setup { dirs, ledger: Ledger::load(&paths::data_dir()), failed: false, changed: 0 };
+    let project = o.project.as_deref();
+    let only_skills = o.skills && o.clients.is_empty() && !o.all && !o.remove;
+    // `--remove` alone undoes everything; otherwise skills only when asked.
+    let with_skills = o.skills || (o.remove && o.clients.is_empty() && !o.all);
+    let listing = o.clients.is_empty() && !o.all && !o.skills && !o.remove;
+    // Which clients: the named ones; else with --all (or --print, --remove), every client that
+    // applies; a listing shows them all.
+    let chosen: Vec<&Client> = match (&o.clients[..], only_skills) {
+        (_, true) => Vec::new(),
+        ([], false) => CLIENTS
+            .iter()
+            .filter(|c| project.is_none() || c.has_project_config())
+            .filter(|c| listing || o.remove || c.detected(&setup.dirs))
+            .collect(),
+        (named, false) => named.to_vec(),
+    };
+    if listing && !o.print {
+        setup.list(project);
+        return Exit::Ok;
+    }
+    let booger = booger_path();
+    let env = carried_env();
+    for c in chosen {
+        let Some(path) = c.config_path(&setup.dirs, project) else {
+            say!("{}: no project-level configuration; run without --project to set it up for you", c.id);
+            continue;
+        };
+        if o.remove {
+            setup.remove(c, &path, o.print);
+        } else {
+            setup.add(c, &path, &c.entry(&booger, &env), o.print);
+        }
+    }
+    if with_skills {
+        // The skill goes to the clients named, or to those installed (or, for --remove, to all).
+        let targets: Vec<&str> = match &o.clients[..] {
+            [] => ["claude-code", "codex"]
+                .into_iter()
+                .filter(|id| o.remove || clients::find(id).is_some_and(|c| c.detected(&setup.dirs)))
+                .collect(),
+            named => named.iter().map(|c| c.id).collect(),
+        };
+        setup.skills(project, &targets, o.remove, o.print);
+    }
+    if setup.changed > 0 && !o.remove && !o.print {
+        say!("Restart the clients (or reload their MCP servers) to pick booger up. `booger setup --remove` undoes.");
+    }
+    if setup.failed { Exit::ToolError } else { Exit::Ok }
+}
+
+struct Setup {
+    dirs: Dirs,
+    ledger: Ledger,
+    failed: bool,
+    changed: usize,
+}
+
+impl Setup {
+    fn list(&self, project: Option<&Path>) {
+        say!("booger setup: MCP clients for this {}:\n", if project.is_some() { "project" } else { "user" });
+        let booger = booger_path();
+        let env = carried_env();
+        for c in CLIENTS {
+            let Some(path) = c.config_path(&self.dirs, project) else { continue };
+            let state = if !c.detected(&self.dirs) && !path.exists() {
+                "not installed".to_owned()
+            } else {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                match edit::current(c.format, c.key, &text) {
+                    Err(e) => format!("cannot read it ({}); setup would leave it alone", e.0),
+                    Ok(Some(v)) if v == c.entry(&booger, &env) => "booger is set up".to_owned(),
+                    Ok(Some(_)) => "booger is set up with another command; setup would update it".to_owned(),
+                    Ok(None) => "setup would add booger".to_owned(),
+                }
+            };
+            say!("  {:<15} {:<24} {:<44} {state}", c.id, c.name, self.dirs.show(&path));
+        }
+        for (client, path) in skills::skill_paths(&self.dirs.home, &self.dirs.codex, project) {
+            let state = match std::fs::read_to_string(&path) {
+                Ok(t) if t == skills::skill_text() => "written",
+                Ok(_) => "written by an older booger; --skills updates it",
+                Err(_) => "not written (--skills)",
+            };
+            say!("  {:<15} {:<24} {:<44} {state}", client, "agent skill", self.dirs.show(&path));
+        }
+        say!(
+            "\nbooger setup CLIENT... (or --all) writes; --print shows the change first; --remove undoes.\n\
+             The entry runs {} mcp.",
+            booger.display()
+        );
+    }
+
+    fn add(&mut self, c: &Client, path: &Path, entry: &serde_json::Value, print: bool) {
+        let old = std::fs::read(path).ok();
+        let text = match old.as_deref().map(std::str::from_utf8) {
+            None => String::new(),
+            Some(Ok(t)) => t.to_owned(),
+            Some(Err(_)) => return self.refuse(c, path, "it is not UTF-8 text"),
+        };
+        let new = match edit::add(c.format, c.key, &text, entry) {
+            Err(e) => return self.refuse(c, path, &e.0),
+            Ok(None) => {
+                say!("{}: {} already runs booger; unchanged", c.id, self.dirs.show(path));
+                return;
+            }
+            Ok(Some(new)) => new,
+        };
+        if print {
+            say!("{}: would change {}:", c.id, self.dirs.show(path));
+            print_diff(&text, &new);
+            return;
+        }
+        match self.ledger.write(c.id, path, old.as_deref(), &new) {
+            Ok(()) => {
+                self.changed += 1;
+                let verb = if old.is_some() { "added booger to" } else { "created" };
+                let backup = self.ledger.backup_of(path).map(|b| format!(" (original kept as {})", self.dirs.show(b)));
+                say!("{}: {verb} {}{}", c.id, self.dirs.show(path), backup.unwrap_or_default());
+            }
+            Err(e) => {
+                self.failed = true;
+                eprintln!("{}: could not write {}: {e}", c.id, self.dirs.show(path));
+            }
+        }
+    }
+
+    fn remove(&mut self, c: &Client, path: &Path, print: bool) {
+        let Ok(text) = std::fs::read_to_string(path) else { return };
+        let new = match edit::remove(c.format, c.key, &text) {
+            // A file setup never wrote and cannot read holds no booger entry of setup's.
+            Err(_) if !self.ledger.knows(path) => return,
+            Err(e) => return self.refuse(c, path, &e.0),
+            Ok(None) => return,
+            Ok(Some(new)) => new,
+        };
+        if print {
+            say!("{}: would change {}:", c.id, self.dirs.show(path));
+            print_diff(&text, &new);
+            return;
+        }
+        let done = match self.ledger.undo(path) {
+            Ok(Undo::Restored) => Ok("restored as it was before setup"),
+            Ok(Undo::EditOut) => ledger::replace_file(path, new.as_bytes())
+                .and_then(|()| self.ledger.forget(path))
+                .map(|()| "took booger's entry out"),
+            Err(e) => Err(e),
+        };
+        match done {
+            Ok(what) => {
+                self.changed += 1;
+                say!("{}: {what}: {}", c.id, self.dirs.show(path));
+            }
+            Err(e) => {
+                self.failed = true;
+                eprintln!("{}: could not write {}: {e}", c.id, self.dirs.show(path));
+            }
+        }
+    }
+
+    fn skills(&mut self, project: Option<&Path>, targets: &[&str], remove: bool, print: bool) {
+        let text = skills::skill_text();
+        let paths = skills::skill_paths(&self.dirs.home, &self.dirs.codex, project);
+        for (client, path) in paths.into_iter().filter(|(client, _)| targets.contains(client)) {
+            let now = std::fs::read_to_string(&path).ok();
+            let shown = self.dirs.show(&path);
+            let result = match (remove, now) {
+                (true, Some(t)) if skills::is_ours(&t) => {
+                    if print {
+                        say!("{client}: would delete the skill {shown}");
+                        continue;
+                    }
+                    match self.ledger.undo(&path) {
+                        Ok(Undo::Restored) => Ok(format!("deleted the skill {shown}")),
+                        Ok(Undo::EditOut) => std::fs::remove_file(&path).map(|()| {
+                            let _ = path.parent().map(std::fs::remove_dir);
+                            format!("deleted the skill {shown}")
+                        }),
+                        Err(e) => Err(e),
+                    }
+                }
+                (true, Some(_)) => Ok(format!("left {shown} alone: booger did not write it")),
+                (true, None) => continue,
+                (false, Some(t)) if t == text => Ok(format!("the skill {shown} is up to date; unchanged")),
+                (false, Some(t)) if !skills::is_ours(&t) => {
+                    self.failed = true;
+                    eprintln!("{client}: left {shown} alone: a skill booger did not write is there");
+                    continue;
+                }
+                (false, _) if print => {
+                    say!("{client}: would write the skill {shown}:\n{text}");
+                    continue;
+                }
+                (false, now) => self
+                    .ledger
+                    .write(&format!("{client}-skill"), &path, now.as_deref().map(str::as_bytes), &text)
+                    .map(|()| format!("wrote the skill {shown}")),
+            };
+            match result {
+                Ok(line) => {
+                    self.changed += usize::from(!line.contains("unchanged") && !line.contains("alone"));
+                    say!("{client}: {line}");
+                }
+                Err(e) => {
+                    self.failed = true;
+                    eprintln!("{client}: could not write {shown}: {e}");
+                }
+            }
+        }
+    }
+
+    fn refuse(&mut self, c: &Client, path: &Path, why: &str) {
+        self.failed = true;
+        eprintln!(
+            "{}: left {} untouched: {why}. Fix the file (or move it away), then run `booger setup {}` again.",
+            c.id,
+            self.dirs.show(path),
+            c.id
+        );
+    }
+}
+
+/// The installed `booger`, as an absolute path: clients start it without a shell or a PATH.
+fn booger_path() -> PathBuf {
+    std::env::current_exe().and_then(std::fs::canonicalize).unwrap_or_else(|_| PathBuf::from("booger"))
+}
+
+/// The variables that choose booger's daemon and data directory, when this shell sets them:
+/// MCP clients start servers with little of the user's environment, and booger started
+/// without them would look for another daemon.
+fn carried_env() -> Vec<(String, String)> {
+    let set = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let mut env = Vec::new();
+    if set(paths::HOME_ENV).is_some() || set("XDG_DATA_HOME").is_some() {
+        env.push((paths::HOME_ENV.to_owned(), paths::data_dir().to_string_lossy().into_owned()));
+    }
+    if let Some(s) = set(paths::SOCKET_ENV) {
+        env.push((paths::SOCKET_ENV.to_owned(), s));
+    }
+    env
+}
+
+/// The change from `old` to `new` as one hunk of a unified diff: the lines they share at both
+/// ends are left out (an edit here is one contiguous change).
+fn print_diff(old: &str, new: &str) {
+    let a: Vec<&str> = old.lines().collect();
+    let b: Vec<&str> = new.lines().collect();
+    let head = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let tail = a[head..].iter().rev().zip(b[head..].iter().rev()).take_while(|(x, y)| x == y).count();
+    let context = 2;
+    let from = head.saturating_sub(context);
+    let after = tail.min(context);
+    say!("@@ -{},{} +{},{} @@", from + 1, a.len() - tail - from + after, from + 1, b.len() - tail - from + after);
+    for l in &a[from..head] {
+        say!(" {l}");
+    }
+    for l in &a[head..a.len() - tail] {
+        say!("-{l}");
+    }
+    for l in &b[head..b.len() - tail] {
+        say!("+{l}");
+    }
+    for l in a[a.len() - tail..].iter().take(context) {
+        say!(" {l}");
+    }
+}
