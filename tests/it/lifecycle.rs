@@ -152,8 +152,8 @@ fn racing_clients_start_exactly_one_daemon() {
 }
 
 /// MCP launchers keep only HOME and PATH: the client then computes another socket path than
-/// a daemon started from a full shell. It must still find that daemon, and a second daemon on
-/// the same data directory must be refused.
+/// a daemon started from a full shell. It (`booger daemon status`, `booger mcp`) must still
+/// find that daemon, and a second daemon on the same data directory must be refused.
 #[test]
 fn one_daemon_per_data_directory_however_the_client_was_started() {
     let env = Env::new();
@@ -182,6 +182,32 @@ fn one_daemon_per_data_directory_however_the_client_was_started() {
     assert!(out.status.success(), "{}", describe(&out));
     let facts: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(facts["pid"], first.id(), "the bare client reached another daemon: {facts}");
+
+    // `booger mcp` as an MCP launcher starts it (HOME and PATH only) answers from that daemon.
+    let mut mcp = bare(booger_tests::bin("booger"));
+    mcp.arg("mcp").stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+    let mut shim = mcp.spawn().unwrap();
+    let mut to = shim.stdin.take().unwrap();
+    let mut from = std::io::BufReader::new(shim.stdout.take().unwrap());
+    for msg in [
+        serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "bare", "version": "1" } } }),
+        serde_json::json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+        serde_json::json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "status", "arguments": {} } }),
+    ] {
+        use std::io::Write;
+        writeln!(to, "{msg}").unwrap();
+    }
+    let mut answer = serde_json::Value::Null;
+    for _ in 0..2 {
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut from, &mut line).unwrap();
+        answer = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    }
+    assert_eq!(answer["id"], 2, "{answer}");
+    assert_eq!(answer["result"]["structuredContent"]["pid"], first.id(), "booger mcp reached another daemon: {answer}");
+    drop(to);
+    assert!(shim.wait().unwrap().success());
 
     let mut second = bare(booger_tests::bin("boogerd"));
     second.arg("--socket").arg(env.dir.path().join("other.sock"));
