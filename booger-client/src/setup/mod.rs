@@ -122,6 +122,10 @@ pub fn run(args: &[String]) -> Exit {
         setup.list(project);
         return Exit::Ok;
     }
+    if chosen.is_empty() && !only_skills {
+        say!("No MCP client found for this user; name one: booger setup claude-code (`booger setup` lists them).");
+        return Exit::Ok;
+    }
     let booger = booger_path();
     let env = carried_env();
     for c in chosen {
@@ -148,6 +152,7 @@ pub fn run(args: &[String]) -> Exit {
     }
     if setup.changed > 0 && !o.remove && !o.print {
         say!("Restart the clients (or reload their MCP servers) to pick booger up. `booger setup --remove` undoes.");
+        warn_if_build_dir(&booger);
     }
     if setup.failed { Exit::ToolError } else { Exit::Ok }
 }
@@ -192,6 +197,7 @@ impl Setup {
              The entry runs {} mcp.",
             booger.display()
         );
+        warn_if_build_dir(&booger);
     }
 
     fn add(&mut self, c: &Client, path: &Path, entry: &serde_json::Value, print: bool) {
@@ -319,6 +325,18 @@ impl Setup {
             c.id,
             self.dirs.show(path),
             c.id
+        );
+    }
+}
+
+/// Clients keep the path they were given: one inside a cargo build directory breaks with the
+/// next `cargo clean`.
+fn warn_if_build_dir(booger: &Path) {
+    if booger.components().any(|c| c.as_os_str() == "target") {
+        say!(
+            "Note: {} is inside a build directory; install booger (cargo install --path booger-client, and \
+             boogerd likewise) and run setup again from the installed binary.",
+            booger.display()
         );
     }
 }
