@@ -167,6 +167,62 @@ pub fn render(hits: &[Hit], contents: &HashMap<i64, String>, mode: Mode, page: P
     Rendered { text: text.trim_end().to_owned(), results, cursor: next.map(|c| c.encode()) }
 }
 
+/// How many of a file's best chunks its line names in `files_with_matches`.
+const CHUNKS_PER_FILE: usize = 3;
+
+/// `files_with_matches`: one line per file, best first, as `rg -l` lists files, each followed
+/// by its best chunks' lines and names. `head_limit`, `offset` and the cursor count files.
+pub fn render_files(files: &[super::files::FileHit], page: Page, header: &str) -> Rendered {
+    let total = files.len();
+    let (start, _, end) = page.span(total);
+    let budget = page.max_tokens.max(50) * CHARS_PER_TOKEN;
+    let mut text = format!("{header}{total} file(s); showing {}-{}\n", (start + 1).min(end), end);
+    let mut results = Vec::new();
+    let mut next = None;
+    for (i, f) in files.iter().enumerate().take(end).skip(start) {
+        let best: Vec<String> = f
+            .chunks
+            .iter()
+            .take(CHUNKS_PER_FILE)
+            .map(|h| {
+                let c = &h.chunk;
+                let name = if c.name.is_empty() { c.kind.clone() } else { qualified(c.parent.as_deref(), &c.name) };
+                format!("{}-{} {name}", c.start_line, c.end_line)
+            })
+            .collect();
+        // `path:12-40 name, 80-95 other`: the path as `rg -l` prints it, with its best
+        // chunk's lines in the form every tool reads as a range.
+        let line = format!("{}:{}\n", f.path, best.join(", "));
+        if text.len() + line.len() > budget {
+            next = Some(Cursor { index: i, line: 0, end });
+            break;
+        }
+        text.push_str(&line);
+        let top = &f.chunks[0].chunk;
+        let chunks: Vec<Value> = f
+            .chunks
+            .iter()
+            .take(CHUNKS_PER_FILE)
+            .map(|h| json!({ "start_line": h.chunk.start_line, "end_line": h.chunk.end_line, "kind": h.chunk.kind, "name": h.chunk.name }))
+            .collect();
+        results.push(json!({
+            "path": f.path, "start_line": top.start_line, "end_line": top.end_line, "kind": top.kind,
+            "name": top.name, "score": (f.score * 100.0).round() / 100.0, "matches": f.chunks.len(), "chunks": chunks,
+        }));
+    }
+    if let Some(cur) = next {
+        text.push_str(&format!(
+            "[cut at max_tokens={}: {} file(s) not shown; call again with cursor \"{}\" to continue]\n",
+            page.max_tokens,
+            end - cur.index,
+            cur.encode()
+        ));
+    } else if end < total {
+        text.push_str(&format!("[{} more file(s): offset={end}]\n", total - end));
+    }
+    Rendered { text: text.trim_end().to_owned(), results, cursor: next.map(|c| c.encode()) }
+}
+
 fn qualified(parent: Option<&str>, name: &str) -> String {
     match parent {
         Some(p) if !p.is_empty() => format!("{p}.{name}"),

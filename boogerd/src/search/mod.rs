@@ -6,12 +6,14 @@
 //! ```
 //! Re-ranking starts from bm25 (name, content, split identifiers; and the path in the warm
 //! index) and adds the seeds' factors: code chunks +3, oversized chunks up to -4, focused paths +5, visited paths -3,
-//! annotated targets +2; and three of its own: a chunk *named* by the query (+6, the definition
-//! over its mentions), a kind the query asks for (`class X`, `def x`: +2), and test code -4
+//! annotated targets +2; and its own: a chunk *named* by the query (+6, the definition
+//! over its mentions), a kind the query asks for (`class X`, `def x`: +2), test code -4
 //! unless the query is about tests (test names are sentences full of query words, but an agent
-//! asking how something works wants the code that does it). Imports get no code bonus: they
-//! mention names without defining anything.
+//! asking how something works wants the code that does it), and prose -6 (release notes -12)
+//! unless the query asks for documentation. Imports get no code bonus: they mention names
+//! without defining anything. `files` ranks files from these chunks for `files_with_matches`.
 
+pub mod files;
 pub mod format;
 pub mod postings;
 pub mod query;
@@ -101,13 +103,20 @@ pub fn search(
 fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx: &Context) -> Vec<Hit> {
     let hints = kind_hints(text);
     let wants_tests = query.words.iter().any(|w| w.starts_with("test") || w == "spec");
+    let asks_for_docs = query.words.iter().any(|w| DOC_WORDS.contains(&w.as_str()));
     let mut hits: Vec<Hit> = by_id
         .into_values()
         .map(|(chunk, bonus)| {
             let notes = notes_for(&chunk, ctx);
             let mut score = -chunk.bm25 + bonus + rerank(&chunk, query, &hints, ctx, !notes.is_empty());
             if !wants_tests && is_test(&chunk) {
-                score -= 4.0;
+                score -= TEST_PENALTY;
+            }
+            if !asks_for_docs && is_prose(&chunk) {
+                // Prose explains code in the words of a question, which is why it matches
+                // them so well; the code is what a code search is for. Release notes most of
+                // all: they restate each change in its commit's words.
+                score -= if is_release_notes(&chunk.path) { 12.0 } else { PROSE_PENALTY };
             }
             Hit { chunk, score, notes }
         })
@@ -119,6 +128,45 @@ fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx:
             .then(a.chunk.start_line.cmp(&b.chunk.start_line))
     });
     hits
+}
+
+/// What test code loses against the code it tests, unless the query is about tests.
+pub const TEST_PENALTY: f64 = 4.0;
+
+/// What prose loses against code when the query does not ask for documentation.
+const PROSE_PENALTY: f64 = 6.0;
+
+/// Words that ask for documentation (or release notes) rather than code.
+const DOC_WORDS: &[&str] = &[
+    "doc",
+    "docs",
+    "documentation",
+    "document",
+    "readme",
+    "guide",
+    "tutorial",
+    "changelog",
+    "release",
+    "releases",
+    "history",
+    "news",
+    "changes",
+    "faq",
+    "manual",
+];
+
+/// Prose: Markdown, reStructuredText, AsciiDoc, plain text.
+fn is_prose(c: &Candidate) -> bool {
+    let ext = c.path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+    c.language == "markdown" || matches!(ext.as_str(), "md" | "rst" | "txt" | "adoc" | "org")
+}
+
+/// Release notes (CHANGELOG, HISTORY, NEWS, ...) restate every change in the words of its
+/// commit: they match a task's words without being where the task is done.
+fn is_release_notes(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    let stem = file.split('.').next().unwrap_or(&file);
+    matches!(stem, "changelog" | "changes" | "history" | "news" | "releases" | "release-notes" | "release_notes")
 }
 
 fn rerank(c: &Candidate, q: &Query, hints: &[&str], ctx: &Context, annotated: bool) -> f64 {

@@ -13,7 +13,96 @@ pub struct Query {
     pub terms: Vec<String>,
     /// The plain lowercase words, for name matching in the ranking.
     pub words: Vec<String>,
+    /// The query asks for a change ("fix …", "add …", "feat(x): …"), in the words of a task
+    /// or a commit subject, rather than how something works.
+    pub change: bool,
 }
+
+/// Verbs (and commit types) that open a change request.
+const CHANGE_VERBS: &[&str] = &[
+    "fix",
+    "fixes",
+    "fixed",
+    "add",
+    "adds",
+    "added",
+    "remove",
+    "removes",
+    "removed",
+    "allow",
+    "allows",
+    "support",
+    "supports",
+    "handle",
+    "handles",
+    "make",
+    "makes",
+    "feat",
+    "refactor",
+    "improve",
+    "change",
+    "changes",
+    "update",
+    "updates",
+    "implement",
+    "avoid",
+    "stop",
+    "replace",
+    "rename",
+    "move",
+    "deprecate",
+    "drop",
+    "bump",
+    "revert",
+    "ensure",
+    "prevent",
+    "dont",
+    "don",
+    "chore",
+    "perf",
+    "enable",
+    "disable",
+    "introduce",
+    "simplify",
+    "correct",
+    "expose",
+    "reject",
+    "respect",
+    "ignore",
+    "skip",
+    "restore",
+    "reduce",
+    "tweak",
+    "adjust",
+    "clarify",
+];
+
+/// The change verbs that say only that something is to be done, never what the code does
+/// ("fix", unlike "add up floats" or "replace a leading ~"): as a query's first word they match
+/// every chunk that mentions fixing anything, so they are not searched for.
+const TASK_ONLY_VERBS: &[&str] = &[
+    "fix",
+    "fixes",
+    "fixed",
+    "feat",
+    "refactor",
+    "improve",
+    "chore",
+    "perf",
+    "bump",
+    "revert",
+    "dont",
+    "don",
+    "tweak",
+    "clarify",
+    "update",
+    "updates",
+    "implement",
+    "support",
+    "supports",
+    "allow",
+    "allows",
+];
 
 const STOPWORDS: &[&str] = &[
     "a",
@@ -156,8 +245,18 @@ impl Query {
                 _ => raw.push((parts.join(" "), true)),
             }
         }
-        let meaningful: Vec<&(String, bool)> =
-            raw.iter().filter(|(t, phrase)| *phrase || !STOPWORDS.contains(&t.to_lowercase().as_str())).collect();
+        let change =
+            raw.first().is_some_and(|(t, phrase)| !phrase && CHANGE_VERBS.contains(&t.to_lowercase().as_str()))
+                && raw.len() > 1;
+        let drop_verb = change && TASK_ONLY_VERBS.contains(&raw[0].0.to_lowercase().as_str());
+        let meaningful: Vec<&(String, bool)> = raw
+            .iter()
+            .enumerate()
+            .filter(|(i, (t, phrase))| {
+                *phrase || !(STOPWORDS.contains(&t.to_lowercase().as_str()) || (*i == 0 && drop_verb))
+            })
+            .map(|(_, r)| r)
+            .collect();
         let kept: Vec<&(String, bool)> = if meaningful.is_empty() { raw.iter().collect() } else { meaningful };
         let mut terms = Vec::new();
         let mut words = Vec::new();
@@ -173,7 +272,7 @@ impl Query {
                 }
             }
         }
-        Query { terms, words }
+        Query { terms, words, change }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -204,6 +303,19 @@ mod tests {
             q.and(),
             "\"exact phrase\" AND \"tree sitter\" AND \"os path join\" AND \"std io\" AND \"NEAR\" AND \"a b\" AND \"x\""
         );
+    }
+
+    #[test]
+    fn a_change_request_drops_its_task_verb_but_keeps_a_descriptive_one() {
+        let q = Query::parse("Fix completion for persistent flags");
+        assert!(q.change);
+        assert_eq!(q.words, ["completion", "persistent", "flags"]);
+        let q = Query::parse("fix(types): infer selector return");
+        assert!(q.change && !q.words.contains(&"fix".to_owned()), "{q:?}");
+        let q = Query::parse("replace a leading ~ with the home directory");
+        assert!(q.change && q.words.contains(&"replace".to_owned()), "{q:?}");
+        assert!(!Query::parse("parse the config").change);
+        assert_eq!(Query::parse("fix").words, ["fix"], "a lone verb stays");
     }
 
     #[test]

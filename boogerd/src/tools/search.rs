@@ -59,10 +59,20 @@ pub(super) fn respond(
         let text = if note.is_empty() { why.clone() } else { format!("{note}\n{why}") };
         return ToolReply::ok(text, json!({ "results": [], "total": 0, "reason": why }));
     }
+    let header = if note.is_empty() { String::new() } else { format!("{note}\n") };
+    if mode == Mode::FilesWithMatches {
+        let files = crate::search::files::by_file(hits, query);
+        let r = format::render_files(&files, page, &header);
+        let mut data =
+            json!({ "project": project.name, "total": files.len(), "results": r.results, "cursor": r.cursor });
+        if !note.is_empty() {
+            data["note"] = json!(note);
+        }
+        return ToolReply::ok(r.text, data);
+    }
     let (from, _, to) = page.span(hits.len());
     let ids: Vec<i64> = hits.iter().take(to).skip(from).map(|h| h.chunk.id).collect();
     let contents = if mode == Mode::Content { store.contents(&ids).unwrap_or_default() } else { Default::default() };
-    let header = if note.is_empty() { String::new() } else { format!("{note}\n") };
     let r = format::render(hits, &contents, mode, page, &header);
     let mut data = json!({ "project": project.name, "total": hits.len(), "results": r.results, "cursor": r.cursor });
     if !note.is_empty() {
