@@ -40,6 +40,10 @@ pub struct Page {
     pub max_tokens: usize,
     /// Where a cut answer resumes; overrides `offset` and `head_limit`.
     pub cursor: Option<Cursor>,
+    /// Content mode shows each chunk's declaration and the lines that match (see
+    /// [`super::snippet`]) instead of its first `max_lines`: what a caller gets unless it asks
+    /// for lines with `max_lines` or resumes inside a chunk.
+    pub snippets: bool,
 }
 
 impl Page {
@@ -87,8 +91,16 @@ pub struct Rendered {
     pub cursor: Option<String>,
 }
 
-/// Renders `hits[page]` (or from `cursor`); `contents` holds the chunk text of those hits.
-pub fn render(hits: &[Hit], contents: &HashMap<i64, String>, mode: Mode, page: Page, header: &str) -> Rendered {
+/// Renders `hits[page]` (or from `cursor`); `contents` holds the chunk text of those hits,
+/// `words` the query's words (for snippets).
+pub fn render(
+    hits: &[Hit],
+    contents: &HashMap<i64, String>,
+    words: &[String],
+    mode: Mode,
+    page: Page,
+    header: &str,
+) -> Rendered {
     let total = hits.len();
     if mode == Mode::Count {
         let text = format!("{total} result(s)");
@@ -108,6 +120,8 @@ pub fn render(hits: &[Hit], contents: &HashMap<i64, String>, mode: Mode, page: P
                 let sig = if c.signature.is_empty() { label.trim().to_owned() } else { c.signature.clone() };
                 format!("{}:{}:{} [{}] {sig}\n", c.path, c.start_line, c.end_line, c.kind)
             }
+            // A snippet starts with the chunk's declaration: the header needs only where it is.
+            Mode::Content if page.snippets => format!("{}:{}:{}\n", c.path, c.start_line, c.end_line),
             _ => format!("{}:{}:{} [{}]{label}\n", c.path, c.start_line, c.end_line, c.kind),
         };
         let first_line = if i == start { skip_lines } else { 0 };
@@ -131,6 +145,40 @@ pub fn render(hits: &[Hit], contents: &HashMap<i64, String>, mode: Mode, page: P
         if mode == Mode::Content {
             let body = contents.get(&c.id).map(String::as_str).unwrap_or_default();
             let lines: Vec<&str> = body.lines().collect();
+            if page.snippets && first_line == 0 {
+                let shown = super::snippet::pick(&lines, words, &c.signature, super::snippet::SNIPPET_LINES);
+                let mut piece = String::new();
+                let mut content = Vec::new();
+                let mut last = None;
+                for &k in &shown {
+                    if last.is_some_and(|l: usize| k > l + 1) || (last.is_none() && k > 0) {
+                        piece.push_str("⋮\n");
+                        content.push("⋮".to_owned());
+                    }
+                    let line = super::snippet::clip(lines[k]);
+                    piece.push_str(&format!("{}:{}\n", c.start_line as usize + k, line));
+                    content.push(line);
+                    last = Some(k);
+                }
+                if shown.len() < lines.len() {
+                    // The header names the chunk's whole range; this says how to get it here.
+                    piece.push_str(&format!(
+                        "⋮ {} more line(s): max_lines={} shows them\n",
+                        lines.len() - shown.len(),
+                        lines.len()
+                    ));
+                }
+                // A snippet is shown whole or not at all: the next call starts with it.
+                if text.len() + piece.len() > budget {
+                    next = Some(Cursor { index: i, line: 0, end });
+                    results.push(item);
+                    break 'hits;
+                }
+                text.push_str(&piece);
+                item["content"] = json!(content.join("\n"));
+                results.push(item);
+                continue;
+            }
             let shown_end = lines.len().min(first_line + page.max_lines.max(1));
             for (k, line) in lines.iter().enumerate().take(shown_end).skip(first_line) {
                 let numbered = format!("{}:{}\n", c.start_line as usize + k, line);

@@ -19,6 +19,7 @@ pub mod postings;
 pub mod query;
 pub mod segment;
 pub mod semantic;
+pub mod snippet;
 mod tombstones;
 
 use std::collections::HashMap;

@@ -38,8 +38,9 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         max_lines: 0,
         max_tokens: max_tokens / 3,
         cursor: None,
+        snippets: false,
     };
-    let found = format::render(&hits, &Default::default(), Mode::FilesWithMatches, page, "");
+    let found = format::render(&hits, &Default::default(), &[], Mode::FilesWithMatches, page, "");
     let mut files: Vec<&str> = Vec::new();
     for h in hits.iter().take(page.head_limit) {
         if !files.contains(&h.chunk.path.as_str()) {
@@ -57,7 +58,7 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         let o = format::outline(
             &chunks,
             Mode::Signatures,
-            Page { offset: 0, head_limit: 500, max_lines: 0, max_tokens: per_file, cursor: None },
+            Page { offset: 0, head_limit: 500, max_lines: 0, max_tokens: per_file, cursor: None, snippets: false },
         );
         text.push_str(&format!("\n\n== outline of {file}\n{}", o.text));
         outlines.push(json!({ "path": file, "symbols": o.results }));

@@ -333,6 +333,8 @@ pub fn page(args: &Value, head_limit: usize, max_lines: usize) -> Result<crate::
         head_limit: int(args, "head_limit", head_limit),
         max_lines: int(args, "max_lines", max_lines),
         max_tokens: int(args, "max_tokens", DEFAULT_MAX_TOKENS),
+        // A cursor resumes inside a chunk by line: it reads whole chunks, as it did.
+        snippets: args.get("max_lines").is_none() && cursor.is_none(),
         cursor,
     })
 }

@@ -73,7 +73,8 @@ pub(super) fn respond(
     let (from, _, to) = page.span(hits.len());
     let ids: Vec<i64> = hits.iter().take(to).skip(from).map(|h| h.chunk.id).collect();
     let contents = if mode == Mode::Content { store.contents(&ids).unwrap_or_default() } else { Default::default() };
-    let r = format::render(hits, &contents, mode, page, &header);
+    let words = crate::search::Query::parse(query).words;
+    let r = format::render(hits, &contents, &words, mode, page, &header);
     let mut data = json!({ "project": project.name, "total": hits.len(), "results": r.results, "cursor": r.cursor });
     if !note.is_empty() {
         data["note"] = json!(note);

@@ -98,7 +98,8 @@ pub fn run(daemon: &Daemon, _session: &Session, args: &Value) -> ToolReply {
             json!({ "results": [] }),
         );
     }
-    let r = format::render(&hits, &contents, mode, page, &header);
+    let words = crate::search::Query::parse(query).words;
+    let r = format::render(&hits, &contents, &words, mode, page, &header);
     ToolReply::ok(
         r.text,
         json!({ "projects": stores.len(), "total": hits.len(), "results": r.results, "cursor": r.cursor }),
