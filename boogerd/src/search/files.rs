@@ -24,9 +24,10 @@ pub struct FileHit<'a> {
     pub chunks: Vec<&'a Hit>,
 }
 
-/// The files of `hits` (ranked best first), best first.
-pub fn by_file<'a>(hits: &'a [Hit], query: &str) -> Vec<FileHit<'a>> {
-    let change = super::Query::parse(query).change;
+/// The files of `hits` (ranked best first), best first. `lexical`: the scores are lexical
+/// search's, whose test penalty a change request's test files get half back.
+pub fn by_file<'a>(hits: &'a [Hit], query: &str, lexical: bool) -> Vec<FileHit<'a>> {
+    let change = lexical && super::Query::parse(query).change;
     let mut index: HashMap<&str, usize> = HashMap::new();
     let mut files: Vec<FileHit> = Vec::new();
     for h in hits {
