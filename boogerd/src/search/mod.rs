@@ -7,7 +7,7 @@
 //! Re-ranking starts from bm25 (name, content, split identifiers; and the path in the warm
 //! index) and adds the seeds' factors: code chunks +3, oversized chunks up to -4, focused paths +5, visited paths -3,
 //! annotated targets +2; and its own: a chunk *named* by the query (+6, the definition
-//! over its mentions), a kind the query asks for (`class X`, `def x`: +2), test code -4
+//! over its mentions; +2 for the members of a type it names), a kind the query asks for (`class X`, `def x`: +2), test code -4
 //! unless the query is about tests (test names are sentences full of query words, but an agent
 //! asking how something works wants the code that does it), and prose -6 (release notes -12)
 //! unless the query asks for documentation. Imports get no code bonus: they mention names
@@ -181,6 +181,9 @@ fn rerank(c: &Candidate, q: &Query, hints: &[&str], ctx: &Context, annotated: bo
     }
     if !c.name.is_empty() && names_the_chunk(&c.name, q) {
         s += 6.0;
+    } else if c.parent.as_deref().is_some_and(|p| !p.is_empty() && names_the_chunk(p, q)) {
+        // A member of the type the query names: where that type's work is done.
+        s += 2.0;
     }
     if !hints.is_empty() && hints.contains(&c.kind.as_str()) {
         s += 2.0;
