@@ -98,10 +98,13 @@ pub fn run(daemon: &Daemon, _session: &Session, args: &Value) -> ToolReply {
             json!({ "results": [] }),
         );
     }
-    let words = crate::search::Query::parse(query).words;
-    let r = format::render(&hits, &contents, &words, mode, page, &header);
-    ToolReply::ok(
-        r.text,
-        json!({ "projects": stores.len(), "total": hits.len(), "results": r.results, "cursor": r.cursor }),
-    )
+    let (r, total) = if mode == Mode::FilesWithMatches {
+        // Paths carry their project (`name:path`), so files of different projects stay apart.
+        let files = crate::search::files::by_file(&hits, query, true);
+        (format::render_files(&files, page, &header), files.len())
+    } else {
+        let words = crate::search::Query::parse(query).words;
+        (format::render(&hits, &contents, &words, mode, page, &header), hits.len())
+    };
+    ToolReply::ok(r.text, json!({ "projects": stores.len(), "total": total, "results": r.results, "cursor": r.cursor }))
 }

@@ -1,0 +1,172 @@
+//! Retrieval on real repositories, beside the grep ranking, in one run.
+//!
+//! `cargo bench -p booger-tests --bench repos` (needs python3 and git; `rg` for the baseline:
+//! `apt-get install ripgrep`). The set is ../shared/eval/repos: five repositories at pinned
+//! commits with their history, queries mined from commit subjects, gold = the files and
+//! functions each commit changed. The repositories are unpacked once into
+//! `target/eval-repos/`, registered with a fresh daemon and indexed; then the set's scorer runs
+//! each method once per query (a whole `booger` process each time):
+//! - `rg_rank.sh`, the baseline: files ranked by how many query words they contain;
+//! - `search` in files_with_matches mode (R@10, MRR@10 over files);
+//! - `search` in content mode: Fn@10 (a result overlaps a changed function; scored on the
+//!   JSON answer) and the characters of the text answer an agent reads;
+//! - `hybrid-search` against lexical `search` on the queries that name no identifier
+//!   (files_with_matches, R@10), once every chunk has its vector.
+//!
+//! It prints one table and, per repository, which of issue 18's goals hold.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use booger_tests::{Env, bin, describe};
+use serde_json::Value;
+
+const REPOS: &[&str] = &["axum", "requests", "cobra", "hiredis", "zustand"];
+
+fn main() {
+    let set = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval/repos");
+    let work = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/eval-repos");
+    unpack(&set, &work);
+    let env = Env::new();
+    let _daemon = env.start_daemon();
+    for name in REPOS {
+        let root = work.join(name);
+        let root = root.to_str().unwrap();
+        for args in [&["projects", "add", root][..], &["index", "--project", root]] {
+            let out = env.run_within(None, args, Duration::from_secs(600));
+            assert!(out.status.success(), "{args:?}: {}", describe(&out));
+        }
+    }
+    for name in REPOS {
+        ready(&env, &work.join(name));
+    }
+    let rg = Command::new("rg").arg("--version").output().is_ok_and(|o| o.status.success());
+    let booger = bin("booger");
+    let booger = booger.display();
+    let search = |extra: &str| format!("{booger} search {{query}} --project {{root}} --head-limit {{k}} {extra}");
+
+    println!("## Retrieval on real repositories ({} via score.py)\n", set.display());
+    println!(
+        "| repo | rg_rank R@10 | files R@10 | rg_rank MRR | files MRR | content Fn@10 | content chars | lexical nl R@10 | hybrid nl R@10 | search p50 |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    let mut verdicts = Vec::new();
+    for name in REPOS {
+        let score = |label: &str, cmd: &str| score(&env, &set, &work, name, label, cmd);
+        let base =
+            rg.then(|| score("rg_rank", &format!("{} {{query}} {{root}} {{k}}", set.join("rg_rank.sh").display())));
+        let files = score("files", &search("--output-mode files_with_matches --json"));
+        let content = score("content", &search("--json"));
+        let text = score("content-text", &search(""));
+        let hybrid = score(
+            "hybrid",
+            &format!(
+                "{booger} hybrid-search {{query}} --project {{root}} --head-limit {{k}} --output-mode files_with_matches --json"
+            ),
+        );
+        let f = |v: &Value, path: &str| v.pointer(path).and_then(Value::as_f64).unwrap_or(f64::NAN);
+        let (rg_r, rg_mrr) = base.as_ref().map_or((f64::NAN, f64::NAN), |b| (f(b, "/all/R@10"), f(b, "/all/MRR@10")));
+        let row = Row {
+            files_r: f(&files, "/all/R@10"),
+            files_mrr: f(&files, "/all/MRR@10"),
+            fn10: f(&content, "/all/Fn@10"),
+            chars: f(&text, "/all/chars_mean"),
+            lexical_nl: f(&files, "/nl_only/R@10"),
+            hybrid_nl: f(&hybrid, "/nl_only/R@10"),
+            p50: f(&files, "/all/latency_ms/p50"),
+        };
+        println!(
+            "| {name} | {rg_r:.3} | {:.3} | {rg_mrr:.3} | {:.3} | {:.3} | {:.0} | {:.3} | {:.3} | {:.1} ms |",
+            row.files_r, row.files_mrr, row.fn10, row.chars, row.lexical_nl, row.hybrid_nl, row.p50
+        );
+        verdicts.push((name, row.goals(rg_r, rg_mrr)));
+    }
+    println!("\nGoals (issue 18):\n");
+    for (name, goals) in verdicts {
+        println!("- {name}: {}", goals.join("; "));
+    }
+}
+
+struct Row {
+    files_r: f64,
+    files_mrr: f64,
+    fn10: f64,
+    chars: f64,
+    lexical_nl: f64,
+    hybrid_nl: f64,
+    p50: f64,
+}
+
+impl Row {
+    fn goals(&self, rg_r: f64, rg_mrr: f64) -> Vec<String> {
+        let mark = |ok: bool| if ok { "met" } else { "NOT met" };
+        vec![
+            format!("files R@10 ≥ rg_rank + 0.05 ({:+.3}): {}", self.files_r - rg_r, mark(self.files_r >= rg_r + 0.05)),
+            format!(
+                "files MRR ≥ rg_rank + 0.15 ({:+.3}): {}",
+                self.files_mrr - rg_mrr,
+                mark(self.files_mrr >= rg_mrr + 0.15)
+            ),
+            format!("Fn@10 ≥ 0.70 ({:.3}): {}", self.fn10, mark(self.fn10 >= 0.70)),
+            format!("content ≤ 4,000 chars ({:.0}): {}", self.chars, mark(self.chars <= 4_000.0)),
+            format!(
+                "hybrid nl R@10 ≥ lexical + 0.05 ({:+.3}): {}",
+                self.hybrid_nl - self.lexical_nl,
+                mark(self.hybrid_nl >= self.lexical_nl + 0.05)
+            ),
+            format!("search p50 ≤ 5 ms ({:.1} ms): {}", self.p50, mark(self.p50 <= 5.0)),
+        ]
+    }
+}
+
+/// Each repository as a working tree at its pin, with its history, once.
+fn unpack(set: &Path, work: &Path) {
+    std::fs::create_dir_all(work).unwrap();
+    for name in REPOS {
+        let tree = work.join(name);
+        if !tree.join(".git").exists() {
+            let mut tar = Command::new("tar");
+            tar.arg("xzf").arg(set.join(format!("{name}.git.tar.gz"))).arg("-C").arg(work);
+            run(tar);
+            let mut clone = Command::new("git");
+            clone.args(["clone", "-q"]).arg(work.join(format!("{name}.git"))).arg(&tree);
+            run(clone);
+        }
+        std::fs::copy(set.join(format!("{name}.queries.jsonl")), work.join(format!("{name}.queries.jsonl"))).unwrap();
+    }
+}
+
+fn run(mut cmd: Command) {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(out.status.success(), "{cmd:?}: {}", describe(&out));
+}
+
+/// Waits until the project's ranking index is built and every chunk has its vector.
+fn ready(env: &Env, root: &Path) {
+    let root = root.to_str().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(900);
+    loop {
+        let status = env.json(&["status", root]);
+        let index = &status["project"]["index"];
+        let e = &index["embeddings"];
+        if index["ranking_index"] == "ready" && e["embedded"] == e["embeddable"] && e["running"] == false {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{root} never became ready: {index}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The scorer's summary of `cmd` over one repository.
+fn score(env: &Env, set: &Path, work: &Path, name: &str, label: &str, cmd: &str) -> Value {
+    let out: PathBuf = env.dir.path().join(format!("{name}-{label}.json"));
+    let mut py = env.command("python3");
+    py.arg(set.join("score.py"))
+        .args(["--corpus", name, "--label", label, "--cmd", cmd, "--out"])
+        .arg(&out)
+        .env("CORPORA_DIR", work);
+    let done = booger_tests::output_within(py, Duration::from_secs(1800));
+    assert!(done.status.success(), "{}", describe(&done));
+    serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap()
+}
