@@ -5,13 +5,16 @@
 //!        └▶ OR of all terms ─┴▶ candidates (AND hits keep a bonus) ─▶ re-rank ─▶ hits
 //! ```
 //! Re-ranking starts from bm25 (name, content, split identifiers; and the path in the warm
-//! index) and adds the seeds' factors: code chunks +3, oversized chunks up to -4, focused paths +5, visited paths -3,
+//! index) and adds the seeds' factors: code chunks +3, focused paths +5, visited paths -3,
 //! annotated targets +2; and its own: a chunk *named* by the query (+6, the definition
 //! over its mentions; +2 for the members of a type it names), a kind the query asks for (`class X`, `def x`: +2), test code -4
 //! unless the query is about tests (test names are sentences full of query words, but an agent
-//! asking how something works wants the code that does it), and prose -6 (release notes -12)
+//! asking how something works wants the code that does it; -2 for a change request, whose
+//! tests change with its code), and prose -6 (release notes -12)
 //! unless the query asks for documentation. Imports get no code bonus: they mention names
-//! without defining anything. `files` ranks files from these chunks for `files_with_matches`.
+//! without defining anything. Long chunks lose nothing: answers show their matching lines, not
+//! all of them (the seeds' -4 for oversized chunks paid for tokens no answer spends now).
+//! `files` ranks files from these chunks for `files_with_matches`.
 
 pub mod files;
 pub mod format;
@@ -111,7 +114,8 @@ fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx:
             let notes = notes_for(&chunk, ctx);
             let mut score = -chunk.bm25 + bonus + rerank(&chunk, query, &hints, ctx, !notes.is_empty());
             if !wants_tests && is_test(&chunk) {
-                score -= TEST_PENALTY;
+                // A change request's tests change with its code: they lose only half.
+                score -= if query.change { TEST_PENALTY / 2.0 } else { TEST_PENALTY };
             }
             if !asks_for_docs && is_prose(&chunk) {
                 // Prose explains code in the words of a question, which is why it matches
@@ -174,10 +178,6 @@ fn rerank(c: &Candidate, q: &Query, hints: &[&str], ctx: &Context, annotated: bo
     let mut s = 0.0;
     if crate::index::chunk::is_code(&c.kind) {
         s += 3.0;
-    }
-    // Oversized chunks: -1 per 2 KB beyond 4 KB, at most -4.
-    if c.bytes > 4_000 {
-        s -= ((c.bytes - 4_000) as f64 / 2_000.0).min(4.0);
     }
     if !c.name.is_empty() && names_the_chunk(&c.name, q) {
         s += 6.0;

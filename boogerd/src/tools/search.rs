@@ -37,12 +37,11 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         Ok(h) => h,
         Err(e) => return ToolReply::error(format!("search: {e}")),
     };
-    respond(&project, &store, args, &filters, &hits, page, query, "", true)
+    respond(&project, &store, args, &filters, &hits, page, query, "")
 }
 
 /// The answer for ranked `hits` in the caller's output mode and budget; `note` (why the
-/// ranking is what it is) goes first when not empty. `lexical` says the scores are lexical
-/// search's (files are then ranked with its test penalty in mind).
+/// ranking is what it is) goes first when not empty.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn respond(
     project: &crate::registry::Project,
@@ -53,7 +52,6 @@ pub(super) fn respond(
     page: format::Page,
     query: &str,
     note: &str,
-    lexical: bool,
 ) -> ToolReply {
     let mode = Mode::parse(args.get("output_mode").and_then(Value::as_str), Mode::Content);
     if hits.is_empty() {
@@ -63,7 +61,7 @@ pub(super) fn respond(
     }
     let header = if note.is_empty() { String::new() } else { format!("{note}\n") };
     if mode == Mode::FilesWithMatches {
-        let files = crate::search::files::by_file(hits, query, lexical);
+        let files = crate::search::files::by_file(hits);
         let r = format::render_files(&files, page, &header);
         let mut data =
             json!({ "project": project.name, "total": files.len(), "results": r.results, "cursor": r.cursor });

@@ -64,7 +64,7 @@ fn run(daemon: &Daemon, session: &Session, args: &Value, fusion: Option<Fusion>)
     let Some((index, query_vector)) = vectors else {
         handle.embed_missing();
         return match lexical_hits(page.reach()) {
-            Ok(hits) => respond(&project, &store, args, &filters, &hits, page, query, &note, true),
+            Ok(hits) => respond(&project, &store, args, &filters, &hits, page, query, &note),
             Err(r) => r,
         };
     };
@@ -77,7 +77,6 @@ fn run(daemon: &Daemon, session: &Session, args: &Value, fusion: Option<Fusion>)
         // Both lists equally deep: a long semantic tail would add up past lexical hits.
         semantic_hits.truncate(need);
     }
-    let lexical = fusion.is_none() && semantic_hits.is_empty();
     let hits = match fusion {
         None if semantic_hits.is_empty() => {
             note = "no word of the query is known to the embedding model, so these are lexical results".to_owned();
@@ -97,7 +96,7 @@ fn run(daemon: &Daemon, session: &Session, args: &Value, fusion: Option<Fusion>)
             fused
         }
     };
-    respond(&project, &store, args, &filters, &hits, page, query, &note, lexical)
+    respond(&project, &store, args, &filters, &hits, page, query, &note)
 }
 
 /// Lexical hits past the first few carry only what ranking needed; fused ones may come from

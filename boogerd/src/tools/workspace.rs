@@ -100,7 +100,7 @@ pub fn run(daemon: &Daemon, _session: &Session, args: &Value) -> ToolReply {
     }
     let (r, total) = if mode == Mode::FilesWithMatches {
         // Paths carry their project (`name:path`), so files of different projects stay apart.
-        let files = crate::search::files::by_file(&hits, query, true);
+        let files = crate::search::files::by_file(&hits);
         (format::render_files(&files, page, &header), files.len())
     } else {
         let words = crate::search::Query::parse(query).words;
