@@ -7,7 +7,8 @@
 //! Re-ranking starts from bm25 (name, content, split identifiers; and the path in the warm
 //! index) and adds the seeds' factors: code chunks +3, focused paths +5, visited paths -3,
 //! annotated targets +2; and its own: a chunk *named* by the query (+6, the definition
-//! over its mentions; +2 for the members of a type it names), a kind the query asks for (`class X`, `def x`: +2), test code -4
+//! over its mentions; +2 for the members of a type it names), +0.5 for each query word in the
+//! file's name (at most 2), a kind the query asks for (`class X`, `def x`: +2), test code -4
 //! unless the query is about tests (test names are sentences full of query words, but an agent
 //! asking how something works wants the code that does it; -2 for a change request, whose
 //! tests change with its code), and prose -6 (release notes -12)
@@ -185,6 +186,7 @@ fn rerank(c: &Candidate, q: &Query, hints: &[&str], ctx: &Context, annotated: bo
         // A member of the type the query names: where that type's work is done.
         s += 2.0;
     }
+    s += PATH_WORD * path_words(&c.path, q).min(2) as f64;
     if !hints.is_empty() && hints.contains(&c.kind.as_str()) {
         s += 2.0;
     }
@@ -213,6 +215,22 @@ pub fn is_test(c: &Candidate) -> bool {
         || c.name.starts_with("Test")
         // Rust's `mod tests` / `mod test`.
         || c.parent.as_deref().is_some_and(|p| p == "tests" || p == "test")
+}
+
+/// What each query word in a file's name (`persist` in `persist.ts`, `sse` in `sse.rs`,
+/// `completions` in `bash_completions.go`) adds to the file's chunks, for at most two words.
+const PATH_WORD: f64 = 0.5;
+
+/// How many of the query's words (of three letters or more) name the file: its stem or a
+/// part of it between `_`, `-` and `.`.
+fn path_words(path: &str, q: &Query) -> usize {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let stem = file.rsplit_once('.').map_or(file, |(s, _)| s);
+    q.words
+        .iter()
+        .filter(|w| w.len() >= 3)
+        .filter(|w| stem.eq_ignore_ascii_case(w) || stem.split(['_', '-', '.']).any(|p| p.eq_ignore_ascii_case(w)))
+        .count()
 }
 
 /// The query is the chunk's name: one of its words, or all of them joined (`parse config`
