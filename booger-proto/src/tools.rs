@@ -77,15 +77,16 @@ const fn required(name: &'static str, kind: Kind, description: &'static str) -> 
 const OUTPUT_MODE: Param = param(
     "output_mode",
     Kind::Enum(&["content", "signatures", "files_with_matches", "count"]),
-    "content: code with line numbers; signatures: one line per result; files_with_matches: \
-     `path:start:end [kind] name`; count: just the number. Default: content.",
+    "content: each result's declaration and the lines that match, with line numbers; signatures: one line per \
+     result; files_with_matches: files (as rg -l), best first, each with its best chunks' lines and names \
+     (head_limit counts files); count: just the number. Default: content.",
 );
 const HEAD_LIMIT: Param = param("head_limit", Kind::Integer { min: 1, max: 500 }, "Results to return. Default: 10.");
 const OFFSET: Param = param("offset", Kind::Integer { min: 0, max: 100_000 }, "Results to skip (paging). Default: 0.");
 const MAX_LINES: Param = param(
     "max_lines",
     Kind::Integer { min: 1, max: 10_000 },
-    "Lines of code shown per result in content mode. Default: 40.",
+    "Content mode: show each result's first max_lines lines instead of its matching lines.",
 );
 const KIND: Param = param(
     "kind",

@@ -184,6 +184,11 @@ const STOPWORDS: &[&str] = &[
     "implementation",
 ];
 
+/// Whether `word` (lowercase) is one of the verbs that open a change request.
+pub fn is_change_verb(word: &str) -> bool {
+    CHANGE_VERBS.contains(&word)
+}
+
 impl Query {
     pub fn parse(text: &str) -> Query {
         let mut raw: Vec<(String, bool)> = Vec::new(); // (term, is_phrase)
