@@ -386,3 +386,29 @@ fn workspace_search_expand_and_batch() {
     let (text, _, err) = env.call(&a, "s", "batch", json!({ "calls": too_many }));
     assert!(err && text.contains("up to 20"), "{text}");
 }
+
+/// Content answers show a long chunk's declaration and the lines that match, mark what they
+/// leave out and say how to see it all; `max_lines` shows the chunk's lines as they are.
+#[test]
+fn content_shows_the_lines_that_match_and_how_to_see_the_rest() {
+    let env = Env::new();
+    let _d = env.start_daemon();
+    let root = env.project("snippets");
+    let mut body = String::from("def upload_batch(items):\n    \"\"\"Send every item.\"\"\"\n");
+    for i in 0..40 {
+        body.push_str(&format!("    step_{i}(items)\n"));
+    }
+    body.push_str("    if attempts > limit:\n        raise RetryBudgetExhausted(attempts)\n    return items\n");
+    write(&root, "jobs.py", &body);
+    let out = env.run(&["index", root.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", booger_tests::describe(&out));
+    let (text, data, err) = search(&env, &root, json!({ "query": "retry budget exhausted" }));
+    assert!(!err, "{text}");
+    assert!(text.contains("1:def upload_batch(items):"), "the declaration: {text}");
+    assert!(text.contains("44:        raise RetryBudgetExhausted(attempts)"), "the matching line: {text}");
+    assert!(text.contains("⋮\n") && text.contains("more line(s): max_lines=45 shows them"), "{text}");
+    assert!(!text.contains("step_20"), "an unmatched middle line was shown: {text}");
+    assert!(data["results"][0]["content"].as_str().unwrap().contains("RetryBudgetExhausted"));
+    let (whole, _, _) = search(&env, &root, json!({ "query": "retry budget exhausted", "max_lines": 100 }));
+    assert!(whole.contains("23:    step_20(items)") && !whole.contains('⋮'), "{whole}");
+}
