@@ -434,6 +434,11 @@ pub const PROJECTS: ToolSpec = ToolSpec {
         positional("action", Kind::Enum(&["list", "add", "add-all", "remove"]), "What to do. Default: list."),
         positional("path", Kind::String, "Directory to add or search, or project name/root to remove."),
         param("in_repo", Kind::Boolean, "add: keep the index in <project>/.booger/ instead of the data directory."),
+        param(
+            "force",
+            Kind::Boolean,
+            "add: register a directory booger refuses by default (/, your home directory, system trees).",
+        ),
     ],
     read_only: false,
     mcp_json: false,

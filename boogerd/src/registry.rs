@@ -34,6 +34,11 @@ pub enum RegistryError {
     NotADirectory(PathBuf),
     #[error("cannot read {path}: {source}")]
     Unreadable { path: PathBuf, source: std::io::Error },
+    #[error(
+        "{root} is {why}: booger does not index it unless told to (`booger projects add {root} --force`); \
+         register the repositories inside it instead (`booger projects add-all {root}`)"
+    )]
+    Refused { root: PathBuf, why: &'static str },
     #[error("cannot save the registry to {path}: {source}")]
     Save { path: PathBuf, source: std::io::Error },
 }
@@ -45,6 +50,7 @@ pub struct Registry {
 }
 
 /// Outcome of [`Registry::add`].
+#[derive(Debug)]
 pub enum Added {
     New(Project),
     Existing(Project),
@@ -82,8 +88,13 @@ impl Registry {
     /// Registers `path` (made absolute and canonical), its index in the data directory or,
     /// with `in_repo`, in the project. Adding a registered root is not an error (and moves
     /// its index if `in_repo` differs).
-    pub fn add(&mut self, path: &Path, in_repo: bool) -> Result<Added, RegistryError> {
+    /// Registers the directory `path` (its index in `<root>/.booger/` with `in_repo`). A root
+    /// that is no project ([`refusal`]) is refused unless `force`.
+    pub fn add(&mut self, path: &Path, in_repo: bool, force: bool) -> Result<Added, RegistryError> {
         let root = canonical_dir(path)?;
+        if let Some(why) = refusal(&root).filter(|_| !force) {
+            return Err(RegistryError::Refused { root, why });
+        }
         if let Some(i) = self.projects.iter().position(|p| p.root == root) {
             if self.projects[i].in_repo == in_repo {
                 return Ok(Added::Existing(self.projects[i].clone()));
@@ -162,6 +173,54 @@ impl Registry {
 }
 
 /// `path` made absolute and canonical, if it is an existing directory.
+/// Why `root` (canonical) is no project to index: the file system's root, the home directory
+/// itself, a system tree, or a pseudo file system (whose files never end, or are the
+/// machine's state rather than code). None for anything else, `/usr/include` included.
+pub fn refusal(root: &Path) -> Option<&'static str> {
+    const PSEUDO: &[&str] = &["/proc", "/sys", "/dev", "/run"];
+    const SYSTEM: &[&str] = &[
+        "/usr",
+        "/etc",
+        "/var",
+        "/boot",
+        "/bin",
+        "/sbin",
+        "/lib",
+        "/lib32",
+        "/lib64",
+        "/libx32",
+        "/opt",
+        "/srv",
+        "/tmp",
+        "/mnt",
+        "/media",
+        "/snap",
+        "/nix",
+        "/root",
+        "/home",
+        "/Users",
+        "/System",
+        "/Library",
+        "/Applications",
+        "/private",
+        "/Volumes",
+    ];
+    if root.parent().is_none() {
+        return Some("the file system's root");
+    }
+    if PSEUDO.iter().any(|p| root.starts_with(p)) {
+        return Some("inside a pseudo file system");
+    }
+    if SYSTEM.iter().any(|p| root == Path::new(p)) {
+        return Some("a system directory");
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from).and_then(|h| std::fs::canonicalize(h).ok());
+    if home.as_deref() == Some(root) {
+        return Some("your home directory");
+    }
+    None
+}
+
 pub fn canonical_dir(path: &Path) -> Result<PathBuf, RegistryError> {
     let root = std::fs::canonicalize(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => RegistryError::Missing(path.to_owned()),
@@ -183,8 +242,8 @@ mod tests {
         let a = tempfile::tempdir().unwrap();
         let file = home.path().join("projects.json");
         let mut reg = Registry::load(&file);
-        let Added::New(p) = reg.add(a.path(), false).unwrap() else { panic!("expected new") };
-        assert!(matches!(reg.add(a.path(), false).unwrap(), Added::Existing(_)));
+        let Added::New(p) = reg.add(a.path(), false, false).unwrap() else { panic!("expected new") };
+        assert!(matches!(reg.add(a.path(), false, false).unwrap(), Added::Existing(_)));
         assert_eq!(reg.find(&p.name).unwrap().root, p.root);
         assert_eq!(reg.find(p.root.join("sub/file.rs").to_str().unwrap()).unwrap().name, p.name);
 
@@ -212,7 +271,13 @@ mod tests {
         let f = home.path().join("f.txt");
         std::fs::write(&f, b"x").unwrap();
         let mut reg = Registry::load(&home.path().join("projects.json"));
-        assert!(matches!(reg.add(&f, false), Err(RegistryError::NotADirectory(_))));
-        assert!(matches!(reg.add(&home.path().join("nope"), false), Err(RegistryError::Missing(_))));
+        assert!(matches!(reg.add(&f, false, false), Err(RegistryError::NotADirectory(_))));
+        for refused in ["/", "/proc", "/proc/self", "/usr", "/etc"] {
+            let err = reg.add(Path::new(refused), false, false).unwrap_err();
+            assert!(matches!(err, RegistryError::Refused { .. }), "{refused}: {err}");
+            assert!(err.to_string().contains("--force"), "{err}");
+        }
+        assert_eq!(refusal(Path::new("/usr/include")), None);
+        assert!(matches!(reg.add(&home.path().join("nope"), false, false), Err(RegistryError::Missing(_))));
     }
 }

@@ -22,6 +22,27 @@ fn projects_add_list_remove_round_trip() {
     assert_eq!(env.json(&["projects", "list"])["projects"], serde_json::json!([]));
 }
 
+/// The file system's root, the home directory and system trees are no projects: registering
+/// them (or indexing them, which registers) is refused with what to do instead.
+#[test]
+fn dangerous_roots_are_refused_unless_forced() {
+    let env = Env::new();
+    let _d = env.start_daemon();
+    let home = env.dir.path().to_str().unwrap().to_owned(); // the daemon's HOME
+    for root in ["/", "/etc", "/proc", "/usr", home.as_str()] {
+        let out = env.run(&["projects", "add", root]);
+        assert_eq!(out.status.code(), Some(1), "{root}: {}", describe(&out));
+        let err = stderr(&out);
+        assert!(err.contains("--force") && err.contains("add-all"), "{root}: {err}");
+    }
+    let out = env.run(&["index", "/etc"]);
+    assert!(!out.status.success() && stderr(&out).contains("--force"), "{}", describe(&out));
+    assert_eq!(env.json(&["projects", "list"])["projects"], serde_json::json!([]), "nothing was registered");
+    // Below them is fine: a directory in the home is a project like any other.
+    let proj = env.project("fine");
+    assert!(env.run(&["projects", "add", proj.to_str().unwrap()]).status.success());
+}
+
 #[test]
 fn status_defaults_to_the_current_directory() {
     let env = Env::new();

@@ -77,6 +77,9 @@ fn walker(start: &Path, max_depth: Option<usize>) -> ignore::Walk {
         .parents(true)
         .require_git(false)
         .follow_links(false)
+        // Another mount inside a project (a network share, procfs under a chroot) is not
+        // part of it.
+        .same_file_system(true)
         .max_depth(max_depth)
         .filter_entry(|e| !(e.file_type().is_some_and(|t| t.is_dir()) && is_never(e.file_name())))
         .build()

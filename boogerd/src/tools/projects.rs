@@ -13,8 +13,9 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     let action = args.get("action").and_then(Value::as_str).unwrap_or("list");
     let path = args.get("path").and_then(Value::as_str);
     let in_repo = args.get("in_repo").and_then(Value::as_bool).unwrap_or(false);
+    let force = args.get("force").and_then(Value::as_bool).unwrap_or(false);
     match action {
-        "add" => add(daemon, session, path, in_repo),
+        "add" => add(daemon, session, path, in_repo, force),
         "add-all" => add_all(daemon, session, path),
         "remove" => remove(daemon, path),
         _ => list(daemon),
@@ -36,7 +37,7 @@ fn list(daemon: &Daemon) -> ToolReply {
     ToolReply::ok(text.trim_end(), json!({ "projects": projects }))
 }
 
-fn add(daemon: &Daemon, session: &Session, path: Option<&str>, in_repo: bool) -> ToolReply {
+fn add(daemon: &Daemon, session: &Session, path: Option<&str>, in_repo: bool, force: bool) -> ToolReply {
     // Relative paths are relative to the caller's directory, not the daemon's.
     let dir = match (path, &session.project) {
         (Some(p), Some(base)) => base.join(p),
@@ -44,7 +45,7 @@ fn add(daemon: &Daemon, session: &Session, path: Option<&str>, in_repo: bool) ->
         (None, Some(base)) => base.clone(),
         (None, None) => return ToolReply::error("projects add: give `path`, the project's root directory"),
     };
-    let added = daemon.registry.write().expect("registry lock").add(&dir, in_repo);
+    let added = daemon.registry.write().expect("registry lock").add(&dir, in_repo, force);
     match added {
         Ok(Added::New(p)) => {
             start(daemon, &p, "project added");
@@ -152,7 +153,7 @@ fn add_all(daemon: &Daemon, session: &Session, path: Option<&str>) -> ToolReply 
     let mut existing = Vec::new();
     let mut errors = Vec::new();
     for root in found {
-        match daemon.registry.write().expect("registry lock").add(&root, false) {
+        match daemon.registry.write().expect("registry lock").add(&root, false, false) {
             Ok(Added::New(p)) => added.push(p),
             Ok(Added::Existing(p) | Added::Moved(p)) => existing.push(p),
             Err(e) => errors.push(format!("{}: {e}", root.display())),
@@ -190,14 +191,13 @@ pub fn first_use_root(dir: &Path) -> Option<PathBuf> {
         .find(|a| a.join(".git").exists())
         .map(Path::to_owned)
         .or_else(|| MANIFESTS.iter().any(|m| dir.join(m).is_file()).then(|| dir.clone()))?;
-    let home = std::env::var_os("HOME").map(PathBuf::from).and_then(|h| std::fs::canonicalize(h).ok());
-    (root.parent().is_some() && Some(&root) != home.as_ref()).then_some(root)
+    crate::registry::refusal(&root).is_none().then_some(root)
 }
 
 /// Registers the project at `root` and starts indexing it (a session's first call in an
 /// unregistered repository).
 pub fn register_on_first_use(daemon: &Daemon, root: &Path) -> Result<Project, String> {
-    let added = daemon.registry.write().expect("registry lock").add(root, false).map_err(|e| e.to_string())?;
+    let added = daemon.registry.write().expect("registry lock").add(root, false, false).map_err(|e| e.to_string())?;
     let p = match added {
         Added::New(p) => {
             start(daemon, &p, "project registered on first use");
