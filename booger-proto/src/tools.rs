@@ -7,6 +7,11 @@
 
 use serde_json::{Map, Value, json};
 
+/// The longest string argument a tool takes (a query, a pattern, a note, a path), in
+/// characters: enough for any real one, and it keeps a pasted file from becoming a query
+/// whose every word is searched for.
+pub const MAX_STRING_CHARS: usize = 4_096;
+
 /// The type of one argument.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Kind {
@@ -771,6 +776,22 @@ impl ToolSpec {
                     ));
                 }
                 None | Some(Value::Null) => {}
+                Some(Value::String(text)) if text.chars().count() > MAX_STRING_CHARS => {
+                    return Err(format!(
+                        "{}: argument `{}` is {} characters long; at most {MAX_STRING_CHARS} are accepted: shorten it.",
+                        self.name,
+                        p.name,
+                        text.chars().count()
+                    ));
+                }
+                Some(Value::Array(items))
+                    if items.iter().any(|i| i.as_str().is_some_and(|t| t.chars().count() > MAX_STRING_CHARS)) =>
+                {
+                    return Err(format!(
+                        "{}: an item of `{}` is longer than {MAX_STRING_CHARS} characters: shorten it.",
+                        self.name, p.name
+                    ));
+                }
                 Some(v) if !p.kind.accepts(v) => {
                     return Err(format!(
                         "{}: argument `{}` must be {}, got {}.",

@@ -412,3 +412,24 @@ fn content_shows_the_lines_that_match_and_how_to_see_the_rest() {
     let (whole, _, _) = search(&env, &root, json!({ "query": "retry budget exhausted", "max_lines": 100 }));
     assert!(whole.contains("23:    step_20(items)") && !whole.contains('⋮'), "{whole}");
 }
+
+/// Inputs have limits with clear errors, and no input makes an answer break its budget: a
+/// long note is cut where search shows it, a long query is not echoed whole.
+#[test]
+fn long_inputs_are_refused_or_cut_never_echoed_whole() {
+    let env = Env::new();
+    let _d = env.start_daemon();
+    let root = project(&env, "limits");
+    let huge = "word ".repeat(2_000);
+    let (text, _, err) = search(&env, &root, json!({ "query": huge }));
+    assert!(err && text.contains("at most 4096") && text.len() < 300, "{}", &text[..text.len().min(300)]);
+    let note = "n".repeat(4_000);
+    let (_, _, err) = env.call(&root, "s1", "annotate", json!({ "target": "src/config.rs", "note": note }));
+    assert!(!err);
+    let (text, data, _) = search(&env, &root, json!({ "query": "parse_config", "max_tokens": 50 }));
+    assert!(text.len() <= 200 + 150, "{} bytes for max_tokens=50: {text}", text.len());
+    assert!(data.to_string().len() < 4_000, "the structured answer carries the note whole");
+    let missing = format!("zzz{}", "q".repeat(3_000));
+    let (text, _, _) = search(&env, &root, json!({ "query": missing }));
+    assert!(text.len() < 600, "{} bytes: the query was echoed whole", text.len());
+}

@@ -132,15 +132,20 @@ pub fn render(
             }
             text.push_str(&head);
         }
+        // Notes are the agents' own text, of any length: each is cut, and none passes the budget.
         for note in &hit.notes {
-            text.push_str(&format!("[note] {note}\n"));
+            let line = format!("[note] {}\n", super::snippet::clip_to(note, NOTE_CHARS));
+            if text.len() + line.len() <= budget {
+                text.push_str(&line);
+            }
         }
         let mut item = json!({
             "path": c.path, "start_line": c.start_line, "end_line": c.end_line, "kind": c.kind,
             "name": c.name, "parent": c.parent, "signature": c.signature, "score": (hit.score * 100.0).round() / 100.0,
         });
         if !hit.notes.is_empty() {
-            item["notes"] = json!(hit.notes);
+            let notes: Vec<String> = hit.notes.iter().map(|n| super::snippet::clip_to(n, NOTE_CHARS)).collect();
+            item["notes"] = json!(notes);
         }
         if mode == Mode::Content {
             let body = contents.get(&c.id).map(String::as_str).unwrap_or_default();
@@ -214,6 +219,9 @@ pub fn render(
     }
     Rendered { text: text.trim_end().to_owned(), results, cursor: next.map(|c| c.encode()) }
 }
+
+/// How much of a note an answer shows beside a result.
+const NOTE_CHARS: usize = 240;
 
 /// How many of a file's best chunks its line names in `files_with_matches`.
 const CHUNKS_PER_FILE: usize = 3;

@@ -69,14 +69,19 @@ pub fn pick(lines: &[&str], words: &[String], signature: &str, max: usize) -> Ve
 
 /// `line` cut to a readable length.
 pub fn clip(line: &str) -> String {
-    if line.len() <= LINE_CHARS {
-        return line.to_owned();
+    clip_to(line, LINE_CHARS)
+}
+
+/// `text` cut to at most `max` bytes (at a character boundary), marked with `…` when cut.
+pub fn clip_to(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
     }
-    let mut end = LINE_CHARS;
-    while !line.is_char_boundary(end) {
+    let mut end = max;
+    while !text.is_char_boundary(end) {
         end -= 1;
     }
-    format!("{}…", &line[..end])
+    format!("{}…", &text[..end])
 }
 
 #[cfg(test)]

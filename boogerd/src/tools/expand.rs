@@ -28,7 +28,8 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         Err(e) => return ToolReply::error(format!("search-expand: {e}")),
     };
     if hits.is_empty() {
-        let why = explain_empty(&project, &store, &f, &format!("No matches for {query:?}."));
+        let why =
+            explain_empty(&project, &store, &f, &format!("No matches for {shown}.", shown = super::quoted(query)));
         return ToolReply::ok(why.clone(), json!({ "results": [], "reason": why }));
     }
     let max_tokens = int(args, "max_tokens", format::DEFAULT_MAX_TOKENS);

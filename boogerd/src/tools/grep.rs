@@ -20,8 +20,9 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         Ok(r) => r,
         Err(e) => {
             return ToolReply::error(format!(
-                "grep: invalid regex {pattern:?}: {}. Escape special characters, or pass literal=true to match the text as is",
-                e.to_string().lines().last().unwrap_or_default().trim()
+                "grep: invalid regex {shown}: {}. Escape special characters, or pass literal=true to match the text as is",
+                e.to_string().lines().last().unwrap_or_default().trim(),
+                shown = super::quoted(pattern)
             ));
         }
     };
@@ -74,7 +75,8 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         return ToolReply::error(format!("grep: {e}"));
     }
     if total == 0 {
-        let why = explain_empty(&project, &store, &f, &format!("No lines match {pattern:?}."));
+        let why =
+            explain_empty(&project, &store, &f, &format!("No lines match {shown}.", shown = super::quoted(pattern)));
         return ToolReply::ok(why.clone(), json!({ "results": [], "total": 0, "reason": why }));
     }
     let shown = results.len();

@@ -32,7 +32,8 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     let name = symbol.rsplit(['.', ':']).next().unwrap_or(symbol);
     if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$') {
         return ToolReply::error(format!(
-            "references: {symbol:?} is not an identifier; give a name such as parse_config or Server.start"
+            "references: {shown} is not an identifier; give a name such as parse_config or Server.start",
+            shown = super::quoted(symbol)
         ));
     }
     let (project, store) = match project_store(daemon, session, args) {

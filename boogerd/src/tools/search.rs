@@ -55,7 +55,8 @@ pub(super) fn respond(
 ) -> ToolReply {
     let mode = Mode::parse(args.get("output_mode").and_then(Value::as_str), Mode::Content);
     if hits.is_empty() {
-        let why = explain_empty(project, store, filters, &format!("No matches for {query:?}."));
+        let why =
+            explain_empty(project, store, filters, &format!("No matches for {shown}.", shown = super::quoted(query)));
         let text = if note.is_empty() { why.clone() } else { format!("{note}\n{why}") };
         return ToolReply::ok(text, json!({ "results": [], "total": 0, "reason": why }));
     }

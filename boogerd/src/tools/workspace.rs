@@ -94,7 +94,7 @@ pub fn run(daemon: &Daemon, _session: &Session, args: &Value) -> ToolReply {
         if unindexed.is_empty() { String::new() } else { format!("(not indexed yet: {})\n", unindexed.join(", ")) };
     if hits.is_empty() {
         return ToolReply::ok(
-            format!("{header}No matches for {query:?} in {} project(s).", stores.len()),
+            format!("{header}No matches for {shown} in {} project(s).", stores.len(), shown = super::quoted(query)),
             json!({ "results": [] }),
         );
     }
