@@ -93,3 +93,77 @@ fn shutdown_request_answers_then_stops() {
     assert!(d.wait().success());
     assert!(!env.socket.exists());
 }
+
+/// Batches and lines have limits, and going past them gets an error reply, not silence.
+#[test]
+fn oversized_batches_and_lines_get_an_error_reply() {
+    let env = Env::new();
+    let _d = env.start_daemon();
+    let mut c = env.connect();
+    let batch: Vec<_> = (0..101).map(|i| json!({ "jsonrpc": "2.0", "id": i, "method": "daemon/status" })).collect();
+    c.send_line(&serde_json::Value::Array(batch).to_string());
+    let r = c.recv();
+    assert_eq!(r["error"]["code"], -32600, "{r}");
+    assert!(r["error"]["message"].as_str().unwrap().contains("at most 100"), "{r}");
+    // A line over 16 MiB: the error comes back before the connection closes.
+    let mut c = env.connect();
+    let long = format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":\"{}\"}}", "a".repeat(17 << 20));
+    c.send_line(&long);
+    let r = c.recv();
+    assert_eq!(r["error"]["code"], -32600, "{r}");
+}
+
+/// A client that sends requests and never reads the replies stops being read: the daemon's
+/// memory stays small and another client's searches stay fast meanwhile.
+#[test]
+fn a_client_that_never_reads_costs_neither_memory_nor_latency() {
+    use std::io::Write;
+    let env = Env::new();
+    let d = env.start_daemon();
+    let proj = env.project("flood");
+    std::fs::write(proj.join("app.py"), "def flood_target():\n    return 1\n").unwrap();
+    assert!(env.run(&["index", proj.to_str().unwrap()]).status.success());
+    let hello = json!({ "jsonrpc": "2.0", "id": 0, "method": "booger/hello",
+        "params": { "protocol": booger_proto::wire::PROTOCOL_VERSION, "client": "flood", "project": proj, "session": "f" } });
+    let search = json!({ "jsonrpc": "2.0", "id": 1, "method": "booger/call",
+        "params": { "tool": "search", "arguments": { "query": "flood target" } } })
+    .to_string();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flooder = {
+        let mut c = env.connect();
+        c.send_line(&hello.to_string());
+        c.stream.set_write_timeout(Some(std::time::Duration::from_millis(200))).unwrap();
+        let stop = stop.clone();
+        let line = format!("{search}\n").repeat(100);
+        std::thread::spawn(move || {
+            let mut sent = 0usize;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                // Blocks (then times out) once the daemon stops reading: that is the point.
+                if c.stream.write_all(line.as_bytes()).is_ok() {
+                    sent += 100;
+                }
+            }
+            sent
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let mut times = Vec::new();
+    for _ in 0..40 {
+        let t = std::time::Instant::now();
+        let (_, _, err) = env.call(&proj, "other", "search", json!({ "query": "flood target" }));
+        times.push(t.elapsed());
+        assert!(!err);
+    }
+    times.sort();
+    let rss_kb: u64 = std::fs::read_to_string(format!("/proc/{}/status", d.child.id()))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let sent = flooder.join().unwrap();
+    let p95 = times[times.len() * 95 / 100 - 1];
+    assert!(p95 < std::time::Duration::from_millis(100), "another client's p95 {p95:?} (flood sent {sent})");
+    assert!(rss_kb < 100 * 1024, "daemon RSS {rss_kb} kB while flooded (flood sent {sent})");
+}

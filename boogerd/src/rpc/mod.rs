@@ -5,9 +5,10 @@
 //! never answered) and responses, batches, and the exact JSON-RPC error for malformed input
 //! (-32700 not JSON, -32600 not a request, -32601 unknown method).
 //!
-//! Requests on one connection run concurrently (an agent may send a slow call and a fast one);
-//! replies carry their `id` and go out through one writer task. `booger/hello` alone runs in
-//! order, so what it sets up holds for every later line.
+//! Requests on one connection run concurrently (an agent may send a slow call and a fast one),
+//! at most `IN_FLIGHT` at once; replies carry their `id` and go out through one writer task
+//! behind a bounded queue, so a client that stops reading stops being read. `booger/hello`
+//! alone runs in order, so what it sets up holds for every later line.
 
 mod methods;
 
@@ -19,7 +20,7 @@ use interprocess::local_socket::tokio::Stream;
 use jsonrpsee::Methods;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, mpsc};
 
 pub use methods::methods;
 
@@ -28,6 +29,14 @@ use crate::tools::Session;
 
 /// Longest accepted line. Longer input is answered with -32600 and the connection is closed.
 const MAX_LINE: usize = 16 * 1024 * 1024;
+/// Requests of one connection that run at once. The next line is read only when one ends: a
+/// client that sends without reading its replies stops being read, instead of growing the
+/// daemon's memory and starving other clients.
+const IN_FLIGHT: usize = 16;
+/// Replies waiting for the writer. With `IN_FLIGHT`, this bounds what a connection holds.
+const REPLY_QUEUE: usize = 32;
+/// Most requests in one JSON-RPC batch.
+pub const MAX_BATCH: usize = 100;
 
 /// Per-connection state, reachable from method handlers through jsonrpsee's extensions.
 pub struct Connection {
@@ -56,7 +65,8 @@ pub async fn serve_connection(conn: Stream, methods: Methods, daemon: Arc<Daemon
     methods.extensions_mut().insert(connection);
 
     let conn = Arc::new(conn);
-    let (tx, rx) = mpsc::unbounded_channel::<String>();
+    let (tx, rx) = mpsc::channel::<String>(REPLY_QUEUE);
+    let slots = Arc::new(tokio::sync::Semaphore::new(IN_FLIGHT));
     let writer = tokio::spawn(write_lines(conn.clone(), rx));
     let mut reader = BufReader::new(&*conn);
     let stopped = daemon.stopped();
@@ -71,9 +81,19 @@ pub async fn serve_connection(conn: Stream, methods: Methods, daemon: Arc<Daemon
         };
         match read {
             Ok(0) => break,
-            Ok(_) => handle_line(&line, &methods, &tx).await,
+            Ok(_) => {
+                // Wait for a free slot before taking the line on (or for the daemon to stop).
+                let slot = tokio::select! {
+                    s = slots.clone().acquire_owned() => s.expect("slots are never closed"),
+                    () = &mut stopped => break,
+                };
+                handle_line(&line, &methods, &tx, slot).await;
+            }
             Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-                let _ = tx.send(error_reply(&Value::Null, code::INVALID_REQUEST, &e.to_string()));
+                let _ = tx.send(error_reply(&Value::Null, code::INVALID_REQUEST, &e.to_string())).await;
+                // Read the rest of the line away (for a while) before closing: closing on
+                // unread input resets the connection, and the client would never see why.
+                let _ = tokio::time::timeout(std::time::Duration::from_secs(5), discard_line(&mut reader)).await;
                 break;
             }
             Err(e) => {
@@ -83,7 +103,11 @@ pub async fn serve_connection(conn: Stream, methods: Methods, daemon: Arc<Daemon
         }
     }
     drop(tx);
-    let _ = writer.await;
+    // A client that stopped reading would hold the writer (and so this task) forever.
+    let abort = writer.abort_handle();
+    if tokio::time::timeout(std::time::Duration::from_secs(2), writer).await.is_err() {
+        abort.abort();
+    }
     tracing::debug!(connection = id, "closed");
 }
 
@@ -102,7 +126,25 @@ async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, buf: &mut Vec<u8>) -
     Ok(n)
 }
 
-async fn write_lines(conn: Arc<Stream>, mut rx: mpsc::UnboundedReceiver<String>) {
+/// Reads and drops input up to the next newline (or the end of the stream).
+async fn discard_line<R: AsyncBufRead + Unpin>(reader: &mut R) -> std::io::Result<()> {
+    loop {
+        let chunk = reader.fill_buf().await?;
+        if chunk.is_empty() {
+            return Ok(());
+        }
+        let (n, done) = match chunk.iter().position(|b| *b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        reader.consume(n);
+        if done {
+            return Ok(());
+        }
+    }
+}
+
+async fn write_lines(conn: Arc<Stream>, mut rx: mpsc::Receiver<String>) {
     let mut w = &*conn;
     let mut out = Vec::with_capacity(4096);
     while let Some(first) = rx.recv().await {
@@ -121,9 +163,10 @@ async fn write_lines(conn: Arc<Stream>, mut rx: mpsc::UnboundedReceiver<String>)
     let _ = w.shutdown().await;
 }
 
-async fn handle_line(line: &[u8], methods: &Methods, tx: &mpsc::UnboundedSender<String>) {
+/// Takes one line on; `slot` is held until its reply is queued.
+async fn handle_line(line: &[u8], methods: &Methods, tx: &mpsc::Sender<String>, slot: OwnedSemaphorePermit) {
     let Ok(text) = std::str::from_utf8(line) else {
-        let _ = tx.send(error_reply(&Value::Null, code::PARSE_ERROR, "Parse error: message is not UTF-8"));
+        let _ = tx.send(error_reply(&Value::Null, code::PARSE_ERROR, "Parse error: message is not UTF-8")).await;
         return;
     };
     if text.trim().is_empty() {
@@ -132,13 +175,17 @@ async fn handle_line(line: &[u8], methods: &Methods, tx: &mpsc::UnboundedSender<
     let value: Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) => {
-            let _ = tx.send(error_reply(&Value::Null, code::PARSE_ERROR, &format!("Parse error: {e}")));
+            let _ = tx.send(error_reply(&Value::Null, code::PARSE_ERROR, &format!("Parse error: {e}"))).await;
             return;
         }
     };
     match value {
         Value::Array(items) if items.is_empty() => {
-            let _ = tx.send(error_reply(&Value::Null, code::INVALID_REQUEST, "Invalid request: empty batch"));
+            let _ = tx.send(error_reply(&Value::Null, code::INVALID_REQUEST, "Invalid request: empty batch")).await;
+        }
+        Value::Array(items) if items.len() > MAX_BATCH => {
+            let why = format!("Invalid request: a batch of {} messages; at most {MAX_BATCH}", items.len());
+            let _ = tx.send(error_reply(&Value::Null, code::INVALID_REQUEST, &why)).await;
         }
         Value::Array(items) => {
             let (methods, tx) = (methods.clone(), tx.clone());
@@ -149,21 +196,23 @@ async fn handle_line(line: &[u8], methods: &Methods, tx: &mpsc::UnboundedSender<
                     replies.extend(handle_message(item, &text, &methods).await);
                 }
                 if !replies.is_empty() {
-                    let _ = tx.send(format!("[{}]", replies.join(",")));
+                    let _ = tx.send(format!("[{}]", replies.join(","))).await;
                 }
+                drop(slot);
             });
         }
         single if single.get("method").and_then(Value::as_str) == Some(wire::HELLO) => {
             if let Some(reply) = handle_message(single, text, methods).await {
-                let _ = tx.send(reply);
+                let _ = tx.send(reply).await;
             }
         }
         single => {
             let (methods, tx, text) = (methods.clone(), tx.clone(), text.to_owned());
             tokio::spawn(async move {
                 if let Some(reply) = handle_message(single, &text, &methods).await {
-                    let _ = tx.send(reply);
+                    let _ = tx.send(reply).await;
                 }
+                drop(slot);
             });
         }
     }
