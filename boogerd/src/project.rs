@@ -234,7 +234,10 @@ impl ProjectHandle {
         forget_if_deleted(&mut slot);
         if slot.is_none() {
             self.adopt();
-            *slot = Store::open_existing(&self.index_dir)?.map(Arc::new);
+            *slot = match Store::open_existing(&self.index_dir) {
+                Err(e) if e.is_corrupt() => Some(Arc::new(self.replace_corrupt(&e)?)),
+                opened => opened?.map(Arc::new),
+            };
         }
         Ok(slot.clone())
     }
@@ -245,9 +248,24 @@ impl ProjectHandle {
         forget_if_deleted(&mut slot);
         if slot.is_none() {
             self.adopt();
-            *slot = Some(Arc::new(Store::open(&self.index_dir, &self.root)?));
+            *slot = Some(Arc::new(match Store::open(&self.index_dir, &self.root) {
+                Err(e) if e.is_corrupt() => self.replace_corrupt(&e)?,
+                opened => opened?,
+            }));
         }
         Ok(slot.clone().expect("just opened"))
+    }
+
+    /// A damaged index: set aside, replaced by a fresh one holding the notes that could be
+    /// read from it. The caller indexes the fresh one (a full run, as for any new index).
+    fn replace_corrupt(&self, why: &StoreError) -> Result<Store, StoreError> {
+        let aside = crate::store::recover::set_aside(&self.index_dir)
+            .map_err(|source| StoreError::Create { path: self.index_dir.clone(), source })?;
+        let store = Store::open(&self.index_dir, &self.root)?;
+        let kept = store.salvage(&aside);
+        tracing::warn!(root = %self.root.display(), error = %why, aside = %aside.display(), notes_kept = kept,
+            "the index was damaged: set aside and rebuilt");
+        Ok(store)
     }
 
     /// Moves an index found in the other placement (an in-repo `.booger/` from before
@@ -266,9 +284,22 @@ impl ProjectHandle {
         if !self.root.is_dir() {
             return Err(IndexError::Missing(self.root.clone()));
         }
-        let store = self.store()?;
-        let before = store.content_generation();
-        let report = index::run(&self.root, &store, opts, &self.progress)?;
+        let mut store = self.store()?;
+        let mut before = store.content_generation();
+        let mut full = opts.full;
+        let report = match index::run(&self.root, &store, opts, &self.progress) {
+            // Damage found while reading or writing: set the index aside and build it again.
+            Err(e) if e.is_corrupt() => {
+                let mut slot = self.store.lock().unwrap_or_else(|p| p.into_inner());
+                *slot = Some(Arc::new(self.replace_corrupt(&e)?));
+                store = slot.clone().expect("just replaced");
+                drop(slot);
+                before = store.content_generation();
+                full = true;
+                index::run(&self.root, &store, index::Options { full, ..opts }, &self.progress)?
+            }
+            run => run?,
+        };
         tracing::info!(
             root = %self.root.display(),
             files = report.files,
@@ -278,11 +309,11 @@ impl ProjectHandle {
             "indexed"
         );
         *self.last_report.lock().unwrap_or_else(|p| p.into_inner()) = Some(report.clone());
-        self.refresh_warm(&store, before, &report.changed, opts.full);
+        self.refresh_warm(&store, before, &report.changed, full);
         // Also when nothing changed, the first time: a first start with embedding on finds
         // nothing embedded. After that an unchanged run has nothing to embed (and a pass
         // would scan every chunk of a large project for nothing).
-        if !report.changed.is_empty() || opts.full || !self.vectors.is_checked() {
+        if !report.changed.is_empty() || full || !self.vectors.is_checked() {
             self.embed_missing();
         }
         Ok(report)

@@ -237,3 +237,64 @@ fn a_full_disk_fails_clearly_and_recovers_when_space_returns() {
     let check = env.store(&root).integrity_check().unwrap();
     assert_eq!(check, "ok");
 }
+
+/// A damaged index is set aside (never deleted) and rebuilt; the project answers again without
+/// any hand work. (Notes are carried over when their pages can still be read, which depends on
+/// where the damage fell, so this test does not count on them.)
+#[test]
+fn a_damaged_index_is_set_aside_and_rebuilt() {
+    use std::io::{Seek, SeekFrom, Write};
+    let env = Env::new();
+    let root = env.project("damaged");
+    sample(&root);
+    for i in 0..200 {
+        write(&root, &format!("pad/m{i}.py"), &format!("def pad_{i}(x):\n    return x + {i}\n"));
+    }
+    let db = env.index_dir(&root).join("index.db");
+    type Damage = fn(&Path);
+    let cases: [(&str, Damage); 4] = [
+        ("not a database", |p| std::fs::write(p, "this is not SQLite\n".repeat(100)).unwrap()),
+        ("garbage over the header", |p| {
+            let mut f = std::fs::OpenOptions::new().write(true).open(p).unwrap();
+            f.write_all(&[0xA5; 4096]).unwrap();
+        }),
+        ("garbage in the middle", |p| {
+            let len = std::fs::metadata(p).unwrap().len();
+            let mut f = std::fs::OpenOptions::new().write(true).open(p).unwrap();
+            f.seek(SeekFrom::Start(len / 2 / 4096 * 4096)).unwrap();
+            f.write_all(&vec![0x5A; 65_536.min(len as usize / 4)]).unwrap();
+        }),
+        ("truncated", |p| {
+            let len = std::fs::metadata(p).unwrap().len();
+            std::fs::OpenOptions::new().write(true).open(p).unwrap().set_len(len / 3).unwrap();
+        }),
+    ];
+    for (what, damage) in cases {
+        let mut d = env.start_daemon();
+        let out = env.run(&["projects", "add", root.to_str().unwrap()]);
+        assert!(out.status.success(), "{what}: {}", describe(&out));
+        assert!(env.run(&["index", root.to_str().unwrap()]).status.success());
+        let (_, _, err) =
+            env.call(&root, "s", "annotate", json!({ "target": "src/lib.rs", "note": "keep me", "session": "shared" }));
+        assert!(!err);
+        d.signal(libc::SIGTERM);
+        d.wait();
+        damage(&db);
+        let _d = env.start_daemon();
+        let out = env.run(&["index", "--full", root.to_str().unwrap()]);
+        assert!(out.status.success(), "{what}: {}", describe(&out));
+        assert!(search_paths(&env, &root, "retry upload").contains(&"app/main.py".to_owned()), "{what}");
+        let aside = std::fs::read_dir(db.parent().unwrap())
+            .unwrap()
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("index.db.corrupt-"));
+        assert!(aside, "{what}: the damaged file was not kept");
+        drop(_d);
+        // The next case starts from a sound index again.
+        let mut d = env.start_daemon();
+        assert!(env.run(&["projects", "remove", root.to_str().unwrap()]).status.success());
+        d.signal(libc::SIGTERM);
+        d.wait();
+        let _ = std::fs::remove_dir_all(db.parent().unwrap());
+    }
+}
