@@ -256,16 +256,8 @@ impl ProjectHandle {
         Ok(slot.clone().expect("just opened"))
     }
 
-    /// A damaged index: set aside, replaced by a fresh one holding the notes that could be
-    /// read from it. The caller indexes the fresh one (a full run, as for any new index).
     fn replace_corrupt(&self, why: &StoreError) -> Result<Store, StoreError> {
-        let aside = crate::store::recover::set_aside(&self.index_dir)
-            .map_err(|source| StoreError::Create { path: self.index_dir.clone(), source })?;
-        let store = Store::open(&self.index_dir, &self.root)?;
-        let kept = store.salvage(&aside);
-        tracing::warn!(root = %self.root.display(), error = %why, aside = %aside.display(), notes_kept = kept,
-            "the index was damaged: set aside and rebuilt");
-        Ok(store)
+        crate::store::recover::replace(&self.index_dir, &self.root, why)
     }
 
     /// Moves an index found in the other placement (an in-repo `.booger/` from before

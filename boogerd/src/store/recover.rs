@@ -34,6 +34,18 @@ pub fn set_aside(dir: &Path) -> std::io::Result<PathBuf> {
     Ok(aside)
 }
 
+/// Replaces the damaged index in `dir` (for the project at `root`) with a fresh one holding
+/// the notes that could be read from it. The caller indexes the fresh one in full, as any new
+/// index.
+pub fn replace(dir: &Path, root: &Path, why: &StoreError) -> Result<Store, StoreError> {
+    let aside = set_aside(dir).map_err(|source| StoreError::Create { path: dir.to_owned(), source })?;
+    let store = Store::open(dir, root)?;
+    let kept = store.salvage(&aside);
+    tracing::warn!(root = %root.display(), error = %why, aside = %aside.display(), rows_kept = kept,
+        "the index was damaged: set aside and rebuilt");
+    Ok(store)
+}
+
 impl Store {
     /// Copies the annotations and work set of the set-aside database `old` into this (fresh)
     /// index, as far as SQLite can still read them; returns how many rows came over.
