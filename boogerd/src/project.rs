@@ -116,8 +116,9 @@ impl ProjectHandle {
         Some(bytes)
     }
 
-    /// The project was unregistered: stop what it holds.
+    /// The project was unregistered: a running index stops, and everything held goes.
     pub fn close(&self) {
+        self.progress.cancelled.store(true, std::sync::atomic::Ordering::SeqCst);
         self.live.stop();
         *self.warm.lock().unwrap_or_else(|p| p.into_inner()) = None;
         self.vectors.release();

@@ -298,3 +298,38 @@ fn a_damaged_index_is_set_aside_and_rebuilt() {
         let _ = std::fs::remove_dir_all(db.parent().unwrap());
     }
 }
+
+/// Removing a project stops its running index at once and its index stays deleted.
+#[test]
+fn removing_a_project_cancels_its_running_index() {
+    let env = Env::new();
+    let d = env.start_daemon();
+    let root = env.project("big");
+    let body: String = (0..30).map(|k| format!("def g_{k}(x):\n    return x * {k}\n\n")).collect();
+    for i in 0..12_000 {
+        write(&root, &format!("m{}/f{i}.py", i % 60), &format!("def f_{i}(x):\n    return x\n\n{body}"));
+    }
+    assert!(env.run(&["projects", "add", root.to_str().unwrap()]).status.success());
+    let dir = env.index_dir(&root);
+    wait_until("the first index run to start", Duration::from_secs(20), || dir.join("index.db").exists());
+    let out = env.run(&["projects", "remove", root.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", describe(&out));
+    // The daemon's CPU time (user + system ticks) stops growing.
+    let cpu = || -> u64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", d.child.id())).unwrap();
+        let fields: Vec<&str> = stat.rsplit(')').next().unwrap().split_whitespace().collect();
+        fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    let before = cpu();
+    std::thread::sleep(Duration::from_millis(1_500));
+    let spent = cpu() - before;
+    assert!(spent < 30, "the daemon kept working after the removal: {spent} ticks in 1.5 s");
+    assert!(!dir.exists(), "the index came back after the project was removed");
+    let log = d.log_text();
+    assert!(!log.contains("panicked"), "{log}");
+    // Unless the run had already ended (a fast machine), the removal cancelled it.
+    let removed_at = log.find("project removed").expect("the removal is logged");
+    let finished_first = log[..removed_at].lines().any(|l| l.contains("boogerd::project: indexed"));
+    assert!(finished_first || log.contains("index run cancelled"), "{log}");
+}

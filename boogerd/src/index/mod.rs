@@ -61,6 +61,8 @@ impl Default for Options {
 #[derive(Debug, Default)]
 pub struct Progress {
     pub running: AtomicBool,
+    /// Set when the project is removed: a run stops between files and writes nothing more.
+    pub cancelled: AtomicBool,
     /// Files that need reading (not unchanged).
     pub total: AtomicU64,
     pub done: AtomicU64,
@@ -125,8 +127,14 @@ pub fn run(root: &Path, store: &Store, opts: Options, progress: &Progress) -> Re
         store.clear_files()?;
     }
     let tree = walk::walk(root);
+    if progress.cancelled.load(Ordering::SeqCst) {
+        return Err(StoreError::Cancelled);
+    }
     let known = store.file_states()?;
     let mut report = apply(store, tree, known, opts, progress)?;
+    if progress.cancelled.load(Ordering::SeqCst) {
+        return Err(StoreError::Cancelled);
+    }
     let hashes = store.hashes()?;
     report.root_hash = hash::merkle_root(hashes.iter().map(|(p, h)| (p.as_str(), h.as_str())));
     report.elapsed_ms = started.elapsed().as_millis() as u64;
@@ -192,7 +200,7 @@ fn apply(
             let (todo, next, known) = (&todo, &next, &known);
             s.spawn(move || {
                 lower_priority();
-                loop {
+                while !progress.cancelled.load(Ordering::Relaxed) {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(w) = todo.get(i) else { break };
                     let previous = known.get(&w.rel).map(|k| k.hash.as_str());
@@ -208,6 +216,9 @@ fn apply(
         let mut batch_bytes = 0;
         let mut writing = std::time::Duration::ZERO;
         for outcome in rx {
+            if progress.cancelled.load(Ordering::Relaxed) {
+                return Err(StoreError::Cancelled);
+            }
             progress.done.fetch_add(1, Ordering::Relaxed);
             match outcome {
                 Outcome::Skip(skip) => {

@@ -40,6 +40,8 @@ pub enum StoreError {
         "index database {path} has schema version {found}, newer than this boogerd understands ({known}); upgrade booger"
     )]
     TooNew { path: PathBuf, found: i64, known: i64 },
+    #[error("the index run was cancelled: the project was removed")]
+    Cancelled,
 }
 
 pub type Result<T> = std::result::Result<T, StoreError>;

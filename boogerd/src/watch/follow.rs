@@ -331,6 +331,9 @@ fn failed(w: &Watcher, handle: &ProjectHandle, kept: &mut BTreeSet<String>, e: I
             handle.live.set_watched_dirs(0);
             handle.live.set_mode(Mode::Missing, Some("the project directory is missing".to_owned()));
         }
+        IndexError::Store(crate::store::StoreError::Cancelled) => {
+            tracing::info!(root = %handle.root.display(), "index run cancelled: the project was removed");
+        }
         e => {
             tracing::error!(root = %handle.root.display(), error = %e, "applying changes failed");
             handle.live.set_mode(Mode::Rescanning, Some(format!("applying changes failed: {e}")));
