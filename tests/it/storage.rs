@@ -333,3 +333,53 @@ fn removing_a_project_cancels_its_running_index() {
     let finished_first = log[..removed_at].lines().any(|l| l.contains("boogerd::project: indexed"));
     assert!(finished_first || log.contains("index run cancelled"), "{log}");
 }
+
+/// A full disk: indexing fails with a clear error, and once space returns the next run
+/// completes the index. Needs a small tmpfs (mounting one needs root); says so and skips
+/// otherwise.
+#[test]
+fn a_full_disk_is_a_clear_error_and_the_next_run_recovers() {
+    let mut env = Env::new();
+    let disk = env.dir.path().join("small-disk");
+    std::fs::create_dir_all(&disk).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=3m", "tmpfs"])
+        .arg(&disk)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !mounted {
+        eprintln!("skipped: cannot mount a small tmpfs here (needs root)");
+        return;
+    }
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg("-l").arg(self.0).status();
+        }
+    }
+    let _unmount = Unmount(&disk);
+    let data = disk.join("data");
+    let root = env.project("fills-the-disk");
+    for i in 0..3_000 {
+        write(
+            &root,
+            &format!("f{i}.py"),
+            &format!("def fn_{i}(x):\n    \"\"\"doc {i} words words\"\"\"\n    return x * {i}\n"),
+        );
+    }
+    std::fs::write(disk.join("filler"), vec![7u8; 2_000_000]).unwrap();
+    env.home = data; // the daemon's data directory is on the small disk
+    let _d = env.start_daemon();
+    let out = env.run(&["projects", "add", root.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let out = env.run(&["index", root.to_str().unwrap()]);
+    assert!(!out.status.success(), "the index fit after all: {}", describe(&out));
+    assert!(describe(&out).contains("disk is full"), "{}", describe(&out));
+    std::fs::remove_file(disk.join("filler")).unwrap();
+    let out = env.run(&["index", root.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", describe(&out));
+    assert!(search_paths(&env, &root, "fn_77").contains(&"f77.py".to_owned()));
+    let index = &project_status(&env, &root)["project"]["index"];
+    assert_eq!(index["files"], 3_000, "{index}");
+    assert_eq!(index["chunks"], 3_000, "{index}");
+}
