@@ -191,6 +191,9 @@ pub fn is_change_verb(word: &str) -> bool {
 
 impl Query {
     pub fn parse(text: &str) -> Query {
+        // Control characters mean nothing in a query, and a NUL would end FTS5's string early.
+        let cleaned: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+        let text = cleaned.as_str();
         let mut raw: Vec<(String, bool)> = Vec::new(); // (term, is_phrase)
         // Quoted phrases first.
         let mut rest = String::new();
@@ -321,6 +324,40 @@ mod tests {
         assert!(q.change && q.words.contains(&"replace".to_owned()), "{q:?}");
         assert!(!Query::parse("parse the config").change);
         assert_eq!(Query::parse("fix").words, ["fix"], "a lone verb stays");
+    }
+
+    /// Property: whatever an agent types, the expressions handed to FTS5 parse (FTS5 raises a
+    /// syntax error on a stray quote, parenthesis, `*`, `^`, `:` or bare operator).
+    #[test]
+    fn no_input_makes_fts5_raise_a_syntax_error() {
+        let db = rusqlite::Connection::open_in_memory().unwrap();
+        db.execute_batch("CREATE VIRTUAL TABLE t USING fts5(name, body); INSERT INTO t VALUES ('a b', 'c \"d\" e');")
+            .unwrap();
+        const PIECES: &[&str] = &[
+            "\"", "'", "(", ")", "*", "^", ":", "-", "+", "/", ".", ",", "{", "}", "[", "]", "\\", "AND", "OR", "NOT",
+            "NEAR", "NEAR(", " ", "\t", "\n", "\0", "é", "日本", "🦀", "a", "b_c", "x1", "::", "->", "#", "@", "=",
+            "<", ">", "%", "$", "&", "|", "~", "`", "?", "!",
+        ];
+        // xorshift64*: reproducible inputs without a dependency.
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move || {
+            state ^= state >> 12;
+            state ^= state << 25;
+            state ^= state >> 27;
+            state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        };
+        for _ in 0..20_000 {
+            let len = (next() % 12) as usize;
+            let text: String = (0..len).map(|_| PIECES[(next() % PIECES.len() as u64) as usize]).collect();
+            let q = Query::parse(&text);
+            if q.is_empty() {
+                continue;
+            }
+            for expr in [q.and(), q.or()] {
+                let r = db.query_row("SELECT count(*) FROM t WHERE t MATCH ?1", [&expr], |r| r.get::<_, i64>(0));
+                assert!(r.is_ok(), "{text:?} became {expr:?}: {r:?}");
+            }
+        }
     }
 
     #[test]

@@ -234,3 +234,89 @@ fn oversized_files_become_fixed_blocks_without_parsing() {
     assert!(c.chunks.iter().all(|ch| ch.kind == "raw"));
     assert_eq!(c.chunks.iter().map(|ch| ch.content.as_str()).collect::<String>(), src);
 }
+
+/// Property: any bytes under any file name chunk without a panic, into chunks that lie inside
+/// the file (lines from 1 to its last line, start before end).
+#[test]
+fn any_bytes_chunk_into_chunks_inside_the_file() {
+    const PIECES: &[&str] = &[
+        "fn ",
+        "def ",
+        "class ",
+        "struct ",
+        "impl ",
+        "func ",
+        "function ",
+        "#include ",
+        "#define X(",
+        "# ",
+        "## ",
+        "```",
+        "{",
+        "}",
+        "(",
+        ")",
+        "[",
+        "]",
+        "<",
+        ">",
+        ";",
+        ":",
+        "\n",
+        "\r\n",
+        "    ",
+        "\t",
+        "\"",
+        "'",
+        "`",
+        "/*",
+        "*/",
+        "//",
+        "\"\"\"",
+        "x",
+        "name_1",
+        "=>",
+        "->",
+        "é",
+        "🦀",
+        "\0",
+        "\u{feff}",
+        "\\",
+        "@",
+        "export ",
+    ];
+    const NAMES: &[&str] =
+        &["a.rs", "a.py", "a.go", "a.c", "a.h", "a.ts", "a.tsx", "a.js", "a.md", "a.txt", "Makefile", "noext"];
+    let mut state: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut next = move || {
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        state.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    };
+    for round in 0..3_000 {
+        let len = (next() % 80) as usize;
+        let mut bytes: Vec<u8> = Vec::new();
+        for _ in 0..len {
+            if next() % 10 == 0 {
+                bytes.push((next() % 256) as u8); // a stray byte, UTF-8 or not
+            } else {
+                bytes.extend_from_slice(PIECES[(next() % PIECES.len() as u64) as usize].as_bytes());
+            }
+        }
+        let name = NAMES[round % NAMES.len()];
+        let lines = bytes.split(|b| *b == b'\n').count().max(1) as u32;
+        for too_large in [false, true] {
+            let chunked = chunk_file(Path::new(name), &bytes, too_large);
+            for c in &chunked.chunks {
+                assert!(
+                    1 <= c.start_line && c.start_line <= c.end_line && c.end_line <= lines,
+                    "{name} ({lines} lines) {bytes:?}: {} L{}-{}",
+                    c.kind,
+                    c.start_line,
+                    c.end_line
+                );
+            }
+        }
+    }
+}
