@@ -207,17 +207,7 @@ pub fn render(
         }
         results.push(item);
     }
-    if let Some(cur) = next {
-        text.push_str(&format!(
-            "[cut at max_tokens={}: {} result(s) not shown; call again with cursor \"{}\" to continue]\n",
-            page.max_tokens,
-            end - cur.index,
-            cur.encode()
-        ));
-    } else if end < total {
-        text.push_str(&format!("[{} more result(s): offset={end}]\n", total - end));
-    }
-    Rendered { text: text.trim_end().to_owned(), results, cursor: next.map(|c| c.encode()) }
+    finish(text, results, next, "result", page.max_tokens, end, total)
 }
 
 /// How much of a note an answer shows beside a result.
@@ -266,15 +256,28 @@ pub fn render_files(files: &[super::files::FileHit], page: Page, header: &str) -
             "name": top.name, "score": (f.score * 100.0).round() / 100.0, "matches": f.chunks.len(), "chunks": chunks,
         }));
     }
+    finish(text, results, next, "file", page.max_tokens, end, total)
+}
+
+/// Ends an answer: says how to get what the budget (`next`) or the page (`end` of `total`)
+/// left out, counted in `noun`s.
+fn finish(
+    mut text: String,
+    results: Vec<Value>,
+    next: Option<Cursor>,
+    noun: &str,
+    max_tokens: usize,
+    end: usize,
+    total: usize,
+) -> Rendered {
     if let Some(cur) = next {
         text.push_str(&format!(
-            "[cut at max_tokens={}: {} file(s) not shown; call again with cursor \"{}\" to continue]\n",
-            page.max_tokens,
+            "[cut at max_tokens={max_tokens}: {} {noun}(s) not shown; call again with cursor \"{}\" to continue]\n",
             end - cur.index,
             cur.encode()
         ));
     } else if end < total {
-        text.push_str(&format!("[{} more file(s): offset={end}]\n", total - end));
+        text.push_str(&format!("[{} more {noun}(s): offset={end}]\n", total - end));
     }
     Rendered { text: text.trim_end().to_owned(), results, cursor: next.map(|c| c.encode()) }
 }
@@ -339,15 +342,5 @@ pub fn outline(chunks: &[crate::store::search::Candidate], mode: Mode, page: Pag
             "name": c.name, "parent": c.parent, "signature": c.signature,
         }));
     }
-    if let Some(cur) = next {
-        text.push_str(&format!(
-            "[cut at max_tokens={}: {} symbol(s) not shown; call again with cursor \"{}\" to continue]\n",
-            page.max_tokens,
-            end - cur.index,
-            cur.encode()
-        ));
-    } else if end < total {
-        text.push_str(&format!("[{} more symbol(s): offset={end}]\n", total - end));
-    }
-    Rendered { text: text.trim_end().to_owned(), results, cursor: next.map(|c| c.encode()) }
+    finish(text, results, next, "symbol", page.max_tokens, end, total)
 }
