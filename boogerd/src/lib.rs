@@ -32,6 +32,7 @@ pub mod rpc;
 pub mod search;
 pub mod storage;
 pub mod store;
+pub mod text;
 pub mod time;
 pub mod tools;
 pub mod watch;

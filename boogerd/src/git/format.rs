@@ -133,7 +133,7 @@ fn file_block(f: &FileDiff) -> String {
 fn symbol_line(s: &Symbol, with_signature: bool) -> String {
     let mut line = format!("{} {} :{}", s.kind, s.qualified(), range(s.lines));
     if with_signature && !s.signature.is_empty() && s.kind != "import" {
-        let _ = write!(line, "  {}", clip(&s.signature, 100));
+        let _ = write!(line, "  {}", crate::text::clip(&s.signature, 100));
     }
     line
 }
@@ -146,17 +146,13 @@ fn modified_line(m: &Modified) -> String {
     }
     line.push(')');
     if let Some(old) = &m.old_signature {
-        let _ = write!(line, "  signature: {} → {}", clip(old, 80), clip(&s.signature, 80));
+        let _ = write!(line, "  signature: {} → {}", crate::text::clip(old, 80), crate::text::clip(&s.signature, 80));
     }
     line
 }
 
 fn range([a, b]: [u32; 2]) -> String {
     if a == b { a.to_string() } else { format!("{a}-{b}") }
-}
-
-fn clip(s: &str, max: usize) -> String {
-    if s.len() <= max { s.to_owned() } else { format!("{}…", &s[..s.floor_char_boundary(max)]) }
 }
 
 /// Symbols worth naming in a message: definitions, not imports or the code between them.

@@ -134,7 +134,7 @@ pub fn render(
         }
         // Notes are the agents' own text, of any length: each is cut, and none passes the budget.
         for note in &hit.notes {
-            let line = format!("[note] {}\n", super::snippet::clip_to(note, NOTE_CHARS));
+            let line = format!("[note] {}\n", crate::text::clip(note, NOTE_CHARS));
             if text.len() + line.len() <= budget {
                 text.push_str(&line);
             }
@@ -144,7 +144,7 @@ pub fn render(
             "name": c.name, "parent": c.parent, "signature": c.signature, "score": (hit.score * 100.0).round() / 100.0,
         });
         if !hit.notes.is_empty() {
-            let notes: Vec<String> = hit.notes.iter().map(|n| super::snippet::clip_to(n, NOTE_CHARS)).collect();
+            let notes: Vec<String> = hit.notes.iter().map(|n| crate::text::clip(n, NOTE_CHARS)).collect();
             item["notes"] = json!(notes);
         }
         if mode == Mode::Content {

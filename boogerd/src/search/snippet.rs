@@ -69,19 +69,7 @@ pub fn pick(lines: &[&str], words: &[String], signature: &str, max: usize) -> Ve
 
 /// `line` cut to a readable length.
 pub fn clip(line: &str) -> String {
-    clip_to(line, LINE_CHARS)
-}
-
-/// `text` cut to at most `max` bytes (at a character boundary), marked with `…` when cut.
-pub fn clip_to(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_owned();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
+    crate::text::clip(line, LINE_CHARS)
 }
 
 #[cfg(test)]
@@ -101,6 +89,5 @@ mod tests {
         assert!(picked.len() <= 6 && picked.windows(2).all(|w| w[0] < w[1]), "{picked:?}");
         // A short chunk is shown whole.
         assert_eq!(pick(&lines[..8], &[], "", 6), (0..8).collect::<Vec<_>>());
-        assert_eq!(clip(&"é".repeat(200)).chars().count(), 61);
     }
 }

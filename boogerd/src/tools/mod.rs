@@ -342,7 +342,7 @@ pub fn page(args: &Value, head_limit: usize, max_lines: usize) -> Result<crate::
 /// A caller's text (query, pattern, symbol) as an answer repeats it: quoted, and cut so that a
 /// long one cannot blow the answer's budget.
 pub fn quoted(text: &str) -> String {
-    format!("{:?}", crate::search::snippet::clip_to(text, 120))
+    format!("{:?}", crate::text::clip(text, 120))
 }
 
 /// An integer argument (validated against the schema already), or `default`.

@@ -375,7 +375,7 @@ impl Walker<'_> {
             }
             let s = string.utf8_text(self.src).ok()?;
             let s = s.trim_start_matches(['r', 'b', 'u', 'R', 'B', 'U']).trim_matches(['"', '\'']).trim();
-            return (!s.is_empty()).then(|| truncate(s, DOC_MAX));
+            return (!s.is_empty()).then(|| crate::text::clip(s, DOC_MAX));
         }
         let comments: Vec<String> = above
             .iter()
@@ -383,7 +383,7 @@ impl Walker<'_> {
             .map(|n| strip_comment(n.utf8_text(self.src).unwrap_or_default()))
             .collect();
         let doc = comments.join("\n").trim().to_owned();
-        (!doc.is_empty()).then(|| truncate(&doc, DOC_MAX))
+        (!doc.is_empty()).then(|| crate::text::clip(&doc, DOC_MAX))
     }
 
     /// The declaration up to its body.
@@ -483,10 +483,6 @@ fn strip_comment(c: &str) -> String {
         .map(|l| l.trim().trim_start_matches('/').trim_start_matches('!').trim_start_matches('#').trim())
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-fn truncate(s: &str, max: usize) -> String {
-    if s.len() <= max { s.to_owned() } else { format!("{}…", &s[..s.floor_char_boundary(max)]) }
 }
 
 /// `block` chunks for the lines no item covers, cut at blank lines, skipping punctuation-only runs.
