@@ -236,9 +236,7 @@ fn path_words(path: &str, q: &Query) -> usize {
 /// The query is the chunk's name: one of its words, or all of them joined (`parse config`
 /// names `parse_config` and `parseconfig`).
 fn names_the_chunk(name: &str, q: &Query) -> bool {
-    // A change request's opening verb says what to do ("remove the Arc"), not which `remove`.
-    let skip = usize::from(q.change && q.words.first().is_some_and(|w| query::is_change_verb(w)));
-    if q.words.iter().skip(skip).any(|w| w.eq_ignore_ascii_case(name)) {
+    if q.words.iter().skip(q.naming_from).any(|w| w.eq_ignore_ascii_case(name)) {
         return true;
     }
     // Compared lazily: this runs for every candidate of every query.

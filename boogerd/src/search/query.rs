@@ -16,6 +16,9 @@ pub struct Query {
     /// The query asks for a change ("fix …", "add …", "feat(x): …"), in the words of a task
     /// or a commit subject, rather than how something works.
     pub change: bool,
+    /// The first of `words` that may name a chunk: 1 when `words` opens with a change request's
+    /// verb ("remove the Arc" is not about functions called `remove`), else 0.
+    pub naming_from: usize,
 }
 
 /// Verbs (and commit types) that open a change request.
@@ -184,11 +187,6 @@ const STOPWORDS: &[&str] = &[
     "implementation",
 ];
 
-/// Whether `word` (lowercase) is one of the verbs that open a change request.
-pub fn is_change_verb(word: &str) -> bool {
-    CHANGE_VERBS.contains(&word)
-}
-
 impl Query {
     pub fn parse(text: &str) -> Query {
         // Control characters mean nothing in a query, and a NUL would end FTS5's string early.
@@ -280,7 +278,8 @@ impl Query {
                 }
             }
         }
-        Query { terms, words, change }
+        let naming_from = usize::from(change && words.first().is_some_and(|w| CHANGE_VERBS.contains(&w.as_str())));
+        Query { terms, words, change, naming_from }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -324,6 +323,9 @@ mod tests {
         assert!(q.change && q.words.contains(&"replace".to_owned()), "{q:?}");
         assert!(!Query::parse("parse the config").change);
         assert_eq!(Query::parse("fix").words, ["fix"], "a lone verb stays");
+        // A kept opening verb is searched for but names no chunk; a dropped one shifts nothing.
+        assert_eq!(Query::parse("remove the Arc around Sender").naming_from, 1);
+        assert_eq!(Query::parse("Fix completion for flags").naming_from, 0);
     }
 
     /// Property: whatever an agent types, the expressions handed to FTS5 parse (FTS5 raises a
