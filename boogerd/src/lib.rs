@@ -32,6 +32,8 @@ pub mod rpc;
 pub mod search;
 pub mod storage;
 pub mod store;
+#[cfg(test)]
+mod test_rng;
 pub mod text;
 pub mod time;
 pub mod tools;

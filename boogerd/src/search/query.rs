@@ -340,17 +340,10 @@ mod tests {
             "NEAR", "NEAR(", " ", "\t", "\n", "\0", "é", "日本", "🦀", "a", "b_c", "x1", "::", "->", "#", "@", "=",
             "<", ">", "%", "$", "&", "|", "~", "`", "?", "!",
         ];
-        // xorshift64*: reproducible inputs without a dependency.
-        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut next = move || {
-            state ^= state >> 12;
-            state ^= state << 25;
-            state ^= state >> 27;
-            state.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        };
+        let mut rng = crate::test_rng::Rng::new(0x9E37_79B9_7F4A_7C15);
         for _ in 0..20_000 {
-            let len = (next() % 12) as usize;
-            let text: String = (0..len).map(|_| PIECES[(next() % PIECES.len() as u64) as usize]).collect();
+            let len = rng.below(12);
+            let text: String = (0..len).map(|_| *rng.pick(PIECES)).collect();
             let q = Query::parse(&text);
             if q.is_empty() {
                 continue;

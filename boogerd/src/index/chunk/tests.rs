@@ -287,21 +287,15 @@ fn any_bytes_chunk_into_chunks_inside_the_file() {
     ];
     const NAMES: &[&str] =
         &["a.rs", "a.py", "a.go", "a.c", "a.h", "a.ts", "a.tsx", "a.js", "a.md", "a.txt", "Makefile", "noext"];
-    let mut state: u64 = 0x2545_F491_4F6C_DD1D;
-    let mut next = move || {
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        state.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-    };
+    let mut rng = crate::test_rng::Rng::new(0x2545_F491_4F6C_DD1D);
     for round in 0..3_000 {
-        let len = (next() % 80) as usize;
+        let len = rng.below(80);
         let mut bytes: Vec<u8> = Vec::new();
         for _ in 0..len {
-            if next() % 10 == 0 {
-                bytes.push((next() % 256) as u8); // a stray byte, UTF-8 or not
+            if rng.below(10) == 0 {
+                bytes.push(rng.below(256) as u8); // a stray byte, UTF-8 or not
             } else {
-                bytes.extend_from_slice(PIECES[(next() % PIECES.len() as u64) as usize].as_bytes());
+                bytes.extend_from_slice(rng.pick(PIECES).as_bytes());
             }
         }
         let name = NAMES[round % NAMES.len()];
