@@ -4,20 +4,29 @@
 use std::path::Path;
 
 use booger_tests::{Env, bin, describe};
+use serde_json::Value;
+
+/// Runs tests/python/mcp_sdk_client.py (the official SDK driving `booger mcp` in `dir`) with
+/// `extra` arguments and the env's variables plus `vars`; its JSON report.
+fn sdk_client(env: &Env, dir: &Path, extra: &[&str], vars: &[(&str, &str)]) -> Value {
+    let mut py = booger_tests::python_with_mcp(env);
+    py.envs(vars.iter().copied())
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("python/mcp_sdk_client.py"))
+        .arg(bin("booger"))
+        .arg(dir)
+        .args(extra);
+    let out = booger_tests::output_within(py, std::time::Duration::from_secs(120));
+    assert!(out.status.success(), "{}", describe(&out));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", describe(&out)))
+}
 
 #[test]
 fn official_python_sdk_initializes_lists_and_calls() {
     let env = Env::new();
     let proj = env.project("zeta");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("python/mcp_sdk_client.py");
     // No daemon yet: `booger mcp` starts one under the SDK.
     // The env's variables reach booger through python.
-    let mut py = booger_tests::python_with_mcp(&env);
-    py.arg(&script).arg(bin("booger")).arg(&proj);
-    let out = booger_tests::output_within(py, std::time::Duration::from_secs(60));
-    assert!(out.status.success(), "{}", describe(&out));
-    let v: serde_json::Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", describe(&out)));
+    let v = sdk_client(&env, &proj, &[], &[]);
     assert_eq!(v["server"], "booger");
     assert!(v["protocolVersion"].as_str().unwrap().starts_with("20"), "{v}");
     assert!(v["tools"].as_array().unwrap().iter().any(|t| t == "status"), "{v}");
@@ -43,14 +52,8 @@ fn first_call_in_an_unseen_repository_just_works() {
     std::fs::write(repo.join("retry.py"), "def retry_failed_uploads(queue):\n    return queue\n").unwrap();
     let sub = repo.join("src");
     std::fs::create_dir(&sub).unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("python/mcp_sdk_client.py");
     // Started in a subdirectory: the repository's root is the project.
-    let mut py = booger_tests::python_with_mcp(&env);
-    py.arg(&script).arg(bin("booger")).arg(&sub).arg("retry failed uploads");
-    let out = booger_tests::output_within(py, std::time::Duration::from_secs(60));
-    assert!(out.status.success(), "{}", describe(&out));
-    let v: serde_json::Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", describe(&out)));
+    let v = sdk_client(&env, &sub, &["retry failed uploads"], &[]);
     assert_eq!(v["isError"], false, "{v}");
     let text = v["text"].as_str().unwrap();
     assert!(!text.contains("not a registered project"), "{text}");
@@ -62,11 +65,7 @@ fn first_call_in_an_unseen_repository_just_works() {
     // `--no-register` leaves another repository alone.
     let other = env.project("other-repo");
     booger_tests::git(&other, &["init", "-q"]);
-    let mut py = booger_tests::python_with_mcp(&env);
-    py.env("BOOGER_AUTO_REGISTER", "0").arg(&script).arg(bin("booger")).arg(&other).arg("anything");
-    let out = booger_tests::output_within(py, std::time::Duration::from_secs(60));
-    let v: serde_json::Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", describe(&out)));
+    let v = sdk_client(&env, &other, &["anything"], &[("BOOGER_AUTO_REGISTER", "0")]);
     assert!(v["text"].as_str().unwrap().contains("not a registered project"), "{v}");
 }
 
@@ -128,17 +127,9 @@ fn every_answer_is_structured_and_matches_its_output_schema() {
         { "tool": "semantic-search", "arguments": { "query": "read settings" } },
         { "tool": "hybrid-search", "arguments": { "query": "parse settings" } },
     ]);
-    let mut py = booger_tests::python_with_mcp(&env);
-    py.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("python/mcp_sdk_client.py"))
-        .arg(bin("booger"))
-        .arg(&repo)
-        .arg("--calls")
-        .arg(calls.to_string());
-    let out = booger_tests::output_within(py, std::time::Duration::from_secs(120));
-    assert!(out.status.success(), "{}", describe(&out));
-    let report: Vec<serde_json::Value> =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", describe(&out)));
-    for entry in &report {
+    let report = sdk_client(&env, &repo, &["--calls", &calls.to_string()], &[]);
+    let report = report.as_array().expect("one entry per call");
+    for entry in report {
         assert!(entry.get("invalid").is_none(), "the SDK rejected the structured content: {entry}");
         assert_eq!(entry["hasOutputSchema"], true, "{entry}");
         assert_eq!(entry["isError"], false, "{entry}");

@@ -137,7 +137,7 @@ fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx:
 }
 
 /// What test code loses against the code it tests, unless the query is about tests.
-pub const TEST_PENALTY: f64 = 4.0;
+const TEST_PENALTY: f64 = 4.0;
 
 /// What prose loses against code when the query does not ask for documentation.
 const PROSE_PENALTY: f64 = 6.0;
