@@ -105,6 +105,11 @@ impl Daemon {
         self.stop.send_replace(true);
     }
 
+    /// Whether a shutdown has been requested.
+    pub fn is_stopping(&self) -> bool {
+        *self.stop.borrow()
+    }
+
     /// Resolves once a shutdown has been requested.
     pub fn stopped(&self) -> impl Future<Output = ()> + Send + 'static {
         let mut rx = self.stop.subscribe();

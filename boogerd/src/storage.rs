@@ -19,6 +19,9 @@ pub const INDEXES_DIR: &str = "indexes";
 pub const IN_REPO_DIR: &str = ".booger";
 /// The database file inside a project's index folder.
 pub const DB_FILE: &str = "index.db";
+/// The agents' notes and work set, beside the index but in a database of their own: the
+/// index is derived and may be set aside and rebuilt; these cannot be made again.
+pub const NOTES_FILE: &str = "notes.db";
 /// A file beside the database naming the project's root, for people and for finding orphans.
 const ROOT_FILE: &str = "root";
 
@@ -117,15 +120,17 @@ pub fn adopt(from: &Path, to: &Path, root: &Path) -> io::Result<bool> {
         return Ok(false);
     }
     prepare(to, root)?;
-    // The WAL first: the database appears last, complete with its log.
-    for suffix in ["-wal", ""] {
-        let (a, b) = (sidecar(&old, suffix), sidecar(&new, suffix));
-        if !a.is_file() {
+    // The notes, then each database's WAL before it: the index appears last, complete with
+    // its log and its notes.
+    let moves = [(NOTES_FILE, "-wal"), (NOTES_FILE, ""), (DB_FILE, "-wal"), (DB_FILE, "")];
+    for (file, suffix) in moves {
+        let (a, b) = (sidecar(&from.join(file), suffix), sidecar(&to.join(file), suffix));
+        if !a.is_file() || (file == NOTES_FILE && to.join(file).exists()) {
             continue;
         }
         // Copy to a temporary name first: a crash mid-copy must not leave a torn database
         // where the daemon would open it.
-        let tmp = sidecar(&new, &format!("{suffix}.moving"));
+        let tmp = sidecar(&to.join(file), &format!("{suffix}.moving"));
         if std::fs::rename(&a, &tmp).is_err() {
             copy_private(&a, &tmp)?;
         }
@@ -184,8 +189,23 @@ fn remove_own_files(dir: &Path) {
     for e in entries.filter_map(Result::ok) {
         let name = e.file_name();
         let name = name.to_string_lossy();
-        let ours = name.starts_with(DB_FILE) || name.starts_with("rank-") || name == ".gitignore" || name == ROOT_FILE;
+        let ours = name.starts_with(DB_FILE)
+            || name.starts_with(NOTES_FILE)
+            || name.starts_with("rank-")
+            || name == ".gitignore"
+            || name == ROOT_FILE;
         if ours {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Removes what is derived from an index (the ranking index's segments), after the index was
+/// replaced: made for the old one, they must never be read beside the new one.
+pub fn remove_derived(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.filter_map(Result::ok) {
+        if e.file_name().to_string_lossy().starts_with("rank-") {
             let _ = std::fs::remove_file(e.path());
         }
     }

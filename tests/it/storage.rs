@@ -238,11 +238,12 @@ fn a_full_disk_fails_clearly_and_recovers_when_space_returns() {
     assert_eq!(check, "ok");
 }
 
-/// A damaged index is set aside (never deleted) and rebuilt; the project answers again without
-/// any hand work. (Notes are carried over when their pages can still be read, which depends on
-/// where the damage fell, so this test does not count on them.)
+/// A damaged index is set aside (never deleted) and rebuilt in the background, without any
+/// hand work: found at open, by the first query or by the watcher's first survey. The agents'
+/// notes live in a database of their own and survive every case; the answer that met the
+/// damage and `status` say what happened.
 #[test]
-fn a_damaged_index_is_set_aside_and_rebuilt() {
+fn a_damaged_index_is_set_aside_and_rebuilt_keeping_the_notes() {
     use std::io::{Seek, SeekFrom, Write};
     let env = Env::new();
     let root = env.project("damaged");
@@ -250,26 +251,47 @@ fn a_damaged_index_is_set_aside_and_rebuilt() {
     for i in 0..200 {
         write(&root, &format!("pad/m{i}.py"), &format!("def pad_{i}(x):\n    return x + {i}\n"));
     }
-    let db = env.index_dir(&root).join("index.db");
+    let dir = env.index_dir(&root);
+    let db = dir.join("index.db");
     type Damage = fn(&Path);
-    let cases: [(&str, Damage); 4] = [
-        ("not a database", |p| std::fs::write(p, "this is not SQLite\n".repeat(100)).unwrap()),
-        ("garbage over the header", |p| {
-            let mut f = std::fs::OpenOptions::new().write(true).open(p).unwrap();
-            f.write_all(&[0xA5; 4096]).unwrap();
-        }),
-        ("garbage in the middle", |p| {
-            let len = std::fs::metadata(p).unwrap().len();
-            let mut f = std::fs::OpenOptions::new().write(true).open(p).unwrap();
-            f.seek(SeekFrom::Start(len / 2 / 4096 * 4096)).unwrap();
-            f.write_all(&vec![0x5A; 65_536.min(len as usize / 4)]).unwrap();
-        }),
-        ("truncated", |p| {
-            let len = std::fs::metadata(p).unwrap().len();
-            std::fs::OpenOptions::new().write(true).open(p).unwrap().set_len(len / 3).unwrap();
-        }),
+    // (what, the damage, whether SQLite can notice it: a WAL with a bad header is ignored and
+    // an empty file is an empty database, which the watcher's first survey fills)
+    let cases: [(&str, Damage, bool); 6] = [
+        ("not a database", |p| std::fs::write(p, "this is not SQLite\n".repeat(100)).unwrap(), true),
+        (
+            "garbage over the header",
+            |p| {
+                let mut f = std::fs::OpenOptions::new().write(true).open(p).unwrap();
+                f.write_all(&[0xA5; 4096]).unwrap();
+            },
+            true,
+        ),
+        (
+            "garbage in the middle",
+            |p| {
+                let len = std::fs::metadata(p).unwrap().len();
+                let mut f = std::fs::OpenOptions::new().write(true).open(p).unwrap();
+                f.seek(SeekFrom::Start(len / 3 / 4096 * 4096)).unwrap();
+                f.write_all(&vec![0x5A; (len as usize / 2).max(4096)]).unwrap();
+            },
+            true,
+        ),
+        (
+            "truncated",
+            |p| {
+                let len = std::fs::metadata(p).unwrap().len();
+                std::fs::OpenOptions::new().write(true).open(p).unwrap().set_len(len / 3).unwrap();
+            },
+            true,
+        ),
+        ("zero length", |p| std::fs::File::create(p).map(drop).unwrap(), false),
+        (
+            "a corrupt write-ahead log",
+            |p| std::fs::write(p.with_file_name("index.db-wal"), [0xC3u8; 70_000]).unwrap(),
+            false,
+        ),
     ];
-    for (what, damage) in cases {
+    for (what, damage, noticed) in cases {
         let mut d = env.start_daemon();
         let out = env.run(&["projects", "add", root.to_str().unwrap()]);
         assert!(out.status.success(), "{what}: {}", describe(&out));
@@ -280,22 +302,43 @@ fn a_damaged_index_is_set_aside_and_rebuilt() {
         d.signal(libc::SIGTERM);
         d.wait();
         damage(&db);
+
         let _d = env.start_daemon();
-        let out = env.run(&["index", "--full", root.to_str().unwrap()]);
-        assert!(out.status.success(), "{what}: {}", describe(&out));
-        assert!(search_paths(&env, &root, "retry upload").contains(&"app/main.py".to_owned()), "{what}");
-        let aside = std::fs::read_dir(db.parent().unwrap())
+        // No `index` call: the first query meets the damage (or the watcher's survey does),
+        // and the index is rebuilt in the background.
+        let first = env.run(&["search", "retry upload", "--project", root.to_str().unwrap()]);
+        wait_until(&format!("{what}: the rebuilt index answering"), Duration::from_secs(30), || {
+            search_paths(&env, &root, "retry upload").contains(&"app/main.py".to_owned())
+                && search_paths(&env, &root, "pad_150").contains(&"pad/m150.py".to_owned())
+        });
+        let (text, _, err) = env.call(&root, "s", "annotations", json!({}));
+        assert!(!err && text.contains("keep me"), "{what}: the note was lost: {text}");
+        let aside: Vec<String> = std::fs::read_dir(&dir)
             .unwrap()
             .flatten()
-            .any(|e| e.file_name().to_string_lossy().starts_with("index.db.corrupt-"));
-        assert!(aside, "{what}: the damaged file was not kept");
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("index.db.corrupt-"))
+            .collect();
+        if noticed {
+            assert!(!aside.is_empty(), "{what}: the damaged file was not kept");
+            let status = project_status(&env, &root);
+            let recovered = &status["project"]["index"]["recovered"];
+            assert!(
+                recovered["set_aside"].as_str().is_some_and(|p| p.contains("index.db.corrupt-")),
+                "{what}: {status}"
+            );
+            let said = stdout(&first) + &stdout(&env.run(&["status", "--project", root.to_str().unwrap()]));
+            assert!(said.contains("found damaged"), "{what}: nothing said so: {said}");
+        } else {
+            assert!(aside.is_empty(), "{what}: a sound index was set aside: {aside:?}");
+        }
         drop(_d);
         // The next case starts from a sound index again.
         let mut d = env.start_daemon();
         assert!(env.run(&["projects", "remove", root.to_str().unwrap()]).status.success());
         d.signal(libc::SIGTERM);
         d.wait();
-        let _ = std::fs::remove_dir_all(db.parent().unwrap());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
 

@@ -281,18 +281,18 @@ pub fn structural_diff(repo: &Repo, req: &Request, indexed: &Indexed<'_>) -> Res
 
 /// One line of `git diff --raw -z`.
 #[derive(Debug, Clone)]
-struct Entry {
-    status: char,
-    old_mode: String,
-    new_mode: String,
-    old_id: String,
-    new_id: String,
-    path: String,
-    old_path: Option<String>,
+pub struct Entry {
+    pub status: char,
+    pub old_mode: String,
+    pub new_mode: String,
+    pub old_id: String,
+    pub new_id: String,
+    pub path: String,
+    pub old_path: Option<String>,
 }
 
 /// `:old_mode new_mode old_id new_id status\0path\0[new_path\0]`, repeated.
-fn parse_raw(out: &[u8]) -> Vec<Entry> {
+pub fn parse_raw(out: &[u8]) -> Vec<Entry> {
     let mut fields = out.split(|&b| b == 0).map(|f| String::from_utf8_lossy(f).into_owned());
     let mut entries = Vec::new();
     while let Some(meta) = fields.next() {
@@ -328,9 +328,8 @@ fn is_zero(id: &str) -> bool {
 
 /// `git cat-file --batch`: `<id> <type> <size>\n<bytes>\n` per requested id.
 fn read_blobs(repo: &Repo, ids: &[String]) -> Result<HashMap<String, Vec<u8>>, GitError> {
-    let mut blobs = HashMap::new();
     if ids.is_empty() {
-        return Ok(blobs);
+        return Ok(HashMap::new());
     }
     let mut input = Vec::with_capacity(ids.len() * 41);
     for id in ids {
@@ -338,7 +337,14 @@ fn read_blobs(repo: &Repo, ids: &[String]) -> Result<HashMap<String, Vec<u8>>, G
         input.push(b'\n');
     }
     let out = repo.git.run_with_input(&["cat-file", "--batch"], input)?;
-    let mut rest = &out[..];
+    Ok(parse_batch(&out))
+}
+
+/// The blobs in `git cat-file --batch` output, by id; a missing object is skipped, and a
+/// cut-off answer ends the parse.
+pub fn parse_batch(out: &[u8]) -> HashMap<String, Vec<u8>> {
+    let mut blobs = HashMap::new();
+    let mut rest = out;
     while !rest.is_empty() {
         let Some(nl) = rest.iter().position(|&b| b == b'\n') else { break };
         let header = String::from_utf8_lossy(&rest[..nl]).into_owned();
@@ -354,7 +360,7 @@ fn read_blobs(repo: &Repo, ids: &[String]) -> Result<HashMap<String, Vec<u8>>, G
         blobs.insert(parts[0].to_owned(), rest[..size].to_vec());
         rest = rest.get(size + 1..).unwrap_or_default();
     }
-    Ok(blobs)
+    blobs
 }
 
 /// A file as it is on disk; a symbolic link as its target, as git stores it. `None` when it

@@ -19,7 +19,7 @@ use booger_proto::wire::{self, code};
 use interprocess::local_socket::tokio::Stream;
 use jsonrpsee::Methods;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
 
 pub use methods::methods;
@@ -55,6 +55,17 @@ impl Connection {
 static NEXT_CONNECTION: AtomicU64 = AtomicU64::new(1);
 
 pub async fn serve_connection(conn: Stream, methods: Methods, daemon: Arc<Daemon>) {
+    let (recv, send) = tokio::io::split(conn);
+    serve(recv, send, methods, daemon).await;
+}
+
+/// Serves one connection's byte streams until the peer closes, a line breaks the framing or
+/// the daemon stops. The fuzz target `rpc_lines` drives this with arbitrary bytes.
+pub async fn serve<R, W>(input: R, output: W, methods: Methods, daemon: Arc<Daemon>)
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let id = NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed);
     let connection = Arc::new(Connection {
         id,
@@ -64,11 +75,10 @@ pub async fn serve_connection(conn: Stream, methods: Methods, daemon: Arc<Daemon
     let mut methods = methods;
     methods.extensions_mut().insert(connection);
 
-    let conn = Arc::new(conn);
     let (tx, rx) = mpsc::channel::<String>(REPLY_QUEUE);
     let slots = Arc::new(tokio::sync::Semaphore::new(IN_FLIGHT));
-    let writer = tokio::spawn(write_lines(conn.clone(), rx));
-    let mut reader = BufReader::new(&*conn);
+    let writer = tokio::spawn(write_lines(output, rx));
+    let mut reader = BufReader::new(input);
     let stopped = daemon.stopped();
     tokio::pin!(stopped);
     let mut line = Vec::with_capacity(1024);
@@ -144,8 +154,7 @@ async fn discard_line<R: AsyncBufRead + Unpin>(reader: &mut R) -> std::io::Resul
     }
 }
 
-async fn write_lines(conn: Arc<Stream>, mut rx: mpsc::Receiver<String>) {
-    let mut w = &*conn;
+async fn write_lines<W: AsyncWrite + Unpin>(mut w: W, mut rx: mpsc::Receiver<String>) {
     let mut out = Vec::with_capacity(4096);
     while let Some(first) = rx.recv().await {
         // Coalesce whatever is already queued into one write.

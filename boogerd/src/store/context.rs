@@ -2,10 +2,51 @@
 //!
 //! A row with `session_id` NULL is shared by every session; otherwise only its session sees
 //! it. Expired annotations are invisible at once and deleted on the next write.
+//!
+//! They live in a database of their own beside the index (`notes.db`), attached to every
+//! connection as `notes`: the index is derived from the files and may be set aside and
+//! rebuilt when damaged; the agents' notes cannot be made again.
 
-use rusqlite::{OptionalExtension, params};
+use std::path::Path;
 
-use super::{Result, Store};
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::{Result, Store, StoreError};
+
+/// Attaches the notes database at `path` as `notes` (a reader's connection).
+pub(super) fn attach_notes(c: &Connection, path: &Path) -> rusqlite::Result<()> {
+    c.execute("ATTACH DATABASE ?1 AS notes", [path.to_string_lossy()])?;
+    Ok(())
+}
+
+/// Creates (private to the user) or opens the notes database at `path`, attaches it to the
+/// writer and brings its schema up to date. A damaged one is set aside and replaced by a fresh
+/// one holding what could still be read from it.
+pub(super) fn open_notes(writer: &mut Connection, path: &Path) -> Result<()> {
+    match attach_and_migrate(writer, path) {
+        Err(e) if e.is_corrupt() => {
+            let _ = writer.execute("DETACH DATABASE notes", []);
+            let dir = path.parent().unwrap_or(Path::new("."));
+            let file = path.file_name().and_then(|f| f.to_str()).unwrap_or(crate::storage::NOTES_FILE);
+            let aside = super::recover::set_aside(dir, file)
+                .map_err(|source| StoreError::Create { path: path.to_owned(), source })?;
+            attach_and_migrate(writer, path)?;
+            let kept = super::recover::carry_notes(writer, &aside, "notes");
+            tracing::warn!(db = %path.display(), error = %e, aside = %aside.display(), rows_kept = kept,
+                "the notes database was damaged: set aside and replaced");
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+fn attach_and_migrate(writer: &mut Connection, path: &Path) -> Result<()> {
+    let sql = |source| StoreError::Sqlite { path: path.to_owned(), source };
+    crate::storage::create_private_file(path).map_err(|source| StoreError::Create { path: path.to_owned(), source })?;
+    attach_notes(writer, path).map_err(sql)?;
+    writer.execute_batch("PRAGMA notes.journal_mode = WAL; PRAGMA notes.synchronous = NORMAL;").map_err(sql)?;
+    super::migrate(writer, "notes", super::schema::NOTES_MIGRATIONS, path)
+}
 
 /// What the volatile context contributes to one search (what `search` re-ranks by).
 #[derive(Debug, Default, Clone)]
@@ -49,9 +90,9 @@ impl Scope<'_> {
 impl Store {
     pub fn annotate(&self, target: &str, note: &str, scope: Scope, now: &str, expires_at: Option<&str>) -> Result<i64> {
         self.write(|c| {
-            c.execute("DELETE FROM annotations WHERE expires_at IS NOT NULL AND expires_at <= ?1", [now])?;
+            c.execute("DELETE FROM notes.annotations WHERE expires_at IS NOT NULL AND expires_at <= ?1", [now])?;
             c.execute(
-                "INSERT INTO annotations(target, note, session_id, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                "INSERT INTO notes.annotations(target, note, session_id, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![target, note, scope.id(), now, expires_at],
             )?;
             Ok(c.last_insert_rowid())
@@ -62,7 +103,7 @@ impl Store {
     pub fn annotations(&self, scope: Scope, target: Option<&str>, now: &str) -> Result<Vec<Annotation>> {
         self.read(|c| {
             let mut stmt = c.prepare_cached(
-                "SELECT id, target, note, session_id, created_at, expires_at FROM annotations
+                "SELECT id, target, note, session_id, created_at, expires_at FROM notes.annotations
                  WHERE (session_id IS NULL OR session_id = ?1)
                    AND (expires_at IS NULL OR expires_at > ?2)
                    AND (?3 IS NULL OR target = ?3)
@@ -90,14 +131,14 @@ impl Store {
             for p in paths {
                 let exists: Option<i64> = tx
                     .query_row(
-                        "SELECT id FROM workset WHERE kind = ?1 AND path = ?2 AND session_id IS ?3",
+                        "SELECT id FROM notes.workset WHERE kind = ?1 AND path = ?2 AND session_id IS ?3",
                         params![kind, p, scope.id()],
                         |r| r.get(0),
                     )
                     .optional()?;
                 if exists.is_none() {
                     tx.execute(
-                        "INSERT INTO workset(path, kind, session_id, created_at) VALUES (?1, ?2, ?3, ?4)",
+                        "INSERT INTO notes.workset(path, kind, session_id, created_at) VALUES (?1, ?2, ?3, ?4)",
                         params![p, kind, scope.id(), now],
                     )?;
                     added += 1;
@@ -112,7 +153,7 @@ impl Store {
     pub fn workset(&self, scope: Scope) -> Result<(Vec<String>, Vec<String>)> {
         self.read(|c| {
             let mut stmt = c.prepare_cached(
-                "SELECT DISTINCT kind, path FROM workset WHERE session_id IS NULL OR session_id = ?1 ORDER BY path",
+                "SELECT DISTINCT kind, path FROM notes.workset WHERE session_id IS NULL OR session_id = ?1 ORDER BY path",
             )?;
             let mut focus = Vec::new();
             let mut visited = Vec::new();
@@ -131,10 +172,12 @@ impl Store {
             let tx = c.transaction()?;
             let counts = match scope {
                 Some(s) => (
-                    tx.execute("DELETE FROM annotations WHERE session_id IS ?1", [s.id()])?,
-                    tx.execute("DELETE FROM workset WHERE session_id IS ?1", [s.id()])?,
+                    tx.execute("DELETE FROM notes.annotations WHERE session_id IS ?1", [s.id()])?,
+                    tx.execute("DELETE FROM notes.workset WHERE session_id IS ?1", [s.id()])?,
                 ),
-                None => (tx.execute("DELETE FROM annotations", [])?, tx.execute("DELETE FROM workset", [])?),
+                None => {
+                    (tx.execute("DELETE FROM notes.annotations", [])?, tx.execute("DELETE FROM notes.workset", [])?)
+                }
             };
             tx.commit()?;
             Ok(counts)

@@ -64,6 +64,8 @@ pub struct Store {
     /// Chunks that can be embedded and vectors per model: counted once, then kept by the
     /// writes (`None` until first asked).
     tally: Mutex<Option<tally::Tally>>,
+    /// A query found the database (or the notes) damaged: what SQLite said.
+    damage: Mutex<Option<String>>,
 }
 
 impl Store {
@@ -90,10 +92,15 @@ impl Store {
         let sql = |source| StoreError::Sqlite { path: path.to_owned(), source };
         let mut writer = Connection::open(path).map_err(sql)?;
         configure(&writer, WRITER_CACHE_KIB).map_err(sql)?;
-        migrate(&mut writer, path)?;
+        let notes = path.with_file_name(crate::storage::NOTES_FILE);
+        context::open_notes(&mut writer, &notes)?;
+        migrate(&mut writer, "main", schema::MIGRATIONS, path)?;
         let manager = SqliteConnectionManager::file(path)
             .with_flags(rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX)
-            .with_init(|c| configure(c, READER_CACHE_KIB));
+            .with_init(move |c| {
+                configure(c, READER_CACHE_KIB)?;
+                context::attach_notes(c, &notes)
+            });
         let readers = Pool::builder()
             .max_size(8)
             .min_idle(Some(0))
@@ -122,6 +129,7 @@ impl Store {
             files_generation: std::sync::atomic::AtomicU64::new(0),
             summary: Mutex::default(),
             tally: Mutex::default(),
+            damage: Mutex::default(),
         })
     }
 
@@ -136,14 +144,30 @@ impl Store {
 
     fn read<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
         let conn = self.readers.get().map_err(|source| StoreError::Pool { path: self.path.clone(), source })?;
-        f(&conn).map_err(|source| StoreError::Sqlite { path: self.path.clone(), source })
+        f(&conn).map_err(|source| self.failed(source))
     }
 
     fn write<T>(&self, f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>) -> Result<T> {
         let mut conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        let out = f(&mut conn).map_err(|source| StoreError::Sqlite { path: self.path.clone(), source });
+        let out = f(&mut conn).map_err(|source| self.failed(source));
         self.generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         out
+    }
+
+    /// Every SQLite error of a read or write passes here: damage is remembered, for the
+    /// project to set the index aside after the call (see [`take_damage`](Self::take_damage)).
+    fn failed(&self, source: rusqlite::Error) -> StoreError {
+        let e = StoreError::Sqlite { path: self.path.clone(), source };
+        if e.is_corrupt() {
+            let mut damage = self.damage.lock().unwrap_or_else(|p| p.into_inner());
+            damage.get_or_insert_with(|| e.to_string());
+        }
+        e
+    }
+
+    /// What SQLite said when a query found the database damaged, if one did since last asked.
+    pub fn take_damage(&self) -> Option<String> {
+        self.damage.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 
     /// Reads the counts of [`tally::Tally`], counting them first if nobody has asked yet.
@@ -153,8 +177,7 @@ impl Store {
         }
         // Counted on the writer's connection, holding it: no write can land in between.
         let conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        let counted =
-            tally::Tally::count(&conn).map_err(|source| StoreError::Sqlite { path: self.path.clone(), source })?;
+        let counted = tally::Tally::count(&conn).map_err(|source| self.failed(source))?;
         let out = f(&counted);
         *self.tally.lock().unwrap_or_else(|p| p.into_inner()) = Some(counted);
         Ok(out)
@@ -264,19 +287,20 @@ fn configure(c: &Connection, cache_kib: u32) -> rusqlite::Result<()> {
     ))
 }
 
-fn migrate(c: &mut Connection, path: &Path) -> Result<()> {
+/// Brings the database attached as `schema` (whose file is `path`) up to `migrations`.
+fn migrate(c: &mut Connection, schema: &str, migrations: &[&str], path: &Path) -> Result<()> {
     let sql = |source| StoreError::Sqlite { path: path.to_owned(), source };
-    let version: i64 = c.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(sql)?;
-    let known = schema::MIGRATIONS.len() as i64;
+    let version: i64 = c.query_row(&format!("PRAGMA {schema}.user_version"), [], |r| r.get(0)).map_err(sql)?;
+    let known = migrations.len() as i64;
     if version > known {
         return Err(StoreError::TooNew { path: path.to_owned(), found: version, known });
     }
-    for (i, m) in schema::MIGRATIONS.iter().enumerate().skip(version as usize) {
+    for (i, m) in migrations.iter().enumerate().skip(version as usize) {
         let tx = c.transaction().map_err(sql)?;
         tx.execute_batch(m).map_err(sql)?;
-        tx.pragma_update(None, "user_version", i as i64 + 1).map_err(sql)?;
+        tx.pragma_update(Some(schema), "user_version", i as i64 + 1).map_err(sql)?;
         tx.commit().map_err(sql)?;
-        tracing::info!(db = %path.display(), version = i + 1, "index schema migrated");
+        tracing::info!(db = %path.display(), version = i + 1, "schema migrated");
     }
     Ok(())
 }

@@ -109,4 +109,36 @@ pub const MIGRATIONS: &[&str] = &[
     DROP TRIGGER IF EXISTS chunks_ad;
     DROP TRIGGER IF EXISTS chunks_au;
     "#,
+    // 4: the agents' notes and work set move to their own database (`notes.db`, attached as
+    // `notes`), so that setting a damaged index aside and rebuilding it cannot lose them.
+    r#"
+    INSERT OR IGNORE INTO notes.annotations SELECT * FROM main.annotations;
+    INSERT OR IGNORE INTO notes.workset SELECT * FROM main.workset;
+    DROP TABLE main.annotations;
+    DROP TABLE main.workset;
+    "#,
+];
+
+/// `NOTES_MIGRATIONS[i]` brings the notes database (attached as `notes`) from version `i` to
+/// `i + 1`. Volatile context belongs to the agents: it survives re-indexing, file deletion and
+/// a rebuild of the index.
+pub const NOTES_MIGRATIONS: &[&str] = &[
+    // 1: annotations and the work set (focus, visited), by session (NULL: shared).
+    r#"
+    CREATE TABLE notes.annotations (
+        id         INTEGER PRIMARY KEY,
+        target     TEXT NOT NULL,
+        note       TEXT NOT NULL,
+        session_id TEXT,
+        created_at TEXT NOT NULL,
+        expires_at TEXT
+    );
+    CREATE TABLE notes.workset (
+        id         INTEGER PRIMARY KEY,
+        path       TEXT NOT NULL,
+        kind       TEXT NOT NULL CHECK (kind IN ('focus', 'visited')),
+        session_id TEXT,
+        created_at TEXT NOT NULL
+    );
+    "#,
 ];

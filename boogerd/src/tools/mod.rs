@@ -103,7 +103,9 @@ pub async fn call(daemon: Arc<Daemon>, session: Session, name: &str, args: Value
     let joined = tokio::task::spawn_blocking(move || {
         ANSWERED.take();
         let reply = handler(&daemon, &session, &args);
-        with_freshness(reply, ANSWERED.take())
+        let answered = ANSWERED.take();
+        let reply = with_recovery(&daemon, reply, &answered);
+        with_freshness(reply, answered)
     })
     .await;
     let reply = joined.unwrap_or_else(|e| {
@@ -138,9 +140,11 @@ thread_local! {
     /// still pending: recorded by [`answering_from`], attached to the reply by [`call`]. A
     /// handler runs wholly on one blocking thread, so this needs no plumbing through every
     /// handler's signature.
-    static ANSWERED: std::cell::RefCell<Vec<(String, u64, crate::live::Freshness)>> =
-        const { std::cell::RefCell::new(Vec::new()) };
+    static ANSWERED: std::cell::RefCell<Vec<Answered>> = const { std::cell::RefCell::new(Vec::new()) };
 }
+
+/// One project an answer came from: (name, root, index generation, what was pending).
+type Answered = (String, PathBuf, u64, crate::live::Freshness);
 
 /// Waits (briefly) for `handle`'s queued changes, then records what the answer is based on.
 pub fn answering_from(name: &str, handle: &crate::project::ProjectHandle, store: &crate::store::Store) {
@@ -149,19 +153,40 @@ pub fn answering_from(name: &str, handle: &crate::project::ProjectHandle, store:
         use std::sync::atomic::Ordering::Relaxed;
         fresh.indexing = Some((handle.progress.done.load(Relaxed), handle.progress.total.load(Relaxed)));
     }
-    ANSWERED.with_borrow_mut(|a| a.push((name.to_owned(), store.content_generation(), fresh)));
+    ANSWERED.with_borrow_mut(|a| a.push((name.to_owned(), handle.root.clone(), store.content_generation(), fresh)));
+}
+
+/// A query that found an index damaged has it set aside and rebuilt; the answer (failed or
+/// not) says so, with where the damaged file went.
+fn with_recovery(daemon: &Daemon, mut reply: ToolReply, answered: &[Answered]) -> ToolReply {
+    for (name, root, ..) in answered {
+        let handle = daemon.projects.get(root);
+        handle.recover_if_damaged();
+        if let Some(r) = handle.recovery_news() {
+            reply.text.push_str(&format!(
+                "\n(index of {name}: found damaged ({}); the damaged file was set aside as {} and the index is being \
+                 rebuilt from the files: ask again in a moment; `booger status` shows progress)",
+                crate::text::clip(&r.error, 200),
+                r.set_aside.display()
+            ));
+            if let Some(obj) = reply.data.as_object_mut() {
+                obj.insert("recovered".to_owned(), serde_json::json!(r));
+            }
+        }
+    }
+    reply
 }
 
 /// Every answer says which index generation it comes from and what was not in it yet; the
 /// text says so only when something was not.
-fn with_freshness(mut reply: ToolReply, answered: Vec<(String, u64, crate::live::Freshness)>) -> ToolReply {
+fn with_freshness(mut reply: ToolReply, answered: Vec<Answered>) -> ToolReply {
     use crate::live::Mode;
     if answered.is_empty() || reply.is_error {
         return reply;
     }
     let entries: Vec<Value> = answered
         .iter()
-        .map(|(name, generation, f)| {
+        .map(|(name, _, generation, f)| {
             serde_json::json!({
                 "project": name,
                 "generation": generation,
@@ -177,7 +202,7 @@ fn with_freshness(mut reply: ToolReply, answered: Vec<(String, u64, crate::live:
         let index = if entries.len() == 1 { entries[0].clone() } else { Value::Array(entries) };
         obj.insert("index".to_owned(), index);
     }
-    for (name, _, f) in &answered {
+    for (name, _, _, f) in &answered {
         let note = if f.events_lost {
             Some("the OS dropped file events; booger is re-surveying the project, so recent changes may be missing: ask again in a moment".to_owned())
         } else if f.pending_count > 0 {

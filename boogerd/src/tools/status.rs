@@ -108,6 +108,16 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>) -> (String,
     }
     let watch = handle.live.status();
     t.push_str(&watch_line(&watch));
+    handle.recover_if_damaged();
+    let recovered = handle.recovered();
+    if let Some(r) = &recovered {
+        t.push_str(&format!(
+            "index: found damaged at {} ({}); set aside as {} and rebuilt from the files\n",
+            r.at,
+            crate::text::clip(&r.error, 200),
+            r.set_aside.display()
+        ));
+    }
     let store = match handle.existing_store() {
         Ok(Some(s)) => s,
         Ok(None) => {
@@ -126,6 +136,12 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>) -> (String,
         Ok(s) => s,
         Err(e) => {
             t.push_str(&format!("index: cannot read: {e}\n"));
+            if e.is_corrupt() {
+                handle.recover_if_damaged();
+                t.push_str(
+                    "index: set aside as damaged; it is being rebuilt from the files (ask `booger status` again)\n",
+                );
+            }
             return (t, json!({ "exists": true, "error": e.to_string(), "progress": progress, "watch": watch }));
         }
     };
@@ -190,6 +206,7 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>) -> (String,
         "watch": watch,
         "last_report": report,
         "problems": problems,
+        "recovered": recovered,
     });
     (t, json)
 }
