@@ -24,12 +24,18 @@ pub struct Config {
     /// Warm structures across projects are kept under this many bytes, least recently used
     /// released first.
     pub memory_budget: usize,
+    /// Registering a directory with more files than this to index needs `--force` (0: never).
+    pub confirm_above_files: usize,
 }
 
 /// Ten minutes: an agent's pauses between questions are shorter, a lunch break is longer.
 pub const DEFAULT_IDLE_RELEASE_SECS: u64 = 600;
 /// Room for the ranking index and vectors of a few large projects on a laptop.
 pub const DEFAULT_MEMORY_BUDGET_MB: usize = 192;
+
+/// Larger than nearly every repository (the Linux kernel has about 90,000 files); a home or a
+/// system tree passes it at once.
+pub const DEFAULT_CONFIRM_ABOVE_FILES: usize = 150_000;
 
 impl Config {
     /// Defaults from the environment (`BOOGER_SOCKET`, `BOOGER_HOME`, XDG variables).
@@ -45,6 +51,7 @@ impl Config {
             watch_timing: crate::live::Timing::default(),
             idle_release: std::time::Duration::from_secs(DEFAULT_IDLE_RELEASE_SECS),
             memory_budget: DEFAULT_MEMORY_BUDGET_MB << 20,
+            confirm_above_files: DEFAULT_CONFIRM_ABOVE_FILES,
         }
     }
 

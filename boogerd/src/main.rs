@@ -55,6 +55,10 @@ struct Args {
     /// recently used projects are released first.
     #[arg(long, env = "BOOGER_MEMORY_BUDGET", default_value_t = boogerd::config::DEFAULT_MEMORY_BUDGET_MB)]
     memory_budget: usize,
+    /// Registering a directory with more files than this to index needs `--force`
+    /// (`booger projects add PATH --force`); 0 never asks.
+    #[arg(long, env = "BOOGER_CONFIRM_ABOVE_FILES", default_value_t = boogerd::config::DEFAULT_CONFIRM_ABOVE_FILES)]
+    confirm_above_files: usize,
     /// Print the resolved configuration as JSON and exit without starting.
     #[arg(long)]
     print_config: bool,
@@ -95,6 +99,7 @@ fn main() -> anyhow::Result<()> {
     config.watch_timing.rescan = std::time::Duration::from_secs(args.rescan_secs.max(1));
     config.idle_release = std::time::Duration::from_secs(args.idle_release_secs.max(1));
     config.memory_budget = args.memory_budget.saturating_mul(1 << 20);
+    config.confirm_above_files = args.confirm_above_files;
     if args.print_config {
         #[allow(clippy::print_stdout)]
         {
@@ -113,6 +118,7 @@ fn main() -> anyhow::Result<()> {
                     "embed_model": config.embedder.model,
                     "idle_release_secs": config.idle_release.as_secs(),
                     "memory_budget_mb": config.memory_budget >> 20,
+                    "confirm_above_files": config.confirm_above_files,
                 })
             );
         }

@@ -43,6 +43,32 @@ fn dangerous_roots_are_refused_unless_forced() {
     assert!(env.run(&["projects", "add", proj.to_str().unwrap()]).status.success());
 }
 
+/// A directory with more files to index than the daemon's `--confirm-above-files` is
+/// registered only with `--force`; the refusal says how many and what to do.
+#[test]
+fn very_large_trees_need_force() {
+    let env = Env::new();
+    let _d = env.start_daemon_with(&["--confirm-above-files", "20"]);
+    let big = env.project("big");
+    for i in 0..25 {
+        std::fs::write(big.join(format!("m{i}.py")), format!("def f{i}():\n    return {i}\n")).unwrap();
+    }
+    let small = env.project("small");
+    std::fs::write(small.join("a.py"), "def a():\n    return 1\n").unwrap();
+    for args in [&["projects", "add"][..], &["index"][..]] {
+        let out = env.run(&[args, &[big.to_str().unwrap()]].concat());
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", describe(&out));
+        let err = stderr(&out);
+        assert!(err.contains("more than 20 files") && err.contains("--force"), "{args:?}: {err}");
+    }
+    assert_eq!(env.json(&["projects", "list"])["projects"], serde_json::json!([]), "nothing was registered");
+    assert!(env.run(&["projects", "add", small.to_str().unwrap()]).status.success());
+    let out = env.run(&["projects", "add", big.to_str().unwrap(), "--force"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    // Registered: indexing it again needs no confirmation.
+    assert!(env.run(&["index", big.to_str().unwrap()]).status.success());
+}
+
 #[test]
 fn status_defaults_to_the_current_directory() {
     let env = Env::new();

@@ -46,6 +46,12 @@ pub fn walk(root: &Path) -> Tree {
     tree
 }
 
+/// How many files a walk of `root` would index, counting no further than `limit + 1` (a
+/// stat-free pass: no file is opened).
+pub fn count_files(root: &Path, limit: usize) -> usize {
+    walker(root, None).filter_map(Result::ok).filter(|e| e.file_type().is_some_and(|t| t.is_file())).take(limit + 1).count()
+}
+
 /// Walks only parts of `root`: the direct entries of each of `shallow` and everything under
 /// each of `deep` (relative directories). Each walk applies the ignore files of the
 /// directories above it, so a part is judged exactly as a whole walk would judge it, provided

@@ -45,6 +45,9 @@ fn add(daemon: &Daemon, session: &Session, path: Option<&str>, in_repo: bool, fo
         (None, Some(base)) => base.clone(),
         (None, None) => return ToolReply::error("projects add: give `path`, the project's root directory"),
     };
+    if !force && let Some(why) = too_many_files(daemon, &dir) {
+        return ToolReply::error(format!("projects add: {why}"));
+    }
     let added = daemon.registry.write().expect("registry lock").add(&dir, in_repo, force);
     match added {
         Ok(Added::New(p)) => {
@@ -114,6 +117,30 @@ fn remove(daemon: &Daemon, key: Option<&str>) -> ToolReply {
         }
         Err(e) => ToolReply::error(format!("projects remove: {e}")),
     }
+}
+
+/// Why registering `dir` needs `--force` because of its size: more files to index than the
+/// daemon's `--confirm-above-files`, counted with the indexing walker (no file is read). `None`
+/// for a directory already registered, or within the limit.
+pub fn too_many_files(daemon: &Daemon, dir: &Path) -> Option<String> {
+    let limit = daemon.config.confirm_above_files;
+    let root = crate::registry::canonical_dir(dir).ok()?;
+    if limit == 0 || daemon.registry.read().expect("registry lock").find(&root.to_string_lossy()).is_some() {
+        return None;
+    }
+    let started = std::time::Instant::now();
+    let n = crate::index::walk::count_files(&root, limit);
+    tracing::debug!(root = %root.display(), files = n, ms = started.elapsed().as_millis() as u64, "counted files");
+    (n > limit).then(|| {
+        format!(
+            "{} holds more than {limit} files to index; indexing that many takes a long while and a large index. \
+             If that is what you want: `booger projects add {} --force`. Or register the repositories inside it: \
+             `booger projects add-all {}`",
+            root.display(),
+            root.display(),
+            root.display()
+        )
+    })
 }
 
 /// How deep `add-all` looks for projects under the directory it is given.
@@ -197,6 +224,9 @@ pub fn first_use_root(dir: &Path) -> Option<PathBuf> {
 /// Registers the project at `root` and starts indexing it (a session's first call in an
 /// unregistered repository).
 pub fn register_on_first_use(daemon: &Daemon, root: &Path) -> Result<Project, String> {
+    if let Some(why) = too_many_files(daemon, root) {
+        return Err(why);
+    }
     let added = daemon.registry.write().expect("registry lock").add(root, false, false).map_err(|e| e.to_string())?;
     let p = match added {
         Added::New(p) => {
