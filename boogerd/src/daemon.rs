@@ -182,13 +182,18 @@ pub async fn run(config: Config, endpoint: Endpoint, shutdown: impl Future<Outpu
         }
     }
     tracing::info!("stopping");
+    // Queued and running work stops first: runs are cancelled, connections stop reading and
+    // get a moment to answer what is in flight. The index files are let go before the socket
+    // and its lock, so a daemon started next never finds them still held.
     daemon.request_shutdown();
-    drop(endpoint);
+    daemon.projects.close_all();
     let drained = tokio::time::timeout(DRAIN_TIMEOUT, async { while connections.join_next().await.is_some() {} }).await;
     if drained.is_err() {
         tracing::warn!(open = connections.len(), "connections did not finish in time; closing them");
         connections.abort_all();
     }
+    daemon.projects.close_all();
+    drop(endpoint);
     tracing::info!("stopped");
     Ok(())
 }

@@ -140,13 +140,17 @@ fn main() -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("cannot start tokio")?;
-    runtime.block_on(async {
+    let result = runtime.block_on(async {
         // Signal handlers go in before the socket exists: a client that can connect can
         // also stop the daemon gracefully.
         let shutdown = shutdown_signal();
         let endpoint = boogerd::Endpoint::bind(&config.socket, &config.data_dir)?;
         boogerd::run(config, endpoint, shutdown).await
-    })
+    });
+    // A handler still running (a scan past its deadline) must not keep the process alive:
+    // the index is safe at any instant (SQLite's WAL), so exit rather than wait for it.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(500));
+    result
 }
 
 /// Installs the handlers now; the future resolves on SIGINT or SIGTERM (Ctrl-C on Windows).

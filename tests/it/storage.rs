@@ -377,6 +377,37 @@ fn removing_a_project_cancels_its_running_index() {
     assert!(finished_first || log.contains("index run cancelled"), "{log}");
 }
 
+/// SIGTERM in the middle of a first index: the daemon cancels the run, lets go of the index and
+/// exits within moments (not when the run would have ended); the next daemon completes the
+/// index from where it stopped.
+#[test]
+fn stopping_during_an_index_run_exits_promptly_and_the_next_daemon_completes_it() {
+    let env = Env::new();
+    let mut d = env.start_daemon();
+    let root = env.project("big");
+    let body: String = (0..30).map(|k| format!("def g_{k}(x):\n    return x * {k}\n\n")).collect();
+    for i in 0..12_000 {
+        write(&root, &format!("m{}/f{i}.py", i % 60), &format!("def f_{i}(x):\n    return x\n\n{body}"));
+    }
+    assert!(env.run(&["projects", "add", root.to_str().unwrap()]).status.success());
+    let dir = env.index_dir(&root);
+    wait_until("the first index run to start", Duration::from_secs(20), || dir.join("index.db").exists());
+    let asked = Instant::now();
+    d.signal(libc::SIGTERM);
+    let status = d.wait();
+    let took = asked.elapsed();
+    assert!(status.success(), "{status:?}");
+    assert!(took < Duration::from_secs(4), "the daemon took {took:?} to stop");
+    let log = d.log_text();
+    assert!(!log.contains("panicked"), "{log}");
+
+    let _d = env.start_daemon();
+    let out = env.run(&["index", root.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", describe(&out));
+    assert_eq!(search_paths(&env, &root, "f_11999").first().map(String::as_str), Some("m59/f11999.py"));
+    assert_eq!(env.store(&root).integrity_check().unwrap(), "ok");
+}
+
 /// A full disk: indexing fails with a clear error, and once space returns the next run
 /// completes the index. Needs a small tmpfs (mounting one needs root); says so and skips
 /// otherwise.

@@ -49,7 +49,11 @@ pub fn walk(root: &Path) -> Tree {
 /// How many files a walk of `root` would index, counting no further than `limit + 1` (a
 /// stat-free pass: no file is opened).
 pub fn count_files(root: &Path, limit: usize) -> usize {
-    walker(root, None).filter_map(Result::ok).filter(|e| e.file_type().is_some_and(|t| t.is_file())).take(limit + 1).count()
+    walker(root, None)
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .take(limit + 1)
+        .count()
 }
 
 /// Walks only parts of `root`: the direct entries of each of `shallow` and everything under

@@ -119,6 +119,16 @@ impl Projects {
         (sizes.iter().sum(), sizes.iter().filter(|&&b| b > 0).count())
     }
 
+    /// The daemon is stopping: every running index stops and every project lets go of its
+    /// index and memory.
+    pub fn close_all(&self) {
+        let handles: Vec<Arc<ProjectHandle>> =
+            self.handles.lock().unwrap_or_else(|p| p.into_inner()).values().cloned().collect();
+        for h in handles {
+            h.close();
+        }
+    }
+
     /// Forgets a project's handle (its index stays on disk).
     pub fn drop_handle(&self, root: &Path) -> Option<Arc<ProjectHandle>> {
         self.handles.lock().unwrap_or_else(|p| p.into_inner()).remove(root)
