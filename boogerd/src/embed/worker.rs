@@ -252,6 +252,9 @@ impl Embedding {
 
     /// Runs each tier over `project`; true if a tier yielded its turn.
     fn embed_project(&self, project: &ProjectHandle, scope: &Scope) -> bool {
+        if project.is_closed() {
+            return false;
+        }
         let store = match project.existing_store() {
             Ok(Some(s)) => s,
             Ok(None) => return false,
@@ -262,6 +265,9 @@ impl Embedding {
         };
         let mut failed = false;
         for tier in &self.tiers {
+            if project.is_closed() {
+                return false; // removed, or the daemon is stopping
+            }
             match self.embed_tier(project, &store, tier.as_ref(), scope) {
                 Pass::Yielded => return true,
                 Pass::Failed => failed = true,
@@ -317,6 +323,9 @@ impl Embedding {
         };
         let mut saved = Vec::new();
         for batch in chunks.chunks(BATCH) {
+            if project.is_closed() {
+                break;
+            }
             let texts: Vec<String> = batch.iter().map(super::text::for_chunk).collect();
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
             let vectors = match tier.embed(&refs) {
@@ -346,7 +355,7 @@ impl Embedding {
         let started = Instant::now();
         let mut total = 0;
         let mut after = 0;
-        loop {
+        while !project.is_closed() {
             let batch = match store.chunks_without_vectors(model, after, BATCH) {
                 Ok(b) => b,
                 Err(e) => return fail(e.to_string()),

@@ -135,6 +135,11 @@ impl ProjectHandle {
         *self.store.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 
+    /// Closed: the project was removed or the daemon is stopping; background work stops.
+    pub fn is_closed(&self) -> bool {
+        self.progress.cancelled.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     /// The daemon's embedder, if embedding is on.
     pub fn embedding(&self) -> Option<&Arc<crate::embed::Embedding>> {
         self.embedding.as_ref()
