@@ -253,7 +253,9 @@ impl Store {
         let mut params = Vec::new();
         let cond = filters.sql(&mut params);
         let sql = format!(
-            "SELECT {CANDIDATE_COLUMNS}, 0.0, c.content FROM chunks c JOIN files f ON f.id = c.file_id
+            // Files in path order, then each file's chunks: sorting only within a file, not the
+            // whole index's text (which SQLite would copy into a sorter first).
+            "SELECT {CANDIDATE_COLUMNS}, 0.0, c.content FROM files f CROSS JOIN chunks c ON c.file_id = f.id
              WHERE 1 = 1{cond} ORDER BY f.path, c.start_byte, c.id"
         );
         self.read(|c| {

@@ -12,11 +12,8 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     let pattern = args.get("pattern").and_then(Value::as_str).unwrap_or_default();
     let literal = args.get("literal").and_then(Value::as_bool).unwrap_or(false);
     let source = if literal { regex::escape(pattern) } else { pattern.to_owned() };
-    let re = match RegexBuilder::new(&source)
-        .case_insensitive(args.get("case_insensitive").and_then(Value::as_bool).unwrap_or(false))
-        .size_limit(1 << 22)
-        .build()
-    {
+    let case_insensitive = args.get("case_insensitive").and_then(Value::as_bool).unwrap_or(false);
+    let re = match RegexBuilder::new(&source).case_insensitive(case_insensitive).size_limit(1 << 22).build() {
         Ok(r) => r,
         Err(e) => {
             return ToolReply::error(format!(
@@ -26,6 +23,21 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
             ));
         }
     };
+    // A chunk is read line by line only if the pattern matches somewhere in it: one pass of the
+    // regex engine (and its literal prefilters) over the whole chunk instead of one call per
+    // line. With ^ and $ matching at line ends, whatever matches a line matches its chunk;
+    // \A and \z mean something else across lines, so such patterns go line by line.
+    let whole = (!source.contains("\\A") && !source.contains("\\z"))
+        .then(|| {
+            RegexBuilder::new(&source)
+                .case_insensitive(case_insensitive)
+                .multi_line(true)
+                .crlf(true)
+                .size_limit(1 << 22)
+                .build()
+                .ok()
+        })
+        .flatten();
     let (project, store) = match project_store(daemon, session, args) {
         Ok(ps) => ps,
         Err(reply) => return reply,
@@ -40,6 +52,9 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     let mut results = Vec::new();
     let mut cut = false;
     let scanned = store.scan(&f, |chunk, content| {
+        if whole.as_ref().is_some_and(|w| !w.is_match(content)) {
+            return true;
+        }
         let lines: Vec<&str> = content.lines().collect();
         for (k, line) in lines.iter().enumerate() {
             if !re.is_match(line) {
