@@ -3,6 +3,7 @@
 mod cli;
 mod embedders;
 mod git;
+mod grep;
 mod index;
 mod lifecycle;
 mod mcp;

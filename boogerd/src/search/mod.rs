@@ -19,6 +19,7 @@
 
 pub mod files;
 pub mod format;
+pub mod grams;
 pub mod postings;
 pub mod query;
 pub mod segment;

@@ -67,10 +67,12 @@ fn forget_chunks<'a>(
     }
     ids.sort_unstable();
     let mut text = tx.prepare_cached("DELETE FROM chunks_fts WHERE rowid = ?1")?;
+    let mut grams = tx.prepare_cached("DELETE FROM chunks_tri WHERE rowid = ?1")?;
     let mut models = tx.prepare_cached("SELECT model FROM embeddings WHERE chunk_id = ?1")?;
     let mut vectors = tx.prepare_cached("DELETE FROM embeddings WHERE chunk_id = ?1")?;
     for id in ids {
         text.execute([id])?;
+        grams.execute([id])?;
         for model in models.query_map([id], |r| r.get::<_, String>(0))? {
             change.vector(&model?, -1);
         }
@@ -172,6 +174,7 @@ impl Store {
                 )?;
                 let mut insert_text =
                     tx.prepare_cached("INSERT INTO chunks_fts(rowid, name, content, words) VALUES (?1, ?2, ?3, ?4)")?;
+                let mut insert_grams = tx.prepare_cached("INSERT INTO chunks_tri(rowid, content) VALUES (?1, ?2)")?;
                 for w in writes {
                     let Some(chunks) = &w.chunks else {
                         touch.execute(params![w.path, w.size as i64, w.mtime_ns])?;
@@ -199,6 +202,7 @@ impl Store {
                         ])?;
                         let chunk = tx.last_insert_rowid();
                         insert_text.execute(params![chunk, ch.name, ch.content, words::words_for(&ch.name, &ch.content)])?;
+                        insert_grams.execute(params![chunk, ch.content])?;
                         change.chunk(ch.kind, 1);
                     }
                 }
@@ -220,7 +224,8 @@ impl Store {
             let tx = c.transaction()?;
             tx.execute_batch(
                 "DELETE FROM embeddings; DELETE FROM chunks; DELETE FROM files;
-                 INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all');",
+                 INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all');
+                 INSERT INTO chunks_tri(chunks_tri) VALUES ('delete-all');",
             )?;
             super::save_generation(&tx, generation)?;
             tx.commit()?;

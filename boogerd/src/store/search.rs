@@ -272,6 +272,34 @@ impl Store {
         })
     }
 
+    /// The chunks under the filters whose text satisfies `grams`, an FTS5 query on the
+    /// trigram table (see [`crate::search::grams`]), with their content, in file order (grep).
+    pub fn scan_matching(
+        &self,
+        grams: &str,
+        filters: &Filters,
+        mut each: impl FnMut(&Candidate, &str) -> bool,
+    ) -> Result<()> {
+        let mut params = vec![SqlValue::Text(grams.to_owned())];
+        let cond = filters.sql(&mut params);
+        let sql = format!(
+            "SELECT {CANDIDATE_COLUMNS}, 0.0, c.content FROM chunks c JOIN files f ON f.id = c.file_id
+             WHERE c.id IN (SELECT rowid FROM chunks_tri WHERE chunks_tri MATCH ?1){cond}
+             ORDER BY f.path, c.start_byte, c.id"
+        );
+        self.read(|c| {
+            let mut stmt = c.prepare_cached(&sql)?;
+            let mut rows = stmt.query(rusqlite::params_from_iter(params))?;
+            while let Some(r) = rows.next()? {
+                let cand = candidate(r)?;
+                if !each(&cand, r.get_ref(11)?.as_str().unwrap_or_default()) {
+                    break;
+                }
+            }
+            Ok(())
+        })
+    }
+
     /// Every chunk of the given files with its content, file by file.
     /// Every chunk with its content and its file's content hash, files in path order, all
     /// read from one snapshot; returns the content generation of that snapshot (what a

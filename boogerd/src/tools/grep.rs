@@ -51,7 +51,16 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     let mut out = String::new();
     let mut results = Vec::new();
     let mut cut = false;
-    let scanned = store.scan(&f, |chunk, content| {
+    // The regex's literals narrow the chunks to read through the trigram index; a pattern
+    // without a literal of three characters reads every chunk, for at most SCAN_DEADLINE.
+    let grams = crate::search::grams::required(&source);
+    let started = std::time::Instant::now();
+    let mut timed_out = false;
+    let mut each = |chunk: &crate::store::search::Candidate, content: &str| {
+        if grams.is_none() && started.elapsed() > SCAN_DEADLINE {
+            timed_out = true;
+            return false;
+        }
         if whole.as_ref().is_some_and(|w| !w.is_match(content)) {
             return true;
         }
@@ -85,14 +94,27 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
             results.push(json!({ "path": chunk.path, "line": n, "text": line }));
         }
         true
-    });
+    };
+    let scanned = match &grams {
+        Some(g) => store.scan_matching(g, &f, &mut each),
+        None => store.scan(&f, &mut each),
+    };
     if let Err(e) = scanned {
         return ToolReply::error(format!("grep: {e}"));
     }
+    let stopped = timed_out.then(|| {
+        format!(
+            "[stopped after {:.1} s: {} has no literal of 3 characters to narrow by, so every chunk is read; \
+             narrow with path_prefix or language, or add a literal]\n",
+            SCAN_DEADLINE.as_secs_f64(),
+            super::quoted(pattern)
+        )
+    });
     if total == 0 {
         let why =
             explain_empty(&project, &store, &f, &format!("No lines match {shown}.", shown = super::quoted(pattern)));
-        return ToolReply::ok(why.clone(), json!({ "results": [], "total": 0, "reason": why }));
+        let why = stopped.map_or(why.clone(), |s| format!("{s}{why}"));
+        return ToolReply::ok(why.clone(), json!({ "results": [], "total": 0, "reason": why, "complete": !timed_out }));
     }
     let shown = results.len();
     let mut text =
@@ -105,8 +127,14 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         };
         text.push_str(&format!("[{} more ({why}): offset={}]\n", total - offset - shown, offset + shown));
     }
-    ToolReply::ok(text.trim_end(), json!({ "total": total, "results": results }))
+    if let Some(s) = stopped {
+        text.push_str(&s);
+    }
+    ToolReply::ok(text.trim_end(), json!({ "total": total, "results": results, "complete": !timed_out }))
 }
+
+/// A pattern the trigram index cannot narrow reads chunks for at most this long.
+const SCAN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// Very long lines (minified code, data) are shown clipped.
 fn clip(line: &str) -> &str {

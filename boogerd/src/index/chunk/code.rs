@@ -299,6 +299,9 @@ impl Walker<'_> {
         let outer = kids[i];
         let first = self.doc_first(kids, i);
         let start = self.line_start_if_indented(kids[first].start_byte());
+        // A container's header covers only up to its first member: what lies between and after
+        // its members (comments, attributes) is covered by them or becomes a block, so grep
+        // finds every line.
         let end = end.unwrap_or(outer.end_byte());
         let name = self.name(node, kind);
         let doc = self.doc(&kids[first..i], node);
@@ -309,7 +312,7 @@ impl Walker<'_> {
         };
         let receiver = (node.kind() == "method_declaration").then(|| self.go_receiver(node)).flatten();
         let parent = receiver.as_deref().or(parent);
-        self.covered.push((start, outer.end_byte()));
+        self.covered.push((start, end));
         self.chunks.push(Chunk {
             kind,
             name,
