@@ -16,6 +16,7 @@ mod grep;
 mod index;
 mod projects;
 mod references;
+mod schedule;
 mod search;
 mod semantic;
 mod status;
@@ -95,10 +96,7 @@ pub async fn call(daemon: Arc<Daemon>, session: Session, name: &str, args: Value
     if let Err(message) = spec.validate(&args) {
         return Ok(ToolReply::error(message));
     }
-    // Read-only tools are short and CPU-bound: run at most one per core, first come first
-    // served, rather than time-slicing twenty at once (which stretches every call in flight).
-    // Long writers (index, projects) do not take a slot.
-    let _slot = if spec.read_only { Some(cpu_slots().acquire().await.expect("never closed")) } else { None };
+    let _slot = schedule::turn(spec.name, &args, spec.read_only, &session.id).await;
     let started = std::time::Instant::now();
     let joined = tokio::task::spawn_blocking(move || {
         ANSWERED.take();
@@ -122,11 +120,6 @@ pub async fn call(daemon: Arc<Daemon>, session: Session, name: &str, args: Value
         "tool call"
     );
     Ok(reply)
-}
-
-fn cpu_slots() -> &'static tokio::sync::Semaphore {
-    static SLOTS: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
-    SLOTS.get_or_init(|| tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(2, |n| n.get())))
 }
 
 pub fn lookup(name: &str) -> Option<(&'static ToolSpec, Handler)> {

@@ -1,0 +1,199 @@
+//! `grep` against `rg` on the same files, and heavy calls mixed with light ones, in one run.
+//!
+//! `cargo bench -p booger-tests --bench grep` (needs python3 and `rg`: `apt-get install
+//! ripgrep`). It copies the standard library's .py files, starts a real daemon, indexes them,
+//! and prints:
+//! - per pattern (literals, alternations, classes, anchors, none): whole-process medians of
+//!   `booger grep` and `rg -n` over the same files, and whether they count the same lines;
+//! - 20 client processes × 30 calls each (a third `grep`, a third `search`, a third
+//!   `symbols`) at once: p50 and p95 per tool, and failures.
+//!
+//! `BOOGER_BENCH_TREE=/path` adds the first table for another tree (e.g. a copy of
+//! /usr/include and ~/.cargo/registry/src).
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use booger_tests::{Env, bin, copy_tree, describe};
+use serde_json::Value;
+
+const PATTERNS: &[&str] = &[
+    "def __init__",
+    "raise ValueError",
+    "import os",
+    "TODO|FIXME|XXX",
+    "self\\.\\w+ = None",
+    "^class \\w+\\(",
+    "return$",
+    "(Header|Message)Parser",
+    "[A-Z]{3,}_[A-Z]+ =",
+    "\\bencode\\b",
+    "except \\w+Error as",
+    "isinstance\\(\\w+, (str|bytes)\\)",
+    "http://",
+    "logging\\.getLogger",
+    "yield from",
+    "__all__ = \\[",
+    "lambda",
+    "async def",
+    "@property",
+    "sys\\.exit\\(",
+    "os\\.path\\.join",
+    "subprocess\\.run",
+    "\\d{4}",
+    "^\\s+#",
+];
+
+const RUNS: usize = 7;
+
+fn main() {
+    let env = Env::new();
+    let root = env.dir.path().join("stdlib");
+    copy_tree(&booger_tests::python_stdlib(), &root, &["py"], &["site-packages", "__pycache__"]);
+    let _daemon = env.start_daemon_with(&["--no-embed"]);
+    let started = Instant::now();
+    let out = env.run_within(None, &["index", root.to_str().unwrap()], Duration::from_secs(900));
+    assert!(out.status.success(), "{}", describe(&out));
+    println!("indexed the standard library in {:.1} s\n", started.elapsed().as_secs_f64());
+    against_rg(&env, &root, "the Python standard library (.py)");
+    if let Ok(tree) = std::env::var("BOOGER_BENCH_TREE") {
+        let tree = Path::new(&tree);
+        let started = Instant::now();
+        let out =
+            env.run_within(None, &["projects", "add", tree.to_str().unwrap(), "--force"], Duration::from_secs(60));
+        assert!(out.status.success(), "{}", describe(&out));
+        let out = env.run_within(None, &["index", tree.to_str().unwrap()], Duration::from_secs(3600));
+        assert!(out.status.success(), "{}", describe(&out));
+        println!("indexed {} in {:.1} s\n", tree.display(), started.elapsed().as_secs_f64());
+        against_rg(&env, tree, &tree.display().to_string());
+    }
+    load(&env, &root);
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn time(mut cmd: Command) -> Duration {
+    let t = Instant::now();
+    let status = cmd.stdout(Stdio::null()).stderr(Stdio::null()).status().expect("run");
+    assert!(status.success() || status.code() == Some(1), "{cmd:?}: {status:?}");
+    t.elapsed()
+}
+
+fn against_rg(env: &Env, root: &Path, what: &str) {
+    println!("## grep on {what}: whole-process medians of {RUNS} runs\n");
+    println!("| pattern | booger grep | rg -n | rg / booger | lines (booger, rg) |");
+    println!("|---|---|---|---|---|");
+    let booger = bin("booger");
+    let mut ratios = Vec::new();
+    let (mut same, mut total_b, mut total_r) = (0, Duration::ZERO, Duration::ZERO);
+    for p in PATTERNS {
+        let b = median(
+            (0..RUNS)
+                .map(|_| {
+                    let mut c = env.command(&booger);
+                    c.args(["grep", p, "--project", root.to_str().unwrap()]);
+                    time(c)
+                })
+                .collect(),
+        );
+        let r = median(
+            (0..RUNS)
+                .map(|_| {
+                    let mut c = Command::new("rg");
+                    c.args(["-n", p]).arg(root);
+                    time(c)
+                })
+                .collect(),
+        );
+        let counted: Value = env.json(&["grep", p, "--project", root.to_str().unwrap(), "--head-limit", "1"]);
+        let b_lines = counted["total"].as_u64().unwrap_or(0);
+        let rg = Command::new("rg").args(["-c", "--no-filename", p]).arg(root).output().expect("rg");
+        let r_lines: u64 =
+            String::from_utf8_lossy(&rg.stdout).lines().filter_map(|l| l.trim().parse::<u64>().ok()).sum();
+        same += usize::from(b_lines == r_lines);
+        let ratio = r.as_secs_f64() / b.as_secs_f64();
+        ratios.push(ratio);
+        total_b += b;
+        total_r += r;
+        println!(
+            "| `{p}` | {:.1} ms | {:.1} ms | {ratio:.2}x | {b_lines}, {r_lines}{} |",
+            b.as_secs_f64() * 1e3,
+            r.as_secs_f64() * 1e3,
+            if b_lines == r_lines { "" } else { " ≠" }
+        );
+    }
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "\n{} patterns: median rg/booger {:.2}x; booger {:.0} ms, rg {:.0} ms in all; same line count on {same} of {}\n",
+        PATTERNS.len(),
+        ratios[ratios.len() / 2],
+        total_b.as_secs_f64() * 1e3,
+        total_r.as_secs_f64() * 1e3,
+        PATTERNS.len()
+    );
+}
+
+fn load(env: &Env, root: &Path) {
+    const CLIENTS: usize = 20;
+    const CALLS: usize = 30;
+    let queries =
+        ["parse a config file", "http request headers", "json decode error", "thread pool", "unicode normalize"];
+    let names = ["urlopen", "JSONDecoder", "Thread", "normalize", "getLogger"];
+    println!("## {CLIENTS} client processes × {CALLS} calls at once (a third each grep, search, symbols)\n");
+    let booger = bin("booger");
+    let started = Instant::now();
+    let results: Vec<(&str, Duration, bool)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..CLIENTS)
+            .map(|c| {
+                let booger = &booger;
+                s.spawn(move || {
+                    let mut out = Vec::new();
+                    for k in 0..CALLS {
+                        let i = c * CALLS + k;
+                        let mut cmd = env.command(booger);
+                        let tool = match k % 3 {
+                            0 => {
+                                cmd.args(["grep", PATTERNS[i % PATTERNS.len()]]);
+                                "grep"
+                            }
+                            1 => {
+                                cmd.args(["search", queries[i % queries.len()]]);
+                                "search"
+                            }
+                            _ => {
+                                cmd.args(["symbols", names[i % names.len()]]);
+                                "symbols"
+                            }
+                        };
+                        cmd.args(["--project", root.to_str().unwrap()]);
+                        let t = Instant::now();
+                        let ok = cmd.stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
+                        out.push((tool, t.elapsed(), ok));
+                    }
+                    out
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    let wall = started.elapsed();
+    println!("| calls | n | failures | p50 | p95 |");
+    println!("|---|---|---|---|---|");
+    for tool in ["search", "symbols", "grep", "all"] {
+        let mut t: Vec<Duration> =
+            results.iter().filter(|(k, ..)| tool == "all" || *k == tool).map(|(_, d, _)| *d).collect();
+        let failed = results.iter().filter(|(k, _, ok)| (tool == "all" || *k == tool) && !ok).count();
+        t.sort();
+        println!(
+            "| {tool} | {} | {failed} | {:.0} ms | {:.0} ms |",
+            t.len(),
+            t[t.len() / 2].as_secs_f64() * 1e3,
+            t[t.len() * 95 / 100].as_secs_f64() * 1e3
+        );
+    }
+    println!("\n{} calls in {:.1} s\n", results.len(), wall.as_secs_f64());
+}
