@@ -417,7 +417,7 @@ fn a_full_disk_is_a_clear_error_and_the_next_run_recovers() {
     let disk = env.dir.path().join("small-disk");
     std::fs::create_dir_all(&disk).unwrap();
     let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=3m", "tmpfs"])
+        .args(["-t", "tmpfs", "-o", "size=8m", "tmpfs"])
         .arg(&disk)
         .output()
         .is_ok_and(|o| o.status.success());
@@ -441,7 +441,7 @@ fn a_full_disk_is_a_clear_error_and_the_next_run_recovers() {
             &format!("def fn_{i}(x):\n    \"\"\"doc {i} words words\"\"\"\n    return x * {i}\n"),
         );
     }
-    std::fs::write(disk.join("filler"), vec![7u8; 2_000_000]).unwrap();
+    std::fs::write(disk.join("filler"), vec![7u8; 7_000_000]).unwrap();
     env.home = data; // the daemon's data directory is on the small disk
     let _d = env.start_daemon();
     let out = env.run(&["projects", "add", root.to_str().unwrap()]);
