@@ -96,7 +96,7 @@ pub async fn call(daemon: Arc<Daemon>, session: Session, name: &str, args: Value
     if let Err(message) = spec.validate(&args) {
         return Ok(ToolReply::error(message));
     }
-    let _slot = schedule::turn(spec.name, &args, spec.read_only, &session.id).await;
+    let _slot = schedule::turn(spec.name, spec.read_only, &session.id).await;
     let started = std::time::Instant::now();
     let joined = tokio::task::spawn_blocking(move || {
         ANSWERED.take();

@@ -2,7 +2,7 @@
 //!
 //! Read-only calls are short and CPU-bound: at most one per core runs, first come first
 //! served, rather than time-slicing twenty at once. Heavy calls (reading much of an index:
-//! grep without a literal, tests-for, workspace-search, search-expand, git history) run on
+//! grep, tests-for, workspace-search, search-expand, git history) run on
 //! their own slots (half the cores, at least one) so that a burst of them cannot take the
 //! cores from `search` and `symbols`; and one session runs one heavy call at a time, so a
 //! client that sends twenty does not take every heavy slot from the others. Writers (index,
@@ -13,7 +13,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-/// Tools that may read much of an index, or run git over history (grep: see [`is_heavy`]).
+/// Tools that may read much of an index, or run git over history. A grep the trigram index
+/// narrows is quick too, but a stream of them (a 20-client load had a third of its calls grep)
+/// would take the cores from search: with grep light, search's p95 rose from 14 to 279 ms.
 const HEAVY: &[&str] = &[
     "grep",
     "tests-for",
@@ -32,29 +34,17 @@ pub struct Slot {
 }
 
 /// Waits for the call's turn: a light slot, or the session's heavy turn then a heavy slot.
-pub async fn turn(tool: &str, args: &serde_json::Value, read_only: bool, session: &str) -> Slot {
+pub async fn turn(tool: &str, read_only: bool, session: &str) -> Slot {
     if !read_only {
         return Slot { _permits: Vec::new() };
     }
-    if !is_heavy(tool, args) {
+    if !HEAVY.contains(&tool) {
         let light = slots(&LIGHT, cores()).acquire_owned().await.expect("never closed");
         return Slot { _permits: vec![light] };
     }
     let mine = session_turn(session).acquire_owned().await.expect("never closed");
     let heavy = slots(&HEAVY_SLOTS, (cores() / 2).max(1)).acquire_owned().await.expect("never closed");
     Slot { _permits: vec![heavy, mine] }
-}
-
-/// A `grep` the trigram index narrows reads a few chunks: light. One without a literal of
-/// three characters reads them all.
-fn is_heavy(tool: &str, args: &serde_json::Value) -> bool {
-    if tool == "grep" {
-        let pattern = args.get("pattern").and_then(serde_json::Value::as_str).unwrap_or_default();
-        let literal = args.get("literal").and_then(serde_json::Value::as_bool).unwrap_or(false);
-        let source = if literal { regex::escape(pattern) } else { pattern.to_owned() };
-        return crate::search::grams::required(&source).is_none();
-    }
-    HEAVY.contains(&tool)
 }
 
 static LIGHT: OnceLock<Arc<Semaphore>> = OnceLock::new();
