@@ -192,6 +192,7 @@ pub async fn run(config: Config, endpoint: Endpoint, shutdown: impl Future<Outpu
         tracing::warn!(open = connections.len(), "connections did not finish in time; closing them");
         connections.abort_all();
     }
+    // Again: a call that was still running may have opened a store since.
     daemon.projects.close_all();
     drop(endpoint);
     tracing::info!("stopped");

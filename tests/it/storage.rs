@@ -35,6 +35,16 @@ fn project_status(env: &Env, root: &Path) -> Value {
     env.json(&["status", "--project", root.to_str().unwrap()])
 }
 
+/// 12,000 Python files of 31 functions each: an index run long enough to interrupt.
+fn big_project(env: &Env) -> std::path::PathBuf {
+    let root = env.project("big");
+    let body: String = (0..30).map(|k| format!("def g_{k}(x):\n    return x * {k}\n\n")).collect();
+    for i in 0..12_000 {
+        write(&root, &format!("m{}/f{i}.py", i % 60), &format!("def f_{i}(x):\n    return x\n\n{body}"));
+    }
+    root
+}
+
 fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + limit;
     while !done() {
@@ -347,11 +357,7 @@ fn a_damaged_index_is_set_aside_and_rebuilt_keeping_the_notes() {
 fn removing_a_project_cancels_its_running_index() {
     let env = Env::new();
     let d = env.start_daemon();
-    let root = env.project("big");
-    let body: String = (0..30).map(|k| format!("def g_{k}(x):\n    return x * {k}\n\n")).collect();
-    for i in 0..12_000 {
-        write(&root, &format!("m{}/f{i}.py", i % 60), &format!("def f_{i}(x):\n    return x\n\n{body}"));
-    }
+    let root = big_project(&env);
     assert!(env.run(&["projects", "add", root.to_str().unwrap()]).status.success());
     let dir = env.index_dir(&root);
     wait_until("the first index run to start", Duration::from_secs(20), || dir.join("index.db").exists());
@@ -384,11 +390,7 @@ fn removing_a_project_cancels_its_running_index() {
 fn stopping_during_an_index_run_exits_promptly_and_the_next_daemon_completes_it() {
     let env = Env::new();
     let mut d = env.start_daemon();
-    let root = env.project("big");
-    let body: String = (0..30).map(|k| format!("def g_{k}(x):\n    return x * {k}\n\n")).collect();
-    for i in 0..12_000 {
-        write(&root, &format!("m{}/f{i}.py", i % 60), &format!("def f_{i}(x):\n    return x\n\n{body}"));
-    }
+    let root = big_project(&env);
     assert!(env.run(&["projects", "add", root.to_str().unwrap()]).status.success());
     let dir = env.index_dir(&root);
     wait_until("the first index run to start", Duration::from_secs(20), || dir.join("index.db").exists());

@@ -265,10 +265,13 @@ impl Embedding {
         };
         let mut failed = false;
         for tier in &self.tiers {
+            let pass = self.embed_tier(project, &store, tier.as_ref(), scope);
+            // Removed, or the daemon is stopping: the pass stopped early; nothing of it goes
+            // into memory.
             if project.is_closed() {
-                return false; // removed, or the daemon is stopping
+                return false;
             }
-            match self.embed_tier(project, &store, tier.as_ref(), scope) {
+            match pass {
                 Pass::Yielded => return true,
                 Pass::Failed => failed = true,
                 Pass::Done { embedded, rows } => {

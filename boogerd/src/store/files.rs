@@ -373,17 +373,26 @@ mod tests {
         let progress = Progress::default();
         let index = |full| run(&root, &store, Options { full, ..Options::default() }, &progress).unwrap();
         let count = |q: &str| store.fts_count(q).unwrap();
+        let grams = |q: &str| -> i64 {
+            let e = crate::search::grams::required(q).unwrap();
+            store
+                .read(|c| c.query_row("SELECT count(*) FROM chunks_tri WHERE chunks_tri MATCH ?1", [&e], |r| r.get(0)))
+                .unwrap()
+        };
         index(false);
         assert_eq!((count("alpha"), count("beta"), count("baz")), (1, 1, 1));
+        assert_eq!((grams("alpha_one"), grams("fooBarBaz")), (1, 1));
 
         std::fs::write(root.join("a.py"), "def gamma_three():\n    pass\n\ndef delta_four():\n    pass\n").unwrap();
         std::fs::remove_file(root.join("b.py")).unwrap();
         index(false);
         assert_eq!((count("alpha"), count("beta"), count("baz")), (0, 0, 0), "old rows are gone");
         assert_eq!((count("gamma"), count("delta")), (1, 1));
+        assert_eq!((grams("alpha_one"), grams("fooBarBaz"), grams("delta_four")), (0, 0, 1), "trigram rows too");
 
         index(true);
         assert_eq!((count("alpha"), count("gamma"), count("delta")), (0, 1, 1), "a full rebuild keeps one row each");
+        assert_eq!((grams("gamma_three"), grams("delta_four")), (1, 1));
         store
             .write(|c| c.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 0)", []))
             .unwrap();

@@ -248,45 +248,32 @@ impl Store {
         })
     }
 
-    /// Every chunk under the filters with its content, in file order (grep).
-    pub fn scan(&self, filters: &Filters, mut each: impl FnMut(&Candidate, &str) -> bool) -> Result<()> {
-        let mut params = Vec::new();
-        let cond = filters.sql(&mut params);
-        let sql = format!(
-            // Files in path order, then each file's chunks: sorting only within a file, not the
-            // whole index's text (which SQLite would copy into a sorter first).
-            "SELECT {CANDIDATE_COLUMNS}, 0.0, c.content FROM files f CROSS JOIN chunks c ON c.file_id = f.id
-             WHERE 1 = 1{cond} ORDER BY f.path, c.start_byte, c.id"
-        );
-        self.read(|c| {
-            let mut stmt = c.prepare_cached(&sql)?;
-            let mut rows = stmt.query(rusqlite::params_from_iter(params))?;
-            while let Some(r) = rows.next()? {
-                let cand = candidate(r)?;
-                let content = r.get_ref(11)?.as_str().unwrap_or_default();
-                if !each(&cand, content) {
-                    break;
-                }
-            }
-            Ok(())
-        })
-    }
-
-    /// The chunks under the filters whose text satisfies `grams`, an FTS5 query on the
-    /// trigram table (see [`crate::search::grams`]), with their content, in file order (grep).
-    pub fn scan_matching(
+    /// The chunks under the filters with their content, in file order (grep): every one, or
+    /// with `grams` (an FTS5 query on the trigram table, see [`crate::search::grams`]) only
+    /// those whose text satisfies it. `each` returns false to stop.
+    pub fn scan(
         &self,
-        grams: &str,
         filters: &Filters,
+        grams: Option<&str>,
         mut each: impl FnMut(&Candidate, &str) -> bool,
     ) -> Result<()> {
-        let mut params = vec![SqlValue::Text(grams.to_owned())];
+        let mut params: Vec<SqlValue> = grams.iter().map(|g| SqlValue::Text((*g).to_owned())).collect();
         let cond = filters.sql(&mut params);
-        let sql = format!(
-            "SELECT {CANDIDATE_COLUMNS}, 0.0, c.content FROM chunks c JOIN files f ON f.id = c.file_id
-             WHERE c.id IN (SELECT rowid FROM chunks_tri WHERE chunks_tri MATCH ?1){cond}
-             ORDER BY f.path, c.start_byte, c.id"
-        );
+        let sql = if grams.is_some() {
+            // The few candidates first, then sorted.
+            format!(
+                "SELECT {CANDIDATE_COLUMNS}, 0.0, c.content FROM chunks c JOIN files f ON f.id = c.file_id
+                 WHERE c.id IN (SELECT rowid FROM chunks_tri WHERE chunks_tri MATCH ?1){cond}
+                 ORDER BY f.path, c.start_byte, c.id"
+            )
+        } else {
+            // Files in path order, then each file's chunks: sorting only within a file, not
+            // the whole index's text (which SQLite would copy into a sorter first).
+            format!(
+                "SELECT {CANDIDATE_COLUMNS}, 0.0, c.content FROM files f CROSS JOIN chunks c ON c.file_id = f.id
+                 WHERE 1 = 1{cond} ORDER BY f.path, c.start_byte, c.id"
+            )
+        };
         self.read(|c| {
             let mut stmt = c.prepare_cached(&sql)?;
             let mut rows = stmt.query(rusqlite::params_from_iter(params))?;

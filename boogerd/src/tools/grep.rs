@@ -95,10 +95,7 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         }
         true
     };
-    let scanned = match &grams {
-        Some(g) => store.scan_matching(g, &f, &mut each),
-        None => store.scan(&f, &mut each),
-    };
+    let scanned = store.scan(&f, grams.as_deref(), &mut each);
     if let Err(e) = scanned {
         return ToolReply::error(format!("grep: {e}"));
     }

@@ -30,15 +30,16 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         let existing = std::fs::canonicalize(&dir)
             .ok()
             .and_then(|d| daemon.registry.read().expect("registry lock").containing(&d).cloned());
-        match existing {
-            Some(p) => p,
-            None if let Some(why) = super::projects::too_many_files(daemon, &dir) => {
+        if let Some(p) = existing {
+            p
+        } else {
+            if let Some(why) = super::projects::too_many_files(daemon, &dir) {
                 return ToolReply::error(format!("index: {why}"));
             }
-            None => match daemon.registry.write().expect("registry lock").add(&dir, false, false) {
+            match daemon.registry.write().expect("registry lock").add(&dir, false, false) {
                 Ok(Added::New(p) | Added::Existing(p) | Added::Moved(p)) => p,
                 Err(e) => return ToolReply::error(format!("index: {e}")),
-            },
+            }
         }
     };
     let handle = daemon.projects.get(&project.root);

@@ -102,7 +102,7 @@ pub async fn call(daemon: Arc<Daemon>, session: Session, name: &str, args: Value
         ANSWERED.take();
         let reply = handler(&daemon, &session, &args);
         let answered = ANSWERED.take();
-        let reply = with_recovery(&daemon, reply, &answered);
+        let reply = with_recovery(reply, &answered);
         with_freshness(reply, answered)
     })
     .await;
@@ -136,24 +136,23 @@ thread_local! {
     static ANSWERED: std::cell::RefCell<Vec<Answered>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// One project an answer came from: (name, root, index generation, what was pending).
-type Answered = (String, PathBuf, u64, crate::live::Freshness);
+/// One project an answer came from: (name, its handle, index generation, what was pending).
+type Answered = (String, Arc<crate::project::ProjectHandle>, u64, crate::live::Freshness);
 
 /// Waits (briefly) for `handle`'s queued changes, then records what the answer is based on.
-pub fn answering_from(name: &str, handle: &crate::project::ProjectHandle, store: &crate::store::Store) {
+pub fn answering_from(name: &str, handle: &Arc<crate::project::ProjectHandle>, store: &crate::store::Store) {
     let mut fresh = handle.live.wait_fresh();
     if fresh.state == crate::live::Mode::Starting && handle.is_indexing() {
         use std::sync::atomic::Ordering::Relaxed;
         fresh.indexing = Some((handle.progress.done.load(Relaxed), handle.progress.total.load(Relaxed)));
     }
-    ANSWERED.with_borrow_mut(|a| a.push((name.to_owned(), handle.root.clone(), store.content_generation(), fresh)));
+    ANSWERED.with_borrow_mut(|a| a.push((name.to_owned(), Arc::clone(handle), store.content_generation(), fresh)));
 }
 
 /// A query that found an index damaged has it set aside and rebuilt; the answer (failed or
 /// not) says so, with where the damaged file went.
-fn with_recovery(daemon: &Daemon, mut reply: ToolReply, answered: &[Answered]) -> ToolReply {
-    for (name, root, ..) in answered {
-        let handle = daemon.projects.get(root);
+fn with_recovery(mut reply: ToolReply, answered: &[Answered]) -> ToolReply {
+    for (name, handle, ..) in answered {
         handle.recover_if_damaged();
         if let Some(r) = handle.recovery_news() {
             reply.text.push_str(&format!(
