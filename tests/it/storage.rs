@@ -317,7 +317,7 @@ fn a_damaged_index_is_set_aside_and_rebuilt_keeping_the_notes() {
         // No `index` call: the first query meets the damage (or the watcher's survey does),
         // and the index is rebuilt in the background.
         let first = env.run(&["search", "retry upload", "--project", root.to_str().unwrap()]);
-        wait_until(&format!("{what}: the rebuilt index answering"), Duration::from_secs(30), || {
+        wait_until(&format!("{what}: the rebuilt index answering"), Duration::from_secs(90), || {
             search_paths(&env, &root, "retry upload").contains(&"app/main.py".to_owned())
                 && search_paths(&env, &root, "pad_150").contains(&"pad/m150.py".to_owned())
         });
