@@ -35,6 +35,7 @@ pub mod store;
 #[cfg(test)]
 mod test_rng;
 pub mod text;
+pub mod threads;
 pub mod time;
 pub mod tools;
 pub mod watch;

@@ -170,7 +170,7 @@ impl Embedding {
         std::thread::Builder::new()
             .name("booger-embed".to_owned())
             .spawn(move || {
-                lower_priority();
+                crate::threads::lower_priority();
                 worker.run()
             })
             .expect("spawn the embedding thread");
@@ -395,17 +395,5 @@ impl Embedding {
             );
         }
         Pass::Done { embedded: total, rows: None }
-    }
-}
-
-/// The embedding thread runs at a lower CPU priority, so indexing and queries come first on
-/// a busy machine. (On Linux a thread's nice value is its own, and threads it starts, such
-/// as the transformer's matrix-multiply pool, inherit it.)
-fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: setpriority on the calling thread's id changes only its scheduling.
-    unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
     }
 }

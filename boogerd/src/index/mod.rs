@@ -40,6 +40,11 @@ pub const HUGE_FILE_BYTES: u64 = 32 * 1024 * 1024;
 /// A batch is committed when it holds this many files or this much chunk text.
 const BATCH_FILES: usize = 500;
 const BATCH_BYTES: usize = 4 * 1024 * 1024;
+/// A run that reads more files than this leaves their trigram rows (for `grep`) to a pass
+/// in the background: FTS5 would spend longer on them than on the rest of the run, and grep
+/// reads the files still pending whole meanwhile. A smaller run (an edit) writes them with
+/// the chunks.
+const GRAMS_INLINE_FILES: usize = 256;
 /// Parsed files that may wait for the writer. Large enough that parsers keep going while the
 /// writer commits a batch (FTS5 does most of its work then), small enough to bound memory.
 const QUEUE_FILES: usize = 1024;
@@ -192,6 +197,7 @@ fn apply(
 
     let indexed_at = crate::time::now_rfc3339();
     let next = AtomicUsize::new(0);
+    let inline_grams = todo.len() <= GRAMS_INLINE_FILES;
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 16);
     let (tx, rx) = sync_channel::<Outcome>(QUEUE_FILES);
     std::thread::scope(|s| -> Result<(), StoreError> {
@@ -199,12 +205,12 @@ fn apply(
             let tx = tx.clone();
             let (todo, next, known) = (&todo, &next, &known);
             s.spawn(move || {
-                lower_priority();
+                crate::threads::lower_priority();
                 while !progress.cancelled.load(Ordering::Relaxed) {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(w) = todo.get(i) else { break };
                     let previous = known.get(&w.rel).map(|k| k.hash.as_str());
-                    if tx.send(process(w, previous, opts.max_file_bytes)).is_err() {
+                    if tx.send(process(w, previous, opts.max_file_bytes, inline_grams)).is_err() {
                         break; // the writer failed
                     }
                 }
@@ -273,8 +279,9 @@ fn read_capped(path: &Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
     Ok((bytes.len() as u64 <= limit).then_some(bytes))
 }
 
-/// Reads, hashes and (if new) chunks one file. Never fails: trouble becomes a skip.
-fn process(w: &walk::Walked, previous_hash: Option<&str>, max_file_bytes: u64) -> Outcome {
+/// Reads, hashes and (if new) chunks one file, with its trigrams if `grams`. Never fails:
+/// trouble becomes a skip.
+fn process(w: &walk::Walked, previous_hash: Option<&str>, max_file_bytes: u64, grams: bool) -> Outcome {
     let skip = |reason: String| Outcome::Skip(Skipped { path: w.rel.clone(), reason });
     if w.size > HUGE_FILE_BYTES {
         return skip(format!("larger than {} MB: not indexed", HUGE_FILE_BYTES / (1024 * 1024)));
@@ -301,6 +308,7 @@ fn process(w: &walk::Walked, previous_hash: Option<&str>, max_file_bytes: u64) -
             language: String::new(),
             problem: None,
             chunks: None,
+            grams: None,
         };
         return Outcome::Write(write, 0);
     }
@@ -321,21 +329,10 @@ fn process(w: &walk::Walked, previous_hash: Option<&str>, max_file_bytes: u64) -
         hash,
         language: chunked.lang.name().to_owned(),
         problem,
+        grams: grams.then(|| crate::store::grams::tokens_of(chunked.chunks.iter().map(|c| c.content.as_str()))),
         chunks: Some(chunked.chunks),
     };
     Outcome::Write(write, bytes.len())
-}
-
-/// Parse workers yield to the writer (the critical path: one SQLite writer) and to threads
-/// answering queries; on two cores this is worth about a quarter of a full index's time.
-fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: gettid has no preconditions; setpriority on our own thread id only changes
-    // this thread's nice value (Linux threads have their own).
-    unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
-    }
 }
 
 fn human_bytes(n: u64) -> String {

@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+mod background;
 mod projects;
 mod warm;
 
@@ -42,6 +43,8 @@ pub struct ProjectHandle {
     /// rebuild is under way.
     warm: Mutex<Option<Arc<Postings>>>,
     building: std::sync::atomic::AtomicBool,
+    /// Trigram rows a large run left are being written in the background.
+    filling: std::sync::atomic::AtomicBool,
     /// A search asked for the ranking index while a run was going: build it after the run.
     wanted: std::sync::atomic::AtomicBool,
     /// Changes noticed by the watcher and not yet indexed; the watch's state.
@@ -72,6 +75,7 @@ impl ProjectHandle {
             last_report: Mutex::new(None),
             warm: Mutex::new(None),
             building: std::sync::atomic::AtomicBool::new(false),
+            filling: std::sync::atomic::AtomicBool::new(false),
             wanted: std::sync::atomic::AtomicBool::new(false),
             live: crate::live::Live::default(),
             vectors: crate::embed::ProjectVectors::default(),
@@ -110,7 +114,11 @@ impl ProjectHandle {
     /// (they hold them anyway). Returns the bytes of warm structures released.
     pub fn release(&self) -> Option<usize> {
         use std::sync::atomic::Ordering;
-        if self.is_indexing() || self.building.load(Ordering::SeqCst) || self.vectors.busy.load(Ordering::SeqCst) {
+        if self.is_indexing()
+            || self.building.load(Ordering::SeqCst)
+            || self.filling.load(Ordering::SeqCst)
+            || self.vectors.busy.load(Ordering::SeqCst)
+        {
             return None;
         }
         let bytes = self.resident_bytes();
@@ -273,6 +281,7 @@ impl ProjectHandle {
         );
         *self.last_report.lock().unwrap_or_else(|p| p.into_inner()) = Some(report.clone());
         self.refresh_warm(&store, before, &report.changed, full);
+        self.grams_later(&store);
         // Also when nothing changed, the first time: a first start with embedding on finds
         // nothing embedded. After that an unchanged run has nothing to embed (and a pass
         // would scan every chunk of a large project for nothing).
@@ -322,6 +331,7 @@ impl ProjectHandle {
             );
         }
         refresh.changed = report.changed.clone();
+        self.grams_later(&store);
         Ok((report, refresh))
     }
 

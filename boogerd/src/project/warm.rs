@@ -1,7 +1,7 @@
 //! A project's ranking index at run time: mapped from disk or built in the background, kept
-//! current by each run's changed files, and rebuilt on one thread for all projects.
+//! current by each run's changed files, and rebuilt on the background thread.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::ProjectHandle;
 use crate::search::postings::Postings;
@@ -76,11 +76,11 @@ impl ProjectHandle {
             return;
         }
         self.wanted.store(false, Ordering::SeqCst);
-        builds().push(Arc::clone(self), Arc::clone(store));
+        super::background::queue(super::background::Job::Ranking(Arc::clone(self), Arc::clone(store)));
     }
 
-    /// Runs on the build thread: writes the new base and installs it.
-    fn build_warm(&self, store: &Store) {
+    /// Runs on the background thread: writes the new base and installs it.
+    pub(super) fn build_warm(&self, store: &Store) {
         let started = std::time::Instant::now();
         match Postings::build(store, &self.index_dir) {
             Ok(p) => {
@@ -179,46 +179,5 @@ impl Drop for WarmRefresh {
         if self.claimed {
             self.handle.building.store(false, std::sync::atomic::Ordering::SeqCst);
         }
-    }
-}
-
-/// Ranking-index builds waiting for the one thread that runs them: a daemon starting with
-/// many projects builds them one after another, not all in memory at once, and without a
-/// thread per project.
-struct Builds {
-    queue: Mutex<std::collections::VecDeque<(Arc<ProjectHandle>, Arc<Store>)>>,
-    wake: std::sync::Condvar,
-}
-
-fn builds() -> &'static Builds {
-    static BUILDS: std::sync::OnceLock<&'static Builds> = std::sync::OnceLock::new();
-    BUILDS.get_or_init(|| {
-        let b: &'static Builds =
-            Box::leak(Box::new(Builds { queue: Mutex::default(), wake: std::sync::Condvar::new() }));
-        std::thread::Builder::new()
-            .name("booger-rank".to_owned())
-            .spawn(move || {
-                loop {
-                    let (handle, store) = {
-                        let mut q = b.queue.lock().unwrap_or_else(|p| p.into_inner());
-                        loop {
-                            if let Some(job) = q.pop_front() {
-                                break job;
-                            }
-                            q = b.wake.wait(q).unwrap_or_else(|p| p.into_inner());
-                        }
-                    };
-                    handle.build_warm(&store);
-                }
-            })
-            .expect("spawn the ranking-index thread");
-        b
-    })
-}
-
-impl Builds {
-    fn push(&self, handle: Arc<ProjectHandle>, store: Arc<Store>) {
-        self.queue.lock().unwrap_or_else(|p| p.into_inner()).push_back((handle, store));
-        self.wake.notify_one();
     }
 }

@@ -1,83 +1,93 @@
-//! From a regex to the trigrams a matching chunk must contain, as an FTS5 query on the
-//! `chunks_tri` table (trigram tokenizer): what lets `grep` read a few chunks instead of all.
+//! From a regex to the trigrams a matching line must contain, as an FTS5 query on the
+//! `chunk_grams` table (see [`crate::store::grams`]): what lets `grep` read a few chunks
+//! instead of all.
 //!
 //! The query is a necessary condition, never a sufficient one: every chunk holding a match
 //! satisfies it, and the regex engine confirms each candidate. Literals give trigrams (ANDed
 //! within a concatenation, ORed across an alternation); anything else (classes, optional or
-//! repeated-zero parts, anchors) asks nothing. Only ASCII literals are used: the tokenizer
-//! folds ASCII case exactly as a case-insensitive regex does, so one query serves both.
+//! repeated-zero parts, anchors) asks nothing. The index folds case as a case-insensitive
+//! regex does for ASCII letters, so a case-insensitive search uses only the literals' ASCII
+//! runs; a case-sensitive one uses every byte.
 
 use regex_syntax::hir::{Hir, HirKind};
+
+use crate::store::grams::{self, Gram};
 
 /// A literal contributes at most this many trigrams (spread along it): enough to narrow, and a
 /// 4,000-character literal does not become a 4,000-term query.
 const MAX_GRAMS_PER_LITERAL: usize = 12;
 
-/// What a chunk must contain for the pattern to match in it.
+/// What a line must contain for the pattern to match in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Need {
     /// Nothing can be required.
     Anything,
-    Gram(String),
+    Gram(Gram),
     All(Vec<Need>),
     OneOf(Vec<Need>),
 }
 
 /// The FTS5 expression that every chunk with a match of `pattern` satisfies, or `None` when
-/// the pattern has no literal of three characters to narrow by (the caller scans).
-pub fn required(pattern: &str) -> Option<String> {
+/// the pattern has no literal of three characters to narrow by (the caller scans). The
+/// pattern is parsed as written; `case_insensitive` is the flag the search applies on top.
+pub fn required(pattern: &str, case_insensitive: bool) -> Option<String> {
     let hir = regex_syntax::ParserBuilder::new().build().parse(pattern).ok()?;
-    match simplify(need(&hir)) {
+    let needs = Needs { ascii_only: case_insensitive };
+    match simplify(needs.of(&hir)) {
         Need::Anything => None,
         n => Some(expression(&n)),
     }
 }
 
-fn need(hir: &Hir) -> Need {
-    match hir.kind() {
-        HirKind::Literal(lit) => literal(&lit.0),
-        HirKind::Capture(c) => need(&c.sub),
-        HirKind::Repetition(r) if r.min >= 1 => need(&r.sub),
-        HirKind::Concat(parts) => Need::All(concat_needs(parts)),
-        HirKind::Alternation(arms) => Need::OneOf(arms.iter().map(need).collect()),
-        HirKind::Empty | HirKind::Class(_) | HirKind::Look(_) | HirKind::Repetition(_) => Need::Anything,
-    }
+struct Needs {
+    ascii_only: bool,
 }
 
-/// Adjacent literal parts of a concatenation are joined first, so trigrams that span them
-/// count (the parser keeps `a` and `bc` apart around a group, for instance).
-fn concat_needs(parts: &[Hir]) -> Vec<Need> {
-    let mut needs = Vec::new();
-    let mut run: Vec<u8> = Vec::new();
-    for part in parts {
-        match part.kind() {
-            HirKind::Literal(lit) => run.extend_from_slice(&lit.0),
-            _ => {
-                needs.push(literal(&std::mem::take(&mut run)));
-                needs.push(need(part));
-            }
+impl Needs {
+    fn of(&self, hir: &Hir) -> Need {
+        match hir.kind() {
+            HirKind::Literal(lit) => self.literal(&lit.0),
+            HirKind::Capture(c) => self.of(&c.sub),
+            HirKind::Repetition(r) if r.min >= 1 => self.of(&r.sub),
+            HirKind::Concat(parts) => Need::All(self.concat(parts)),
+            HirKind::Alternation(arms) => Need::OneOf(arms.iter().map(|a| self.of(a)).collect()),
+            HirKind::Empty | HirKind::Class(_) | HirKind::Look(_) | HirKind::Repetition(_) => Need::Anything,
         }
     }
-    needs.push(literal(&run));
-    needs
-}
 
-/// The trigrams of each ASCII run of three or more characters in `bytes`.
-fn literal(bytes: &[u8]) -> Need {
-    let mut grams = Vec::new();
-    for run in bytes.split(|b| !b.is_ascii() || *b == 0) {
-        if run.len() < 3 {
-            continue;
-        }
-        let all: Vec<&[u8]> = run.windows(3).collect();
-        let step = all.len().div_ceil(MAX_GRAMS_PER_LITERAL).max(1);
-        for (i, g) in all.iter().enumerate() {
-            if i % step == 0 || i == all.len() - 1 {
-                grams.push(Need::Gram(String::from_utf8_lossy(g).to_ascii_lowercase()));
+    /// Adjacent literal parts of a concatenation are joined first, so trigrams that span them
+    /// count (the parser keeps `a` and `bc` apart around a group, for instance).
+    fn concat(&self, parts: &[Hir]) -> Vec<Need> {
+        let mut needs = Vec::new();
+        let mut run: Vec<u8> = Vec::new();
+        for part in parts {
+            match part.kind() {
+                HirKind::Literal(lit) => run.extend_from_slice(&lit.0),
+                _ => {
+                    needs.push(self.literal(&std::mem::take(&mut run)));
+                    needs.push(self.of(part));
+                }
             }
         }
+        needs.push(self.literal(&run));
+        needs
     }
-    if grams.is_empty() { Need::Anything } else { Need::All(grams) }
+
+    /// The trigrams of each run of three or more usable bytes in `bytes`.
+    fn literal(&self, bytes: &[u8]) -> Need {
+        let mut needs = Vec::new();
+        for run in bytes.split(|b| self.ascii_only && !b.is_ascii()) {
+            let mut all: Vec<Gram> = Vec::new();
+            grams::each_gram(run, |g| all.push(g));
+            let step = all.len().div_ceil(MAX_GRAMS_PER_LITERAL).max(1);
+            for (i, g) in all.iter().enumerate() {
+                if i % step == 0 || i == all.len() - 1 {
+                    needs.push(Need::Gram(*g));
+                }
+            }
+        }
+        if needs.is_empty() { Need::Anything } else { Need::All(needs) }
+    }
 }
 
 /// Drops what asks nothing; an alternation with an arm that asks nothing asks nothing.
@@ -114,7 +124,11 @@ fn simplify(n: Need) -> Need {
 fn expression(n: &Need) -> String {
     match n {
         Need::Anything => String::new(),
-        Need::Gram(g) => format!("\"{}\"", g.replace('"', "\"\"")),
+        Need::Gram(g) => {
+            let mut t = String::new();
+            grams::token(*g, &mut t);
+            t
+        }
         Need::All(parts) => format!("({})", parts.iter().map(expression).collect::<Vec<_>>().join(" AND ")),
         Need::OneOf(arms) => format!("({})", arms.iter().map(expression).collect::<Vec<_>>().join(" OR ")),
     }
@@ -124,47 +138,103 @@ fn expression(n: &Need) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn literals_give_trigrams_and_the_rest_asks_nothing() {
-        assert_eq!(required("abc").as_deref(), Some("\"abc\""));
-        assert_eq!(required("abcd").as_deref(), Some("(\"abc\" AND \"bcd\")"));
-        assert_eq!(required("Foo.*bar").as_deref(), Some("(\"bar\" AND \"foo\")"));
-        assert_eq!(
-            required("TODO|FIXME").as_deref(),
-            Some("((\"odo\" AND \"tod\") OR (\"fix\" AND \"ixm\" AND \"xme\"))")
-        );
-        assert_eq!(required("a.c"), None);
-        assert_eq!(required("ab"), None);
-        assert_eq!(required("\\w+"), None);
-        assert_eq!(required("(foo)?bar").as_deref(), Some("\"bar\""));
-        assert_eq!(required("foo|\\d+"), None, "an arm that asks nothing");
-        assert_eq!(required("x(abc)+").as_deref(), Some("\"abc\""));
-        assert_eq!(required("a\"bc").as_deref(), Some("(\"\"\"bc\" AND \"a\"\"b\")"));
-        assert_eq!(required("(unclosed"), None, "not a regex: the caller reports it");
+    /// The token of a three-byte gram, as the index writes it.
+    fn t(gram: &str) -> String {
+        let mut g = 0;
+        grams::each_gram(gram.as_bytes(), |x| g = x);
+        let mut out = String::new();
+        grams::token(g, &mut out);
+        out
     }
 
-    /// Whatever the pattern, the expression is one FTS5 parses.
     #[test]
-    fn every_expression_parses() {
+    fn literals_give_trigrams_and_the_rest_asks_nothing() {
+        let r = |p: &str| required(p, false);
+        assert_eq!(r("abc"), Some(t("abc")));
+        assert_eq!(r("abcd"), Some(format!("({} AND {})", t("abc"), t("bcd"))));
+        assert_eq!(r("Foo.*bar"), Some(format!("({} AND {})", t("bar"), t("foo"))));
+        assert_eq!(
+            r("TODO|FIXME"),
+            Some(format!("(({} AND {}) OR ({} AND {} AND {}))", t("odo"), t("tod"), t("fix"), t("ixm"), t("xme")))
+        );
+        assert_eq!(r("a.c"), None);
+        assert_eq!(r("ab"), None);
+        assert_eq!(r("\\w+"), None);
+        assert_eq!(r("(foo)?bar"), Some(t("bar")));
+        assert_eq!(r("foo|\\d+"), None, "an arm that asks nothing");
+        assert_eq!(r("x(abc)+"), Some(t("abc")));
+        assert_eq!(r("(unclosed"), None, "not a regex: the caller reports it");
+        assert!(r("é_a").is_some_and(|e| e.matches(" AND ").count() == 1), "bytes, as written: two trigrams");
+        assert_eq!(required("é_a", true), None, "case-insensitively only ASCII runs count");
+        assert_eq!(required("xé_abc", true), Some(format!("({} AND {})", t("_ab"), t("abc"))), "the ASCII run after é");
+    }
+
+    /// Against real files in a real `chunk_grams` table: every file where the regex matches a
+    /// line is among the candidates, for either case flag, whatever the pattern.
+    #[test]
+    fn every_file_with_a_match_is_a_candidate() {
         let db = rusqlite::Connection::open_in_memory().unwrap();
         db.execute_batch(
-            "CREATE VIRTUAL TABLE t USING fts5(content, tokenize = 'trigram', detail = 'none');
-             INSERT INTO t VALUES ('def __init__(self): raise ValueError(\"bad\")');",
+            "CREATE VIRTUAL TABLE chunk_grams USING fts5(grams, content = '', contentless_delete = 1,
+                 tokenize = 'ascii', detail = 'none');",
         )
         .unwrap();
-        for p in [
+        let files = [
+            "def __init__(self): raise ValueError(\"bad\")",
+            "CLASS Foo:\n    x = 'Straße'\n",
+            "the \u{212A}elvin sign and a cla\u{17F}s with long s",
+            "TODO: fix me\nfixme later",
+            "caf\u{e9} CAF\u{c9} na\u{ef}ve a\"\"b",
+            "",
+        ];
+        let mut set = grams::GramSet::default();
+        for (i, text) in files.iter().enumerate() {
+            set.add(text);
+            db.execute(
+                "INSERT INTO chunk_grams(rowid, grams) VALUES (?1, ?2)",
+                rusqlite::params![i as i64, set.take_tokens()],
+            )
+            .unwrap();
+        }
+        let patterns = [
             "def __init__",
             "raise (Value|Type)Error",
             "\"bad\"",
             "a\"\"b",
             "xx{3}yz_",
             "[a-z]+_init",
-            "é_abc_ü",
+            "class foo",
+            "CLASS",
+            "key",
+            "kelvin",
+            "class",
+            "CLASS",
+            "Straße",
+            "STRASSE",
+            "straße",
+            "café",
+            "CAFÉ",
+            "todo|fixme",
+            "FIXME",
+            "fix me",
             "\\(self\\)",
-        ] {
-            let e = required(p).unwrap();
-            let r = db.query_row("SELECT count(*) FROM t WHERE t MATCH ?1", [&e], |r| r.get::<_, i64>(0));
-            assert!(r.is_ok(), "{p:?} became {e:?}: {r:?}");
+            "naïve",
+            "NAÏVE",
+            "sign and",
+            "long s$",
+        ];
+        for p in patterns {
+            for ci in [false, true] {
+                let re = regex::RegexBuilder::new(p).case_insensitive(ci).build().unwrap();
+                let matching: Vec<i64> =
+                    (0..files.len()).filter(|&i| files[i].lines().any(|l| re.is_match(l))).map(|i| i as i64).collect();
+                let Some(e) = required(p, ci) else { continue };
+                let mut stmt = db.prepare("SELECT rowid FROM chunk_grams WHERE chunk_grams MATCH ?1").unwrap();
+                let found: Vec<i64> = stmt.query_map([&e], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+                for m in &matching {
+                    assert!(found.contains(m), "{p:?} (case-insensitive {ci}) matches file {m} but {e:?} misses it");
+                }
+            }
         }
     }
 }

@@ -20,6 +20,7 @@
 pub mod files;
 pub mod format;
 pub mod grams;
+pub mod lines;
 pub mod postings;
 pub mod query;
 pub mod segment;

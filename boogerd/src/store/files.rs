@@ -25,6 +25,9 @@ pub struct FileWrite {
     pub language: String,
     pub problem: Option<String>,
     pub chunks: Option<Vec<Chunk>>,
+    /// Each chunk's trigrams as `chunk_grams` tokens ([`super::grams::tokens_of`]), or
+    /// `None` to leave them to [`Store::fill_grams`] (a large run).
+    pub grams: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -54,10 +57,13 @@ fn forget_chunks<'a>(
 ) -> rusqlite::Result<super::tally::Change> {
     let mut ids_of =
         tx.prepare_cached("SELECT c.id, c.kind FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?1")?;
+    let mut file_of = tx.prepare_cached("SELECT id FROM files WHERE path = ?1")?;
     let mut chunks = tx.prepare_cached("DELETE FROM chunks WHERE file_id = (SELECT id FROM files WHERE path = ?1)")?;
     let mut change = super::tally::Change::default();
     let mut ids: Vec<i64> = Vec::new();
+    let mut files: Vec<i64> = Vec::new();
     for path in paths {
+        files.extend(file_of.query_row([path], |r| r.get::<_, i64>(0)).optional()?);
         for row in ids_of.query_map([path], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))? {
             let (id, kind) = row?;
             ids.push(id);
@@ -67,7 +73,7 @@ fn forget_chunks<'a>(
     }
     ids.sort_unstable();
     let mut text = tx.prepare_cached("DELETE FROM chunks_fts WHERE rowid = ?1")?;
-    let mut grams = tx.prepare_cached("DELETE FROM chunks_tri WHERE rowid = ?1")?;
+    let mut grams = tx.prepare_cached("DELETE FROM chunk_grams WHERE rowid = ?1")?;
     let mut models = tx.prepare_cached("SELECT model FROM embeddings WHERE chunk_id = ?1")?;
     let mut vectors = tx.prepare_cached("DELETE FROM embeddings WHERE chunk_id = ?1")?;
     for id in ids {
@@ -77,6 +83,11 @@ fn forget_chunks<'a>(
             change.vector(&model?, -1);
         }
         vectors.execute([id])?;
+    }
+    files.sort_unstable();
+    let mut pending = tx.prepare_cached("DELETE FROM grams_pending WHERE file_id = ?1")?;
+    for id in files {
+        pending.execute([id])?;
     }
     Ok(change)
 }
@@ -174,7 +185,8 @@ impl Store {
                 )?;
                 let mut insert_text =
                     tx.prepare_cached("INSERT INTO chunks_fts(rowid, name, content, words) VALUES (?1, ?2, ?3, ?4)")?;
-                let mut insert_grams = tx.prepare_cached("INSERT INTO chunks_tri(rowid, content) VALUES (?1, ?2)")?;
+                let mut insert_grams = tx.prepare_cached("INSERT INTO chunk_grams(rowid, grams) VALUES (?1, ?2)")?;
+                let mut pending = tx.prepare_cached("INSERT OR IGNORE INTO grams_pending(file_id) VALUES (?1)")?;
                 for w in writes {
                     let Some(chunks) = &w.chunks else {
                         touch.execute(params![w.path, w.size as i64, w.mtime_ns])?;
@@ -186,7 +198,10 @@ impl Store {
                     upsert.execute(params![w.path, w.hash, w.size as i64, w.mtime_ns, w.language, indexed_at, w.problem])?;
                     let id = existing.unwrap_or_else(|| tx.last_insert_rowid());
                     change.file(&w.language, 1, w.size as i64);
-                    for ch in chunks {
+                    if w.grams.is_none() {
+                        pending.execute([id])?;
+                    }
+                    for (k, ch) in chunks.iter().enumerate() {
                         insert_chunk.execute(params![
                             id,
                             ch.kind,
@@ -202,7 +217,9 @@ impl Store {
                         ])?;
                         let chunk = tx.last_insert_rowid();
                         insert_text.execute(params![chunk, ch.name, ch.content, words::words_for(&ch.name, &ch.content)])?;
-                        insert_grams.execute(params![chunk, ch.content])?;
+                        if let Some(grams) = w.grams.as_ref().and_then(|g| g.get(k)) {
+                            insert_grams.execute(params![chunk, grams])?;
+                        }
                         change.chunk(ch.kind, 1);
                     }
                 }
@@ -225,7 +242,7 @@ impl Store {
             tx.execute_batch(
                 "DELETE FROM embeddings; DELETE FROM chunks; DELETE FROM files;
                  INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all');
-                 INSERT INTO chunks_tri(chunks_tri) VALUES ('delete-all');",
+                 INSERT INTO chunk_grams(chunk_grams) VALUES ('delete-all'); DELETE FROM grams_pending;",
             )?;
             super::save_generation(&tx, generation)?;
             tx.commit()?;
@@ -374,9 +391,13 @@ mod tests {
         let index = |full| run(&root, &store, Options { full, ..Options::default() }, &progress).unwrap();
         let count = |q: &str| store.fts_count(q).unwrap();
         let grams = |q: &str| -> i64 {
-            let e = crate::search::grams::required(q).unwrap();
+            let mut set = crate::store::grams::GramSet::default();
+            set.add(q);
+            let e = set.take_tokens().replace(' ', " AND ");
             store
-                .read(|c| c.query_row("SELECT count(*) FROM chunks_tri WHERE chunks_tri MATCH ?1", [&e], |r| r.get(0)))
+                .read(|c| {
+                    c.query_row("SELECT count(*) FROM chunk_grams WHERE chunk_grams MATCH ?1", [&e], |r| r.get(0))
+                })
                 .unwrap()
         };
         index(false);
@@ -400,5 +421,72 @@ mod tests {
             .read(|c| c.query_row("SELECT count(*) FROM sqlite_master WHERE type = 'trigger'", [], |r| r.get(0)))
             .unwrap();
         assert_eq!(triggers, 0);
+    }
+
+    /// A large run leaves trigram rows pending; grep's candidates include those files until
+    /// the background pass writes the rows, and a rewrite or deletion forgets either kind.
+    #[test]
+    fn pending_trigram_rows_are_read_until_written() {
+        use crate::store::FileWrite;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("index"), dir.path()).unwrap();
+        let write = |path: &str, text: &str, inline: bool| {
+            let chunks = crate::index::chunk::chunk_file(std::path::Path::new(path), text.as_bytes(), false).chunks;
+            FileWrite {
+                path: path.to_owned(),
+                size: text.len() as u64,
+                mtime_ns: 0,
+                hash: text.to_owned(),
+                language: "python".to_owned(),
+                problem: None,
+                grams: inline.then(|| crate::store::grams::tokens_of(chunks.iter().map(|c| c.content.as_str()))),
+                chunks: Some(chunks),
+            }
+        };
+        let mut set = crate::store::grams::GramSet::default();
+        let mut files_with = |literal: &str| -> Vec<String> {
+            set.add(literal);
+            let e = set.take_tokens().replace(' ', " AND ");
+            let mut paths = Vec::new();
+            store
+                .scan(
+                    &crate::store::search::Filters::default(),
+                    Some(&e),
+                    |_| crate::store::search::Keep::Yes,
+                    |c, _| {
+                        if paths.last() != Some(&c.path) {
+                            paths.push(c.path.clone());
+                        }
+                        true
+                    },
+                )
+                .unwrap();
+            paths
+        };
+        store
+            .write_batch(
+                &[
+                    write("a.py", "def alpha_one():\n    pass\n", false),
+                    write("b.py", "def beta_two():\n    pass\n", true),
+                ],
+                &[],
+                "t",
+            )
+            .unwrap();
+        assert_eq!(store.grams_pending().unwrap(), 1);
+        assert_eq!(files_with("beta_two"), ["a.py", "b.py"], "a pending file is always a candidate");
+        assert_eq!(store.fill_grams(10).unwrap(), 1);
+        assert_eq!((store.grams_pending().unwrap(), store.fill_grams(10).unwrap()), (0, 0));
+        assert_eq!(files_with("beta_two"), ["b.py"]);
+        assert_eq!(files_with("alpha_one"), ["a.py"], "the background pass wrote a's row");
+
+        store.write_batch(&[write("a.py", "def gamma():\n    pass\n", false)], &["b.py".to_owned()], "t").unwrap();
+        assert_eq!(files_with("alpha_one"), ["a.py"], "pending again after a rewrite");
+        store.fill_grams(10).unwrap();
+        assert_eq!((files_with("alpha_one"), files_with("beta_two")), (vec![], vec![]), "old rows are gone");
+        assert_eq!(files_with("gamma"), ["a.py"]);
+        store
+            .write(|c| c.execute("INSERT INTO chunk_grams(chunk_grams, rank) VALUES ('integrity-check', 0)", []))
+            .unwrap();
     }
 }

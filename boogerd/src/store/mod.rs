@@ -10,6 +10,7 @@
 
 pub mod context;
 mod files;
+pub mod grams;
 pub mod recover;
 mod schema;
 pub mod search;

@@ -44,6 +44,15 @@ pub struct Filters {
     pub path: Option<String>,
 }
 
+/// Whether [`Store::scan`] hands a chunk on, given its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    Yes,
+    No,
+    /// Read no further (what was kept so far is still handed on).
+    Stop,
+}
+
 /// One chunk as the ranking sees it (no content yet: that is fetched for the winners only).
 #[derive(Debug, Clone)]
 pub struct Candidate {
@@ -248,46 +257,60 @@ impl Store {
         })
     }
 
-    /// The chunks under the filters with their content, in file order (grep): every one, or
-    /// with `grams` (an FTS5 query on the trigram table, see [`crate::search::grams`]) only
-    /// those whose text satisfies it. `each` returns false to stop.
+    /// The chunks under the filters whose content `keep` wants, with that content, in file
+    /// and line order (grep): every one, or with `grams` (an FTS5 query on `chunk_grams`, see
+    /// [`super::grams`]) those whose trigrams satisfy it and those of files whose trigrams
+    /// are still pending. `each` returns false to stop.
     pub fn scan(
         &self,
         filters: &Filters,
         grams: Option<&str>,
+        mut keep: impl FnMut(&str) -> Keep,
         mut each: impl FnMut(&Candidate, &str) -> bool,
     ) -> Result<()> {
         let mut params: Vec<SqlValue> = grams.iter().map(|g| SqlValue::Text((*g).to_owned())).collect();
         let cond = filters.sql(&mut params);
-        let sql = if grams.is_some() {
-            // The few candidates first, then sorted.
-            format!(
-                "SELECT {CANDIDATE_COLUMNS}, 0.0, c.content FROM chunks c JOIN files f ON f.id = c.file_id
-                 WHERE c.id IN (SELECT rowid FROM chunks_tri WHERE chunks_tri MATCH ?1){cond}
-                 ORDER BY f.path, c.start_byte, c.id"
-            )
+        let narrow = if grams.is_some() {
+            // `+`: tested per row in path order, not looked up by id and sorted after.
+            "(+c.id IN (SELECT rowid FROM chunk_grams WHERE chunk_grams MATCH ?1) OR +f.id IN (SELECT file_id FROM grams_pending))"
         } else {
-            // Files in path order, then each file's chunks: sorting only within a file, not
-            // the whole index's text (which SQLite would copy into a sorter first).
-            format!(
-                "SELECT {CANDIDATE_COLUMNS}, 0.0, c.content FROM files f CROSS JOIN chunks c ON c.file_id = f.id
-                 WHERE 1 = 1{cond} ORDER BY f.path, c.start_byte, c.id"
-            )
+            "1 = 1"
         };
+        // Files in path order and each file's chunks by id, as the indexes hold them: no
+        // sorter, into which SQLite would first copy the text of every chunk read. Only the
+        // chunks `keep` accepts are copied out, and put in line order per file.
+        let sql = format!(
+            "SELECT {CANDIDATE_COLUMNS}, 0.0, c.content FROM files f CROSS JOIN chunks c ON c.file_id = f.id
+             WHERE {narrow}{cond} ORDER BY f.path, c.id"
+        );
         self.read(|c| {
             let mut stmt = c.prepare_cached(&sql)?;
             let mut rows = stmt.query(rusqlite::params_from_iter(params))?;
+            let mut file: Vec<(Candidate, String)> = Vec::new();
+            let mut flush = |file: &mut Vec<(Candidate, String)>| {
+                file.sort_by_key(|(c, _)| (c.start_line, c.id));
+                let go_on = file.iter().all(|(c, text)| each(c, text));
+                file.clear();
+                go_on
+            };
             while let Some(r) = rows.next()? {
-                let cand = candidate(r)?;
-                if !each(&cand, r.get_ref(11)?.as_str().unwrap_or_default()) {
-                    break;
+                let content = r.get_ref(11)?.as_str().unwrap_or_default();
+                match keep(content) {
+                    Keep::Yes => {}
+                    Keep::No => continue,
+                    Keep::Stop => break,
                 }
+                let cand = candidate(r)?;
+                if file.last().is_some_and(|(last, _)| last.path != cand.path) && !flush(&mut file) {
+                    return Ok(());
+                }
+                file.push((cand, content.to_owned()));
             }
+            flush(&mut file);
             Ok(())
         })
     }
 
-    /// Every chunk of the given files with its content, file by file.
     /// Every chunk with its content and its file's content hash, files in path order, all
     /// read from one snapshot; returns the content generation of that snapshot (what a
     /// ranking segment built from it is valid for).
@@ -322,6 +345,7 @@ impl Store {
         })
     }
 
+    /// Every chunk of the given files with its content, file by file.
     pub fn scan_files(&self, paths: &[String], mut each: impl FnMut(&Candidate, &str)) -> Result<()> {
         let sql = format!(
             "SELECT {CANDIDATE_COLUMNS}, 0.0, c.content FROM chunks c JOIN files f ON f.id = c.file_id

@@ -1,20 +1,21 @@
 //! `grep`: regex or literal search over the indexed text, line by line.
 
 use booger_proto::wire::ToolReply;
-use regex::RegexBuilder;
 use serde_json::{Value, json};
 
 use super::{Session, explain_empty, filters, int, project_store};
 use crate::Daemon;
 use crate::search::format;
+use crate::search::lines::LineMatcher;
+use crate::store::search::Keep;
 
 pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     let pattern = args.get("pattern").and_then(Value::as_str).unwrap_or_default();
     let literal = args.get("literal").and_then(Value::as_bool).unwrap_or(false);
     let source = if literal { regex::escape(pattern) } else { pattern.to_owned() };
     let case_insensitive = args.get("case_insensitive").and_then(Value::as_bool).unwrap_or(false);
-    let re = match RegexBuilder::new(&source).case_insensitive(case_insensitive).size_limit(1 << 22).build() {
-        Ok(r) => r,
+    let matcher = match LineMatcher::new(&source, case_insensitive) {
+        Ok(m) => m,
         Err(e) => {
             return ToolReply::error(format!(
                 "grep: invalid regex {shown}: {}. Escape special characters, or pass literal=true to match the text as is",
@@ -23,21 +24,6 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
             ));
         }
     };
-    // A chunk is read line by line only if the pattern matches somewhere in it: one pass of the
-    // regex engine (and its literal prefilters) over the whole chunk instead of one call per
-    // line. With ^ and $ matching at line ends, whatever matches a line matches its chunk;
-    // \A and \z mean something else across lines, so such patterns go line by line.
-    let whole = (!source.contains("\\A") && !source.contains("\\z"))
-        .then(|| {
-            RegexBuilder::new(&source)
-                .case_insensitive(case_insensitive)
-                .multi_line(true)
-                .crlf(true)
-                .size_limit(1 << 22)
-                .build()
-                .ok()
-        })
-        .flatten();
     let (project, store) = match project_store(daemon, session, args) {
         Ok(ps) => ps,
         Err(reply) => return reply,
@@ -52,57 +38,65 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     let mut results = Vec::new();
     let mut cut = false;
     // The regex's literals narrow the chunks to read through the trigram index; a pattern
-    // without a literal of three characters reads every chunk, for at most SCAN_DEADLINE.
-    let grams = crate::search::grams::required(&source);
+    // without a literal of three characters reads every chunk. Either way reading stops after
+    // SCAN_DEADLINE (a common literal in a huge tree leaves many chunks too).
+    let grams = crate::search::grams::required(&source, case_insensitive);
     let started = std::time::Instant::now();
     let mut timed_out = false;
     let mut each = |chunk: &crate::store::search::Candidate, content: &str| {
-        if grams.is_none() && started.elapsed() > SCAN_DEADLINE {
-            timed_out = true;
-            return false;
-        }
-        if whole.as_ref().is_some_and(|w| !w.is_match(content)) {
-            return true;
-        }
-        let lines: Vec<&str> = content.lines().collect();
-        for (k, line) in lines.iter().enumerate() {
-            if !re.is_match(line) {
-                continue;
-            }
+        // The chunk's lines, split only if one is shown with context.
+        let mut lines: Option<Vec<&str>> = None;
+        matcher.each_line(content, |k, line| {
             total += 1;
             if total <= offset || results.len() >= limit || cut {
-                continue;
+                return true;
             }
             let n = chunk.start_line as usize + k;
             let mut piece = String::new();
-            let before = k.saturating_sub(context);
-            for (c, l) in lines.iter().enumerate().take(k).skip(before) {
-                piece.push_str(&format!("{}-{}-{}\n", chunk.path, chunk.start_line as usize + c, clip(l)));
-            }
-            piece.push_str(&format!("{}:{n}:{}\n", chunk.path, clip(line)));
-            for (c, l) in lines.iter().enumerate().skip(k + 1).take(context) {
-                piece.push_str(&format!("{}-{}-{}\n", chunk.path, chunk.start_line as usize + c, clip(l)));
-            }
+            let around = |c: usize, l: &str| format!("{}-{}-{}\n", chunk.path, chunk.start_line as usize + c, clip(l));
             if context > 0 {
+                let lines = lines.get_or_insert_with(|| content.lines().collect());
+                for (c, l) in lines.iter().enumerate().take(k).skip(k.saturating_sub(context)) {
+                    piece.push_str(&around(c, l));
+                }
+                piece.push_str(&format!("{}:{n}:{}\n", chunk.path, clip(line)));
+                for (c, l) in lines.iter().enumerate().skip(k + 1).take(context) {
+                    piece.push_str(&around(c, l));
+                }
                 piece.push_str("--\n");
+            } else {
+                piece.push_str(&format!("{}:{n}:{}\n", chunk.path, clip(line)));
             }
             if out.len() + piece.len() > budget {
                 cut = true;
-                continue;
+                return true;
             }
             out.push_str(&piece);
             results.push(json!({ "path": chunk.path, "line": n, "text": line }));
-        }
+            true
+        });
         true
     };
-    let scanned = store.scan(&f, grams.as_deref(), &mut each);
+    // Whether a chunk is worth reading line by line: asked of every chunk read, before its
+    // text is copied out of SQLite; also where the deadline is checked.
+    let keep = |content: &str| {
+        if started.elapsed() > SCAN_DEADLINE {
+            timed_out = true;
+            return Keep::Stop;
+        }
+        if matcher.may_match(content) { Keep::Yes } else { Keep::No }
+    };
+    let scanned = store.scan(&f, grams.as_deref(), keep, &mut each);
     if let Err(e) = scanned {
         return ToolReply::error(format!("grep: {e}"));
     }
     let stopped = timed_out.then(|| {
+        let why = match &grams {
+            None => "has no literal of 3 characters to narrow by, so every chunk is read",
+            Some(_) => "leaves too many chunks to read",
+        };
         format!(
-            "[stopped after {:.1} s: {} has no literal of 3 characters to narrow by, so every chunk is read; \
-             narrow with path_prefix or language, or add a literal]\n",
+            "[stopped after {:.1} s: {} {why}; narrow with path_prefix or language, or a longer literal]\n",
             SCAN_DEADLINE.as_secs_f64(),
             super::quoted(pattern)
         )

@@ -96,16 +96,17 @@ pub async fn call(daemon: Arc<Daemon>, session: Session, name: &str, args: Value
     if let Err(message) = spec.validate(&args) {
         return Ok(ToolReply::error(message));
     }
-    let _slot = schedule::turn(spec.name, spec.read_only, &session.id).await;
+    let slot = schedule::turn(spec.name, spec.read_only, &session.id).await;
     let started = std::time::Instant::now();
-    let joined = tokio::task::spawn_blocking(move || {
-        ANSWERED.take();
-        let reply = handler(&daemon, &session, &args);
-        let answered = ANSWERED.take();
-        let reply = with_recovery(reply, &answered);
-        with_freshness(reply, answered)
-    })
-    .await;
+    let joined = slot
+        .run(move || {
+            ANSWERED.take();
+            let reply = handler(&daemon, &session, &args);
+            let answered = ANSWERED.take();
+            let reply = with_recovery(reply, &answered);
+            with_freshness(reply, answered)
+        })
+        .await;
     let reply = joined.unwrap_or_else(|e| {
         tracing::error!(tool = spec.name, error = %e, "tool handler panicked");
         ToolReply::error(format!(

@@ -2,11 +2,11 @@
 //!
 //! Read-only calls are short and CPU-bound: at most one per core runs, first come first
 //! served, rather than time-slicing twenty at once. Heavy calls (reading much of an index:
-//! grep, tests-for, workspace-search, search-expand, git history) run on
-//! their own slots (half the cores, at least one) so that a burst of them cannot take the
-//! cores from `search` and `symbols`; and one session runs one heavy call at a time, so a
-//! client that sends twenty does not take every heavy slot from the others. Writers (index,
-//! projects, notes) take no slot.
+//! grep, tests-for, workspace-search, search-expand, git history) have slots of their own
+//! and run on a pool of their own, one thread per core at a lower CPU priority: a burst of
+//! them neither queues light calls nor takes the CPU from them. One session runs one heavy
+//! call at a time, so a client that sends twenty does not take every heavy slot from the
+//! others. Writers (index, projects, notes) take no slot.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -14,8 +14,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Tools that may read much of an index, or run git over history. A grep the trigram index
-/// narrows is quick too, but a stream of them (a 20-client load had a third of its calls grep)
-/// would take the cores from search: with grep light, search's p95 rose from 14 to 279 ms.
+/// narrows takes 5-20 ms on the standard library, but one without a literal reads every
+/// chunk (50-120 ms), and under a load of many clients even the quick ones add up: with the
+/// narrowed ones light, `search`'s p95 rose from 6 to 178 ms (`cargo bench --bench grep`).
 const HEAVY: &[&str] = &[
     "grep",
     "tests-for",
@@ -31,20 +32,74 @@ const HEAVY: &[&str] = &[
 /// What a running call holds; dropped when it ends.
 pub struct Slot {
     _permits: Vec<OwnedSemaphorePermit>,
+    heavy: bool,
+}
+
+impl Slot {
+    /// Runs the call's work: a heavy call on the heavy pool, any other on tokio's blocking
+    /// threads. `Err` says how the work panicked.
+    pub async fn run<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
+        if !self.heavy {
+            return tokio::task::spawn_blocking(work).await.map_err(|e| e.to_string());
+        }
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let job: Job = Box::new(move || {
+            let _ = tx.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)));
+        });
+        heavy_pool().lock().unwrap_or_else(|p| p.into_inner()).send(job).map_err(|e| e.to_string())?;
+        match rx.await {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(panic)) => Err(panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "panicked".to_owned())),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The heavy pool: one thread per heavy slot, at a lower priority for good (see
+/// [`crate::threads`]). Idle, its threads block on the queue and cost nothing.
+fn heavy_pool() -> &'static Mutex<std::sync::mpsc::Sender<Job>> {
+    static POOL: OnceLock<Mutex<std::sync::mpsc::Sender<Job>>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<Job>();
+        let rx = Arc::new(Mutex::new(rx));
+        for i in 0..heavy_slots() {
+            let rx = Arc::clone(&rx);
+            std::thread::Builder::new()
+                .name(format!("booger-heavy-{i}"))
+                .spawn(move || {
+                    crate::threads::lower_priority();
+                    loop {
+                        let job = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
+                        match job {
+                            Ok(job) => job(),
+                            Err(_) => return,
+                        }
+                    }
+                })
+                .expect("spawn a heavy-call thread");
+        }
+        Mutex::new(tx)
+    })
 }
 
 /// Waits for the call's turn: a light slot, or the session's heavy turn then a heavy slot.
 pub async fn turn(tool: &str, read_only: bool, session: &str) -> Slot {
     if !read_only {
-        return Slot { _permits: Vec::new() };
+        return Slot { _permits: Vec::new(), heavy: false };
     }
     if !HEAVY.contains(&tool) {
         let light = slots(&LIGHT, cores()).acquire_owned().await.expect("never closed");
-        return Slot { _permits: vec![light] };
+        return Slot { _permits: vec![light], heavy: false };
     }
     let mine = session_turn(session).acquire_owned().await.expect("never closed");
-    let heavy = slots(&HEAVY_SLOTS, (cores() / 2).max(1)).acquire_owned().await.expect("never closed");
-    Slot { _permits: vec![heavy, mine] }
+    let heavy = slots(&HEAVY_SLOTS, heavy_slots()).acquire_owned().await.expect("never closed");
+    Slot { _permits: vec![heavy, mine], heavy: true }
 }
 
 static LIGHT: OnceLock<Arc<Semaphore>> = OnceLock::new();
@@ -56,6 +111,11 @@ fn slots(cell: &'static OnceLock<Arc<Semaphore>>, n: usize) -> Arc<Semaphore> {
 
 fn cores() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get())
+}
+
+/// Heavy calls at once: as many as cores, since their threads yield the CPU to light calls.
+fn heavy_slots() -> usize {
+    cores()
 }
 
 /// One heavy call at a time per session. Entries no call holds are dropped as others come.

@@ -164,8 +164,11 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>) -> (String,
     t.push_str(&format!("  languages: {}\n", counts(&stats.languages)));
     t.push_str(&format!("  kinds: {}\n", counts(&stats.kinds)));
     let warm = handle.warm_state(&store);
+    // Files a large run left for the background pass: grep reads them whole meanwhile.
+    let grams_pending = store.grams_pending().unwrap_or(0);
+    let grep_index = if grams_pending == 0 { "ready".to_owned() } else { format!("{grams_pending} files to go") };
     t.push_str(&format!(
-        "  root hash: {}\n  last indexed: {}\n  ranking index: {warm}\n",
+        "  root hash: {}\n  last indexed: {}\n  ranking index: {warm}\n  grep index: {grep_index}\n",
         &root_hash[..root_hash.len().min(16)],
         last
     ));
@@ -202,6 +205,7 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>) -> (String,
         "last_indexed_at": last,
         "progress": progress,
         "ranking_index": warm,
+        "grep_index": { "ready": grams_pending == 0, "pending_files": grams_pending },
         "embeddings": embeddings,
         "watch": watch,
         "last_report": report,

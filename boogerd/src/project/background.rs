@@ -1,0 +1,89 @@
+//! The daemon's one thread for derived data that a run leaves behind: ranking-index builds
+//! and the trigram rows `grep` narrows by. A daemon starting with many projects does their
+//! work one after another, not all in memory at once, and without a thread per project.
+
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+
+use super::ProjectHandle;
+use crate::store::Store;
+
+/// Files per transaction of a trigram pass: short enough that the watcher's writes and the
+/// queries' reads interleave with it.
+const GRAMS_BATCH: usize = 128;
+
+pub(super) enum Job {
+    /// Write a new base of the project's ranking index.
+    Ranking(Arc<ProjectHandle>, Arc<Store>),
+    /// Write the trigram rows a large run left pending.
+    Grams(Arc<ProjectHandle>, Arc<Store>),
+}
+
+struct Queue {
+    jobs: Mutex<VecDeque<Job>>,
+    wake: Condvar,
+}
+
+pub(super) fn queue(job: Job) {
+    let q = queue_thread();
+    q.jobs.lock().unwrap_or_else(|p| p.into_inner()).push_back(job);
+    q.wake.notify_one();
+}
+
+fn queue_thread() -> &'static Queue {
+    static QUEUE: OnceLock<&'static Queue> = OnceLock::new();
+    QUEUE.get_or_init(|| {
+        let q: &'static Queue = Box::leak(Box::new(Queue { jobs: Mutex::default(), wake: Condvar::new() }));
+        std::thread::Builder::new()
+            .name("booger-rank".to_owned())
+            .spawn(move || {
+                loop {
+                    let job = {
+                        let mut jobs = q.jobs.lock().unwrap_or_else(|p| p.into_inner());
+                        loop {
+                            if let Some(job) = jobs.pop_front() {
+                                break job;
+                            }
+                            jobs = q.wake.wait(jobs).unwrap_or_else(|p| p.into_inner());
+                        }
+                    };
+                    match job {
+                        Job::Ranking(handle, store) => handle.build_warm(&store),
+                        Job::Grams(handle, store) => handle.fill_grams(&store),
+                    }
+                }
+            })
+            .expect("spawn the background thread");
+        q
+    })
+}
+
+impl ProjectHandle {
+    /// After a run: if it left trigram rows to write, has the background thread write them.
+    pub(super) fn grams_later(self: &Arc<Self>, store: &Arc<Store>) {
+        if store.grams_pending().unwrap_or(0) == 0 || self.filling.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        queue(Job::Grams(Arc::clone(self), Arc::clone(store)));
+    }
+
+    /// Runs on the background thread, a batch at a time, until none are pending or the
+    /// project closes.
+    fn fill_grams(&self, store: &Store) {
+        let started = std::time::Instant::now();
+        let mut files = 0;
+        while !self.is_closed() {
+            match store.fill_grams(GRAMS_BATCH) {
+                Ok(0) => break,
+                Ok(n) => files += n,
+                Err(e) => {
+                    tracing::warn!(root = %self.root.display(), error = %e, "writing grep's trigram rows failed");
+                    break;
+                }
+            }
+        }
+        tracing::debug!(root = %self.root.display(), files, ms = started.elapsed().as_millis() as u64, "trigram rows written");
+        self.filling.store(false, Ordering::SeqCst);
+    }
+}

@@ -1,0 +1,18 @@
+//! Threads that do background or heavy work run at a lower CPU priority, so that on a busy
+//! machine the indexer's writer and the answers to short queries come first: parse workers
+//! yield to the one SQLite writer (worth about a quarter of a full index's time on two cores),
+//! the embedder to everything, heavy calls (`grep` over every chunk, git history) to `search`.
+
+/// Lowers the calling thread's priority (nice 10) for good. On Linux a thread's nice value
+/// is its own, and threads it starts (such as the transformer's matrix-multiply pool)
+/// inherit it; raising it back would need privileges, so only threads that stay background
+/// call this.
+pub fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: gettid has no preconditions; setpriority on our own thread id only changes
+    // this thread's scheduling.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
+    }
+}
