@@ -485,6 +485,16 @@ mod tests {
         store.fill_grams(10).unwrap();
         assert_eq!((files_with("alpha_one"), files_with("beta_two")), (vec![], vec![]), "old rows are gone");
         assert_eq!(files_with("gamma"), ["a.py"]);
+
+        // Among many chunks, a rare literal's few candidates are looked up one by one: the
+        // same files, in path order.
+        let many: Vec<FileWrite> = (0..40)
+            .map(|i| write(&format!("m/{:02}.py", 40 - i), &format!("def f{i}():\n    return {i}\n"), true))
+            .collect();
+        store.write_batch(&many, &[], "t").unwrap();
+        assert_eq!(files_with("f17()"), ["m/23.py"]);
+        assert_eq!(files_with("gamma"), ["a.py"]);
+        assert_eq!(files_with("return").len(), 40);
         store
             .write(|c| c.execute("INSERT INTO chunk_grams(chunk_grams, rank) VALUES ('integrity-check', 0)", []))
             .unwrap();

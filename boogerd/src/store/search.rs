@@ -268,6 +268,11 @@ impl Store {
         mut keep: impl FnMut(&str) -> Keep,
         mut each: impl FnMut(&Candidate, &str) -> bool,
     ) -> Result<()> {
+        if let Some(g) = grams
+            && let Some(ids) = self.few_candidates(g)?
+        {
+            return self.scan_ids(&ids, filters, keep, each);
+        }
         let mut params: Vec<SqlValue> = grams.iter().map(|g| SqlValue::Text((*g).to_owned())).collect();
         let cond = filters.sql(&mut params);
         let narrow = if grams.is_some() {
@@ -309,6 +314,67 @@ impl Store {
             flush(&mut file);
             Ok(())
         })
+    }
+
+    /// The chunks satisfying `grams`, if they are few (a sixteenth of all chunks or less) and
+    /// no file's trigrams are pending: then looking each up beats reading every row in path
+    /// order (on 25,000 files, a rare literal took 110 ms that way).
+    fn few_candidates(&self, grams: &str) -> Result<Option<Vec<i64>>> {
+        self.read(|c| {
+            let pending: bool = c.query_row("SELECT EXISTS (SELECT 1 FROM grams_pending)", [], |r| r.get(0))?;
+            if pending {
+                return Ok(None);
+            }
+            let all: i64 = c.query_row("SELECT coalesce(max(id), 0) FROM chunks", [], |r| r.get(0))?;
+            let mut stmt = c.prepare_cached("SELECT rowid FROM chunk_grams WHERE chunk_grams MATCH ?1")?;
+            let mut ids = Vec::new();
+            let mut rows = stmt.query([grams])?;
+            while let Some(r) = rows.next()? {
+                ids.push(r.get::<_, i64>(0)?);
+                if ids.len() as i64 * 16 > all {
+                    return Ok(None);
+                }
+            }
+            Ok(Some(ids))
+        })
+    }
+
+    /// [`scan`](Self::scan) over the chunks `ids`, each looked up; sorted once kept.
+    fn scan_ids(
+        &self,
+        ids: &[i64],
+        filters: &Filters,
+        mut keep: impl FnMut(&str) -> Keep,
+        mut each: impl FnMut(&Candidate, &str) -> bool,
+    ) -> Result<()> {
+        let mut params: Vec<SqlValue> = vec![SqlValue::Integer(0)];
+        let cond = filters.sql(&mut params);
+        let sql = format!(
+            "SELECT {CANDIDATE_COLUMNS}, 0.0, c.content FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ?1{cond}"
+        );
+        let mut kept: Vec<(Candidate, String)> = self.read(|c| {
+            let mut stmt = c.prepare_cached(&sql)?;
+            let mut kept = Vec::new();
+            for &id in ids {
+                params[0] = SqlValue::Integer(id);
+                let mut rows = stmt.query(rusqlite::params_from_iter(params.iter()))?;
+                let Some(r) = rows.next()? else { continue };
+                let content = r.get_ref(11)?.as_str().unwrap_or_default();
+                match keep(content) {
+                    Keep::Yes => kept.push((candidate(r)?, content.to_owned())),
+                    Keep::No => {}
+                    Keep::Stop => break,
+                }
+            }
+            Ok(kept)
+        })?;
+        kept.sort_by(|(a, _), (b, _)| (&a.path, a.start_line, a.id).cmp(&(&b.path, b.start_line, b.id)));
+        for (cand, text) in &kept {
+            if !each(cand, text) {
+                break;
+            }
+        }
+        Ok(())
     }
 
     /// Every chunk with its content and its file's content hash, files in path order, all
