@@ -293,7 +293,12 @@ pub const SEARCH_EXPAND: ToolSpec = ToolSpec {
         LANGUAGE,
         PATH_PREFIX,
         PROJECT,
-        MAX_TOKENS,
+        param(
+            "max_tokens",
+            Kind::Integer { min: 50, max: 20_000 },
+            "Token budget of the answer (about 4 characters each): a third for the results, the rest shared by \
+             the outlines. Default: 1000.",
+        ),
     ],
     read_only: true,
     mcp_json: false,

@@ -8,6 +8,11 @@ use crate::Daemon;
 use crate::search::format::{self, Mode, Page};
 use crate::store::search::Filters;
 
+/// What an answer costs unless `max_tokens` says otherwise: about what `search` answers
+/// with by default (its content mode stays near 4,000 characters for 10 results). With the
+/// general budget of 6,000 tokens three outlines came to 16 KB.
+const DEFAULT_MAX_TOKENS: usize = 1_000;
+
 pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     let query = args.get("query").and_then(Value::as_str).unwrap_or_default();
     let (project, store) = match project_store(daemon, session, args) {
@@ -32,7 +37,7 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
             explain_empty(&project, &store, &f, &format!("No matches for {shown}.", shown = super::quoted(query)));
         return ToolReply::ok(why.clone(), json!({ "results": [], "reason": why }));
     }
-    let max_tokens = int(args, "max_tokens", format::DEFAULT_MAX_TOKENS);
+    let max_tokens = int(args, "max_tokens", DEFAULT_MAX_TOKENS);
     let page = Page {
         offset: 0,
         head_limit: int(args, "head_limit", 5),
