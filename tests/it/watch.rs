@@ -317,7 +317,7 @@ fn lost_events_are_found_by_a_resurvey_not_a_walk() {
     let (_, _, walks_before, _) = counters(&env, &root);
 
     // The daemon cannot read events while stopped: the kernel's queue overflows.
-    d.signal(libc::SIGSTOP);
+    d.stop();
     // Written in place (its directory's mtime does not move), created in a new directory,
     // deleted.
     write(&root, "src/app.py", "def start_app():\n    return 1\n\ndef edited_in_place():\n    return 2\n");

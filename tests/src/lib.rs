@@ -247,6 +247,29 @@ impl DaemonProc {
         unsafe { libc::kill(self.child.id() as i32, sig) };
     }
 
+    /// Stops the daemon (SIGSTOP) and waits until the kernel says every thread of it is
+    /// stopped: `kill` returns before the signal has taken effect, and under load a thread
+    /// can still be reading events for a while.
+    pub fn stop(&self) {
+        self.signal(libc::SIGSTOP);
+        let tasks = format!("/proc/{}/task", self.child.id());
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let stopped = std::fs::read_dir(&tasks).is_ok_and(|dir| {
+                dir.flatten().all(|t| {
+                    std::fs::read_to_string(t.path().join("stat"))
+                        .ok()
+                        .and_then(|stat| stat.rsplit(')').next().map(|rest| rest.trim_start().starts_with(['T', 't'])))
+                        .unwrap_or(true)
+                })
+            });
+            if stopped || Instant::now() > deadline {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     /// Waits for the daemon to exit; panics if it takes longer than [`TIMEOUT`].
     pub fn wait(&mut self) -> std::process::ExitStatus {
         let deadline = Instant::now() + TIMEOUT;
