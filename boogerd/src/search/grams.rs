@@ -169,16 +169,14 @@ mod tests {
         assert_eq!(required("xé_abc", true), Some(format!("({} AND {})", t("_ab"), t("abc"))), "the ASCII run after é");
     }
 
-    /// Against real files in a real `chunk_grams` table: every file where the regex matches a
-    /// line is among the candidates, for either case flag, whatever the pattern.
+    /// Against real files in a real index (written and read as the indexer and grep do):
+    /// every file where the regex matches a line is among the candidates, for either case
+    /// flag, whatever the pattern.
     #[test]
     fn every_file_with_a_match_is_a_candidate() {
-        let db = rusqlite::Connection::open_in_memory().unwrap();
-        db.execute_batch(
-            "CREATE VIRTUAL TABLE chunk_grams USING fts5(grams, content = '', contentless_delete = 1,
-                 tokenize = 'ascii', detail = 'none');",
-        )
-        .unwrap();
+        use crate::store::search::{Filters, Keep};
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::store::Store::open(&dir.path().join("index"), dir.path()).unwrap();
         let files = [
             "def __init__(self): raise ValueError(\"bad\")",
             "CLASS Foo:\n    x = 'Straße'\n",
@@ -187,15 +185,26 @@ mod tests {
             "caf\u{e9} CAF\u{c9} na\u{ef}ve a\"\"b",
             "",
         ];
-        let mut set = grams::GramSet::default();
-        for (i, text) in files.iter().enumerate() {
-            set.add(text);
-            db.execute(
-                "INSERT INTO chunk_grams(rowid, grams) VALUES (?1, ?2)",
-                rusqlite::params![i as i64, set.take_tokens()],
-            )
-            .unwrap();
-        }
+        let writes: Vec<crate::store::FileWrite> = files
+            .iter()
+            .enumerate()
+            .map(|(i, text)| {
+                let path = format!("{i}.txt");
+                let chunks =
+                    crate::index::chunk::chunk_file(std::path::Path::new(&path), text.as_bytes(), false).chunks;
+                crate::store::FileWrite {
+                    path,
+                    size: text.len() as u64,
+                    mtime_ns: 0,
+                    hash: i.to_string(),
+                    language: "text".to_owned(),
+                    problem: None,
+                    grams: Some(grams::tokens_of(chunks.iter().map(|c| c.content.as_str()))),
+                    chunks: Some(chunks),
+                }
+            })
+            .collect();
+        store.write_batch(&writes, &[], "t").unwrap();
         let patterns = [
             "def __init__",
             "raise (Value|Type)Error",
@@ -223,18 +232,32 @@ mod tests {
             "sign and",
             "long s$",
         ];
+        let mut narrowed = 0;
         for p in patterns {
             for ci in [false, true] {
                 let re = regex::RegexBuilder::new(p).case_insensitive(ci).build().unwrap();
                 let matching: Vec<i64> =
                     (0..files.len()).filter(|&i| files[i].lines().any(|l| re.is_match(l))).map(|i| i as i64).collect();
                 let Some(e) = required(p, ci) else { continue };
-                let mut stmt = db.prepare("SELECT rowid FROM chunk_grams WHERE chunk_grams MATCH ?1").unwrap();
-                let found: Vec<i64> = stmt.query_map([&e], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+                let mut found: Vec<i64> = Vec::new();
+                store
+                    .scan(
+                        &Filters::default(),
+                        Some(&e),
+                        |_| Keep::Yes,
+                        |c, _| {
+                            found.push(c.path.trim_end_matches(".txt").parse().unwrap());
+                            true
+                        },
+                    )
+                    .unwrap();
                 for m in &matching {
                     assert!(found.contains(m), "{p:?} (case-insensitive {ci}) matches file {m} but {e:?} misses it");
                 }
+                found.dedup();
+                narrowed += usize::from(found.len() < files.len() / 2);
             }
         }
+        assert!(narrowed > 30, "the trigrams narrowed only {narrowed} searches");
     }
 }

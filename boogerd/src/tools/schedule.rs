@@ -46,7 +46,7 @@ impl Slot {
         let job: Job = Box::new(move || {
             let _ = tx.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)));
         });
-        heavy_pool().lock().unwrap_or_else(|p| p.into_inner()).send(job).map_err(|e| e.to_string())?;
+        heavy_pool().send(job).map_err(|e| e.to_string())?;
         match rx.await {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(panic)) => Err(panic
@@ -63,8 +63,8 @@ type Job = Box<dyn FnOnce() + Send>;
 
 /// The heavy pool: one thread per heavy slot, at a lower priority for good (see
 /// [`crate::threads`]). Idle, its threads block on the queue and cost nothing.
-fn heavy_pool() -> &'static Mutex<std::sync::mpsc::Sender<Job>> {
-    static POOL: OnceLock<Mutex<std::sync::mpsc::Sender<Job>>> = OnceLock::new();
+fn heavy_pool() -> &'static std::sync::mpsc::Sender<Job> {
+    static POOL: OnceLock<std::sync::mpsc::Sender<Job>> = OnceLock::new();
     POOL.get_or_init(|| {
         let (tx, rx) = std::sync::mpsc::channel::<Job>();
         let rx = Arc::new(Mutex::new(rx));
@@ -84,7 +84,7 @@ fn heavy_pool() -> &'static Mutex<std::sync::mpsc::Sender<Job>> {
                 })
                 .expect("spawn a heavy-call thread");
         }
-        Mutex::new(tx)
+        tx
     })
 }
 
