@@ -11,6 +11,7 @@
 //! `BOOGER_BENCH_TREE=/path` adds the first table for another tree (e.g. a copy of
 //! /usr/include and ~/.cargo/registry/src).
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -45,6 +46,13 @@ const PATTERNS: &[&str] = &[
     "^\\s+#",
 ];
 
+/// Added for the other tree: C and Rust shapes (closing braces, qualifiers, macros, generics).
+const TREE_PATTERNS: &[&str] =
+    &["^}", "unsafe fn", "static inline", "#define \\w+_H\\b", "impl<T", "\\s+$", "^#include <\\w+\\.h>"];
+
+/// Match sets up to this many lines are compared line by line (larger ones by count).
+const SET_LIMIT: u64 = 20_000;
+
 const RUNS: usize = 7;
 
 fn main() {
@@ -57,7 +65,7 @@ fn main() {
     assert!(out.status.success(), "{}", describe(&out));
     println!("indexed the standard library in {:.1} s", started.elapsed().as_secs_f64());
     grep_index_ready(&env, &root, started);
-    against_rg(&env, &root, "the Python standard library (.py)");
+    against_rg(&env, &root, "the Python standard library (.py)", PATTERNS);
     if let Ok(tree) = std::env::var("BOOGER_BENCH_TREE") {
         let tree = Path::new(&tree);
         let started = Instant::now();
@@ -68,7 +76,8 @@ fn main() {
         assert!(out.status.success(), "{}", describe(&out));
         println!("indexed {} in {:.1} s", tree.display(), started.elapsed().as_secs_f64());
         grep_index_ready(&env, tree, started);
-        against_rg(&env, tree, &tree.display().to_string());
+        let patterns: Vec<&str> = PATTERNS.iter().chain(TREE_PATTERNS).copied().collect();
+        against_rg(&env, tree, &tree.display().to_string(), &patterns);
     }
     load(&env, &root);
 }
@@ -99,14 +108,15 @@ fn time(mut cmd: Command) -> Duration {
     t.elapsed()
 }
 
-fn against_rg(env: &Env, root: &Path, what: &str) {
+fn against_rg(env: &Env, root: &Path, what: &str, patterns: &[&str]) {
     println!("## grep on {what}: whole-process medians of {RUNS} runs\n");
-    println!("| pattern | booger grep | rg -n | rg / booger | lines (booger, rg) |");
-    println!("|---|---|---|---|---|");
+    println!("| pattern | booger grep | rg -n | rg / booger | lines (booger, rg) | same lines |");
+    println!("|---|---|---|---|---|---|");
     let booger = bin("booger");
     let mut ratios = Vec::new();
-    let (mut same, mut total_b, mut total_r) = (0, Duration::ZERO, Duration::ZERO);
-    for p in PATTERNS {
+    let (mut same, mut same_sets, mut total_b, mut total_r) = (0, 0, Duration::ZERO, Duration::ZERO);
+    let mut differences = Vec::new();
+    for p in patterns {
         let b = median(
             (0..RUNS)
                 .map(|_| {
@@ -131,26 +141,86 @@ fn against_rg(env: &Env, root: &Path, what: &str) {
         let r_lines: u64 =
             String::from_utf8_lossy(&rg.stdout).lines().filter_map(|l| l.trim().parse::<u64>().ok()).sum();
         same += usize::from(b_lines == r_lines);
+        let sets = (b_lines.max(r_lines) <= SET_LIMIT).then(|| {
+            let (b, r) = (booger_lines(env, root, p), rg_lines(root, p));
+            let first = b.symmetric_difference(&r).next().map(|x| {
+                format!("`{p}`: {}:{} only in {}", x.0, x.1, if b.contains(x) { "booger's" } else { "rg's" })
+            });
+            differences.extend(first.clone());
+            first.is_none()
+        });
+        same_sets += usize::from(sets == Some(true));
         let ratio = r.as_secs_f64() / b.as_secs_f64();
         ratios.push(ratio);
         total_b += b;
         total_r += r;
         println!(
-            "| `{p}` | {:.1} ms | {:.1} ms | {ratio:.2}x | {b_lines}, {r_lines}{} |",
+            "| `{p}` | {:.1} ms | {:.1} ms | {ratio:.2}x | {b_lines}, {r_lines}{} | {} |",
             b.as_secs_f64() * 1e3,
             r.as_secs_f64() * 1e3,
-            if b_lines == r_lines { "" } else { " ≠" }
+            if b_lines == r_lines { "" } else { " ≠" },
+            match sets {
+                Some(true) => "yes",
+                Some(false) => "no",
+                None => "(too many to list)",
+            }
         );
     }
     ratios.sort_by(f64::total_cmp);
     println!(
-        "\n{} patterns: median rg/booger {:.2}x; booger {:.0} ms, rg {:.0} ms in all; same line count on {same} of {}\n",
-        PATTERNS.len(),
+        "\n{} patterns: median rg/booger {:.2}x; booger {:.0} ms, rg {:.0} ms in all; same line count on {same} of {}; same lines (path and number, sets of up to {SET_LIMIT}) on {same_sets}\n",
+        patterns.len(),
         ratios[ratios.len() / 2],
         total_b.as_secs_f64() * 1e3,
         total_r.as_secs_f64() * 1e3,
-        PATTERNS.len()
+        patterns.len()
     );
+    for d in differences {
+        println!("- {d}");
+    }
+    println!();
+}
+
+/// Every line `booger grep` matches, as (path, line), page by page.
+fn booger_lines(env: &Env, root: &Path, pattern: &str) -> BTreeSet<(String, u64)> {
+    let mut lines = BTreeSet::new();
+    loop {
+        let offset = lines.len().to_string();
+        let page: Value = env.json(&[
+            "grep",
+            pattern,
+            "--project",
+            root.to_str().unwrap(),
+            "--head-limit",
+            "500",
+            "--max-tokens",
+            "20000",
+            "--offset",
+            &offset,
+        ]);
+        let results = page["results"].as_array().cloned().unwrap_or_default();
+        let before = lines.len();
+        lines.extend(
+            results.iter().map(|r| (r["path"].as_str().unwrap_or_default().to_owned(), r["line"].as_u64().unwrap_or(0))),
+        );
+        if lines.len() == before || lines.len() as u64 >= page["total"].as_u64().unwrap_or(0) {
+            return lines;
+        }
+    }
+}
+
+/// Every line `rg` matches under `root`, as (path relative to it, line).
+fn rg_lines(root: &Path, pattern: &str) -> BTreeSet<(String, u64)> {
+    let out = Command::new("rg").args(["-n", "--no-heading", "--with-filename", pattern, "."]).current_dir(root).output();
+    let out = out.expect("rg");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let mut parts = l.splitn(3, ':');
+            let path = parts.next()?.strip_prefix("./")?.to_owned();
+            Some((path, parts.next()?.parse().ok()?))
+        })
+        .collect()
 }
 
 fn load(env: &Env, root: &Path) {
@@ -198,7 +268,7 @@ fn load(env: &Env, root: &Path) {
     });
     let wall = started.elapsed();
     println!("| calls | n | failures | p50 | p95 |");
-    println!("|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|");
     for tool in ["search", "symbols", "grep", "all"] {
         let mut t: Vec<Duration> =
             results.iter().filter(|(k, ..)| tool == "all" || *k == tool).map(|(_, d, _)| *d).collect();

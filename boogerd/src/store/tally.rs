@@ -90,8 +90,8 @@ impl Tally {
         self.vectors.retain(|_, n| *n > 0);
     }
 
-    /// Chunks that get a vector (`EMBEDDABLE` in `vectors.rs`: all but imports).
+    /// Chunks that get a vector (`EMBEDDABLE` in `vectors.rs`: all but imports and gaps).
     pub fn embeddable(&self) -> u64 {
-        self.kinds.iter().filter(|(k, _)| k.as_str() != "import").map(|(_, n)| n).sum()
+        self.kinds.iter().filter(|(k, _)| !matches!(k.as_str(), "import" | "gap")).map(|(_, n)| n).sum()
     }
 }

@@ -6,8 +6,9 @@ use rusqlite::params;
 
 use super::{Result, Store};
 
-/// Import chunks are left out: they name modules, they do not say what code does.
-pub(super) const EMBEDDABLE: &str = "c.kind <> 'import'";
+/// Import chunks are left out: they name modules, they do not say what code does; so are
+/// gaps (closing braces, comment rulers), which say nothing.
+pub(super) const EMBEDDABLE: &str = "c.kind NOT IN ('import', 'gap')";
 
 /// What a chunk is, for building the text its vector is made from.
 #[derive(Debug, Clone)]

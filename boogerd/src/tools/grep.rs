@@ -43,15 +43,26 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     let grams = crate::search::grams::required(&source, case_insensitive);
     let started = std::time::Instant::now();
     let mut timed_out = false;
+    // The last line counted, as (path, line): a line two chunks share is counted once.
+    let mut last: (String, usize) = (String::new(), 0);
     let mut each = |chunk: &crate::store::search::Candidate, content: &str| {
+        let content = own_text(chunk, content);
+        if last.0 != chunk.path {
+            last = (chunk.path.clone(), 0);
+        }
         // The chunk's lines, split only if one is shown with context.
         let mut lines: Option<Vec<&str>> = None;
         matcher.each_line(content, |k, line| {
+            let n = chunk.start_line as usize + k;
+            if n <= last.1 {
+                return true;
+            }
+            last.1 = n;
+            let line = line.strip_suffix('\r').unwrap_or(line); // shown without a CRLF's CR
             total += 1;
             if total <= offset || results.len() >= limit || cut {
                 return true;
             }
-            let n = chunk.start_line as usize + k;
             let mut piece = String::new();
             let around = |c: usize, l: &str| format!("{}-{}-{}\n", chunk.path, chunk.start_line as usize + c, clip(l));
             if context > 0 {
@@ -126,6 +137,13 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
 
 /// A pattern the trigram index cannot narrow reads chunks for at most this long.
 const SCAN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The chunk's text from its own first line on. A Markdown piece starts with the tail of the
+/// piece before it (`chunk::markdown::OVERLAP`), which its line numbers do not count.
+fn own_text<'a>(chunk: &crate::store::search::Candidate, content: &'a str) -> &'a str {
+    let overlap = content.len().saturating_sub(chunk.bytes);
+    if chunk.kind == "section" && content.is_char_boundary(overlap) { &content[overlap..] } else { content }
+}
 
 /// Very long lines (minified code, data) are shown clipped.
 fn clip(line: &str) -> &str {

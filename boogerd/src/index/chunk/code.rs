@@ -197,7 +197,8 @@ pub fn chunk(lang: Lang, src: &[u8]) -> Result<(Vec<Chunk>, Option<String>), Str
         format!("{errors} syntax error region(s); the code around them is indexed as blocks")
     });
     let lines = Lines::new(src);
-    let mut walker = Walker { lang, src, lines: &lines, chunks: Vec::new(), covered: Vec::new(), in_type: false };
+    let mut walker =
+        Walker { lang, src, lines: &lines, chunks: Vec::new(), covered: Vec::new(), reach: 0, in_type: false };
     walker.items(tree.root_node(), None);
     let Walker { mut chunks, mut covered, .. } = walker;
     chunks.extend(gap_blocks(src, &lines, &mut covered));
@@ -223,6 +224,8 @@ struct Walker<'a> {
     chunks: Vec<Chunk>,
     /// Byte ranges that belong to some chunk (containers cover their whole body).
     covered: Vec<(usize, usize)>,
+    /// The furthest end of those ranges.
+    reach: usize,
     /// Inside a type-like container (impl, trait, class), where functions are methods.
     in_type: bool,
 }
@@ -298,11 +301,11 @@ impl Walker<'_> {
     ) {
         let outer = kids[i];
         let first = self.doc_first(kids, i);
-        let start = self.line_start_if_indented(kids[first].start_byte());
+        let start = self.start_of_line(kids[first].start_byte());
         // A container's header covers only up to its first member: what lies between and after
         // its members (comments, attributes) is covered by them or becomes a block, so grep
         // finds every line.
-        let end = end.unwrap_or(outer.end_byte());
+        let end = end.unwrap_or_else(|| self.through_line_end(kids, i));
         let name = self.name(node, kind);
         let doc = self.doc(&kids[first..i], node);
         let signature = if kind == "import" {
@@ -313,6 +316,7 @@ impl Walker<'_> {
         let receiver = (node.kind() == "method_declaration").then(|| self.go_receiver(node)).flatten();
         let parent = receiver.as_deref().or(parent);
         self.covered.push((start, end));
+        self.reach = self.reach.max(end);
         self.chunks.push(Chunk {
             kind,
             name,
@@ -327,11 +331,32 @@ impl Walker<'_> {
         });
     }
 
-    /// A chunk starts at the beginning of its first line when only indentation precedes it,
-    /// so its lines are whole lines (for display and for line-based tools).
-    fn line_start_if_indented(&self, byte: usize) -> usize {
+    /// A chunk starts at the beginning of its first line unless an earlier chunk reaches into
+    /// that line, so its lines are whole lines (for display and for grep): indentation, or
+    /// what a partial parse left before it (`static inline` before a C++ template), is in it.
+    fn start_of_line(&self, byte: usize) -> usize {
         let line_start = self.lines.start_of(self.lines.line_of(byte));
-        if self.src[line_start..byte].iter().all(|b| *b == b' ' || *b == b'\t') { line_start } else { byte }
+        if self.reach <= line_start || self.src[line_start..byte].iter().all(|b| *b == b' ' || *b == b'\t') {
+            line_start
+        } else {
+            byte
+        }
+    }
+
+    /// Where `kids[i]`'s chunk ends: at the end of its last line unless another item starts
+    /// there, so what follows it on that line (`;`, `}`, `# why`) is in it, whole for grep
+    /// and for display.
+    fn through_line_end(&self, kids: &[Node], i: usize) -> usize {
+        let end = kids[i].end_byte();
+        if end == 0 || self.src[end - 1] == b'\n' {
+            return end; // the node took its newline (preprocessor lines)
+        }
+        let line_end = self.src[end..].iter().position(|&b| b == b'\n').map_or(self.src.len(), |k| end + k);
+        let item_follows = kids[i + 1..]
+            .iter()
+            .take_while(|n| n.start_byte() < line_end)
+            .any(|n| role(self.lang, *n, self.src).is_some());
+        if item_follows { end } else { line_end }
     }
 
     /// `func (s *Server) Start()` → `Server`.
@@ -489,6 +514,12 @@ fn strip_comment(c: &str) -> String {
 }
 
 /// `block` chunks for the lines no item covers, cut at blank lines, skipping punctuation-only runs.
+/// The text up to the end of its last non-blank line (whose trailing spaces a pattern may match).
+fn without_trailing_blank_lines(s: &str) -> &str {
+    let last = s.trim_end().len();
+    &s[..s[last..].find('\n').map_or(s.len(), |k| last + k)]
+}
+
 fn gap_blocks(src: &[u8], lines: &Lines, covered: &mut [(usize, usize)]) -> Vec<Chunk> {
     covered.sort_unstable();
     let mut is_covered = vec![false; lines.count() as usize + 1];
@@ -505,16 +536,19 @@ fn gap_blocks(src: &[u8], lines: &Lines, covered: &mut [(usize, usize)]) -> Vec<
             let start = lines.start_of(a);
             let end = if b >= lines.count() { src.len() } else { lines.start_of(b + 1) };
             let content = text(src, start, end);
-            if content.chars().any(char::is_alphanumeric) {
+            let content = without_trailing_blank_lines(&content);
+            // Runs without a word (closing braces, `#####` rulers) are kept too, as `gap`s, so
+            // grep sees every line.
+            if !content.trim().is_empty() {
                 out.push(Chunk {
-                    kind: "block",
+                    kind: if content.chars().any(char::is_alphanumeric) { "block" } else { "gap" },
                     name: String::new(),
                     signature: String::new(),
                     parent: None,
                     doc: None,
-                    content: content.trim_end().to_owned(),
+                    content: content.to_owned(),
                     start_line: a,
-                    end_line: b,
+                    end_line: a + content.matches('\n').count() as u32,
                     start_byte: start,
                     end_byte: end,
                 });

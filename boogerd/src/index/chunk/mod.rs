@@ -23,7 +23,8 @@ pub const MAX_CHUNK_BYTES: usize = 8_000;
 pub struct Chunk {
     /// `function`, `method`, `struct`, `enum`, `union`, `type`, `interface`, `class`, `impl`,
     /// `trait`, `mod`, `namespace`, `const`, `macro`, `declaration`, `import`, `block`,
-    /// `section` (Markdown) or `raw`.
+    /// `section` (Markdown), `raw`, or `gap` (lines between items with no word in them, such
+    /// as closing braces and comment rulers: kept so grep sees every line, but not an item).
     pub kind: &'static str,
     pub name: String,
     /// The declaration up to its body, whitespace collapsed (repeated on every block of a
@@ -86,12 +87,13 @@ pub const KINDS: &[&str] = &[
     "block",
     "section",
     "raw",
+    "gap",
 ];
 
 /// Kinds that are code items (definitions), as opposed to imports, text between items and
 /// prose. Search ranks them higher.
 pub fn is_code(kind: &str) -> bool {
-    KINDS.contains(&kind) && !matches!(kind, "import" | "block" | "section" | "raw")
+    KINDS.contains(&kind) && !matches!(kind, "import" | "block" | "section" | "raw" | "gap")
 }
 
 pub fn intern_kind(kind: &str) -> &'static str {

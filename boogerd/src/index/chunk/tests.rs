@@ -41,14 +41,18 @@ fn rust() {
             "impl Config L13-13 | impl Config",
             "method new [Config] L14-17 | pub fn new(name: &str) -> Self",
             "method parse_config [Config] L19-21 | fn parse_config(input: &str) -> io::Result<Self>",
+            "gap  L22-22 | ",
             "impl Config (std::fmt::Display) L24-24 | impl std::fmt::Display for Config",
             "method fmt [Config] L25-27 | fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result",
+            "gap  L28-28 | ",
             "trait Loader L30-30 | pub trait Loader",
             "method load [Loader] L31-31 | fn load(&self) -> Config;",
+            "gap  L32-32 | ",
             "const LIMIT L34-34 | const LIMIT: usize = 10;",
             "macro square L36-36 | macro_rules! square",
             "mod inner L38-38 | mod inner",
             "function helper [inner] L39-39 | pub fn helper()",
+            "gap  L40-40 | ",
             "function main L42-45 | fn main()",
         ],
     );
@@ -63,13 +67,13 @@ fn python() {
             "block  L1-1 | ",
             "import os L2-2 | import os",
             "import collections import OrderedDict as OD L3-3 | from collections import OrderedDict as OD",
-            "block  L5-7 | ",
+            "block  L5-5 | ",
             "function which L8-10 | def which(cmd, mode=os.F_OK | os.X_OK, path=None)",
             "class Cache L13-17 | class Cache(OD)",
             "method __init__ [Cache] L18-19 | def __init__(self, size)",
             "method full [Cache] L21-23 | @property def full(self) -> bool",
             "method fetch [Cache] L25-26 | async def fetch(self, key)",
-            "block  L29-31 | ",
+            "block  L29-30 | ",
         ],
     );
 }
@@ -88,6 +92,7 @@ fn typescript() {
             "class UserStore L13-15 | export class UserStore",
             "method add [UserStore] L16-18 | add(user: User): void",
             "method find [UserStore] L20-22 | find(id: Id): User | undefined",
+            "gap  L23-23 | ",
             "function greet L25-27 | export function greet(user: User): string",
             "function shout L29-29 | const shout = (s: string) => s.toUpperCase();",
             "function main L31-31 | export default function main()",
@@ -126,13 +131,13 @@ fn go() {
         "sample.go",
         include_str!("fixtures/sample.go"),
         &[
-            "block  L1-2 | ",
+            "block  L1-1 | ",
             "import ( \"fmt\" \"os\" ) L3-6 | import ( \"fmt\" \"os\" )",
             "struct Server L8-11 | type Server struct",
             "interface Handler L13-15 | type Handler interface",
             "function NewServer L17-20 | func NewServer(addr string) *Server",
             "method Start [Server] L22-25 | func (s *Server) Start() error",
-            "block  L27-28 | ",
+            "block  L27-27 | ",
         ],
     );
 }
@@ -154,7 +159,7 @@ fn c() {
             "declaration area L17-17 | int area(const struct point *p, int n);",
             "function add L19-21 | static int add(int a, int b)",
             "declaration callback L23-23 | int (*callback)(int);",
-            "block  L24-25 | ",
+            "block  L24-24 | ",
         ],
     );
 }
@@ -233,6 +238,34 @@ fn oversized_files_become_fixed_blocks_without_parsing() {
     let c = chunk_file(Path::new("gen.rs"), src.as_bytes(), true);
     assert!(c.chunks.iter().all(|ch| ch.kind == "raw"));
     assert_eq!(c.chunks.iter().map(|ch| ch.content.as_str()).collect::<String>(), src);
+}
+
+/// grep reads chunks, so every line with text on it must be whole in some chunk, at its own
+/// line number: comments after an item on its line, comments between methods, closing braces.
+#[test]
+fn every_line_is_whole_in_some_chunk() {
+    let extra_py = "import os  # why\nx = 1; import re\nimport sys\n\n\nclass A:\n    x = 1  # trailing\n\n    ##\n\n    def f(self):\n        pass\n\n    #~~~~~~\n    def g(self):\n        pass\n#\n#\n";
+    let extra_rs =
+        "pub const A: u8 = 0; // FIXME: why\nimpl X {\n    fn a() {}\n    // --\n}\n\n////////\nfn b() {}   \n";
+    let files = [
+        ("sample.rs", include_str!("fixtures/sample.rs")),
+        ("sample.py", include_str!("fixtures/sample.py")),
+        ("sample.ts", include_str!("fixtures/sample.ts")),
+        ("sample.go", include_str!("fixtures/sample.go")),
+        ("sample.c", include_str!("fixtures/sample.c")),
+        ("extra.py", extra_py),
+        ("extra.rs", extra_rs),
+    ];
+    for (path, src) in files {
+        let chunks = chunk_file(Path::new(path), src.as_bytes(), false).chunks;
+        for (i, line) in src.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            let n = i as u32 + 1;
+            let whole = chunks
+                .iter()
+                .any(|c| c.start_line <= n && c.content.lines().nth((n - c.start_line) as usize) == Some(line));
+            assert!(whole, "{path}:{n} {line:?} is not whole in any chunk");
+        }
+    }
 }
 
 /// Property: any bytes under any file name chunk without a panic, into chunks that lie inside
