@@ -5,6 +5,7 @@
 //! - [`endpoint`]: binding the local socket safely (0700 dir, 0600 socket, single-instance
 //!   lock, stale-socket cleanup, peer uid check).
 //! - [`daemon`]: the shared state and [`run`], the accept loop that main and tests both call.
+//! - [`deadline`]: the time limit of a heavy call, which interrupts its SQLite statements.
 //! - [`rpc`]: line framing, JSON-RPC validation, notifications and batches, dispatch.
 //! - [`mcp`]: the MCP methods (`initialize`, `tools/*`, `resources/*`, `ping`).
 //! - [`tools`]: one handler per tool of [`booger_proto::tools::TOOLS`].
@@ -19,6 +20,7 @@
 
 pub mod config;
 pub mod daemon;
+pub mod deadline;
 pub mod embed;
 pub mod endpoint;
 pub mod git;

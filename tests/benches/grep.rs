@@ -143,9 +143,10 @@ fn against_rg(env: &Env, root: &Path, what: &str, patterns: &[&str]) {
         same += usize::from(b_lines == r_lines);
         let sets = (b_lines.max(r_lines) <= SET_LIMIT).then(|| {
             let (b, r) = (booger_lines(env, root, p), rg_lines(root, p));
-            let first = b.symmetric_difference(&r).next().map(|x| {
-                format!("`{p}`: {}:{} only in {}", x.0, x.1, if b.contains(x) { "booger's" } else { "rg's" })
-            });
+            let first = b
+                .symmetric_difference(&r)
+                .next()
+                .map(|x| format!("`{p}`: {}:{} only in {}", x.0, x.1, if b.contains(x) { "booger's" } else { "rg's" }));
             differences.extend(first.clone());
             first.is_none()
         });
@@ -201,7 +202,9 @@ fn booger_lines(env: &Env, root: &Path, pattern: &str) -> BTreeSet<(String, u64)
         let results = page["results"].as_array().cloned().unwrap_or_default();
         let before = lines.len();
         lines.extend(
-            results.iter().map(|r| (r["path"].as_str().unwrap_or_default().to_owned(), r["line"].as_u64().unwrap_or(0))),
+            results
+                .iter()
+                .map(|r| (r["path"].as_str().unwrap_or_default().to_owned(), r["line"].as_u64().unwrap_or(0))),
         );
         if lines.len() == before || lines.len() as u64 >= page["total"].as_u64().unwrap_or(0) {
             return lines;
@@ -211,7 +214,8 @@ fn booger_lines(env: &Env, root: &Path, pattern: &str) -> BTreeSet<(String, u64)
 
 /// Every line `rg` matches under `root`, as (path relative to it, line).
 fn rg_lines(root: &Path, pattern: &str) -> BTreeSet<(String, u64)> {
-    let out = Command::new("rg").args(["-n", "--no-heading", "--with-filename", pattern, "."]).current_dir(root).output();
+    let out =
+        Command::new("rg").args(["-n", "--no-heading", "--with-filename", pattern, "."]).current_dir(root).output();
     let out = out.expect("rg");
     String::from_utf8_lossy(&out.stdout)
         .lines()

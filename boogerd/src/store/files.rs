@@ -423,6 +423,28 @@ mod tests {
         assert_eq!(triggers, 0);
     }
 
+    /// Past the calling thread's deadline a long statement is interrupted; without one, or
+    /// within it, the same statement runs to the end.
+    #[test]
+    fn a_heavy_calls_deadline_interrupts_its_statements() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("index"), dir.path()).unwrap();
+        let long = |store: &Store| {
+            store.read(|c| {
+                c.query_row(
+                    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000000) SELECT count(*) FROM n",
+                    [],
+                    |r| r.get::<_, i64>(0),
+                )
+            })
+        };
+        assert_eq!(long(&store).unwrap(), 3_000_000);
+        let (out, passed) = crate::deadline::within(std::time::Duration::from_millis(1), || long(&store));
+        assert!(passed && out.is_err(), "{out:?}");
+        let (out, _) = crate::deadline::within(std::time::Duration::from_secs(60), || long(&store));
+        assert_eq!(out.unwrap(), 3_000_000, "the reader is usable again, and untouched by the last deadline");
+    }
+
     /// A large run leaves trigram rows pending; grep's candidates include those files until
     /// the background pass writes the rows, and a rewrite or deletion forgets either kind.
     #[test]

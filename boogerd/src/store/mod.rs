@@ -143,9 +143,21 @@ impl Store {
         self.path.parent().map_or(0, crate::storage::size_on_disk)
     }
 
+    /// Runs `f` on a reader; past the calling thread's deadline (a heavy call's, see
+    /// [`crate::deadline`]) its statements are interrupted.
     fn read<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
         let conn = self.readers.get().map_err(|source| StoreError::Pool { path: self.path.clone(), source })?;
-        f(&conn).map_err(|source| self.failed(source))
+        let deadline = crate::deadline::current();
+        if let Some(deadline) = deadline {
+            // Checked every few thousand virtual-machine steps: some microseconds apart.
+            conn.progress_handler(4_000, Some(move || std::time::Instant::now() > deadline))
+                .map_err(|s| self.failed(s))?;
+        }
+        let out = f(&conn).map_err(|source| self.failed(source));
+        if deadline.is_some() {
+            let _ = conn.progress_handler(0, None::<fn() -> bool>);
+        }
+        out
     }
 
     fn write<T>(&self, f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>) -> Result<T> {

@@ -98,10 +98,18 @@ pub async fn call(daemon: Arc<Daemon>, session: Session, name: &str, args: Value
     }
     let slot = schedule::turn(spec.name, spec.read_only, &session.id).await;
     let started = std::time::Instant::now();
+    let heavy = slot.is_heavy();
     let joined = slot
         .run(move || {
             ANSWERED.take();
-            let reply = handler(&daemon, &session, &args);
+            let reply = if heavy {
+                match crate::deadline::within(HEAVY_DEADLINE, || handler(&daemon, &session, &args)) {
+                    (reply, true) if reply.is_error => too_long(spec.name),
+                    (reply, _) => reply,
+                }
+            } else {
+                handler(&daemon, &session, &args)
+            };
             let answered = ANSWERED.take();
             let reply = with_recovery(reply, &answered);
             with_freshness(reply, answered)
@@ -121,6 +129,17 @@ pub async fn call(daemon: Arc<Daemon>, session: Session, name: &str, args: Value
         "tool call"
     );
     Ok(reply)
+}
+
+/// How long a heavy call may read the index; its SQLite statements are interrupted after.
+const HEAVY_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
+
+fn too_long(tool: &str) -> ToolReply {
+    ToolReply::error(format!(
+        "{tool}: stopped after {} s, having read too much of the index; narrow it with path_prefix or language, \
+         or a more specific argument",
+        HEAVY_DEADLINE.as_secs()
+    ))
 }
 
 pub fn lookup(name: &str) -> Option<(&'static ToolSpec, Handler)> {

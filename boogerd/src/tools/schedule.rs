@@ -36,6 +36,10 @@ pub struct Slot {
 }
 
 impl Slot {
+    pub fn is_heavy(&self) -> bool {
+        self.heavy
+    }
+
     /// Runs the call's work: a heavy call on the heavy pool, any other on tokio's blocking
     /// threads. `Err` says how the work panicked.
     pub async fn run<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
