@@ -42,7 +42,7 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     };
     let f = filters(args);
     let query = Query::parse(name);
-    let candidates = match store.fts_matches(&query.and(), &f, CANDIDATES) {
+    let candidates = match store.fts_matches(&query.and(), &f, CANDIDATES, |_| true) {
         Ok(c) => c,
         Err(e) => return ToolReply::error(format!("references: {e}")),
     };

@@ -29,14 +29,18 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
             || n.starts_with(&format!("test_{lower}_"))
             || c.name == format!("Test{}", upper_first(&name))
     };
+    let testy = |c: &Candidate| {
+        matches!(c.kind.as_str(), "function" | "method" | "class")
+            && (is_test(c) || c.parent.as_deref().is_some_and(|p| p == "tests" || p.starts_with("Test")))
+    };
     let mut found: Vec<(Candidate, &'static str)> = Vec::new();
-    let matches = match store.fts_matches(&Query::parse(&name).and(), &f, 5_000) {
+    // Only tests' text is read: of a common name's thousands of mentions, few are in tests.
+    let matches = match store.fts_matches(&Query::parse(&name).and(), &f, 5_000, |c| by_name(c) || testy(c)) {
         Ok(m) => m,
         Err(e) => return ToolReply::error(format!("tests-for: {e}")),
     };
     for (c, content) in matches {
-        let testy = matches!(c.kind.as_str(), "function" | "method" | "class")
-            && (is_test(&c) || c.parent.as_deref().is_some_and(|p| p == "tests" || p.starts_with("Test")));
+        let testy = testy(&c);
         if by_name(&c) {
             found.push((c, "named after it"));
         } else if testy && content.lines().any(|l| super::references::find_word(l, &name).is_some()) && c.name != name {
