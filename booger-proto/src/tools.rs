@@ -839,11 +839,14 @@ impl ToolSpec {
     /// Parses `booger <tool> [positionals] [--flag value]...` into tool arguments.
     ///
     /// Flags may be spelled with `-` or `_` (`--head-limit` = `--head_limit`), as `--flag=value`,
-    /// and booleans as a bare `--flag`. A `Strings` positional takes every remaining word.
+    /// and booleans as a bare `--flag`. A `Strings` positional takes every remaining word; so
+    /// does a tool's only positional, a `String`, joined with spaces (`booger search retry
+    /// upload`).
     pub fn parse_cli(&self, words: &[String]) -> Result<Value, String> {
         let mut args = Map::new();
         let mut positionals = self.params.iter().filter(|p| p.positional);
         let mut rest: Option<&Param> = None;
+        let mut last: Option<&Param> = None;
         let mut i = 0;
         while i < words.len() {
             let word = &words[i];
@@ -873,9 +876,18 @@ impl ToolSpec {
                 push_arg(&mut args, p, Value::String(word.clone()));
                 continue;
             }
-            let p = positionals
-                .next()
-                .ok_or_else(|| format!("unexpected argument {word:?} for `{}`.\n{}", self.name, self.usage()))?;
+            let Some(p) = positionals.next() else {
+                let only = self.params.iter().filter(|p| p.positional).count() == 1;
+                match last.filter(|p| only && p.kind == Kind::String).and_then(|p| args.get_mut(p.name)) {
+                    Some(Value::String(s)) => {
+                        s.push(' ');
+                        s.push_str(word);
+                        continue;
+                    }
+                    _ => return Err(format!("unexpected argument {word:?} for `{}`.\n{}", self.name, self.usage())),
+                }
+            };
+            last = Some(p);
             if p.kind == Kind::Strings {
                 rest = Some(p);
             }
@@ -965,6 +977,10 @@ mod tests {
         let args = PROJECTS.parse_cli(&words("--path=/y --action remove")).unwrap();
         assert_eq!(args, json!({ "action": "remove", "path": "/y" }));
         assert!(PROJECTS.parse_cli(&words("add /x extra")).unwrap_err().contains("unexpected argument"));
+        // A tool's only positional takes the rest of the words, joined (an unquoted query).
+        let args = SEARCH.parse_cli(&words("retry failed --head-limit 3 upload")).unwrap();
+        assert_eq!(args["query"], "retry failed upload");
+        assert_eq!(args["head_limit"], 3);
         assert!(PROJECTS.parse_cli(&words("--nope 1")).unwrap_err().contains("unknown option --nope"));
     }
 

@@ -91,9 +91,18 @@ fn status_defaults_to_the_current_directory() {
 fn command_line_mistakes_exit_2_with_a_hint() {
     let env = Env::new();
     let out = env.run(&["projects", "explode"]);
-    // Validation happens in the daemon, with the same message an agent gets.
-    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    // The catalogue's validation, with the message an agent gets from the daemon; a usage
+    // error all the same (exit 2), like a missing argument or a value out of range.
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
     assert!(stderr(&out).contains("`action` must be one of list, add, add-all, remove"), "{}", describe(&out));
+    let out = env.run(&["grep"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(stderr(&out).contains("missing required argument `pattern`"), "{}", describe(&out));
+    let out = env.run(&["grep", "x", "--head-limit", "5000"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(stderr(&out).contains("from 1 to 1000, got 5000"), "{}", describe(&out));
+    let out = env.run(&["search", "x", "--head-limit", "many"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
 
     let out = env.run(&["status", "--bogus", "1"]);
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
@@ -128,4 +137,35 @@ fn help_lists_every_tool() {
     }
     let out = env.run(&["help", "projects"]);
     assert!(stdout(&out).contains("usage: booger projects [ACTION] [PATH]"), "{}", describe(&out));
+}
+
+/// `booger search a b c 2>&1 | true`: whoever reads the output may go away before it is
+/// written, stderr included; booger then exits with its own code, never a panic (101).
+#[test]
+fn closed_output_never_panics_and_words_make_one_query() {
+    use std::process::Stdio;
+    let env = Env::new();
+    let proj = env.project("words");
+    std::fs::write(proj.join("a.py"), "def retry_upload(blob):\n    return blob\n").unwrap();
+    let _d = env.start_daemon();
+    assert!(env.run(&["index", proj.to_str().unwrap()]).status.success());
+    // Unquoted words are one query.
+    let out = env.run(&["search", "retry", "upload", "--project", proj.to_str().unwrap()]);
+    assert!(out.status.success() && stdout(&out).contains("a.py"), "{}", describe(&out));
+    for args in [&["search", "retry", "upload", "--project", proj.to_str().unwrap()][..], &["grep"][..]] {
+        for _ in 0..5 {
+            let mut child = env
+                .command(booger_tests::bin("booger"))
+                .args(args)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            // Both pipes closed before booger writes a byte.
+            drop(child.stdout.take());
+            drop(child.stderr.take());
+            let status = child.wait().unwrap();
+            assert!(matches!(status.code(), Some(0 | 2)), "{args:?}: {status:?}");
+        }
+    }
 }

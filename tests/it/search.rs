@@ -78,7 +78,7 @@ fn definitions_rank_first_in_every_output_mode() {
     assert!(text.contains("4:pub fn parse_config(path: &Path) -> Config {"), "{text}");
 
     let (sig, _, _) = search(&env, &root, json!({ "query": "parse_config", "output_mode": "signatures" }));
-    assert!(sig.contains("src/config.rs:3:7 [function] pub fn parse_config(path: &Path) -> Config"), "{sig}");
+    assert!(sig.contains("src/config.rs:3-7 [function] pub fn parse_config(path: &Path) -> Config"), "{sig}");
     let (files, fdata, _) =
         search(&env, &root, json!({ "query": "parse_config", "output_mode": "files_with_matches", "head_limit": 2 }));
     let paths: Vec<&str> = fdata["results"].as_array().unwrap().iter().map(|r| r["path"].as_str().unwrap()).collect();

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use booger_proto::paths;
 
-use crate::output::Exit;
+use crate::output::{Exit, complain};
 use clients::{CLIENTS, Client, Dirs};
 use ledger::{Ledger, Undo};
 
@@ -93,12 +93,12 @@ pub fn run(args: &[String]) -> Exit {
     let o = match parse(args) {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("booger setup: {e}\n\n{USAGE}");
+            complain!("booger setup: {e}\n\n{USAGE}");
             return Exit::Usage;
         }
     };
     let Some(dirs) = Dirs::from_env() else {
-        eprintln!("booger setup: HOME is not set, so the clients' configurations cannot be found");
+        complain!("booger setup: HOME is not set, so the clients' configurations cannot be found");
         return Exit::Usage;
     };
     let mut setup = Setup { dirs, ledger: Ledger::load(&paths::data_dir()), failed: false, changed: 0 };
@@ -229,7 +229,7 @@ impl Setup {
             }
             Err(e) => {
                 self.failed = true;
-                eprintln!("{}: could not write {}: {e}", c.id, self.dirs.show(path));
+                complain!("{}: could not write {}: {e}", c.id, self.dirs.show(path));
             }
         }
     }
@@ -262,7 +262,7 @@ impl Setup {
             }
             Err(e) => {
                 self.failed = true;
-                eprintln!("{}: could not write {}: {e}", c.id, self.dirs.show(path));
+                complain!("{}: could not write {}: {e}", c.id, self.dirs.show(path));
             }
         }
     }
@@ -293,7 +293,7 @@ impl Setup {
                 (false, Some(t)) if t == text => Ok(format!("the skill {shown} is up to date; unchanged")),
                 (false, Some(t)) if !skills::is_ours(&t) => {
                     self.failed = true;
-                    eprintln!("{client}: left {shown} alone: a skill booger did not write is there");
+                    complain!("{client}: left {shown} alone: a skill booger did not write is there");
                     continue;
                 }
                 (false, _) if print => {
@@ -312,7 +312,7 @@ impl Setup {
                 }
                 Err(e) => {
                     self.failed = true;
-                    eprintln!("{client}: could not write {shown}: {e}");
+                    complain!("{client}: could not write {shown}: {e}");
                 }
             }
         }
@@ -320,7 +320,7 @@ impl Setup {
 
     fn refuse(&mut self, c: &Client, path: &Path, why: &str) {
         self.failed = true;
-        eprintln!(
+        complain!(
             "{}: left {} untouched: {why}. Fix the file (or move it away), then run `booger setup {}` again.",
             c.id,
             self.dirs.show(path),

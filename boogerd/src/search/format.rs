@@ -1,7 +1,7 @@
 //! Turning ranked hits into an answer an agent can afford.
 //!
 //! Modes (the seeds'): `content` (code with line numbers, `max_lines` per result),
-//! `signatures` (one line each), `files_with_matches` (`path:start:end [kind] name`), `count`.
+//! `signatures` (one line each), `files_with_matches` (`path:start-end [kind] name`: a line range as `rg` and editors read it, not line:column), `count`.
 //! Every answer fits `max_tokens` (about 4 characters a token); when it is cut, it says so and
 //! gives a cursor that resumes exactly there: the result, and the line inside it.
 
@@ -118,11 +118,11 @@ pub fn render(
         let head = match mode {
             Mode::Signatures => {
                 let sig = if c.signature.is_empty() { label.trim().to_owned() } else { c.signature.clone() };
-                format!("{}:{}:{} [{}] {sig}\n", c.path, c.start_line, c.end_line, c.kind)
+                format!("{}:{}-{} [{}] {sig}\n", c.path, c.start_line, c.end_line, c.kind)
             }
             // A snippet starts with the chunk's declaration: the header needs only where it is.
-            Mode::Content if page.snippets => format!("{}:{}:{}\n", c.path, c.start_line, c.end_line),
-            _ => format!("{}:{}:{} [{}]{label}\n", c.path, c.start_line, c.end_line, c.kind),
+            Mode::Content if page.snippets => format!("{}:{}-{}\n", c.path, c.start_line, c.end_line),
+            _ => format!("{}:{}-{} [{}]{label}\n", c.path, c.start_line, c.end_line, c.kind),
         };
         let first_line = if i == start { skip_lines } else { 0 };
         if first_line == 0 {
