@@ -93,17 +93,36 @@ const MAX_LINES: Param = param(
     Kind::Integer { min: 1, max: 10_000 },
     "Content mode: show each result's first max_lines lines instead of its matching lines.",
 );
-const KIND: Param = param(
-    "kind",
-    Kind::String,
-    "Only chunks of this kind: function, method, class, struct, enum, interface, type, impl, trait, import, \
-     macro, const, section, block, raw.",
-);
-const LANGUAGE: Param = param(
-    "language",
-    Kind::String,
-    "Only files in this language: rust, python, javascript, typescript, tsx, go, c, markdown, text.",
-);
+/// What a chunk can be (the daemon's chunker makes exactly these; a test there checks).
+/// `block` is top-level code between items, `gap` lines between items with no word on them,
+/// `section` a Markdown piece, `raw` other text.
+pub const CHUNK_KINDS: &[&str] = &[
+    "function",
+    "method",
+    "class",
+    "struct",
+    "enum",
+    "union",
+    "interface",
+    "type",
+    "typedef",
+    "impl",
+    "trait",
+    "mod",
+    "namespace",
+    "const",
+    "macro",
+    "declaration",
+    "import",
+    "block",
+    "section",
+    "raw",
+    "gap",
+];
+/// The languages files are indexed as (checked against the daemon's, as the kinds are).
+pub const LANGUAGES: &[&str] = &["rust", "python", "javascript", "typescript", "tsx", "go", "c", "markdown", "text"];
+const KIND: Param = param("kind", Kind::Enum(CHUNK_KINDS), "Only chunks of this kind.");
+const LANGUAGE: Param = param("language", Kind::Enum(LANGUAGES), "Only files in this language.");
 const PATH_PREFIX: Param = param(
     "path_prefix",
     Kind::String,
