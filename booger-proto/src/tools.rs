@@ -93,19 +93,20 @@ const MAX_LINES: Param = param(
     Kind::Integer { min: 1, max: 10_000 },
     "Content mode: show each result's first max_lines lines instead of its matching lines.",
 );
-/// What a chunk can be (the daemon's chunker makes exactly these; a test there checks).
-/// `block` is top-level code between items, `gap` lines between items with no word on them,
+/// What a chunk can be: the daemon's chunker makes exactly these, and stores a kind as its
+/// position here (ranking segments on disk), so new kinds are only ever appended. `block`
+/// is top-level code between items, `gap` lines between items with no word on them,
 /// `section` a Markdown piece, `raw` other text.
 pub const CHUNK_KINDS: &[&str] = &[
     "function",
     "method",
-    "class",
     "struct",
     "enum",
     "union",
-    "interface",
     "type",
     "typedef",
+    "interface",
+    "class",
     "impl",
     "trait",
     "mod",
@@ -119,7 +120,7 @@ pub const CHUNK_KINDS: &[&str] = &[
     "raw",
     "gap",
 ];
-/// The languages files are indexed as (checked against the daemon's, as the kinds are).
+/// The languages files are indexed as (a test in the daemon checks them against its own).
 pub const LANGUAGES: &[&str] = &["rust", "python", "javascript", "typescript", "tsx", "go", "c", "markdown", "text"];
 const KIND: Param = param("kind", Kind::Enum(CHUNK_KINDS), "Only chunks of this kind.");
 const LANGUAGE: Param = param("language", Kind::Enum(LANGUAGES), "Only files in this language.");

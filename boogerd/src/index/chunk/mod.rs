@@ -65,30 +65,9 @@ pub fn chunk_file(path: &Path, bytes: &[u8], too_large: bool) -> Chunked {
     }
 }
 
-/// Every kind a chunk can have, so stored kinds map back to `&'static str`.
-pub const KINDS: &[&str] = &[
-    "function",
-    "method",
-    "struct",
-    "enum",
-    "union",
-    "type",
-    "typedef",
-    "interface",
-    "class",
-    "impl",
-    "trait",
-    "mod",
-    "namespace",
-    "const",
-    "macro",
-    "declaration",
-    "import",
-    "block",
-    "section",
-    "raw",
-    "gap",
-];
+/// Every kind a chunk can have, so stored kinds map back to `&'static str`: the catalogue's
+/// list, which `kind` arguments are validated against.
+pub const KINDS: &[&str] = booger_proto::tools::CHUNK_KINDS;
 
 /// Kinds that are code items (definitions), as opposed to imports, text between items and
 /// prose. Search ranks them higher.

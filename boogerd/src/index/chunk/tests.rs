@@ -348,15 +348,10 @@ fn any_bytes_chunk_into_chunks_inside_the_file() {
     }
 }
 
-/// The catalogue's `kind` and `language` enums name exactly what the index stores.
+/// The catalogue's `language` enum names exactly the languages the index stores.
 #[test]
-fn the_catalogue_names_every_kind_and_language() {
+fn the_catalogue_names_every_language() {
     use crate::index::lang::Lang;
-    let mut ours: Vec<&str> = super::KINDS.to_vec();
-    let mut theirs: Vec<&str> = booger_proto::tools::CHUNK_KINDS.to_vec();
-    ours.sort_unstable();
-    theirs.sort_unstable();
-    assert_eq!(ours, theirs);
     let langs = [
         Lang::Rust,
         Lang::Python,
