@@ -3,32 +3,33 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use booger_proto::wire;
+use booger_proto::{paths, wire};
 use serde_json::{Value, json};
 
 use crate::connect::{Daemon, Failure, Hello, daemon_binary};
 use crate::output::{Exit, complain, print_json, say};
+use crate::service::{Manager, Setting};
 
-const SYSTEMD_UNIT: &str = include_str!("../../systemd/boogerd.service");
-const LAUNCHD_PLIST: &str = include_str!("../../launchd/dev.booger.boogerd.plist");
-/// The binary path the service files in the repository carry; `install` puts the real one in.
-const SYSTEMD_BINARY: &str = "%h/.cargo/bin/boogerd";
-const LAUNCHD_BINARY: &str = "/usr/local/bin/boogerd";
+pub const USAGE: &str = "usage: booger daemon start|stop|status|logs|install|uninstall [--json]
 
-pub const USAGE: &str = "usage: booger daemon start|stop|status|install [--print] [--json]
-
-  start     start boogerd in the background (no-op if it is running)
-  stop      stop the running boogerd gracefully
-  status    pid, version, uptime, socket, data dir and projects of the running boogerd
-  install   install a user service (systemd on Linux, launchd on macOS) that keeps boogerd
-            running; --print shows what would be written, and where, without writing";
+  start       start boogerd in the background (no-op if it is running)
+  stop        stop the running boogerd gracefully
+  status      pid, version, uptime, socket, data dir and projects of the running boogerd
+  logs [-n N] the last N (40) lines of boogerd's log
+  install     install a user service that keeps boogerd running (systemd on Linux, launchd
+              on macOS), with the socket and data directory this shell's booger uses;
+              --print shows what would be written, and where, without writing
+              (--systemd or --launchd picks the manager)
+  uninstall   remove what install wrote (--print: say what, without removing)";
 
 pub fn run(socket: &Path, args: &[String], json: bool) -> Result<Exit, Failure> {
     match args.first().map(String::as_str) {
         Some("start") => start(socket, json),
         Some("stop") => stop(socket, json),
         Some("status") => status(socket, json),
-        Some("install") => install(args.iter().any(|a| a == "--print")),
+        Some("logs") => logs(socket, &args[1..]),
+        Some("install") => install(&args[1..]),
+        Some("uninstall") => uninstall(&args[1..]),
         _ => {
             complain!("{USAGE}");
             Ok(Exit::Usage)
@@ -138,30 +139,14 @@ fn status(socket: &Path, json: bool) -> Result<Exit, Failure> {
     Ok(Exit::Ok)
 }
 
-/// The service definition for this OS: (file to write, contents, commands that enable it).
-pub fn service_definition() -> (PathBuf, String, &'static str) {
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
-    let bin = daemon_binary();
-    let bin = std::fs::canonicalize(&bin).unwrap_or(bin);
-    let bin = bin.display().to_string();
-    if cfg!(target_os = "macos") {
-        (
-            home.join("Library/LaunchAgents/dev.booger.boogerd.plist"),
-            LAUNCHD_PLIST.replace(LAUNCHD_BINARY, &bin).replace("~/", &format!("{}/", home.display())),
-            "launchctl load -w ~/Library/LaunchAgents/dev.booger.boogerd.plist",
-        )
-    } else {
-        (
-            home.join(".config/systemd/user/boogerd.service"),
-            SYSTEMD_UNIT.replace(SYSTEMD_BINARY, &bin),
-            "systemctl --user daemon-reload && systemctl --user enable --now boogerd.service",
-        )
-    }
-}
-
-fn install(print_only: bool) -> Result<Exit, Failure> {
-    let (path, contents, enable) = service_definition();
-    if print_only {
+/// `install [--print] [--systemd|--launchd]`: writes the user service (this OS's manager by
+/// default; the flag picks another, for `--print`).
+fn install(args: &[String]) -> Result<Exit, Failure> {
+    let manager = args.iter().find_map(|a| Manager::from_flag(a)).unwrap_or_else(Manager::native);
+    let path = manager.file();
+    let contents = manager.render(&Setting::current(daemon_binary()));
+    let enable = manager.enable_hint(&path);
+    if args.iter().any(|a| a == "--print") {
         say!("# would write {}\n{contents}\n# then run: {enable}", path.display());
         return Ok(Exit::Ok);
     }
@@ -169,6 +154,72 @@ fn install(print_only: bool) -> Result<Exit, Failure> {
         std::fs::create_dir_all(dir)?;
     }
     std::fs::write(&path, contents)?;
-    say!("wrote {}\nenable it with: {enable}", path.display());
+    say!("wrote {}\nstart it with: {enable}\n(`booger daemon uninstall` removes it)", path.display());
+    Ok(Exit::Ok)
+}
+
+/// `uninstall [--print]`: removes what `install` wrote (and systemd's enable link to it).
+fn uninstall(args: &[String]) -> Result<Exit, Failure> {
+    let manager = args.iter().find_map(|a| Manager::from_flag(a)).unwrap_or_else(Manager::native);
+    let path = manager.file();
+    let link = manager.enable_link().filter(|l| std::fs::read_link(l).is_ok_and(|t| t == path));
+    let targets: Vec<&Path> = [Some(path.as_path()), link.as_deref()]
+        .into_iter()
+        .flatten()
+        .filter(|p| p.symlink_metadata().is_ok())
+        .collect();
+    if targets.is_empty() {
+        say!("no booger service is installed ({} does not exist)", path.display());
+        return Ok(Exit::Ok);
+    }
+    let print_only = args.iter().any(|a| a == "--print");
+    for t in &targets {
+        if print_only {
+            say!("would remove {}", t.display());
+        } else {
+            std::fs::remove_file(t)?;
+            say!("removed {}", t.display());
+        }
+    }
+    if !print_only {
+        say!("if its manager had loaded it, stop it and make the manager forget it: {}", manager.forget_hint());
+    }
+    Ok(Exit::Ok)
+}
+
+/// `logs [-n N]`: the last lines of the running daemon's log (or of the log of the daemon that
+/// would serve this data directory).
+fn logs(socket: &Path, args: &[String]) -> Result<Exit, Failure> {
+    let lines = match args.iter().position(|a| a == "-n" || a == "--lines") {
+        Some(i) => match args.get(i + 1).and_then(|n| n.parse::<usize>().ok()) {
+            Some(n) => n,
+            None => {
+                complain!("booger daemon logs: -n takes a number of lines, e.g. -n 100");
+                return Ok(Exit::Usage);
+            }
+        },
+        None => 40,
+    };
+    let running = facts(socket).ok().flatten();
+    let log = running
+        .as_ref()
+        .and_then(|f| f["log_file"].as_str().map(PathBuf::from))
+        .unwrap_or_else(|| paths::log_file(&paths::data_dir()));
+    let text = match std::fs::read(&log) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            complain!(
+                "booger daemon logs: no log at {} yet (boogerd has not run with this data directory)",
+                log.display()
+            );
+            return Ok(Exit::ToolError);
+        }
+        Err(e) => return Err(Failure::Io(e)),
+    };
+    let all: Vec<&str> = text.lines().collect();
+    for line in &all[all.len().saturating_sub(lines)..] {
+        say!("{line}");
+    }
+    complain!("(last {} of {} lines of {})", all.len().min(lines), all.len(), log.display());
     Ok(Exit::Ok)
 }

@@ -10,6 +10,7 @@ mod mcp;
 mod model_cmd;
 mod output;
 mod progress;
+mod service;
 mod setup;
 
 use std::path::{Path, PathBuf};
@@ -29,7 +30,7 @@ usage:
                                   registered on first use when it is a repository
   booger setup [CLIENT...|--all] [--project PATH] [--print] [--skills] [--remove]
                                   connect booger to your agents (Claude Code, Cursor, VS Code, ...)
-  booger daemon start|stop|status|install [--print]
+  booger daemon start|stop|status|logs|install|uninstall
   booger model install|status|remove  the transformer tier's model (all-MiniLM-L6-v2, via pip)
   booger help [TOOL]              this help, or one tool's arguments
   booger --version

@@ -38,6 +38,13 @@ pub enum BindError {
     Io { context: String, source: io::Error },
 }
 
+impl BindError {
+    /// Another daemon is serving this socket or this data directory.
+    pub fn is_already_served(&self) -> bool {
+        matches!(self, Self::AlreadyRunning { .. } | Self::DataDirInUse { .. })
+    }
+}
+
 fn io_err(context: impl Into<String>) -> impl FnOnce(io::Error) -> BindError {
     let context = context.into();
     move |source| BindError::Io { context, source }

@@ -144,7 +144,17 @@ fn main() -> anyhow::Result<()> {
         // Signal handlers go in before the socket exists: a client that can connect can
         // also stop the daemon gracefully.
         let shutdown = shutdown_signal();
-        let endpoint = boogerd::Endpoint::bind(&config.socket, &config.data_dir)?;
+        let endpoint = match boogerd::Endpoint::bind(&config.socket, &config.data_dir) {
+            Ok(e) => e,
+            // Another daemon already serves what was asked: that is the state a service
+            // manager wants, not a failure to restart in a loop (systemd's Restart=on-failure,
+            // launchd's KeepAlive on unsuccessful exit), nor a client's start race lost.
+            Err(e) if e.is_already_served() => {
+                tracing::warn!("{e}; this one exits");
+                return Ok(());
+            }
+            Err(e) => return Err(e.into()),
+        };
         boogerd::run(config, endpoint, shutdown).await
     });
     // A handler still running (a scan past its deadline) must not keep the process alive:

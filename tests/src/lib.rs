@@ -92,7 +92,9 @@ impl Env {
             .env("BOOGER_HOME", &self.home)
             .env("BOOGER_DAEMON", bin("boogerd"))
             .env("BOOGER_LOG", "debug")
-            .env("HOME", self.dir.path());
+            .env("HOME", self.dir.path())
+            // Config files (services, agents' settings) go under the temp HOME.
+            .env_remove("XDG_CONFIG_HOME");
     }
 
     /// Any program with this env's variables (for a client that starts `booger` itself, such
