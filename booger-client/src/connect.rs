@@ -74,6 +74,8 @@ pub struct Hello<'a> {
     pub session: &'a str,
     /// Register `project` on first use when it is a repository (`booger mcp`).
     pub register: bool,
+    /// The tools `tools/list` shows this connection (`booger mcp --tools`).
+    pub tools: Option<&'a str>,
 }
 
 impl Daemon {
@@ -151,13 +153,16 @@ impl Daemon {
 
     fn hello_line(&mut self, hello: &Hello) -> String {
         let id = self.take_id();
-        let params = json!({
+        let mut params = json!({
             "protocol": PROTOCOL_VERSION,
             "client": hello.client,
             "project": hello.project,
             "session": hello.session,
             "register": hello.register,
         });
+        if let Some(tools) = hello.tools {
+            params["tools"] = json!(tools);
+        }
         wire::request_line(id, wire::HELLO, params)
     }
 

@@ -26,8 +26,11 @@ const HELP: &str = "booger: local code search and working memory for AI coding a
 
 usage:
   booger <tool> [args] [--json]   call a tool (see below); --json prints the answer as JSON
-  booger mcp [PATH] [--no-register]  serve MCP on stdio for an agent; PATH is the default project,
-                                  registered on first use when it is a repository
+  booger mcp [PATH] [--no-register] [--tools LIST]
+                                  serve MCP on stdio for an agent; PATH is the default project,
+                                  registered on first use when it is a repository. LIST: which
+                                  tools tools/list shows (default core; all; groups search, git,
+                                  memory, admin; tool names), comma-separated
   booger setup [CLIENT...|--all] [--project PATH] [--print] [--skills] [--remove]
                                   connect booger to your agents (Claude Code, Cursor, VS Code, ...)
   booger daemon start|stop|status|logs|install|uninstall
@@ -37,7 +40,7 @@ usage:
 
 The daemon (boogerd) starts on first use. Environment: BOOGER_SOCKET (socket path),
 BOOGER_HOME (data dir), BOOGER_DAEMON (boogerd binary), BOOGER_SESSION (session id),
-BOOGER_AUTO_REGISTER=0 (booger mcp registers nothing).
+BOOGER_AUTO_REGISTER=0 (booger mcp registers nothing), BOOGER_TOOLS (booger mcp --tools).
 
 tools:";
 
@@ -79,25 +82,7 @@ fn run(args: &[String]) -> Result<Exit, Failure> {
         "setup" => Ok(setup::run(&rest[1..])),
         "daemon" => daemon_cmd::run(&socket, &rest[1..], json),
         "model" => model_cmd::run(&socket, &rest[1..], json),
-        "mcp" => {
-            // `--no-register` (or BOOGER_AUTO_REGISTER=0 in the client's config): never
-            // register the directory on first use.
-            let register = !rest.iter().any(|a| a == "--no-register")
-                && std::env::var("BOOGER_AUTO_REGISTER").map_or(true, |v| v != "0" && v != "false");
-            let dir = rest
-                .iter()
-                .skip(1)
-                .find(|a| !a.starts_with("--"))
-                .map(PathBuf::from)
-                .unwrap_or_else(|| PathBuf::from("."));
-            let project = absolute(&dir);
-            let session = std::env::var("BOOGER_SESSION")
-                .ok()
-                .filter(|s| !s.is_empty())
-                .unwrap_or_else(|| format!("mcp-{}-{}", std::process::id(), nanos()));
-            mcp::run(&socket, &project, &session, register)?;
-            Ok(Exit::Ok)
-        }
+        "mcp" => mcp_command(&socket, &rest[1..]),
         name => match tools::find(name) {
             Some(spec) => call_tool(&socket, spec, &rest[1..], json),
             None => {
@@ -109,6 +94,55 @@ fn run(args: &[String]) -> Result<Exit, Failure> {
             }
         },
     }
+}
+
+/// `booger mcp [PATH] [--no-register] [--tools LIST]`.
+fn mcp_command(socket: &Path, words: &[String]) -> Result<Exit, Failure> {
+    // `--no-register` (or BOOGER_AUTO_REGISTER=0 in the client's config): never register the
+    // directory on first use.
+    let mut register = std::env::var("BOOGER_AUTO_REGISTER").map_or(true, |v| v != "0" && v != "false");
+    let mut tools = std::env::var("BOOGER_TOOLS").ok().filter(|t| !t.is_empty());
+    let mut dir = None;
+    let mut i = 0;
+    while i < words.len() {
+        let word = words[i].as_str();
+        i += 1;
+        match word {
+            "--no-register" => register = false,
+            "--tools" => match words.get(i) {
+                Some(list) => {
+                    tools = Some(list.clone());
+                    i += 1;
+                }
+                None => return Ok(usage_error("mcp", "--tools needs a list, e.g. --tools all or --tools core,git")),
+            },
+            w if w.starts_with("--tools=") => tools = Some(w["--tools=".len()..].to_owned()),
+            w if w.starts_with('-') => {
+                return Ok(usage_error("mcp", &format!("unknown option {w}. {MCP_USAGE}")));
+            }
+            w if dir.is_none() => dir = Some(PathBuf::from(w)),
+            w => return Ok(usage_error("mcp", &format!("unexpected argument {w:?}. {MCP_USAGE}"))),
+        }
+    }
+    if let Some(list) = &tools
+        && let Err(e) = tools::Profile::parse(list)
+    {
+        return Ok(usage_error("mcp", &e));
+    }
+    let project = absolute(&dir.unwrap_or_else(|| PathBuf::from(".")));
+    let session = std::env::var("BOOGER_SESSION")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| format!("mcp-{}-{}", std::process::id(), nanos()));
+    mcp::run(socket, &project, &session, register, tools)?;
+    Ok(Exit::Ok)
+}
+
+const MCP_USAGE: &str = "usage: booger mcp [PATH] [--no-register] [--tools LIST]";
+
+fn usage_error(command: &str, message: &str) -> Exit {
+    complain!("booger {command}: {message}");
+    Exit::Usage
 }
 
 fn call_tool(socket: &Path, spec: &tools::ToolSpec, words: &[String], json: bool) -> Result<Exit, Failure> {
@@ -129,7 +163,7 @@ fn call_tool(socket: &Path, spec: &tools::ToolSpec, words: &[String], json: bool
     let cwd = absolute(Path::new("."));
     let session = std::env::var("BOOGER_SESSION").ok().filter(|s| !s.is_empty()).unwrap_or_else(|| "cli".to_owned());
     let mut daemon = Daemon::connect_or_start(socket)?;
-    let hello = Hello { client: "booger-cli", project: Some(&cwd), session: &session, register: false };
+    let hello = Hello { client: "booger-cli", project: Some(&cwd), session: &session, register: false, tools: None };
     // `booger index` on a terminal draws progress while the call runs.
     let bar = (spec.name == "index" && !json)
         .then(|| {

@@ -36,6 +36,8 @@ struct Link {
     session: String,
     /// Register the project on first use (see `booger mcp --no-register`).
     register: bool,
+    /// The tools `tools/list` shows (`booger mcp --tools`); `None`: the daemon's default.
+    tools: Option<String>,
     /// Where agent lines go: the current connection, `None` while reconnecting.
     up: Mutex<Option<UnixStream>>,
     /// Signalled when `up` is connected again.
@@ -48,13 +50,15 @@ struct Link {
     stdin_closed: AtomicBool,
 }
 
-pub fn run(socket: &Path, project: &Path, session: &str, register: bool) -> Result<(), Failure> {
-    let (stream, reader, pending) = connect(socket, project, session, register)?;
+pub fn run(socket: &Path, project: &Path, session: &str, register: bool, tools: Option<String>) -> Result<(), Failure> {
+    let hello = Hello { client: "booger-mcp", project: Some(project), session, register, tools: tools.as_deref() };
+    let (stream, reader, pending) = connect(socket, &hello)?;
     let link = Arc::new(Link {
         socket: socket.to_owned(),
         project: project.to_owned(),
         session: session.to_owned(),
         register,
+        tools,
         up: Mutex::new(Some(stream)),
         reconnected: Condvar::new(),
         initialize: Mutex::new(None),
@@ -113,14 +117,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Connects (starting the daemon if needed) and says hello. Returns the write half, the
 /// reader, and bytes the reader holds beyond the hello's answer.
-fn connect(
-    socket: &Path,
-    project: &Path,
-    session: &str,
-    register: bool,
-) -> Result<(UnixStream, BufReader<UnixStream>, Vec<u8>), Failure> {
+fn connect(socket: &Path, hello: &Hello) -> Result<(UnixStream, BufReader<UnixStream>, Vec<u8>), Failure> {
     let mut daemon = Daemon::connect_or_start(socket)?;
-    daemon.hello(&Hello { client: "booger-mcp", project: Some(project), session, register })?;
+    daemon.hello(hello)?;
     let Daemon { stream, reader, .. } = daemon;
     let pending = reader.buffer().to_vec();
     let reader = BufReader::new(reader.into_inner());
@@ -211,7 +210,14 @@ fn reconnect(link: &Link) -> Result<BufReader<UnixStream>, Failure> {
     let deadline = Instant::now() + RECONNECT_FOR;
     let mut pause = Duration::from_millis(50);
     let (mut stream, mut reader, _) = loop {
-        match connect(&link.socket, &link.project, &link.session, link.register) {
+        let hello = Hello {
+            client: "booger-mcp",
+            project: Some(&link.project),
+            session: &link.session,
+            register: link.register,
+            tools: link.tools.as_deref(),
+        };
+        match connect(&link.socket, &hello) {
             Ok(c) => break c,
             Err(e) if Instant::now() >= deadline => return Err(e),
             Err(_) => {
@@ -246,7 +252,7 @@ fn repeatable(m: &Value) -> bool {
         return true;
     }
     let name = m.pointer("/params/name").and_then(Value::as_str).unwrap_or("");
-    booger_proto::tools::find(name).is_some_and(|t| t.read_only)
+    booger_proto::tools::find(name).is_some_and(|t| t.effect == booger_proto::tools::Effect::ReadOnly)
 }
 
 /// The messages of a line: one, or each of a batch.

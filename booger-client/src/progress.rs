@@ -44,7 +44,7 @@ impl Drop for Bar {
 
 fn poll(socket: &Path, cwd: &Path, project: &str, stop: &AtomicBool) {
     let Ok(mut d) = Daemon::connect(socket) else { return };
-    let hello = Hello { client: "booger-progress", project: Some(cwd), session: "cli", register: false };
+    let hello = Hello { client: "booger-progress", project: Some(cwd), session: "cli", register: false, tools: None };
     if d.hello(&hello).is_err() {
         return;
     }

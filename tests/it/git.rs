@@ -284,7 +284,7 @@ fn draft_commit_and_changelog() {
 }
 
 #[test]
-fn focus_puts_the_changed_files_first_in_search() {
+fn focusing_the_changed_files_puts_them_first_in_search() {
     let env = Env::new();
     let handler = |n: &str| format!("def handle_{n}(request):\n    return render_template(request)\n");
     let mut files: Vec<(String, String)> =
@@ -307,10 +307,14 @@ fn focus_puts_the_changed_files_first_in_search() {
         );
         data["results"][0]["path"].as_str().unwrap().to_owned()
     };
-    assert_ne!(first(&env), "views/zz_changed.py", "the fixture must not rank the changed file first unaided");
-    let (text, data) = ok(&env, &root, "branch-diff", json!({ "focus": true }));
-    assert_eq!(data["focused"], json!(["views/zz_changed.py"]), "{data}");
-    assert!(text.contains("Focused 1 changed file(s)"), "{text}");
+    let unaided = first(&env);
+    assert_ne!(unaided, "views/zz_changed.py", "the fixture must not rank the changed file first unaided");
+    // branch-diff reads only; the agent focuses the files it names.
+    let (_, data) = ok(&env, &root, "branch-diff", json!({}));
+    let changed: Vec<&str> = data["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(changed, ["views/zz_changed.py"], "{data}");
+    assert_eq!(first(&env), unaided, "branch-diff changed the ranking");
+    ok(&env, &root, "focus", json!({ "paths": changed }));
     assert_eq!(first(&env), "views/zz_changed.py");
     // Another session has its own focus.
     let (_, data, _) = env.call(&root, "someone-else", "search", json!({ "query": "render_template request" }));

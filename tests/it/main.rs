@@ -1,5 +1,6 @@
 //! End-to-end tests: a real boogerd on a temp socket, the real booger binary over real pipes.
 
+mod catalogue;
 mod cli;
 mod embedders;
 mod git;

@@ -27,14 +27,16 @@ fn handshake_negotiates_the_protocol_revision() {
 fn tools_list_publishes_a_schema_for_every_tool() {
     let env = Env::new();
     let _d = env.start_daemon();
-    let mut m = env.mcp(None);
+    let mut m = env.mcp_with(None, &["--tools", "all"]);
     m.handshake("2025-11-25");
     let tools = m.request("tools/list", json!({}))["result"]["tools"].as_array().unwrap().clone();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert!(names.contains(&"status") && names.contains(&"projects"), "{names:?}");
+    assert_eq!(names, booger_proto::tools::names());
     for t in &tools {
         assert_eq!(t["inputSchema"]["type"], "object", "{t}");
+        assert_eq!(t["outputSchema"]["type"], "object", "{t}");
         assert!(t["description"].as_str().unwrap().len() > 20, "{t}");
+        assert!(!t["title"].as_str().unwrap().is_empty(), "{t}");
     }
 }
 

@@ -127,7 +127,7 @@ fn every_answer_is_structured_and_matches_its_output_schema() {
         { "tool": "semantic-search", "arguments": { "query": "read settings" } },
         { "tool": "hybrid-search", "arguments": { "query": "parse settings" } },
     ]);
-    let report = sdk_client(&env, &repo, &["--calls", &calls.to_string()], &[]);
+    let report = sdk_client(&env, &repo, &["--calls", &calls.to_string()], &[("BOOGER_TOOLS", "all")]);
     let report = report.as_array().expect("one entry per call");
     for entry in report {
         assert!(entry.get("invalid").is_none(), "the SDK rejected the structured content: {entry}");

@@ -203,8 +203,13 @@ impl Env {
 
     /// Starts `booger mcp [dir]` with piped stdio.
     pub fn mcp(&self, dir: Option<&Path>) -> Mcp {
+        self.mcp_with(dir, &[])
+    }
+
+    /// `booger mcp` with more arguments (`--tools all`).
+    pub fn mcp_with(&self, dir: Option<&Path>, args: &[&str]) -> Mcp {
         let mut cmd = self.booger(dir);
-        cmd.arg("mcp").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.arg("mcp").args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = cmd.spawn().expect("spawn booger mcp");
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("stdout");

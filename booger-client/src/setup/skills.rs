@@ -151,6 +151,15 @@ pub fn skill_text() -> String {
          - Answers say when the index is still catching up (\"indexing now\"); results are then partial.\n\n",
     );
     s.push_str("## Every tool\n\n");
+    let listed = tools::Profile::default();
+    let core: Vec<String> = listed.tools().map(|t| format!("`{}`", t.name)).collect();
+    s.push_str(&format!(
+        "The MCP server lists a core set by default ({}), so every session starts cheap. The others \
+         answer all the same: call them through `batch`, e.g. \
+         `batch(calls=[{{\"tool\": \"tests-for\", \"arguments\": {{\"symbol\": \"parse_config\"}}}}])`, or have \
+         them listed with `booger mcp --tools all` (or groups: `--tools core,git,memory`) in the MCP configuration.\n\n",
+        core.join(", ")
+    ));
     for t in TOOLS {
         s.push_str(&format!("- `{}`: {}\n", t.name, t.summary));
     }

@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use booger_proto::tools::TOOLS;
+use booger_proto::tools::Profile;
 use booger_proto::wire::code;
 use jsonrpsee::types::ErrorObjectOwned;
 use serde_json::{Value, json};
@@ -55,17 +55,18 @@ pub fn initialize(params: &Value, conn: &Connection) -> Result<Value, ErrorObjec
     }))
 }
 
-pub fn tools_list() -> Value {
-    let tools: Vec<Value> = TOOLS
-        .iter()
+/// The tools of the session's profile (every tool stays callable).
+pub fn tools_list(profile: Profile) -> Value {
+    let tools: Vec<Value> = profile
+        .tools()
         .map(|t| {
             json!({
                 "name": t.name,
-                "title": t.summary,
+                "title": t.title,
                 "description": t.description,
                 "inputSchema": t.input_schema(),
                 "outputSchema": t.output_schema(),
-                "annotations": { "readOnlyHint": t.read_only, "openWorldHint": false },
+                "annotations": t.effect.annotations(),
             })
         })
         .collect();

@@ -53,7 +53,13 @@ pub fn methods(daemon: Arc<Daemon>) -> Methods {
         register(m.register_method(note, |_, _, _| Ok::<_, ErrorObjectOwned>(Value::Null)).map(drop));
     }
     register(m.register_method("ping", |_, _, _| Ok::<_, ErrorObjectOwned>(json!({}))).map(drop));
-    register(m.register_method("tools/list", |_, _, _| Ok::<_, ErrorObjectOwned>(mcp::tools_list())).map(drop));
+    register(
+        m.register_method("tools/list", |_, _, ext| {
+            let profile = *connection(ext).tools.lock().expect("tools lock");
+            Ok::<_, ErrorObjectOwned>(mcp::tools_list(profile))
+        })
+        .map(drop),
+    );
     register(
         m.register_async_method("tools/call", |p, d, ext| async move {
             mcp::tools_call(params(&p), Arc::clone(&d), connection(&ext)).await
@@ -99,6 +105,10 @@ fn hello(p: &Value, conn: &Connection) -> RpcResult {
             ),
             Some(json!({ "daemon_protocol": PROTOCOL_VERSION, "daemon_version": env!("CARGO_PKG_VERSION") })),
         ));
+    }
+    if let Some(spec) = p.get("tools").and_then(Value::as_str) {
+        let profile = booger_proto::tools::Profile::parse(spec).map_err(mcp::invalid_params)?;
+        *conn.tools.lock().expect("tools lock") = profile;
     }
     {
         let mut session = conn.session.write().expect("session lock");

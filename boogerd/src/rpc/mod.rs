@@ -44,6 +44,8 @@ pub struct Connection {
     pub session: std::sync::RwLock<Session>,
     /// The MCP revision agreed in `initialize`, if the peer is an MCP client.
     pub mcp_version: std::sync::Mutex<Option<String>>,
+    /// The tools `tools/list` shows (`booger mcp --tools`).
+    pub tools: std::sync::Mutex<booger_proto::tools::Profile>,
 }
 
 impl Connection {
@@ -71,6 +73,7 @@ where
         id,
         session: std::sync::RwLock::new(Session::anonymous(id)),
         mcp_version: std::sync::Mutex::new(None),
+        tools: std::sync::Mutex::new(booger_proto::tools::Profile::default()),
     });
     let mut methods = methods;
     methods.extensions_mut().insert(connection);

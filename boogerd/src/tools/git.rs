@@ -4,7 +4,7 @@
 use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
-use super::{Session, resolve_project, scope};
+use super::{Session, resolve_project};
 use crate::Daemon;
 use crate::git::repo::{Repo, short};
 use crate::git::{GitError, Include, Request, StructuralDiff, format, structural_diff};
@@ -48,34 +48,18 @@ pub fn branch_diff(daemon: &Daemon, session: &Session, args: &Value) -> ToolRepl
     };
     let max_chars = super::int(args, "max_tokens", crate::search::format::DEFAULT_MAX_TOKENS) * 4;
 
-    let mut focused = Vec::new();
-    if args.get("focus").and_then(Value::as_bool) == Some(true) {
-        focused = d.files.iter().filter(|f| f.status != "deleted").map(|f| f.path.clone()).collect();
-        if !focused.is_empty() {
-            let store = match super::context::writable_store(daemon, session, args) {
-                Ok((_, s)) => s,
-                Err(r) => return r,
-            };
-            if let Err(e) = store.add_workset("focus", &focused, scope(session, args), &crate::time::now_rfc3339()) {
-                return ToolReply::error(format!("branch-diff: the diff worked but focusing its files failed: {e}"));
-            }
-        }
-    }
-
-    let data = diff_json(&d, max_chars, &focused);
-    let mut text = match args.get("output_mode").and_then(Value::as_str) {
+    // Read-only: focusing the changed files is the agent's `focus` call, with the paths.
+    let data = diff_json(&d, max_chars);
+    let text = match args.get("output_mode").and_then(Value::as_str) {
         Some("json") => data.to_string(),
         Some("files") => format::files_text(&d),
         _ => format::diff_text(&d, max_chars).0,
     };
-    if !focused.is_empty() {
-        text.push_str(&format!("Focused {} changed file(s): search ranks them first.\n", focused.len()));
-    }
     ToolReply::ok(text, data)
 }
 
 /// The diff as JSON within `max_chars`: files past the budget are counted, not listed.
-fn diff_json(d: &StructuralDiff, max_chars: usize, focused: &[String]) -> Value {
+fn diff_json(d: &StructuralDiff, max_chars: usize) -> Value {
     let mut files = Vec::new();
     let mut used = 300;
     for f in &d.files {
@@ -104,9 +88,6 @@ fn diff_json(d: &StructuralDiff, max_chars: usize, focused: &[String]) -> Value 
     if omitted > 0 {
         out["omitted_files"] = json!(omitted);
         out["hint"] = json!("raise max_tokens, narrow with path_prefix, or use output_mode=files");
-    }
-    if !focused.is_empty() {
-        out["focused"] = json!(focused);
     }
     out
 }
