@@ -169,3 +169,55 @@ fn closed_output_never_panics_and_words_make_one_query() {
         }
     }
 }
+
+/// Paths as a shell gives them: relative to the current directory, absolute, or pasted as
+/// booger prints them (`path:12`, `path:12-40`, grep's `path:12:5`).
+#[test]
+fn paths_are_relative_to_the_current_directory_absolute_or_with_lines() {
+    let env = Env::new();
+    let proj = env.project("paths");
+    std::fs::create_dir_all(proj.join("src/net")).unwrap();
+    std::fs::write(proj.join("src/net/tcp.py"), "def connect(host):\n    return host\n").unwrap();
+    std::fs::write(proj.join("src/util.py"), "def helper():\n    return 1\n").unwrap();
+    std::fs::write(proj.join("top.py"), "def connect_top():\n    return 2\n").unwrap();
+    let _d = env.start_daemon();
+    assert!(env.run(&["index", proj.to_str().unwrap()]).status.success());
+    let src = proj.join("src");
+    let in_src = |args: &[&str]| env.run_in(Some(&src), args);
+    let ok = |out: std::process::Output| {
+        assert!(out.status.success(), "{}", describe(&out));
+        stdout(&out)
+    };
+
+    // cwd-relative: `net/tcp.py` from src/ is src/net/tcp.py.
+    let text = ok(in_src(&["symbols", "net/tcp.py"]));
+    assert!(text.contains("src/net/tcp.py") && text.contains("connect"), "{text}");
+    // Absolute.
+    let abs = proj.join("src/net/tcp.py");
+    let text = ok(in_src(&["symbols", abs.to_str().unwrap()]));
+    assert!(text.contains("def connect(host)"), "{text}");
+    // As booger printed it: path:line, path:line-line, path:line:column.
+    for pasted in ["net/tcp.py:1", "net/tcp.py:1-2", "net/tcp.py:2:5"] {
+        let text = ok(in_src(&["symbols", pasted]));
+        assert!(text.contains("def connect(host)"), "{pasted}: {text}");
+    }
+    // A filter from the current directory: only what is under src/.
+    let text = ok(in_src(&["search", "connect", "--path-prefix", "."]));
+    assert!(text.contains("src/net/tcp.py") && !text.contains("top.py"), "{text}");
+    let text = ok(in_src(&["grep", "def ", "--path-prefix", "net"]));
+    assert!(text.contains("src/net/tcp.py:1:") && !text.contains("util.py"), "{text}");
+    // Root-relative from a subdirectory still works when it names a file.
+    let text = ok(in_src(&["symbols", "src/util.py"]));
+    assert!(text.contains("helper"), "{text}");
+    // Notes and focus take the same paths.
+    ok(in_src(&["annotate", "net/tcp.py:1", "the socket opens here"]));
+    let notes = env.json(&["annotations", "--project", proj.to_str().unwrap()]);
+    assert_eq!(notes["annotations"][0]["target"], "src/net/tcp.py:1", "{notes}");
+
+    // Outside the project: a usage mistake that says so, not advice to re-index.
+    let out = in_src(&["symbols", "/etc/passwd"]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(stderr(&out).contains("outside the project"), "{}", describe(&out));
+    let out = in_src(&["symbols", "nothing/here.py"]);
+    assert!(stdout(&out).contains("No file or folder") && !stdout(&out).contains("booger index"), "{}", describe(&out));
+}

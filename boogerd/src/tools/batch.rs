@@ -26,7 +26,10 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
                 None => ToolReply::error(format!("unknown tool `{name}`; tools/list names the available tools")),
                 Some((spec, handler)) => match spec.validate(&call_args) {
                     Err(message) => ToolReply::error(message),
-                    Ok(()) => handler(daemon, session, &call_args),
+                    Ok(()) => match super::paths::prepare(daemon, session, name, call_args) {
+                        Ok(a) => handler(daemon, session, &a),
+                        Err(message) => ToolReply::error(message),
+                    },
                 },
             }
         };

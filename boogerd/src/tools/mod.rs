@@ -14,6 +14,7 @@ mod expand;
 mod git;
 mod grep;
 mod index;
+mod paths;
 mod projects;
 mod references;
 mod schedule;
@@ -28,7 +29,7 @@ mod workspace;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use booger_proto::tools::{self, ToolSpec};
+use booger_proto::tools::{self, Effect, ToolSpec};
 use booger_proto::wire::ToolReply;
 use serde_json::Value;
 
@@ -96,12 +97,16 @@ pub async fn call(daemon: Arc<Daemon>, session: Session, name: &str, args: Value
     if let Err(message) = spec.validate(&args) {
         return Ok(ToolReply::error(message));
     }
-    let slot = schedule::turn(spec.name, spec.read_only, &session.id).await;
+    let slot = schedule::turn(spec.name, spec.effect == Effect::ReadOnly, &session.id).await;
     let started = std::time::Instant::now();
     let heavy = slot.is_heavy();
     let joined = slot
         .run(move || {
             ANSWERED.take();
+            let args = match paths::prepare(&daemon, &session, spec.name, args) {
+                Ok(a) => a,
+                Err(message) => return ToolReply::error(message),
+            };
             let reply = if heavy {
                 match crate::deadline::within(HEAVY_DEADLINE, || handler(&daemon, &session, &args)) {
                     (reply, true) if reply.is_error => too_long(spec.name),
@@ -316,11 +321,20 @@ pub fn explain_empty(
             .unwrap_or(0)
             == 0
     {
-        return format!(
-            "Path prefix {p:?} has no indexed files (paths are relative to {}). Run: booger index \"{}\"",
-            project.root.display(),
-            project.root.display()
-        );
+        let on_disk = !p.contains(['*', '?', '[']) && project.root.join(p).exists();
+        return if on_disk {
+            format!(
+                "{p:?} has no indexed files: what is under it is ignored (.gitignore), binary, too large or not indexed yet; \
+                 `booger status` lists skipped files"
+            )
+        } else {
+            format!(
+                "No file or folder {p:?} in {} ({}). Paths are relative to your directory or the project's root; \
+                 `booger symbols` lists what is indexed",
+                project.name,
+                project.root.display()
+            )
+        };
     }
     if store.count_files(filters).unwrap_or(0) == 0 {
         return format!(
