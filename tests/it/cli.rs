@@ -221,3 +221,50 @@ fn paths_are_relative_to_the_current_directory_absolute_or_with_lines() {
     let out = in_src(&["symbols", "nothing/here.py"]);
     assert!(stdout(&out).contains("No file or folder") && !stdout(&out).contains("booger index"), "{}", describe(&out));
 }
+
+/// Completion scripts a shell accepts, that complete commands, flags and their values from
+/// the catalogue. bash is checked always; zsh and fish where installed (Debian packages `zsh`
+/// and `fish`; CI installs them and sets BOOGER_REQUIRE_SHELLS=1).
+#[test]
+fn completions_are_scripts_the_shells_accept() {
+    use std::process::Command;
+    let env = Env::new();
+    let script = |shell: &str| {
+        let out = env.run(&["completions", shell]);
+        assert!(out.status.success(), "{}", describe(&out));
+        let path = env.dir.path().join(format!("booger.{shell}"));
+        std::fs::write(&path, &out.stdout).unwrap();
+        path
+    };
+    let bash = script("bash");
+    let out = Command::new("bash").arg("-n").arg(&bash).output().unwrap();
+    assert!(out.status.success(), "bash -n: {}", describe(&out));
+    // And it completes: a command, a flag, a flag's values.
+    let probe = format!(
+        "source '{}'\n\
+         t() {{ COMP_WORDS=(\"$@\"); COMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 )); COMPREPLY=(); _booger; echo \"${{COMPREPLY[*]}}\"; }}\n\
+         t booger sea\nt booger search --output-mode f\nt booger grep --case\nt booger daemon un\n",
+        bash.display()
+    );
+    let out = Command::new("bash").arg("-c").arg(probe).output().unwrap();
+    assert_eq!(
+        stdout(&out),
+        "search search-expand\nfiles_with_matches\n--case-insensitive\nuninstall\n",
+        "{}",
+        describe(&out)
+    );
+
+    for shell in ["zsh", "fish"] {
+        let path = script(shell);
+        match Command::new(shell).arg("-n").arg(&path).output() {
+            Ok(out) => assert!(out.status.success(), "{shell} -n: {}", describe(&out)),
+            Err(_) if std::env::var("BOOGER_REQUIRE_SHELLS").is_err() => {
+                eprintln!("skipped `{shell} -n`: install Debian's package `{shell}` to run it");
+            }
+            Err(e) => panic!("{shell} is missing ({e}) and BOOGER_REQUIRE_SHELLS is set"),
+        }
+    }
+    let out = env.run(&["completions", "powershell"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(stderr(&out).contains("bash|zsh|fish"), "{}", describe(&out));
+}
