@@ -38,7 +38,7 @@ pub fn run(socket: &Path, args: &[String], json: bool) -> Result<Exit, Failure> 
 }
 
 pub fn hello() -> Hello<'static> {
-    Hello { client: "booger-cli", project: None, session: "cli", register: false, tools: None }
+    Hello { client: wire::SHELL_CLIENT, project: None, session: "cli", register: false, tools: None }
 }
 
 fn start(socket: &Path, json: bool) -> Result<Exit, Failure> {

@@ -176,7 +176,8 @@ fn call_tool(socket: &Path, spec: &tools::ToolSpec, words: &[String], json: bool
     let cwd = absolute(Path::new("."));
     let session = std::env::var("BOOGER_SESSION").ok().filter(|s| !s.is_empty()).unwrap_or_else(|| "cli".to_owned());
     let mut daemon = Daemon::connect_or_start(socket)?;
-    let hello = Hello { client: "booger-cli", project: Some(&cwd), session: &session, register: false, tools: None };
+    let hello =
+        Hello { client: wire::SHELL_CLIENT, project: Some(&cwd), session: &session, register: false, tools: None };
     // `booger index` on a terminal draws progress while the call runs.
     let bar = (spec.name == "index" && !json)
         .then(|| {

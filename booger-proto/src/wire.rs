@@ -14,6 +14,8 @@ pub const PROTOCOL_VERSION: u32 = 1;
 /// `{"protocol": u32, "client": str, "project": str?, "session": str?}` →
 /// `{"protocol": u32, "version": str, "pid": u32}`.
 pub const HELLO: &str = "booger/hello";
+/// The `client` a shell's `booger <tool>` says hello as: answers speak of flags to it.
+pub const SHELL_CLIENT: &str = "booger-cli";
 /// `{"tool": str, "arguments": object}` → [`ToolReply`] as JSON. Used by the CLI: the same
 /// handler as MCP `tools/call`, but the reply keeps both the text and the structured data.
 pub const CALL: &str = "booger/call";

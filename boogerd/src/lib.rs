@@ -24,6 +24,7 @@ pub mod deadline;
 pub mod embed;
 pub mod endpoint;
 pub mod git;
+pub mod hints;
 pub mod index;
 pub mod live;
 pub mod mcp;

@@ -268,3 +268,35 @@ fn completions_are_scripts_the_shells_accept() {
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
     assert!(stderr(&out).contains("bash|zsh|fish"), "{}", describe(&out));
 }
+
+/// A shell's answer says how to page in flags, as the person will type it; an agent's says it
+/// in arguments.
+#[test]
+fn paging_hints_are_flags_on_the_command_line() {
+    let env = Env::new();
+    let proj = env.project("pages");
+    let body: String =
+        (0..30).map(|i| format!("def handler_{i}(request):\n    return request.body + {i}\n\n")).collect();
+    std::fs::write(proj.join("views.py"), body).unwrap();
+    let _d = env.start_daemon();
+    assert!(env.run(&["index", proj.to_str().unwrap()]).status.success());
+    let run = |args: &[&str]| {
+        let out = env.run_in(Some(&proj), args);
+        assert!(out.status.success(), "{}", describe(&out));
+        stdout(&out)
+    };
+    let text = run(&["search", "handler request", "--head-limit", "3"]);
+    assert!(text.contains("--offset 3") && !text.contains("offset="), "{text}");
+    let text = run(&["grep", "return", "--head-limit", "2"]);
+    assert!(text.contains("(--head-limit): --offset 2"), "{text}");
+    let text = run(&["references", "request", "--head-limit", "2"]);
+    assert!(text.contains("--offset 2"), "{text}");
+    let text = run(&["search", "handler request", "--max-lines", "50", "--max-tokens", "60"]);
+    let cursor = text.split("--cursor ").nth(1).and_then(|r| r.split(']').next()).expect("a --cursor hint").to_owned();
+    let more = run(&["search", "handler request", "--max-lines", "50", "--max-tokens", "60", "--cursor", &cursor]);
+    assert_ne!(more, text, "the cursor continued nothing");
+    // An agent reads arguments.
+    let (text, _, _) =
+        env.call(&proj, "agent", "search", serde_json::json!({ "query": "handler request", "head_limit": 3 }));
+    assert!(text.contains("offset=3"), "{text}");
+}

@@ -119,6 +119,7 @@ fn hello(p: &Value, conn: &Connection) -> RpcResult {
             session.project = Some(PathBuf::from(dir));
         }
         session.register = p.get("register").and_then(Value::as_bool).unwrap_or(false);
+        session.shell = p.get("client").and_then(Value::as_str) == Some(wire::SHELL_CLIENT);
         tracing::debug!(connection = conn.id, session = %session.id, client = ?p.get("client"), "hello");
     }
     Ok(json!({ "protocol": PROTOCOL_VERSION, "version": env!("CARGO_PKG_VERSION"), "pid": std::process::id() }))

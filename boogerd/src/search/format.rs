@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 
 use super::Hit;
+use crate::hints;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -272,12 +273,13 @@ fn finish(
 ) -> Rendered {
     if let Some(cur) = next {
         text.push_str(&format!(
-            "[cut at max_tokens={max_tokens}: {} {noun}(s) not shown; call again with cursor \"{}\" to continue]\n",
+            "[cut at {}: {} {noun}(s) not shown; {}]\n",
+            hints::arg("max_tokens", max_tokens),
             end - cur.index,
-            cur.encode()
+            hints::continue_with(&cur.encode())
         ));
     } else if end < total {
-        text.push_str(&format!("[{} more {noun}(s): offset={end}]\n", total - end));
+        text.push_str(&format!("[{} more {noun}(s): {}]\n", total - end, hints::arg("offset", end)));
     }
     Rendered { text: text.trim_end().to_owned(), results, cursor: next.map(|c| c.encode()) }
 }

@@ -4,10 +4,10 @@ use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
 use super::{Session, explain_empty, filters, int, project_store};
-use crate::Daemon;
 use crate::search::format;
 use crate::search::lines::LineMatcher;
 use crate::store::search::Keep;
+use crate::{Daemon, hints};
 
 pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     let pattern = args.get("pattern").and_then(Value::as_str).unwrap_or_default();
@@ -123,11 +123,15 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         format!("{total} matching line(s); showing {}-{}\n{out}", (offset + 1).min(offset + shown), offset + shown);
     if offset + shown < total {
         let why = if cut {
-            format!("cut at max_tokens={}", budget / format::CHARS_PER_TOKEN)
+            format!("cut at {}", hints::arg("max_tokens", budget / format::CHARS_PER_TOKEN))
         } else {
-            "head_limit".to_owned()
+            hints::name("head_limit")
         };
-        text.push_str(&format!("[{} more ({why}): offset={}]\n", total - offset - shown, offset + shown));
+        text.push_str(&format!(
+            "[{} more ({why}): {}]\n",
+            total - offset - shown,
+            hints::arg("offset", offset + shown)
+        ));
     }
     if let Some(s) = stopped {
         text.push_str(&s);

@@ -33,8 +33,8 @@ use booger_proto::tools::{self, Effect, ToolSpec};
 use booger_proto::wire::ToolReply;
 use serde_json::Value;
 
-use crate::Daemon;
 use crate::registry::Project;
+use crate::{Daemon, hints};
 
 /// Who is calling: set by the connection's `booger/hello`.
 #[derive(Debug, Clone)]
@@ -47,12 +47,14 @@ pub struct Session {
     /// Register `project` on its first use when it is a repository (`booger mcp` asks for
     /// this unless told `--no-register`).
     pub register: bool,
+    /// A person at a shell asks (`booger <tool>`): hints name flags, not arguments.
+    pub shell: bool,
 }
 
 impl Session {
     /// A connection that has not said hello yet (a raw MCP client on the socket).
     pub fn anonymous(connection: u64) -> Self {
-        Self { id: format!("connection-{connection}"), project: None, register: false }
+        Self { id: format!("connection-{connection}"), project: None, register: false, shell: false }
     }
 }
 
@@ -107,14 +109,16 @@ pub async fn call(daemon: Arc<Daemon>, session: Session, name: &str, args: Value
                 Ok(a) => a,
                 Err(message) => return ToolReply::error(message),
             };
-            let reply = if heavy {
-                match crate::deadline::within(HEAVY_DEADLINE, || handler(&daemon, &session, &args)) {
-                    (reply, true) if reply.is_error => too_long(spec.name),
-                    (reply, _) => reply,
+            let reply = hints::for_reader(session.shell, || {
+                if heavy {
+                    match crate::deadline::within(HEAVY_DEADLINE, || handler(&daemon, &session, &args)) {
+                        (reply, true) if reply.is_error => too_long(spec.name),
+                        (reply, _) => reply,
+                    }
+                } else {
+                    handler(&daemon, &session, &args)
                 }
-            } else {
-                handler(&daemon, &session, &args)
-            };
+            });
             let answered = ANSWERED.take();
             let reply = with_recovery(reply, &answered);
             with_freshness(reply, answered)
@@ -141,9 +145,11 @@ const HEAVY_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
 
 fn too_long(tool: &str) -> ToolReply {
     ToolReply::error(format!(
-        "{tool}: stopped after {} s, having read too much of the index; narrow it with path_prefix or language, \
-         or a more specific argument",
-        HEAVY_DEADLINE.as_secs()
+        "{tool}: stopped after {} s, having read too much of the index; narrow it with {} or {}, or a more \
+         specific argument",
+        HEAVY_DEADLINE.as_secs(),
+        hints::name("path_prefix"),
+        hints::name("language")
     ))
 }
 

@@ -9,10 +9,10 @@ use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
 use super::{Session, explain_empty, filters, project_store};
-use crate::Daemon;
 use crate::search::Query;
 use crate::search::format::{self, Cursor};
 use crate::store::search::Candidate;
+use crate::{Daemon, hints};
 
 const CANDIDATES: usize = 5_000;
 
@@ -122,9 +122,13 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
                 shown.push(m);
             }
             if let Some(c) = next {
-                text.push_str(&format!("[cut at max_tokens: call again with cursor \"{}\" to continue]\n", c.encode()));
+                text.push_str(&format!(
+                    "[cut at {}: {}]\n",
+                    hints::name("max_tokens"),
+                    hints::continue_with(&c.encode())
+                ));
             } else if end < mentions.len() {
-                text.push_str(&format!("[{} more: offset={end}]\n", mentions.len() - end));
+                text.push_str(&format!("[{} more: {}]\n", mentions.len() - end, hints::arg("offset", end)));
             }
             ToolReply::ok(
                 text.trim_end(),
