@@ -110,7 +110,8 @@ fn snapshot(dir: &Path) -> BTreeMap<String, String> {
             } else if name.ends_with("-wal")
                 || name.ends_with("-shm")
                 || name.ends_with(".log")
-                || name.contains("segment")
+                || name.ends_with(".seg")
+                || name.ends_with(".tmp")
             {
                 // The database's journal (its rows are read through the .db), the log, and the
                 // ranking segment: a cache of the index, rebuilt from it after a release.

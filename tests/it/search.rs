@@ -132,7 +132,7 @@ fn empty_answers_say_why_and_how_to_fix_it() {
     let (text, _, err) = search(&env, &root, json!({ "query": "zebraquux" }));
     assert!(!err && text.contains("No matches for \"zebraquux\""), "{text}");
     let (text, _, _) = search(&env, &root, json!({ "query": "config", "path_prefix": "nope/" }));
-    assert!(text.contains("Path prefix \"nope/\" has no indexed files") && text.contains("booger index"), "{text}");
+    assert!(text.contains("No file or folder \"nope\" in empty") && !text.contains("booger index"), "{text}");
     // A project whose index holds no files.
     let hollow = env.project("hollow");
     env.run(&["index", hollow.to_str().unwrap()]);
