@@ -13,6 +13,7 @@ const COMMANDS: &[(&str, &[&str], &str)] = &[
     ("setup", &["--all", "--project", "--print", "--skills", "--remove"], "connect booger to your agents"),
     ("daemon", &["start", "stop", "status", "logs", "install", "uninstall"], "start, stop or install the daemon"),
     ("model", &["install", "status", "remove"], "the transformer tier's model"),
+    ("dashboard", &["--open"], "the status page's address"),
     ("help", &[], "this help, or one tool's arguments"),
     ("completions", &["bash", "zsh", "fish"], "shell completion script"),
 ];

@@ -121,6 +121,11 @@ fn status(socket: &Path, json: bool) -> Result<Exit, Failure> {
     say!("  socket    {}", s("socket"));
     say!("  data dir  {}", s("data_dir"));
     say!("  log       {}", s("log_file"));
+    match (facts["http_url"].as_str(), facts["http_problem"].as_str()) {
+        (Some(url), _) => say!("  http      {url} (`booger dashboard` opens the status page)"),
+        (None, Some(why)) => say!("  http      off: {why}"),
+        (None, None) => say!("  http      off"),
+    }
     let projects = facts["projects"].as_array().cloned().unwrap_or_default();
     say!("  projects  {}", projects.len());
     for p in projects {
@@ -135,6 +140,32 @@ fn status(socket: &Path, json: bool) -> Result<Exit, Failure> {
     }
     if let Some(p) = facts["embeddings"]["problem"].as_str() {
         say!("  problem   {p}");
+    }
+    Ok(Exit::Ok)
+}
+
+/// `booger dashboard [--open]`: the status page's address with the token in it (the page
+/// moves the token into a cookie and out of the address bar).
+pub fn dashboard(socket: &Path, args: &[String], json: bool) -> Result<Exit, Failure> {
+    let mut d = Daemon::connect_or_start(socket)?;
+    let facts = d.hello_and_call(&hello(), wire::DAEMON_STATUS, Value::Null)?;
+    let (Some(url), Some(token_file)) = (facts["http_url"].as_str(), facts["http_token_file"].as_str()) else {
+        let why = facts["http_problem"].as_str().unwrap_or("boogerd runs with --no-http");
+        complain!("booger dashboard: the daemon serves no HTTP: {why}");
+        return Ok(Exit::ToolError);
+    };
+    let token = std::fs::read_to_string(token_file)?;
+    let page = format!("{url}/?token={}", token.trim());
+    if json {
+        print_json(&json!({ "url": page, "http_url": url }));
+    } else {
+        say!("{page}");
+    }
+    if args.iter().any(|a| a == "--open") {
+        let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
+        if let Err(e) = std::process::Command::new(opener).arg(&page).spawn() {
+            complain!("booger dashboard: cannot run {opener} ({e}); open the address above in a browser");
+        }
     }
     Ok(Exit::Ok)
 }

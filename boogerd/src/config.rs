@@ -26,6 +26,10 @@ pub struct Config {
     pub memory_budget: usize,
     /// Registering a directory with more files than this to index needs `--force` (0: never).
     pub confirm_above_files: usize,
+    /// Where to serve HTTP (health, metrics, status page); `None`: not at all.
+    pub http: Option<std::net::SocketAddr>,
+    /// Serve HTTP on an address that is not loopback (`--http-allow-remote`).
+    pub http_allow_remote: bool,
 }
 
 /// Ten minutes: an agent's pauses between questions are shorter, a lunch break is longer.
@@ -52,6 +56,8 @@ impl Config {
             idle_release: std::time::Duration::from_secs(DEFAULT_IDLE_RELEASE_SECS),
             memory_budget: DEFAULT_MEMORY_BUDGET_MB << 20,
             confirm_above_files: DEFAULT_CONFIRM_ABOVE_FILES,
+            http: crate::http::DEFAULT_ADDR.parse().ok(),
+            http_allow_remote: false,
         }
     }
 

@@ -23,6 +23,8 @@ pub struct Daemon {
     pub registry: RwLock<Registry>,
     pub projects: Arc<Projects>,
     pub watcher: Arc<crate::watch::Watcher>,
+    /// Where HTTP is served, once it is (or why not).
+    pub http: std::sync::OnceLock<Result<crate::http::Facts, String>>,
     stop: watch::Sender<bool>,
 }
 
@@ -53,6 +55,7 @@ impl Daemon {
             registry: RwLock::new(registry),
             projects,
             watcher,
+            http: std::sync::OnceLock::new(),
             stop: watch::channel(false).0,
         })
     }
@@ -132,6 +135,9 @@ impl Daemon {
             "log_file": booger_proto::paths::log_file(&self.config.data_dir),
             "projects": projects,
             "memory": self.memory(),
+            "http_url": self.http.get().and_then(|h| h.as_ref().ok()).map(|h| &h.url),
+            "http_token_file": self.http.get().and_then(|h| h.as_ref().ok()).map(|h| &h.token_file),
+            "http_problem": self.http.get().and_then(|h| h.as_ref().err()),
             "embeddings": self.projects.embedding().map(|e| json!({
                 "tiers": e.model_ids(),
                 "problem": e.problem,
@@ -149,6 +155,16 @@ pub async fn run(config: Config, endpoint: Endpoint, shutdown: impl Future<Outpu
         daemon.registry.read().expect("registry lock").projects().iter().map(|p| p.root.clone()).collect();
     for root in roots {
         daemon.follow(&root);
+    }
+    if let Some(addr) = daemon.config.http {
+        let started = crate::http::start(daemon.clone(), addr, daemon.config.http_allow_remote, endpoint.socket())
+            .await
+            .map_err(|e| {
+                // The socket is booger's main door; without HTTP it still serves every client.
+                tracing::warn!(error = %e, "serving no HTTP");
+                e.to_string()
+            });
+        let _ = daemon.http.set(started);
     }
     let methods = rpc::methods(daemon.clone());
     let mut connections = JoinSet::new();

@@ -59,6 +59,16 @@ struct Args {
     /// (`booger projects add PATH --force`); 0 never asks.
     #[arg(long, env = "BOOGER_CONFIRM_ABOVE_FILES", default_value_t = boogerd::config::DEFAULT_CONFIRM_ABOVE_FILES)]
     confirm_above_files: usize,
+    /// Serve HTTP (health, metrics, status page) on this address; port 0 picks a free one.
+    #[arg(long, env = "BOOGER_HTTP", default_value = boogerd::http::DEFAULT_ADDR)]
+    http: std::net::SocketAddr,
+    /// Serve no HTTP.
+    #[arg(long, env = "BOOGER_NO_HTTP")]
+    no_http: bool,
+    /// Allow --http on an address that is not loopback (everything but /health still needs
+    /// the token).
+    #[arg(long)]
+    http_allow_remote: bool,
     /// Print the resolved configuration as JSON and exit without starting.
     #[arg(long)]
     print_config: bool,
@@ -100,6 +110,8 @@ fn main() -> anyhow::Result<()> {
     config.idle_release = std::time::Duration::from_secs(args.idle_release_secs.max(1));
     config.memory_budget = args.memory_budget.saturating_mul(1 << 20);
     config.confirm_above_files = args.confirm_above_files;
+    config.http = (!args.no_http).then_some(args.http);
+    config.http_allow_remote = args.http_allow_remote;
     if args.print_config {
         #[allow(clippy::print_stdout)]
         {
@@ -119,6 +131,7 @@ fn main() -> anyhow::Result<()> {
                     "idle_release_secs": config.idle_release.as_secs(),
                     "memory_budget_mb": config.memory_budget >> 20,
                     "confirm_above_files": config.confirm_above_files,
+                    "http": config.http,
                 })
             );
         }

@@ -5,6 +5,7 @@ mod cli;
 mod embedders;
 mod git;
 mod grep;
+mod http;
 mod index;
 mod lifecycle;
 mod mcp;

@@ -93,6 +93,8 @@ impl Env {
             .env("BOOGER_DAEMON", bin("boogerd"))
             .env("BOOGER_LOG", "debug")
             .env("HOME", self.dir.path())
+            // Each test's daemon on a free loopback port of its own.
+            .env("BOOGER_HTTP", "127.0.0.1:0")
             // Config files (services, agents' settings) go under the temp HOME.
             .env_remove("XDG_CONFIG_HOME");
     }
@@ -477,12 +479,13 @@ pub fn score_py(env: &Env, eval: &Path, root: &Path, cmd: &str) -> [String; 3] {
     ]
 }
 
-/// The official MCP Python SDK's version the tests use.
-pub const MCP_SDK: &str = "mcp==2.3.0";
+/// The official MCP Python SDK's version the tests use, and Prometheus' own Python client,
+/// whose parser reads `/metrics`.
+pub const MCP_SDK: &str = "mcp==2.3.0 prometheus-client==0.21.1";
 
-/// `python3` that can `import mcp`: the pinned SDK, installed by pip on first use into
-/// `target/py-mcp` (once; later runs reuse it), so the test command needs nothing installed
-/// beforehand. Panics, saying what failed, when pip cannot install it.
+/// `python3` that can `import mcp` and `prometheus_client`: pinned, installed by pip on first
+/// use into `target/py-mcp` (once; later runs reuse it), so the test command needs nothing
+/// installed beforehand. Panics, saying what failed, when pip cannot install them.
 pub fn python_with_mcp(env: &Env) -> Command {
     static SITE: OnceLock<PathBuf> = OnceLock::new();
     let site = SITE.get_or_init(|| {
@@ -499,7 +502,7 @@ pub fn python_with_mcp(env: &Env) -> Command {
         let out = Command::new("python3")
             .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-input", "--target"])
             .arg(&staging)
-            .arg(MCP_SDK)
+            .args(MCP_SDK.split(' '))
             .output()
             .expect("run python3 -m pip");
         assert!(out.status.success(), "installing the MCP Python SDK ({MCP_SDK}) with pip failed: {}", describe(&out));

@@ -104,6 +104,11 @@ impl ProjectHandle {
         warm + self.vectors.resident_bytes()
     }
 
+    /// The store if it is open now; never opens one (what a scrape of `/metrics` reads).
+    pub fn store_if_open(&self) -> Option<Arc<Store>> {
+        self.store.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
     /// Whether the store is open (its connections and page caches held).
     pub fn is_open(&self) -> bool {
         self.store.lock().unwrap_or_else(|p| p.into_inner()).is_some()

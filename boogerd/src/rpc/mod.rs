@@ -86,6 +86,7 @@ where
     tokio::pin!(stopped);
     let mut line = Vec::with_capacity(1024);
     tracing::debug!(connection = id, "connected");
+    crate::metrics::get().connection_opened();
     loop {
         line.clear();
         let read = tokio::select! {
@@ -121,6 +122,7 @@ where
     if tokio::time::timeout(std::time::Duration::from_secs(2), writer).await.is_err() {
         abort.abort();
     }
+    crate::metrics::get().connection_closed();
     tracing::debug!(connection = id, "closed");
 }
 
@@ -289,17 +291,41 @@ async fn handle_message(value: Value, text: &str, methods: &Methods) -> Option<S
             None
         }
         Ok(Message::Request { id, method }) => {
+            crate::metrics::get().method(method);
             if methods.method(method).is_none() {
                 return Some(error_reply(id, code::METHOD_NOT_FOUND, &format!("Method not found: {method}")));
             }
             Some(match methods.raw_json_request(text, 1).await {
-                Ok((response, _)) => response.get().to_owned(),
+                Ok((response, _)) => {
+                    let response = response.get().to_owned();
+                    count_error(&response);
+                    response
+                }
                 Err(e) => error_reply(id, code::INVALID_REQUEST, &format!("Invalid request: {e}")),
             })
         }
     }
 }
 
+/// Counts a handler's error reply by its code (a quote inside a result is escaped, so only a
+/// top-level error has this text).
+fn count_error(response: &str) {
+    if response.contains("\"error\":{") {
+        #[derive(serde::Deserialize)]
+        struct Probe {
+            error: Code,
+        }
+        #[derive(serde::Deserialize)]
+        struct Code {
+            code: i64,
+        }
+        if let Ok(p) = serde_json::from_str::<Probe>(response) {
+            crate::metrics::get().rpc_error(p.error.code);
+        }
+    }
+}
+
 fn error_reply(id: &Value, code: i64, message: &str) -> String {
+    crate::metrics::get().rpc_error(code);
     json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } }).to_string()
 }

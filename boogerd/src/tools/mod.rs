@@ -131,6 +131,8 @@ pub async fn call(daemon: Arc<Daemon>, session: Session, name: &str, args: Value
             spec.name
         ))
     });
+    let timed_out = heavy && reply.is_error && reply.text.contains(TOO_LONG_MARK);
+    crate::metrics::get().tool_call(spec.name, started.elapsed(), reply.is_error, timed_out);
     tracing::debug!(
         tool = spec.name,
         elapsed_us = started.elapsed().as_micros() as u64,
@@ -143,9 +145,12 @@ pub async fn call(daemon: Arc<Daemon>, session: Session, name: &str, args: Value
 /// How long a heavy call may read the index; its SQLite statements are interrupted after.
 const HEAVY_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// How the answer of a call stopped by its deadline begins, after the tool's name.
+const TOO_LONG_MARK: &str = ": stopped after ";
+
 fn too_long(tool: &str) -> ToolReply {
     ToolReply::error(format!(
-        "{tool}: stopped after {} s, having read too much of the index; narrow it with {} or {}, or a more \
+        "{tool}{TOO_LONG_MARK}{} s, having read too much of the index; narrow it with {} or {}, or a more \
          specific argument",
         HEAVY_DEADLINE.as_secs(),
         hints::name("path_prefix"),

@@ -1,0 +1,169 @@
+//! `/metrics`: Prometheus text exposition (version 0.0.4) of the daemon's counters and each
+//! project's state. Names follow Prometheus conventions: `booger_` prefix, `_total` for
+//! counters, base units (`_seconds`, `_bytes`).
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use axum::extract::State;
+use axum::http::header;
+use axum::response::IntoResponse;
+use booger_proto::tools::TOOLS;
+
+use super::State as Shared;
+use crate::metrics::{self, BUCKETS, METHODS, RPC_ERROR_CODES};
+
+pub async fn metrics(State(s): State<Arc<Shared>>) -> impl IntoResponse {
+    let daemon = s.daemon.clone();
+    let text = tokio::task::spawn_blocking(move || render(&daemon)).await.unwrap_or_default();
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], text)
+}
+
+/// One metric family: its HELP and TYPE lines, then samples.
+struct Out(String);
+
+impl Out {
+    fn family(&mut self, name: &str, kind: &str, help: &str) {
+        let _ = writeln!(self.0, "# HELP {name} {help}\n# TYPE {name} {kind}");
+    }
+
+    fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: impl std::fmt::Display) {
+        self.0.push_str(name);
+        if !labels.is_empty() {
+            self.0.push('{');
+            for (i, (k, v)) in labels.iter().enumerate() {
+                if i > 0 {
+                    self.0.push(',');
+                }
+                let _ = write!(self.0, "{k}=\"{}\"", label_value(v));
+            }
+            self.0.push('}');
+        }
+        let _ = writeln!(self.0, " {value}");
+    }
+
+    fn one(&mut self, name: &str, kind: &str, help: &str, value: impl std::fmt::Display) {
+        self.family(name, kind, help);
+        self.sample(name, &[], value);
+    }
+}
+
+fn label_value(v: &str) -> String {
+    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+fn load(c: &std::sync::atomic::AtomicU64) -> u64 {
+    c.load(Ordering::Relaxed)
+}
+
+pub fn render(daemon: &crate::Daemon) -> String {
+    let m = metrics::get();
+    let mut o = Out(String::with_capacity(16 * 1024));
+    o.family("booger_build_info", "gauge", "The running boogerd's version.");
+    o.sample("booger_build_info", &[("version", env!("CARGO_PKG_VERSION"))], 1);
+    o.one("booger_uptime_seconds", "gauge", "Seconds since boogerd started.", daemon.started.elapsed().as_secs());
+    let (rss, threads) = crate::memory::process().unwrap_or((0, 0));
+    o.one("booger_resident_memory_bytes", "gauge", "Resident memory of boogerd.", rss);
+    o.one("booger_threads", "gauge", "Threads of boogerd.", threads);
+    let (warm, warm_projects) = daemon.projects.resident();
+    o.one("booger_warm_bytes", "gauge", "Heap held by projects' warm structures.", warm);
+    o.one("booger_warm_projects", "gauge", "Projects holding warm structures.", warm_projects);
+    o.one("booger_connections_open", "gauge", "Open socket connections.", load(&m.connections_open));
+    o.one("booger_connections_total", "counter", "Socket connections accepted.", load(&m.connections_total));
+
+    o.family("booger_rpc_requests_total", "counter", "JSON-RPC requests by method.");
+    for (name, c) in METHODS.iter().zip(&m.methods) {
+        o.sample("booger_rpc_requests_total", &[("method", name)], load(c));
+    }
+    o.family("booger_rpc_errors_total", "counter", "JSON-RPC error replies by kind.");
+    for ((kind, _), c) in RPC_ERROR_CODES.iter().zip(&m.rpc_errors) {
+        o.sample("booger_rpc_errors_total", &[("code", kind)], load(c));
+    }
+    o.family("booger_tool_calls_total", "counter", "Tool calls by tool.");
+    for (t, s) in TOOLS.iter().zip(&m.tools) {
+        o.sample("booger_tool_calls_total", &[("tool", t.name)], load(&s.calls));
+    }
+    o.family("booger_tool_errors_total", "counter", "Tool calls that answered isError, by tool.");
+    for (t, s) in TOOLS.iter().zip(&m.tools) {
+        o.sample("booger_tool_errors_total", &[("tool", t.name)], load(&s.errors));
+    }
+    o.family("booger_tool_timeouts_total", "counter", "Heavy tool calls stopped by their deadline.");
+    for (t, s) in TOOLS.iter().zip(&m.tools) {
+        o.sample("booger_tool_timeouts_total", &[("tool", t.name)], load(&s.timeouts));
+    }
+    o.family("booger_tool_call_duration_seconds", "histogram", "Time to answer a tool call.");
+    for (t, s) in TOOLS.iter().zip(&m.tools).filter(|(_, s)| load(&s.calls) > 0) {
+        for (le, b) in BUCKETS.iter().map(|le| le.to_string()).chain(["+Inf".to_owned()]).zip(&s.buckets) {
+            o.sample("booger_tool_call_duration_seconds_bucket", &[("tool", t.name), ("le", &le)], load(b));
+        }
+        o.sample("booger_tool_call_duration_seconds_sum", &[("tool", t.name)], load(&s.micros) as f64 / 1e6);
+        o.sample("booger_tool_call_duration_seconds_count", &[("tool", t.name)], load(&s.calls));
+    }
+    o.one("booger_http_requests_total", "counter", "HTTP requests.", load(&m.http_requests));
+    o.one(
+        "booger_http_refused_total",
+        "counter",
+        "HTTP requests refused (no token, foreign Origin or Host).",
+        load(&m.http_refused),
+    );
+    projects(daemon, &mut o);
+    o.0
+}
+
+/// Each registered project. Counts that need the index come from projects whose index is
+/// open; a scrape never opens one (memory follows use, not scrapes).
+fn projects(daemon: &crate::Daemon, o: &mut Out) {
+    let projects = daemon.registry.read().expect("registry lock").projects().to_vec();
+    let handles: Vec<_> = projects.iter().map(|p| (p, daemon.projects.get(&p.root))).collect();
+    let families: [(&str, &str, &str); 9] = [
+        ("booger_project_files", "gauge", "Files in the project's index (projects with an open index)."),
+        ("booger_project_chunks", "gauge", "Chunks in the project's index (projects with an open index)."),
+        ("booger_project_index_generation", "gauge", "Index generation: moves on every change written."),
+        ("booger_project_index_bytes", "gauge", "Size of the project's index on disk."),
+        ("booger_project_pending_changes", "gauge", "Changed paths not yet indexed."),
+        ("booger_project_last_index_duration_seconds", "gauge", "Duration of the last indexing run."),
+        ("booger_project_problems", "gauge", "Files indexed with problems in the last run."),
+        ("booger_project_indexing", "gauge", "1 while the project is being indexed."),
+        ("booger_project_watch_mode", "gauge", "1 for the project's watch mode."),
+    ];
+    for (i, (name, kind, help)) in families.iter().enumerate() {
+        o.family(name, kind, help);
+        for (p, h) in &handles {
+            let project = [("project", p.name.as_str())];
+            let store = h.store_if_open();
+            let report = h.last_report.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            match i {
+                0 | 1 => {
+                    if let Some(summary) = store.as_ref().and_then(|s| s.summary().ok()) {
+                        let v = if i == 0 { summary.stats.files } else { summary.stats.chunks };
+                        o.sample(name, &project, v);
+                    }
+                }
+                2 => {
+                    if let Some(s) = &store {
+                        o.sample(name, &project, s.generation());
+                    }
+                }
+                3 => o.sample(name, &project, crate::storage::size_on_disk(&h.index_dir)),
+                4 => o.sample(name, &project, h.live.freshness().pending_count),
+                5 => {
+                    if let Some(r) = &report {
+                        o.sample(name, &project, r.elapsed_ms as f64 / 1000.0);
+                    }
+                }
+                6 => {
+                    if let Some(r) = &report {
+                        o.sample(name, &project, r.problems.len());
+                    }
+                }
+                7 => o.sample(name, &project, u8::from(h.is_indexing())),
+                _ => {
+                    let mode = serde_json::to_value(h.live.mode()).ok();
+                    let mode = mode.as_ref().and_then(|m| m.as_str()).unwrap_or("unknown");
+                    o.sample(name, &[("project", p.name.as_str()), ("mode", mode)], 1);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! What the daemon counts as it serves: requests by method and tool, their latency, errors by
+//! kind, open connections. Plain atomics, written on every request and read by `/metrics`;
+//! the per-project figures are read from the projects themselves when scraped.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use booger_proto::tools::TOOLS;
+
+/// Upper bounds of the latency buckets, in seconds (Prometheus `le`).
+pub const BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0];
+
+/// The JSON-RPC methods counted by name; any other is counted as `other`.
+pub const METHODS: &[&str] = &[
+    "booger/hello",
+    "booger/call",
+    "daemon/status",
+    "shutdown",
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/read",
+    "prompts/list",
+    "other",
+];
+
+/// One tool's calls.
+#[derive(Default)]
+pub struct ToolStats {
+    pub calls: AtomicU64,
+    /// Calls that answered `isError: true`.
+    pub errors: AtomicU64,
+    /// Calls stopped by the heavy-call deadline.
+    pub timeouts: AtomicU64,
+    /// Cumulative counts per bucket of `BUCKETS`, then +Inf.
+    pub buckets: [AtomicU64; BUCKETS.len() + 1],
+    pub micros: AtomicU64,
+}
+
+pub struct Metrics {
+    pub tools: Vec<ToolStats>,
+    pub methods: Vec<AtomicU64>,
+    pub connections_open: AtomicU64,
+    pub connections_total: AtomicU64,
+    /// JSON-RPC errors answered, by code: parse, invalid request, method not found, invalid
+    /// params, other.
+    pub rpc_errors: [AtomicU64; 5],
+    pub http_requests: AtomicU64,
+    /// HTTP requests refused: no or a wrong token, a foreign Origin or Host.
+    pub http_refused: AtomicU64,
+}
+
+pub const RPC_ERROR_CODES: [(&str, i64); 5] = [
+    ("parse_error", -32700),
+    ("invalid_request", -32600),
+    ("method_not_found", -32601),
+    ("invalid_params", -32602),
+    ("other", 0),
+];
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self {
+            tools: TOOLS.iter().map(|_| ToolStats::default()).collect(),
+            methods: METHODS.iter().map(|_| AtomicU64::new(0)).collect(),
+            connections_open: AtomicU64::new(0),
+            connections_total: AtomicU64::new(0),
+            rpc_errors: Default::default(),
+            http_requests: AtomicU64::new(0),
+            http_refused: AtomicU64::new(0),
+        }
+    }
+}
+
+/// The daemon's counters (one daemon per process).
+pub fn get() -> &'static Metrics {
+    static METRICS: std::sync::OnceLock<Metrics> = std::sync::OnceLock::new();
+    METRICS.get_or_init(Metrics::default)
+}
+
+fn add(counter: &AtomicU64) {
+    counter.fetch_add(1, Ordering::Relaxed);
+}
+
+impl Metrics {
+    /// Counts one tool call that took `took`.
+    pub fn tool_call(&self, tool: &str, took: Duration, is_error: bool, timed_out: bool) {
+        let Some(i) = TOOLS.iter().position(|t| t.name == tool) else { return };
+        let s = &self.tools[i];
+        add(&s.calls);
+        if is_error {
+            add(&s.errors);
+        }
+        if timed_out {
+            add(&s.timeouts);
+        }
+        let secs = took.as_secs_f64();
+        for (b, le) in s.buckets.iter().zip(BUCKETS.iter().copied().chain([f64::INFINITY])) {
+            if secs <= le {
+                add(b);
+            }
+        }
+        s.micros.fetch_add(took.as_micros() as u64, Ordering::Relaxed);
+    }
+
+    pub fn method(&self, method: &str) {
+        let i = METHODS.iter().position(|m| *m == method).unwrap_or(METHODS.len() - 1);
+        add(&self.methods[i]);
+    }
+
+    pub fn rpc_error(&self, code: i64) {
+        let i = RPC_ERROR_CODES.iter().position(|(_, c)| *c == code).unwrap_or(RPC_ERROR_CODES.len() - 1);
+        add(&self.rpc_errors[i]);
+    }
+
+    pub fn connection_opened(&self) {
+        add(&self.connections_open);
+        add(&self.connections_total);
+    }
+
+    pub fn connection_closed(&self) {
+        self.connections_open.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_are_cumulative() {
+        let m = Metrics::default();
+        m.tool_call("search", Duration::from_millis(3), false, false);
+        m.tool_call("search", Duration::from_secs(20), true, true);
+        let s = &m.tools[0];
+        let counts: Vec<u64> = s.buckets.iter().map(|b| b.load(Ordering::Relaxed)).collect();
+        assert_eq!(counts[0], 0); // ≤ 1 ms
+        assert_eq!(counts[2], 1); // ≤ 5 ms
+        assert_eq!(counts[BUCKETS.len() - 1], 1); // ≤ 10 s
+        assert_eq!(counts[BUCKETS.len()], 2); // +Inf: every call
+        assert_eq!(s.errors.load(Ordering::Relaxed), 1);
+        m.method("nonsense");
+        assert_eq!(m.methods[METHODS.len() - 1].load(Ordering::Relaxed), 1);
+    }
+}
