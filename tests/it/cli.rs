@@ -259,7 +259,10 @@ fn completions_are_scripts_the_shells_accept() {
         match Command::new(shell).arg("-n").arg(&path).output() {
             Ok(out) => assert!(out.status.success(), "{shell} -n: {}", describe(&out)),
             Err(_) if std::env::var("BOOGER_REQUIRE_SHELLS").is_err() => {
-                eprintln!("skipped `{shell} -n`: install Debian's package `{shell}` to run it");
+                booger_tests::skipped(
+                    &format!("`{shell} -n` on the completion script"),
+                    &format!("install Debian's package `{shell}` (README: the optional step beside the test command)"),
+                );
             }
             Err(e) => panic!("{shell} is missing ({e}) and BOOGER_REQUIRE_SHELLS is set"),
         }

@@ -124,7 +124,12 @@ fn metrics_parse_as_prometheus_text_and_move_after_a_search() {
     let n = |m: &serde_json::Map<String, Value>, k: &str| m.get(k).and_then(Value::as_f64).unwrap_or(0.0);
     let (_, _, err) = env.call(&root, "s", "search", json!({ "query": "retry upload" }));
     assert!(!err);
+    // A malformed call: an error reply, counted by its code.
+    let r = env.connect().request(9, "tools/call", json!({}));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
     let after = scrape();
+    let invalid = "booger_rpc_errors_total{code=invalid_params}";
+    assert_eq!(n(&after, invalid), n(&before, invalid) + 1.0, "{after:?}");
     assert_eq!(n(&after, calls), n(&before, calls) + 1.0, "{after:?}");
     assert_eq!(n(&after, count), n(&before, count) + 1.0);
     assert!(

@@ -105,7 +105,10 @@ fn installed_unit_passes_systemd_analyze_verify() {
             std::env::var("BOOGER_REQUIRE_SYSTEMD").is_err(),
             "systemd-analyze is missing (Debian package systemd) and BOOGER_REQUIRE_SYSTEMD is set"
         );
-        eprintln!("skipped systemd-analyze verify: install Debian's package `systemd` to run it");
+        booger_tests::skipped(
+            "systemd-analyze verify on the service file",
+            "install Debian's package `systemd` (README: the optional step beside the test command)",
+        );
         return;
     }
     let file = env.dir.path().join("boogerd.service");

@@ -110,7 +110,10 @@ fn a_read_only_tree_indexes_and_searches() {
     sample(&src);
     let root = env.project("ro");
     if let Err(why) = mount_read_only(&src, &root) {
-        eprintln!("SKIPPED a_read_only_tree_indexes_and_searches: cannot bind-mount read-only ({why}); needs root");
+        booger_tests::skipped(
+            "a_read_only_tree_indexes_and_searches",
+            &format!("cannot bind-mount read-only ({why}); needs root"),
+        );
         return;
     }
     let _unmount = Unmount(&root);
@@ -226,8 +229,9 @@ fn a_full_disk_fails_clearly_and_recovers_when_space_returns() {
     if let Err(why) =
         mount(&["-t".as_ref(), "tmpfs".as_ref(), "-o".as_ref(), "size=2m".as_ref(), "tmpfs".as_ref(), home.as_os_str()])
     {
-        eprintln!(
-            "SKIPPED a_full_disk_fails_clearly_and_recovers_when_space_returns: cannot mount a tmpfs ({why}); needs root"
+        booger_tests::skipped(
+            "a_full_disk_fails_clearly_and_recovers_when_space_returns",
+            &format!("cannot mount a tmpfs ({why}); needs root"),
         );
         return;
     }

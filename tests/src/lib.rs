@@ -539,6 +539,13 @@ pub fn proc_status_kb(pid: u32, key: &str) -> u64 {
 }
 
 /// stdout and stderr of a finished command, for assertion messages.
+/// Says on the terminal that a check was skipped and why. Written to stderr directly: the test
+/// harness captures `eprintln!` of a passing test, and a skip must not pass unseen.
+pub fn skipped(check: &str, why: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "SKIPPED {check}: {why}");
+}
+
 pub fn describe(out: &Output) -> String {
     format!(
         "{}\nstdout: {}\nstderr: {}",

@@ -71,6 +71,15 @@ const SESSION: Param = param(
     Kind::String,
     "Whose context. Default: this connection's session; \"shared\": the one every session sees.",
 );
+/// The arguments of the ranked searches (search, semantic-search, hybrid-search): their own
+/// first, then the filters, output modes, paging and budget they share, so "same options as
+/// search" holds by construction.
+macro_rules! ranked {
+    ($($own:expr),+ $(,)?) => {
+        &[$($own,)+ OUTPUT_MODE, HEAD_LIMIT, OFFSET, MAX_LINES, KIND, LANGUAGE, PATH_PREFIX, PROJECT, MAX_TOKENS, CURSOR]
+    };
+}
+
 const QUERY: Param = required("query", Kind::String, "Words, identifiers or \"exact phrases\".");
 const SYMBOL: Param = required("symbol", Kind::String, "A name, e.g. parse_config or Server.start.");
 const PATHS: Param =
@@ -88,19 +97,7 @@ pub const SEARCH: ToolSpec = ToolSpec {
               attached with `annotate` appear as [note] lines. All terms must match, with a fallback to any \
               term. Use --output-mode signatures or files_with_matches to spend few tokens. path_prefix takes a \
               prefix (src/net) or a glob (src/**/*.rs).",
-    params: &[
-        QUERY,
-        OUTPUT_MODE,
-        HEAD_LIMIT,
-        OFFSET,
-        MAX_LINES,
-        KIND,
-        LANGUAGE,
-        PATH_PREFIX,
-        PROJECT,
-        MAX_TOKENS,
-        CURSOR,
-    ],
+    params: ranked!(QUERY),
     effect: Effect::ReadOnly,
     mcp_json: false,
 };
@@ -499,19 +496,7 @@ pub const SEMANTIC_SEARCH: ToolSpec = ToolSpec {
               closest to the query's (exact cosine over the project's vectors, computed in the background by the \
               daemon). Same filters, output modes and budget as `search`. While vectors are missing or being \
               computed, the answer says so and gives lexical results.",
-    params: &[
-        required("query", Kind::String, "A question or description in plain words."),
-        OUTPUT_MODE,
-        HEAD_LIMIT,
-        OFFSET,
-        MAX_LINES,
-        KIND,
-        LANGUAGE,
-        PATH_PREFIX,
-        PROJECT,
-        MAX_TOKENS,
-        CURSOR,
-    ],
+    params: ranked!(required("query", Kind::String, "A question or description in plain words.")),
     effect: Effect::ReadOnly,
     mcp_json: false,
 };
@@ -527,23 +512,13 @@ pub const HYBRID_SEARCH: ToolSpec = ToolSpec {
               the lexical one's 1), or fusion=alpha to blend scores normalised to [0, 1] (alpha is the lexical \
               share, default 0.7). Same filters, output modes and budget as `search`; without vectors it answers \
               lexically and says so.",
-    params: &[
+    params: ranked!(
         required("query", Kind::String, "Words, identifiers or a question."),
         param("fusion", Kind::Enum(&["rrf", "alpha"]), "Default: rrf."),
         param("k", Kind::Integer { min: 1, max: 1_000 }, "RRF constant. Default: 60."),
         param("semantic_weight", Kind::Number { min: 0.0, max: 10.0 }, "RRF weight of meaning. Default: 0.3."),
         param("alpha", Kind::Number { min: 0.0, max: 1.0 }, "fusion=alpha: lexical share. Default: 0.7."),
-        OUTPUT_MODE,
-        HEAD_LIMIT,
-        OFFSET,
-        MAX_LINES,
-        KIND,
-        LANGUAGE,
-        PATH_PREFIX,
-        PROJECT,
-        MAX_TOKENS,
-        CURSOR,
-    ],
+    ),
     effect: Effect::ReadOnly,
     mcp_json: false,
 };

@@ -111,59 +111,73 @@ pub fn render(daemon: &crate::Daemon) -> String {
     o.0
 }
 
+/// What one project shows, read once per scrape.
+struct Row {
+    name: String,
+    /// Files, chunks, generation: from an index that is open.
+    counts: Option<(u64, u64, u64)>,
+    index_bytes: u64,
+    pending: usize,
+    /// The last run's duration in seconds and its problem files.
+    last_run: Option<(f64, usize)>,
+    indexing: bool,
+    mode: String,
+}
+
 /// Each registered project. Counts that need the index come from projects whose index is
 /// open; a scrape never opens one (memory follows use, not scrapes).
 fn projects(daemon: &crate::Daemon, o: &mut Out) {
     let projects = daemon.registry.read().expect("registry lock").projects().to_vec();
-    let handles: Vec<_> = projects.iter().map(|p| (p, daemon.projects.get(&p.root))).collect();
-    let families: [(&str, &str, &str); 9] = [
-        ("booger_project_files", "gauge", "Files in the project's index (projects with an open index)."),
-        ("booger_project_chunks", "gauge", "Chunks in the project's index (projects with an open index)."),
-        ("booger_project_index_generation", "gauge", "Index generation: moves on every change written."),
-        ("booger_project_index_bytes", "gauge", "Size of the project's index on disk."),
-        ("booger_project_pending_changes", "gauge", "Changed paths not yet indexed."),
-        ("booger_project_last_index_duration_seconds", "gauge", "Duration of the last indexing run."),
-        ("booger_project_problems", "gauge", "Files indexed with problems in the last run."),
-        ("booger_project_indexing", "gauge", "1 while the project is being indexed."),
-        ("booger_project_watch_mode", "gauge", "1 for the project's watch mode."),
-    ];
-    for (i, (name, kind, help)) in families.iter().enumerate() {
-        o.family(name, kind, help);
-        for (p, h) in &handles {
-            let project = [("project", p.name.as_str())];
-            let store = h.store_if_open();
-            let report = h.last_report.lock().unwrap_or_else(|e| e.into_inner()).clone();
-            match i {
-                0 | 1 => {
-                    if let Some(summary) = store.as_ref().and_then(|s| s.summary().ok()) {
-                        let v = if i == 0 { summary.stats.files } else { summary.stats.chunks };
-                        o.sample(name, &project, v);
-                    }
-                }
-                2 => {
-                    if let Some(s) = &store {
-                        o.sample(name, &project, s.generation());
-                    }
-                }
-                3 => o.sample(name, &project, crate::storage::size_on_disk(&h.index_dir)),
-                4 => o.sample(name, &project, h.live.freshness().pending_count),
-                5 => {
-                    if let Some(r) = &report {
-                        o.sample(name, &project, r.elapsed_ms as f64 / 1000.0);
-                    }
-                }
-                6 => {
-                    if let Some(r) = &report {
-                        o.sample(name, &project, r.problems.len());
-                    }
-                }
-                7 => o.sample(name, &project, u8::from(h.is_indexing())),
-                _ => {
-                    let mode = serde_json::to_value(h.live.mode()).ok();
-                    let mode = mode.as_ref().and_then(|m| m.as_str()).unwrap_or("unknown");
-                    o.sample(name, &[("project", p.name.as_str()), ("mode", mode)], 1);
-                }
+    let rows: Vec<Row> = projects
+        .iter()
+        .map(|p| {
+            let h = daemon.projects.get(&p.root);
+            let counts = h.store_if_open().and_then(|s| {
+                let summary = s.summary().ok()?;
+                Some((summary.stats.files, summary.stats.chunks, s.generation()))
+            });
+            let last_run = h
+                .last_report
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref()
+                .map(|r| (r.elapsed_ms as f64 / 1000.0, r.problems.len()));
+            let mode = serde_json::to_value(h.live.mode()).ok().and_then(|m| m.as_str().map(str::to_owned));
+            Row {
+                name: p.name.clone(),
+                counts,
+                index_bytes: crate::storage::size_on_disk(&h.index_dir),
+                pending: h.live.freshness().pending_count,
+                last_run,
+                indexing: h.is_indexing(),
+                mode: mode.unwrap_or_else(|| "unknown".to_owned()),
+            }
+        })
+        .collect();
+    let gauge = |o: &mut Out, name: &str, help: &str, value: &dyn Fn(&Row) -> Option<f64>| {
+        o.family(name, "gauge", help);
+        for r in &rows {
+            if let Some(v) = value(r) {
+                o.sample(name, &[("project", &r.name)], v);
             }
         }
+    };
+    let files = "Files in the project's index (projects with an open index).";
+    gauge(o, "booger_project_files", files, &|r| r.counts.map(|c| c.0 as f64));
+    let chunks = "Chunks in the project's index (projects with an open index).";
+    gauge(o, "booger_project_chunks", chunks, &|r| r.counts.map(|c| c.1 as f64));
+    let generation = "Index generation: moves on every change written.";
+    gauge(o, "booger_project_index_generation", generation, &|r| r.counts.map(|c| c.2 as f64));
+    gauge(o, "booger_project_index_bytes", "Size of the project's index on disk.", &|r| Some(r.index_bytes as f64));
+    gauge(o, "booger_project_pending_changes", "Changed paths not yet indexed.", &|r| Some(r.pending as f64));
+    let took = "Duration of the last indexing run.";
+    gauge(o, "booger_project_last_index_duration_seconds", took, &|r| r.last_run.map(|l| l.0));
+    let problems = "Files indexed with problems in the last run.";
+    gauge(o, "booger_project_problems", problems, &|r| r.last_run.map(|l| l.1 as f64));
+    let indexing = "1 while the project is being indexed.";
+    gauge(o, "booger_project_indexing", indexing, &|r| Some(f64::from(u8::from(r.indexing))));
+    o.family("booger_project_watch_mode", "gauge", "1 for the project's watch mode.");
+    for r in &rows {
+        o.sample("booger_project_watch_mode", &[("project", &r.name), ("mode", &r.mode)], 1);
     }
 }

@@ -307,21 +307,25 @@ async fn handle_message(value: Value, text: &str, methods: &Methods) -> Option<S
     }
 }
 
-/// Counts a handler's error reply by its code (a quote inside a result is escaped, so only a
-/// top-level error has this text).
+/// Counts a handler's error reply by its code. jsonrpsee writes `{"jsonrpc":"2.0","id":…`
+/// and then `"result"` or `"error"`; a quote inside a value is escaped, so the second `,"`
+/// starts that member, and only the first bytes of an answer are looked at.
 fn count_error(response: &str) {
-    if response.contains("\"error\":{") {
-        #[derive(serde::Deserialize)]
-        struct Probe {
-            error: Code,
-        }
-        #[derive(serde::Deserialize)]
-        struct Code {
-            code: i64,
-        }
-        if let Ok(p) = serde_json::from_str::<Probe>(response) {
-            crate::metrics::get().rpc_error(p.error.code);
-        }
+    let mut members = response.match_indices(",\"").map(|(i, _)| &response[i + 2..]);
+    let _id = members.next();
+    if !members.next().is_some_and(|m| m.starts_with("error\":")) {
+        return;
+    }
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        error: Code,
+    }
+    #[derive(serde::Deserialize)]
+    struct Code {
+        code: i64,
+    }
+    if let Ok(p) = serde_json::from_str::<Probe>(response) {
+        crate::metrics::get().rpc_error(p.error.code);
     }
 }
 

@@ -107,31 +107,28 @@ pub async fn call(daemon: Arc<Daemon>, session: Session, name: &str, args: Value
             ANSWERED.take();
             let args = match paths::prepare(&daemon, &session, spec.name, args) {
                 Ok(a) => a,
-                Err(message) => return ToolReply::error(message),
+                Err(message) => return (ToolReply::error(message), false),
             };
-            let reply = hints::for_reader(session.shell, || {
+            let (reply, timed_out) = hints::for_reader(session.shell, || {
                 if heavy {
                     match crate::deadline::within(HEAVY_DEADLINE, || handler(&daemon, &session, &args)) {
-                        (reply, true) if reply.is_error => too_long(spec.name),
-                        (reply, _) => reply,
+                        (reply, true) if reply.is_error => (too_long(spec.name), true),
+                        (reply, _) => (reply, false),
                     }
                 } else {
-                    handler(&daemon, &session, &args)
+                    (handler(&daemon, &session, &args), false)
                 }
             });
             let answered = ANSWERED.take();
             let reply = with_recovery(reply, &answered);
-            with_freshness(reply, answered)
+            (with_freshness(reply, answered), timed_out)
         })
         .await;
-    let reply = joined.unwrap_or_else(|e| {
+    let (reply, timed_out) = joined.unwrap_or_else(|e| {
         tracing::error!(tool = spec.name, error = %e, "tool handler panicked");
-        ToolReply::error(format!(
-            "{}: internal error ({e}). This is a bug in booger; the daemon log has details.",
-            spec.name
-        ))
+        let why = format!("{}: internal error ({e}). This is a bug in booger; the daemon log has details.", spec.name);
+        (ToolReply::error(why), false)
     });
-    let timed_out = heavy && reply.is_error && reply.text.contains(TOO_LONG_MARK);
     crate::metrics::get().tool_call(spec.name, started.elapsed(), reply.is_error, timed_out);
     tracing::debug!(
         tool = spec.name,
@@ -145,12 +142,9 @@ pub async fn call(daemon: Arc<Daemon>, session: Session, name: &str, args: Value
 /// How long a heavy call may read the index; its SQLite statements are interrupted after.
 const HEAVY_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// How the answer of a call stopped by its deadline begins, after the tool's name.
-const TOO_LONG_MARK: &str = ": stopped after ";
-
 fn too_long(tool: &str) -> ToolReply {
     ToolReply::error(format!(
-        "{tool}{TOO_LONG_MARK}{} s, having read too much of the index; narrow it with {} or {}, or a more \
+        "{tool}: stopped after {} s, having read too much of the index; narrow it with {} or {}, or a more \
          specific argument",
         HEAVY_DEADLINE.as_secs(),
         hints::name("path_prefix"),
