@@ -138,6 +138,8 @@ struct State {
     lost_since: Option<SystemTime>,
     /// Taken by the batch being applied.
     applying: Option<Vec<String>>,
+    /// When the oldest change of the batch being applied was noticed.
+    applying_since: Option<Instant>,
     /// The batch being applied is a re-survey after lost events.
     resurveying: bool,
     /// A query is waiting: apply now rather than wait for quiet.
@@ -335,6 +337,7 @@ impl Live {
     fn take(&self, st: &mut State) -> Work {
         let paths: Vec<String> = std::mem::take(&mut st.paths).into_iter().collect();
         st.applying = Some(paths);
+        st.applying_since = st.first_event.or(Some(Instant::now()));
         st.paths_overflowed = 0;
         st.first_event = None;
         st.last_event = None;
@@ -359,6 +362,7 @@ impl Live {
     pub fn applied(&self, batch: Option<Batch>) {
         let mut st = self.lock();
         st.applying = None;
+        st.applying_since = None;
         st.resurveying = false;
         if let Some(b) = batch {
             st.batches += 1;
@@ -417,6 +421,17 @@ impl Live {
     pub fn has_work(&self) -> bool {
         let st = self.lock();
         st.whole || !st.dirs.is_empty() || st.lost_since.is_some()
+    }
+
+    /// How long the oldest change not yet in the index has waited (zero when none waits): the
+    /// index's freshness lag.
+    pub fn lag(&self) -> Duration {
+        let st = self.lock();
+        let oldest = match (st.applying_since, st.first_event) {
+            (Some(a), Some(f)) => Some(a.min(f)),
+            (a, f) => a.or(f),
+        };
+        oldest.map_or(Duration::ZERO, |t| t.elapsed())
     }
 
     /// What is pending now, without waiting.

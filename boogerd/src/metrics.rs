@@ -50,6 +50,28 @@ pub struct Metrics {
     pub http_requests: AtomicU64,
     /// HTTP requests refused: no or a wrong token, a foreign Origin or Host.
     pub http_refused: AtomicU64,
+    /// MCP sessions open over HTTP.
+    pub mcp_sessions_open: AtomicU64,
+    /// Tool calls of the last minute, by second.
+    recent: [Second; RECENT_SLOTS],
+}
+
+/// Slots of the last-minute ring (more than 60, so the second being filled never overwrites
+/// one still counted).
+const RECENT_SLOTS: usize = 64;
+
+/// One second's tool calls. Which second it holds moves on when a call lands in a later one.
+#[derive(Default)]
+struct Second {
+    at: AtomicU64,
+    calls: AtomicU64,
+    micros: AtomicU64,
+}
+
+/// Seconds since the counters were made (the daemon's start).
+fn now_s() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START.get_or_init(std::time::Instant::now).elapsed().as_secs() + 1
 }
 
 pub const RPC_ERROR_CODES: [(&str, i64); 5] = [
@@ -70,6 +92,8 @@ impl Default for Metrics {
             rpc_errors: Default::default(),
             http_requests: AtomicU64::new(0),
             http_refused: AtomicU64::new(0),
+            mcp_sessions_open: AtomicU64::new(0),
+            recent: std::array::from_fn(|_| Second::default()),
         }
     }
 }
@@ -103,6 +127,43 @@ impl Metrics {
             }
         }
         s.micros.fetch_add(took.as_micros() as u64, Ordering::Relaxed);
+        let now = now_s();
+        let second = &self.recent[now as usize % RECENT_SLOTS];
+        if second.at.swap(now, Ordering::Relaxed) != now {
+            // A call racing this one across the second's start may be lost: the figure is a
+            // rate on a page, not an account.
+            second.calls.store(0, Ordering::Relaxed);
+            second.micros.store(0, Ordering::Relaxed);
+        }
+        add(&second.calls);
+        second.micros.fetch_add(took.as_micros() as u64, Ordering::Relaxed);
+    }
+
+    /// Tool calls answered in the last minute, and their total time in microseconds.
+    pub fn last_minute(&self) -> (u64, u64) {
+        let now = now_s();
+        self.recent
+            .iter()
+            .filter(|s| now.saturating_sub(s.at.load(Ordering::Relaxed)) < 60)
+            .fold((0, 0), |(c, m), s| (c + s.calls.load(Ordering::Relaxed), m + s.micros.load(Ordering::Relaxed)))
+    }
+
+    /// Tool calls since the start, and the upper bound in seconds of the latency bucket that
+    /// holds the `q` quantile of all of them (`None` before the first call or past the last
+    /// bucket).
+    pub fn latency_quantile(&self, q: f64) -> (u64, Option<f64>) {
+        let mut cumulative = [0u64; BUCKETS.len() + 1];
+        for t in &self.tools {
+            for (c, b) in cumulative.iter_mut().zip(&t.buckets) {
+                *c += b.load(Ordering::Relaxed);
+            }
+        }
+        let total = cumulative[BUCKETS.len()];
+        if total == 0 {
+            return (0, None);
+        }
+        let rank = (q * total as f64).ceil() as u64;
+        (total, BUCKETS.iter().zip(cumulative).find(|(_, c)| *c >= rank).map(|(le, _)| *le))
     }
 
     pub fn method(&self, method: &str) {
@@ -141,6 +202,9 @@ mod tests {
         assert_eq!(counts[BUCKETS.len() - 1], 1); // ≤ 10 s
         assert_eq!(counts[BUCKETS.len()], 2); // +Inf: every call
         assert_eq!(s.errors.load(Ordering::Relaxed), 1);
+        assert_eq!(m.last_minute().0, 2);
+        assert_eq!(m.latency_quantile(0.5), (2, Some(0.005)));
+        assert_eq!(m.latency_quantile(0.99), (2, None));
         m.method("nonsense");
         assert_eq!(m.methods[METHODS.len() - 1].load(Ordering::Relaxed), 1);
     }

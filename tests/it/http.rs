@@ -15,10 +15,15 @@ struct Reply {
 
 /// One HTTP/1.1 GET on loopback, with the given extra headers (`Host` unless given).
 fn get(base: &str, path: &str, headers: &[(&str, &str)]) -> Reply {
+    request(base, "GET", path, headers, "")
+}
+
+/// One HTTP/1.1 request on loopback, with the given extra headers (`Host` unless given).
+fn request(base: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Reply {
     let authority = base.strip_prefix("http://").unwrap();
     let mut s = TcpStream::connect(authority).unwrap();
     s.set_read_timeout(Some(booger_tests::TIMEOUT)).unwrap();
-    let mut req = format!("GET {path} HTTP/1.1\r\nConnection: close\r\n");
+    let mut req = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
     if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
         req.push_str(&format!("Host: {authority}\r\n"));
     }
@@ -26,6 +31,7 @@ fn get(base: &str, path: &str, headers: &[(&str, &str)]) -> Reply {
         req.push_str(&format!("{k}: {v}\r\n"));
     }
     req.push_str("\r\n");
+    req.push_str(body);
     s.write_all(req.as_bytes()).unwrap();
     let mut raw = String::new();
     s.read_to_string(&mut raw).unwrap();
@@ -33,6 +39,24 @@ fn get(base: &str, path: &str, headers: &[(&str, &str)]) -> Reply {
     assert!(!head.to_ascii_lowercase().contains("transfer-encoding: chunked"), "{head}");
     let status = head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
     Reply { status, head: head.to_owned(), body: body.to_owned() }
+}
+
+impl Reply {
+    /// A response header's value (names are matched without case).
+    fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim().eq_ignore_ascii_case(name).then(|| v.trim())
+        })
+    }
+}
+
+/// The daemon's HTTP address and a `Bearer` header value with its token.
+fn address_and_bearer(env: &Env) -> (String, String) {
+    let facts = env.json(&["daemon", "status"]);
+    let base = facts["http_url"].as_str().unwrap_or_else(|| panic!("no http_url: {facts}")).to_owned();
+    let token = std::fs::read_to_string(facts["http_token_file"].as_str().unwrap()).unwrap();
+    (base, format!("Bearer {token}"))
 }
 
 /// `/metrics` read by Prometheus' own Python parser: `{name{labels}: value}` of every sample.
@@ -150,4 +174,173 @@ fn a_public_address_needs_to_be_asked_for() {
     assert!(facts["http_problem"].as_str().unwrap().contains("--http-allow-remote"), "{facts}");
     // The socket serves all the same.
     assert!(env.run(&["projects"]).status.success());
+}
+
+/// The official Python SDK speaks MCP over Streamable HTTP: the tools and the answer are the
+/// ones stdio gets, and each HTTP session keeps its own notes.
+#[test]
+fn mcp_over_http_answers_as_stdio_does_with_sessions_of_their_own() {
+    let env = Env::new();
+    let root = env.project("served");
+    booger_tests::git(&root, &["init", "-q"]);
+    std::fs::write(root.join("app.py"), "def retry_upload(blob):\n    return send(blob)\n").unwrap();
+    std::fs::write(root.join("send.py"), "def send(blob):\n    return retry_upload(blob)\n").unwrap();
+    let _d = env.start_daemon();
+    assert!(env.run(&["index", root.to_str().unwrap()]).status.success());
+    let (base, bearer) = address_and_bearer(&env);
+    let url = format!("{base}/mcp?project={}", root.display());
+    let mut py = booger_tests::python_with_mcp(&env);
+    py.env("BOOGER_HTTP_TOKEN", bearer.strip_prefix("Bearer ").unwrap())
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("python/mcp_sdk_client.py"))
+        .arg(booger_tests::bin("booger"))
+        .arg(&root)
+        .args(["--http", &url, "retry upload"]);
+    let out = booger_tests::output_within(py, std::time::Duration::from_secs(120));
+    assert!(out.status.success(), "{}", describe(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", describe(&out)));
+    assert_eq!(v["http_tools"], v["stdio_tools"], "{v}");
+    assert_eq!(v["http_isError"], false, "{v}");
+    assert!(v["http_text"].as_str().unwrap().contains("app.py"), "{v}");
+    assert_eq!(v["http_text"], v["stdio_text"], "the same search, over HTTP and over stdio");
+    assert!(v["a_notes"].as_str().unwrap().contains("only session A sees this"), "{v}");
+    assert!(!v["b_notes"].as_str().unwrap().contains("only session A sees this"), "{v}");
+    // The SDK ended both sessions on leaving (DELETE).
+    let r = get(&base, "/metrics", &[("Authorization", &bearer)]);
+    assert!(r.body.contains("\nbooger_mcp_http_sessions 0\n"), "{}", r.body);
+}
+
+/// `/mcp` at the protocol's edges: sessions from `initialize` only, unknown ones 404, a
+/// notification 202, malformed JSON a JSON-RPC parse error, DELETE ends a session; the
+/// token and the Origin rules hold as for every page.
+#[test]
+fn mcp_over_http_sessions_and_errors() {
+    let env = Env::new();
+    let _d = env.start_daemon();
+    let (base, bearer) = address_and_bearer(&env);
+    let auth = ("Authorization", bearer.as_str());
+    let json_type = ("Content-Type", "application/json");
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+
+    assert_eq!(request(&base, "POST", "/mcp", &[json_type], init).status, 401, "no token");
+    let evil = [auth, json_type, ("Origin", "http://evil.example")];
+    assert_eq!(request(&base, "POST", "/mcp", &evil, init).status, 403, "a foreign Origin");
+    let r = request(&base, "POST", "/mcp", &[auth, json_type], ping);
+    assert_eq!(r.status, 400, "no session: {}", r.body);
+    assert!(r.body.contains("initialize"), "{}", r.body);
+    let r = request(&base, "POST", "/mcp", &[auth, json_type, ("Mcp-Session-Id", "nope")], ping);
+    assert_eq!(r.status, 404, "{}", r.body);
+    let r = request(&base, "POST", "/mcp", &[auth, json_type], "{not json");
+    assert_eq!(r.status, 400);
+    assert_eq!(serde_json::from_str::<Value>(&r.body).unwrap()["error"]["code"], -32700, "{}", r.body);
+
+    let r = request(&base, "POST", "/mcp", &[auth, json_type], init);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let reply: Value = serde_json::from_str(&r.body).unwrap();
+    assert_eq!(reply["result"]["protocolVersion"], "2025-06-18", "{reply}");
+    let sid = r.header("mcp-session-id").expect("a session id").to_owned();
+    let session = ("Mcp-Session-Id", sid.as_str());
+    let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(request(&base, "POST", "/mcp", &[auth, json_type, session], note).status, 202);
+    let r = request(&base, "POST", "/mcp", &[auth, json_type, session], ping);
+    assert_eq!((r.status, serde_json::from_str::<Value>(&r.body).unwrap()["id"].clone()), (200, json!(2)));
+    let unknown = r#"{"jsonrpc":"2.0","id":3,"method":"no/such"}"#;
+    let r = request(&base, "POST", "/mcp", &[auth, json_type, session], unknown);
+    assert_eq!(serde_json::from_str::<Value>(&r.body).unwrap()["error"]["code"], -32601, "{}", r.body);
+    let bad_tool = r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"search","arguments":{"query":5}}}"#;
+    let r = request(&base, "POST", "/mcp", &[auth, json_type, session], bad_tool);
+    let reply: Value = serde_json::from_str(&r.body).unwrap();
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+    let old = ("MCP-Protocol-Version", "1999-01-01");
+    assert_eq!(request(&base, "POST", "/mcp", &[auth, json_type, session, old], ping).status, 400);
+
+    assert_eq!(request(&base, "DELETE", "/mcp", &[auth, session], "").status, 204);
+    assert_eq!(request(&base, "POST", "/mcp", &[auth, json_type, session], ping).status, 404, "ended");
+}
+
+/// The page's one action: re-index a project, for a registered project only, never from
+/// another site.
+#[test]
+fn the_reindex_button_starts_a_run() {
+    let env = Env::new();
+    let root = env.project("button");
+    std::fs::write(root.join("a.py"), "def a():\n    return 1\n").unwrap();
+    let _d = env.start_daemon_with(&["--no-watch"]);
+    assert!(env.run(&["index", root.to_str().unwrap()]).status.success());
+    let (base, bearer) = address_and_bearer(&env);
+    let auth = ("Authorization", bearer.as_str());
+    assert_eq!(request(&base, "POST", "/api/projects/button/index", &[], "").status, 401);
+    let evil = [auth, ("Origin", "http://evil.example")];
+    assert_eq!(request(&base, "POST", "/api/projects/button/index", &evil, "").status, 403);
+    assert_eq!(request(&base, "POST", "/api/projects/nosuch/index", &[auth], "").status, 404);
+    // Not watched: only a run finds the new function.
+    std::fs::write(root.join("a.py"), "def freshly_written():\n    return 2\n").unwrap();
+    let found = |env: &Env| {
+        let (text, _, _) = env.call(&root, "s", "search", json!({ "query": "freshly_written" }));
+        text.contains("a.py")
+    };
+    assert!(!found(&env));
+    assert_eq!(request(&base, "POST", "/api/projects/button/index", &[auth, ("Origin", &base)], "").status, 202);
+    let deadline = std::time::Instant::now() + booger_tests::TIMEOUT;
+    while !found(&env) {
+        assert!(std::time::Instant::now() < deadline, "the button's run did not index the change");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// Headless Chromium where installed (Debian package `chromium`): the status page lists the
+/// project with its file count, and the count follows a file added to the project without a
+/// reload. Skipped without Chromium unless BOOGER_REQUIRE_CHROMIUM=1 (CI sets it). The
+/// screenshot is left in the target directory (`status-page.png`) for a person to look at.
+#[test]
+fn the_status_page_in_a_browser_follows_the_files_live() {
+    let Some(chromium) = chromium() else {
+        assert!(
+            std::env::var("BOOGER_REQUIRE_CHROMIUM").is_err(),
+            "chromium is missing (Debian package chromium) and BOOGER_REQUIRE_CHROMIUM is set"
+        );
+        booger_tests::skipped(
+            "status page in a browser",
+            "no chromium; install it with `sudo apt-get install -y chromium` (see README)",
+        );
+        return;
+    };
+    let env = Env::new();
+    let root = env.project("on-the-page");
+    for name in ["one.py", "two.py", "three.rs"] {
+        std::fs::write(root.join(name), format!("// {name}\nfn f() {{}}\n")).unwrap();
+    }
+    let _d = env.start_daemon();
+    assert!(env.run(&["index", root.to_str().unwrap()]).status.success());
+    let out = env.run(&["dashboard"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let url = stdout(&out).trim().to_owned();
+    let shot = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("status-page.png");
+    let mut py = env.command("python3");
+    py.arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("python/status_page_browser.py"))
+        .arg(&chromium)
+        .arg(&url)
+        .arg("on-the-page")
+        .arg(root.join("added.py"))
+        .arg(&shot);
+    let out = booger_tests::output_within(py, std::time::Duration::from_secs(120));
+    assert!(out.status.success(), "{}", describe(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", describe(&out)));
+    assert_eq!(v["before"], "3", "{v}");
+    assert_eq!(v["after"], "4", "{v}");
+    assert_eq!(v["no_reload"], true, "{v}");
+    assert_eq!(v["live"], "live", "{v}");
+    assert_eq!(v["errors"], json!([]), "the page's console: {v}");
+    assert!(std::fs::metadata(&shot).unwrap().len() > 10_000, "a screenshot");
+}
+
+/// Chromium: BOOGER_CHROMIUM, else `chromium` or `chromium-browser` on the PATH.
+fn chromium() -> Option<std::path::PathBuf> {
+    if let Some(p) = std::env::var_os("BOOGER_CHROMIUM") {
+        return Some(p.into());
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .flat_map(|d| [d.join("chromium"), d.join("chromium-browser")])
+        .find(|p| p.is_file())
 }

@@ -12,7 +12,10 @@
 //! - HTTP is a front like `rpc/` and `mcp/`: it reads the same daemon state and never runs a
 //!   tool a second way.
 
+mod events;
 mod guard;
+mod mcp;
+mod overview;
 mod pages;
 mod prometheus;
 
@@ -21,7 +24,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use axum::Router;
-use axum::routing::get;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
 
 use crate::Daemon;
 
@@ -56,6 +60,9 @@ pub(crate) struct State {
     pub token: String,
     /// The `host:port` a browser sends as `Host` (loopback spellings of it are accepted).
     pub port: u16,
+    /// The method table the socket serves: `/mcp` answers with it.
+    pub methods: jsonrpsee::Methods,
+    pub mcp: mcp::Sessions,
 }
 
 /// Binds `addr`, writes a fresh token beside `socket` and serves until the daemon stops.
@@ -75,12 +82,23 @@ pub async fn start(
     let token = guard::new_token();
     guard::write_private(&token_file, &token)
         .map_err(|source| HttpError::Token { path: token_file.clone(), source })?;
-    let state = Arc::new(State { daemon: daemon.clone(), token, port: bound.port() });
+    let state = Arc::new(State {
+        daemon: daemon.clone(),
+        token,
+        port: bound.port(),
+        methods: crate::rpc::methods(daemon.clone()),
+        mcp: mcp::Sessions::default(),
+    });
     let app = Router::new()
         .route("/health", get(pages::health))
         .route("/metrics", get(prometheus::metrics))
         .route("/api/status", get(pages::status_json))
+        .route("/api/events", get(events::events))
+        .route("/api/projects/{name}/index", post(pages::reindex))
+        .route("/mcp", post(mcp::post).get(mcp::get).delete(mcp::delete))
         .route("/", get(pages::index))
+        // A message as long as one the socket takes.
+        .layer(DefaultBodyLimit::max(crate::rpc::MAX_LINE))
         .layer(axum::middleware::from_fn_with_state(state.clone(), guard::check))
         .with_state(state);
     let stopped = daemon.stopped();

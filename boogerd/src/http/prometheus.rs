@@ -107,6 +107,7 @@ pub fn render(daemon: &crate::Daemon) -> String {
         "HTTP requests refused (no token, foreign Origin or Host).",
         load(&m.http_refused),
     );
+    o.one("booger_mcp_http_sessions", "gauge", "MCP sessions open over HTTP.", load(&m.mcp_sessions_open));
     projects(daemon, &mut o);
     o.0
 }
@@ -122,6 +123,9 @@ struct Row {
     last_run: Option<(f64, usize)>,
     indexing: bool,
     mode: String,
+    lag: f64,
+    /// Chunks without a vector, per embedding model (projects with an open index).
+    backlog: Vec<(String, u64)>,
 }
 
 /// Each registered project. Counts that need the index come from projects whose index is
@@ -143,6 +147,17 @@ fn projects(daemon: &crate::Daemon, o: &mut Out) {
                 .as_ref()
                 .map(|r| (r.elapsed_ms as f64 / 1000.0, r.problems.len()));
             let mode = serde_json::to_value(h.live.mode()).ok().and_then(|m| m.as_str().map(str::to_owned));
+            let backlog = match (daemon.projects.embedding(), h.store_if_open()) {
+                (Some(e), Some(store)) => e
+                    .tiers
+                    .iter()
+                    .filter_map(|t| {
+                        let c = store.coverage(t.id()).ok()?;
+                        Some((t.id().to_owned(), c.embeddable.saturating_sub(c.embedded)))
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
             Row {
                 name: p.name.clone(),
                 counts,
@@ -151,6 +166,8 @@ fn projects(daemon: &crate::Daemon, o: &mut Out) {
                 last_run,
                 indexing: h.is_indexing(),
                 mode: mode.unwrap_or_else(|| "unknown".to_owned()),
+                lag: h.live.lag().as_secs_f64(),
+                backlog,
             }
         })
         .collect();
@@ -170,12 +187,21 @@ fn projects(daemon: &crate::Daemon, o: &mut Out) {
     gauge(o, "booger_project_index_generation", generation, &|r| r.counts.map(|c| c.2 as f64));
     gauge(o, "booger_project_index_bytes", "Size of the project's index on disk.", &|r| Some(r.index_bytes as f64));
     gauge(o, "booger_project_pending_changes", "Changed paths not yet indexed.", &|r| Some(r.pending as f64));
+    let lag = "Seconds the oldest change not yet in the index has waited (0 when fresh).";
+    gauge(o, "booger_project_freshness_lag_seconds", lag, &|r| Some(r.lag));
     let took = "Duration of the last indexing run.";
     gauge(o, "booger_project_last_index_duration_seconds", took, &|r| r.last_run.map(|l| l.0));
     let problems = "Files indexed with problems in the last run.";
     gauge(o, "booger_project_problems", problems, &|r| r.last_run.map(|l| l.1 as f64));
     let indexing = "1 while the project is being indexed.";
     gauge(o, "booger_project_indexing", indexing, &|r| Some(f64::from(u8::from(r.indexing))));
+    let backlog = "Chunks waiting for an embedding, per model (projects with an open index).";
+    o.family("booger_project_embedding_backlog_chunks", "gauge", backlog);
+    for r in &rows {
+        for (model, n) in &r.backlog {
+            o.sample("booger_project_embedding_backlog_chunks", &[("project", &r.name), ("model", model)], n);
+        }
+    }
     o.family("booger_project_watch_mode", "gauge", "1 for the project's watch mode.");
     for r in &rows {
         o.sample("booger_project_watch_mode", &[("project", &r.name), ("mode", &r.mode)], 1);

@@ -17,7 +17,7 @@ pub use warm::WarmRefresh;
 use crate::index::{self, IndexReport, Progress};
 use crate::search::postings::Postings;
 use crate::store::recover::{self, Recovery};
-use crate::store::{DB_FILE, Store, StoreError};
+use crate::store::{DB_FILE, Stats, Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
@@ -58,6 +58,9 @@ pub struct ProjectHandle {
     last_used: std::sync::atomic::AtomicU64,
     /// Times its warm structures were released.
     pub releases: std::sync::atomic::AtomicU64,
+    /// The counts last seen while the store was open: what the status page shows of a project
+    /// whose index is not loaded (memory follows use, not the page).
+    seen: Mutex<Option<Stats>>,
     /// The last damaged index (or notes file) set aside, for `status`.
     /// (what was done, whether an answer has said so yet).
     recovered: Mutex<Option<(Recovery, bool)>>,
@@ -82,6 +85,7 @@ impl ProjectHandle {
             embedding,
             last_used: std::sync::atomic::AtomicU64::new(clock_ms()),
             releases: std::sync::atomic::AtomicU64::new(0),
+            seen: Mutex::new(None),
             recovered: Mutex::new(None),
         }
     }
@@ -109,6 +113,18 @@ impl ProjectHandle {
         self.store.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
+    /// The index's counts: current when the store is open (`true`), else as last seen open
+    /// (`false`). Never opens the store.
+    pub fn stats(&self) -> Option<(Stats, bool)> {
+        if let Some(store) = self.store_if_open()
+            && let Ok(stats) = store.stats()
+        {
+            *self.seen.lock().unwrap_or_else(|p| p.into_inner()) = Some(stats.clone());
+            return Some((stats, true));
+        }
+        self.seen.lock().unwrap_or_else(|p| p.into_inner()).clone().map(|s| (s, false))
+    }
+
     /// Whether the store is open (its connections and page caches held).
     pub fn is_open(&self) -> bool {
         self.store.lock().unwrap_or_else(|p| p.into_inner()).is_some()
@@ -133,7 +149,10 @@ impl ProjectHandle {
         }
         *self.warm.lock().unwrap_or_else(|p| p.into_inner()) = None;
         self.vectors.release();
-        *self.store.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        let store = self.store.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(stats) = store.and_then(|s| s.counted_stats()) {
+            *self.seen.lock().unwrap_or_else(|p| p.into_inner()) = Some(stats);
+        }
         self.releases.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(root = %self.root.display(), bytes, "released an idle project's memory");
         Some(bytes)

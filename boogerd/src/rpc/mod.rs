@@ -28,7 +28,7 @@ use crate::Daemon;
 use crate::tools::Session;
 
 /// Longest accepted line. Longer input is answered with -32600 and the connection is closed.
-const MAX_LINE: usize = 16 * 1024 * 1024;
+pub const MAX_LINE: usize = 16 * 1024 * 1024;
 /// Requests of one connection that run at once. The next line is read only when one ends: a
 /// client that sends without reading its replies stops being read, instead of growing the
 /// daemon's memory and starving other clients.
@@ -49,6 +49,17 @@ pub struct Connection {
 }
 
 impl Connection {
+    /// A new connection's state: its own id and session.
+    pub fn new(session: impl FnOnce(u64) -> Session) -> Arc<Self> {
+        let id = NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed);
+        Arc::new(Connection {
+            id,
+            session: std::sync::RwLock::new(session(id)),
+            mcp_version: std::sync::Mutex::new(None),
+            tools: std::sync::Mutex::new(booger_proto::tools::Profile::default()),
+        })
+    }
+
     pub fn session(&self) -> Session {
         self.session.read().expect("session lock").clone()
     }
@@ -68,15 +79,9 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let id = NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed);
-    let connection = Arc::new(Connection {
-        id,
-        session: std::sync::RwLock::new(Session::anonymous(id)),
-        mcp_version: std::sync::Mutex::new(None),
-        tools: std::sync::Mutex::new(booger_proto::tools::Profile::default()),
-    });
-    let mut methods = methods;
-    methods.extensions_mut().insert(connection);
+    let connection = Connection::new(Session::anonymous);
+    let id = connection.id;
+    let methods = with_connection(methods, connection);
 
     let (tx, rx) = mpsc::channel::<String>(REPLY_QUEUE);
     let slots = Arc::new(tokio::sync::Semaphore::new(IN_FLIGHT));
@@ -194,23 +199,11 @@ async fn handle_line(line: &[u8], methods: &Methods, tx: &mpsc::Sender<String>, 
         }
     };
     match value {
-        Value::Array(items) if items.is_empty() => {
-            let _ = tx.send(error_reply(&Value::Null, code::INVALID_REQUEST, "Invalid request: empty batch")).await;
-        }
-        Value::Array(items) if items.len() > MAX_BATCH => {
-            let why = format!("Invalid request: a batch of {} messages; at most {MAX_BATCH}", items.len());
-            let _ = tx.send(error_reply(&Value::Null, code::INVALID_REQUEST, &why)).await;
-        }
         Value::Array(items) => {
             let (methods, tx) = (methods.clone(), tx.clone());
             tokio::spawn(async move {
-                let mut replies = Vec::new();
-                for item in items {
-                    let text = item.to_string();
-                    replies.extend(handle_message(item, &text, &methods).await);
-                }
-                if !replies.is_empty() {
-                    let _ = tx.send(format!("[{}]", replies.join(","))).await;
+                if let Some(reply) = handle_batch(items, &methods).await {
+                    let _ = tx.send(reply).await;
                 }
                 drop(slot);
             });
@@ -230,6 +223,43 @@ async fn handle_line(line: &[u8], methods: &Methods, tx: &mpsc::Sender<String>, 
             });
         }
     }
+}
+
+/// `methods` with `connection` reachable from every handler.
+pub fn with_connection(mut methods: Methods, connection: Arc<Connection>) -> Methods {
+    methods.extensions_mut().insert(connection);
+    methods
+}
+
+/// The reply to one parsed message or batch (`text` is the message as received), if it gets
+/// one: what every front (the socket, HTTP) answers.
+pub async fn answer(value: Value, text: &str, methods: &Methods) -> Option<String> {
+    match value {
+        Value::Array(items) => handle_batch(items, methods).await,
+        single => handle_message(single, text, methods).await,
+    }
+}
+
+/// A batch's replies in one array (none when it held only notifications).
+async fn handle_batch(items: Vec<Value>, methods: &Methods) -> Option<String> {
+    if items.is_empty() {
+        return Some(error_reply(&Value::Null, code::INVALID_REQUEST, "Invalid request: empty batch"));
+    }
+    if items.len() > MAX_BATCH {
+        let why = format!("Invalid request: a batch of {} messages; at most {MAX_BATCH}", items.len());
+        return Some(error_reply(&Value::Null, code::INVALID_REQUEST, &why));
+    }
+    let mut replies = Vec::new();
+    for item in items {
+        let text = item.to_string();
+        replies.extend(handle_message(item, &text, methods).await);
+    }
+    (!replies.is_empty()).then(|| format!("[{}]", replies.join(",")))
+}
+
+/// A JSON-RPC error reply that no request id could be read for.
+pub fn parse_error(why: &str) -> String {
+    error_reply(&Value::Null, code::PARSE_ERROR, &format!("Parse error: {why}"))
 }
 
 /// What a parsed message is.

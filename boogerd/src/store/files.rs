@@ -306,6 +306,15 @@ impl Store {
         self.summary.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|(_, s)| s.clone())
     }
 
+    /// [`stats`](Self::stats) when the counts are in memory already: never a scan to count
+    /// them (what releasing a project keeps for the status page).
+    pub fn counted_stats(&self) -> Option<Stats> {
+        if self.tally.lock().unwrap_or_else(|p| p.into_inner()).is_none() {
+            return None;
+        }
+        self.stats().ok()
+    }
+
     pub fn stats(&self) -> Result<Stats> {
         let mut s = self.with_tally(|t| Stats {
             files: t.languages.values().map(|(files, _)| files).sum(),
