@@ -247,7 +247,8 @@ fn mcp_over_http_sessions_and_errors() {
     let unknown = r#"{"jsonrpc":"2.0","id":3,"method":"no/such"}"#;
     let r = request(&base, "POST", "/mcp", &[auth, json_type, session], unknown);
     assert_eq!(serde_json::from_str::<Value>(&r.body).unwrap()["error"]["code"], -32601, "{}", r.body);
-    let bad_tool = r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"search","arguments":{"query":5}}}"#;
+    let bad_tool =
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"search","arguments":{"query":5}}}"#;
     let r = request(&base, "POST", "/mcp", &[auth, json_type, session], bad_tool);
     let reply: Value = serde_json::from_str(&r.body).unwrap();
     assert_eq!(reply["result"]["isError"], true, "{reply}");
@@ -340,7 +341,5 @@ fn chromium() -> Option<std::path::PathBuf> {
         return Some(p.into());
     }
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .flat_map(|d| [d.join("chromium"), d.join("chromium-browser")])
-        .find(|p| p.is_file())
+    std::env::split_paths(&path).flat_map(|d| [d.join("chromium"), d.join("chromium-browser")]).find(|p| p.is_file())
 }

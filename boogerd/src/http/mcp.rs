@@ -141,13 +141,19 @@ pub async fn post(
         );
     };
     let Some(session) = s.mcp.get(id) else {
-        return refuse(StatusCode::NOT_FOUND, "no such MCP session (it ended, or the daemon restarted): initialize again");
+        return refuse(
+            StatusCode::NOT_FOUND,
+            "no such MCP session (it ended, or the daemon restarted): initialize again",
+        );
     };
     if let Some(v) = headers.get(VERSION_HEADER).and_then(|v| v.to_str().ok())
         && !crate::mcp::PROTOCOL_VERSIONS.contains(&v)
     {
         let known = crate::mcp::PROTOCOL_VERSIONS.join(", ");
-        return refuse(StatusCode::BAD_REQUEST, &format!("MCP-Protocol-Version {v} is not one booger speaks ({known})"));
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            &format!("MCP-Protocol-Version {v} is not one booger speaks ({known})"),
+        );
     }
     match rpc::answer(message, text, &session.methods).await {
         Some(reply) => json_reply(StatusCode::OK, reply),
@@ -164,12 +170,8 @@ async fn initialize(s: &Shared, options: Options, message: Value, text: &str) ->
     };
     let id = super::guard::new_token();
     let project = options.project.map(std::path::PathBuf::from);
-    let connection = Connection::new(|_| Session {
-        id: format!("http-{}", &id[..16]),
-        project,
-        register: false,
-        shell: false,
-    });
+    let connection =
+        Connection::new(|_| Session { id: format!("http-{}", &id[..16]), project, register: false, shell: false });
     *connection.tools.lock().expect("tools lock") = profile;
     let methods = rpc::with_connection(s.methods.clone(), connection);
     let Some(reply) = rpc::answer(message, text, &methods).await else {
@@ -178,11 +180,8 @@ async fn initialize(s: &Shared, options: Options, message: Value, text: &str) ->
     let accepted = serde_json::from_str::<Value>(&reply).is_ok_and(|r| r.get("result").is_some());
     let mut response = json_reply(StatusCode::OK, reply);
     if accepted {
-        let session = Arc::new(HttpSession {
-            methods,
-            last_used: Mutex::new(Instant::now()),
-            ended: watch::channel(false).0,
-        });
+        let session =
+            Arc::new(HttpSession { methods, last_used: Mutex::new(Instant::now()), ended: watch::channel(false).0 });
         s.mcp.insert(id.clone(), session);
         response.headers_mut().insert(SESSION_HEADER, HeaderValue::from_str(&id).expect("hex is a valid header"));
     }

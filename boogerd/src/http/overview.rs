@@ -33,13 +33,24 @@ pub fn overview(daemon: &Daemon) -> Value {
     let (calls_minute, micros_minute) = m.last_minute();
     let (calls, p50) = m.latency_quantile(0.5);
     let (_, p95) = m.latency_quantile(0.95);
-    let facts = daemon.facts();
+    // Not `daemon.facts()`: its heap figures walk the allocator's free lists, which takes
+    // milliseconds on a fragmented heap, for every refresh of every open page.
+    let (rss, threads) = crate::memory::process().unwrap_or((0, 0));
+    let (warm, warm_projects) = daemon.projects.resident();
+    let embeddings = daemon.projects.embedding().map(|e| json!({ "tiers": e.model_ids(), "problem": e.problem }));
+    let http_problem = daemon.http.get().and_then(|h| h.as_ref().err()).cloned();
     json!({
         "version": env!("CARGO_PKG_VERSION"),
         "pid": std::process::id(),
-        "started_at": facts["started_at"],
+        "started_at": daemon.started_at,
         "uptime_s": daemon.started.elapsed().as_secs(),
-        "memory": facts["memory"],
+        "memory": {
+            "rss_bytes": rss,
+            "threads": threads,
+            "warm_bytes": warm,
+            "warm_projects": warm_projects,
+            "budget_bytes": daemon.config.memory_budget,
+        },
         "connections": m.connections_open.load(Ordering::Relaxed),
         "mcp_sessions": m.mcp_sessions_open.load(Ordering::Relaxed),
         "requests": {
@@ -49,21 +60,10 @@ pub fn overview(daemon: &Daemon) -> Value {
             "p50_ms_at_most": p50.map(|s| s * 1000.0),
             "p95_ms_at_most": p95.map(|s| s * 1000.0),
         },
-        "embeddings": facts["embeddings"],
-        "problems": daemon_problems(&facts),
+        "problems": http_problem.into_iter().chain(embeddings.as_ref().and_then(|e| e["problem"].as_str().map(str::to_owned))).collect::<Vec<_>>(),
+        "embeddings": embeddings,
         "projects": projects,
     })
-}
-
-fn daemon_problems(facts: &Value) -> Vec<Value> {
-    let mut out = Vec::new();
-    if let Some(p) = facts["http_problem"].as_str() {
-        out.push(json!(p));
-    }
-    if let Some(p) = facts["embeddings"]["problem"].as_str() {
-        out.push(json!(p));
-    }
-    out
 }
 
 fn project(daemon: &Daemon, h: &std::sync::Arc<ProjectHandle>) -> Value {

@@ -65,7 +65,9 @@ pub async fn reindex(State(s): State<Arc<Shared>>, Path(name): Path<String>) -> 
     tokio::spawn(async move {
         let args = json!({ "project": project.name });
         match tools::call(daemon, Session::anonymous(0), "index", args).await {
-            Ok(reply) if reply.is_error => tracing::warn!(project = %project.name, error = %reply.text, "re-index failed"),
+            Ok(reply) if reply.is_error => {
+                tracing::warn!(project = %project.name, error = %reply.text, "re-index failed")
+            }
             _ => tracing::info!(project = %project.name, "re-indexed from the status page"),
         }
     });

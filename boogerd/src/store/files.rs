@@ -41,6 +41,9 @@ pub struct Stats {
     pub problems: Vec<(String, String)>,
 }
 
+/// Files indexed with a problem, and the problem: (path, why).
+pub(super) type Problems = std::sync::Arc<Vec<(String, String)>>;
+
 /// [`Stats`] and the Merkle root of one content generation.
 #[derive(Debug, Clone)]
 pub struct Summary {
@@ -324,12 +327,25 @@ impl Store {
             kinds: t.kinds.clone(),
             problems: Vec::new(),
         })?;
-        s.problems = self.read(|c| {
+        s.problems = self.problems()?.as_ref().clone();
+        Ok(s)
+    }
+
+    /// Files indexed with a problem (the first 200 by path), read once per files generation.
+    fn problems(&self) -> Result<Problems> {
+        let generation = self.files_generation.load(std::sync::atomic::Ordering::SeqCst);
+        if let Some((g, p)) = self.problems.lock().unwrap_or_else(|p| p.into_inner()).as_ref()
+            && *g == generation
+        {
+            return Ok(p.clone());
+        }
+        let fresh = std::sync::Arc::new(self.read(|c| {
             let mut problems =
                 c.prepare("SELECT path, problem FROM files WHERE problem IS NOT NULL ORDER BY path LIMIT 200")?;
-            problems.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()
-        })?;
-        Ok(s)
+            problems.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<Vec<_>>>()
+        })?);
+        *self.problems.lock().unwrap_or_else(|p| p.into_inner()) = Some((generation, fresh.clone()));
+        Ok(fresh)
     }
 
     /// Chunks of one file, in order.

@@ -65,8 +65,20 @@ pub struct Store {
     /// Chunks that can be embedded and vectors per model: counted once, then kept by the
     /// writes (`None` until first asked).
     tally: Mutex<Option<tally::Tally>>,
+    /// The problem files of one files generation (a scan of `files`: asked for by every
+    /// `status` and every refresh of the status page).
+    problems: Mutex<Option<(u64, files::Problems)>>,
     /// A query found the database (or the notes) damaged: what SQLite said.
     damage: Mutex<Option<String>>,
+}
+
+/// Where a database with no content yet starts counting its content generations: the
+/// microseconds since the epoch. A ranking index on disk is trusted when its generation equals
+/// the store's, so a database made anew (emptied by a crash, deleted by hand) must never count
+/// through a number its predecessor reached: that one counted from an earlier start, at most
+/// once per write, and writes are far rarer than one a microsecond.
+fn first_generation() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_micros() as u64)
 }
 
 impl Store {
@@ -119,7 +131,7 @@ impl Store {
                 .optional()
                 .map_err(sql)?
         };
-        let content_generation = saved.and_then(|g| g.parse().ok()).unwrap_or(0);
+        let content_generation = saved.and_then(|g| g.parse().ok()).unwrap_or_else(first_generation);
         Ok(Store {
             path: path.to_owned(),
             writer: Mutex::new(writer),
@@ -130,6 +142,7 @@ impl Store {
             files_generation: std::sync::atomic::AtomicU64::new(0),
             summary: Mutex::default(),
             tally: Mutex::default(),
+            problems: Mutex::default(),
             damage: Mutex::default(),
         })
     }

@@ -193,6 +193,27 @@ mod tests {
     use crate::index::{Options, Progress, run};
     use crate::store::Store;
 
+    /// A database made anew where one was (emptied, deleted) never reaches a content
+    /// generation its predecessor had: a ranking index on disk built for the old one must
+    /// not pass for current.
+    #[test]
+    fn a_database_made_anew_counts_past_its_predecessor() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        std::fs::create_dir(&root).unwrap();
+        std::fs::write(root.join("a.rs"), "fn alpha() {}\n").unwrap();
+        let index = dir.path().join("index");
+        let old = {
+            let store = Store::open(&index, &root).unwrap();
+            run(&root, &store, Options::default(), &Progress::default()).unwrap();
+            store.content_generation()
+        };
+        std::fs::File::create(index.join(crate::store::DB_FILE)).unwrap();
+        let store = Store::open(&index, &root).unwrap();
+        run(&root, &store, Options::default(), &Progress::default()).unwrap();
+        assert!(store.content_generation() > old, "{} after {old}", store.content_generation());
+    }
+
     /// Migration 7 empties an index of the old chunks (every table, the full-text ones
     /// consistent) and moves the generation on; the next run indexes it afresh.
     #[test]
