@@ -65,7 +65,23 @@ pub fn process() -> Option<(u64, u64)> {
 
 /// Where the heap is: bytes in use by the allocator's callers, bytes free but held, and
 /// SQLite's share of those in use (`None` off glibc).
+/// Read at most once a second: glibc counts the free bytes by walking its free lists, which
+/// takes milliseconds on a fragmented heap, and every `status` asks.
 pub fn heap() -> Option<(u64, u64, u64)> {
+    type Reading = Option<(std::time::Instant, Option<(u64, u64, u64)>)>;
+    static LAST: std::sync::Mutex<Reading> = std::sync::Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((at, figures)) = *last
+        && at.elapsed() < std::time::Duration::from_secs(1)
+    {
+        return figures;
+    }
+    let figures = read_heap();
+    *last = Some((std::time::Instant::now(), figures));
+    figures
+}
+
+fn read_heap() -> Option<(u64, u64, u64)> {
     // SAFETY: sqlite3_memory_used reads SQLite's own counter.
     let sqlite = u64::try_from(unsafe { rusqlite::ffi::sqlite3_memory_used() }).unwrap_or(0);
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
