@@ -191,8 +191,16 @@ fn call_tool(socket: &Path, spec: &tools::ToolSpec, words: &[String], json: bool
             progress::start(socket, &cwd, target)
         })
         .flatten();
-    let result = daemon.hello_and_call(&hello, wire::CALL, json!({ "tool": spec.name, "arguments": arguments }))?;
+    let params = json!({ "tool": spec.name, "arguments": arguments });
+    let mut result = daemon.hello_and_call(&hello, wire::CALL, params.clone())?;
     drop(bar);
+    // `eval` answers with its progress while it runs: a person at a shell waits for the result.
+    while spec.name == "eval" && result["data"]["running"] == true {
+        if !json {
+            complain!("{}", result["text"].as_str().unwrap_or_default().trim_end());
+        }
+        result = daemon.call(wire::CALL, params.clone())?;
+    }
     let reply = ToolReply::from_json(&result)
         .unwrap_or_else(|| ToolReply::error(format!("unexpected answer from boogerd: {result}")));
     match (json, reply.is_error) {

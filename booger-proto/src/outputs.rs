@@ -292,6 +292,16 @@ pub fn schema(name: &str) -> Option<Value> {
             }),
             &[],
         ),
+        "eval" => object(
+            json!({
+                "project": string(),
+                "running": { "type": "boolean" },
+                "queries": integer(),
+                "methods": { "type": "object" },
+                "languages": { "type": "object" },
+            }),
+            &["project"],
+        ),
         _ => return None,
     })
 }

@@ -26,6 +26,8 @@ pub struct Daemon {
     /// Where HTTP is served, once it is (or why not).
     pub http: std::sync::OnceLock<Result<crate::http::Facts, String>>,
     stop: watch::Sender<bool>,
+    /// Itself, for work a handler hands to a thread of its own (`eval`).
+    me: std::sync::Weak<Daemon>,
 }
 
 impl Daemon {
@@ -48,7 +50,8 @@ impl Daemon {
             projects.set_in_repo(&p.root, true);
         }
         let watcher = crate::watch::Watcher::new(defaults, config.max_watches, config.watch_timing, config.watch);
-        Arc::new(Self {
+        Arc::new_cyclic(|me| Self {
+            me: me.clone(),
             config,
             started: Instant::now(),
             started_at: crate::time::now_rfc3339(),
@@ -101,6 +104,11 @@ impl Daemon {
             "budget_bytes": self.config.memory_budget,
             "idle_release_s": self.config.idle_release.as_secs(),
         })
+    }
+
+    /// A handle on the daemon that outlives the call holding `&self`.
+    pub fn arc(&self) -> Arc<Daemon> {
+        self.me.upgrade().expect("the daemon is alive while it is used")
     }
 
     /// Asks the accept loop and every connection to finish.

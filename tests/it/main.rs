@@ -3,6 +3,7 @@
 mod catalogue;
 mod cli;
 mod embedders;
+mod eval;
 mod git;
 mod grep;
 mod http;

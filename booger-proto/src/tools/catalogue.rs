@@ -537,6 +537,28 @@ pub const EMBED: ToolSpec = ToolSpec {
     mcp_json: false,
 };
 
+pub const EVAL: ToolSpec = ToolSpec {
+    name: "eval",
+    title: "Search quality from history",
+    summary: "Measure search quality on the project's own git history",
+    description: "How well search finds what the project's own commits changed: R@1, R@10, MRR@10, Fn@10 per \
+                  method, beside a grep ranking. Runs in the background; call again for the result.",
+    details: "Mines the project's history: non-merge commits that change 1-3 source files and have a \
+              descriptive subject; their files that still exist are the gold, and the functions they changed, \
+              found again at HEAD, are the gold functions. Each subject is searched with search, semantic-search \
+              and hybrid-search against the current index; the answer gives R@1, R@10, MRR@10 (files) and Fn@10 \
+              (a result overlaps a changed function) per method, overall and by language, with latency, beside \
+              a grep ranking (files by how many of the query's words they contain). It runs on a background \
+              thread at low priority and is kept per index generation; a call while it runs says how far it got.",
+    params: &[
+        param("commits", Kind::Integer { min: 10, max: 20_000 }, "Recent commits to look at. Default: 1000."),
+        param("details", Kind::Boolean, "List every mined query with its gold. Default: false."),
+        PROJECT,
+    ],
+    effect: Effect::Idempotent,
+    mcp_json: false,
+};
+
 /// Every tool, in the order `tools/list` shows them.
 pub const TOOLS: &[ToolSpec] = &[
     SEARCH,
@@ -560,6 +582,7 @@ pub const TOOLS: &[ToolSpec] = &[
     DRAFT_COMMIT,
     CHANGELOG,
     EMBED,
+    EVAL,
     STATUS,
     INDEX,
     PROJECTS,

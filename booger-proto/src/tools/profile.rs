@@ -28,7 +28,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
     ),
     ("git", &["branch-diff", "draft-commit", "changelog", "changed-since"]),
     ("memory", &["annotate", "annotations", "focus", "visit", "forget"]),
-    ("admin", &["status", "index", "projects", "embed"]),
+    ("admin", &["status", "index", "projects", "embed", "eval"]),
 ];
 
 /// A set of tools of the catalogue.

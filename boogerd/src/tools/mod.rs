@@ -10,6 +10,7 @@ mod batch;
 mod changed;
 mod context;
 mod embed;
+mod eval;
 mod expand;
 mod git;
 mod grep;
@@ -86,6 +87,7 @@ const HANDLERS: &[(&str, Handler)] = &[
     ("draft-commit", git::draft_commit),
     ("changelog", git::changelog),
     ("embed", embed::run),
+    ("eval", eval::run),
 ];
 
 /// The call named a tool that does not exist (JSON-RPC -32602, not a tool error).

@@ -27,6 +27,8 @@ const HEAVY: &[&str] = &[
     "changelog",
     "directory-summary",
     "changed-since",
+    // Waits a few seconds for its background run before answering with progress.
+    "eval",
 ];
 
 /// What a running call holds; dropped when it ends.

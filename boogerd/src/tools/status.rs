@@ -181,6 +181,17 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>) -> (String,
     } else {
         t.push_str(&format!("  embeddings: {}\n", embedding_text(&embeddings)));
     }
+    let eval = super::eval::last(&store);
+    if let Some(e) = &eval {
+        let search = &e["methods"]["search"]["all"];
+        t.push_str(&format!(
+            "  last eval: {} ({} queries): search R@10 {}, MRR@10 {}; `booger eval` for the rest\n",
+            e["at"].as_str().unwrap_or("?"),
+            e["queries"],
+            search["R@10"],
+            search["MRR@10"],
+        ));
+    }
     if let Some(r) = &report {
         super::index::list(&mut t, "  ", "skipped", &r.skipped);
     }
@@ -211,6 +222,7 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>) -> (String,
         "last_report": report,
         "problems": problems,
         "recovered": recovered,
+        "eval": eval,
     });
     (t, json)
 }
