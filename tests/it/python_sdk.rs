@@ -124,6 +124,7 @@ fn every_answer_is_structured_and_matches_its_output_schema() {
         { "tool": "draft-commit", "arguments": { "base": "main" } },
         { "tool": "changelog", "arguments": { "from": "v1" } },
         { "tool": "embed" },
+        { "tool": "eval" },
         { "tool": "semantic-search", "arguments": { "query": "read settings" } },
         { "tool": "hybrid-search", "arguments": { "query": "parse settings" } },
     ]);
