@@ -139,6 +139,11 @@ impl Metrics {
         second.micros.fetch_add(took.as_micros() as u64, Ordering::Relaxed);
     }
 
+    /// Tool calls answered since the start.
+    pub fn calls(&self) -> u64 {
+        self.tools.iter().map(|t| t.calls.load(Ordering::Relaxed)).sum()
+    }
+
     /// Tool calls answered in the last minute, and their total time in microseconds.
     pub fn last_minute(&self) -> (u64, u64) {
         let now = now_s();

@@ -97,7 +97,7 @@ fn main() {
     // Idle CPU: nothing open, then the status page open in a browser.
     std::thread::sleep(Duration::from_secs(3));
     let quiet = cpu_ticks_over(pid, idle_s);
-    let with_page = chromium().map(|c| {
+    let with_page = booger_tests::chromium().map(|c| {
         let url = booger_tests::stdout(&env.run(&["dashboard"])).trim().to_owned();
         let profile = env.dir.path().join("chromium-profile");
         let mut browser = std::process::Command::new(c)
@@ -251,11 +251,6 @@ fn cpu_ticks_over(pid: u32, secs: u64) -> u64 {
     let before = ticks();
     std::thread::sleep(Duration::from_secs(secs));
     ticks() - before
-}
-
-fn chromium() -> Option<std::path::PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join("chromium")).find(|p| p.is_file())
 }
 
 fn row(label: &str, size: &str, v: &[Duration]) {

@@ -1,25 +1,12 @@
 //! `booger eval` on real git repositories with scripted histories: which commits become
 //! queries and what their gold is, a shallow clone, an empty history.
 
-use booger_tests::{Env, describe, git};
+use booger_tests::{Env, commit_all as commit, describe, git, write};
 use serde_json::{Value, json};
 
-fn commit(repo: &std::path::Path, subject: &str) {
-    git(repo, &["add", "-A"]);
-    git(repo, &["commit", "-q", "--allow-empty", "-m", subject]);
-}
-
-fn write(repo: &std::path::Path, path: &str, text: &str) {
-    let p = repo.join(path);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
-
-/// The `eval` answer's data for `repo` (waiting for its result), with the mined queries.
+/// The `eval` answer's data for `repo` (the CLI waits for its result), with the mined queries.
 fn eval(env: &Env, repo: &std::path::Path) -> Value {
-    let out = env.run(&["eval", "--project", repo.to_str().unwrap(), "--details", "--json"]);
-    assert!(out.status.success(), "{}", describe(&out));
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", describe(&out)))
+    env.json(&["eval", "--project", repo.to_str().unwrap(), "--details"])
 }
 
 #[test]
@@ -36,7 +23,7 @@ fn the_miner_keeps_descriptive_commits_of_a_few_source_files() {
     commit(&repo, "Document the retry behaviour in detail");
     // A sweep of five source files.
     for i in 0..5 {
-        write(&repo, &format!("sweep/s{i}.py"), &format!("def s{i}():\n    return {i}\n"));
+        write(&repo, &format!("sweep/s{i}.py"), format!("def s{i}():\n    return {i}\n"));
     }
     commit(&repo, "Add the sweep modules all at once");
     // A rename and a deletion.
@@ -104,7 +91,7 @@ fn a_shallow_clone_and_an_empty_history_say_what_they_have() {
     let origin = env.project("origin");
     git(&origin, &["init", "-q"]);
     for i in 0..6 {
-        write(&origin, &format!("m{i}.py"), &format!("def feature_{i}():\n    return {i}\n"));
+        write(&origin, &format!("m{i}.py"), format!("def feature_{i}():\n    return {i}\n"));
         commit(&origin, &format!("Add feature number {i} to the module"));
     }
     let clone = env.project("shallow");

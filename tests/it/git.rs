@@ -4,14 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use booger_tests::{Env, git};
+use booger_tests::{Env, commit_all, git, write};
 use serde_json::{Value, json};
-
-fn write(root: &Path, rel: &str, body: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, body).unwrap();
-}
 
 /// A registered project that is a git repository with one commit on `main` holding `files`.
 fn repo(env: &Env, name: &str, files: &[(&str, &str)]) -> PathBuf {
@@ -29,11 +23,6 @@ fn repo(env: &Env, name: &str, files: &[(&str, &str)]) -> PathBuf {
 fn register(env: &Env, root: &Path) {
     let out = env.run(&["projects", "add", root.to_str().unwrap()]);
     assert!(out.status.success(), "{}", booger_tests::describe(&out));
-}
-
-fn commit_all(root: &Path, message: &str) {
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-q", "-m", message]);
 }
 
 /// Calls `tool` as a session in `root`: (text, data), asserting it succeeded.
@@ -157,7 +146,7 @@ fn duplicate_names_stay_distinct() {
     let py = "def f():\n    return 1\n\ndef f():\n    return 2\n";
     let root = repo(&env, "dups", &[("src/lib.rs", base), ("dup.py", py)]);
     git(&root, &["checkout", "-q", "-b", "feature"]);
-    write(&root, "src/lib.rs", &base.replace("        B\n", "        let b = B;\n        b\n"));
+    write(&root, "src/lib.rs", base.replace("        B\n", "        let b = B;\n        b\n"));
     write(&root, "dup.py", "def f():\n    return 1\n\ndef f():\n    return 3\n\ndef f():\n    return 4\n");
     commit_all(&root, "feature");
 
@@ -183,7 +172,7 @@ fn renames_deletions_and_binary_files() {
     );
     git(&root, &["checkout", "-q", "-b", "feature"]);
     git(&root, &["mv", "old_name.py", "new_name.py"]);
-    write(&root, "new_name.py", &body.replace("return 4", "return 44"));
+    write(&root, "new_name.py", body.replace("return 4", "return 44"));
     git(&root, &["rm", "-q", "doomed.go"]);
     let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
     png.extend((0..2000u32).map(|i| (i * 7 % 251) as u8));
@@ -251,7 +240,7 @@ fn draft_commit_and_changelog() {
     git(&root, &["tag", "v1.0"]);
     // Many symbols: the subject still fits in 72 characters, the body lists them all.
     let many: String = (0..40).map(|i| format!("pub fn boost_{i}(x: f64) -> f64 {{\n    x * {i}.0\n}}\n\n")).collect();
-    write(&root, "src/search/rank.rs", &format!("pub fn score() -> f64 {{\n    2.0\n}}\n\n{many}"));
+    write(&root, "src/search/rank.rs", format!("pub fn score() -> f64 {{\n    2.0\n}}\n\n{many}"));
     write(&root, "src/search/query.rs", "pub fn parse(q: &str) -> Vec<String> {\n    vec![q.to_owned()]\n}\n");
     commit_all(&root, "search work");
     git(&root, &["tag", "v1.1"]);
@@ -295,7 +284,7 @@ fn focusing_the_changed_files_puts_them_first_in_search() {
     let out = env.run(&["index", root.to_str().unwrap()]);
     assert!(out.status.success());
     git(&root, &["checkout", "-q", "-b", "feature"]);
-    write(&root, "views/zz_changed.py", &format!("{}\n# touched\n", handler("changed")));
+    write(&root, "views/zz_changed.py", format!("{}\n# touched\n", handler("changed")));
     commit_all(&root, "touch");
 
     let first = |env: &Env| {

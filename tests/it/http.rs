@@ -295,15 +295,8 @@ fn the_reindex_button_starts_a_run() {
 /// screenshot is left in the target directory (`status-page.png`) for a person to look at.
 #[test]
 fn the_status_page_in_a_browser_follows_the_files_live() {
-    let Some(chromium) = chromium() else {
-        assert!(
-            std::env::var("BOOGER_REQUIRE_CHROMIUM").is_err(),
-            "chromium is missing (Debian package chromium) and BOOGER_REQUIRE_CHROMIUM is set"
-        );
-        booger_tests::skipped(
-            "status page in a browser",
-            "no chromium; install it with `sudo apt-get install -y chromium` (see README)",
-        );
+    let Some(chromium) = booger_tests::chromium() else {
+        booger_tests::missing_optional("the status page in a browser", "chromium", "BOOGER_REQUIRE_CHROMIUM");
         return;
     };
     let env = Env::new();
@@ -333,13 +326,4 @@ fn the_status_page_in_a_browser_follows_the_files_live() {
     assert_eq!(v["live"], "live", "{v}");
     assert_eq!(v["errors"], json!([]), "the page's console: {v}");
     assert!(std::fs::metadata(&shot).unwrap().len() > 10_000, "a screenshot");
-}
-
-/// Chromium: BOOGER_CHROMIUM, else `chromium` or `chromium-browser` on the PATH.
-fn chromium() -> Option<std::path::PathBuf> {
-    if let Some(p) = std::env::var_os("BOOGER_CHROMIUM") {
-        return Some(p.into());
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).flat_map(|d| [d.join("chromium"), d.join("chromium-browser")]).find(|p| p.is_file())
 }

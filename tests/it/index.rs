@@ -4,14 +4,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use booger_tests::{Env, describe, stderr, stdout};
+use booger_tests::{Env, describe, stderr, stdout, write};
 use serde_json::Value;
-
-fn write(root: &Path, rel: &str, body: impl AsRef<[u8]>) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, body).unwrap();
-}
 
 /// A small project in several languages.
 fn sample(root: &Path) {

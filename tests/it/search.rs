@@ -3,14 +3,8 @@
 
 use std::path::Path;
 
-use booger_tests::Env;
+use booger_tests::{Env, write};
 use serde_json::{Value, json};
-
-fn write(root: &Path, rel: &str, body: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, body).unwrap();
-}
 
 /// A small multi-language project with definitions, calls, imports and tests.
 fn project(env: &Env, name: &str) -> std::path::PathBuf {
@@ -159,7 +153,7 @@ fn a_cut_answer_continues_exactly_where_it_stopped() {
     let _d = env.start_daemon();
     let root = project(&env, "budget");
     let body: String = (0..300).map(|i| format!("    value_{i} = compute_total({i})\n")).collect();
-    write(&root, "big.py", &format!("def compute_total(x):\n    return x\n\ndef giant():\n{body}"));
+    write(&root, "big.py", format!("def compute_total(x):\n    return x\n\ndef giant():\n{body}"));
     env.run(&["index", root.to_str().unwrap()]);
     let args = |cursor: Option<&str>| {
         let mut a = json!({ "query": "compute_total", "max_lines": 1000, "head_limit": 5, "max_tokens": 300 });

@@ -5,14 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use booger_tests::{Env, TIMEOUT};
+use booger_tests::{Env, TIMEOUT, write};
 use serde_json::{Value, json};
-
-fn write(root: &Path, rel: &str, body: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, body).unwrap();
-}
 
 const FILES: &[(&str, &str)] = &[
     (

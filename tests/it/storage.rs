@@ -7,14 +7,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use booger_tests::{Env, describe, stdout};
+use booger_tests::{Env, describe, stdout, write};
 use serde_json::{Value, json};
-
-fn write(root: &Path, rel: &str, body: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, body).unwrap();
-}
 
 fn sample(root: &Path) {
     write(root, "src/lib.rs", "/// Parses.\npub fn parse_config(s: &str) -> u32 { s.len() as u32 }\n");
@@ -40,7 +34,7 @@ fn big_project(env: &Env) -> std::path::PathBuf {
     let root = env.project("big");
     let body: String = (0..30).map(|k| format!("def g_{k}(x):\n    return x * {k}\n\n")).collect();
     for i in 0..12_000 {
-        write(&root, &format!("m{}/f{i}.py", i % 60), &format!("def f_{i}(x):\n    return x\n\n{body}"));
+        write(&root, &format!("m{}/f{i}.py", i % 60), format!("def f_{i}(x):\n    return x\n\n{body}"));
     }
     root
 }
@@ -179,7 +173,7 @@ fn idle_projects_give_their_memory_back_and_answer_again() {
     let env = Env::new();
     let root = env.project("idle");
     for i in 0..200 {
-        write(&root, &format!("m{i}.py"), &format!("def handler_{i}(request):\n    return request.body + {i}\n"));
+        write(&root, &format!("m{i}.py"), format!("def handler_{i}(request):\n    return request.body + {i}\n"));
     }
     let _d = env.start_daemon_with(&["--no-watch", "--idle-release-secs", "2"]);
     env.json(&["index", root.to_str().unwrap()]);
@@ -202,7 +196,7 @@ fn threads_do_not_grow_with_projects() {
     let threads = |env: &Env| env.json(&["status"])["memory"]["threads"].as_u64().unwrap();
     for i in 0..30 {
         let root = env.project(&format!("p{i}"));
-        write(&root, "main.py", &format!("def f{i}():\n    return {i}\n"));
+        write(&root, "main.py", format!("def f{i}():\n    return {i}\n"));
         env.json(&["projects", "add", root.to_str().unwrap()]);
     }
     for i in 0..30 {
@@ -263,7 +257,7 @@ fn a_damaged_index_is_set_aside_and_rebuilt_keeping_the_notes() {
     let root = env.project("damaged");
     sample(&root);
     for i in 0..200 {
-        write(&root, &format!("pad/m{i}.py"), &format!("def pad_{i}(x):\n    return x + {i}\n"));
+        write(&root, &format!("pad/m{i}.py"), format!("def pad_{i}(x):\n    return x + {i}\n"));
     }
     let dir = env.index_dir(&root);
     let db = dir.join("index.db");
@@ -444,7 +438,7 @@ fn a_full_disk_is_a_clear_error_and_the_next_run_recovers() {
         write(
             &root,
             &format!("f{i}.py"),
-            &format!("def fn_{i}(x):\n    \"\"\"doc {i} words words\"\"\"\n    return x * {i}\n"),
+            format!("def fn_{i}(x):\n    \"\"\"doc {i} words words\"\"\"\n    return x * {i}\n"),
         );
     }
     std::fs::write(disk.join("filler"), vec![7u8; 7_000_000]).unwrap();

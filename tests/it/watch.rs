@@ -7,14 +7,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use booger_tests::Env;
+use booger_tests::{Env, write};
 use serde_json::{Value, json};
-
-fn write(root: &Path, rel: &str, body: impl AsRef<[u8]>) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, body).unwrap();
-}
 
 /// A registered, indexed project with a few files.
 fn project(env: &Env, name: &str) -> std::path::PathBuf {

@@ -447,6 +447,19 @@ pub fn copy_tree(src: &Path, dst: &Path, exts: &[&str], skip: &[&str]) {
     }
 }
 
+/// Writes `body` to `rel` under `root`, making its folders.
+pub fn write(root: &Path, rel: &str, body: impl AsRef<[u8]>) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().expect("a file under the root")).expect("make its folders");
+    std::fs::write(p, body).expect("write the file");
+}
+
+/// Commits everything in the repository at `root`.
+pub fn commit_all(root: &Path, message: &str) {
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", message]);
+}
+
 /// Runs `git args…` in `dir` with a fixed identity, independent of the user's config; panics
 /// on failure. Returns standard output.
 pub fn git(dir: &Path, args: &[&str]) -> String {
@@ -539,6 +552,27 @@ pub fn proc_status_kb(pid: u32, key: &str) -> u64 {
 }
 
 /// stdout and stderr of a finished command, for assertion messages.
+/// Chromium for the browser checks: BOOGER_CHROMIUM, else `chromium` or `chromium-browser`
+/// on the PATH.
+pub fn chromium() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("BOOGER_CHROMIUM") {
+        return Some(p.into());
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).flat_map(|d| [d.join("chromium"), d.join("chromium-browser")]).find(|p| p.is_file())
+}
+
+/// A check needs a program from one of Debian's packages that is not installed: fails when
+/// `require` (an environment variable CI sets after installing it) is set, and otherwise says
+/// on the terminal that the check was skipped and how to install the package.
+pub fn missing_optional(check: &str, package: &str, require: &str) {
+    assert!(std::env::var(require).is_err(), "{check}: Debian's package `{package}` is missing and {require} is set");
+    skipped(
+        check,
+        &format!("install Debian's package `{package}` (README: the optional step beside the test command)"),
+    );
+}
+
 /// Says on the terminal that a check was skipped and why. Written to stderr directly: the test
 /// harness captures `eprintln!` of a passing test, and a skip must not pass unseen.
 pub fn skipped(check: &str, why: &str) {

@@ -133,7 +133,7 @@ fn project(daemon: &Daemon, h: &std::sync::Arc<ProjectHandle>) -> Value {
 pub fn fingerprint(daemon: &Daemon) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     let m = crate::metrics::get();
-    m.latency_quantile(1.0).0.hash(&mut h);
+    m.calls().hash(&mut h);
     m.connections_open.load(Ordering::Relaxed).hash(&mut h);
     m.mcp_sessions_open.load(Ordering::Relaxed).hash(&mut h);
     let registered = daemon.registry.read().expect("registry lock").projects().to_vec();

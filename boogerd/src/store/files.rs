@@ -406,12 +406,11 @@ mod tests {
     /// consistent.
     #[test]
     fn full_text_rows_follow_their_chunks() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("p");
-        std::fs::create_dir(&root).unwrap();
-        std::fs::write(root.join("a.py"), "def alpha_one():\n    pass\n").unwrap();
-        std::fs::write(root.join("b.py"), "def beta_two():\n    fooBarBaz = 1\n").unwrap();
-        let store = Store::open(&dir.path().join("index"), &root).unwrap();
+        let (_dir, root, index) = crate::store::testing::project(&[
+            ("a.py", "def alpha_one():\n    pass\n"),
+            ("b.py", "def beta_two():\n    fooBarBaz = 1\n"),
+        ]);
+        let store = Store::open(&index, &root).unwrap();
         let progress = Progress::default();
         let index = |full| run(&root, &store, Options { full, ..Options::default() }, &progress).unwrap();
         let count = |q: &str| store.fts_count(q).unwrap();

@@ -15,6 +15,8 @@ pub mod recover;
 mod schema;
 pub mod search;
 mod tally;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod vectors;
 pub mod words;
 

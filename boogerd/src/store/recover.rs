@@ -131,9 +131,7 @@ mod tests {
 
     #[test]
     fn notes_outlive_a_replaced_index_and_a_damaged_notes_file_gives_up_what_it_can() {
-        let dir = tempfile::tempdir().unwrap();
-        let (root, index) = (dir.path().join("p"), dir.path().join("i"));
-        std::fs::create_dir_all(&root).unwrap();
+        let (_dir, root, index) = crate::store::testing::project(&[]);
         let old = Store::open(&index, &root).unwrap();
         old.annotate("src/a.rs", "keep me", Scope::Shared, "2026-11-24T00:00:00Z", None).unwrap();
         old.add_workset("focus", &["src".to_owned()], Scope::Session("s"), "2026-11-24T00:00:00Z").unwrap();
@@ -171,10 +169,8 @@ mod tests {
     /// An index made before the notes had their own file: opening it moves them there.
     #[test]
     fn notes_move_out_of_an_older_index() {
-        let dir = tempfile::tempdir().unwrap();
-        let (root, index) = (dir.path().join("p"), dir.path().join("i"));
+        let (_dir, root, index) = crate::store::testing::project(&[]);
         std::fs::create_dir_all(&index).unwrap();
-        std::fs::create_dir_all(&root).unwrap();
         {
             let c = rusqlite::Connection::open(index.join(DB_FILE)).unwrap();
             for m in &crate::store::schema::MIGRATIONS[..3] {

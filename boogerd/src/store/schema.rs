@@ -198,11 +198,7 @@ mod tests {
     /// not pass for current.
     #[test]
     fn a_database_made_anew_counts_past_its_predecessor() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("p");
-        std::fs::create_dir(&root).unwrap();
-        std::fs::write(root.join("a.rs"), "fn alpha() {}\n").unwrap();
-        let index = dir.path().join("index");
+        let (_dir, root, index) = crate::store::testing::project(&[("a.rs", "fn alpha() {}\n")]);
         let old = {
             let store = Store::open(&index, &root).unwrap();
             run(&root, &store, Options::default(), &Progress::default()).unwrap();
@@ -218,11 +214,7 @@ mod tests {
     /// consistent) and moves the generation on; the next run indexes it afresh.
     #[test]
     fn an_index_made_by_the_old_chunker_is_rebuilt() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("p");
-        std::fs::create_dir(&root).unwrap();
-        std::fs::write(root.join("a.rs"), "impl A {\n    fn alpha() {}\n}\n").unwrap();
-        let index = dir.path().join("index");
+        let (_dir, root, index) = crate::store::testing::project(&[("a.rs", "impl A {\n    fn alpha() {}\n}\n")]);
         let count = |store: &Store, table: &str| -> i64 {
             store.read(|c| c.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))).unwrap()
         };
