@@ -9,6 +9,10 @@
 
 use serde_json::{Value, json};
 
+fn number() -> Value {
+    json!({ "type": "number" })
+}
+
 fn string() -> Value {
     json!({ "type": "string" })
 }
@@ -83,6 +87,12 @@ fn ranked() -> Value {
             "cursor": string_or_null(),
             "reason": string(),
             "index": freshness(),
+            "confidence": { "enum": ["high", "low"] },
+            "confidence_score": number(),
+            "confidence_threshold": number(),
+            "calibrated": { "type": "boolean" },
+            "no_good_match": { "type": "boolean" },
+            "suggestions": { "type": "array" },
         }),
         &["results"],
     )

@@ -31,6 +31,11 @@ pub fn name(name: &str) -> String {
     if shell() { flag(name) } else { name.to_owned() }
 }
 
+/// Calling another tool with one argument: `booger grep PATTERN` or `grep with pattern`.
+pub fn tool(tool: &str, arg: &str) -> String {
+    if shell() { format!("booger {tool} {}", arg.to_uppercase()) } else { format!("{tool} with {arg}") }
+}
+
 /// How to continue a cut answer.
 pub fn continue_with(cursor: &str) -> String {
     if shell() {
@@ -53,6 +58,8 @@ mod tests {
         assert_eq!(arg("offset", 20), "offset=20");
         assert_eq!(for_reader(true, || arg("offset", 20)), "--offset 20");
         assert_eq!(for_reader(true, || name("path_prefix")), "--path-prefix");
+        assert_eq!(for_reader(true, || tool("grep", "pattern")), "booger grep PATTERN");
+        assert_eq!(tool("grep", "pattern"), "grep with pattern");
         assert!(for_reader(true, || continue_with("x1")).contains("--cursor x1"));
         assert_eq!(name("path_prefix"), "path_prefix", "the reader is reset after");
     }

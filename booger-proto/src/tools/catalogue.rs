@@ -96,7 +96,9 @@ pub const SEARCH: ToolSpec = ToolSpec {
               definitions named by the query, code over prose, your focused paths, and annotated targets; notes \
               attached with `annotate` appear as [note] lines. All terms must match, with a fallback to any \
               term. Use --output-mode signatures or files_with_matches to spend few tokens. path_prefix takes a \
-              prefix (src/net) or a glob (src/**/*.rs).",
+              prefix (src/net) or a glob (src/**/*.rs). Each answer carries its confidence: how much of the query \
+              its best results hold; below the project's threshold (calibrated by `eval`) it says \"no good \
+              match\" first, lists a few candidates and what to try instead.",
     params: ranked!(QUERY),
     effect: Effect::ReadOnly,
     mcp_json: false,
@@ -508,15 +510,20 @@ pub const HYBRID_SEARCH: ToolSpec = ToolSpec {
     description: "search and semantic-search fused into one ranking: for questions that mix names and behaviour. \
                   Same options as search.",
     details: "Run `search` (words and identifiers) and `semantic-search` (meaning) and fuse the two rankings: \
-              Reciprocal Rank Fusion by default (k = 60; the semantic list weighs semantic_weight = 0.3 against \
-              the lexical one's 1), or fusion=alpha to blend scores normalised to [0, 1] (alpha is the lexical \
+              Reciprocal Rank Fusion by default (k = 60; the semantic list weighs semantic_weight against the \
+              lexical one's 1: the weight `eval` calibrated on the project's history, else 0.3; files are fused \
+              as files), or fusion=alpha to blend scores normalised to [0, 1] (alpha is the lexical \
               share, default 0.7). Same filters, output modes and budget as `search`; without vectors it answers \
               lexically and says so.",
     params: ranked!(
         required("query", Kind::String, "Words, identifiers or a question."),
         param("fusion", Kind::Enum(&["rrf", "alpha"]), "Default: rrf."),
         param("k", Kind::Integer { min: 1, max: 1_000 }, "RRF constant. Default: 60."),
-        param("semantic_weight", Kind::Number { min: 0.0, max: 10.0 }, "RRF weight of meaning. Default: 0.3."),
+        param(
+            "semantic_weight",
+            Kind::Number { min: 0.0, max: 10.0 },
+            "RRF weight of meaning. Default: calibrated, else 0.3."
+        ),
         param("alpha", Kind::Number { min: 0.0, max: 1.0 }, "fusion=alpha: lexical share. Default: 0.7."),
     ),
     effect: Effect::ReadOnly,
@@ -542,16 +549,20 @@ pub const EVAL: ToolSpec = ToolSpec {
     title: "Search quality from history",
     summary: "Measure search quality on the project's own git history",
     description: "How well search finds what the project's own commits changed: R@1, R@10, MRR@10, Fn@10 per \
-                  method, beside a grep ranking. Runs in the background; call again for the result.",
+                  method, beside a grep ranking; calibrates search's confidence and hybrid's weight. Runs in the \
+                  background; call again for the result.",
     details: "Mines the project's history: non-merge commits that change 1-3 source files and have a \
               descriptive subject; their files that still exist are the gold, and the functions they changed, \
               found again at HEAD, are the gold functions. Each subject is searched with search, semantic-search \
               and hybrid-search against the current index; the answer gives R@1, R@10, MRR@10 (files) and Fn@10 \
               (a result overlaps a changed function) per method, overall and by language, with latency, beside \
-              a grep ranking (files by how many of the query's words they contain). It runs on a background \
-              thread at low priority and is kept per index generation; a call while it runs says how far it got.",
+              a grep ranking (files by how many of the query's words they contain). The older half of the \
+              queries calibrates the project's \"no good match\" threshold and hybrid search's semantic weight, \
+              and the newer half validates them. It runs on a background thread at low priority and is kept per \
+              index generation; a call while it runs says how far it got.",
     params: &[
-        param("commits", Kind::Integer { min: 10, max: 20_000 }, "Recent commits to look at. Default: 1000."),
+        param("commits", Kind::Integer { min: 10, max: 20_000 }, "Most recent commits to read. Default: 2000."),
+        param("queries", Kind::Integer { min: 10, max: 5_000 }, "Stop once this many queries are found. Default: 150."),
         param("details", Kind::Boolean, "List every mined query with its gold. Default: false."),
         PROJECT,
     ],

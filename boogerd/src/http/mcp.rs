@@ -170,8 +170,13 @@ async fn initialize(s: &Shared, options: Options, message: Value, text: &str) ->
     };
     let id = super::guard::new_token();
     let project = options.project.map(std::path::PathBuf::from);
-    let connection =
-        Connection::new(|_| Session { id: format!("http-{}", &id[..16]), project, register: false, shell: false });
+    let connection = Connection::new(|_| Session {
+        id: format!("http-{}", &id[..16]),
+        project,
+        register: false,
+        shell: false,
+        measuring: false,
+    });
     *connection.tools.lock().expect("tools lock") = profile;
     let methods = rpc::with_connection(s.methods.clone(), connection);
     let Some(reply) = rpc::answer(message, text, &methods).await else {

@@ -48,3 +48,26 @@ pub fn by_file(hits: &[Hit]) -> Vec<FileHit<'_>> {
     files.sort_by(|a, b| b.score.total_cmp(&a.score));
     files
 }
+
+/// Two file rankings as one, by Reciprocal Rank Fusion with constant `k`, the second
+/// counting `weight` times the first: hybrid search's files. A file keeps its chunks from
+/// the first ranking that has it. At weight 0 the order is the first ranking's.
+pub fn fuse<'a>(first: Vec<FileHit<'a>>, second: Vec<FileHit<'a>>, k: f64, weight: f64) -> Vec<FileHit<'a>> {
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut out: Vec<FileHit<'a>> = Vec::new();
+    for (list, w) in [(first, 1.0), (second, weight)] {
+        for (rank, mut f) in list.into_iter().enumerate() {
+            let add = w / (k + rank as f64 + 1.0);
+            match index.get(f.path) {
+                Some(&i) => out[i].score += add,
+                None => {
+                    index.insert(f.path, out.len());
+                    f.score = add;
+                    out.push(f);
+                }
+            }
+        }
+    }
+    out.sort_by(|a, b| b.score.total_cmp(&a.score));
+    out
+}

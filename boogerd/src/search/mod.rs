@@ -17,6 +17,7 @@
 //! all of them (the seeds' -4 for oversized chunks paid for tokens no answer spends now).
 //! `files` ranks files from these chunks for `files_with_matches`.
 
+pub mod confidence;
 pub mod files;
 pub mod format;
 pub mod grams;
@@ -68,14 +69,7 @@ pub fn search(
     // The warm index answers unless the query quotes an exact phrase (that needs FTS5's
     // positions); words joined by punctuation count as their separate tokens there.
     if let Some(p) = warm.filter(|_| !text.contains('"') && postings::Postings::supports(filters)) {
-        let mut tokens: Vec<String> = Vec::new();
-        for w in &query.words {
-            for t in postings::tokens(w) {
-                if !tokens.contains(&t) {
-                    tokens.push(t);
-                }
-            }
-        }
+        let tokens = query.tokens();
         for (c, all_terms) in
             store.cached_rank(&tokens, filters, p.content_generation, || p.rank(&tokens, filters, WARM_CANDIDATES))
         {

@@ -71,6 +71,16 @@ pub struct Postings {
 /// is read), and whether it matched every term.
 pub type Ranked = (crate::store::search::Candidate, bool);
 
+/// One word of a query, as [`Postings::coverage`] finds it.
+#[derive(Debug, Clone, Copy)]
+pub struct Coverage {
+    /// Chunks holding it.
+    pub chunks: usize,
+    pub idf: f64,
+    /// Bit `i`: the `i`th chunk asked about holds it.
+    pub held: u64,
+}
+
 /// Score and term-count slots, one per chunk of the largest project ranked (17 MB at two
 /// million chunks). Kept between queries in a pool, not per thread: queries run on whichever
 /// blocking thread is free, and one buffer per thread grew the daemon by that much per
@@ -347,6 +357,41 @@ impl Postings {
             pool.push(scratch);
         }
         out
+    }
+
+    /// For each of `words` (stemmed as `rank` stems them): how many chunks hold it, its
+    /// inverse document frequency (as bm25 weighs it; a word in no chunk weighs most), and
+    /// which of the chunks `ids` (the first 64) hold it.
+    pub fn coverage(&self, words: &[String], ids: &[i64]) -> Vec<Coverage> {
+        let stemmer = Stemmer::create(Algorithm::English);
+        let live = f64::from(self.live) + f64::from(self.recent.docs);
+        let any_deleted = self.live < self.base.docs + self.delta.docs;
+        words
+            .iter()
+            .map(|w| {
+                let stem = stemmer.stem(&w.to_lowercase()).into_owned();
+                let (mut hits, mut held) = (0usize, 0u64);
+                for (seg, offset) in self.parts() {
+                    for (d, _) in seg.postings(&stem) {
+                        if any_deleted && self.is_deleted(offset + d) {
+                            continue;
+                        }
+                        hits += 1;
+                        let id = seg.doc_id(d);
+                        if let Some(i) = ids.iter().take(64).position(|x| *x == id) {
+                            held |= 1 << i;
+                        }
+                    }
+                }
+                let idf = ((live - hits as f64 + 0.5) / (hits as f64 + 0.5)).ln().max(1e-6);
+                Coverage { chunks: hits, idf, held }
+            })
+            .collect()
+    }
+
+    /// The chunks it ranks.
+    pub fn chunks(&self) -> usize {
+        self.live as usize + self.recent.docs as usize
     }
 
     /// Which part a slot is in, and its chunk number there.

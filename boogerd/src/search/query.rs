@@ -286,6 +286,20 @@ impl Query {
         self.terms.is_empty()
     }
 
+    /// The words as the ranking index splits them (`parse_config` is `parse` and `config`),
+    /// each once.
+    pub fn tokens(&self) -> Vec<String> {
+        let mut tokens: Vec<String> = Vec::new();
+        for w in &self.words {
+            for t in super::postings::tokens(w) {
+                if !tokens.contains(&t) {
+                    tokens.push(t);
+                }
+            }
+        }
+        tokens
+    }
+
     pub fn and(&self) -> String {
         self.terms.join(" AND ")
     }

@@ -72,6 +72,8 @@ pub struct Store {
     problems: Mutex<Option<(u64, files::Problems)>>,
     /// A query found the database (or the notes) damaged: what SQLite said.
     damage: Mutex<Option<String>>,
+    /// `meta` values read on every query (a project's calibration), until `set_meta`.
+    meta_cache: Mutex<std::collections::HashMap<String, Option<std::sync::Arc<str>>>>,
 }
 
 /// Where a database with no content yet starts counting its content generations: the
@@ -146,6 +148,7 @@ impl Store {
             tally: Mutex::default(),
             problems: Mutex::default(),
             damage: Mutex::default(),
+            meta_cache: Mutex::default(),
         })
     }
 
@@ -257,7 +260,24 @@ impl Store {
         })
     }
 
+    /// `meta(key)`, read once and kept until `set_meta` changes it.
+    pub fn cached_meta(&self, key: &str) -> Result<Option<std::sync::Arc<str>>> {
+        // Read under the lock (once per key), so `set_meta` cannot slip in between.
+        let mut cache = self.meta_cache.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(v) = cache.get(key) {
+            return Ok(v.clone());
+        }
+        let v: Option<std::sync::Arc<str>> = self.meta(key)?.map(Into::into);
+        cache.insert(key.to_owned(), v.clone());
+        Ok(v)
+    }
+
     pub fn set_meta(&self, pairs: &[(&str, &str)]) -> Result<()> {
+        // Held over the write: a reader cannot put the old value back in between.
+        let mut cache = self.meta_cache.lock().unwrap_or_else(|p| p.into_inner());
+        for (k, _) in pairs {
+            cache.remove(*k);
+        }
         self.write(|c| {
             let tx = c.transaction()?;
             for (k, v) in pairs {

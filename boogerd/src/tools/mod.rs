@@ -50,12 +50,15 @@ pub struct Session {
     pub register: bool,
     /// A person at a shell asks (`booger <tool>`): hints name flags, not arguments.
     pub shell: bool,
+    /// `eval` asks, to measure the ranking: answers keep all their results whatever their
+    /// confidence (the threshold is measured on its own).
+    pub measuring: bool,
 }
 
 impl Session {
     /// A connection that has not said hello yet (a raw MCP client on the socket).
     pub fn anonymous(connection: u64) -> Self {
-        Self { id: format!("connection-{connection}"), project: None, register: false, shell: false }
+        Self { id: format!("connection-{connection}"), project: None, register: false, shell: false, measuring: false }
     }
 }
 

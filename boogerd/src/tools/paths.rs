@@ -168,7 +168,7 @@ mod tests {
     use super::*;
 
     fn session(cwd: &Path) -> Session {
-        Session { id: "t".into(), project: Some(cwd.to_owned()), register: false, shell: true }
+        Session { id: "t".into(), project: Some(cwd.to_owned()), register: false, shell: true, measuring: false }
     }
 
     #[test]

@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use super::{Session, explain_empty, filters, project_store, scope, volatile};
 use crate::Daemon;
+use crate::search::confidence::{self, Calibration, Confidence};
 use crate::search::format::{self, Mode};
 
 /// What every ranked search starts from: the query, the project and its index, the page
@@ -15,6 +16,8 @@ pub(super) struct Request<'a> {
     pub store: std::sync::Arc<crate::store::Store>,
     pub page: format::Page,
     pub filters: crate::store::search::Filters,
+    /// Keep every result whatever the confidence (`eval` measuring the ranking).
+    pub uncut: bool,
 }
 
 impl<'a> Request<'a> {
@@ -22,63 +25,135 @@ impl<'a> Request<'a> {
         let query = args.get("query").and_then(Value::as_str).unwrap_or_default();
         let (project, store) = project_store(daemon, session, args)?;
         let page = super::page(args, 10, 40)?;
-        Ok(Self { query, project, store, page, filters: filters(args) })
+        Ok(Self { query, project, store, page, filters: filters(args), uncut: session.measuring })
     }
 }
 
 pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
-    let Request { query, project, store, page, filters } = match Request::open(daemon, session, args) {
+    let request = match Request::open(daemon, session, args) {
         Ok(r) => r,
         Err(reply) => return reply,
     };
-    let ctx = volatile(&store, scope(session, args));
-    let warm = daemon.projects.get(&project.root).warm(&store);
-    let hits = match crate::search::search(&store, warm.as_deref(), query, &filters, &ctx, page.reach()) {
-        Ok(h) => h,
-        Err(e) => return ToolReply::error(format!("search: {e}")),
-    };
-    respond(&project, &store, args, &filters, &hits, page, query, "")
+    let ctx = volatile(&request.store, scope(session, args));
+    let warm = daemon.projects.get(&request.project.root).warm(&request.store);
+    let reach = request.page.reach();
+    let hits =
+        match crate::search::search(&request.store, warm.as_deref(), request.query, &request.filters, &ctx, reach) {
+            Ok(h) => h,
+            Err(e) => return ToolReply::error(format!("search: {e}")),
+        };
+    request.respond(args, &hits, None, "", warm.as_deref())
 }
 
-/// The answer for ranked `hits` in the caller's output mode and budget; `note` (why the
-/// ranking is what it is) goes first when not empty.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn respond(
-    project: &crate::registry::Project,
-    store: &crate::store::Store,
-    args: &Value,
-    filters: &crate::store::search::Filters,
-    hits: &[crate::search::Hit],
-    page: format::Page,
-    query: &str,
-    note: &str,
-) -> ToolReply {
-    let mode = Mode::parse(args.get("output_mode").and_then(Value::as_str), Mode::Content);
-    if hits.is_empty() {
-        let why =
-            explain_empty(project, store, filters, &format!("No matches for {shown}.", shown = super::quoted(query)));
-        let text = if note.is_empty() { why.clone() } else { format!("{note}\n{why}") };
-        return ToolReply::ok(text, json!({ "results": [], "total": 0, "reason": why }));
-    }
-    let header = if note.is_empty() { String::new() } else { format!("{note}\n") };
-    if mode == Mode::FilesWithMatches {
-        let files = crate::search::files::by_file(hits);
-        let r = format::render_files(&files, page, &header);
-        let mut data =
-            json!({ "project": project.name, "total": files.len(), "results": r.results, "cursor": r.cursor });
+/// How many candidates an answer with no good match shows.
+const CLOSEST: usize = 5;
+
+impl Request<'_> {
+    /// The answer for ranked `hits` (or, in files mode, `files` when given: hybrid search
+    /// fuses file rankings) in the caller's output mode and budget. `note` (why the ranking
+    /// is what it is) goes first when not empty. With the ranking index (`warm`), the answer
+    /// carries its confidence, and a first page below the project's threshold says "no good
+    /// match", shows the few closest candidates briefly and what to try instead.
+    pub fn respond(
+        &self,
+        args: &Value,
+        hits: &[crate::search::Hit],
+        files: Option<Vec<crate::search::files::FileHit<'_>>>,
+        note: &str,
+        warm: Option<&crate::search::postings::Postings>,
+    ) -> ToolReply {
+        let Self { query, project, store, page, filters, uncut } = self;
+        let mode = Mode::parse(args.get("output_mode").and_then(Value::as_str), Mode::Content);
+        if hits.is_empty() && files.as_ref().is_none_or(Vec::is_empty) {
+            let why = explain_empty(
+                project,
+                store,
+                filters,
+                &format!("No matches for {shown}.", shown = super::quoted(query)),
+            );
+            let text = if note.is_empty() { why.clone() } else { format!("{note}\n{why}") };
+            let mut data = json!({ "results": [], "total": 0, "reason": why });
+            if warm.is_some() {
+                let calibration = Calibration::of(store);
+                data["confidence"] = json!("low");
+                data["confidence_score"] = json!(0.0);
+                data["confidence_threshold"] = json!(calibration.threshold);
+                data["calibrated"] = json!(calibration.is_calibrated());
+            }
+            return ToolReply::ok(text, data);
+        }
+        let parsed = crate::search::Query::parse(query);
+        let files =
+            (mode == Mode::FilesWithMatches).then(|| files.unwrap_or_else(|| crate::search::files::by_file(hits)));
+        // The first results as the answer shows them: a file by its best chunk.
+        let first: Vec<i64> = match &files {
+            Some(f) => f.iter().take(10).map(|f| f.chunks[0].chunk.id).collect(),
+            None => hits.iter().take(10).map(|h| h.chunk.id).collect(),
+        };
+        let confidence = warm.map(|w| confidence::assess(w, &parsed.tokens(), &first, &Calibration::of(store)));
+        let mut header = if note.is_empty() { String::new() } else { format!("{note}\n") };
+        let mut page = *page;
+        let doubtful = confidence.as_ref().filter(|c| !c.high() && !uncut && page.offset == 0 && page.cursor.is_none());
+        if let Some(c) = doubtful {
+            header.push_str(&no_good_match(query, c));
+            page.head_limit = page.head_limit.min(CLOSEST);
+        }
+        let (r, total) = match &files {
+            Some(files) => (format::render_files(files, page, &header), files.len()),
+            None => {
+                // The closest candidates of a doubtful answer are listed briefly.
+                let mode = if doubtful.is_some() && mode == Mode::Content { Mode::Signatures } else { mode };
+                let (from, _, to) = page.span(hits.len());
+                let ids: Vec<i64> = hits.iter().take(to).skip(from).map(|h| h.chunk.id).collect();
+                let contents =
+                    if mode == Mode::Content { store.contents(&ids).unwrap_or_default() } else { Default::default() };
+                (format::render(hits, &contents, &parsed.words, mode, page, &header), hits.len())
+            }
+        };
+        let mut text = r.text;
+        let mut data = json!({ "project": project.name, "total": total, "results": r.results, "cursor": r.cursor });
         if !note.is_empty() {
             data["note"] = json!(note);
         }
-        return ToolReply::ok(r.text, data);
+        if let Some(c) = &confidence {
+            for (k, v) in c.json().as_object().into_iter().flatten() {
+                data[k] = v.clone();
+            }
+        }
+        if let Some(c) = doubtful {
+            let tries = suggestions();
+            text.push_str(&format!("\ntry {}", tries.join("; or ")));
+            data["no_good_match"] = json!(true);
+            data["suggestions"] = json!(tries);
+        }
+        ToolReply::ok(text, data)
     }
-    let (from, _, to) = page.span(hits.len());
-    let ids: Vec<i64> = hits.iter().take(to).skip(from).map(|h| h.chunk.id).collect();
-    let contents = if mode == Mode::Content { store.contents(&ids).unwrap_or_default() } else { Default::default() };
-    let words = crate::search::Query::parse(query).words;
-    let r = format::render(hits, &contents, &words, mode, page, &header);
-    let mut data = json!({ "project": project.name, "total": hits.len(), "results": r.results, "cursor": r.cursor });
-    if !note.is_empty() {
-        data["note"] = json!(note);
-    }
-    ToolReply::ok(r.text, data)
+}
+
+/// The first line of an answer with no good match.
+fn no_good_match(query: &str, c: &Confidence) -> String {
+    let unknown = if c.unknown.is_empty() {
+        String::new()
+    } else {
+        let words: Vec<String> = c.unknown.iter().take(5).map(|w| format!("\"{w}\"")).collect();
+        format!("; no file here has {}", words.join(", "))
+    };
+    format!(
+        "no good match for {}: the closest result holds {} of the query's {} word(s) (confidence {:.2}, below {:.2}{}){unknown}\n",
+        super::quoted(query),
+        c.held,
+        c.words,
+        c.score,
+        c.threshold,
+        if c.calibrated { ", calibrated on this project's history" } else { "" },
+    )
+}
+
+/// What to try when nothing matched well.
+fn suggestions() -> Vec<String> {
+    vec![
+        "other words for what the code does (names, terms the code itself would use)".to_owned(),
+        format!("{} for an exact name or string", crate::hints::tool("grep", "pattern")),
+        format!("a path filter ({}) to search one part of the project", crate::hints::name("path_prefix")),
+    ]
 }

@@ -4,11 +4,13 @@
 use booger_proto::wire::ToolReply;
 use serde_json::Value;
 
-use super::search::{Request, respond};
+use super::search::Request;
 use super::{Session, scope, volatile};
 use crate::Daemon;
 use crate::embed::Embedding;
 use crate::project::ProjectHandle;
+use crate::search::confidence::Calibration;
+use crate::search::files;
 use crate::search::semantic::{self, Fusion};
 use crate::search::{self as lexical, Hit};
 
@@ -16,31 +18,44 @@ use crate::search::{self as lexical, Hit};
 const FUSED_DEPTH: usize = 50;
 
 pub fn semantic_search(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
-    run(daemon, session, args, None)
+    run(daemon, session, args, false)
 }
 
+/// Hybrid search fuses by RRF with the project's calibrated semantic weight (see
+/// [`crate::search::confidence`]) unless the call names its fusion.
 pub fn hybrid_search(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
-    let fusion = match args.get("fusion").and_then(Value::as_str) {
+    run(daemon, session, args, true)
+}
+
+fn fusion(args: &Value, store: &crate::store::Store) -> Fusion {
+    match args.get("fusion").and_then(Value::as_str) {
         Some("alpha") => Fusion::Alpha { alpha: args.get("alpha").and_then(Value::as_f64).unwrap_or(0.7) },
         _ => Fusion::Rrf {
             k: super::int(args, "k", 60) as f64,
-            semantic_weight: args.get("semantic_weight").and_then(Value::as_f64).unwrap_or(0.3),
+            semantic_weight: args
+                .get("semantic_weight")
+                .and_then(Value::as_f64)
+                .unwrap_or_else(|| Calibration::of(store).semantic_weight),
         },
-    };
-    run(daemon, session, args, Some(fusion))
+    }
 }
 
-fn run(daemon: &Daemon, session: &Session, args: &Value, fusion: Option<Fusion>) -> ToolReply {
-    let tool = if fusion.is_some() { "hybrid-search" } else { "semantic-search" };
-    let Request { query, project, store, page, filters } = match Request::open(daemon, session, args) {
+fn run(daemon: &Daemon, session: &Session, args: &Value, hybrid: bool) -> ToolReply {
+    let tool = if hybrid { "hybrid-search" } else { "semantic-search" };
+    let request = match Request::open(daemon, session, args) {
         Ok(r) => r,
         Err(reply) => return reply,
     };
+    let Request { query, project, store, page, filters, .. } = &request;
+    let fusion = hybrid.then(|| fusion(args, store));
     let handle = daemon.projects.get(&project.root);
+    // The lexical side's confidence: hybrid answers carry it, semantic ones do not (a
+    // concept can match without its words).
+    let warm = handle.warm(store);
+    let judge = if hybrid { warm.as_deref() } else { None };
     let lexical_hits = |need: usize| -> Result<Vec<Hit>, ToolReply> {
-        let ctx = volatile(&store, scope(session, args));
-        let warm = handle.warm(&store);
-        lexical::search(&store, warm.as_deref(), query, &filters, &ctx, need)
+        let ctx = volatile(store, scope(session, args));
+        lexical::search(store, warm.as_deref(), query, filters, &ctx, need)
             .map_err(|e| ToolReply::error(format!("{tool}: {e}")))
     };
 
@@ -64,12 +79,12 @@ fn run(daemon: &Daemon, session: &Session, args: &Value, fusion: Option<Fusion>)
     let Some((index, query_vector)) = vectors else {
         handle.embed_missing();
         return match lexical_hits(page.reach()) {
-            Ok(hits) => respond(&project, &store, args, &filters, &hits, page, query, &note),
+            Ok(hits) => request.respond(args, &hits, None, &note, warm.as_deref()),
             Err(r) => r,
         };
     };
     let need = if fusion.is_some() { FUSED_DEPTH.max(page.reach()) } else { page.reach() };
-    let mut semantic_hits = match semantic::search(&store, &index, &query_vector, &filters, need) {
+    let mut semantic_hits = match semantic::search(store, &index, &query_vector, filters, need) {
         Ok(h) => h,
         Err(e) => return ToolReply::error(format!("{tool}: {e}")),
     };
@@ -77,6 +92,7 @@ fn run(daemon: &Daemon, session: &Session, args: &Value, fusion: Option<Fusion>)
         // Both lists equally deep: a long semantic tail would add up past lexical hits.
         semantic_hits.truncate(need);
     }
+    let files_mode = args.get("output_mode").and_then(Value::as_str) == Some("files_with_matches");
     let hits = match fusion {
         None if semantic_hits.is_empty() => {
             note = "no word of the query is known to the embedding model, so these are lexical results".to_owned();
@@ -86,17 +102,28 @@ fn run(daemon: &Daemon, session: &Session, args: &Value, fusion: Option<Fusion>)
             }
         }
         None => semantic_hits,
+        // Files are fused as files: each list ranks them as `search` does, so at weight 0
+        // the answer is lexical search's own.
+        Some(Fusion::Rrf { k, semantic_weight }) if files_mode => {
+            // All of the lexical hits, as `search` ranks files from them.
+            let lexical = match lexical_hits(FUSED_DEPTH.max(page.reach())) {
+                Ok(h) => h,
+                Err(r) => return r,
+            };
+            let fused = files::fuse(files::by_file(&lexical), files::by_file(&semantic_hits), k, semantic_weight);
+            return request.respond(args, &lexical, Some(fused), &note, judge);
+        }
         Some(f) => {
             let lexical = match lexical_hits(FUSED_DEPTH.max(page.reach())) {
                 Ok(h) => h.into_iter().take(FUSED_DEPTH.max(page.reach())).collect(),
                 Err(r) => return r,
             };
             let mut fused = semantic::fuse(lexical, semantic_hits, f);
-            complete_metadata(&store, &mut fused);
+            complete_metadata(store, &mut fused);
             fused
         }
     };
-    respond(&project, &store, args, &filters, &hits, page, query, &note)
+    request.respond(args, &hits, None, &note, judge)
 }
 
 /// Lexical hits past the first few carry only what ranking needed; fused ones may come from

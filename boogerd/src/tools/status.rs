@@ -192,6 +192,13 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>) -> (String,
             search["MRR@10"],
         ));
     }
+    let calibration = crate::search::confidence::Calibration::of(&store);
+    if calibration.is_calibrated() {
+        t.push_str(&format!(
+            "  calibrated {}: no good match below {}, hybrid semantic weight {}\n",
+            calibration.at, calibration.threshold, calibration.semantic_weight
+        ));
+    }
     if let Some(r) = &report {
         super::index::list(&mut t, "  ", "skipped", &r.skipped);
     }
@@ -223,6 +230,7 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>) -> (String,
         "problems": problems,
         "recovered": recovered,
         "eval": eval,
+        "calibration": crate::search::confidence::Calibration::of(&store),
     });
     (t, json)
 }

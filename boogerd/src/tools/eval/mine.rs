@@ -2,9 +2,11 @@
 //! the gold, and the functions it changed found again at HEAD.
 //!
 //! A commit makes a query when it is not a merge, changes 1 to [`MAX_FILES`] source files,
-//! has a subject of at least three words that is not a release, version bump, merge or revert,
-//! and at least one of its source files was added or modified (not renamed or deleted) and
-//! still exists at HEAD.
+//! has a subject that describes a change (three words or more; not a release, a version bump, a
+//! merge, a revert, a typo or lint fix, nor one that names a version number), and at least one
+//! of its source files was added or modified (not renamed or deleted) and still exists at HEAD.
+//! Commits are read newest first until enough queries are found: recent commits describe the
+//! code as it is, older ones code that has often moved since.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -72,8 +74,9 @@ pub trait Head {
     fn chunks(&self, path: &str) -> Vec<Chunk>;
 }
 
-/// Mines the last `commits` non-merge commits of the repository `git` runs in.
-pub fn mine(git: &Git, head: &dyn Head, commits: usize) -> Result<Mined, GitError> {
+/// Mines the non-merge commits of the repository `git` runs in, newest first, until `wanted`
+/// queries are found or `commits` commits were read.
+pub fn mine(git: &Git, head: &dyn Head, commits: usize, wanted: usize) -> Result<Mined, GitError> {
     let mut mined = Mined {
         shallow: git.run(&["rev-parse", "--is-shallow-repository"]).is_ok_and(|o| o.starts_with(b"true")),
         ..Mined::default()
@@ -90,6 +93,9 @@ pub fn mine(git: &Git, head: &dyn Head, commits: usize) -> Result<Mined, GitErro
         let n = commits.to_string();
         let log = git.run(&["log", "--no-merges", "-M", "--format=%x1e%H%x1f%s", "--name-status", "-n", &n])?;
         for record in String::from_utf8_lossy(&log).split('\x1e').filter(|r| !r.trim().is_empty()) {
+            if mined.queries.len() >= wanted {
+                break;
+            }
             mined.scanned += 1;
             if record.split('\x1f').next().is_some_and(|c| boundary.contains(c.trim())) {
                 mined.skipped.shallow_boundary += 1;
@@ -147,7 +153,8 @@ pub fn is_source(path: &str) -> bool {
 }
 
 /// The subject without a trailing pull-request number, if it describes a change: three words
-/// or more, and not a release, a version bump, a merge or a revert.
+/// or more, no version number, and no word of routine upkeep (a release, bump, merge, revert,
+/// typo, lint or formatting fix): those say nothing a search could find.
 pub fn descriptive(subject: &str) -> Option<String> {
     let mut s = subject.trim();
     if let Some(open) = s.rfind(" (#")
@@ -160,8 +167,44 @@ pub fn descriptive(subject: &str) -> Option<String> {
         .filter(|w| w.chars().filter(|c| c.is_alphabetic()).count() >= 2)
         .map(str::to_lowercase)
         .collect();
-    let routine = ["merge", "bump", "release", "released", "revert", "version", "wip", "changelog", "prepare"];
-    if words.len() < 3 || routine.contains(&words[0].as_str()) {
+    let opening = ["merge", "bump", "release", "released", "revert", "version", "wip", "prepare"];
+    let anywhere = [
+        "typo",
+        "typos",
+        "spelling",
+        "misspelled",
+        "codespell",
+        "lint",
+        "linter",
+        "linters",
+        "linting",
+        "clippy",
+        "fmt",
+        "formatting",
+        "whitespace",
+        "changelog",
+        "readme",
+        "copyright",
+        "release",
+        "cleanup",
+        "dependabot",
+        "deps",
+        "chore",
+        "revert",
+        "reverts",
+        "reverted",
+    ];
+    let names_a_version = s.split(|c: char| c.is_whitespace() || c == ',').any(|w| {
+        let w = w.trim_start_matches(['v', 'V']);
+        let mut parts = w.split('.');
+        parts.next().is_some_and(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+            && parts.next().is_some_and(|p| p.chars().next().is_some_and(|c| c.is_ascii_digit() || c == 'x'))
+    });
+    if words.len() < 3
+        || names_a_version
+        || opening.contains(&words[0].as_str())
+        || words.iter().any(|w| anywhere.contains(&w.as_str()))
+    {
         return None;
     }
     Some(s.to_owned())
@@ -228,9 +271,20 @@ mod tests {
             Some("Fix completion for persistent flags")
         );
         assert_eq!(descriptive("fix: retry uploads on 503"), Some("fix: retry uploads on 503".to_owned()));
-        for routine in
-            ["Bump version to 1.2.3", "Release v0.4.0 today", "Merge branch 'main' into x", "wip", "Fix typo", "v1.2.3"]
-        {
+        for routine in [
+            "Bump version to 1.2.3",
+            "Release v0.4.0 today",
+            "Merge branch 'main' into x",
+            "wip",
+            "Fix typo",
+            "v1.2.3",
+            "Fix a typo in the docs",
+            "Add support for Python 3.14",
+            "Allow idna 3.x on old systems",
+            "Update README with examples",
+            "Fix clippy warnings in router",
+            "General cleanup before the next",
+        ] {
             assert_eq!(descriptive(routine), None, "{routine}");
         }
     }

@@ -8,6 +8,7 @@
 //! generation, in memory and in the index's `meta` (for `status`, also after a restart).
 
 mod baseline;
+mod calibrate;
 mod measure;
 pub mod mine;
 
@@ -23,8 +24,9 @@ use serde_json::{Value, json};
 use super::{Session, int, project_store};
 use crate::Daemon;
 use crate::git::command::Git;
+use crate::search::confidence::{self, Calibration, DEFAULT_SEMANTIC_WEIGHT};
 use crate::store::Store;
-use measure::{Hit, Tally, files_of, score};
+use measure::{Hit, Scored, Tally, files_of, score};
 
 /// How long a call waits for a running evaluation before answering with its progress.
 const WAIT: Duration = Duration::from_secs(8);
@@ -37,7 +39,7 @@ pub const META_KEY: &str = "eval";
 
 enum State {
     Running { progress: Arc<(AtomicUsize, AtomicUsize)> },
-    Done { generation: u64, commits: usize, summary: Arc<Value>, details: Arc<Value> },
+    Done { generation: u64, limits: (usize, usize), summary: Arc<Value>, details: Arc<Value> },
     Failed(String),
 }
 
@@ -56,13 +58,13 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         Ok(x) => x,
         Err(reply) => return reply,
     };
-    let commits = int(args, "commits", 1000);
+    let limits = (int(args, "commits", 2000), int(args, "queries", 150));
     let details = args.get("details").and_then(Value::as_bool).unwrap_or(false);
     let generation = store.content_generation();
     let e = evaluations();
     let mut states = e.states.lock().unwrap_or_else(|p| p.into_inner());
     let current =
-        |s: &State| matches!(s, State::Done { generation: g, commits: c, .. } if *g == generation && *c == commits);
+        |s: &State| matches!(s, State::Done { generation: g, limits: l, .. } if *g == generation && *l == limits);
     if !states.get(&project.root).is_some_and(|s| current(s) || matches!(s, State::Running { .. })) {
         if states.values().any(|s| matches!(s, State::Running { .. })) {
             return ToolReply::error("eval: another project is being evaluated; call again in a minute");
@@ -74,14 +76,14 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
             .name("booger-eval".to_owned())
             .spawn(move || {
                 crate::threads::lower_priority();
-                let outcome = evaluate(&daemon, &root, &name, &store, commits, &progress);
+                let outcome = evaluate(&daemon, &root, &name, &store, limits, &progress);
                 let e = evaluations();
                 let state = match outcome {
                     Ok((summary, details)) => {
                         if let Err(err) = store.set_meta(&[(META_KEY, &summary.to_string())]) {
                             tracing::warn!(error = %err, "eval: could not keep the result in the index");
                         }
-                        State::Done { generation, commits, summary: Arc::new(summary), details: Arc::new(details) }
+                        State::Done { generation, limits, summary: Arc::new(summary), details: Arc::new(details) }
                     }
                     Err(why) => State::Failed(why),
                 };
@@ -127,19 +129,20 @@ pub fn last(store: &Store) -> Option<Value> {
     store.meta(META_KEY).ok().flatten().and_then(|s| serde_json::from_str(&s).ok())
 }
 
-/// Mines the history, asks every query of every method and sums up: (summary, details).
+/// Mines the history, asks every query of every method, calibrates and sums up:
+/// (summary, details).
 fn evaluate(
     daemon: &Daemon,
     root: &Path,
     name: &str,
-    store: &Store,
-    commits: usize,
+    store: &Arc<Store>,
+    limits: (usize, usize),
     progress: &(AtomicUsize, AtomicUsize),
 ) -> Result<(Value, Value), String> {
     let started = Instant::now();
     let paths: Vec<String> = store.hashes().map_err(|e| e.to_string())?.into_iter().map(|(p, _)| p).collect();
     let head = AtHead { store, paths: paths.iter().cloned().collect() };
-    let mined = mine::mine(&Git::new(root), &head, commits).map_err(|e| e.to_string())?;
+    let mined = mine::mine(&Git::new(root), &head, limits.0, limits.1).map_err(|e| e.to_string())?;
     let n = mined.queries.len();
     progress.1.store(n, Ordering::Relaxed);
     let mut summary = json!({
@@ -147,7 +150,7 @@ fn evaluate(
         "running": false,
         "generation": store.content_generation(),
         "at": crate::time::now_rfc3339(),
-        "commits": commits,
+        "commits": limits.0,
         "history": { "scanned": mined.scanned, "shallow": mined.shallow, "skipped": mined.skipped },
         "queries": n,
     });
@@ -167,50 +170,191 @@ fn evaluate(
         return Ok((summary, details));
     }
     let corpus = baseline::Corpus::new(read_texts(root, &paths));
-    let session = Session { id: "eval".to_owned(), project: Some(root.to_owned()), register: false, shell: false };
-    let semantic = daemon.projects.embedding().is_some();
-    let mut tallies: Vec<(&str, Tally)> = ["search", "semantic-search", "hybrid-search", "grep-rank"]
-        .into_iter()
-        .map(|m| (m, Tally::default()))
-        .collect();
+    let asker = Asker {
+        daemon,
+        session: Session {
+            id: "eval".to_owned(),
+            project: Some(root.to_owned()),
+            register: false,
+            shell: false,
+            measuring: true,
+        },
+        semantic: daemon.projects.embedding().is_some(),
+    };
+    let mut asked: Vec<Asked> = Vec::with_capacity(n);
+    let mut grep = Tally::default();
     for (i, q) in mined.queries.iter().enumerate() {
-        let ask = |tool: &str, mode: Option<&str>| -> (Vec<Hit>, Duration) {
-            let mut args = json!({ "query": q.subject, "head_limit": 10 });
-            if let Some(m) = mode {
-                args["output_mode"] = json!(m);
-            }
-            let t = Instant::now();
-            let reply = match tool {
-                "search" => super::search::run(daemon, &session, &args),
-                "semantic-search" => super::semantic::semantic_search(daemon, &session, &args),
-                _ => super::semantic::hybrid_search(daemon, &session, &args),
-            };
-            (hits(&reply.data), t.elapsed())
-        };
-        let (ranked, _) = ask("search", Some("files_with_matches"));
-        let (chunks, took) = ask("search", None);
-        tallies[0].1.add(q.language, score(q, &files_of(&ranked), &chunks, took));
-        if semantic {
-            for (slot, tool) in [(1, "semantic-search"), (2, "hybrid-search")] {
-                let (chunks, took) = ask(tool, None);
-                tallies[slot].1.add(q.language, score(q, &files_of(&chunks), &chunks, took));
-            }
-        }
+        asked.push(asker.ask(q));
         let t = Instant::now();
         let files: Vec<String> = corpus.rank(&q.subject, 10).into_iter().map(str::to_owned).collect();
         let mut s = score(q, &files, &[], t.elapsed());
         s.fn10 = None; // files only: no lines to overlap a function with
-        tallies[3].1.add(q.language, s);
+        grep.add(q.language, s);
         progress.0.store(i + 1, Ordering::Relaxed);
     }
+    // Calibrate on the older half (the queries come newest first), validate on the newer.
+    let split = n / 2;
+    let (newer, older) = (&asked[..split], &asked[split..]);
+    let calibration = (older.len() >= calibrate::TOO_FEW).then(|| {
+        let handle = daemon.projects.get(root);
+        let warm = handle.warm(store);
+        // A word in more than one chunk in 500 is something the project speaks of.
+        let known = |w: &str| {
+            warm.as_ref().is_some_and(|p| p.coverage(&[w.to_owned()], &[])[0].chunks > (p.chunks() / 500).max(2))
+        };
+        let negatives = |seed| -> Vec<f64> {
+            calibrate::foreign_queries(FOREIGN, seed, known).iter().map(|q| asker.confidence(q)).collect()
+        };
+        let weight = if asker.semantic {
+            let per_weight: Vec<Vec<(f64, f64)>> =
+                (0..calibrate::WEIGHTS.len()).map(|w| older.iter().map(|a| a.hybrid[w]).collect()).collect();
+            calibrate::choose_weight(&per_weight)
+        } else {
+            DEFAULT_SEMANTIC_WEIGHT
+        };
+        let positives: Vec<f64> = older.iter().map(|a| a.confidence).collect();
+        let threshold = calibrate::choose_threshold(&positives);
+        let at = |w: f64| calibrate::WEIGHTS.iter().position(|x| (*x - w).abs() < 1e-9);
+        let mean = |f: &dyn Fn(&Asked) -> Option<(f64, f64)>| -> Value {
+            let v: Vec<(f64, f64)> = newer.iter().filter_map(f).collect();
+            if v.is_empty() {
+                return Value::Null;
+            }
+            let k = v.len() as f64;
+            json!({ "R@10": round(v.iter().map(|x| x.0).sum::<f64>() / k), "MRR@10": round(v.iter().map(|x| x.1).sum::<f64>() / k) })
+        };
+        let heldout = json!({
+            "search": mean(&|a| Some((a.lexical.r10, a.lexical.mrr))),
+            "semantic-search": mean(&|a| a.semantic.map(|s| (s.r10, s.mrr))),
+            "hybrid-search": mean(&|a| at(weight).and_then(|w| a.hybrid.get(w).copied())),
+            "hybrid-search at the default weight": mean(&|a| at(DEFAULT_SEMANTIC_WEIGHT).and_then(|w| a.hybrid.get(w).copied())),
+        });
+        let validation = calibrate::Validation {
+            calibrated_on: older.len(),
+            validated_on: newer.len(),
+            subjects_flagged: round(calibrate::flagged(&newer.iter().map(|a| a.confidence).collect::<Vec<_>>(), threshold)),
+            foreign_flagged: round(calibrate::flagged(&negatives(FOREIGN_SEED), threshold)),
+            heldout,
+        };
+        (Calibration { threshold: round(threshold), semantic_weight: weight, at: crate::time::now_rfc3339(), queries: older.len() }, validation)
+    });
+    // Hybrid search as it answers from now on: at the calibrated weight.
+    let weight = calibration.as_ref().map_or(DEFAULT_SEMANTIC_WEIGHT, |(c, _)| c.semantic_weight);
+    let mut tallies: Vec<(&str, Tally)> =
+        ["search", "semantic-search", "hybrid-search"].into_iter().map(|m| (m, Tally::default())).collect();
+    for (q, a) in mined.queries.iter().zip(&asked) {
+        tallies[0].1.add(q.language, a.lexical);
+        if let Some(s) = a.semantic {
+            tallies[1].1.add(q.language, s);
+            tallies[2].1.add(q.language, asker.hybrid(q, weight));
+        }
+    }
+    tallies.push(("grep-rank", grep));
     summary["methods"] =
         tallies.iter().filter(|(_, t)| !t.is_empty()).map(|(m, t)| ((*m).to_owned(), t.summary())).collect();
-    if !semantic {
+    if !asker.semantic {
         summary["unavailable"] = json!({ "semantic-search": "embeddings are off (boogerd --no-embed)",
                                           "hybrid-search": "embeddings are off (boogerd --no-embed)" });
     }
+    match calibration {
+        Some((c, v)) => {
+            if let Err(err) = store.set_meta(&[(confidence::META_KEY, &serde_json::to_string(&c).unwrap_or_default())])
+            {
+                tracing::warn!(error = %err, "eval: could not keep the calibration in the index");
+            }
+            summary["calibration"] =
+                json!({ "threshold": c.threshold, "semantic_weight": c.semantic_weight, "validation": v });
+        }
+        None => {
+            summary["calibration"] = json!({
+                "threshold": confidence::DEFAULT_THRESHOLD,
+                "semantic_weight": DEFAULT_SEMANTIC_WEIGHT,
+                "message": format!("the defaults hold: calibrating needs {} queries or more", 2 * calibrate::TOO_FEW),
+            });
+        }
+    }
     summary["took_s"] = json!((started.elapsed().as_secs_f64() * 10.0).round() / 10.0);
     Ok((summary, details))
+}
+
+/// Foreign queries asked to check the threshold.
+const FOREIGN: usize = 50;
+const FOREIGN_SEED: u64 = 0x5eed_0001;
+
+/// What one query got: lexical and semantic figures, hybrid's (R@10, MRR@10) at each of
+/// [`calibrate::WEIGHTS`], and the lexical answer's confidence score.
+struct Asked {
+    lexical: Scored,
+    semantic: Option<Scored>,
+    hybrid: Vec<(f64, f64)>,
+    confidence: f64,
+}
+
+/// Asks queries through the tools' own handlers, as an agent would.
+struct Asker<'a> {
+    daemon: &'a Daemon,
+    session: Session,
+    semantic: bool,
+}
+
+impl Asker<'_> {
+    fn call(&self, tool: &str, query: &str, extra: Value) -> (Value, Duration) {
+        let mut args = json!({ "query": query, "head_limit": 10 });
+        for (k, v) in extra.as_object().into_iter().flatten() {
+            args[k] = v.clone();
+        }
+        let t = Instant::now();
+        let reply = match tool {
+            "search" => super::search::run(self.daemon, &self.session, &args),
+            "semantic-search" => super::semantic::semantic_search(self.daemon, &self.session, &args),
+            _ => super::semantic::hybrid_search(self.daemon, &self.session, &args),
+        };
+        (reply.data, t.elapsed())
+    }
+
+    fn ask(&self, q: &mine::Query) -> Asked {
+        let files = json!({ "output_mode": "files_with_matches" });
+        let (ranked, _) = self.call("search", &q.subject, files.clone());
+        let (chunks, took) = self.call("search", &q.subject, json!({}));
+        let lexical = score(q, &files_of(&hits(&ranked)), &hits(&chunks), took);
+        let confidence = chunks["confidence_score"].as_f64().unwrap_or(0.0);
+        let (mut semantic, mut hybrid) = (None, Vec::new());
+        if self.semantic {
+            let (ranked, _) = self.call("semantic-search", &q.subject, files.clone());
+            let (chunks, took) = self.call("semantic-search", &q.subject, json!({}));
+            semantic = Some(score(q, &files_of(&hits(&ranked)), &hits(&chunks), took));
+            for w in calibrate::WEIGHTS {
+                let (ranked, _) = self.call(
+                    "hybrid-search",
+                    &q.subject,
+                    json!({ "output_mode": "files_with_matches", "semantic_weight": w }),
+                );
+                let s = score(q, &files_of(&hits(&ranked)), &[], Duration::ZERO);
+                hybrid.push((s.r10, s.mrr));
+            }
+        }
+        Asked { lexical, semantic, hybrid, confidence }
+    }
+
+    /// Hybrid search at `weight`: files for R and MRR, chunks for Fn@10 and latency.
+    fn hybrid(&self, q: &mine::Query, weight: f64) -> measure::Scored {
+        let (ranked, _) = self.call(
+            "hybrid-search",
+            &q.subject,
+            json!({ "output_mode": "files_with_matches", "semantic_weight": weight }),
+        );
+        let (chunks, took) = self.call("hybrid-search", &q.subject, json!({ "semantic_weight": weight }));
+        score(q, &files_of(&hits(&ranked)), &hits(&chunks), took)
+    }
+
+    /// The confidence score search gives `query`.
+    fn confidence(&self, query: &str) -> f64 {
+        self.call("search", query, json!({})).0["confidence_score"].as_f64().unwrap_or(0.0)
+    }
+}
+
+fn round(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
 }
 
 /// The results of a search-side answer: path and lines of each.
@@ -297,6 +441,31 @@ fn text(d: &Value) -> String {
         }
         out.pop();
         out.push('\n');
+    }
+    let c = &d["calibration"];
+    if let Some(m) = c["message"].as_str() {
+        out.push_str(&format!("calibration: {m}\n"));
+    } else if c.is_object() {
+        let v = &c["validation"];
+        out.push_str(&format!(
+            "calibrated on the {} older queries: no-good-match threshold {}, hybrid semantic weight {}\n",
+            v["calibrated_on"], c["threshold"], c["semantic_weight"]
+        ));
+        let pct = |x: &Value| x.as_f64().map_or_else(|| "-".to_owned(), |x| format!("{:.0}%", x * 100.0));
+        out.push_str(&format!(
+            "validated on the {} newer ones: {} of their subjects flagged, {} of foreign-word queries flagged\n",
+            v["validated_on"],
+            pct(&v["subjects_flagged"]),
+            pct(&v["foreign_flagged"])
+        ));
+        if let Some(h) = v["heldout"].as_object() {
+            let parts: Vec<String> = h
+                .iter()
+                .filter(|(_, s)| s.is_object())
+                .map(|(m, s)| format!("{m} {}/{}", f(&s["R@10"]), f(&s["MRR@10"])))
+                .collect();
+            out.push_str(&format!("newer queries, R@10/MRR@10: {}\n", parts.join(", ")));
+        }
     }
     if let Some(u) = d["unavailable"].as_object() {
         for (m, why) in u {

@@ -1,0 +1,135 @@
+//! Whether a search found something: the confidence every ranked answer carries.
+//!
+//! A ranking always has a first result, even for a query about something the project does
+//! not contain; an agent then reads ten confident-looking misses at full price. What tells
+//! the two apart is how much of the query the best results hold: a commit subject's words
+//! meet in the code it changed, while words from elsewhere match a chunk here and there, one
+//! at a time, or not at all. The score is the largest share of the query's words one of the
+//! first results holds, each word weighed by its inverse document frequency (a word no chunk
+//! has weighs most; a word every chunk has, nearly nothing), and halved when that result
+//! holds only one of several words. Below the project's threshold the answer says "no good
+//! match" first.
+//!
+//! The threshold, and the weight hybrid search gives semantic ranking, are calibrated per
+//! project from its own history by `eval` and kept in the index's `meta`; without that the
+//! defaults below hold (measured on five real repositories, BENCHMARKS.md).
+
+use serde::{Deserialize, Serialize};
+
+use super::postings::Postings;
+use crate::store::Store;
+
+/// The threshold without calibration: on five real repositories it flags 0-5% of their
+/// commit subjects and 92-100% of queries made of everyday English words (BENCHMARKS.md).
+pub const DEFAULT_THRESHOLD: f64 = 0.17;
+/// What a result holding just one word of a longer query keeps of its share.
+const LONE_WORD: f64 = 0.5;
+/// Hybrid search's semantic weight (against lexical's 1) without calibration.
+pub const DEFAULT_SEMANTIC_WEIGHT: f64 = 0.3;
+/// The key of the calibration in the index's `meta`.
+pub const META_KEY: &str = "calibration";
+/// How many of the first results are looked at.
+const LOOKED_AT: usize = 10;
+
+/// What `eval` learnt about a project, as search uses it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Calibration {
+    /// A best result holding less of the query than this is no good match.
+    pub threshold: f64,
+    /// Hybrid search's RRF weight for the semantic list (lexical counts 1).
+    pub semantic_weight: f64,
+    /// When it was made (RFC 3339), and from how many queries; empty and 0 for the defaults.
+    #[serde(default)]
+    pub at: String,
+    #[serde(default)]
+    pub queries: usize,
+}
+
+impl Default for Calibration {
+    fn default() -> Self {
+        Self { threshold: DEFAULT_THRESHOLD, semantic_weight: DEFAULT_SEMANTIC_WEIGHT, at: String::new(), queries: 0 }
+    }
+}
+
+impl Calibration {
+    /// The project's calibration, or the defaults.
+    pub fn of(store: &Store) -> Calibration {
+        store.cached_meta(META_KEY).ok().flatten().and_then(|s| serde_json::from_str(&s).ok()).unwrap_or_default()
+    }
+
+    pub fn is_calibrated(&self) -> bool {
+        self.queries > 0
+    }
+}
+
+/// How sure an answer is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Confidence {
+    /// The largest idf-weighted share of the query's words one of the first results holds.
+    pub score: f64,
+    pub threshold: f64,
+    pub calibrated: bool,
+    /// Words of the query that no chunk of the project holds.
+    pub unknown: Vec<String>,
+    /// Words of the query the best result holds, and how many words the query has.
+    pub held: usize,
+    pub words: usize,
+}
+
+impl Confidence {
+    pub fn high(&self) -> bool {
+        self.score >= self.threshold
+    }
+
+    /// `"high"` or `"low"`.
+    pub fn level(&self) -> &'static str {
+        if self.high() { "high" } else { "low" }
+    }
+
+    /// The fields every ranked answer's JSON carries.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "confidence": self.level(),
+            "confidence_score": round(self.score),
+            "confidence_threshold": round(self.threshold),
+            "calibrated": self.calibrated,
+        })
+    }
+}
+
+/// How much of `words` (the query's tokens) the first results (chunk `ids`, best first)
+/// hold, judged against `calibration`. No results: score 0.
+pub fn assess(warm: &Postings, words: &[String], ids: &[i64], calibration: &Calibration) -> Confidence {
+    let ids = &ids[..ids.len().min(LOOKED_AT)];
+    let words_found = warm.coverage(words, ids);
+    let total: f64 = words_found.iter().map(|w| w.idf).sum();
+    let (mut score, mut held) = (0.0, 0);
+    for i in 0..ids.len() {
+        let (mut mine, mut n) = (0.0, 0);
+        for w in words_found.iter().filter(|w| w.held & (1 << i) != 0) {
+            mine += w.idf;
+            n += 1;
+        }
+        let mut share = if total > 0.0 { mine / total } else { 0.0 };
+        if n < words.len().min(2) {
+            // One word of several met alone: any long enough text has one of them.
+            share *= LONE_WORD;
+        }
+        if share > score {
+            (score, held) = (share, n);
+        }
+    }
+    let unknown = words.iter().zip(&words_found).filter(|(_, f)| f.chunks == 0).map(|(w, _)| w.clone()).collect();
+    Confidence {
+        score,
+        threshold: calibration.threshold,
+        calibrated: calibration.is_calibrated(),
+        unknown,
+        held,
+        words: words.len(),
+    }
+}
+
+fn round(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}

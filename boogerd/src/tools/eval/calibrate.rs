@@ -1,0 +1,144 @@
+//! Per-project calibration from the mined history, validated out of sample: the older half
+//! of the queries chooses hybrid search's semantic weight and the "no good match"
+//! threshold; the newer half reports how they do. Queries of English words the project does
+//! not speak of (from a fixed list, a fixed seed) stand for the questions it cannot answer:
+//! they check the threshold; the subjects place it (the foreign words' scores depend on the
+//! words chosen more than on the project).
+
+use serde::Serialize;
+
+/// The semantic weights tried (lexical counts 1; 0 is lexical search's own order).
+pub const WEIGHTS: &[f64] = &[0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5];
+/// Subjects the threshold may flag on the calibration half.
+const FLAG_SHARE: f64 = 0.04;
+/// Where a calibrated threshold may lie.
+const RANGE: (f64, f64) = (0.12, 0.4);
+/// The threshold sits this much below the calibration subjects' low scores: newer subjects
+/// drift (measured: the held-out half flags up to twice the calibration half's share).
+const SLACK: f64 = 0.85;
+/// What a semantic weight must gain (mean R@10 + MRR@10) over lexical ranking to be chosen.
+const MARGIN: f64 = 0.03;
+/// Fewer calibration queries than this and the defaults stay.
+pub const TOO_FEW: usize = 20;
+
+/// Everyday English words, for queries a code search should find nothing good for.
+const ENGLISH: &str = include_str!("english.txt");
+
+/// `n` queries of 3 to 5 words from the English list, skipping words `known` says the project
+/// speaks of. The same `seed` gives the same queries.
+pub fn foreign_queries(n: usize, seed: u64, known: impl Fn(&str) -> bool) -> Vec<String> {
+    let words: Vec<&str> = ENGLISH.split_whitespace().filter(|w| !known(w)).collect();
+    if words.len() < 5 {
+        return Vec::new();
+    }
+    let mut state = seed | 1;
+    let mut next = move |below: usize| {
+        // xorshift64: enough to pick words, and the same everywhere.
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % below as u64) as usize
+    };
+    (0..n)
+        .map(|_| {
+            let len = 3 + next(3);
+            let mut q: Vec<&str> = Vec::new();
+            while q.len() < len {
+                let w = words[next(words.len())];
+                if !q.contains(&w) {
+                    q.push(w);
+                }
+            }
+            q.join(" ")
+        })
+        .collect()
+}
+
+/// The weight whose hybrid ranking scored best on the calibration queries: `scores[w][q]` is
+/// (R@10, MRR@10) of query `q` at `WEIGHTS[w]`. A semantic voice must earn its place: a
+/// weight wins over 0 (lexical search's own order) only by [`MARGIN`], since a small gain on
+/// some hundred queries is as likely noise as skill; ties go to the lighter weight.
+pub fn choose_weight(scores: &[Vec<(f64, f64)>]) -> f64 {
+    let value =
+        |per_query: &Vec<(f64, f64)>| per_query.iter().map(|(r, m)| r + m).sum::<f64>() / per_query.len().max(1) as f64;
+    let Some(lexical) = scores.first().map(value) else { return 0.0 };
+    let mut best = (lexical + MARGIN, 0.0);
+    for (w, per_query) in WEIGHTS.iter().zip(scores).skip(1) {
+        let v = value(per_query);
+        if v > best.0 + 1e-9 {
+            best = (v, *w);
+        }
+    }
+    best.1
+}
+
+/// The threshold: a little ([`SLACK`]) below the score under which [`FLAG_SHARE`] of the
+/// calibration queries' subjects fall, kept within [`RANGE`] (a history of a few odd subjects must not switch the judgement
+/// off, nor one of terse ones flag everything).
+pub fn choose_threshold(positives: &[f64]) -> f64 {
+    let mut pos = positives.to_vec();
+    pos.sort_by(f64::total_cmp);
+    let Some(last) = pos.len().checked_sub(1) else { return crate::search::confidence::DEFAULT_THRESHOLD };
+    let at = ((pos.len() as f64 * FLAG_SHARE).floor() as usize).min(last);
+    (pos[at] * SLACK).clamp(RANGE.0, RANGE.1)
+}
+
+/// How the calibration did on the newer queries.
+#[derive(Debug, Clone, Serialize)]
+pub struct Validation {
+    /// Queries used to calibrate (older) and to validate (newer).
+    pub calibrated_on: usize,
+    pub validated_on: usize,
+    /// The newer commits' subjects below the threshold.
+    pub subjects_flagged: f64,
+    /// Queries of everyday English words the project does not speak of, below it.
+    pub foreign_flagged: f64,
+    /// R@10 and MRR@10 on the newer queries: lexical, semantic, hybrid at the calibrated
+    /// weight, and hybrid at the default weight.
+    pub heldout: serde_json::Value,
+}
+
+/// Share of `scores` below `threshold`.
+pub fn flagged(scores: &[f64], threshold: f64) -> f64 {
+    if scores.is_empty() {
+        return 0.0;
+    }
+    scores.iter().filter(|s| **s < threshold).count() as f64 / scores.len() as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn foreign_queries_are_fixed_and_skip_known_words() {
+        let a = foreign_queries(50, 7, |w| w == "elephant");
+        assert_eq!(a, foreign_queries(50, 7, |w| w == "elephant"));
+        assert_ne!(a, foreign_queries(50, 8, |w| w == "elephant"));
+        assert!(a.iter().all(|q| (3..=5).contains(&q.split(' ').count()) && !q.contains("elephant")));
+        assert!(foreign_queries(5, 1, |_| true).is_empty());
+    }
+
+    #[test]
+    fn the_weight_that_ranks_best_wins_and_ties_stay_light() {
+        let mut scores = vec![vec![(0.5, 0.5); 4]; WEIGHTS.len()];
+        assert_eq!(choose_weight(&scores), 0.0);
+        // A gain within the margin is not enough.
+        scores[2] = vec![(0.51, 0.51); 4];
+        assert_eq!(choose_weight(&scores), 0.0);
+        scores[3] = vec![(0.7, 0.6); 4];
+        scores[4] = vec![(0.7, 0.6); 4];
+        assert_eq!(choose_weight(&scores), WEIGHTS[3]);
+    }
+
+    #[test]
+    fn the_threshold_flags_a_few_subjects_and_stays_in_range() {
+        let positives: Vec<f64> = (0..100).map(|i| 0.15 + f64::from(i) * 0.006).collect();
+        let t = choose_threshold(&positives);
+        assert!((t - positives[4] * SLACK).abs() < 1e-12);
+        assert!(flagged(&positives, t) <= 0.04);
+        assert_eq!(choose_threshold(&[0.0; 30]), RANGE.0);
+        assert_eq!(choose_threshold(&[0.9; 30]), RANGE.1);
+        assert_eq!(choose_threshold(&[]), crate::search::confidence::DEFAULT_THRESHOLD);
+    }
+}
