@@ -15,19 +15,15 @@
 //!
 //! It prints one table and, per repository, which of issue 18's goals hold.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use booger_tests::eval_repos::{REPOS, ready, score, unpack};
 use booger_tests::{Env, bin, describe};
 use serde_json::Value;
 
-const REPOS: &[&str] = &["axum", "requests", "cobra", "hiredis", "zustand"];
-
 fn main() {
-    let set = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval/repos");
-    let work = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/eval-repos");
-    unpack(&set, &work);
+    let (set, work) = unpack();
     let env = Env::new();
     let _daemon = env.start_daemon();
     for name in REPOS {
@@ -118,55 +114,4 @@ impl Row {
             format!("search p50 ≤ 5 ms ({:.1} ms): {}", self.p50, mark(self.p50 <= 5.0)),
         ]
     }
-}
-
-/// Each repository as a working tree at its pin, with its history, once.
-fn unpack(set: &Path, work: &Path) {
-    std::fs::create_dir_all(work).unwrap();
-    for name in REPOS {
-        let tree = work.join(name);
-        if !tree.join(".git").exists() {
-            let mut tar = Command::new("tar");
-            tar.arg("xzf").arg(set.join(format!("{name}.git.tar.gz"))).arg("-C").arg(work);
-            run(tar);
-            let mut clone = Command::new("git");
-            clone.args(["clone", "-q"]).arg(work.join(format!("{name}.git"))).arg(&tree);
-            run(clone);
-        }
-        std::fs::copy(set.join(format!("{name}.queries.jsonl")), work.join(format!("{name}.queries.jsonl"))).unwrap();
-    }
-}
-
-fn run(mut cmd: Command) {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(out.status.success(), "{cmd:?}: {}", describe(&out));
-}
-
-/// Waits until the project's ranking index is built and every chunk has its vector.
-fn ready(env: &Env, root: &Path) {
-    let root = root.to_str().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(900);
-    loop {
-        let status = env.json(&["status", root]);
-        let index = &status["project"]["index"];
-        let e = &index["embeddings"];
-        if index["ranking_index"] == "ready" && e["embedded"] == e["embeddable"] && e["running"] == false {
-            return;
-        }
-        assert!(Instant::now() < deadline, "{root} never became ready: {index}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
-/// The scorer's summary of `cmd` over one repository.
-fn score(env: &Env, set: &Path, work: &Path, name: &str, label: &str, cmd: &str) -> Value {
-    let out: PathBuf = env.dir.path().join(format!("{name}-{label}.json"));
-    let mut py = env.command("python3");
-    py.arg(set.join("score.py"))
-        .args(["--corpus", name, "--label", label, "--cmd", cmd, "--out"])
-        .arg(&out)
-        .env("CORPORA_DIR", work);
-    let done = booger_tests::output_within(py, Duration::from_secs(1800));
-    assert!(done.status.success(), "{}", describe(&done));
-    serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap()
 }

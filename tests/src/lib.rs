@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+pub mod eval_repos;
 pub mod live;
 
 /// How long anything in a test may take before the test fails instead of hanging.

@@ -120,7 +120,7 @@ impl Request<'_> {
                 data[k] = v.clone();
             }
         }
-        if let Some(c) = doubtful {
+        if doubtful.is_some() {
             let tries = suggestions();
             text.push_str(&format!("\ntry {}", tries.join("; or ")));
             data["no_good_match"] = json!(true);

@@ -64,7 +64,7 @@ fn run(daemon: &Daemon, session: &Session, args: &Value, hybrid: bool) -> ToolRe
         None => (None, "embeddings are off (boogerd --no-embed), so these are lexical results".to_owned()),
         Some(e) => {
             let tier = e.answering(&handle).clone();
-            match handle.vectors.index(&store, tier.id()) {
+            match handle.vectors.index(store, tier.id()) {
                 Err(err) => (None, format!("the vectors could not be read ({err}), so these are lexical results")),
                 Ok(i) if i.is_empty() => {
                     (None, "no vectors yet (they are being computed), so these are lexical results".to_owned())

@@ -16,8 +16,9 @@ const RANGE: (f64, f64) = (0.12, 0.4);
 /// The threshold sits this much below the calibration subjects' low scores: newer subjects
 /// drift (measured: the held-out half flags up to twice the calibration half's share).
 const SLACK: f64 = 0.85;
-/// What a semantic weight must gain (mean R@10 + MRR@10) over lexical ranking to be chosen.
-const MARGIN: f64 = 0.03;
+/// How many standard errors a semantic weight's paired gain over lexical ranking must be to
+/// be chosen (about 99% one-sided).
+const CONFIDENT: f64 = 2.5;
 /// Fewer calibration queries than this and the defaults stay.
 pub const TOO_FEW: usize = 20;
 
@@ -56,20 +57,44 @@ pub fn foreign_queries(n: usize, seed: u64, known: impl Fn(&str) -> bool) -> Vec
 
 /// The weight whose hybrid ranking scored best on the calibration queries: `scores[w][q]` is
 /// (R@10, MRR@10) of query `q` at `WEIGHTS[w]`. A semantic voice must earn its place: a
-/// weight wins over 0 (lexical search's own order) only by [`MARGIN`], since a small gain on
-/// some hundred queries is as likely noise as skill; ties go to the lighter weight.
+/// weight wins over 0 (lexical search's own order) only when its gain per query, paired
+/// query by query, is [`CONFIDENT`] standard errors above nothing, since a gain on some
+/// hundred queries is as often noise as skill. Of those, the largest gain wins.
 pub fn choose_weight(scores: &[Vec<(f64, f64)>]) -> f64 {
-    let value =
-        |per_query: &Vec<(f64, f64)>| per_query.iter().map(|(r, m)| r + m).sum::<f64>() / per_query.len().max(1) as f64;
-    let Some(lexical) = scores.first().map(value) else { return 0.0 };
-    let mut best = (lexical + MARGIN, 0.0);
+    let mut best = (0.0, 0.0);
     for (w, per_query) in WEIGHTS.iter().zip(scores).skip(1) {
-        let v = value(per_query);
-        if v > best.0 + 1e-9 {
-            best = (v, *w);
+        let (gain, t) = paired_gain(&scores[0], per_query);
+        if t >= CONFIDENT && gain > best.0 {
+            best = (gain, *w);
         }
     }
     best.1
+}
+
+/// The mean per-query gain (R@10 + MRR@10) of `other` over `base`, and how many standard
+/// errors that mean is from zero.
+pub fn paired_gain(base: &[(f64, f64)], other: &[(f64, f64)]) -> (f64, f64) {
+    let d: Vec<f64> = base.iter().zip(other).map(|(b, o)| (o.0 + o.1) - (b.0 + b.1)).collect();
+    let n = d.len() as f64;
+    if n < 2.0 {
+        return (0.0, 0.0);
+    }
+    let mean = d.iter().sum::<f64>() / n;
+    let var = d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    let se = (var / n).sqrt();
+    let t = if se > 0.0 {
+        mean / se
+    } else if mean > 0.0 {
+        f64::INFINITY
+    } else {
+        0.0
+    };
+    (mean, t)
+}
+
+/// Mean R@10 + MRR@10 of one weight's (R@10, MRR@10) per query: what the weight is chosen by.
+pub fn value(per_query: &[(f64, f64)]) -> f64 {
+    per_query.iter().map(|(r, m)| r + m).sum::<f64>() / per_query.len().max(1) as f64
 }
 
 /// The threshold: a little ([`SLACK`]) below the score under which [`FLAG_SHARE`] of the
@@ -88,6 +113,9 @@ pub fn choose_threshold(positives: &[f64]) -> f64 {
 pub struct Validation {
     /// Queries used to calibrate (older) and to validate (newer).
     pub calibrated_on: usize,
+    /// Each semantic weight tried: its mean R@10 + MRR@10 on the older queries, and its
+    /// paired gain over weight 0 in standard errors.
+    pub weights_tried: Vec<(f64, f64, f64)>,
     pub validated_on: usize,
     /// The newer commits' subjects below the threshold.
     pub subjects_flagged: f64,
@@ -121,13 +149,24 @@ mod tests {
 
     #[test]
     fn the_weight_that_ranks_best_wins_and_ties_stay_light() {
-        let mut scores = vec![vec![(0.5, 0.5); 4]; WEIGHTS.len()];
+        let mut scores = vec![vec![(0.5, 0.5); 40]; WEIGHTS.len()];
         assert_eq!(choose_weight(&scores), 0.0);
-        // A gain within the margin is not enough.
-        scores[2] = vec![(0.51, 0.51); 4];
+        // A gain on a few queries, losses on others: noise.
+        scores[2] = (0..40)
+            .map(|i| {
+                if i % 4 == 0 {
+                    (1.0, 1.0)
+                } else if i % 4 == 1 {
+                    (0.0, 0.0)
+                } else {
+                    (0.5, 0.5)
+                }
+            })
+            .collect();
         assert_eq!(choose_weight(&scores), 0.0);
-        scores[3] = vec![(0.7, 0.6); 4];
-        scores[4] = vec![(0.7, 0.6); 4];
+        // A steady gain wins; of two, the larger.
+        scores[3] = (0..40).map(|i| if i % 2 == 0 { (0.7, 0.6) } else { (0.6, 0.5) }).collect();
+        scores[4] = (0..40).map(|i| if i % 2 == 0 { (0.6, 0.5) } else { (0.55, 0.5) }).collect();
         assert_eq!(choose_weight(&scores), WEIGHTS[3]);
     }
 

@@ -2,7 +2,7 @@
 //! the gold, and the functions it changed found again at HEAD.
 //!
 //! A commit makes a query when it is not a merge, changes 1 to [`MAX_FILES`] source files,
-//! has a subject that describes a change (three words or more; not a release, a version bump, a
+//! has a subject that describes a change (four words or more; not a release, a version bump, a
 //! merge, a revert, a typo or lint fix, nor one that names a version number), and at least one
 //! of its source files was added or modified (not renamed or deleted) and still exists at HEAD.
 //! Commits are read newest first until enough queries are found: recent commits describe the
@@ -152,8 +152,8 @@ pub fn is_source(path: &str) -> bool {
     !matches!(Lang::detect(Path::new(path), b""), Lang::Markdown | Lang::Text)
 }
 
-/// The subject without a trailing pull-request number, if it describes a change: three words
-/// or more, no version number, and no word of routine upkeep (a release, bump, merge, revert,
+/// The subject without a trailing pull-request number, if it describes a change: four words
+/// or more ("Fix memory leak" could be anywhere), no version number, and no word of routine upkeep (a release, bump, merge, revert,
 /// typo, lint or formatting fix): those say nothing a search could find.
 pub fn descriptive(subject: &str) -> Option<String> {
     let mut s = subject.trim();
@@ -200,7 +200,7 @@ pub fn descriptive(subject: &str) -> Option<String> {
         parts.next().is_some_and(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
             && parts.next().is_some_and(|p| p.chars().next().is_some_and(|c| c.is_ascii_digit() || c == 'x'))
     });
-    if words.len() < 3
+    if words.len() < 4
         || names_a_version
         || opening.contains(&words[0].as_str())
         || words.iter().any(|w| anywhere.contains(&w.as_str()))
@@ -284,6 +284,8 @@ mod tests {
             "Update README with examples",
             "Fix clippy warnings in router",
             "General cleanup before the next",
+            "Fix memory leak",
+            "Fix review comments",
         ] {
             assert_eq!(descriptive(routine), None, "{routine}");
         }

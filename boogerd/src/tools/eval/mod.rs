@@ -205,13 +205,17 @@ fn evaluate(
         let negatives = |seed| -> Vec<f64> {
             calibrate::foreign_queries(FOREIGN, seed, known).iter().map(|q| asker.confidence(q)).collect()
         };
-        let weight = if asker.semantic {
-            let per_weight: Vec<Vec<(f64, f64)>> =
-                (0..calibrate::WEIGHTS.len()).map(|w| older.iter().map(|a| a.hybrid[w]).collect()).collect();
-            calibrate::choose_weight(&per_weight)
+        let per_weight: Vec<Vec<(f64, f64)>> = if asker.semantic {
+            (0..calibrate::WEIGHTS.len()).map(|w| older.iter().map(|a| a.hybrid[w]).collect()).collect()
         } else {
-            DEFAULT_SEMANTIC_WEIGHT
+            Vec::new()
         };
+        let weight = if asker.semantic { calibrate::choose_weight(&per_weight) } else { DEFAULT_SEMANTIC_WEIGHT };
+        let weights_tried = calibrate::WEIGHTS
+            .iter()
+            .zip(&per_weight)
+            .map(|(w, s)| (*w, round(calibrate::value(s)), round(calibrate::paired_gain(&per_weight[0], s).1)))
+            .collect();
         let positives: Vec<f64> = older.iter().map(|a| a.confidence).collect();
         let threshold = calibrate::choose_threshold(&positives);
         let at = |w: f64| calibrate::WEIGHTS.iter().position(|x| (*x - w).abs() < 1e-9);
@@ -231,6 +235,7 @@ fn evaluate(
         });
         let validation = calibrate::Validation {
             calibrated_on: older.len(),
+            weights_tried,
             validated_on: newer.len(),
             subjects_flagged: round(calibrate::flagged(&newer.iter().map(|a| a.confidence).collect::<Vec<_>>(), threshold)),
             foreign_flagged: round(calibrate::flagged(&negatives(FOREIGN_SEED), threshold)),
