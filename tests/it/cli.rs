@@ -220,6 +220,14 @@ fn paths_are_relative_to_the_current_directory_absolute_or_with_lines() {
     assert!(stderr(&out).contains("outside the project"), "{}", describe(&out));
     let out = in_src(&["symbols", "nothing/here.py"]);
     assert!(stdout(&out).contains("No file or folder") && !stdout(&out).contains("booger index"), "{}", describe(&out));
+
+    // --project as a path from the current directory, from outside the project.
+    let beside = env.dir.path();
+    let relative = proj.strip_prefix(beside).unwrap().to_str().unwrap().to_owned();
+    let text = ok(env.run_in(Some(beside), &["search", "connect", "--project", &relative]));
+    assert!(text.contains("src/net/tcp.py"), "{text}");
+    let text = ok(env.run_in(Some(&src), &["search", "connect", "--project", ".."]));
+    assert!(text.contains("src/net/tcp.py"), "{text}");
 }
 
 /// Completion scripts a shell accepts, that complete commands, flags and their values from

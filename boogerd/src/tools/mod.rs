@@ -27,7 +27,7 @@ mod symbols;
 mod tests_for;
 mod workspace;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use booger_proto::tools::{self, Effect, ToolSpec};
@@ -416,6 +416,14 @@ pub fn int(args: &Value, key: &str, default: usize) -> usize {
 pub fn resolve_project(daemon: &Daemon, session: &Session, args: &Value) -> Result<Project, String> {
     let named = args.get("project").and_then(Value::as_str);
     let key = match (named, &session.project) {
+        // A relative path means one from the caller's directory (a shell's `--project ../x`),
+        // unless it is a project's name.
+        (Some(p), Some(dir))
+            if Path::new(p).is_relative()
+                && !daemon.registry.read().expect("registry lock").projects().iter().any(|r| r.name == p) =>
+        {
+            dir.join(p).to_string_lossy().into_owned()
+        }
         (Some(p), _) => p.to_owned(),
         (None, Some(dir)) => dir.to_string_lossy().into_owned(),
         (None, None) => {
