@@ -63,7 +63,15 @@ fn main() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     ranking_index_ready(&env, &root);
-    quality(&env, &eval, &root, &[]);
+    quality(
+        &env,
+        &eval,
+        &root,
+        &[
+            ("`hybrid-search` (RRF, semantic weight 0.1)", " --semantic-weight 0.1"),
+            ("`hybrid-search` (RRF, semantic weight 0)", " --semantic-weight 0"),
+        ],
+    );
     speed(&env, &root, &queries);
     rss_after_queries(pid);
 

@@ -196,52 +196,8 @@ fn evaluate(
     let split = n / 2;
     let (newer, older) = (&asked[..split], &asked[split..]);
     let calibration = (older.len() >= calibrate::TOO_FEW).then(|| {
-        let handle = daemon.projects.get(root);
-        let warm = handle.warm(store);
-        // A word in more than one chunk in 500 is something the project speaks of.
-        let known = |w: &str| {
-            warm.as_ref().is_some_and(|p| p.coverage(&[w.to_owned()], &[])[0].chunks > (p.chunks() / 500).max(2))
-        };
-        let negatives = |seed| -> Vec<f64> {
-            calibrate::foreign_queries(FOREIGN, seed, known).iter().map(|q| asker.confidence(q)).collect()
-        };
-        let per_weight: Vec<Vec<(f64, f64)>> = if asker.semantic {
-            (0..calibrate::WEIGHTS.len()).map(|w| older.iter().map(|a| a.hybrid[w]).collect()).collect()
-        } else {
-            Vec::new()
-        };
-        let weight = if asker.semantic { calibrate::choose_weight(&per_weight) } else { DEFAULT_SEMANTIC_WEIGHT };
-        let weights_tried = calibrate::WEIGHTS
-            .iter()
-            .zip(&per_weight)
-            .map(|(w, s)| (*w, round(calibrate::value(s)), round(calibrate::paired_gain(&per_weight[0], s).1)))
-            .collect();
-        let positives: Vec<f64> = older.iter().map(|a| a.confidence).collect();
-        let threshold = calibrate::choose_threshold(&positives);
-        let at = |w: f64| calibrate::WEIGHTS.iter().position(|x| (*x - w).abs() < 1e-9);
-        let mean = |f: &dyn Fn(&Asked) -> Option<(f64, f64)>| -> Value {
-            let v: Vec<(f64, f64)> = newer.iter().filter_map(f).collect();
-            if v.is_empty() {
-                return Value::Null;
-            }
-            let k = v.len() as f64;
-            json!({ "R@10": round(v.iter().map(|x| x.0).sum::<f64>() / k), "MRR@10": round(v.iter().map(|x| x.1).sum::<f64>() / k) })
-        };
-        let heldout = json!({
-            "search": mean(&|a| Some((a.lexical.r10, a.lexical.mrr))),
-            "semantic-search": mean(&|a| a.semantic.map(|s| (s.r10, s.mrr))),
-            "hybrid-search": mean(&|a| at(weight).and_then(|w| a.hybrid.get(w).copied())),
-            "hybrid-search at the default weight": mean(&|a| at(DEFAULT_SEMANTIC_WEIGHT).and_then(|w| a.hybrid.get(w).copied())),
-        });
-        let validation = calibrate::Validation {
-            calibrated_on: older.len(),
-            weights_tried,
-            validated_on: newer.len(),
-            subjects_flagged: round(calibrate::flagged(&newer.iter().map(|a| a.confidence).collect::<Vec<_>>(), threshold)),
-            foreign_flagged: round(calibrate::flagged(&negatives(FOREIGN_SEED), threshold)),
-            heldout,
-        };
-        (Calibration { threshold: round(threshold), semantic_weight: weight, at: crate::time::now_rfc3339(), queries: older.len() }, validation)
+        let warm = daemon.projects.get(root).warm(store);
+        calibrate_on(&asker, older, newer, warm.as_deref())
     });
     // Hybrid search as it answers from now on: at the calibrated weight.
     let weight = calibration.as_ref().map_or(DEFAULT_SEMANTIC_WEIGHT, |(c, _)| c.semantic_weight);
@@ -280,6 +236,66 @@ fn evaluate(
     }
     summary["took_s"] = json!((started.elapsed().as_secs_f64() * 10.0).round() / 10.0);
     Ok((summary, details))
+}
+
+/// The calibration the `older` queries make, and how it does on the `newer` ones. `warm`
+/// (the ranking index) tells which English words the project speaks of.
+fn calibrate_on(
+    asker: &Asker,
+    older: &[Asked],
+    newer: &[Asked],
+    warm: Option<&crate::search::postings::Postings>,
+) -> (Calibration, calibrate::Validation) {
+    // A word in more than one chunk in 500 is something the project speaks of.
+    let known = |w: &str| warm.is_some_and(|p| p.coverage(&[w.to_owned()], &[])[0].chunks > (p.chunks() / 500).max(2));
+    let negatives = |seed| -> Vec<f64> {
+        calibrate::foreign_queries(FOREIGN, seed, known).iter().map(|q| asker.confidence(q)).collect()
+    };
+    let per_weight: Vec<Vec<(f64, f64)>> = if asker.semantic {
+        (0..calibrate::WEIGHTS.len()).map(|w| older.iter().map(|a| a.hybrid[w]).collect()).collect()
+    } else {
+        Vec::new()
+    };
+    let weight = if asker.semantic { calibrate::choose_weight(&per_weight) } else { DEFAULT_SEMANTIC_WEIGHT };
+    let weights_tried = calibrate::WEIGHTS
+        .iter()
+        .zip(&per_weight)
+        .map(|(w, s)| (*w, round(calibrate::value(s)), round(calibrate::paired_gain(&per_weight[0], s).1)))
+        .collect();
+    let positives: Vec<f64> = older.iter().map(|a| a.confidence).collect();
+    let threshold = calibrate::choose_threshold(&positives);
+    let at = |w: f64| calibrate::WEIGHTS.iter().position(|x| (*x - w).abs() < 1e-9);
+    let mean = |f: &dyn Fn(&Asked) -> Option<(f64, f64)>| -> Value {
+        let v: Vec<(f64, f64)> = newer.iter().filter_map(f).collect();
+        if v.is_empty() {
+            return Value::Null;
+        }
+        let k = v.len() as f64;
+        json!({ "R@10": round(v.iter().map(|x| x.0).sum::<f64>() / k), "MRR@10": round(v.iter().map(|x| x.1).sum::<f64>() / k) })
+    };
+    let heldout = json!({
+        "search": mean(&|a| Some((a.lexical.r10, a.lexical.mrr))),
+        "semantic-search": mean(&|a| a.semantic.map(|s| (s.r10, s.mrr))),
+        "hybrid-search": mean(&|a| at(weight).and_then(|w| a.hybrid.get(w).copied())),
+        "hybrid-search at the default weight": mean(&|a| at(DEFAULT_SEMANTIC_WEIGHT).and_then(|w| a.hybrid.get(w).copied())),
+    });
+    let validation = calibrate::Validation {
+        calibrated_on: older.len(),
+        weights_tried,
+        validated_on: newer.len(),
+        subjects_flagged: round(calibrate::flagged(&newer.iter().map(|a| a.confidence).collect::<Vec<_>>(), threshold)),
+        foreign_flagged: round(calibrate::flagged(&negatives(FOREIGN_SEED), threshold)),
+        heldout,
+    };
+    (
+        Calibration {
+            threshold: round(threshold),
+            semantic_weight: weight,
+            at: crate::time::now_rfc3339(),
+            queries: older.len(),
+        },
+        validation,
+    )
 }
 
 /// Foreign queries asked to check the threshold.
