@@ -24,6 +24,8 @@ use booger_tests::{Env, bin, describe};
 use serde_json::Value;
 
 const EVERYDAY: &str = include_str!("../data/everyday_words.txt");
+/// search's threshold without calibration (boogerd's `confidence::DEFAULT_THRESHOLD`).
+const DEFAULT_THRESHOLD: f64 = boogerd::search::confidence::DEFAULT_THRESHOLD;
 
 fn main() {
     let (set, work) = unpack();
@@ -47,7 +49,7 @@ fn main() {
     );
     println!("## booger eval on real repositories\n");
     println!(
-        "| repo | eval s | queries (commits read) | eval R@10 | score.py R@10 | foreign flagged, default → calibrated | newer subjects flagged | threshold | weight | held-out R@10 lexical / semantic / hybrid |"
+        "| repo | eval s | queries (commits read) | eval R@10 | score.py R@10 | foreign flagged, default → calibrated | newer subjects flagged, default → calibrated | threshold | weight | held-out R@10 lexical / semantic / hybrid |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|");
     let mut verdicts = Vec::new();
@@ -55,13 +57,19 @@ fn main() {
         let root = work.join(name);
         let project = root.to_str().unwrap();
         let foreign = foreign_queries(&root, 50, 0x00c0_ffee);
-        let flagged = |queries: &[String]| {
-            let low = queries
-                .iter()
-                .filter(|q| env.json(&["search", q.as_str(), "--project", project])["confidence"] == "low")
-                .count();
-            low as f64 / queries.len().max(1) as f64
+        // The share of `queries` search answers "no good match", and the share below the
+        // default threshold (what an uncalibrated project would have said).
+        let flagged_both = |queries: &[String]| {
+            let (mut low, mut below_default) = (0, 0);
+            for q in queries {
+                let a = env.json(&["search", q.as_str(), "--project", project]);
+                low += usize::from(a["confidence"] == "low");
+                below_default += usize::from(a["confidence_score"].as_f64().unwrap_or(0.0) < DEFAULT_THRESHOLD);
+            }
+            let n = queries.len().max(1) as f64;
+            (low as f64 / n, below_default as f64 / n)
         };
+        let flagged = |queries: &[String]| flagged_both(queries).0;
         let before = score(&env, &set, &work, name, "files-default", &files_cmd);
         let foreign_before = flagged(&foreign);
         let t = Instant::now();
@@ -76,7 +84,7 @@ fn main() {
             .map(|q| q["subject"].as_str().unwrap().to_owned())
             .collect();
         let foreign_after = flagged(&foreign);
-        let subjects_after = flagged(&newer);
+        let (subjects_after, subjects_default) = flagged_both(&newer);
         let after = score(&env, &set, &work, name, "files-calibrated", &files_cmd);
         let f = |v: &Value, p: &str| v.pointer(p).and_then(Value::as_f64).unwrap_or(f64::NAN);
         let c = &e["calibration"];
@@ -87,10 +95,11 @@ fn main() {
         let eval_r = f(&e, "/methods/search/all/R@10");
         let (before_r, after_r) = (f(&before, "/all/R@10"), f(&after, "/all/R@10"));
         println!(
-            "| {name} | {took:.1} | {queries} ({}) | {eval_r:.3} | {before_r:.3} → {after_r:.3} | {:.0}% → {:.0}% | {:.0}% | {} | {} | {lex:.3} / {sem:.3} / {hyb:.3} |",
+            "| {name} | {took:.1} | {queries} ({}) | {eval_r:.3} | {before_r:.3} → {after_r:.3} | {:.0}% → {:.0}% | {:.0}% → {:.0}% | {} | {} | {lex:.3} / {sem:.3} / {hyb:.3} |",
             e["history"]["scanned"],
             foreign_before * 100.0,
             foreign_after * 100.0,
+            subjects_default * 100.0,
             subjects_after * 100.0,
             c["threshold"],
             c["semantic_weight"],
