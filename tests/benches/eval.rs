@@ -17,10 +17,10 @@
 
 use std::collections::HashSet;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use booger_tests::eval_repos::{REPOS, ready, score, unpack};
-use booger_tests::{Env, bin, describe};
+use booger_tests::eval_repos::{REPOS, score, serve, unpack};
+use booger_tests::{Env, bin};
 use serde_json::Value;
 
 const EVERYDAY: &str = include_str!("../data/everyday_words.txt");
@@ -30,18 +30,7 @@ const DEFAULT_THRESHOLD: f64 = boogerd::search::confidence::DEFAULT_THRESHOLD;
 fn main() {
     let (set, work) = unpack();
     let env = Env::new();
-    let _daemon = env.start_daemon();
-    for name in REPOS {
-        let root = work.join(name);
-        let root = root.to_str().unwrap();
-        for args in [&["projects", "add", root][..], &["index", "--project", root]] {
-            let out = env.run_within(None, args, Duration::from_secs(600));
-            assert!(out.status.success(), "{args:?}: {}", describe(&out));
-        }
-    }
-    for name in REPOS {
-        ready(&env, &work.join(name));
-    }
+    let _daemon = serve(&env, &work);
     let booger = bin("booger");
     let files_cmd = format!(
         "{} search {{query}} --project {{root}} --head-limit {{k}} --output-mode files_with_matches --json",
@@ -148,24 +137,5 @@ fn foreign_queries(root: &Path, n: usize, seed: u64) -> Vec<String> {
     let limit = (files.len() / 100).max(2);
     let words: Vec<&str> =
         EVERYDAY.split_whitespace().filter(|w| files.iter().filter(|f| f.contains(*w)).count() <= limit).collect();
-    let mut state = seed | 1;
-    let mut next = |below: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % below as u64) as usize
-    };
-    (0..n)
-        .map(|_| {
-            let len = 3 + next(3);
-            let mut q: Vec<&str> = Vec::new();
-            while q.len() < len {
-                let w = words[next(words.len())];
-                if !q.contains(&w) {
-                    q.push(w);
-                }
-            }
-            q.join(" ")
-        })
-        .collect()
+    boogerd::search::confidence::word_queries(&words, n, seed)
 }

@@ -16,27 +16,15 @@
 //! It prints one table and, per repository, which of issue 18's goals hold.
 
 use std::process::Command;
-use std::time::Duration;
 
-use booger_tests::eval_repos::{REPOS, ready, score, unpack};
-use booger_tests::{Env, bin, describe};
+use booger_tests::eval_repos::{REPOS, score, serve, unpack};
+use booger_tests::{Env, bin};
 use serde_json::Value;
 
 fn main() {
     let (set, work) = unpack();
     let env = Env::new();
-    let _daemon = env.start_daemon();
-    for name in REPOS {
-        let root = work.join(name);
-        let root = root.to_str().unwrap();
-        for args in [&["projects", "add", root][..], &["index", "--project", root]] {
-            let out = env.run_within(None, args, Duration::from_secs(600));
-            assert!(out.status.success(), "{args:?}: {}", describe(&out));
-        }
-    }
-    for name in REPOS {
-        ready(&env, &work.join(name));
-    }
+    let _daemon = serve(&env, &work);
     let rg = Command::new("rg").arg("--version").output().is_ok_and(|o| o.status.success());
     let booger = bin("booger");
     let booger = booger.display();

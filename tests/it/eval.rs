@@ -168,26 +168,7 @@ fn foreign_queries(repo: &std::path::Path, n: usize) -> Vec<String> {
         .collect();
     let words: Vec<&str> =
         EVERYDAY.split_whitespace().filter(|w| texts.iter().filter(|t| t.contains(*w)).count() <= 1).collect();
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut next = |below: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % below as u64) as usize
-    };
-    (0..n)
-        .map(|_| {
-            let len = 3 + next(3);
-            let mut q: Vec<&str> = Vec::new();
-            while q.len() < len {
-                let w = words[next(words.len())];
-                if !q.contains(&w) {
-                    q.push(w);
-                }
-            }
-            q.join(" ")
-        })
-        .collect()
+    boogerd::search::confidence::word_queries(&words, n, 0x2545_f491_4f6c_dd1d)
 }
 
 #[test]

@@ -37,8 +37,25 @@ fn run(mut cmd: Command) {
     assert!(out.status.success(), "{cmd:?}: {}", describe(&out));
 }
 
+/// A daemon with every repository registered, indexed, ranked and embedded.
+pub fn serve(env: &Env, work: &Path) -> crate::DaemonProc {
+    let daemon = env.start_daemon();
+    for name in REPOS {
+        let root = work.join(name);
+        let root = root.to_str().unwrap();
+        for args in [&["projects", "add", root][..], &["index", "--project", root]] {
+            let out = env.run_within(None, args, Duration::from_secs(600));
+            assert!(out.status.success(), "{args:?}: {}", describe(&out));
+        }
+    }
+    for name in REPOS {
+        ready(env, &work.join(name));
+    }
+    daemon
+}
+
 /// Waits until the project's ranking index is built and every chunk has its vector.
-pub fn ready(env: &Env, root: &Path) {
+fn ready(env: &Env, root: &Path) {
     let root = root.to_str().unwrap();
     let deadline = Instant::now() + Duration::from_secs(900);
     loop {

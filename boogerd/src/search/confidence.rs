@@ -77,6 +77,18 @@ pub struct Confidence {
 }
 
 impl Confidence {
+    /// Nothing matched at all.
+    pub fn nothing(calibration: &Calibration) -> Confidence {
+        Confidence {
+            score: 0.0,
+            threshold: calibration.threshold,
+            calibrated: calibration.is_calibrated(),
+            unknown: Vec::new(),
+            held: 0,
+            words: 0,
+        }
+    }
+
     pub fn high(&self) -> bool {
         self.score >= self.threshold
     }
@@ -128,6 +140,37 @@ pub fn assess(warm: &Postings, words: &[String], ids: &[i64], calibration: &Cali
         held,
         words: words.len(),
     }
+}
+
+/// `n` queries of 3 to 5 distinct `words` each, drawn with a fixed generator: the same `seed`
+/// gives the same queries everywhere. Made of words a project does not speak of, they are the
+/// questions a threshold must flag (`eval` checks its calibration with them, the tests and
+/// the bench theirs). Empty when there are fewer than five words.
+pub fn word_queries(words: &[&str], n: usize, seed: u64) -> Vec<String> {
+    if words.len() < 5 {
+        return Vec::new();
+    }
+    let mut state = seed | 1;
+    let mut next = move |below: usize| {
+        // xorshift64: enough to pick words, and the same on every machine.
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % below as u64) as usize
+    };
+    (0..n)
+        .map(|_| {
+            let len = 3 + next(3);
+            let mut q: Vec<&str> = Vec::new();
+            while q.len() < len {
+                let w = words[next(words.len())];
+                if !q.contains(&w) {
+                    q.push(w);
+                }
+            }
+            q.join(" ")
+        })
+        .collect()
 }
 
 fn round(x: f64) -> f64 {

@@ -74,11 +74,7 @@ impl Request<'_> {
             let text = if note.is_empty() { why.clone() } else { format!("{note}\n{why}") };
             let mut data = json!({ "results": [], "total": 0, "reason": why });
             if warm.is_some() {
-                let calibration = Calibration::of(store);
-                data["confidence"] = json!("low");
-                data["confidence_score"] = json!(0.0);
-                data["confidence_threshold"] = json!(calibration.threshold);
-                data["calibrated"] = json!(calibration.is_calibrated());
+                merge(&mut data, &Confidence::nothing(&Calibration::of(store)));
             }
             return ToolReply::ok(text, data);
         }
@@ -116,9 +112,7 @@ impl Request<'_> {
             data["note"] = json!(note);
         }
         if let Some(c) = &confidence {
-            for (k, v) in c.json().as_object().into_iter().flatten() {
-                data[k] = v.clone();
-            }
+            merge(&mut data, c);
         }
         if doubtful.is_some() {
             let tries = suggestions();
@@ -127,6 +121,13 @@ impl Request<'_> {
             data["suggestions"] = json!(tries);
         }
         ToolReply::ok(text, data)
+    }
+}
+
+/// Puts the confidence's fields at the top level of an answer's data.
+fn merge(data: &mut Value, c: &Confidence) {
+    for (k, v) in c.json().as_object().into_iter().flatten() {
+        data[k] = v.clone();
     }
 }
 

@@ -29,30 +29,7 @@ const ENGLISH: &str = include_str!("english.txt");
 /// speaks of. The same `seed` gives the same queries.
 pub fn foreign_queries(n: usize, seed: u64, known: impl Fn(&str) -> bool) -> Vec<String> {
     let words: Vec<&str> = ENGLISH.split_whitespace().filter(|w| !known(w)).collect();
-    if words.len() < 5 {
-        return Vec::new();
-    }
-    let mut state = seed | 1;
-    let mut next = move |below: usize| {
-        // xorshift64: enough to pick words, and the same everywhere.
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % below as u64) as usize
-    };
-    (0..n)
-        .map(|_| {
-            let len = 3 + next(3);
-            let mut q: Vec<&str> = Vec::new();
-            while q.len() < len {
-                let w = words[next(words.len())];
-                if !q.contains(&w) {
-                    q.push(w);
-                }
-            }
-            q.join(" ")
-        })
-        .collect()
+    crate::search::confidence::word_queries(&words, n, seed)
 }
 
 /// The weight whose hybrid ranking scored best on the calibration queries: `scores[w][q]` is
