@@ -309,6 +309,7 @@ pub fn schema(name: &str) -> Option<Value> {
                 "queries": integer(),
                 "methods": { "type": "object" },
                 "languages": { "type": "object" },
+                "calibration": { "type": "object" },
             }),
             &["project"],
         ),
