@@ -247,5 +247,18 @@ fn search_knows_when_it_has_no_good_answer_before_and_after_calibration() {
     };
     let ws = w.to_string();
     assert_eq!(files("hybrid-search", &[]), files("hybrid-search", &["--semantic-weight", &ws]));
+    // A question keeps the weight measured on questions.
+    let question = |extra: &[&str]| {
+        let mut args = vec!["hybrid-search", "where are stale tokens kept", "--project", project, "--head-limit", "20"];
+        args.extend_from_slice(extra);
+        let v = env.json(&args);
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["path"].clone(), r["start_line"].clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(question(&[]), question(&["--semantic-weight", "0.3"]));
     assert_eq!(files("hybrid-search", &["--semantic-weight", "0"]), files("search", &[]));
 }

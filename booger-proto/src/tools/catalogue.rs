@@ -511,8 +511,8 @@ pub const HYBRID_SEARCH: ToolSpec = ToolSpec {
                   Same options as search.",
     details: "Run `search` (words and identifiers) and `semantic-search` (meaning) and fuse the two rankings: \
               Reciprocal Rank Fusion by default (k = 60; the semantic list weighs semantic_weight against the \
-              lexical one's 1: the weight `eval` calibrated on the project's history, else 0.3; files are fused \
-              as files), or fusion=alpha to blend scores normalised to [0, 1] (alpha is the lexical \
+              lexical one's 1: 0.3 for a question; for a change request (\"fix ...\", \"add ...\") the weight `eval` \
+              calibrated on the project's history, else 0.1; files are fused as files), or fusion=alpha to blend scores normalised to [0, 1] (alpha is the lexical \
               share, default 0.7). Same filters, output modes and budget as `search`; without vectors it answers \
               lexically and says so.",
     params: ranked!(
@@ -522,7 +522,7 @@ pub const HYBRID_SEARCH: ToolSpec = ToolSpec {
         param(
             "semantic_weight",
             Kind::Number { min: 0.0, max: 10.0 },
-            "RRF weight of meaning. Default: calibrated, else 0.3."
+            "RRF weight of meaning. Default: by the query's kind."
         ),
         param("alpha", Kind::Number { min: 0.0, max: 1.0 }, "fusion=alpha: lexical share. Default: 0.7."),
     ),

@@ -24,8 +24,15 @@ use crate::store::Store;
 pub const DEFAULT_THRESHOLD: f64 = 0.17;
 /// What a result holding just one word of a longer query keeps of its share.
 const LONE_WORD: f64 = 0.5;
-/// Hybrid search's semantic weight (against lexical's 1) without calibration.
-pub const DEFAULT_SEMANTIC_WEIGHT: f64 = 0.3;
+/// Hybrid search's semantic weight (against lexical's 1) for a question ("where do we retry
+/// failed uploads"): on the standard library's hand-written questions it adds 0.08 nl R@10
+/// over lexical search (BENCHMARKS.md).
+pub const QUESTION_SEMANTIC_WEIGHT: f64 = 0.3;
+/// Hybrid search's semantic weight for a change request in a commit subject's words ("fix
+/// completion for persistent flags") without calibration: on five real repositories' subjects
+/// 0.1 did best of the weights tried, and 0.3 fell below lexical search (BENCHMARKS.md).
+/// History measures only queries of this kind, so calibration sets only this weight.
+pub const DEFAULT_SEMANTIC_WEIGHT: f64 = 0.1;
 /// The key of the calibration in the index's `meta`.
 pub const META_KEY: &str = "calibration";
 /// How many of the first results are looked at.
@@ -36,7 +43,8 @@ const LOOKED_AT: usize = 10;
 pub struct Calibration {
     /// A best result holding less of the query than this is no good match.
     pub threshold: f64,
-    /// Hybrid search's RRF weight for the semantic list (lexical counts 1).
+    /// Hybrid search's RRF weight for the semantic list (lexical counts 1), for change
+    /// requests (see [`Calibration::semantic_weight_for`]).
     pub semantic_weight: f64,
     /// When it was made (RFC 3339), and from how many queries; empty and 0 for the defaults.
     #[serde(default)]
@@ -59,6 +67,13 @@ impl Calibration {
 
     pub fn is_calibrated(&self) -> bool {
         self.queries > 0
+    }
+
+    /// Hybrid search's semantic weight for `query`: a change request gets this project's
+    /// (calibrated on its commit subjects, which are change requests), a question the one
+    /// measured on questions.
+    pub fn semantic_weight_for(&self, query: &super::Query) -> f64 {
+        if query.change { self.semantic_weight } else { QUESTION_SEMANTIC_WEIGHT }
     }
 }
 

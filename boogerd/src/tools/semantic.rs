@@ -21,13 +21,14 @@ pub fn semantic_search(daemon: &Daemon, session: &Session, args: &Value) -> Tool
     run(daemon, session, args, false)
 }
 
-/// Hybrid search fuses by RRF with the project's calibrated semantic weight (see
-/// [`crate::search::confidence`]) unless the call names its fusion.
+/// Hybrid search fuses by RRF, unless the call names its fusion, with the semantic weight for
+/// the query's kind: a change request gets the project's calibrated weight, a question the
+/// one measured on questions (see [`Calibration::semantic_weight_for`]).
 pub fn hybrid_search(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     run(daemon, session, args, true)
 }
 
-fn fusion(args: &Value, store: &crate::store::Store) -> Fusion {
+fn fusion(args: &Value, store: &crate::store::Store, query: &str) -> Fusion {
     match args.get("fusion").and_then(Value::as_str) {
         Some("alpha") => Fusion::Alpha { alpha: args.get("alpha").and_then(Value::as_f64).unwrap_or(0.7) },
         _ => Fusion::Rrf {
@@ -35,7 +36,7 @@ fn fusion(args: &Value, store: &crate::store::Store) -> Fusion {
             semantic_weight: args
                 .get("semantic_weight")
                 .and_then(Value::as_f64)
-                .unwrap_or_else(|| Calibration::of(store).semantic_weight),
+                .unwrap_or_else(|| Calibration::of(store).semantic_weight_for(&lexical::Query::parse(query))),
         },
     }
 }
@@ -47,7 +48,7 @@ fn run(daemon: &Daemon, session: &Session, args: &Value, hybrid: bool) -> ToolRe
         Err(reply) => return reply,
     };
     let Request { query, project, store, page, filters, .. } = &request;
-    let fusion = hybrid.then(|| fusion(args, store));
+    let fusion = hybrid.then(|| fusion(args, store, query));
     let handle = daemon.projects.get(&project.root);
     // The lexical side's confidence: hybrid answers carry it, semantic ones do not (a
     // concept can match without its words).

@@ -195,7 +195,7 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>) -> (String,
     let calibration = crate::search::confidence::Calibration::of(&store);
     if calibration.is_calibrated() {
         t.push_str(&format!(
-            "  calibrated {}: no good match below {}, hybrid semantic weight {}\n",
+            "  calibrated {}: no good match below {}, hybrid semantic weight {} for change requests\n",
             calibration.at, calibration.threshold, calibration.semantic_weight
         ));
     }

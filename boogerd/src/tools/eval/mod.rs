@@ -469,7 +469,7 @@ fn text(d: &Value) -> String {
     } else if c.is_object() {
         let v = &c["validation"];
         out.push_str(&format!(
-            "calibrated on the {} older queries: no-good-match threshold {}, hybrid semantic weight {}\n",
+            "calibrated on the {} older queries: no-good-match threshold {}, hybrid semantic weight {} for change requests\n",
             v["calibrated_on"], c["threshold"], c["semantic_weight"]
         ));
         let pct = |x: &Value| x.as_f64().map_or_else(|| "-".to_owned(), |x| format!("{:.0}%", x * 100.0));
