@@ -289,6 +289,42 @@ fn the_reindex_button_starts_a_run() {
     }
 }
 
+/// The page shows a project's last `booger eval` (while its index is loaded) beside the grep
+/// ranking, and a dash before there is one.
+#[test]
+fn the_status_page_shows_the_last_eval() {
+    let env = Env::new();
+    let root = env.project("measured");
+    booger_tests::git(&root, &["init", "-q"]);
+    for (i, subject) in
+        ["Add the upload retry loop", "Handle expired tokens in the cache", "Parse nested config sections"]
+            .iter()
+            .enumerate()
+    {
+        booger_tests::write(
+            &root,
+            &format!("m{i}.py"),
+            format!("def step_{i}():\n    \"\"\"{subject}.\"\"\"\n    return {i}\n"),
+        );
+        booger_tests::commit_all(&root, subject);
+    }
+    let _d = env.start_daemon();
+    assert!(env.run(&["index", root.to_str().unwrap()]).status.success());
+    let (base, bearer) = address_and_bearer(&env);
+    let auth = ("Authorization", bearer.as_str());
+    let project = || {
+        let status: Value = serde_json::from_str(&get(&base, "/api/status", &[auth]).body).unwrap();
+        status["projects"].as_array().unwrap().iter().find(|p| p["name"] == "measured").cloned().unwrap()
+    };
+    assert!(project().get("quality").is_none(), "no eval yet");
+    let e = env.json(&["eval", "--project", root.to_str().unwrap()]);
+    let q = project()["quality"].clone();
+    assert_eq!(q["queries"], 3, "{q}");
+    assert_eq!(q["search_r10"], e["methods"]["search"]["all"]["R@10"], "{q}");
+    assert!(q["grep_r10"].is_number(), "{q}");
+    assert!(get(&base, "/", &[auth]).body.contains("Search quality"));
+}
+
 /// Headless Chromium where installed (Debian package `chromium`): the status page lists the
 /// project with its file count, and the count follows a file added to the project without a
 /// reload. Skipped without Chromium unless BOOGER_REQUIRE_CHROMIUM=1 (CI sets it). The

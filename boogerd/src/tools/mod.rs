@@ -11,6 +11,7 @@ mod changed;
 mod context;
 mod embed;
 mod eval;
+pub use eval::last as last_eval;
 mod expand;
 mod git;
 mod grep;

@@ -124,9 +124,9 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     }
 }
 
-/// The last result kept in `store`, for `status`.
+/// The last result kept in `store`, for `status` and the status page.
 pub fn last(store: &Store) -> Option<Value> {
-    store.meta(META_KEY).ok().flatten().and_then(|s| serde_json::from_str(&s).ok())
+    store.cached_meta(META_KEY).ok().flatten().and_then(|s| serde_json::from_str(&s).ok())
 }
 
 /// Mines the history, asks every query of every method, calibrates and sums up:
