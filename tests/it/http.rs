@@ -289,8 +289,8 @@ fn the_reindex_button_starts_a_run() {
     }
 }
 
-/// The page shows a project's last `booger eval` (while its index is loaded) beside the grep
-/// ranking, and a dash before there is one.
+/// The page shows a project's last `booger eval` beside the grep ranking (as last seen once
+/// the index is released), and a dash before there is one.
 #[test]
 fn the_status_page_shows_the_last_eval() {
     let env = Env::new();
@@ -308,7 +308,7 @@ fn the_status_page_shows_the_last_eval() {
         );
         booger_tests::commit_all(&root, subject);
     }
-    let _d = env.start_daemon();
+    let _d = env.start_daemon_with(&["--idle-release-secs", "2"]);
     assert!(env.run(&["index", root.to_str().unwrap()]).status.success());
     let (base, bearer) = address_and_bearer(&env);
     let auth = ("Authorization", bearer.as_str());
@@ -323,6 +323,13 @@ fn the_status_page_shows_the_last_eval() {
     assert_eq!(q["search_r10"], e["methods"]["search"]["all"]["R@10"], "{q}");
     assert!(q["grep_r10"].is_number(), "{q}");
     assert!(get(&base, "/", &[auth]).body.contains("Search quality"));
+    // Released when idle: the page still shows what it last saw, without opening the index.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while project()["loaded"] != false {
+        assert!(std::time::Instant::now() < deadline, "the idle project was never released");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert_eq!(project()["quality"], q);
 }
 
 /// Headless Chromium where installed (Debian package `chromium`): the status page lists the

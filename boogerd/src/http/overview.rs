@@ -113,20 +113,26 @@ fn project(daemon: &Daemon, h: &std::sync::Arc<ProjectHandle>) -> Value {
         problems.push(format!("embedding: {e}"));
     }
     v["alerts"] = json!(problems);
-    // The last eval, while the index is loaded (the page never opens one).
-    if let Some(store) = h.store_if_open()
-        && let Some(e) = crate::tools::last_eval(&store)
-    {
-        let f = |m: &str, k: &str| e["methods"][m]["all"][k].clone();
-        v["quality"] = json!({
-            "at": e["at"],
-            "queries": e["queries"],
-            "search_r10": f("search", "R@10"),
-            "search_mrr": f("search", "MRR@10"),
-            "grep_r10": f("grep-rank", "R@10"),
-            "threshold": e["calibration"]["threshold"],
+    // The last eval: from the index while it is loaded, else as last seen (the page never
+    // opens an index).
+    let mut seen = h.eval_seen.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(store) = h.store_if_open() {
+        *seen = crate::tools::last_eval(&store).map(|e| {
+            let f = |m: &str, k: &str| e["methods"][m]["all"][k].clone();
+            json!({
+                "at": e["at"],
+                "queries": e["queries"],
+                "search_r10": f("search", "R@10"),
+                "search_mrr": f("search", "MRR@10"),
+                "grep_r10": f("grep-rank", "R@10"),
+                "threshold": e["calibration"]["threshold"],
+            })
         });
     }
+    if let Some(q) = seen.as_ref() {
+        v["quality"] = q.clone();
+    }
+    drop(seen);
     if let (Some(e), Some(store)) = (daemon.projects.embedding(), h.store_if_open()) {
         let tiers: Vec<Value> = e
             .tiers

@@ -61,6 +61,9 @@ pub struct ProjectHandle {
     /// The counts last seen while the store was open: what the status page shows of a project
     /// whose index is not loaded (memory follows use, not the page).
     seen: Mutex<Option<Stats>>,
+    /// What the status page last showed of the project's eval while the store was open (it
+    /// lives in the index's meta): shown, like `seen`, while the index is not loaded.
+    pub eval_seen: Mutex<Option<serde_json::Value>>,
     /// The last damaged index (or notes file) set aside, for `status`.
     /// (what was done, whether an answer has said so yet).
     recovered: Mutex<Option<(Recovery, bool)>>,
@@ -86,6 +89,7 @@ impl ProjectHandle {
             last_used: std::sync::atomic::AtomicU64::new(clock_ms()),
             releases: std::sync::atomic::AtomicU64::new(0),
             seen: Mutex::new(None),
+            eval_seen: Mutex::new(None),
             recovered: Mutex::new(None),
         }
     }
