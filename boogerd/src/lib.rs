@@ -33,12 +33,11 @@ pub mod memory;
 pub mod metrics;
 pub mod project;
 pub mod registry;
+mod rng;
 pub mod rpc;
 pub mod search;
 pub mod storage;
 pub mod store;
-#[cfg(test)]
-mod test_rng;
 pub mod text;
 pub mod threads;
 pub mod time;

@@ -12,8 +12,7 @@ fn eval(env: &Env, repo: &std::path::Path) -> Value {
 #[test]
 fn the_miner_keeps_descriptive_commits_of_a_few_source_files() {
     let env = Env::new();
-    let repo = env.project("history");
-    git(&repo, &["init", "-q"]);
+    let repo = env.git_project("history");
     write(&repo, "upload.py", "def retry_upload(blob):\n    return blob\n\n\ndef other():\n    return 1\n");
     write(&repo, "helper.py", "def helper():\n    return 2\n");
     write(&repo, "gone.py", "def gone():\n    return 3\n");
@@ -88,8 +87,7 @@ fn the_miner_keeps_descriptive_commits_of_a_few_source_files() {
 #[test]
 fn a_shallow_clone_and_an_empty_history_say_what_they_have() {
     let env = Env::new();
-    let origin = env.project("origin");
-    git(&origin, &["init", "-q"]);
+    let origin = env.git_project("origin");
     for i in 0..6 {
         write(&origin, &format!("m{i}.py"), format!("def feature_{i}():\n    return {i}\n"));
         commit(&origin, &format!("Add feature number {i} to the module"));
@@ -100,8 +98,7 @@ fn a_shallow_clone_and_an_empty_history_say_what_they_have() {
         env.dir.path(),
         &["clone", "-q", "--depth", "3", &format!("file://{}", origin.display()), clone.to_str().unwrap()],
     );
-    let empty = env.project("empty");
-    git(&empty, &["init", "-q"]);
+    let empty = env.git_project("empty");
     write(&empty, "a.py", "def a():\n    return 1\n");
 
     let _d = env.start_daemon();
@@ -126,8 +123,7 @@ const EVERYDAY: &str = include_str!("../data/everyday_words.txt");
 /// A history of 60 one-function commits, each subject in the words of its code. Each module's
 /// docstring also has three everyday words, so foreign queries meet a word here and there.
 fn scripted_history(env: &Env) -> std::path::PathBuf {
-    let repo = env.project("calibrated");
-    git(&repo, &["init", "-q"]);
+    let repo = env.git_project("calibrated");
     let modules = ["upload", "download", "cache", "router", "parser", "session", "proxy", "socket", "logger", "config"];
     let adjectives =
         ["expired", "partial", "duplicate", "empty", "oversized", "malformed", "stale", "missing", "nested", "unicode"];

@@ -9,8 +9,7 @@ use serde_json::{Value, json};
 
 /// A registered project that is a git repository with one commit on `main` holding `files`.
 fn repo(env: &Env, name: &str, files: &[(&str, &str)]) -> PathBuf {
-    let root = env.project(name);
-    git(&root, &["init", "-q"]);
+    let root = env.git_project(name);
     for (rel, body) in files {
         write(&root, rel, body);
     }
@@ -367,8 +366,7 @@ fn errors_say_what_is_wrong_and_what_to_do() {
     assert!(e.contains("HEAD is detached") && e.contains("pass `base`"), "{e}");
 
     // An empty repository: nothing committed, but staged work can be described.
-    let empty = env.project("empty");
-    git(&empty, &["init", "-q"]);
+    let empty = env.git_project("empty");
     register(&env, &empty);
     let e = err(&env, &empty, "branch-diff", json!({}));
     assert!(e.contains("no commits yet") && e.contains("include=staged"), "{e}");
@@ -381,8 +379,7 @@ fn errors_say_what_is_wrong_and_what_to_do() {
 #[test]
 fn a_shallow_clone_without_the_merge_base_is_a_marked_partial_answer() {
     let env = Env::new();
-    let origin = env.project("origin");
-    git(&origin, &["init", "-q"]);
+    let origin = env.git_project("origin");
     write(&origin, "m.py", "def base():\n    return 0\n");
     commit_all(&origin, "c1");
     git(&origin, &["checkout", "-q", "-b", "feature"]);
@@ -439,8 +436,7 @@ fn a_repository_mid_merge_marks_conflicted_files() {
 #[test]
 fn a_project_in_a_subdirectory_sees_only_its_own_files() {
     let env = Env::new();
-    let root = env.project("mono");
-    git(&root, &["init", "-q"]);
+    let root = env.git_project("mono");
     write(&root, "svc/api/handler.go", "package api\n\nfunc Handle() {}\n");
     write(&root, "web/index.ts", "export function render(): void {}\n");
     commit_all(&root, "base");

@@ -132,10 +132,7 @@ fn metrics_parse_as_prometheus_text_and_move_after_a_search() {
     std::fs::write(root.join("app.py"), "def retry_upload(blob):\n    return blob\n").unwrap();
     let _d = env.start_daemon();
     assert!(env.run(&["index", root.to_str().unwrap()]).status.success());
-    let facts = env.json(&["daemon", "status"]);
-    let base = facts["http_url"].as_str().unwrap().to_owned();
-    let token = std::fs::read_to_string(facts["http_token_file"].as_str().unwrap()).unwrap();
-    let bearer = format!("Bearer {token}");
+    let (base, bearer) = address_and_bearer(&env);
     let scrape = || {
         let r = get(&base, "/metrics", &[("Authorization", &bearer)]);
         assert_eq!(r.status, 200, "{}", r.head);
@@ -181,8 +178,7 @@ fn a_public_address_needs_to_be_asked_for() {
 #[test]
 fn mcp_over_http_answers_as_stdio_does_with_sessions_of_their_own() {
     let env = Env::new();
-    let root = env.project("served");
-    booger_tests::git(&root, &["init", "-q"]);
+    let root = env.git_project("served");
     std::fs::write(root.join("app.py"), "def retry_upload(blob):\n    return send(blob)\n").unwrap();
     std::fs::write(root.join("send.py"), "def send(blob):\n    return retry_upload(blob)\n").unwrap();
     let _d = env.start_daemon();
@@ -294,8 +290,7 @@ fn the_reindex_button_starts_a_run() {
 #[test]
 fn the_status_page_shows_the_last_eval() {
     let env = Env::new();
-    let root = env.project("measured");
-    booger_tests::git(&root, &["init", "-q"]);
+    let root = env.git_project("measured");
     for (i, subject) in
         ["Add the upload retry loop", "Handle expired tokens in the cache", "Parse nested config sections"]
             .iter()

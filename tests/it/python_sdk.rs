@@ -44,8 +44,7 @@ fn official_python_sdk_initializes_lists_and_calls() {
 #[test]
 fn first_call_in_an_unseen_repository_just_works() {
     let env = Env::new();
-    let repo = env.project("fresh-repo");
-    booger_tests::git(&repo, &["init", "-q"]);
+    let repo = env.git_project("fresh-repo");
     for i in 0..40 {
         std::fs::write(repo.join(format!("mod_{i}.py")), format!("def handler_{i}():\n    return {i}\n")).unwrap();
     }
@@ -63,8 +62,7 @@ fn first_call_in_an_unseen_repository_just_works() {
     assert_eq!(roots, [repo.to_str().unwrap()], "{data}");
 
     // `--no-register` leaves another repository alone.
-    let other = env.project("other-repo");
-    booger_tests::git(&other, &["init", "-q"]);
+    let other = env.git_project("other-repo");
     let v = sdk_client(&env, &other, &["anything"], &[("BOOGER_AUTO_REGISTER", "0")]);
     assert!(v["text"].as_str().unwrap().contains("not a registered project"), "{v}");
 }
@@ -74,8 +72,7 @@ fn first_call_in_an_unseen_repository_just_works() {
 #[test]
 fn every_answer_is_structured_and_matches_its_output_schema() {
     let env = Env::new();
-    let repo = env.project("shapes");
-    booger_tests::git(&repo, &["init", "-q"]);
+    let repo = env.git_project("shapes");
     std::fs::write(repo.join("Cargo.toml"), "[package]\nname = \"shapes\"\n").unwrap();
     std::fs::create_dir(repo.join("src")).unwrap();
     std::fs::write(

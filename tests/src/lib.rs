@@ -83,6 +83,14 @@ impl Env {
         std::fs::canonicalize(p).expect("canonical project")
     }
 
+    /// A fresh git repository under the env (`git init`, nothing committed), for use as a
+    /// project.
+    pub fn git_project(&self, name: &str) -> PathBuf {
+        let p = self.project(name);
+        git(&p, &["init", "-q"]);
+        p
+    }
+
     fn scrub(&self, cmd: &mut Command) {
         for (k, _) in std::env::vars_os() {
             if k.to_string_lossy().starts_with("BOOGER_") {

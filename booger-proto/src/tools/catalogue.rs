@@ -80,6 +80,16 @@ macro_rules! ranked {
     };
 }
 
+/// The parameters of a tool that lists symbols: its own, then output mode, paging, project,
+/// budget and cursor.
+macro_rules! listed {
+    ($($own:expr),+ $(,)?) => {
+        &[$($own,)+ LISTED_MODE, HEAD_LIMIT, OFFSET, PROJECT, MAX_TOKENS, CURSOR]
+    };
+}
+
+const LISTED_MODE: Param =
+    param("output_mode", Kind::Enum(&["signatures", "files_with_matches", "count"]), "Default: signatures.");
 const QUERY: Param = required("query", Kind::String, "Words, identifiers or \"exact phrases\".");
 const SYMBOL: Param = required("symbol", Kind::String, "A name, e.g. parse_config or Server.start.");
 const PATHS: Param =
@@ -112,17 +122,7 @@ pub const SYMBOLS: ToolSpec = ToolSpec {
                   Cheaper than reading the files.",
     details: "List the functions, methods, classes, types and imports of a file or of everything under a \
               directory, in file order, with one-line signatures (declaration up to the body), grouped by file.",
-    params: &[
-        positional("path", Kind::String, "File or directory. Default: the whole project."),
-        KIND,
-        LANGUAGE,
-        param("output_mode", Kind::Enum(&["signatures", "files_with_matches", "count"]), "Default: signatures."),
-        HEAD_LIMIT,
-        OFFSET,
-        PROJECT,
-        MAX_TOKENS,
-        CURSOR,
-    ],
+    params: listed!(positional("path", Kind::String, "File or directory. Default: the whole project."), KIND, LANGUAGE,),
     effect: Effect::ReadOnly,
     mcp_json: false,
 };
@@ -197,15 +197,7 @@ pub const TESTS_FOR: ToolSpec = ToolSpec {
     description: "Test functions for a symbol: named after it, or in test files and modules that call it.",
     details: "Find test functions for a symbol: by naming convention (test_<name>, <name>_test, Test<Name>), and \
               test functions in test files or modules that call or mention it.",
-    params: &[
-        SYMBOL,
-        param("output_mode", Kind::Enum(&["signatures", "files_with_matches", "count"]), "Default: signatures."),
-        HEAD_LIMIT,
-        OFFSET,
-        PROJECT,
-        MAX_TOKENS,
-        CURSOR,
-    ],
+    params: listed!(SYMBOL),
     effect: Effect::ReadOnly,
     mcp_json: false,
 };
@@ -217,16 +209,7 @@ pub const CHANGED_SINCE: ToolSpec = ToolSpec {
     description: "What changed since you last looked: the symbols of every file re-indexed after a time.",
     details: "The symbols of every file (re-)indexed after `since`, an RFC 3339 / ISO 8601 timestamp such as \
               2026-11-22T09:30:00Z.",
-    params: &[
-        required("since", Kind::String, "RFC 3339 time, e.g. 2026-11-22T09:30:00Z."),
-        param("output_mode", Kind::Enum(&["signatures", "files_with_matches", "count"]), "Default: signatures."),
-        HEAD_LIMIT,
-        OFFSET,
-        PATH_PREFIX,
-        PROJECT,
-        MAX_TOKENS,
-        CURSOR,
-    ],
+    params: listed!(required("since", Kind::String, "RFC 3339 time, e.g. 2026-11-22T09:30:00Z."), PATH_PREFIX),
     effect: Effect::ReadOnly,
     mcp_json: false,
 };

@@ -165,20 +165,13 @@ pub fn word_queries(words: &[&str], n: usize, seed: u64) -> Vec<String> {
     if words.len() < 5 {
         return Vec::new();
     }
-    let mut state = seed | 1;
-    let mut next = move |below: usize| {
-        // xorshift64: enough to pick words, and the same on every machine.
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % below as u64) as usize
-    };
+    let mut rng = crate::rng::Rng::new(seed);
     (0..n)
         .map(|_| {
-            let len = 3 + next(3);
+            let len = 3 + rng.below(3);
             let mut q: Vec<&str> = Vec::new();
             while q.len() < len {
-                let w = words[next(words.len())];
+                let w = *rng.pick(words);
                 if !q.contains(&w) {
                     q.push(w);
                 }
@@ -190,4 +183,35 @@ pub fn word_queries(words: &[&str], n: usize, seed: u64) -> Vec<String> {
 
 fn round(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::Query;
+
+    #[test]
+    fn a_change_request_takes_the_calibrated_weight_and_a_question_its_own() {
+        let c = Calibration { semantic_weight: 0.75, ..Calibration::default() };
+        assert_eq!(c.semantic_weight_for(&Query::parse("fix completion for persistent flags")), 0.75);
+        assert_eq!(c.semantic_weight_for(&Query::parse("where do we retry failed uploads")), QUESTION_SEMANTIC_WEIGHT);
+        assert_eq!(
+            Calibration::default().semantic_weight_for(&Query::parse("add retries to uploads")),
+            DEFAULT_SEMANTIC_WEIGHT
+        );
+    }
+
+    #[test]
+    fn word_queries_are_fixed_per_seed() {
+        let words = ["apple", "violin", "harbor", "tulip", "garden", "pillow"];
+        let a = word_queries(&words, 20, 7);
+        assert_eq!(a, word_queries(&words, 20, 7));
+        assert_ne!(a, word_queries(&words, 20, 8));
+        for q in &a {
+            let w: Vec<&str> = q.split(' ').collect();
+            assert!((3..=5).contains(&w.len()) && w.iter().all(|x| words.contains(x)), "{q}");
+            assert!(w.iter().enumerate().all(|(i, x)| !w[..i].contains(x)), "distinct words: {q}");
+        }
+        assert!(word_queries(&words[..4], 5, 1).is_empty());
+    }
 }

@@ -354,7 +354,7 @@ mod tests {
             "NEAR", "NEAR(", " ", "\t", "\n", "\0", "é", "日本", "🦀", "a", "b_c", "x1", "::", "->", "#", "@", "=",
             "<", ">", "%", "$", "&", "|", "~", "`", "?", "!",
         ];
-        let mut rng = crate::test_rng::Rng::new(0x9E37_79B9_7F4A_7C15);
+        let mut rng = crate::rng::Rng::new(0x9E37_79B9_7F4A_7C15);
         for _ in 0..20_000 {
             let len = rng.below(12);
             let text: String = (0..len).map(|_| *rng.pick(PIECES)).collect();

@@ -320,7 +320,7 @@ fn any_bytes_chunk_into_chunks_inside_the_file() {
     ];
     const NAMES: &[&str] =
         &["a.rs", "a.py", "a.go", "a.c", "a.h", "a.ts", "a.tsx", "a.js", "a.md", "a.txt", "Makefile", "noext"];
-    let mut rng = crate::test_rng::Rng::new(0x2545_F491_4F6C_DD1D);
+    let mut rng = crate::rng::Rng::new(0x2545_F491_4F6C_DD1D);
     for round in 0..3_000 {
         let len = rng.below(80);
         let mut bytes: Vec<u8> = Vec::new();

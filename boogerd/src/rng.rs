@@ -1,4 +1,5 @@
-//! A seeded xorshift64* generator for property tests: reproducible inputs, no dependency.
+//! A seeded xorshift64* generator: reproducible inputs for property tests and the fixed
+//! word queries that check search's confidence; no dependency.
 
 pub struct Rng(u64);
 
