@@ -485,7 +485,7 @@ mod tests {
                 hash: text.to_owned(),
                 language: "python".to_owned(),
                 problem: None,
-                grams: inline.then(|| crate::store::grams::tokens_of(chunks.iter().map(|c| c.content.as_str()))),
+                grams: inline.then(|| crate::store::grams::tokens_of(chunks.iter().map(crate::store::grams::chunk_text))),
                 chunks: Some(chunks),
             }
         };

@@ -5,12 +5,20 @@
 //! distinct one once per chunk: 12.4 million tokens for the Python standard library instead
 //! of 31.4 million. A large run leaves them to a background pass ([`Store::fill_grams`]).
 //!
-//! Trigrams are of bytes after [`fold`]: ASCII letters in lower case, and the two non-ASCII
-//! characters that a case-insensitive regex matches for an ASCII letter (KELVIN SIGN for `k`,
-//! LONG S for `s`) written as that letter. So an ASCII literal's trigrams are in the index
-//! whatever the case of its match, and any literal's folded trigrams are there for a
-//! case-sensitive match.
-
+//! Two kinds of trigram are kept, both of the chunk's text framed by a newline at each end
+//! (and before its own first line, for a Markdown piece that starts with the tail of the one
+//! before): so a line's start and end are a `\n` to either side, and `^def` or `return$`
+//! narrow like literals.
+//!
+//! - Byte trigrams, after [`fold`]: ASCII letters in lower case, and the two non-ASCII
+//!   characters that a case-insensitive regex matches for an ASCII letter (KELVIN SIGN for
+//!   `k`, LONG S for `s`) written as that letter. So an ASCII literal's trigrams are in the
+//!   index whatever the case of its match, and any literal's folded trigrams are there for a
+//!   case-sensitive match.
+//! - Shape trigrams: of characters by [`shape`] (whitespace, digit, upper, lower, other
+//!   non-ASCII, control; each ASCII punctuation mark itself), for patterns without a literal
+//!   such as `\d{4}` or `[A-Z]+_[A-Z]+ =`. Those made only of lower-case letters and
+//!   whitespace are in nearly every chunk and are not kept.
 /// A trigram: three folded bytes, big-endian in the low 24 bits.
 pub type Gram = u32;
 
@@ -46,44 +54,157 @@ pub fn fold(text: &[u8], mut out: impl FnMut(u8)) {
     }
 }
 
+const DIGITS: &[u8; 32] = b"0123456789abcdefghijklmnopqrstuv";
+
 /// The FTS5 token of one trigram: five characters of `[0-9a-v]` (5 bits each), which every
 /// FTS5 tokenizer keeps as one lower-case word.
 pub fn token(gram: Gram, out: &mut String) {
-    const DIGITS: &[u8; 32] = b"0123456789abcdefghijklmnopqrstuv";
     for shift in [20, 15, 10, 5, 0] {
         out.push(DIGITS[((gram >> shift) & 31) as usize] as char);
     }
 }
 
-/// The distinct trigrams of a text, as the space-separated tokens of its `chunk_grams` row.
-/// Reused across texts: a bit per possible trigram (2 MiB), cleared by the list of those set.
+/// A character's shape: what shape trigrams are made of. Six symbols for classes of
+/// characters, then one for each of the 32 ASCII punctuation marks.
+pub type Shape = u8;
+pub const SPACE: Shape = 0;
+pub const DIGIT: Shape = 1;
+pub const UPPER: Shape = 2;
+pub const LOWER: Shape = 3;
+/// Any character outside ASCII.
+pub const WIDE: Shape = 4;
+pub const CONTROL: Shape = 5;
+/// How many shapes there are.
+pub const SHAPES: usize = 38;
+
+/// The shape of `c`. Whitespace is what `\s` matches in ASCII (with `\n`).
+pub const fn shape(c: char) -> Shape {
+    match c {
+        '\t' | '\n' | '\x0B' | '\x0C' | '\r' | ' ' => SPACE,
+        '0'..='9' => DIGIT,
+        'A'..='Z' => UPPER,
+        'a'..='z' => LOWER,
+        '\0'..='\x1F' | '\x7F' => CONTROL,
+        '!'..='/' => 6 + (c as u8 - b'!'),
+        ':'..='@' => 21 + (c as u8 - b':'),
+        '['..='`' => 28 + (c as u8 - b'['),
+        '{'..='~' => 34 + (c as u8 - b'{'),
+        _ => WIDE,
+    }
+}
+
+/// A shape trigram: three shapes, six bits each.
+pub type ShapeGram = u32;
+
+pub fn shape_gram(a: Shape, b: Shape, c: Shape) -> ShapeGram {
+    (u32::from(a) << 12) | (u32::from(b) << 6) | u32::from(c)
+}
+
+/// Whether a shape trigram is kept: not one of lower-case letters and whitespace only.
+pub fn shape_gram_kept(g: ShapeGram) -> bool {
+    [g >> 12, (g >> 6) & 63, g & 63].iter().any(|&s| s != u32::from(SPACE) && s != u32::from(LOWER))
+}
+
+/// The FTS5 token of a shape trigram: `x` and four characters of `[0-9a-v]`, never a byte
+/// trigram's token (whose first character is at most `v`).
+pub fn shape_token(gram: ShapeGram, out: &mut String) {
+    out.push('x');
+    for shift in [15, 10, 5, 0] {
+        out.push(DIGITS[((gram >> shift) & 31) as usize] as char);
+    }
+}
+
+/// Where the chunk's own first line starts in its stored text: past the tail of the piece
+/// before that a Markdown piece repeats (`chunk::markdown::OVERLAP`), which its line numbers
+/// do not count; 0 for every other chunk. `bytes` is the length of the chunk's own span.
+pub fn own_start(kind: &str, content: &str, bytes: usize) -> usize {
+    let overlap = content.len().saturating_sub(bytes);
+    if kind == "section" && content.is_char_boundary(overlap) { overlap } else { 0 }
+}
+
+/// A chunk as [`tokens_of`] takes it: its text and [`own_start`].
+pub fn chunk_text(c: &crate::index::chunk::Chunk) -> (&str, usize) {
+    (&c.content, own_start(c.kind, &c.content, c.end_byte - c.start_byte))
+}
+
+/// The distinct trigrams of texts, as the space-separated tokens of a `chunk_grams` row.
+/// Reused across texts: a bit per possible byte trigram (2 MiB) and per shape trigram
+/// (32 KiB), cleared by the lists of those set.
 pub struct GramSet {
     seen: Vec<u64>,
     set: Vec<Gram>,
+    seen_shapes: Vec<u64>,
+    shapes: Vec<ShapeGram>,
 }
 
 impl Default for GramSet {
     fn default() -> Self {
-        GramSet { seen: vec![0; (1 << 24) / 64], set: Vec::new() }
+        GramSet { seen: vec![0; (1 << 24) / 64], set: Vec::new(), seen_shapes: vec![0; (1 << 18) / 64], shapes: Vec::new() }
+    }
+}
+
+/// Marks `g` in `seen`, and lists it the first time.
+fn first_time(seen: &mut [u64], list: &mut Vec<u32>, g: u32) {
+    let (word, bit) = ((g / 64) as usize, 1u64 << (g % 64));
+    if seen[word] & bit == 0 {
+        seen[word] |= bit;
+        list.push(g);
     }
 }
 
 impl GramSet {
+    /// The byte trigrams of `text` as it is (a literal's, to look up).
     pub fn add(&mut self, text: &str) {
         let (seen, set) = (&mut self.seen, &mut self.set);
-        each_gram(text.as_bytes(), |g| {
-            let (word, bit) = ((g / 64) as usize, 1u64 << (g % 64));
-            if seen[word] & bit == 0 {
-                seen[word] |= bit;
-                set.push(g);
-            }
-        });
+        each_gram(text.as_bytes(), |g| first_time(seen, set, g));
     }
 
-    /// The tokens of everything added since the last call, in trigram order; starts afresh.
+    /// A chunk's byte and shape trigrams: of `content` framed by newlines, and of a newline
+    /// before its own first line at `own_start` (see the module's comment).
+    pub fn add_chunk(&mut self, content: &str, own_start: usize) {
+        let own = content.get(own_start..).filter(|_| own_start > 0);
+        let head: String = own.map(|o| o.chars().take(2).collect()).unwrap_or_default();
+        let (seen, set) = (&mut self.seen, &mut self.set);
+        let mut window: u32 = 0;
+        let mut filled = 0;
+        for part in [&b"\n"[..], content.as_bytes(), b"\n"] {
+            fold(part, |b| {
+                window = ((window << 8) | u32::from(b)) & 0x00ff_ffff;
+                filled += 1;
+                if filled >= 3 {
+                    first_time(seen, set, window);
+                }
+            });
+        }
+        let (seen_shapes, shapes) = (&mut self.seen_shapes, &mut self.shapes);
+        let mut shape_window: u32 = 0;
+        let mut shaped = 0;
+        for c in std::iter::once('\n').chain(content.chars()).chain(std::iter::once('\n')) {
+            shape_window = ((shape_window << 6) | u32::from(shape(c))) & 0x3_ffff;
+            shaped += 1;
+            if shaped >= 3 && shape_gram_kept(shape_window) {
+                first_time(seen_shapes, shapes, shape_window);
+            }
+        }
+        if own.is_some() {
+            let line_start = format!("\n{head}");
+            each_gram(line_start.as_bytes(), |g| first_time(seen, set, g));
+            let s: Vec<Shape> = line_start.chars().map(shape).collect();
+            if let [a, b, c] = s[..] {
+                let g = shape_gram(a, b, c);
+                if shape_gram_kept(g) {
+                    first_time(seen_shapes, shapes, g);
+                }
+            }
+        }
+    }
+
+    /// The tokens of everything added since the last call (byte trigrams, then shape
+    /// trigrams, each in order); starts afresh.
     pub fn take_tokens(&mut self) -> String {
         self.set.sort_unstable();
-        let mut out = String::with_capacity(self.set.len() * 6);
+        self.shapes.sort_unstable();
+        let mut out = String::with_capacity((self.set.len() + self.shapes.len()) * 6);
         for &g in &self.set {
             if !out.is_empty() {
                 out.push(' ');
@@ -91,22 +212,31 @@ impl GramSet {
             token(g, &mut out);
             self.seen[(g / 64) as usize] = 0;
         }
+        for &g in &self.shapes {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            shape_token(g, &mut out);
+            self.seen_shapes[(g / 64) as usize] = 0;
+        }
         self.set.clear();
+        self.shapes.clear();
         out
     }
 }
 
-/// The `chunk_grams` tokens of each chunk's text. Taken by the parse workers, beside the
-/// chunks, so that the one writer only stores them; each worker thread keeps its set.
-pub fn tokens_of<'a>(texts: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+/// The `chunk_grams` tokens of each chunk, given as its text and [`own_start`]. Taken by the
+/// parse workers, beside the chunks, so that the one writer only stores them; each worker
+/// thread keeps its set.
+pub fn tokens_of<'a>(chunks: impl IntoIterator<Item = (&'a str, usize)>) -> Vec<String> {
     thread_local! {
         static SET: std::cell::RefCell<GramSet> = std::cell::RefCell::new(GramSet::default());
     }
     SET.with_borrow_mut(|set| {
-        texts
+        chunks
             .into_iter()
-            .map(|t| {
-                set.add(t);
+            .map(|(text, own_start)| {
+                set.add_chunk(text, own_start);
                 set.take_tokens()
             })
             .collect()
@@ -124,14 +254,16 @@ impl super::Store {
                 pending.query_map([max_files as i64], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?
             };
             {
-                let mut texts = tx.prepare_cached("SELECT id, content FROM chunks WHERE file_id = ?1 ORDER BY id")?;
+                let mut texts = tx.prepare_cached("SELECT id, content, kind, end_byte - start_byte FROM chunks WHERE file_id = ?1 ORDER BY id")?;
                 let mut insert = tx.prepare_cached("INSERT INTO chunk_grams(rowid, grams) VALUES (?1, ?2)")?;
                 let mut done = tx.prepare_cached("DELETE FROM grams_pending WHERE file_id = ?1")?;
                 let mut set = GramSet::default();
                 for &id in &ids {
                     let mut rows = texts.query([id])?;
                     while let Some(r) = rows.next()? {
-                        set.add(r.get_ref(1)?.as_str().unwrap_or_default());
+                        let content = r.get_ref(1)?.as_str().unwrap_or_default();
+                        let kind = r.get_ref(2)?.as_str().unwrap_or_default();
+                        set.add_chunk(content, own_start(kind, content, r.get::<_, i64>(3)? as usize));
                         insert.execute(rusqlite::params![r.get::<_, i64>(0)?, set.take_tokens()])?;
                     }
                     done.execute([id])?;

@@ -162,6 +162,15 @@ pub const MIGRATIONS: &[&str] = &[
     DELETE FROM files;
     UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation';
     "#,
+    // 8: the trigram rows now frame each chunk with newlines (so `^` and `$` narrow) and hold
+    // the shapes of its characters (for patterns without a literal): written again by the
+    // background pass, which reads the chunks already stored; grep reads the files still
+    // pending whole meanwhile.
+    r#"
+    INSERT INTO chunk_grams(chunk_grams) VALUES ('delete-all');
+    DELETE FROM grams_pending;
+    INSERT INTO grams_pending SELECT id FROM files;
+    "#,
 ];
 
 /// `NOTES_MIGRATIONS[i]` brings the notes database (attached as `notes`) from version `i` to

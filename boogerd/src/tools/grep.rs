@@ -142,11 +142,9 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
 /// A pattern the trigram index cannot narrow reads chunks for at most this long.
 const SCAN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(3);
 
-/// The chunk's text from its own first line on. A Markdown piece starts with the tail of the
-/// piece before it (`chunk::markdown::OVERLAP`), which its line numbers do not count.
+/// The chunk's text from its own first line on (see [`crate::store::grams::own_start`]).
 fn own_text<'a>(chunk: &crate::store::search::Candidate, content: &'a str) -> &'a str {
-    let overlap = content.len().saturating_sub(chunk.bytes);
-    if chunk.kind == "section" && content.is_char_boundary(overlap) { &content[overlap..] } else { content }
+    &content[crate::store::grams::own_start(&chunk.kind, content, chunk.bytes)..]
 }
 
 /// Very long lines (minified code, data) are shown clipped.
