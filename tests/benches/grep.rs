@@ -247,7 +247,8 @@ fn load(env: &Env, root: &Path) {
                         let mut cmd = env.command(booger);
                         let tool = match k % 3 {
                             0 => {
-                                cmd.args(["grep", PATTERNS[i % PATTERNS.len()]]);
+                                // Every pattern in turn (i is a multiple of 3 here).
+                                cmd.args(["grep", PATTERNS[(i / 3) % PATTERNS.len()]]);
                                 "grep"
                             }
                             1 => {

@@ -116,6 +116,8 @@ impl Store {
             .with_flags(rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX)
             .with_init(move |c| {
                 configure(c, READER_CACHE_KIB)?;
+                // `rarray(?)`: a list of ids as one parameter (grep's candidates).
+                rusqlite::vtab::array::load_module(c)?;
                 context::attach_notes(c, &notes)
             });
         let readers = Pool::builder()

@@ -301,7 +301,7 @@ impl Store {
         };
         let only = match narrowed {
             Narrowed::Ids { ids, few } => {
-                if few && self.scan_matching(grams.unwrap_or_default(), filters, &mut keep, &mut each)? {
+                if few && self.scan_ids(&ids, filters, &mut keep, &mut each)? {
                     return Ok(());
                 }
                 Some(ids)
@@ -375,26 +375,28 @@ impl Store {
         })
     }
 
-    /// [`scan`](Self::scan) over the chunks satisfying `grams`, read by id (in one statement,
-    /// which looks each up in id order), sorted once kept. Returns false, having called `each`
-    /// for none, if those kept hold more than [`MAX_KEPT_BYTES`]: a path-order pass then
-    /// reads them a file at a time instead.
-    fn scan_matching(
+    /// [`scan`](Self::scan) over the chunks `ids` (sorted), read in that order, sorted once
+    /// kept. Returns false, having called `each` for none, if those kept hold more than
+    /// [`MAX_KEPT_BYTES`]: a path-order pass then reads them a file at a time instead.
+    fn scan_ids(
         &self,
-        grams: &str,
+        ids: &[i64],
         filters: &Filters,
         keep: &mut impl FnMut(&str) -> Keep,
         each: &mut impl FnMut(&Candidate, &str) -> bool,
     ) -> Result<bool> {
-        let mut params: Vec<SqlValue> = vec![SqlValue::Text(grams.to_owned())];
+        let list: rusqlite::vtab::array::Array = std::rc::Rc::new(ids.iter().map(|&id| SqlValue::Integer(id)).collect());
+        let mut params: Vec<SqlValue> = vec![SqlValue::Null]; // ?1 is the list
         let cond = filters.sql(&mut params);
         let sql = format!(
             "SELECT {CANDIDATE_COLUMNS}, 0.0, c.content FROM chunks c JOIN files f ON f.id = c.file_id
-             WHERE c.id IN (SELECT rowid FROM chunk_grams WHERE chunk_grams MATCH ?1){cond}"
+             WHERE c.id IN rarray(?1){cond}"
         );
         let kept: Option<Vec<(Candidate, String)>> = self.read(|c| {
             let mut stmt = c.prepare_cached(&sql)?;
-            let mut rows = stmt.query(rusqlite::params_from_iter(params.iter()))?;
+            let mut all: Vec<&dyn rusqlite::ToSql> = vec![&list];
+            all.extend(params[1..].iter().map(|p| p as &dyn rusqlite::ToSql));
+            let mut rows = stmt.query(all.as_slice())?;
             let (mut kept, mut bytes) = (Vec::new(), 0);
             while let Some(r) = rows.next()? {
                 let content = r.get_ref(11)?.as_str().unwrap_or_default();
