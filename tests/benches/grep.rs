@@ -66,6 +66,9 @@ fn main() {
     println!("indexed the standard library in {:.1} s", started.elapsed().as_secs_f64());
     grep_index_ready(&env, &root, started);
     against_rg(&env, &root, "the Python standard library (.py)", PATTERNS);
+    // Before the other tree: its ranking index is still being built in the background after
+    // its run, which would take a core from the load.
+    load(&env, &root);
     if let Ok(tree) = std::env::var("BOOGER_BENCH_TREE") {
         let tree = Path::new(&tree);
         let started = Instant::now();
@@ -79,7 +82,6 @@ fn main() {
         let patterns: Vec<&str> = PATTERNS.iter().chain(TREE_PATTERNS).copied().collect();
         against_rg(&env, tree, &tree.display().to_string(), &patterns);
     }
-    load(&env, &root);
 }
 
 /// Waits until the background pass has written every trigram row (a large run leaves them
@@ -227,64 +229,77 @@ fn rg_lines(root: &Path, pattern: &str) -> BTreeSet<(String, u64)> {
         .collect()
 }
 
+/// Rounds of the load: the machines are shared and noisy, so the median round is quoted.
+const LOAD_ROUNDS: usize = 3;
+
 fn load(env: &Env, root: &Path) {
     const CLIENTS: usize = 20;
-    const CALLS: usize = 30;
+    println!("## {CLIENTS} client processes × {CALLS} calls at once (a third each grep, search, symbols)\n");
+    println!("| round | failures | search p95 | symbols p95 | grep p50 | grep p95 | all p95 | wall |");
+    println!("|---|---|---|---|---|---|---|---|");
+    let mut all_p95 = Vec::new();
+    for round in 1..=LOAD_ROUNDS {
+        let started = Instant::now();
+        let results: Vec<(&str, Duration, bool)> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..CLIENTS).map(|c| s.spawn(move || client(env, root, c))).collect();
+            handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        });
+        let wall = started.elapsed();
+        let pct = |tool: &str, p: usize| {
+            let mut t: Vec<Duration> =
+                results.iter().filter(|(k, ..)| tool == "all" || *k == tool).map(|(_, d, _)| *d).collect();
+            t.sort();
+            t[t.len() * p / 100].as_secs_f64() * 1e3
+        };
+        let failed = results.iter().filter(|(_, _, ok)| !ok).count();
+        println!(
+            "| {round} | {failed} of {} | {:.0} ms | {:.0} ms | {:.0} ms | {:.0} ms | {:.0} ms | {:.1} s |",
+            results.len(),
+            pct("search", 95),
+            pct("symbols", 95),
+            pct("grep", 50),
+            pct("grep", 95),
+            pct("all", 95),
+            wall.as_secs_f64()
+        );
+        all_p95.push(pct("all", 95));
+    }
+    all_p95.sort_by(f64::total_cmp);
+    println!("\nall calls p95, median of {LOAD_ROUNDS} rounds: {:.0} ms\n", all_p95[LOAD_ROUNDS / 2]);
+}
+
+/// Calls of one client process a round.
+const CALLS: usize = 30;
+
+/// One client's calls, one after another: grep, search, symbols in turn.
+fn client<'a>(env: &Env, root: &Path, c: usize) -> Vec<(&'a str, Duration, bool)> {
     let queries =
         ["parse a config file", "http request headers", "json decode error", "thread pool", "unicode normalize"];
     let names = ["urlopen", "JSONDecoder", "Thread", "normalize", "getLogger"];
-    println!("## {CLIENTS} client processes × {CALLS} calls at once (a third each grep, search, symbols)\n");
     let booger = bin("booger");
-    let started = Instant::now();
-    let results: Vec<(&str, Duration, bool)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..CLIENTS)
-            .map(|c| {
-                let booger = &booger;
-                s.spawn(move || {
-                    let mut out = Vec::new();
-                    for k in 0..CALLS {
-                        let i = c * CALLS + k;
-                        let mut cmd = env.command(booger);
-                        let tool = match k % 3 {
-                            0 => {
-                                // Every pattern in turn (i is a multiple of 3 here).
-                                cmd.args(["grep", PATTERNS[(i / 3) % PATTERNS.len()]]);
-                                "grep"
-                            }
-                            1 => {
-                                cmd.args(["search", queries[i % queries.len()]]);
-                                "search"
-                            }
-                            _ => {
-                                cmd.args(["symbols", names[i % names.len()]]);
-                                "symbols"
-                            }
-                        };
-                        cmd.args(["--project", root.to_str().unwrap()]);
-                        let t = Instant::now();
-                        let ok = cmd.stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
-                        out.push((tool, t.elapsed(), ok));
-                    }
-                    out
-                })
-            })
-            .collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
-    });
-    let wall = started.elapsed();
-    println!("| calls | n | failures | p50 | p95 |");
-    println!("|---|---|---|---|---|---|");
-    for tool in ["search", "symbols", "grep", "all"] {
-        let mut t: Vec<Duration> =
-            results.iter().filter(|(k, ..)| tool == "all" || *k == tool).map(|(_, d, _)| *d).collect();
-        let failed = results.iter().filter(|(k, _, ok)| (tool == "all" || *k == tool) && !ok).count();
-        t.sort();
-        println!(
-            "| {tool} | {} | {failed} | {:.0} ms | {:.0} ms |",
-            t.len(),
-            t[t.len() / 2].as_secs_f64() * 1e3,
-            t[t.len() * 95 / 100].as_secs_f64() * 1e3
-        );
+    let mut out = Vec::new();
+    for k in 0..CALLS {
+        let i = c * CALLS + k;
+        let mut cmd = env.command(&booger);
+        let tool = match k % 3 {
+            0 => {
+                // Every pattern in turn (i is a multiple of 3 here).
+                cmd.args(["grep", PATTERNS[(i / 3) % PATTERNS.len()]]);
+                "grep"
+            }
+            1 => {
+                cmd.args(["search", queries[i % queries.len()]]);
+                "search"
+            }
+            _ => {
+                cmd.args(["symbols", names[i % names.len()]]);
+                "symbols"
+            }
+        };
+        cmd.args(["--project", root.to_str().unwrap()]);
+        let t = Instant::now();
+        let ok = cmd.stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
+        out.push((tool, t.elapsed(), ok));
     }
-    println!("\n{} calls in {:.1} s\n", results.len(), wall.as_secs_f64());
+    out
 }

@@ -329,7 +329,8 @@ fn process(w: &walk::Walked, previous_hash: Option<&str>, max_file_bytes: u64, g
         hash,
         language: chunked.lang.name().to_owned(),
         problem,
-        grams: grams.then(|| crate::store::grams::tokens_of(chunked.chunks.iter().map(crate::store::grams::chunk_text))),
+        grams: grams
+            .then(|| crate::store::grams::tokens_of(chunked.chunks.iter().map(crate::store::grams::chunk_text))),
         chunks: Some(chunked.chunks),
     };
     Outcome::Write(write, bytes.len())

@@ -54,12 +54,14 @@ impl LineMatcher {
         };
         let (mut at, mut index, mut counted_to) = (0, 0, 0);
         while at <= text.len() {
-            let Some(m) = chunk.find_at(text, at) else { return };
-            let start = text[..m.start()].rfind('\n').map_or(0, |i| i + 1);
+            // Where a match ends is enough to know its line (it holds no newline), and needs
+            // no search backwards for where it starts.
+            let Some(m) = chunk.shortest_match_at(text, at) else { return };
+            let start = text[..m].rfind('\n').map_or(0, |i| i + 1);
             if start == text.len() {
                 return; // after the last line ending: not a line
             }
-            let end = text[m.start()..].find('\n').map_or(text.len(), |i| m.start() + i);
+            let end = text[m..].find('\n').map_or(text.len(), |i| m + i);
             index += text.as_bytes()[counted_to..start].iter().filter(|&&b| b == b'\n').count();
             counted_to = start;
             let line = &text[start..end];

@@ -485,7 +485,8 @@ mod tests {
                 hash: text.to_owned(),
                 language: "python".to_owned(),
                 problem: None,
-                grams: inline.then(|| crate::store::grams::tokens_of(chunks.iter().map(crate::store::grams::chunk_text))),
+                grams: inline
+                    .then(|| crate::store::grams::tokens_of(chunks.iter().map(crate::store::grams::chunk_text))),
                 chunks: Some(chunks),
             }
         };

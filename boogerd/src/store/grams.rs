@@ -19,20 +19,28 @@
 //!   non-ASCII, control; each ASCII punctuation mark itself), for patterns without a literal
 //!   such as `\d{4}` or `[A-Z]+_[A-Z]+ =`. Those made only of lower-case letters and
 //!   whitespace are in nearly every chunk and are not kept.
+
 /// A trigram: three folded bytes, big-endian in the low 24 bits.
 pub type Gram = u32;
 
 /// Calls `each` with every trigram of `text` after folding (windows overlap, repeats included).
-pub fn each_gram(text: &[u8], mut each: impl FnMut(Gram)) {
+pub fn each_gram(text: &[u8], each: impl FnMut(Gram)) {
+    each_gram_in(&[text], each);
+}
+
+/// [`each_gram`] of the parts one after another.
+fn each_gram_in(parts: &[&[u8]], mut each: impl FnMut(Gram)) {
     let mut window: u32 = 0;
     let mut filled = 0;
-    fold(text, |b| {
-        window = ((window << 8) | u32::from(b)) & 0x00ff_ffff;
-        filled += 1;
-        if filled >= 3 {
-            each(window);
-        }
-    });
+    for part in parts {
+        fold(part, |b| {
+            window = ((window << 8) | u32::from(b)) & 0x00ff_ffff;
+            filled += 1;
+            if filled >= 3 {
+                each(window);
+            }
+        });
+    }
 }
 
 /// Writes `text` folded, byte by byte: ASCII upper case to lower, KELVIN SIGN (U+212A) to `k`
@@ -105,6 +113,17 @@ pub fn shape_gram_kept(g: ShapeGram) -> bool {
     [g >> 12, (g >> 6) & 63, g & 63].iter().any(|&s| s != u32::from(SPACE) && s != u32::from(LOWER))
 }
 
+/// Calls `each` with every shape trigram of `chars` that the index keeps.
+fn each_shape_gram(chars: impl Iterator<Item = char>, mut each: impl FnMut(ShapeGram)) {
+    let mut window: u32 = 0;
+    for (i, c) in chars.enumerate() {
+        window = ((window << 6) | u32::from(shape(c))) & 0x3_ffff;
+        if i >= 2 && shape_gram_kept(window) {
+            each(window);
+        }
+    }
+}
+
 /// The FTS5 token of a shape trigram: `x` and four characters of `[0-9a-v]`, never a byte
 /// trigram's token (whose first character is at most `v`).
 pub fn shape_token(gram: ShapeGram, out: &mut String) {
@@ -139,7 +158,12 @@ pub struct GramSet {
 
 impl Default for GramSet {
     fn default() -> Self {
-        GramSet { seen: vec![0; (1 << 24) / 64], set: Vec::new(), seen_shapes: vec![0; (1 << 18) / 64], shapes: Vec::new() }
+        GramSet {
+            seen: vec![0; (1 << 24) / 64],
+            set: Vec::new(),
+            seen_shapes: vec![0; (1 << 18) / 64],
+            shapes: Vec::new(),
+        }
     }
 }
 
@@ -162,40 +186,17 @@ impl GramSet {
     /// A chunk's byte and shape trigrams: of `content` framed by newlines, and of a newline
     /// before its own first line at `own_start` (see the module's comment).
     pub fn add_chunk(&mut self, content: &str, own_start: usize) {
-        let own = content.get(own_start..).filter(|_| own_start > 0);
-        let head: String = own.map(|o| o.chars().take(2).collect()).unwrap_or_default();
         let (seen, set) = (&mut self.seen, &mut self.set);
-        let mut window: u32 = 0;
-        let mut filled = 0;
-        for part in [&b"\n"[..], content.as_bytes(), b"\n"] {
-            fold(part, |b| {
-                window = ((window << 8) | u32::from(b)) & 0x00ff_ffff;
-                filled += 1;
-                if filled >= 3 {
-                    first_time(seen, set, window);
-                }
-            });
-        }
         let (seen_shapes, shapes) = (&mut self.seen_shapes, &mut self.shapes);
-        let mut shape_window: u32 = 0;
-        let mut shaped = 0;
-        for c in std::iter::once('\n').chain(content.chars()).chain(std::iter::once('\n')) {
-            shape_window = ((shape_window << 6) | u32::from(shape(c))) & 0x3_ffff;
-            shaped += 1;
-            if shaped >= 3 && shape_gram_kept(shape_window) {
-                first_time(seen_shapes, shapes, shape_window);
-            }
-        }
-        if own.is_some() {
-            let line_start = format!("\n{head}");
-            each_gram(line_start.as_bytes(), |g| first_time(seen, set, g));
-            let s: Vec<Shape> = line_start.chars().map(shape).collect();
-            if let [a, b, c] = s[..] {
-                let g = shape_gram(a, b, c);
-                if shape_gram_kept(g) {
-                    first_time(seen_shapes, shapes, g);
-                }
-            }
+        let newline = std::iter::once('\n');
+        each_gram_in(&[b"\n", content.as_bytes(), b"\n"], |g| first_time(seen, set, g));
+        each_shape_gram(newline.clone().chain(content.chars()).chain(newline.clone()), |g| {
+            first_time(seen_shapes, shapes, g)
+        });
+        if let Some(own) = content.get(own_start..).filter(|_| own_start > 0) {
+            let head = &own[..own.char_indices().nth(2).map_or(own.len(), |(i, _)| i)];
+            each_gram_in(&[b"\n", head.as_bytes()], |g| first_time(seen, set, g));
+            each_shape_gram(newline.chain(head.chars()), |g| first_time(seen_shapes, shapes, g));
         }
     }
 
@@ -254,7 +255,9 @@ impl super::Store {
                 pending.query_map([max_files as i64], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?
             };
             {
-                let mut texts = tx.prepare_cached("SELECT id, content, kind, end_byte - start_byte FROM chunks WHERE file_id = ?1 ORDER BY id")?;
+                let mut texts = tx.prepare_cached(
+                    "SELECT id, content, kind, end_byte - start_byte FROM chunks WHERE file_id = ?1 ORDER BY id",
+                )?;
                 let mut insert = tx.prepare_cached("INSERT INTO chunk_grams(rowid, grams) VALUES (?1, ?2)")?;
                 let mut done = tx.prepare_cached("DELETE FROM grams_pending WHERE file_id = ?1")?;
                 let mut set = GramSet::default();

@@ -336,7 +336,8 @@ impl Store {
             };
             while let Some(r) = rows.next()? {
                 // A chunk the trigrams rule out is passed over before its text is read.
-                if only.as_ref().is_some_and(|ids| ids.binary_search(&r.get::<_, i64>(0).unwrap_or_default()).is_err()) {
+                if only.as_ref().is_some_and(|ids| ids.binary_search(&r.get::<_, i64>(0).unwrap_or_default()).is_err())
+                {
                     continue;
                 }
                 let content = r.get_ref(11)?.as_str().unwrap_or_default();
@@ -385,7 +386,8 @@ impl Store {
         keep: &mut impl FnMut(&str) -> Keep,
         each: &mut impl FnMut(&Candidate, &str) -> bool,
     ) -> Result<bool> {
-        let list: rusqlite::vtab::array::Array = std::rc::Rc::new(ids.iter().map(|&id| SqlValue::Integer(id)).collect());
+        let list: rusqlite::vtab::array::Array =
+            std::rc::Rc::new(ids.iter().map(|&id| SqlValue::Integer(id)).collect());
         let mut params: Vec<SqlValue> = vec![SqlValue::Null]; // ?1 is the list
         let cond = filters.sql(&mut params);
         let sql = format!(

@@ -222,7 +222,8 @@ mod tests {
         assert_eq!(r("(unclosed"), None, "not a regex: the caller reports it");
         assert!(r("é_a").is_some_and(|e| e.matches(" AND ").count() == 1), "bytes, as written: two trigrams");
         assert!(
-            required("é_a", true).is_some_and(|e| e.split(['(', ')', ' ']).all(|t| t.is_empty() || t == "OR" || t.starts_with('x'))),
+            required("é_a", true)
+                .is_some_and(|e| e.split(['(', ')', ' ']).all(|t| t.is_empty() || t == "OR" || t.starts_with('x'))),
             "case-insensitively only ASCII runs count: here none, and its shapes narrow"
         );
         assert_eq!(required("xé_abc", true), Some(format!("({} AND {})", t("_ab"), t("abc"))), "the ASCII run after é");
@@ -327,8 +328,7 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(i, (path, text))| {
-                let chunks =
-                    crate::index::chunk::chunk_file(std::path::Path::new(path), text.as_bytes(), false).chunks;
+                let chunks = crate::index::chunk::chunk_file(std::path::Path::new(path), text.as_bytes(), false).chunks;
                 crate::store::FileWrite {
                     path: (*path).to_owned(),
                     size: text.len() as u64,
@@ -355,7 +355,10 @@ mod tests {
             ("3.txt", "TODO: fix me\nfixme later".to_owned()),
             ("4.txt", "caf\u{e9} CAF\u{c9} na\u{ef}ve a\"\"b".to_owned()),
             ("5.txt", String::new()),
-            ("6.py", "MAX_SIZE = 1990\n\nclass A:\n    # note\n    def f(self):\n        return\n\n\t# tab\n}\n".to_owned()),
+            (
+                "6.py",
+                "MAX_SIZE = 1990\n\nclass A:\n    # note\n    def f(self):\n        return\n\n\t# tab\n}\n".to_owned(),
+            ),
             ("7.c", "#define FOO_H 1\r\nint x = 20241;  \r\n}\r\n  \r\n".to_owned()),
             ("8.md", format!("# Title\n\n{long}\n\nlast line\n")),
             ("9.txt", "\u{661}\u{662}\u{663}\u{664} \u{3000}# wide\n\u{85}x $ ^ \\d".to_owned()),
@@ -430,9 +433,7 @@ mod tests {
         let quantifiers = ["", "", "", "+", "*", "?", "{2}", "{3,}", "{1,4}"];
         let mut rng = crate::rng::Rng::new(20);
         let patterns: Vec<String> = (0..400)
-            .map(|_| {
-                (0..1 + rng.below(6)).map(|_| format!("{}{}", rng.pick(&atoms), rng.pick(&quantifiers))).collect()
-            })
+            .map(|_| (0..1 + rng.below(6)).map(|_| format!("{}{}", rng.pick(&atoms), rng.pick(&quantifiers))).collect())
             .collect();
         assert!(candidates_hold_every_match(&store, &patterns) > 50);
     }

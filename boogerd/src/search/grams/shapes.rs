@@ -92,8 +92,11 @@ impl Shaper {
                 if c.ranges().iter().any(|r| !r.end().is_ascii()) {
                     return Info::unknown();
                 }
-                let shapes =
-                    c.ranges().iter().flat_map(|r| r.start()..=r.end()).fold(0, |s, b| s | 1 << grams::shape(b as char));
+                let shapes = c
+                    .ranges()
+                    .iter()
+                    .flat_map(|r| r.start()..=r.end())
+                    .fold(0, |s, b| s | 1 << grams::shape(b as char));
                 Info::one_of(shapes)
             }
             HirKind::Look(look) if self.anchors && super::is_line_edge(*look) => Info::one_of(1 << SPACE),
