@@ -118,6 +118,31 @@ fn candidate(r: &rusqlite::Row) -> rusqlite::Result<Candidate> {
     })
 }
 
+/// A chunk as [`Store::scan`] reads it for grep: where it is, and no more (a scan reads
+/// thousands, and each string more is an allocation each).
+#[derive(Debug, Clone)]
+pub struct Scanned {
+    pub id: i64,
+    pub path: String,
+    pub kind: &'static str,
+    pub start_line: u32,
+    /// The length of its own span (see [`super::grams::own_start`]).
+    pub bytes: usize,
+}
+
+const SCANNED_COLUMNS: &str = "c.id, f.path, c.kind, c.start_line, c.end_byte - c.start_byte, c.content";
+const SCANNED_CONTENT: usize = 5;
+
+fn scanned(r: &rusqlite::Row) -> rusqlite::Result<Scanned> {
+    Ok(Scanned {
+        id: r.get(0)?,
+        path: r.get(1)?,
+        kind: crate::index::chunk::intern_kind(r.get_ref(2)?.as_str()?),
+        start_line: r.get(3)?,
+        bytes: r.get::<_, i64>(4)? as usize,
+    })
+}
+
 /// The most chunk text [`Store::scan`] holds at once to put chunks read by id in path order.
 const MAX_KEPT_BYTES: usize = 32 << 20;
 
@@ -293,7 +318,7 @@ impl Store {
         filters: &Filters,
         grams: Option<&str>,
         mut keep: impl FnMut(&str) -> Keep,
-        mut each: impl FnMut(&Candidate, &str) -> bool,
+        mut each: impl FnMut(&Scanned, &str) -> bool,
     ) -> Result<()> {
         let narrowed = match grams {
             Some(g) => self.candidates_of(g)?,
@@ -321,14 +346,14 @@ impl Store {
         // sorter, into which SQLite would first copy the text of every chunk read. Only the
         // chunks `keep` accepts are copied out, and put in line order per file.
         let sql = format!(
-            "SELECT {CANDIDATE_COLUMNS}, 0.0, c.content FROM files f CROSS JOIN chunks c ON c.file_id = f.id
+            "SELECT {SCANNED_COLUMNS} FROM files f CROSS JOIN chunks c ON c.file_id = f.id
              WHERE {narrow}{cond} ORDER BY f.path, c.id"
         );
         self.read(|c| {
             let mut stmt = c.prepare_cached(&sql)?;
             let mut rows = stmt.query(rusqlite::params_from_iter(params))?;
-            let mut file: Vec<(Candidate, String)> = Vec::new();
-            let mut flush = |file: &mut Vec<(Candidate, String)>| {
+            let mut file: Vec<(Scanned, String)> = Vec::new();
+            let mut flush = |file: &mut Vec<(Scanned, String)>| {
                 file.sort_by_key(|(c, _)| (c.start_line, c.id));
                 let go_on = file.iter().all(|(c, text)| each(c, text));
                 file.clear();
@@ -340,13 +365,13 @@ impl Store {
                 {
                     continue;
                 }
-                let content = r.get_ref(11)?.as_str().unwrap_or_default();
+                let content = r.get_ref(SCANNED_CONTENT)?.as_str().unwrap_or_default();
                 match keep(content) {
                     Keep::Yes => {}
                     Keep::No => continue,
                     Keep::Stop => break,
                 }
-                let cand = candidate(r)?;
+                let cand = scanned(r)?;
                 if file.last().is_some_and(|(last, _)| last.path != cand.path) && !flush(&mut file) {
                     return Ok(());
                 }
@@ -384,26 +409,26 @@ impl Store {
         ids: &[i64],
         filters: &Filters,
         keep: &mut impl FnMut(&str) -> Keep,
-        each: &mut impl FnMut(&Candidate, &str) -> bool,
+        each: &mut impl FnMut(&Scanned, &str) -> bool,
     ) -> Result<bool> {
         let list: rusqlite::vtab::array::Array =
             std::rc::Rc::new(ids.iter().map(|&id| SqlValue::Integer(id)).collect());
         let mut params: Vec<SqlValue> = vec![SqlValue::Null]; // ?1 is the list
         let cond = filters.sql(&mut params);
         let sql = format!(
-            "SELECT {CANDIDATE_COLUMNS}, 0.0, c.content FROM chunks c JOIN files f ON f.id = c.file_id
+            "SELECT {SCANNED_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id
              WHERE c.id IN rarray(?1){cond}"
         );
-        let kept: Option<Vec<(Candidate, String)>> = self.read(|c| {
+        let kept: Option<Vec<(Scanned, String)>> = self.read(|c| {
             let mut stmt = c.prepare_cached(&sql)?;
             let mut all: Vec<&dyn rusqlite::ToSql> = vec![&list];
             all.extend(params[1..].iter().map(|p| p as &dyn rusqlite::ToSql));
             let mut rows = stmt.query(all.as_slice())?;
             let (mut kept, mut bytes) = (Vec::new(), 0);
             while let Some(r) = rows.next()? {
-                let content = r.get_ref(11)?.as_str().unwrap_or_default();
+                let content = r.get_ref(SCANNED_CONTENT)?.as_str().unwrap_or_default();
                 match keep(content) {
-                    Keep::Yes => kept.push((candidate(r)?, content.to_owned())),
+                    Keep::Yes => kept.push((scanned(r)?, content.to_owned())),
                     Keep::No => continue,
                     Keep::Stop => break,
                 }
