@@ -278,7 +278,7 @@ mod tests {
                 None,
                 |_| Keep::Yes,
                 |c, text| {
-                    let own = grams::own_start(&c.kind, text, c.bytes);
+                    let own = grams::own_start(c.kind, text, c.bytes);
                     all.push((c.id, c.path.clone(), text.to_owned(), own));
                     true
                 },

@@ -24,6 +24,9 @@ const MAX_PAIRS: usize = 128;
 /// A set of shapes, one bit each.
 type Shapes = u64;
 
+/// Pairs of shapes: the first or last two of longer matches (`None`: too many to list).
+type Edges = Option<BTreeSet<(Shape, Shape)>>;
+
 const EVERY_SHAPE: Shapes = (1 << SHAPES) - 1;
 
 /// What the matches of a part of the regex look like, as shapes.
@@ -33,10 +36,10 @@ struct Info {
     empty: bool,
     /// The shapes of its one-character matches.
     one: Shapes,
-    /// The first two shapes of each longer match (`None`: too many to list).
-    first: Option<BTreeSet<(Shape, Shape)>>,
+    /// The first two shapes of each longer match.
+    first: Edges,
     /// The last two shapes of each longer match.
-    last: Option<BTreeSet<(Shape, Shape)>>,
+    last: Edges,
     /// What every match holds.
     need: Need,
 }
@@ -216,7 +219,7 @@ fn boundary(a: &Info, b: &Info) -> Need {
 
 /// Any of `arms`.
 fn either(arms: Vec<Info>) -> Info {
-    let union = |pick: fn(&Info) -> &Option<BTreeSet<(Shape, Shape)>>| {
+    let union = |pick: fn(&Info) -> &Edges| {
         arms.iter().try_fold(BTreeSet::new(), |mut all, a| {
             all.extend(pick(a).as_ref()?.iter().copied());
             Some(all)
@@ -248,6 +251,6 @@ fn star(x: Info) -> Info {
     Info { empty: true, one: x.one, first: first.and_then(capped), last: last.and_then(capped), need: Need::Anything }
 }
 
-fn capped(set: BTreeSet<(Shape, Shape)>) -> Option<BTreeSet<(Shape, Shape)>> {
+fn capped(set: BTreeSet<(Shape, Shape)>) -> Edges {
     (set.len() <= MAX_EDGES).then_some(set)
 }
