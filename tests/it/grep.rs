@@ -1,6 +1,7 @@
 //! `grep` answers from the trigram index exactly what reading every line of every file with the
 //! same regex engine finds: the same lines, for literals, alternations, classes, anchors,
-//! case-insensitive patterns and patterns with no literal at all (which read every chunk).
+//! case-insensitive patterns and patterns with no literal at all (narrowed by the shapes of
+//! their characters, or reading every chunk).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -89,6 +90,17 @@ fn grep_finds_exactly_the_lines_a_full_read_finds() {
         ("isinstance\\(\\w+, (str|bytes)\\)", false),
         ("é|ü", false),
         ("x", false),
+        // Narrowed by line edges and by the shapes of characters (no literal of three).
+        ("[0-9]+\\.[0-9]+", false),
+        ("[A-Z][a-z]+Error\\b", false),
+        ("^\\s+return \\w+$", false),
+        ("\\(\\)$", false),
+        ("#\\s*[A-Z]{4,}", false),
+        ("^@\\w+", false),
+        ("0x[0-9a-fA-F]{2,}", false),
+        ("[a-z]{2}_[A-Z]", true),
+        ("^\\s*\\)$", false),
+        ("\\d{4}", true),
     ];
     for &(pattern, ci) in patterns {
         let re = regex::RegexBuilder::new(pattern).case_insensitive(ci).build().unwrap();

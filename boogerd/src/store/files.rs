@@ -546,4 +546,65 @@ mod tests {
             .write(|c| c.execute("INSERT INTO chunk_grams(chunk_grams, rank) VALUES ('integrity-check', 0)", []))
             .unwrap();
     }
+
+    /// The background pass writes the rows a small run writes with the chunks: the same
+    /// candidates for literals, line edges and shapes, Markdown pieces that start mid-line
+    /// included.
+    #[test]
+    fn background_trigram_rows_are_the_inline_ones() {
+        use crate::store::FileWrite;
+        let long: String = (0..120).map(|i| format!("Zeta {i} is HERE_{i}. ")).collect();
+        let files = [
+            ("a.py", "MAX_SIZE = 1990\n\nclass A:\n    # note\n    def f(self):\n        return\n".to_owned()),
+            ("b.md", format!("# Title\n\n{long}\n\nlast line\n")),
+            ("c.c", "#define FOO_H 1\r\nint x = 0x20241;\r\n}\r\n".to_owned()),
+        ];
+        let candidates = |inline: bool| {
+            let dir = tempfile::tempdir().unwrap();
+            let store = Store::open(&dir.path().join("index"), dir.path()).unwrap();
+            let writes: Vec<FileWrite> = files
+                .iter()
+                .map(|(path, text)| {
+                    let chunks =
+                        crate::index::chunk::chunk_file(std::path::Path::new(path), text.as_bytes(), false).chunks;
+                    FileWrite {
+                        path: (*path).to_owned(),
+                        size: text.len() as u64,
+                        mtime_ns: 0,
+                        hash: text.clone(),
+                        language: "text".to_owned(),
+                        problem: None,
+                        grams: inline.then(|| {
+                            crate::store::grams::tokens_of(chunks.iter().map(crate::store::grams::chunk_text))
+                        }),
+                        chunks: Some(chunks),
+                    }
+                })
+                .collect();
+            store.write_batch(&writes, &[], "t").unwrap();
+            while store.fill_grams(10).unwrap() > 0 {}
+            ["^Zeta", "HERE_\\d+\\.$", "\\d{4}", "^\\s+#", "return$", "[A-Z]{3,}_[A-Z]+ =", "0x\\d+", "^int"]
+                .iter()
+                .map(|p| {
+                    let e = crate::search::grams::required(p, false).expect("narrowed");
+                    let mut found = Vec::new();
+                    store
+                        .scan(
+                            &crate::store::search::Filters::default(),
+                            Some(&e),
+                            |_| crate::store::search::Keep::Yes,
+                            |c, _| {
+                                found.push((c.path.clone(), c.start_line));
+                                true
+                            },
+                        )
+                        .unwrap();
+                    found
+                })
+                .collect::<Vec<_>>()
+        };
+        let inline = candidates(true);
+        assert_eq!(inline, candidates(false));
+        assert!(inline.iter().all(|c| !c.is_empty()), "every pattern finds its chunk: {inline:?}");
+    }
 }
