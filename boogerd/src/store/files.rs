@@ -473,41 +473,15 @@ mod tests {
     /// the background pass writes the rows, and a rewrite or deletion forgets either kind.
     #[test]
     fn pending_trigram_rows_are_read_until_written() {
-        use crate::store::FileWrite;
+        use crate::store::testing::{file_write as write, scanned};
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("index"), dir.path()).unwrap();
-        let write = |path: &str, text: &str, inline: bool| {
-            let chunks = crate::index::chunk::chunk_file(std::path::Path::new(path), text.as_bytes(), false).chunks;
-            FileWrite {
-                path: path.to_owned(),
-                size: text.len() as u64,
-                mtime_ns: 0,
-                hash: text.to_owned(),
-                language: "python".to_owned(),
-                problem: None,
-                grams: inline
-                    .then(|| crate::store::grams::tokens_of(chunks.iter().map(crate::store::grams::chunk_text))),
-                chunks: Some(chunks),
-            }
-        };
         let mut set = crate::store::grams::GramSet::default();
         let mut files_with = |literal: &str| -> Vec<String> {
             set.add(literal);
-            let e = set.take_tokens().replace(' ', " AND ");
-            let mut paths = Vec::new();
-            store
-                .scan(
-                    &crate::store::search::Filters::default(),
-                    Some(&e),
-                    |_| crate::store::search::Keep::Yes,
-                    |c, _| {
-                        if paths.last() != Some(&c.path) {
-                            paths.push(c.path.clone());
-                        }
-                        true
-                    },
-                )
-                .unwrap();
+            let mut paths: Vec<String> =
+                scanned(&store, &set.take_tokens().replace(' ', " AND ")).into_iter().map(|c| c.path).collect();
+            paths.dedup();
             paths
         };
         store
@@ -535,7 +509,7 @@ mod tests {
 
         // Among many chunks, a rare literal's few candidates are looked up one by one: the
         // same files, in path order.
-        let many: Vec<FileWrite> = (0..40)
+        let many: Vec<_> = (0..40)
             .map(|i| write(&format!("m/{:02}.py", 40 - i), &format!("def f{i}():\n    return {i}\n"), true))
             .collect();
         store.write_batch(&many, &[], "t").unwrap();
@@ -552,7 +526,7 @@ mod tests {
     /// included.
     #[test]
     fn background_trigram_rows_are_the_inline_ones() {
-        use crate::store::FileWrite;
+        use crate::store::testing::{file_write, scanned};
         let long: String = (0..120).map(|i| format!("Zeta {i} is HERE_{i}. ")).collect();
         let files = [
             ("a.py", "MAX_SIZE = 1990\n\nclass A:\n    # note\n    def f(self):\n        return\n".to_owned()),
@@ -562,44 +536,14 @@ mod tests {
         let candidates = |inline: bool| {
             let dir = tempfile::tempdir().unwrap();
             let store = Store::open(&dir.path().join("index"), dir.path()).unwrap();
-            let writes: Vec<FileWrite> = files
-                .iter()
-                .map(|(path, text)| {
-                    let chunks =
-                        crate::index::chunk::chunk_file(std::path::Path::new(path), text.as_bytes(), false).chunks;
-                    FileWrite {
-                        path: (*path).to_owned(),
-                        size: text.len() as u64,
-                        mtime_ns: 0,
-                        hash: text.clone(),
-                        language: "text".to_owned(),
-                        problem: None,
-                        grams: inline.then(|| {
-                            crate::store::grams::tokens_of(chunks.iter().map(crate::store::grams::chunk_text))
-                        }),
-                        chunks: Some(chunks),
-                    }
-                })
-                .collect();
+            let writes: Vec<_> = files.iter().map(|(path, text)| file_write(path, text, inline)).collect();
             store.write_batch(&writes, &[], "t").unwrap();
             while store.fill_grams(10).unwrap() > 0 {}
             ["^Zeta", "HERE_\\d+\\.$", "\\d{4}", "^\\s+#", "return$", "[A-Z]{3,}_[A-Z]+ =", "0x\\d+", "^int"]
                 .iter()
                 .map(|p| {
                     let e = crate::search::grams::required(p, false).expect("narrowed");
-                    let mut found = Vec::new();
-                    store
-                        .scan(
-                            &crate::store::search::Filters::default(),
-                            Some(&e),
-                            |_| crate::store::search::Keep::Yes,
-                            |c, _| {
-                                found.push((c.path.clone(), c.start_line));
-                                true
-                            },
-                        )
-                        .unwrap();
-                    found
+                    scanned(&store, &e).into_iter().map(|c| (c.path, c.start_line)).collect::<Vec<_>>()
                 })
                 .collect::<Vec<_>>()
         };

@@ -15,3 +15,37 @@ pub fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf, PathBuf) 
     }
     (dir, root, index)
 }
+
+/// `text` chunked as the indexer chunks it, as a write of file `path`: with its trigram rows
+/// (`inline`, as a small run writes them) or leaving them to the background pass.
+pub fn file_write(path: &str, text: &str, inline: bool) -> super::FileWrite {
+    let chunks = crate::index::chunk::chunk_file(std::path::Path::new(path), text.as_bytes(), false).chunks;
+    super::FileWrite {
+        path: path.to_owned(),
+        size: text.len() as u64,
+        mtime_ns: 0,
+        hash: text.to_owned(),
+        language: "text".to_owned(),
+        problem: None,
+        grams: inline.then(|| super::grams::tokens_of(chunks.iter().map(super::grams::chunk_text))),
+        chunks: Some(chunks),
+    }
+}
+
+/// The chunks [`Store::scan`](super::Store::scan) reads for the trigram query `expr`, in its
+/// order.
+pub fn scanned(store: &super::Store, expr: &str) -> Vec<super::search::Scanned> {
+    let mut found = Vec::new();
+    store
+        .scan(
+            &super::search::Filters::default(),
+            Some(expr),
+            |_| super::search::Keep::Yes,
+            |c, _| {
+                found.push(c.clone());
+                true
+            },
+        )
+        .expect("a scan");
+    found
+}

@@ -289,18 +289,7 @@ mod tests {
             for ci in [false, true] {
                 let Ok(m) = LineMatcher::new(p, ci) else { continue };
                 let Some(e) = required(p, ci) else { continue };
-                let mut found: Vec<i64> = Vec::new();
-                store
-                    .scan(
-                        &Filters::default(),
-                        Some(&e),
-                        |_| Keep::Yes,
-                        |c, _| {
-                            found.push(c.id);
-                            true
-                        },
-                    )
-                    .unwrap();
+                let found: Vec<i64> = crate::store::testing::scanned(store, &e).iter().map(|c| c.id).collect();
                 for (id, path, text, own) in &all {
                     let mut hit = None;
                     m.each_line(&text[*own..], |_, line| {
@@ -324,23 +313,8 @@ mod tests {
     fn index_of(files: &[(&str, String)]) -> (tempfile::TempDir, crate::store::Store) {
         let dir = tempfile::tempdir().unwrap();
         let store = crate::store::Store::open(&dir.path().join("index"), dir.path()).unwrap();
-        let writes: Vec<crate::store::FileWrite> = files
-            .iter()
-            .enumerate()
-            .map(|(i, (path, text))| {
-                let chunks = crate::index::chunk::chunk_file(std::path::Path::new(path), text.as_bytes(), false).chunks;
-                crate::store::FileWrite {
-                    path: (*path).to_owned(),
-                    size: text.len() as u64,
-                    mtime_ns: 0,
-                    hash: i.to_string(),
-                    language: "text".to_owned(),
-                    problem: None,
-                    grams: Some(grams::tokens_of(chunks.iter().map(grams::chunk_text))),
-                    chunks: Some(chunks),
-                }
-            })
-            .collect();
+        let writes: Vec<_> =
+            files.iter().map(|(path, text)| crate::store::testing::file_write(path, text, true)).collect();
         store.write_batch(&writes, &[], "t").unwrap();
         (dir, store)
     }
