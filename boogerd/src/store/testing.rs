@@ -34,13 +34,13 @@ pub fn file_write(path: &str, text: &str, inline: bool) -> super::FileWrite {
 
 /// The chunks [`Store::scan`](super::Store::scan) reads for the trigram query `expr`, in its
 /// order.
-pub fn scanned(store: &super::Store, expr: &str) -> Vec<super::search::Scanned> {
+pub fn scanned(store: &super::Store, expr: &str) -> Vec<super::scan::Scanned> {
     let mut found = Vec::new();
     store
         .scan(
             &super::search::Filters::default(),
             Some(expr),
-            |_| super::search::Keep::Yes,
+            |_| super::scan::Keep::Yes,
             |c, _| {
                 found.push(c.clone());
                 true

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::{Session, explain_empty, filters, int, project_store};
 use crate::search::format;
 use crate::search::lines::LineMatcher;
-use crate::store::search::Keep;
+use crate::store::scan::Keep;
 use crate::{Daemon, hints};
 
 pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
@@ -45,7 +45,7 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     let mut timed_out = false;
     // The last line counted, as (path, line): a line two chunks share is counted once.
     let mut last: (String, usize) = (String::new(), 0);
-    let mut each = |chunk: &crate::store::search::Scanned, content: &str| {
+    let mut each = |chunk: &crate::store::scan::Scanned, content: &str| {
         let content = own_text(chunk, content);
         if last.0 != chunk.path {
             last = (chunk.path.clone(), 0);
@@ -143,7 +143,7 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
 const SCAN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// The chunk's text from its own first line on (see [`crate::store::grams::own_start`]).
-fn own_text<'a>(chunk: &crate::store::search::Scanned, content: &'a str) -> &'a str {
+fn own_text<'a>(chunk: &crate::store::scan::Scanned, content: &'a str) -> &'a str {
     &content[crate::store::grams::own_start(chunk.kind, content, chunk.bytes)..]
 }
 

@@ -270,7 +270,7 @@ mod tests {
     /// pattern leaves. The second must hold every chunk of the first with a line.
     fn candidates_hold_every_match(store: &crate::store::Store, patterns: &[String]) -> usize {
         use crate::search::lines::LineMatcher;
-        use crate::store::search::{Filters, Keep};
+        use crate::store::{scan::Keep, search::Filters};
         let mut all: Vec<(i64, String, String, usize)> = Vec::new();
         store
             .scan(
