@@ -181,7 +181,8 @@ pub fn word_queries(words: &[&str], n: usize, seed: u64) -> Vec<String> {
         .collect()
 }
 
-fn round(x: f64) -> f64 {
+/// `x` to three decimals, as answers and eval reports show scores.
+pub(crate) fn round(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 

@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::mine::Query;
+use crate::search::confidence::round;
 
 /// One result: a path and, for a chunk, its lines.
 pub type Hit = (String, Option<(u32, u32)>);
@@ -97,10 +98,6 @@ fn averages(v: &[Scored]) -> Value {
         "p50_ms": at(0.5),
         "p95_ms": at(0.95),
     })
-}
-
-fn round(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
 }
 
 #[cfg(test)]

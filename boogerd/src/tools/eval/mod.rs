@@ -24,6 +24,7 @@ use serde_json::{Value, json};
 use super::{Session, int, project_store};
 use crate::Daemon;
 use crate::git::command::Git;
+use crate::search::confidence::round;
 use crate::search::confidence::{self, Calibration, DEFAULT_SEMANTIC_WEIGHT};
 use crate::store::Store;
 use measure::{Hit, Scored, Tally, files_of, score};
@@ -372,10 +373,6 @@ impl Asker<'_> {
     fn confidence(&self, query: &str) -> f64 {
         self.call("search", query, json!({})).0["confidence_score"].as_f64().unwrap_or(0.0)
     }
-}
-
-fn round(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
 }
 
 /// The results of a search-side answer: path and lines of each.
