@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use super::Hit;
+use super::{Hit, IMPORT_PENALTY};
 
 /// How many of a file's chunks count beside its best, and the share of each (halving).
 const SUPPORT: usize = 3;
@@ -33,13 +33,21 @@ pub fn by_file(hits: &[Hit]) -> Vec<FileHit<'_>> {
         files[i].chunks.push(h);
     }
     for f in &mut files {
-        let best = f.chunks[0].score;
+        // An import is a poor line to read but fair evidence that its file uses a name: it
+        // counts here at what it would have scored without the answer's penalty.
+        let mut scores: Vec<f64> = f
+            .chunks
+            .iter()
+            .map(|h| if h.chunk.kind == "import" { h.score + IMPORT_PENALTY } else { h.score })
+            .collect();
+        scores.sort_by(|a, b| b.total_cmp(a));
+        let best = scores[0];
         let mut share = SUPPORT_SHARE;
         let mut support = 0.0;
-        for h in f.chunks.iter().skip(1).take(SUPPORT) {
+        for s in scores.iter().skip(1).take(SUPPORT) {
             // Only what the chunk scored above zero supports the file: a penalised chunk (a
             // test, prose) says nothing for it.
-            support += share * h.score.max(0.0);
+            support += share * s.max(0.0);
             share /= 2.0;
         }
         f.score = best + support;

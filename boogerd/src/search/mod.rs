@@ -7,14 +7,18 @@
 //! Re-ranking starts from bm25 (name, content, split identifiers; and the path in the warm
 //! index) and adds the seeds' factors: code chunks +3, focused paths +5, visited paths -3,
 //! annotated targets +2; and its own: a chunk *named* by the query (+6, the definition
-//! over its mentions; +2 for the members of a type it names), +0.5 for each query word in the
-//! file's name (at most 2), a kind the query asks for (`class X`, `def x`: +2), test code -4
+//! over its mentions, in any case style when the query writes a compound identifier:
+//! `IntoFuture` names `into_future`; +2 for the members of a type it names), +0.5 for each
+//! query word in the file's name (at most 2), +4 in a commit subject's scope (`read: …`,
+//! `fix(persist): …`) or a file the query names (`test_requests.py`), a kind the query asks for (`class X`, `def x`: +2), test code -4
 //! unless the query is about tests (test names are sentences full of query words, but an agent
-//! asking how something works wants the code that does it; -2 for a change request, whose
-//! tests change with its code), and prose -6 (release notes -12)
-//! unless the query asks for documentation. Imports get no code bonus: they mention names
-//! without defining anything. Long chunks lose nothing: answers show their matching lines, not
-//! all of them (the seeds' -4 for oversized chunks paid for tokens no answer spends now).
+//! asking how something works wants the code that does it; -1 for a change request, whose
+//! tests change with its code), prose -6 (release notes -12) unless the query asks for
+//! documentation, and imports -2 (no code bonus either: they mention names without defining
+//! anything). The methods of a Rust impl block share 0.3 of its header's score: the header
+//! names the trait they implement. Long chunks lose nothing: answers show their matching
+//! lines, not all of them (the seeds' -4 for oversized chunks paid for tokens no answer spends
+//! now).
 //! `files` ranks files from these chunks for `files_with_matches`.
 
 pub mod confidence;
@@ -111,8 +115,8 @@ fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx:
             let notes = notes_for(&chunk, ctx);
             let mut score = -chunk.bm25 + bonus + rerank(&chunk, query, &hints, ctx, !notes.is_empty());
             if !wants_tests && is_test(&chunk) {
-                // A change request's tests change with its code: they lose only half.
-                score -= if query.change { TEST_PENALTY / 2.0 } else { TEST_PENALTY };
+                // A change request's tests change with its code: they lose only a quarter.
+                score -= if query.change { TEST_PENALTY / 4.0 } else { TEST_PENALTY };
             }
             if !asks_for_docs && is_prose(&chunk) {
                 // Prose explains code in the words of a question, which is why it matches
@@ -120,9 +124,14 @@ fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx:
                 // all: they restate each change in its commit's words.
                 score -= if is_release_notes(&chunk.path) { 12.0 } else { PROSE_PENALTY };
             }
+            if chunk.kind == "import" {
+                // An import names what its file uses and explains none of it.
+                score -= IMPORT_PENALTY;
+            }
             Hit { chunk, score, notes }
         })
         .collect();
+    inherit_impl_headers(&mut hits);
     hits.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
@@ -132,8 +141,51 @@ fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx:
     hits
 }
 
+/// What a Rust impl header's score gives each of its members among the hits.
+const IMPL_SHARE: f64 = 0.3;
+
+/// A method of an impl block whose header matches the query shares that match: the header
+/// (`impl<S> OptionalFromRequest<S> for Multipart`) names the trait and type the method's
+/// body works for, words the body itself seldom repeats. (A Python or TypeScript class chunk
+/// holds its docstring and fields, an answer of its own: its members share nothing.)
+fn inherit_impl_headers(hits: &mut [Hit]) {
+    // Per file, each impl header's first line, type name and score.
+    let mut headers: HashMap<&str, Vec<(u32, &str, f64)>> = HashMap::new();
+    for h in hits.iter().filter(|h| h.chunk.kind == "impl") {
+        // An impl of a trait is named `Type (Trait<S>)`.
+        let name = h.chunk.name.split(" (").next().unwrap_or_default();
+        headers.entry(h.chunk.path.as_str()).or_default().push((h.chunk.start_line, name, h.score));
+    }
+    if headers.is_empty() {
+        return;
+    }
+    let shares: Vec<f64> = hits
+        .iter()
+        .map(|h| {
+            let (Some(parent), Some(list)) = (h.chunk.parent.as_deref(), headers.get(h.chunk.path.as_str())) else {
+                return 0.0;
+            };
+            // The member's own block: the nearest header above it for its type.
+            list.iter()
+                .filter(|(line, name, _)| *line < h.chunk.start_line && *name == parent)
+                .max_by_key(|(line, _, _)| *line)
+                .map_or(0.0, |(_, _, score)| IMPL_SHARE * score.max(0.0))
+        })
+        .collect();
+    for (h, share) in hits.iter_mut().zip(shares) {
+        h.score += share;
+    }
+}
+
 /// What test code loses against the code it tests, unless the query is about tests.
 const TEST_PENALTY: f64 = 4.0;
+
+/// What an import loses among the answers (and gets back when it ranks its file).
+pub const IMPORT_PENALTY: f64 = 2.0;
+
+/// What a chunk in a commit subject's scope, or in a file the query names, gains: `read:
+/// validate bools` is a change to `read.c`, whatever else mentions bools.
+const SCOPE: f64 = 4.0;
 
 /// What prose loses against code when the query does not ask for documentation.
 const PROSE_PENALTY: f64 = 6.0;
@@ -183,6 +235,9 @@ fn rerank(c: &Candidate, q: &Query, hints: &[&str], ctx: &Context, annotated: bo
         s += 2.0;
     }
     s += PATH_WORD * path_words(&c.path, q).min(2) as f64;
+    if (!q.scope.is_empty() && in_scope(&c.path, &q.scope)) || names_the_file(&c.path, &q.files) {
+        s += SCOPE;
+    }
     if !hints.is_empty() && hints.contains(&c.kind.as_str()) {
         s += 2.0;
     }
@@ -229,10 +284,35 @@ fn path_words(path: &str, q: &Query) -> usize {
         .count()
 }
 
+/// The path is in a commit subject's scope: a folder or the file's stem is named by it
+/// (`read` → `read.c`, `jsonlines` → `json_lines.rs`, `devtool` → `devtools.ts`).
+fn in_scope(path: &str, scope: &[String]) -> bool {
+    let mut segments = path.split('/').peekable();
+    while let Some(seg) = segments.next() {
+        let seg = if segments.peek().is_none() { seg.split('.').next().unwrap_or(seg) } else { seg };
+        let seg = query::bare_segment(seg);
+        if scope.iter().any(|w| seg == *w || seg.strip_suffix('s') == Some(w) || w.strip_suffix('s') == Some(&seg)) {
+            return true;
+        }
+    }
+    false
+}
+
+/// The query writes out the file's name (or the end of its path).
+fn names_the_file(path: &str, files: &[String]) -> bool {
+    files.iter().any(|f| {
+        let Some(cut) = path.len().checked_sub(f.len()) else { return false };
+        path.get(cut..).is_some_and(|end| end.eq_ignore_ascii_case(f)) && (cut == 0 || path.as_bytes()[cut - 1] == b'/')
+    })
+}
+
 /// The query is the chunk's name: one of its words, or all of them joined (`parse config`
 /// names `parse_config` and `parseconfig`).
 fn names_the_chunk(name: &str, q: &Query) -> bool {
     if q.words.iter().skip(q.naming_from).any(|w| w.eq_ignore_ascii_case(name)) {
+        return true;
+    }
+    if !q.idents.is_empty() && q.idents.contains(&query::bare_identifier(name)) {
         return true;
     }
     // Compared lazily: this runs for every candidate of every query.

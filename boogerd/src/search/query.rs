@@ -19,6 +19,16 @@ pub struct Query {
     /// The first of `words` that may name a chunk: 1 when `words` opens with a change request's
     /// verb ("remove the Arc" is not about functions called `remove`), else 0.
     pub naming_from: usize,
+    /// The words written as compound identifiers (`IntoFuture`, `set_state`, `setState`),
+    /// lowercase without their inner `_`: they name a chunk in any case style
+    /// (`IntoFuture` names `into_future`, the method its trait asks for).
+    pub idents: Vec<String>,
+    /// A commit subject's scope (`read: …`, `fix(json-lines): …`, `feat(middleware/persist): …`):
+    /// the part of the project the change is in, as bare words (`read`, `jsonlines`, `persist`).
+    pub scope: Vec<String>,
+    /// File names the query writes out (`test_requests.py`, `adapters/libevent.h`),
+    /// lowercase.
+    pub files: Vec<String>,
 }
 
 /// Verbs (and commit types) that open a change request.
@@ -279,7 +289,21 @@ impl Query {
             }
         }
         let naming_from = usize::from(change && words.first().is_some_and(|w| CHANGE_VERBS.contains(&w.as_str())));
-        Query { terms, words, change, naming_from }
+        let mut idents = Vec::new();
+        for (t, _) in &raw {
+            for w in t.split_whitespace().filter(|w| is_compound(w)) {
+                let bare = bare_identifier(w);
+                if !idents.contains(&bare) {
+                    idents.push(bare);
+                }
+            }
+        }
+        let files = text
+            .split(|c: char| c.is_whitespace() || matches!(c, '`' | '\'' | '"' | ',' | ';' | '(' | ')' | '[' | ']'))
+            .map(|t| t.trim_end_matches([':', '.']).to_lowercase())
+            .filter(|t| is_file_name(t))
+            .collect();
+        Query { terms, words, change, naming_from, idents, scope: scope(text), files }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -307,6 +331,59 @@ impl Query {
     pub fn or(&self) -> String {
         self.terms.join(" OR ")
     }
+}
+
+/// The scope of a subject written `scope: …` or `type(scope): …` (a bare `type:` such as `fix:`
+/// says nothing of where).
+fn scope(text: &str) -> Vec<String> {
+    let Some((head, _)) = text.trim_start().split_once(": ") else { return Vec::new() };
+    let head = head.trim_end_matches('!');
+    let inner = match head.split_once('(') {
+        Some((_, rest)) => rest.trim_end_matches(')'),
+        None if CHANGE_VERBS.contains(&head.to_lowercase().as_str()) => return Vec::new(),
+        None => head,
+    };
+    if inner.is_empty() || inner.contains(char::is_whitespace) || inner.len() > 40 {
+        return Vec::new();
+    }
+    inner.split(',').filter_map(|item| item.rsplit('/').next()).map(bare_segment).filter(|w| w.len() >= 2).collect()
+}
+
+/// `name.ext` (or a path ending so), the extension 1-4 letters or digits with a letter: how a
+/// query writes a file, not a version (`1.2`) or a dotted name (`os.path.join`).
+fn is_file_name(t: &str) -> bool {
+    let Some((stem, ext)) = t.rsplit_once('.') else { return false };
+    let stem = stem.rsplit('/').next().unwrap_or(stem);
+    !stem.is_empty()
+        && !stem.contains('.')
+        && stem.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-'))
+        && (1..=4).contains(&ext.len())
+        && ext.chars().all(|c| c.is_ascii_alphanumeric())
+        && ext.chars().any(|c| c.is_ascii_alphabetic())
+}
+
+/// A path segment or scope word in no style: lowercase letters and digits only.
+pub fn bare_segment(s: &str) -> String {
+    s.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase()).collect()
+}
+
+/// An identifier of several words: `snake_case` or `camelCase` / `PascalCase` (an upper-case
+/// letter after a lower-case one).
+fn is_compound(w: &str) -> bool {
+    let inner_underscore = w.trim_matches('_').contains('_');
+    let camel = w.as_bytes().windows(2).any(|p| p[0].is_ascii_lowercase() && p[1].is_ascii_uppercase());
+    (inner_underscore || camel) && w.chars().any(char::is_alphabetic)
+}
+
+/// An identifier in no case style: lowercase, without the `_` between its words (leading and
+/// trailing ones stay: `__init__` is not `init`).
+pub fn bare_identifier(w: &str) -> String {
+    let core = w.trim_matches('_');
+    let (lead, trail) = (w.len() - w.trim_start_matches('_').len(), w.len() - w.trim_end_matches('_').len());
+    let mut out = "_".repeat(lead);
+    out.extend(core.chars().filter(|c| *c != '_').map(|c| c.to_ascii_lowercase()));
+    out.push_str(&"_".repeat(trail.min(w.len() - lead)));
+    out
 }
 
 #[cfg(test)]
@@ -367,6 +444,30 @@ mod tests {
                 assert!(r.is_ok(), "{text:?} became {expr:?}: {r:?}");
             }
         }
+    }
+
+    #[test]
+    fn compound_identifiers_are_kept_bare_for_naming_in_any_case_style() {
+        let q = Query::parse("Stop implementing IntoFuture for Serve via with_graceful_shutdown");
+        assert_eq!(q.idents, ["intofuture", "withgracefulshutdown"]);
+        assert!(Query::parse("Redirect the request to a new url").idents.is_empty());
+        assert_eq!(bare_identifier("__deep_copy__"), "__deepcopy__");
+        assert_eq!(bare_identifier("___"), "___");
+        assert_eq!(bare_identifier("setState"), "setstate");
+    }
+
+    #[test]
+    fn a_commit_subject_names_its_scope() {
+        assert_eq!(Query::parse("read: Add additional RESP3 bool validation").scope, ["read"]);
+        assert_eq!(Query::parse("fix(json-lines): Respect default body limit").scope, ["jsonlines"]);
+        assert_eq!(Query::parse("feat(middleware/persist): add skip hydration").scope, ["persist"]);
+        assert_eq!(Query::parse("fix(types)(middleware/devtools): fix action type").scope, ["devtools"]);
+        assert!(Query::parse("fix: Remove '<4' from python_requires").scope.is_empty());
+        assert!(Query::parse("how does it work: a question").scope.is_empty());
+        let q = Query::parse(
+            "Fix several ResourceWarnings in test_requests.py. See os.path.join in v1.2 and `adapters/libevent.h`",
+        );
+        assert_eq!(q.files, ["test_requests.py", "adapters/libevent.h"]);
     }
 
     #[test]
