@@ -10,10 +10,10 @@
 //! over its mentions, in any case style when the query writes a compound identifier:
 //! `IntoFuture` names `into_future`; +2 for the members of a type it names), +0.5 for each
 //! query word in the file's name (at most 2), +4 in a commit subject's scope (`read: …`,
-//! `fix(persist): …`) or a file the query names (`test_requests.py`), a kind the query asks for (`class X`, `def x`: +2), test code -4
-//! unless the query is about tests (test names are sentences full of query words, but an agent
-//! asking how something works wants the code that does it; -1 for a change request, whose
-//! tests change with its code), prose -6 (release notes -12) unless the query asks for
+//! `fix(persist): …`) or a file the query names (`test_requests.py`), a kind the query asks
+//! for (`class X`, `def x`: +2), test code -4 unless the query is about tests (test names
+//! are sentences full of query words, but an agent asking how something works wants the code
+//! that does it; -1 for a change request, whose tests change with its code), prose -6 (release notes -12) unless the query asks for
 //! documentation, and imports -2 (no code bonus either: they mention names without defining
 //! anything). The methods of a Rust impl block share 0.3 of its header's score: the header
 //! names the trait they implement. Long chunks lose nothing: answers show their matching
@@ -149,12 +149,11 @@ const IMPL_SHARE: f64 = 0.3;
 /// body works for, words the body itself seldom repeats. (A Python or TypeScript class chunk
 /// holds its docstring and fields, an answer of its own: its members share nothing.)
 fn inherit_impl_headers(hits: &mut [Hit]) {
-    // Per file, each impl header's first line, type name and score.
-    let mut headers: HashMap<&str, Vec<(u32, &str, f64)>> = HashMap::new();
+    // Per file, each impl header's first line, type (as its methods name their parent) and score.
+    let mut headers: HashMap<&str, Vec<(u32, String, f64)>> = HashMap::new();
     for h in hits.iter().filter(|h| h.chunk.kind == "impl") {
-        // An impl of a trait is named `Type (Trait<S>)`.
-        let name = h.chunk.name.split(" (").next().unwrap_or_default();
-        headers.entry(h.chunk.path.as_str()).or_default().push((h.chunk.start_line, name, h.score));
+        let ty = crate::index::chunk::code::container_parent_name(&h.chunk.name);
+        headers.entry(h.chunk.path.as_str()).or_default().push((h.chunk.start_line, ty, h.score));
     }
     if headers.is_empty() {
         return;
@@ -167,7 +166,7 @@ fn inherit_impl_headers(hits: &mut [Hit]) {
             };
             // The member's own block: the nearest header above it for its type.
             list.iter()
-                .filter(|(line, name, _)| *line < h.chunk.start_line && *name == parent)
+                .filter(|(line, ty, _)| *line < h.chunk.start_line && ty == parent)
                 .max_by_key(|(line, _, _)| *line)
                 .map_or(0.0, |(_, _, score)| IMPL_SHARE * score.max(0.0))
         })
@@ -290,8 +289,14 @@ fn in_scope(path: &str, scope: &[String]) -> bool {
     let mut segments = path.split('/').peekable();
     while let Some(seg) = segments.next() {
         let seg = if segments.peek().is_none() { seg.split('.').next().unwrap_or(seg) } else { seg };
-        let seg = query::bare_segment(seg);
-        if scope.iter().any(|w| seg == *w || seg.strip_suffix('s') == Some(w) || w.strip_suffix('s') == Some(&seg)) {
+        // Compared without allocating: this runs for every candidate of a scoped query.
+        // Either may be the other's plural.
+        let bare = || query::bare_chars(seg);
+        let s = || std::iter::once('s');
+        if scope
+            .iter()
+            .any(|w| bare().eq(w.chars()) || bare().eq(w.chars().chain(s())) || bare().chain(s()).eq(w.chars()))
+        {
             return true;
         }
     }
@@ -312,7 +317,7 @@ fn names_the_chunk(name: &str, q: &Query) -> bool {
     if q.words.iter().skip(q.naming_from).any(|w| w.eq_ignore_ascii_case(name)) {
         return true;
     }
-    if !q.idents.is_empty() && q.idents.contains(&query::bare_identifier(name)) {
+    if q.idents.iter().any(|i| query::bare_identifier_chars(name).eq(i.chars())) {
         return true;
     }
     // Compared lazily: this runs for every candidate of every query.
@@ -362,6 +367,18 @@ pub fn notes_for(c: &Candidate, ctx: &Context) -> Vec<String> {
 mod tests {
     use super::*;
 
+    /// `files` written under `root`, indexed, and their ranking index built.
+    fn indexed(root: &std::path::Path, files: &[(&str, &str)]) -> (Store, postings::Postings) {
+        for (p, body) in files {
+            std::fs::create_dir_all(root.join(p).parent().unwrap()).unwrap();
+            std::fs::write(root.join(p), body).unwrap();
+        }
+        let store = Store::open(&root.join(".booger"), root).unwrap();
+        crate::index::run(root, &store, crate::index::Options::default(), &crate::index::Progress::default()).unwrap();
+        let warm = postings::Postings::build(&store, &root.join(".booger")).unwrap();
+        (store, warm)
+    }
+
     /// The in-memory index and FTS5 must agree: the warm path is an optimisation only.
     #[test]
     fn warm_index_ranks_like_fts5() {
@@ -379,13 +396,7 @@ mod tests {
             ("docs/guide.md", "# Guide\n\nUploads are retried three times when the server fails.\n"),
             ("tests/test_server.py", "def test_retry_upload():\n    assert retry_upload(b'x')\n"),
         ];
-        for (p, body) in files {
-            std::fs::create_dir_all(root.join(p).parent().unwrap()).unwrap();
-            std::fs::write(root.join(p), body).unwrap();
-        }
-        let store = crate::store::Store::open(&root.join(".booger"), root).unwrap();
-        crate::index::run(root, &store, crate::index::Options::default(), &crate::index::Progress::default()).unwrap();
-        let warm = postings::Postings::build(&store, &root.join(".booger")).unwrap();
+        let (store, warm) = indexed(root, &files);
         let ctx = Context::default();
         // Words that appear in no path: the warm index also ranks by path words, FTS5 does not.
         for q in ["retry upload", "parse_config", "accept connections shutdown", "upload", "configuration reads"] {
@@ -399,6 +410,39 @@ mod tests {
             if !q.contains('_') {
                 assert!((a[0].score - b[0].score).abs() < 0.5, "{q}: {} vs {}", a[0].score, b[0].score);
             }
+        }
+    }
+
+    /// A commit subject's scope puts its folder first (the twin elsewhere would win on its
+    /// path), and the method of the impl block whose
+    /// header the query names outranks its twin in another impl, on both paths.
+    #[test]
+    fn change_requests_rank_by_scope_and_impl_header() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let files = [
+            ("parser/lib.rs", "/// Validates a bool flag.\npub fn check_flag(b: &str) -> bool { b == \"t\" }\n"),
+            ("net/lib.rs", "/// Validates a bool flag.\npub fn check_flag(b: &str) -> bool { b == \"t\" }\n"),
+            (
+                "src/multipart.rs",
+                "pub struct Multipart<T> {\n    inner: T,\n}\n\nimpl<T, S> OptionalFromRequest<S> for Multipart<T> {\n    fn from_request(req: Request) -> Self {\n        read(req)\n    }\n}\n\nimpl<T, S> FromRequest<S> for Multipart<T> {\n    fn from_request(req: Request) -> Option<Multipart<T>> {\n        read(req)\n    }\n}\n",
+            ),
+        ];
+        let (store, warm) = indexed(root, &files);
+        let ctx = Context::default();
+        for p in [Some(&warm), None] {
+            let hits = search(&store, p, "fix(parser): validate bool flag", &Filters::default(), &ctx, 10).unwrap();
+            assert_eq!(hits[0].chunk.path, "parser/lib.rs", "warm: {}", p.is_some());
+        }
+        // The methods share no word with the query but the split `OptionalFromRequest`: only
+        // the warm index, which splits query words, finds them.
+        {
+            let p = Some(&warm);
+            let hits = search(&store, p, "Implement OptionalFromRequest for Multipart", &Filters::default(), &ctx, 10)
+                .unwrap();
+            let methods: Vec<u32> =
+                hits.iter().filter(|h| h.chunk.name == "from_request").map(|h| h.chunk.start_line).collect();
+            assert_eq!(methods, [6, 12], "the method of `impl OptionalFromRequest` first");
         }
     }
 

@@ -292,7 +292,7 @@ impl Query {
         let mut idents = Vec::new();
         for (t, _) in &raw {
             for w in t.split_whitespace().filter(|w| is_compound(w)) {
-                let bare = bare_identifier(w);
+                let bare: String = bare_identifier_chars(w).collect();
                 if !idents.contains(&bare) {
                     idents.push(bare);
                 }
@@ -346,7 +346,12 @@ fn scope(text: &str) -> Vec<String> {
     if inner.is_empty() || inner.contains(char::is_whitespace) || inner.len() > 40 {
         return Vec::new();
     }
-    inner.split(',').filter_map(|item| item.rsplit('/').next()).map(bare_segment).filter(|w| w.len() >= 2).collect()
+    inner
+        .split(',')
+        .filter_map(|item| item.rsplit('/').next())
+        .map(|w| bare_chars(w).collect::<String>())
+        .filter(|w| w.len() >= 2)
+        .collect()
 }
 
 /// `name.ext` (or a path ending so), the extension 1-4 letters or digits with a letter: how a
@@ -363,8 +368,8 @@ fn is_file_name(t: &str) -> bool {
 }
 
 /// A path segment or scope word in no style: lowercase letters and digits only.
-pub fn bare_segment(s: &str) -> String {
-    s.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase()).collect()
+pub fn bare_chars(s: &str) -> impl Iterator<Item = char> + '_ {
+    s.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase())
 }
 
 /// An identifier of several words: `snake_case` or `camelCase` / `PascalCase` (an upper-case
@@ -377,13 +382,11 @@ fn is_compound(w: &str) -> bool {
 
 /// An identifier in no case style: lowercase, without the `_` between its words (leading and
 /// trailing ones stay: `__init__` is not `init`).
-pub fn bare_identifier(w: &str) -> String {
+pub fn bare_identifier_chars(w: &str) -> impl Iterator<Item = char> + '_ {
     let core = w.trim_matches('_');
-    let (lead, trail) = (w.len() - w.trim_start_matches('_').len(), w.len() - w.trim_end_matches('_').len());
-    let mut out = "_".repeat(lead);
-    out.extend(core.chars().filter(|c| *c != '_').map(|c| c.to_ascii_lowercase()));
-    out.push_str(&"_".repeat(trail.min(w.len() - lead)));
-    out
+    let lead = &w[..w.len() - w.trim_start_matches('_').len()];
+    let trail = if core.is_empty() { "" } else { &w[lead.len() + core.len()..] };
+    lead.chars().chain(core.chars().filter(|c| *c != '_').map(|c| c.to_ascii_lowercase())).chain(trail.chars())
 }
 
 #[cfg(test)]
@@ -451,9 +454,10 @@ mod tests {
         let q = Query::parse("Stop implementing IntoFuture for Serve via with_graceful_shutdown");
         assert_eq!(q.idents, ["intofuture", "withgracefulshutdown"]);
         assert!(Query::parse("Redirect the request to a new url").idents.is_empty());
-        assert_eq!(bare_identifier("__deep_copy__"), "__deepcopy__");
-        assert_eq!(bare_identifier("___"), "___");
-        assert_eq!(bare_identifier("setState"), "setstate");
+        let bare = |w: &str| bare_identifier_chars(w).collect::<String>();
+        assert_eq!(bare("__deep_copy__"), "__deepcopy__");
+        assert_eq!(bare("___"), "___");
+        assert_eq!(bare("setState"), "setstate");
     }
 
     #[test]

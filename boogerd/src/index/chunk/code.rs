@@ -489,7 +489,7 @@ fn c_name(declarator: Node, src: &[u8]) -> Option<String> {
 }
 
 /// `Foo<T> (Display)` → `Foo`: the name methods record as their parent.
-fn container_parent_name(name: &str) -> String {
+pub fn container_parent_name(name: &str) -> String {
     let base = name.split(" (").next().unwrap_or(name);
     let base = base.split('<').next().unwrap_or(base);
     base.trim().to_owned()
