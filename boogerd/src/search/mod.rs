@@ -16,7 +16,8 @@
 //! that does it; -1 for a change request, whose tests change with its code), prose -6 (release notes -12) unless the query asks for
 //! documentation, and imports -2 (no code bonus either: they mention names without defining
 //! anything). The methods of a Rust impl block share 0.3 of its header's score: the header
-//! names the trait they implement. Long chunks lose nothing: answers show their matching
+//! names the trait they implement. A change request's first page holds its two best tests
+//! (`show_tests`): the tests a change must update rank below its code. Long chunks lose nothing: answers show their matching
 //! lines, not all of them (the seeds' -4 for oversized chunks paid for tokens no answer spends
 //! now).
 //! `files` ranks files from these chunks for `files_with_matches`.
@@ -138,7 +139,36 @@ fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx:
             .then(a.chunk.path.cmp(&b.chunk.path))
             .then(a.chunk.start_line.cmp(&b.chunk.start_line))
     });
+    if query.change && !wants_tests {
+        show_tests(&mut hits);
+    }
     hits
+}
+
+/// How many results the first page of an answer holds (`head_limit`'s default).
+const FIRST_PAGE: usize = 10;
+
+/// How many test chunks a change request's first page holds, when the project has them.
+const TESTS_SHOWN: usize = 2;
+
+/// Brings a change request's best tests into the last places of its first page, in their
+/// order, when fewer are there. A change to code is a change to the tests that pin it, and
+/// tests rank below the code they exercise (their names are what the code does, not what the
+/// task says); without this, the tests a change must update seldom reach the page. Their
+/// scores stay: a file still ranks on its own evidence.
+fn show_tests(hits: &mut Vec<Hit>) {
+    if hits.len() <= FIRST_PAGE {
+        return;
+    }
+    let shown = hits[..FIRST_PAGE].iter().filter(|h| is_test(&h.chunk)).count();
+    let missing = TESTS_SHOWN.saturating_sub(shown);
+    let later: Vec<usize> = (FIRST_PAGE..hits.len()).filter(|&i| is_test(&hits[i].chunk)).take(missing).collect();
+    // Taken out from the back, so the earlier indices hold; put in from the front, in rank order.
+    let tests: Vec<Hit> = later.iter().rev().map(|&i| hits.remove(i)).collect();
+    let first = FIRST_PAGE - tests.len();
+    for (j, h) in tests.into_iter().rev().enumerate() {
+        hits.insert(first + j, h);
+    }
 }
 
 /// What a Rust impl header's score gives each of its members among the hits.
@@ -444,6 +474,28 @@ mod tests {
                 hits.iter().filter(|h| h.chunk.name == "from_request").map(|h| h.chunk.start_line).collect();
             assert_eq!(methods, [6, 12], "the method of `impl OptionalFromRequest` first");
         }
+    }
+
+    /// A change request's first page holds its two best tests, in their order, even where a
+    /// dozen functions outrank them; a question's page does not make room for them.
+    #[test]
+    fn a_change_request_shows_its_tests() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let code: String = (0..14)
+            .map(|i| format!("def retry_upload_{i}(blob):\n    \"\"\"Retry a failed upload of blob {i}.\"\"\"\n    return blob\n\n"))
+            .collect();
+        let tests = "def test_upload_once():\n    assert retry(1)\n\ndef test_upload_twice():\n    assert retry(2)\n\ndef test_upload_thrice():\n    assert retry(3)\n";
+        let (store, warm) = indexed(root, &[("upload.py", code.as_str()), ("tests/test_upload.py", tests)]);
+        let ctx = Context::default();
+        let first_page = |q: &str| -> Vec<String> {
+            let hits = search(&store, Some(&warm), q, &Filters::default(), &ctx, 10).unwrap();
+            hits.iter().take(FIRST_PAGE).map(|h| h.chunk.name.clone()).collect()
+        };
+        let page = first_page("fix retry of a failed upload");
+        assert_eq!(page[8..], ["test_upload_once", "test_upload_twice"], "{page:?}");
+        let page = first_page("retry of a failed upload");
+        assert!(page.iter().all(|n| n.starts_with("retry_upload")), "{page:?}");
     }
 
     #[test]
