@@ -313,24 +313,26 @@ fn path_words(path: &str, q: &Query) -> usize {
         .count()
 }
 
-/// The path is in a commit subject's scope: a folder or the file's stem is named by it
-/// (`read` → `read.c`, `jsonlines` → `json_lines.rs`, `devtool` → `devtools.ts`).
+/// The path is in a commit subject's scope: a folder, the file's stem or a word of a
+/// compound stem is named by it (`read` → `read.c`, `jsonlines` → `json_lines.rs`,
+/// `devtool` → `devtools.ts`, `persist` → `persistAsync.test.tsx`).
 fn in_scope(path: &str, scope: &[String]) -> bool {
-    let mut segments = path.split('/').peekable();
-    while let Some(seg) = segments.next() {
-        let seg = if segments.peek().is_none() { seg.split('.').next().unwrap_or(seg) } else { seg };
-        // Compared without allocating: this runs for every candidate of a scoped query.
-        // Either may be the other's plural.
-        let bare = || query::bare_chars(seg);
-        let s = || std::iter::once('s');
-        if scope
-            .iter()
-            .any(|w| bare().eq(w.chars()) || bare().eq(w.chars().chain(s())) || bare().chain(s()).eq(w.chars()))
-        {
-            return true;
-        }
+    let named = |seg: &str| scope.iter().any(|w| same_word(seg, w));
+    let (folders, file) = path.rsplit_once('/').unwrap_or(("", path));
+    let stem = file.split('.').next().unwrap_or(file);
+    if folders.split('/').any(named) || named(stem) {
+        return true;
     }
-    false
+    let words = crate::store::words::split_identifier(stem);
+    words.len() > 1 && words.iter().any(|w| named(w))
+}
+
+/// `seg` is the bare word `w` (lowercase letters and digits), or either is the other's
+/// plural. Compared without allocating: this runs for every candidate of a scoped query.
+fn same_word(seg: &str, w: &str) -> bool {
+    let bare = || query::bare_chars(seg);
+    let s = || std::iter::once('s');
+    bare().eq(w.chars()) || bare().eq(w.chars().chain(s())) || bare().chain(s()).eq(w.chars())
 }
 
 /// The query writes out the file's name (or the end of its path).
@@ -496,6 +498,20 @@ mod tests {
         assert_eq!(page[8..], ["test_upload_once", "test_upload_twice"], "{page:?}");
         let page = first_page("retry of a failed upload");
         assert!(page.iter().all(|n| n.starts_with("retry_upload")), "{page:?}");
+    }
+
+    #[test]
+    fn a_scope_names_folders_stems_and_words_of_compound_stems() {
+        let scope = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(in_scope("src/read.c", &scope(&["read"])));
+        assert!(in_scope("src/json_lines.rs", &scope(&["jsonlines"])));
+        assert!(in_scope("src/middleware/devtools.ts", &scope(&["devtool"])));
+        assert!(in_scope("src/middleware/x.ts", &scope(&["middleware"])));
+        assert!(in_scope("tests/persistAsync.test.tsx", &scope(&["persist"])));
+        assert!(in_scope("bash_completions.go", &scope(&["completion"])));
+        assert!(!in_scope("src/persistence.ts", &scope(&["persist"])));
+        assert!(!in_scope("src/reader.c", &scope(&["read"])));
+        assert!(!in_scope("read/x.c", &scope(&["write"])));
     }
 
     #[test]
