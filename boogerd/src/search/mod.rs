@@ -6,20 +6,25 @@
 //! ```
 //! Re-ranking starts from bm25 (name, content, split identifiers; and the path in the warm
 //! index) and adds the seeds' factors: code chunks +3, focused paths +5, visited paths -3,
-//! annotated targets +2; and its own: a chunk *named* by the query (+6, the definition
-//! over its mentions, in any case style when the query writes a compound identifier:
-//! `IntoFuture` names `into_future`; +2 for the members of a type it names), +0.5 for each
-//! query word in the file's name (at most 2), +4 in a commit subject's scope (`read: …`,
-//! `fix(persist): …`) or a file the query names (`test_requests.py`), a kind the query asks
-//! for (`class X`, `def x`: +2), test code -4 unless the query is about tests (test names
-//! are sentences full of query words, but an agent asking how something works wants the code
-//! that does it; -1 for a change request, whose tests change with its code), prose -6 (release notes -12) unless the query asks for
-//! documentation, and imports -2 (no code bonus either: they mention names without defining
-//! anything). The methods of a Rust impl block share 0.3 of its header's score: the header
-//! names the trait they implement. A change request's first page holds its two best tests
-//! (`show_tests`): the tests a change must update rank below its code. Long chunks lose nothing: answers show their matching
-//! lines, not all of them (the seeds' -4 for oversized chunks paid for tokens no answer spends
-//! now).
+//! annotated targets +2; and its own:
+//! - a chunk *named* by the query +6 (the definition over its mentions; in any case style when
+//!   the query writes a compound identifier: `IntoFuture` names `into_future`), the members of
+//!   a type it names +2;
+//! - +0.5 for each query word in the file's name (at most 2);
+//! - +4 in a commit subject's scope (`read: …`, `fix(persist): …`) or a file the query names
+//!   (`test_requests.py`);
+//! - a kind the query asks for (`class X`, `def x`) +2;
+//! - test code -4, or +4 when the query is about tests: test names are sentences full of query
+//!   words, but an agent asking how something works wants the code that does it; -1 for a
+//!   change request, whose tests change with its code;
+//! - prose -6 (release notes -12) unless the query asks for documentation;
+//! - imports -2, and no code bonus: they mention names without defining anything.
+//!
+//! The methods of a Rust impl block share 0.3 of its header's score: the header names the
+//! trait they implement. A change request's first page holds its two best tests
+//! (`show_tests`): the tests a change must update rank below its code. Long chunks lose
+//! nothing: answers show their matching lines, not all of them (the seeds' -4 for oversized
+//! chunks paid for tokens no answer spends now).
 //! `files` ranks files from these chunks for `files_with_matches`.
 
 pub mod confidence;
@@ -115,9 +120,17 @@ fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx:
         .map(|(chunk, bonus)| {
             let notes = notes_for(&chunk, ctx);
             let mut score = -chunk.bm25 + bonus + rerank(&chunk, query, &hints, ctx, !notes.is_empty());
-            if !wants_tests && is_test(&chunk) {
-                // A change request's tests change with its code: they lose only a quarter.
-                score -= if query.change { TEST_PENALTY / 4.0 } else { TEST_PENALTY };
+            if is_test(&chunk) {
+                // A query about tests ("add tests for digest auth") wants them before the code
+                // they exercise, which holds the same words; a change request's tests change
+                // with its code: they lose only a quarter.
+                score += if wants_tests {
+                    TEST_PENALTY
+                } else if query.change {
+                    -TEST_PENALTY / 4.0
+                } else {
+                    -TEST_PENALTY
+                };
             }
             if !asks_for_docs && is_prose(&chunk) {
                 // Prose explains code in the words of a question, which is why it matches
@@ -206,7 +219,7 @@ fn inherit_impl_headers(hits: &mut [Hit]) {
     }
 }
 
-/// What test code loses against the code it tests, unless the query is about tests.
+/// What test code loses against the code it tests, or gains when the query is about tests.
 const TEST_PENALTY: f64 = 4.0;
 
 /// What an import loses among the answers (and gets back when it ranks its file).
@@ -479,7 +492,8 @@ mod tests {
     }
 
     /// A change request's first page holds its two best tests, in their order, even where a
-    /// dozen functions outrank them; a question's page does not make room for them.
+    /// dozen functions outrank them; a question's page does not make room for them; a query
+    /// about tests puts them first.
     #[test]
     fn a_change_request_shows_its_tests() {
         let dir = tempfile::tempdir().unwrap();
@@ -498,6 +512,9 @@ mod tests {
         assert_eq!(page[8..], ["test_upload_once", "test_upload_twice"], "{page:?}");
         let page = first_page("retry of a failed upload");
         assert!(page.iter().all(|n| n.starts_with("retry_upload")), "{page:?}");
+        // A query about tests wants them first.
+        let page = first_page("tests of a failed upload retry");
+        assert!(page[..3].iter().all(|n| n.starts_with("test_upload")), "{page:?}");
     }
 
     #[test]
