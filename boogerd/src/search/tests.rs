@@ -1,0 +1,224 @@
+//! Ranking tests: the warm index against FTS5, and the re-ranking factors on small projects.
+
+use super::*;
+
+/// `files` written under `root`, indexed, and their ranking index built.
+fn indexed(root: &std::path::Path, files: &[(&str, &str)]) -> (Store, postings::Postings) {
+    for (p, body) in files {
+        std::fs::create_dir_all(root.join(p).parent().unwrap()).unwrap();
+        std::fs::write(root.join(p), body).unwrap();
+    }
+    let store = Store::open(&root.join(".booger"), root).unwrap();
+    crate::index::run(root, &store, crate::index::Options::default(), &crate::index::Progress::default()).unwrap();
+    let warm = postings::Postings::build(&store, &root.join(".booger")).unwrap();
+    (store, warm)
+}
+
+/// The in-memory index and FTS5 must agree: the warm path is an optimisation only.
+#[test]
+fn warm_index_ranks_like_fts5() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let files = [
+        (
+            "net/server.py",
+            "class HTTPServer:\n    def serve_forever(self):\n        \"\"\"Accept connections until shutdown.\"\"\"\n        pass\n\ndef retry_upload(blob, attempts=3):\n    \"\"\"Retry a failed upload.\"\"\"\n    return blob\n",
+        ),
+        (
+            "config.rs",
+            "/// Reads the configuration.\npub fn parse_config(path: &str) -> u32 { 0 }\npub fn load() { parse_config(\"x\"); }\n",
+        ),
+        ("docs/guide.md", "# Guide\n\nUploads are retried three times when the server fails.\n"),
+        ("tests/test_server.py", "def test_retry_upload():\n    assert retry_upload(b'x')\n"),
+    ];
+    let (store, warm) = indexed(root, &files);
+    let ctx = Context::default();
+    // Words that appear in no path: the warm index also ranks by path words, FTS5 does not.
+    for q in ["retry upload", "parse_config", "accept connections shutdown", "upload", "configuration reads"] {
+        let a = search(&store, Some(&warm), q, &Filters::default(), &ctx, 10).unwrap();
+        let b = search(&store, None, q, &Filters::default(), &ctx, 10).unwrap();
+        let names =
+            |h: &[Hit]| h.iter().take(3).map(|h| (h.chunk.path.clone(), h.chunk.name.clone())).collect::<Vec<_>>();
+        assert_eq!(names(&a), names(&b), "{q}");
+        // Plain words score alike; a joined word (`parse_config`) is a phrase for FTS5 and
+        // two terms here, which ranks the same but scores a little differently.
+        if !q.contains('_') {
+            assert!((a[0].score - b[0].score).abs() < 0.5, "{q}: {} vs {}", a[0].score, b[0].score);
+        }
+    }
+}
+
+/// A commit subject's scope puts its folder first (the twin elsewhere would win on its
+/// path), and the method of the impl block whose
+/// header the query names outranks its twin in another impl, on both paths.
+#[test]
+fn change_requests_rank_by_scope_and_impl_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let files = [
+        ("parser/lib.rs", "/// Validates a bool flag.\npub fn check_flag(b: &str) -> bool { b == \"t\" }\n"),
+        ("net/lib.rs", "/// Validates a bool flag.\npub fn check_flag(b: &str) -> bool { b == \"t\" }\n"),
+        (
+            "src/multipart.rs",
+            "pub struct Multipart<T> {\n    inner: T,\n}\n\nimpl<T, S> OptionalFromRequest<S> for Multipart<T> {\n    fn from_request(req: Request) -> Self {\n        read(req)\n    }\n}\n\nimpl<T, S> FromRequest<S> for Multipart<T> {\n    fn from_request(req: Request) -> Option<Multipart<T>> {\n        read(req)\n    }\n}\n",
+        ),
+    ];
+    let (store, warm) = indexed(root, &files);
+    let ctx = Context::default();
+    for p in [Some(&warm), None] {
+        let hits = search(&store, p, "fix(parser): validate bool flag", &Filters::default(), &ctx, 10).unwrap();
+        assert_eq!(hits[0].chunk.path, "parser/lib.rs", "warm: {}", p.is_some());
+    }
+    // The methods share no word with the query but the split `OptionalFromRequest`: only
+    // the warm index, which splits query words, finds them.
+    {
+        let p = Some(&warm);
+        let hits =
+            search(&store, p, "Implement OptionalFromRequest for Multipart", &Filters::default(), &ctx, 10).unwrap();
+        let methods: Vec<u32> =
+            hits.iter().filter(|h| h.chunk.name == "from_request").map(|h| h.chunk.start_line).collect();
+        assert_eq!(methods, [6, 12], "the method of `impl OptionalFromRequest` first");
+    }
+}
+
+/// A change request's first page holds its two best tests, in their order, even where a
+/// dozen functions outrank them; a question's page does not make room for them; a query
+/// about tests puts them first.
+#[test]
+fn a_change_request_shows_its_tests() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let code: String = (0..14)
+        .map(|i| {
+            format!(
+                "def retry_upload_{i}(blob):\n    \"\"\"Retry a failed upload of blob {i}.\"\"\"\n    return blob\n\n"
+            )
+        })
+        .collect();
+    let tests = "def test_upload_once():\n    assert retry(1)\n\ndef test_upload_twice():\n    assert retry(2)\n\ndef test_upload_thrice():\n    assert retry(3)\n";
+    let (store, warm) = indexed(root, &[("upload.py", code.as_str()), ("tests/test_upload.py", tests)]);
+    let ctx = Context::default();
+    let first_page = |q: &str| -> Vec<String> {
+        let hits = search(&store, Some(&warm), q, &Filters::default(), &ctx, 10).unwrap();
+        hits.iter().take(FIRST_PAGE).map(|h| h.chunk.name.clone()).collect()
+    };
+    let page = first_page("fix retry of a failed upload");
+    assert_eq!(page[8..], ["test_upload_once", "test_upload_twice"], "{page:?}");
+    let page = first_page("retry of a failed upload");
+    assert!(page.iter().all(|n| n.starts_with("retry_upload")), "{page:?}");
+    // A query about tests wants them first.
+    let page = first_page("tests of a failed upload retry");
+    assert!(page[..3].iter().all(|n| n.starts_with("test_upload")), "{page:?}");
+}
+
+#[test]
+fn a_scope_names_folders_stems_and_words_of_compound_stems() {
+    let scope = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert!(in_scope("src/read.c", &scope(&["read"])));
+    assert!(in_scope("src/json_lines.rs", &scope(&["jsonlines"])));
+    assert!(in_scope("src/middleware/devtools.ts", &scope(&["devtool"])));
+    assert!(in_scope("src/middleware/x.ts", &scope(&["middleware"])));
+    assert!(in_scope("tests/persistAsync.test.tsx", &scope(&["persist"])));
+    assert!(in_scope("bash_completions.go", &scope(&["completion"])));
+    assert!(!in_scope("src/persistence.ts", &scope(&["persist"])));
+    assert!(!in_scope("src/reader.c", &scope(&["read"])));
+    assert!(!in_scope("read/x.c", &scope(&["write"])));
+}
+
+#[test]
+fn updated_warm_index_ranks_like_a_rebuilt_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let write = |p: &str, body: &str| {
+        std::fs::create_dir_all(root.join(p).parent().unwrap()).unwrap();
+        std::fs::write(root.join(p), body).unwrap();
+    };
+    write("a.py", "def retry_upload(blob):\n    \"\"\"Retry a failed upload.\"\"\"\n    return blob\n");
+    write("b.py", "def parse_config(path):\n    return path\n");
+    write("c/d.py", "class Server:\n    def serve(self):\n        pass\n");
+    let store = crate::store::Store::open(&root.join(".booger"), root).unwrap();
+    let progress = crate::index::Progress::default();
+    crate::index::run(root, &store, crate::index::Options::default(), &progress).unwrap();
+    let before = postings::Postings::build(&store, &root.join(".booger")).unwrap();
+    // Edit one file, delete one, add one.
+    write("a.py", "def retry_download(blob):\n    \"\"\"Retry a failed download.\"\"\"\n    return blob\n");
+    std::fs::remove_file(root.join("b.py")).unwrap();
+    write("c/e.py", "def upload_config(server):\n    return server\n");
+    let report = crate::index::run(root, &store, crate::index::Options::default(), &progress).unwrap();
+    let mut changed = report.changed.clone();
+    changed.sort();
+    assert_eq!(changed, ["a.py", "b.py", "c/e.py"]);
+    let updated = before.updated(&store, &report.changed).unwrap();
+    // A released project maps its old base again and catches up from the chunk keys.
+    let reopened = postings::Postings::open(&store, &root.join(".booger")).unwrap().unwrap();
+    let rebuilt = postings::Postings::build(&store, &root.join(".booger")).unwrap();
+    assert_eq!(updated.content_generation, store.content_generation());
+    assert_eq!(reopened.content_generation, store.content_generation());
+    let ctx = Context::default();
+    for q in ["retry upload", "retry download", "parse config", "upload config server", "serve"] {
+        let hits = |p: &postings::Postings| {
+            let h = search(&store, Some(p), q, &Filters::default(), &ctx, 10).unwrap();
+            h.iter().map(|h| (h.chunk.path.clone(), h.chunk.name.clone(), (h.score * 1e6).round())).collect::<Vec<_>>()
+        };
+        assert_eq!(hits(&updated), hits(&rebuilt), "{q}");
+        assert_eq!(hits(&reopened), hits(&rebuilt), "{q}");
+    }
+    // A full rebuild of the store gives the same content new chunk ids: the keys notice.
+    crate::index::run(root, &store, crate::index::Options { full: true, ..Default::default() }, &progress).unwrap();
+    let caught_up = rebuilt.catch_up(&store).unwrap();
+    let fresh = postings::Postings::build(&store, &root.join(".booger")).unwrap();
+    let ids = |p: &postings::Postings| {
+        search(&store, Some(p), "retry download", &Filters::default(), &ctx, 10)
+            .unwrap()
+            .iter()
+            .map(|h| h.chunk.id)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ids(&caught_up), ids(&fresh));
+    assert!(!ids(&fresh).is_empty());
+}
+
+/// Edits one file at a time, past the point where recent files fold into the delta and
+/// again: every step ranks like a fresh build.
+#[test]
+fn many_single_file_updates_rank_like_a_rebuilt_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let write = |i: usize, word: &str| {
+        std::fs::create_dir_all(root.join("m")).unwrap();
+        std::fs::write(root.join(format!("m/f{i}.py")), format!("def {word}_{i}(x):\n    return x  # {word} value\n"))
+            .unwrap();
+    };
+    for i in 0..80 {
+        write(i, "alpha");
+    }
+    let store = crate::store::Store::open(&root.join(".booger"), root).unwrap();
+    let progress = crate::index::Progress::default();
+    crate::index::run(root, &store, crate::index::Options::default(), &progress).unwrap();
+    let mut p = postings::Postings::build(&store, &root.join(".booger")).unwrap();
+    let ctx = Context::default();
+    let hits = |p: &postings::Postings, q: &str| {
+        search(&store, Some(p), q, &Filters::default(), &ctx, 20)
+            .unwrap()
+            .iter()
+            .map(|h| (h.chunk.path.clone(), h.chunk.name.clone(), (h.score * 1e6).round()))
+            .collect::<Vec<_>>()
+    };
+    for step in 0..75 {
+        // Some files change twice (once into the delta, once into the recent segment).
+        let i = (step * 7) % 80;
+        write(i, if step % 2 == 0 { "beta" } else { "gamma" });
+        let report = crate::index::run(root, &store, crate::index::Options::default(), &progress).unwrap();
+        p = p.updated(&store, &report.changed).unwrap();
+        if step % 12 == 11 || step == 74 {
+            let rebuilt = postings::Postings::build(&store, &root.join(".booger")).unwrap();
+            for q in ["alpha value", "beta", "gamma value", "value"] {
+                assert_eq!(hits(&p, q), hits(&rebuilt, q), "step {step}: {q}");
+            }
+            // Rebuilding wrote a new base file: continue from the rebuilt index half the time.
+            if step % 24 == 23 {
+                p = rebuilt;
+            }
+        }
+    }
+}
