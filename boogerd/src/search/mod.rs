@@ -336,8 +336,10 @@ fn in_scope(path: &str, scope: &[String]) -> bool {
     if folders.split('/').any(named) || named(stem) {
         return true;
     }
-    let words = crate::store::words::split_identifier(stem);
-    words.len() > 1 && words.iter().any(|w| named(w))
+    // Only a stem with word boundaries (`_`, `-`, an upper-case letter) has words to split:
+    // most stems have none, and this runs for every candidate of a scoped query.
+    (stem.contains(['_', '-']) || stem.contains(char::is_uppercase))
+        && crate::store::words::split_identifier(stem).iter().any(|w| named(w))
 }
 
 /// `seg` is the bare word `w` (lowercase letters and digits), or either is the other's

@@ -24,8 +24,7 @@ use serde_json::{Value, json};
 use super::{Session, int, project_store};
 use crate::Daemon;
 use crate::git::command::Git;
-use crate::search::confidence::round;
-use crate::search::confidence::{self, Calibration, DEFAULT_SEMANTIC_WEIGHT};
+use crate::search::confidence::{self, Calibration, DEFAULT_SEMANTIC_WEIGHT, round};
 use crate::store::Store;
 use measure::{Hit, Scored, Tally, files_of, score};
 
