@@ -312,6 +312,15 @@ fn outlines_summaries_tests_grep_and_changes() {
     assert!(text.contains("tests/test_server.py") && text.contains("test_retry_upload"), "{text}");
     let (text, _, _) = env.call(&root, "s", "tests-for", json!({ "symbol": "serve_forever", "output_mode": "count" }));
     assert!(text.starts_with("1 test(s)"), "{text}");
+    // A JavaScript or TypeScript test is its runner call, named by its description.
+    write(
+        &root,
+        "web/app.test.ts",
+        "describe('parseConfig', () => {\n  it('reads an empty object', () => {\n    expect(parseConfig('{}')).toEqual({})\n  })\n})\n",
+    );
+    env.run(&["index", root.to_str().unwrap()]);
+    let (text, _, _) = env.call(&root, "s", "tests-for", json!({ "symbol": "parseConfig" }));
+    assert!(text.contains("web/app.test.ts\n  2-4 [test] it('reads an empty object'"), "{text}");
 
     let (text, _, _) = env.call(&root, "s", "grep", json!({ "pattern": r"def \w+_forever", "context": 1 }));
     assert!(

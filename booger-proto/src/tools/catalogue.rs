@@ -34,7 +34,8 @@ const MAX_LINES: Param =
 /// What a chunk can be: the daemon's chunker makes exactly these, and stores a kind as its
 /// position here (ranking segments on disk), so new kinds are only ever appended. `block`
 /// is top-level code between items, `gap` lines between items with no word on them,
-/// `section` a Markdown piece, `raw` other text.
+/// `section` a Markdown piece, `raw` other text, `test` a JavaScript or TypeScript test case
+/// or suite (`it`, `describe`) named by its description.
 pub const CHUNK_KINDS: &[&str] = &[
     "function",
     "method",
@@ -57,6 +58,7 @@ pub const CHUNK_KINDS: &[&str] = &[
     "section",
     "raw",
     "gap",
+    "test",
 ];
 /// The languages files are indexed as (a test in the daemon checks them against its own).
 pub const LANGUAGES: &[&str] = &["rust", "python", "javascript", "typescript", "tsx", "go", "c", "markdown", "text"];

@@ -171,6 +171,13 @@ pub const MIGRATIONS: &[&str] = &[
     DELETE FROM grams_pending;
     INSERT INTO grams_pending SELECT id FROM files;
     "#,
+    // 9: JavaScript and TypeScript test-runner calls (`describe`, `it`) are now `test` chunks.
+    // Those files are marked as changed, so the next run chunks them again through the usual
+    // path (the file's old chunks replaced in one transaction); the rest are untouched.
+    r#"
+    UPDATE files SET mtime_ns = -1, content_hash = ''
+    WHERE language IN ('javascript', 'typescript', 'tsx');
+    "#,
 ];
 
 /// `NOTES_MIGRATIONS[i]` brings the notes database (attached as `notes`) from version `i` to
@@ -249,5 +256,29 @@ mod tests {
                 .write(|c| c.execute(&format!("INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 0)"), []))
                 .unwrap();
         }
+    }
+
+    /// Migration 9 has the next run chunk JavaScript and TypeScript files again (their test
+    /// calls become `test` chunks) and leaves every other file as it was.
+    #[test]
+    fn javascript_and_typescript_are_chunked_again_for_their_tests() {
+        let files = [("a.test.ts", "it('adds', () => {\n  add()\n})\n"), ("b.rs", "fn beta() {}\n")];
+        let (_dir, root, index) = crate::store::testing::project(&files);
+        let kinds = |store: &Store| -> Vec<String> {
+            let sql = "SELECT kind FROM chunks JOIN files ON files.id = file_id WHERE path = 'a.test.ts'";
+            store.read(|c| c.prepare(sql)?.query_map([], |r| r.get(0))?.collect()).unwrap()
+        };
+        {
+            let store = Store::open(&index, &root).unwrap();
+            run(&root, &store, Options::default(), &Progress::default()).unwrap();
+            assert_eq!(kinds(&store), ["test"]);
+            // As the chunker before migration 9 left it.
+            store.write(|c| c.execute("UPDATE chunks SET kind = 'block'", [])).unwrap();
+            store.write(|c| c.pragma_update(None, "user_version", 8)).unwrap();
+        }
+        let store = Store::open(&index, &root).unwrap();
+        let report = run(&root, &store, Options::default(), &Progress::default()).unwrap();
+        assert_eq!((report.parsed, report.unchanged), (1, 1));
+        assert_eq!(kinds(&store), ["test"]);
     }
 }

@@ -30,8 +30,9 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
             || c.name == format!("Test{}", upper_first(&name))
     };
     let testy = |c: &Candidate| {
-        matches!(c.kind.as_str(), "function" | "method" | "class")
-            && (is_test(c) || c.parent.as_deref().is_some_and(|p| p == "tests" || p.starts_with("Test")))
+        c.kind == "test"
+            || matches!(c.kind.as_str(), "function" | "method" | "class")
+                && (is_test(c) || c.parent.as_deref().is_some_and(|p| p == "tests" || p.starts_with("Test")))
     };
     let mut found: Vec<(Candidate, &'static str)> = Vec::new();
     // Only tests' text is read: of a common name's thousands of mentions, few are in tests.

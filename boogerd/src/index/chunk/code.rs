@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use tree_sitter::{Node, ParseOptions, Parser};
 
+use super::js::{self, Declared, TestCall};
 use super::{Chunk, Lines, one_line, split_oversized, text};
 use crate::index::lang::Lang;
 
@@ -86,7 +87,19 @@ fn role(lang: Lang, node: Node, src: &[u8]) -> Option<Role> {
             "enum_declaration" => Type("enum"),
             "import_statement" => Import,
             "export_statement" => Wrapper,
-            "lexical_declaration" | "variable_declaration" => return js_declaration(node, src),
+            "expression_statement" => return js::test_statement(node, src).map(|_| Wrapper),
+            "call_expression" => {
+                return js::test_call(node, src).map(|call| match call {
+                    TestCall::Suite => Container("test"),
+                    TestCall::Case => Type("test"),
+                });
+            }
+            "lexical_declaration" | "variable_declaration" => {
+                return js::declaration(node, src).map(|d| match d {
+                    Declared::Function => Function,
+                    Declared::Import => Import,
+                });
+            }
             _ => return None,
         },
         Lang::Go => match kind {
@@ -115,23 +128,6 @@ fn role(lang: Lang, node: Node, src: &[u8]) -> Option<Role> {
         },
         Lang::Markdown | Lang::Text => return None,
     })
-}
-
-/// `const f = (…) => …`, `const x = require("y")`, or neither.
-fn js_declaration(node: Node, src: &[u8]) -> Option<Role> {
-    let mut cursor = node.walk();
-    let declarators: Vec<Node> =
-        node.named_children(&mut cursor).filter(|n| n.kind() == "variable_declarator").collect();
-    let [decl] = declarators.as_slice() else { return None };
-    let value = decl.child_by_field_name("value")?;
-    match value.kind() {
-        "arrow_function" | "function_expression" | "function" | "generator_function" => Some(Role::Function),
-        "call_expression" => {
-            let f = value.child_by_field_name("function")?;
-            (f.utf8_text(src).ok()? == "require").then_some(Role::Import)
-        }
-        _ => None,
-    }
 }
 
 /// A C declaration is an item when it declares a function or defines a struct/union/enum.
@@ -266,7 +262,7 @@ impl Walker<'_> {
                 self.push(kids, i, node, kind, parent, None);
             }
             Role::Container(kind) => {
-                let body = node.child_by_field_name("body");
+                let body = self.body(node);
                 let name = self.name(node, kind);
                 let outer = kids[i];
                 // The header chunk runs to the first member (fields, docstring and all).
@@ -281,8 +277,9 @@ impl Walker<'_> {
                 });
                 self.push(kids, i, node, kind, parent, header_end);
                 if let Some(body) = body {
-                    let parent_name = container_parent_name(&name);
-                    let was = std::mem::replace(&mut self.in_type, !matches!(kind, "mod" | "namespace"));
+                    // A suite's description is its whole name (it may hold `(` or `<`).
+                    let parent_name = if kind == "test" { name.clone() } else { container_parent_name(&name) };
+                    let was = std::mem::replace(&mut self.in_type, !matches!(kind, "mod" | "namespace" | "test"));
                     self.items(body, Some(&parent_name));
                     self.in_type = was;
                 }
@@ -359,6 +356,11 @@ impl Walker<'_> {
         if item_follows { end } else { line_end }
     }
 
+    /// Where a container's members are: its body, or a test suite's function's body.
+    fn body<'t>(&self, node: Node<'t>) -> Option<Node<'t>> {
+        if node.kind() == "call_expression" { js::test_body(node) } else { node.child_by_field_name("body") }
+    }
+
     /// `func (s *Server) Start()` → `Server`.
     fn go_receiver(&self, node: Node) -> Option<String> {
         let recv = node.child_by_field_name("receiver")?;
@@ -417,7 +419,7 @@ impl Walker<'_> {
     /// The declaration up to its body.
     fn signature(&self, node: Node, outer: Node) -> String {
         let start = outer.start_byte();
-        let end = node.child_by_field_name("body").map(|b| b.start_byte()).unwrap_or_else(|| {
+        let end = self.body(node).map(|b| b.start_byte()).unwrap_or_else(|| {
             // No body: up to the first `{` or the end of the first line.
             let s = &self.src[start..outer.end_byte()];
             let cut = s.iter().position(|&b| b == b'{' || b == b'\n').unwrap_or(s.len());
@@ -454,6 +456,7 @@ impl Walker<'_> {
                 node.named_children(&mut c).find(|n| n.kind() == "variable_declarator").and_then(|d| field(d, "name"))
             }
             (_, "use_declaration") => field(node, "argument"),
+            (_, "call_expression") => js::test_name(node, src),
             (_, "import_statement" | "import_from_statement" | "future_import_statement" | "import_declaration")
             | (Lang::C, "preproc_include") => None,
             _ => field(node, "name"),

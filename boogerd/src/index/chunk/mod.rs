@@ -1,7 +1,8 @@
 //! Turning one file's bytes into chunks: pure functions of `(path, bytes)`, no I/O.
 //!
 //! - [`code`]: tree-sitter languages: functions, methods, types, containers, imports, and
-//!   `block` chunks for the top-level code between them, so every line is searchable.
+//!   `block` chunks for the top-level code between them, so every line is searchable;
+//!   [`js`] what JavaScript and TypeScript declare without a keyword (test-runner calls).
 //! - [`markdown`]: sections by header, then paragraphs, then sentences, with overlap.
 //! - [`raw`]: line windows for other text, oversized files, and parse failures.
 //!
@@ -9,6 +10,7 @@
 //! `problem` saying why, for the index report.
 
 pub mod code;
+pub mod js;
 pub mod markdown;
 pub mod raw;
 
@@ -22,7 +24,8 @@ pub const MAX_CHUNK_BYTES: usize = 8_000;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Chunk {
     /// `function`, `method`, `struct`, `enum`, `union`, `type`, `interface`, `class`, `impl`,
-    /// `trait`, `mod`, `namespace`, `const`, `macro`, `declaration`, `import`, `block`,
+    /// `trait`, `mod`, `namespace`, `const`, `macro`, `declaration`, `test` (a JavaScript or
+    /// TypeScript test case or suite, named by its description), `import`, `block`,
     /// `section` (Markdown), `raw`, or `gap` (lines between items with no word in them, such
     /// as closing braces and comment rulers: kept so grep sees every line, but not an item).
     pub kind: &'static str,

@@ -125,6 +125,49 @@ fn tsx_and_javascript_share_the_rules() {
     );
 }
 
+/// Test-runner calls are `test` chunks named by their descriptions; a suite's cases (and
+/// helpers) are its members. Calls that are not a runner's, or have no description and
+/// function, stay top-level code.
+#[test]
+fn test_runner_calls_are_named_tests() {
+    let src = "\
+import { describe, it } from 'vitest'
+
+describe('persist (async)', () => {
+  const storage = makeStorage()
+
+  it('can rehydrate state', async () => {
+    await rehydrate()
+  })
+
+  function helper() {}
+
+  describe.each([1, 2])('with %i items', (n) => {
+    test.skip(`drops ${n} updates`, () => {})
+  })
+})
+
+test('top level', function () {})
+it(name, () => {})
+expect(it('not a case')).toBe(1)
+";
+    check(
+        "tests/persist.test.ts",
+        src,
+        &[
+            "import { describe, it } from 'vitest' L1-1 | import { describe, it } from 'vitest'",
+            "test persist (async) L3-5 | describe('persist (async)', () =>",
+            "test can rehydrate state [persist (async)] L6-8 | it('can rehydrate state', async () =>",
+            "function helper [persist (async)] L10-10 | function helper()",
+            "test with %i items [persist (async)] L12-12 | describe.each([1, 2])('with %i items', (n) =>",
+            "test drops ${n} updates [with %i items] L13-13 | test.skip(`drops ${n} updates`, () =>",
+            "gap  L14-15 | ",
+            "test top level L17-17 | test('top level', function ()",
+            "block  L18-19 | ",
+        ],
+    );
+}
+
 #[test]
 fn go() {
     check(

@@ -155,7 +155,7 @@ impl Builder {
         }
         self.ids.push(c.id);
         self.lens.push(len);
-        self.kinds.push(KINDS.iter().position(|k| *k == c.kind).unwrap_or(KINDS.len() - 1) as u8);
+        self.kinds.push(kind_ordinal(&c.kind));
         self.files.push(self.paths.len() as u32 - 1);
         self.lines.push((c.start_line, c.end_line));
         self.bytes.push(c.bytes.min(u32::MAX as usize) as u32);
@@ -320,4 +320,10 @@ impl<W: Write> Padded<'_, W> {
         }
         Ok(())
     }
+}
+
+/// A kind's position in [`KINDS`] (an unknown one is stored as `raw`).
+fn kind_ordinal(kind: &str) -> u8 {
+    let at = |k: &str| KINDS.iter().position(|x| *x == k);
+    at(kind).or_else(|| at("raw")).unwrap_or(0) as u8
 }

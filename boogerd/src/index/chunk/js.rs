@@ -1,0 +1,101 @@
+//! What JavaScript and TypeScript say without a declaration keyword: `const f = () => …`,
+//! `const x = require("y")`, and test-runner calls (`describe("…", () => {…})`,
+//! `it("…", …)`, `test.each(…)("…", …)`).
+//!
+//! A test file is mostly calls. Without them it would be anonymous blocks cut at blank lines;
+//! as `test` chunks each case is one chunk, named by its description, and a suite's cases
+//! record the suite as their parent, so an outline reads like the test report and a search
+//! in the words of a task meets the description written in them.
+
+use tree_sitter::Node;
+
+/// Callee names of the test runners (Jest, Vitest, Mocha, Jasmine, node:test).
+const SUITES: &[&str] = &["describe", "suite", "context", "fdescribe", "xdescribe"];
+const CASES: &[&str] = &["it", "test", "specify", "fit", "xit", "bench"];
+
+/// What a variable declaration is: a function, an import, or neither.
+pub enum Declared {
+    Function,
+    Import,
+}
+
+/// `const f = (…) => …`, `const x = require("y")`, or neither.
+pub fn declaration(node: Node, src: &[u8]) -> Option<Declared> {
+    let mut cursor = node.walk();
+    let declarators: Vec<Node> =
+        node.named_children(&mut cursor).filter(|n| n.kind() == "variable_declarator").collect();
+    let [decl] = declarators.as_slice() else { return None };
+    let value = decl.child_by_field_name("value")?;
+    match value.kind() {
+        "arrow_function" | "function_expression" | "function" | "generator_function" => Some(Declared::Function),
+        "call_expression" => {
+            let f = value.child_by_field_name("function")?;
+            (f.utf8_text(src).ok()? == "require").then_some(Declared::Import)
+        }
+        _ => None,
+    }
+}
+
+/// A test-runner call: a suite holds cases (and suites), a case is a leaf.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TestCall {
+    Suite,
+    Case,
+}
+
+/// The call an expression statement makes, when it is a test-runner call.
+pub fn test_statement<'t>(statement: Node<'t>, src: &[u8]) -> Option<Node<'t>> {
+    let call = statement.named_child(0)?;
+    test_call(call, src).map(|_| call)
+}
+
+/// `describe("name", fn)`, `it.only("name", fn)`, `test.each(table)("name", fn)`: a callee
+/// named like a runner's, a string first and a function among the arguments.
+pub fn test_call(call: Node, src: &[u8]) -> Option<TestCall> {
+    if call.kind() != "call_expression" {
+        return None;
+    }
+    let runner = runner_name(call.child_by_field_name("function")?, src)?;
+    let args = call.child_by_field_name("arguments")?;
+    let mut cursor = args.walk();
+    let mut named = args.named_children(&mut cursor);
+    if !matches!(named.next()?.kind(), "string" | "template_string") {
+        return None;
+    }
+    if !named.any(is_function) {
+        return None;
+    }
+    if SUITES.contains(&runner) { Some(TestCall::Suite) } else { CASES.contains(&runner).then_some(TestCall::Case) }
+}
+
+/// `describe` in `describe`, `describe.skip`, `describe.each([...])`.
+fn runner_name<'s>(callee: Node, src: &'s [u8]) -> Option<&'s str> {
+    let mut node = callee;
+    loop {
+        match node.kind() {
+            "identifier" => return std::str::from_utf8(&src[node.byte_range()]).ok(),
+            "member_expression" => node = node.child_by_field_name("object")?,
+            "call_expression" => node = node.child_by_field_name("function")?,
+            _ => return None,
+        }
+    }
+}
+
+fn is_function(node: Node) -> bool {
+    matches!(node.kind(), "arrow_function" | "function_expression" | "function")
+}
+
+/// A test call's description: its first argument without quotes.
+pub fn test_name(call: Node, src: &[u8]) -> Option<String> {
+    let first = call.child_by_field_name("arguments")?.named_child(0)?;
+    let text = std::str::from_utf8(&src[first.byte_range()]).ok()?;
+    Some(text.trim_matches(['"', '\'', '`']).to_owned())
+}
+
+/// The body of a test call's function argument, where a suite's members are.
+pub fn test_body(call: Node) -> Option<Node> {
+    let args = call.child_by_field_name("arguments")?;
+    let mut cursor = args.walk();
+    let function = args.named_children(&mut cursor).find(|n| is_function(*n))?;
+    function.child_by_field_name("body").filter(|b| b.kind() == "statement_block")
+}
