@@ -114,7 +114,7 @@ pub fn search(
 fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx: &Context) -> Vec<Hit> {
     let hints = kind_hints(text);
     let wants_tests = query.words.iter().any(|w| w.starts_with("test") || w == "spec");
-    let asks_for_docs = query.words.iter().any(|w| DOC_WORDS.contains(&w.as_str()));
+    let asks_for_docs = query.asks_for_docs();
     let mut hits: Vec<Hit> = by_id
         .into_values()
         .map(|(chunk, bonus)| {
@@ -250,6 +250,28 @@ const DOC_WORDS: &[&str] = &[
     "faq",
     "manual",
 ];
+
+impl Query {
+    /// The query names documentation (or release notes): prose is what it wants.
+    fn asks_for_docs(&self) -> bool {
+        self.words.iter().any(|w| DOC_WORDS.contains(&w.as_str()))
+    }
+}
+
+/// Prose in a list ranked by vectors, unless `query` asks for documentation: kept after the
+/// code, in rank order, for `semantic-search`; dropped when the list is fused with `search`'s
+/// (`fused`), which has already weighed the prose against its penalty. Vectors put prose that
+/// explains a task in the task's own words nearest of all; a vote from them would undo that.
+pub fn demote_prose(hits: &mut Vec<Hit>, query: &str, fused: bool) {
+    if Query::parse(query).asks_for_docs() {
+        return;
+    }
+    if fused {
+        hits.retain(|h| !is_prose(&h.chunk));
+    } else {
+        hits.sort_by_key(|h| is_prose(&h.chunk));
+    }
+}
 
 /// Prose: Markdown, reStructuredText, AsciiDoc, plain text.
 fn is_prose(c: &Candidate) -> bool {

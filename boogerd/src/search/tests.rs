@@ -222,3 +222,37 @@ fn many_single_file_updates_rank_like_a_rebuilt_index() {
         }
     }
 }
+
+/// Vectors' prose goes after their code for semantic search, out of a fused list, and stays
+/// where it was when the query asks for documentation.
+#[test]
+fn prose_found_by_vectors_is_demoted_unless_asked_for() {
+    let hit = |id: i64, path: &str| {
+        let language = if path.ends_with(".md") { "markdown" } else { "python" };
+        let chunk = Candidate {
+            id,
+            path: path.into(),
+            language: language.into(),
+            kind: "function".into(),
+            name: String::new(),
+            signature: String::new(),
+            parent: None,
+            start_line: 1,
+            end_line: 1,
+            bytes: 10,
+            bm25: 0.0,
+        };
+        Hit { chunk, score: 1.0 / id as f64, notes: Vec::new() }
+    };
+    let list = || vec![hit(1, "docs/retries.md"), hit(2, "net/retry.py"), hit(3, "CHANGES.rst"), hit(4, "net/io.py")];
+    let paths = |h: &[Hit]| h.iter().map(|h| h.chunk.path.clone()).collect::<Vec<_>>();
+    let mut hits = list();
+    demote_prose(&mut hits, "retry failed uploads", false);
+    assert_eq!(paths(&hits), ["net/retry.py", "net/io.py", "docs/retries.md", "CHANGES.rst"]);
+    let mut hits = list();
+    demote_prose(&mut hits, "retry failed uploads", true);
+    assert_eq!(paths(&hits), ["net/retry.py", "net/io.py"]);
+    let mut hits = list();
+    demote_prose(&mut hits, "docs for retries", true);
+    assert_eq!(paths(&hits).len(), 4);
+}

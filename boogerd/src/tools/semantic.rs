@@ -89,6 +89,7 @@ fn run(daemon: &Daemon, session: &Session, args: &Value, hybrid: bool) -> ToolRe
         Ok(h) => h,
         Err(e) => return ToolReply::error(format!("{tool}: {e}")),
     };
+    lexical::demote_prose(&mut semantic_hits, query, fusion.is_some());
     if fusion.is_some() {
         // Both lists equally deep: a long semantic tail would add up past lexical hits.
         semantic_hits.truncate(need);
