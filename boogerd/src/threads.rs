@@ -16,3 +16,10 @@ pub fn lower_priority() {
         libc::setpriority(libc::PRIO_PROCESS, tid, 10);
     }
 }
+
+/// The cores this process may use, read once: `available_parallelism` reads the cgroup's
+/// quota files on every call, which cost a query more than its ranking's bookkeeping.
+pub fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+}

@@ -409,7 +409,7 @@ struct Job {
 
 /// Compares every file, spread over the cores (parsing dominates).
 fn compare_all(jobs: Vec<Job>, max_file_bytes: u64, indexed: &Indexed<'_>) -> Vec<FileDiff> {
-    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).min(jobs.len()).max(1);
+    let workers = crate::threads::cores().min(jobs.len()).max(1);
     let next = std::sync::atomic::AtomicUsize::new(0);
     let mut files: Vec<FileDiff> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)

@@ -198,7 +198,7 @@ fn apply(
     let indexed_at = crate::time::now_rfc3339();
     let next = AtomicUsize::new(0);
     let inline_grams = todo.len() <= GRAMS_INLINE_FILES;
-    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 16);
+    let workers = crate::threads::cores().clamp(1, 16);
     let (tx, rx) = sync_channel::<Outcome>(QUEUE_FILES);
     std::thread::scope(|s| -> Result<(), StoreError> {
         for _ in 0..workers.min(todo.len().max(1)) {

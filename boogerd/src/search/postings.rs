@@ -353,7 +353,7 @@ impl Postings {
             out
         };
         let mut pool = SCRATCH.lock().unwrap_or_else(|p| p.into_inner());
-        if pool.len() < std::thread::available_parallelism().map_or(2, |n| n.get()) {
+        if pool.len() < crate::threads::cores() {
             pool.push(scratch);
         }
         out

@@ -100,7 +100,7 @@ pub async fn turn(tool: &str, read_only: bool, session: &str) -> Slot {
         return Slot { _permits: Vec::new(), heavy: false };
     }
     if !HEAVY.contains(&tool) {
-        let light = slots(&LIGHT, cores()).acquire_owned().await.expect("never closed");
+        let light = slots(&LIGHT, crate::threads::cores()).acquire_owned().await.expect("never closed");
         return Slot { _permits: vec![light], heavy: false };
     }
     let mine = session_turn(session).acquire_owned().await.expect("never closed");
@@ -115,13 +115,9 @@ fn slots(cell: &'static OnceLock<Arc<Semaphore>>, n: usize) -> Arc<Semaphore> {
     cell.get_or_init(|| Arc::new(Semaphore::new(n))).clone()
 }
 
-fn cores() -> usize {
-    std::thread::available_parallelism().map_or(2, |n| n.get())
-}
-
 /// Heavy calls at once: as many as cores, since their threads yield the CPU to light calls.
 fn heavy_slots() -> usize {
-    cores()
+    crate::threads::cores()
 }
 
 /// One heavy call at a time per session. Entries no call holds are dropped as others come.
