@@ -256,3 +256,34 @@ fn prose_found_by_vectors_is_demoted_unless_asked_for() {
     demote_prose(&mut hits, "docs for retries", true);
     assert_eq!(paths(&hits).len(), 4);
 }
+
+/// Release notes restate a commit's subject word for word: they come after every piece of
+/// code that matches, unless the query asks about releases.
+#[test]
+fn release_notes_come_after_the_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let entry = "- Retry the upload when the connection times out: retry, upload, connection, times out.\n";
+    let changelog = format!("# Changes\n\n## 2.1\n\n{}", entry.repeat(4));
+    // Other code, so the query's words are rare (as in a real project) and weigh what they do there.
+    let others: Vec<(String, String)> =
+        (0..60).map(|i| (format!("lib/m{i}.py"), format!("def helper_{i}(x):\n    return x + {i}\n"))).collect();
+    let mut files = vec![
+        ("CHANGELOG.md", changelog.as_str()),
+        ("net/upload.py", "def send(blob):\n    \"\"\"Sends blob; on timeout, tries again.\"\"\"\n    return blob\n"),
+        ("net/io.py", "def connect():\n    \"\"\"Opens the connection.\"\"\"\n"),
+    ];
+    files.extend(others.iter().map(|(p, body)| (p.as_str(), body.as_str())));
+    let (store, warm) = indexed(dir.path(), &files);
+    let ctx = Context::default();
+    let paths = |q: &str| -> Vec<String> {
+        let hits = search(&store, Some(&warm), q, &Filters::default(), &ctx, 10).unwrap();
+        hits.iter().map(|h| h.chunk.path.clone()).collect()
+    };
+    let found = paths("retry the upload when the connection times out");
+    let notes = found.iter().position(|p| p == "CHANGELOG.md").expect("the changelog matches");
+    assert!(
+        found[..notes].iter().any(|p| p == "net/upload.py") && found[..notes].iter().any(|p| p == "net/io.py"),
+        "{found:?}"
+    );
+    assert_eq!(paths("changelog: retry the upload when the connection times out")[0], "CHANGELOG.md");
+}
