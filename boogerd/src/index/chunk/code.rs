@@ -87,7 +87,7 @@ fn role(lang: Lang, node: Node, src: &[u8]) -> Option<Role> {
             "enum_declaration" => Type("enum"),
             "import_statement" => Import,
             "export_statement" => Wrapper,
-            "expression_statement" => return js::test_statement(node, src).map(|_| Wrapper),
+            "expression_statement" if js::is_test_statement(node, src) => Wrapper,
             "call_expression" => {
                 return js::test_call(node, src).map(|call| match call {
                     TestCall::Suite => Container("test"),

@@ -43,10 +43,9 @@ pub enum TestCall {
     Case,
 }
 
-/// The call an expression statement makes, when it is a test-runner call.
-pub fn test_statement<'t>(statement: Node<'t>, src: &[u8]) -> Option<Node<'t>> {
-    let call = statement.named_child(0)?;
-    test_call(call, src).map(|_| call)
+/// The expression statement is a test-runner call.
+pub fn is_test_statement(statement: Node, src: &[u8]) -> bool {
+    statement.named_child(0).is_some_and(|call| test_call(call, src).is_some())
 }
 
 /// `describe("name", fn)`, `it.only("name", fn)`, `test.each(table)("name", fn)`: a callee
@@ -85,11 +84,13 @@ fn is_function(node: Node) -> bool {
     matches!(node.kind(), "arrow_function" | "function_expression" | "function")
 }
 
-/// A test call's description: its first argument without quotes.
+/// A test call's description: its first argument without its quotes (only those: a
+/// description may end in a quoted word).
 pub fn test_name(call: Node, src: &[u8]) -> Option<String> {
     let first = call.child_by_field_name("arguments")?.named_child(0)?;
     let text = std::str::from_utf8(&src[first.byte_range()]).ok()?;
-    Some(text.trim_matches(['"', '\'', '`']).to_owned())
+    let inner = text.get(1..text.len().saturating_sub(1)).filter(|_| text.len() >= 2).unwrap_or(text);
+    Some(inner.to_owned())
 }
 
 /// The body of a test call's function argument, where a suite's members are.

@@ -147,7 +147,7 @@ describe('persist (async)', () => {
   })
 })
 
-test('top level', function () {})
+test('says \"hi\"', function () {})
 it(name, () => {})
 expect(it('not a case')).toBe(1)
 ";
@@ -162,7 +162,7 @@ expect(it('not a case')).toBe(1)
             "test with %i items [persist (async)] L12-12 | describe.each([1, 2])('with %i items', (n) =>",
             "test drops ${n} updates [with %i items] L13-13 | test.skip(`drops ${n} updates`, () =>",
             "gap  L14-15 | ",
-            "test top level L17-17 | test('top level', function ()",
+            "test says \"hi\" L17-17 | test('says \"hi\"', function ()",
             "block  L18-19 | ",
         ],
     );
