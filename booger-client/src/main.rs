@@ -71,6 +71,14 @@ fn run(args: &[String]) -> Result<Exit, Failure> {
         print_help();
         return Ok(Exit::Usage);
     };
+    // `booger daemon stop --help` asks how, not to stop: a group's commands act, so their
+    // help is answered before any of them runs.
+    if rest[1..].iter().any(|w| w == "--help" || w == "-h")
+        && let Some(usage) = group_usage(command)
+    {
+        say!("{usage}");
+        return Ok(Exit::Ok);
+    }
     match command.as_str() {
         "help" | "--help" | "-h" => {
             match rest.get(1).and_then(|t| tools::find(t)) {
@@ -152,6 +160,23 @@ fn mcp_command(socket: &Path, words: &[String]) -> Result<Exit, Failure> {
     mcp::run(socket, &project, &session, register, tools)?;
     Ok(Exit::Ok)
 }
+
+/// The usage of a command that is no tool (tools answer `--help` themselves).
+fn group_usage(command: &str) -> Option<&'static str> {
+    Some(match command {
+        "setup" => setup::USAGE,
+        "completions" => completions::USAGE,
+        "daemon" => daemon_cmd::USAGE,
+        "dashboard" => DASHBOARD_USAGE,
+        "model" => model_cmd::USAGE,
+        "mcp" => MCP_USAGE,
+        _ => return None,
+    })
+}
+
+const DASHBOARD_USAGE: &str = "usage: booger dashboard [--open] [--json]
+
+  prints the address of boogerd's status page, with its token; --open opens it in a browser";
 
 const MCP_USAGE: &str = "usage: booger mcp [PATH] [--no-register] [--tools LIST]";
 

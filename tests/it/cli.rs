@@ -139,6 +139,30 @@ fn help_lists_every_tool() {
     assert!(stdout(&out).contains("usage: booger projects [ACTION] [PATH]"), "{}", describe(&out));
 }
 
+/// `--help` after a command that acts asks how to use it: `daemon stop --help` leaves the
+/// daemon running, `model install --help` fetches nothing.
+#[test]
+fn help_after_a_command_only_explains_it() {
+    let env = Env::new();
+    let _d = env.start_daemon();
+    for (args, usage) in [
+        (&["daemon", "stop", "--help"][..], "usage: booger daemon"),
+        (&["daemon", "uninstall", "-h"][..], "usage: booger daemon"),
+        (&["model", "install", "--help"][..], "usage: booger model"),
+        (&["dashboard", "--help"][..], "usage: booger dashboard"),
+        (&["mcp", "--help"][..], "usage: booger mcp"),
+        (&["setup", "--help"][..], "usage: booger setup"),
+        (&["completions", "--help"][..], "usage: booger completions"),
+    ] {
+        let out = env.run(args);
+        assert!(out.status.success() && stdout(&out).contains(usage), "{args:?}: {}", describe(&out));
+    }
+    let status = env.json(&["daemon", "status"]);
+    assert!(status["pid"].is_number(), "the daemon stopped: {status}");
+    let model = env.json(&["model", "status"]);
+    assert_eq!(model["installed"], false, "{model}");
+}
+
 /// `booger search a b c 2>&1 | true`: whoever reads the output may go away before it is
 /// written, stderr included; booger then exits with its own code, never a panic (101).
 #[test]
