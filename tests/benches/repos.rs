@@ -11,13 +11,15 @@
 //! - `search` in content mode: Fn@10 (a result overlaps a changed function; scored on the
 //!   JSON answer) and the characters of the text answer an agent reads;
 //! - `hybrid-search` against lexical `search` on the queries that name no identifier
-//!   (files_with_matches, R@10), once every chunk has its vector.
+//!   (files_with_matches, R@10), once every chunk has its vector; `semantic-search` alone on
+//!   them, and the ceiling of any fusion of the two: the share of gold files in lexical or
+//!   semantic search's first ten (what a fusion could find at best, had it twenty places).
 //!
 //! It prints one table and, per repository, which of issue 18's goals hold.
 
 use std::process::Command;
 
-use booger_tests::eval_repos::{REPOS, score, serve, unpack};
+use booger_tests::eval_repos::{REPOS, score, scored, serve, unpack};
 use booger_tests::{Env, bin};
 use serde_json::Value;
 
@@ -32,17 +34,28 @@ fn main() {
 
     println!("## Retrieval on real repositories ({} via score.py)\n", set.display());
     println!(
-        "| repo | rg_rank R@10 | files R@10 | rg_rank MRR | files MRR | content Fn@10 | content chars | lexical nl R@10 | hybrid nl R@10 | search p50 |"
+        "| repo | rg_rank R@10 | files R@10 | rg_rank MRR | files MRR | content Fn@10 | content chars | lexical nl R@10 | semantic nl R@10 | hybrid nl R@10 | fusion ceiling nl | search p50 |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut verdicts = Vec::new();
     for name in REPOS {
         let score = |label: &str, cmd: &str| score(&env, &set, &work, name, label, cmd);
         let base =
             rg.then(|| score("rg_rank", &format!("{} {{query}} {{root}} {{k}}", set.join("rg_rank.sh").display())));
-        let files = score("files", &search("--output-mode files_with_matches --json"));
+        let (files, files_rows) =
+            scored(&env, &set, &work, name, "files", &search("--output-mode files_with_matches --json"));
         let content = score("content", &search("--json"));
         let text = score("content-text", &search(""));
+        let (semantic, semantic_rows) = scored(
+            &env,
+            &set,
+            &work,
+            name,
+            "semantic",
+            &format!(
+                "{booger} semantic-search {{query}} --project {{root}} --head-limit {{k}} --output-mode files_with_matches --json"
+            ),
+        );
         let hybrid = score(
             "hybrid",
             &format!(
@@ -57,12 +70,22 @@ fn main() {
             fn10: f(&content, "/all/Fn@10"),
             chars: f(&text, "/all/chars_mean"),
             lexical_nl: f(&files, "/nl_only/R@10"),
+            semantic_nl: f(&semantic, "/nl_only/R@10"),
             hybrid_nl: f(&hybrid, "/nl_only/R@10"),
+            ceiling_nl: ceiling(&files_rows, &semantic_rows),
             p50: f(&files, "/all/latency_ms/p50"),
         };
         println!(
-            "| {name} | {rg_r:.3} | {:.3} | {rg_mrr:.3} | {:.3} | {:.3} | {:.0} | {:.3} | {:.3} | {:.1} ms |",
-            row.files_r, row.files_mrr, row.fn10, row.chars, row.lexical_nl, row.hybrid_nl, row.p50
+            "| {name} | {rg_r:.3} | {:.3} | {rg_mrr:.3} | {:.3} | {:.3} | {:.0} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} ms |",
+            row.files_r,
+            row.files_mrr,
+            row.fn10,
+            row.chars,
+            row.lexical_nl,
+            row.semantic_nl,
+            row.hybrid_nl,
+            row.ceiling_nl,
+            row.p50
         );
         verdicts.push((name, row.goals(rg_r, rg_mrr)));
     }
@@ -72,13 +95,35 @@ fn main() {
     }
 }
 
+/// Over the queries that name no identifier: the mean share of a query's gold files that are
+/// in the first ten files of either ranking (rows of the same queries, in the same order).
+fn ceiling(lexical: &[Value], semantic: &[Value]) -> f64 {
+    let files = |r: &Value| -> Vec<String> {
+        r["top_files"].as_array().into_iter().flatten().take(10).filter_map(|f| f.as_str().map(str::to_owned)).collect()
+    };
+    let shares: Vec<f64> = lexical
+        .iter()
+        .zip(semantic)
+        .filter(|(l, _)| l["nl_only"] == true)
+        .map(|(l, s)| {
+            assert_eq!(l["query"], s["query"], "both runs score the queries in one order");
+            let either: std::collections::HashSet<String> = files(l).into_iter().chain(files(s)).collect();
+            let gold: Vec<&str> = l["gold_files"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+            gold.iter().filter(|g| either.contains(**g)).count() as f64 / gold.len().max(1) as f64
+        })
+        .collect();
+    shares.iter().sum::<f64>() / shares.len().max(1) as f64
+}
+
 struct Row {
     files_r: f64,
     files_mrr: f64,
     fn10: f64,
     chars: f64,
     lexical_nl: f64,
+    semantic_nl: f64,
     hybrid_nl: f64,
+    ceiling_nl: f64,
     p50: f64,
 }
 

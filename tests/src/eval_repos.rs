@@ -72,13 +72,24 @@ fn ready(env: &Env, root: &Path) {
 
 /// The scorer's summary of `cmd` over one repository.
 pub fn score(env: &Env, set: &Path, work: &Path, name: &str, label: &str, cmd: &str) -> Value {
+    scored(env, set, work, name, label, cmd).0
+}
+
+/// The scorer's summary of `cmd` over one repository, and its per-query rows (`query`,
+/// `nl_only`, `top_files`, `gold_files`, the measures in `m`), in query order.
+pub fn scored(env: &Env, set: &Path, work: &Path, name: &str, label: &str, cmd: &str) -> (Value, Vec<Value>) {
     let out: PathBuf = env.dir.path().join(format!("{name}-{label}.json"));
+    let details: PathBuf = env.dir.path().join(format!("{name}-{label}.jsonl"));
+    let _ = std::fs::remove_file(&details);
     let mut py = env.command("python3");
     py.arg(set.join("score.py"))
         .args(["--corpus", name, "--label", label, "--cmd", cmd, "--out"])
         .arg(&out)
+        .arg("--details")
+        .arg(&details)
         .env("CORPORA_DIR", work);
     let done = crate::output_within(py, Duration::from_secs(1800));
     assert!(done.status.success(), "{}", describe(&done));
-    serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap()
+    let rows = std::fs::read_to_string(&details).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    (serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap(), rows)
 }
