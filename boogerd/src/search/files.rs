@@ -4,11 +4,15 @@
 //! A file's score is its best chunk's, plus a diminishing share of its next best ones: a
 //! file where several functions match the query is more likely the one a task changes than
 //! a file with one matching line, but ten weak mentions must not outweigh one strong
-//! definition.
+//! definition. Then the file gains for the share of the query's words it holds anywhere
+//! (`rank`): a task's words are often spread over the functions of the file it changes, none
+//! of which holds them all (the evidence a grep ranking has, which chunks alone miss).
 
 use std::collections::HashMap;
 
-use super::{Hit, IMPORT_PENALTY};
+use super::postings::Postings;
+use super::{Hit, IMPORT_PENALTY, Query};
+use crate::store::{Store, StoreError};
 
 /// How many of a file's chunks count beside its best, and the share of each (halving).
 const SUPPORT: usize = 3;
@@ -55,6 +59,59 @@ pub fn by_file(hits: &[Hit]) -> Vec<FileHit<'_>> {
     // Stable: equal scores keep the order of their best chunks.
     files.sort_by(|a, b| b.score.total_cmp(&a.score));
     files
+}
+
+/// What a file gains for holding every word of the query (in proportion to the share it
+/// holds). Measured on the real-repository set and the standard library set: 8 lifted files
+/// R@10 on four of five repositories (axum +0.02, hiredis +0.017) and the standard library's
+/// by 0.008; 12 and 16 lost on requests and cobra.
+const COVERAGE: f64 = 8.0;
+
+/// Files whose coverage is looked up, best first: further down, a file is more than a
+/// page's worth of evidence behind.
+const COVERED: usize = 100;
+
+/// The files of lexical `hits` for `query`, best first: [`by_file`], then each of the first
+/// files gains for the share of the query's words it holds, found in the ranking index when
+/// there is one, else by FTS5.
+pub fn rank<'a>(
+    store: &Store,
+    warm: Option<&Postings>,
+    query: &Query,
+    hits: &'a [Hit],
+) -> Result<Vec<FileHit<'a>>, StoreError> {
+    let mut files = by_file(hits);
+    let n = files.len().min(COVERED);
+    let paths: Vec<&str> = files[..n].iter().map(|f| f.path).collect();
+    let shares: Vec<f64> = match warm {
+        Some(w) => {
+            let words = query.tokens();
+            let held = w.words_in_files(&words, &paths);
+            let asked = words.len().min(64);
+            held.iter().map(|h| share(h.count_ones() as usize, asked)).collect()
+        }
+        None => {
+            let mut held = vec![0usize; n];
+            for term in &query.terms {
+                let found = store.files_matching(term)?;
+                for (h, p) in held.iter_mut().zip(&paths) {
+                    *h += usize::from(found.contains(*p));
+                }
+            }
+            held.iter().map(|&h| share(h, query.terms.len())).collect()
+        }
+    };
+    for (f, s) in files.iter_mut().zip(shares) {
+        f.score += COVERAGE * s;
+    }
+    // Stable: equal scores keep their order.
+    files.sort_by(|a, b| b.score.total_cmp(&a.score));
+    Ok(files)
+}
+
+/// `held` of `asked` words, as a share; a query of one word says nothing about spread.
+fn share(held: usize, asked: usize) -> f64 {
+    if asked < 2 { 0.0 } else { held as f64 / asked as f64 }
 }
 
 /// Two file rankings as one, by Reciprocal Rank Fusion with constant `k`, the second

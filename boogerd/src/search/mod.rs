@@ -25,7 +25,8 @@
 //! (`show_tests`): the tests a change must update rank below its code. Long chunks lose
 //! nothing: answers show their matching lines, not all of them (the seeds' -4 for oversized
 //! chunks paid for tokens no answer spends now).
-//! `files` ranks files from these chunks for `files_with_matches`.
+//! `files` ranks files from these chunks, and by the share of the query's words each file holds,
+//! for `files_with_matches`.
 
 pub mod confidence;
 pub mod files;

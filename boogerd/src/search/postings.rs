@@ -389,6 +389,43 @@ impl Postings {
             .collect()
     }
 
+    /// For each of `paths`: bit `i` is set when some chunk of the file holds `words[i]` (the
+    /// first 64 words, stemmed as `rank` stems them) in its name, text or identifiers (a
+    /// word only in the path does not count: FTS5 does not index paths). Costs one walk of
+    /// each word's postings.
+    pub fn words_in_files(&self, words: &[String], paths: &[&str]) -> Vec<u64> {
+        let stemmer = Stemmer::create(Algorithm::English);
+        let any_deleted = self.live < self.base.docs + self.delta.docs;
+        let parts = self.parts();
+        // Each part's numbers for the files asked about (a changed file's live chunks are all
+        // in one part; the others' are deleted).
+        let wanted = parts.map(|(seg, _)| {
+            paths
+                .iter()
+                .enumerate()
+                .filter_map(|(i, p)| seg.find_file(p).map(|f| (f as u32, i)))
+                .collect::<std::collections::HashMap<u32, usize>>()
+        });
+        let mut held = vec![0u64; paths.len()];
+        for (bit, word) in words.iter().take(64).enumerate() {
+            let stem = stemmer.stem(&word.to_lowercase()).into_owned();
+            for ((seg, offset), want) in parts.iter().zip(&wanted) {
+                if want.is_empty() {
+                    continue;
+                }
+                for (d, tf) in seg.postings(&stem) {
+                    if tf[..3].iter().all(|t| *t == 0) || (any_deleted && self.is_deleted(offset + d)) {
+                        continue;
+                    }
+                    if let Some(&i) = want.get(&seg.doc_file(d)) {
+                        held[i] |= 1 << bit;
+                    }
+                }
+            }
+        }
+        held
+    }
+
     /// The chunks it ranks.
     pub fn chunks(&self) -> usize {
         self.live as usize + self.recent.docs as usize

@@ -287,3 +287,37 @@ fn release_notes_come_after_the_code() {
     );
     assert_eq!(paths("changelog: retry the upload when the connection times out")[0], "CHANGELOG.md");
 }
+
+/// files_with_matches: a file holding every word of a task across its functions comes before
+/// a file with one function holding most of them, on both paths (the words are found in the
+/// ranking index, or by FTS5).
+#[test]
+fn files_rank_by_the_query_words_they_hold_anywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let others: Vec<(String, String)> =
+        (0..60).map(|i| (format!("lib/m{i}.py"), format!("def helper_{i}(x):\n    return x + {i}\n"))).collect();
+    let mut files = vec![
+        (
+            "cache/store.py",
+            "def expire(cache):\n    \"\"\"Evict stale items.\"\"\"\n    cache.pop()\n\n\ndef save(cache):\n    \"\"\"Write the entries to disk.\"\"\"\n    dump(cache)\n",
+        ),
+        (
+            "cache/memory.py",
+            "def purge(items):\n    \"\"\"Evict stale entries; evict stale entries first.\"\"\"\n    return items\n",
+        ),
+    ];
+    files.extend(others.iter().map(|(p, body)| (p.as_str(), body.as_str())));
+    let (store, warm) = indexed(dir.path(), &files);
+    let q = "evict stale entries from disk";
+    let query = Query::parse(q);
+    for w in [Some(&warm), None] {
+        let hits = search(&store, w, q, &Filters::default(), &Context::default(), 10).unwrap();
+        // The chunks alone put the one function that holds three words first.
+        let alone: Vec<(&str, f64)> = files::by_file(&hits).iter().map(|f| (f.path, f.score)).collect();
+        assert_eq!(alone[0].0, "cache/memory.py", "warm: {}: {alone:?}", w.is_some());
+        let ranked = files::rank(&store, w, &query, &hits).unwrap();
+        let order: Vec<&str> = ranked.iter().map(|f| f.path).collect();
+        let scores: Vec<f64> = ranked.iter().map(|f| f.score).collect();
+        assert_eq!(order[..2], ["cache/store.py", "cache/memory.py"], "warm: {}: {alone:?} {scores:?}", w.is_some());
+    }
+}

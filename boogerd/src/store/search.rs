@@ -231,6 +231,19 @@ impl Store {
         })
     }
 
+    /// The paths of the files with a chunk matching an FTS5 expression.
+    pub fn files_matching(&self, expr: &str) -> Result<std::collections::HashSet<String>> {
+        self.read(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT DISTINCT f.path
+                 FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid JOIN files f ON f.id = c.file_id
+                 WHERE chunks_fts MATCH ?1",
+            )?;
+            let rows = stmt.query_map([expr], |r| r.get(0))?;
+            rows.collect()
+        })
+    }
+
     /// Chunks matching an FTS5 expression, unranked, with their content (for line-level work:
     /// references, tests-for), of those `keep` accepts before their text is read. Cheap: no bm25.
     pub fn fts_matches(

@@ -79,8 +79,14 @@ impl Request<'_> {
             return ToolReply::ok(text, data);
         }
         let parsed = crate::search::Query::parse(query);
-        let files =
-            (mode == Mode::FilesWithMatches).then(|| files.unwrap_or_else(|| crate::search::files::by_file(hits)));
+        let files = match (mode == Mode::FilesWithMatches, files) {
+            (false, _) => None,
+            (true, Some(f)) => Some(f),
+            (true, None) => match crate::search::files::rank(store, warm, &parsed, hits) {
+                Ok(f) => Some(f),
+                Err(e) => return ToolReply::error(format!("search: {e}")),
+            },
+        };
         // The first results as the answer shows them: a file by its best chunk.
         let first: Vec<i64> = match &files {
             Some(f) => f.iter().take(10).map(|f| f.chunks[0].chunk.id).collect(),

@@ -112,7 +112,11 @@ fn run(daemon: &Daemon, session: &Session, args: &Value, hybrid: bool) -> ToolRe
                 Ok(h) => h,
                 Err(r) => return r,
             };
-            let fused = files::fuse(files::by_file(&lexical), files::by_file(&semantic_hits), k, semantic_weight);
+            let lexical_files = match files::rank(store, warm.as_deref(), &lexical::Query::parse(query), &lexical) {
+                Ok(f) => f,
+                Err(e) => return ToolReply::error(format!("{tool}: {e}")),
+            };
+            let fused = files::fuse(lexical_files, files::by_file(&semantic_hits), k, semantic_weight);
             return request.respond(args, &lexical, Some(fused), &note, judge);
         }
         Some(f) => {
