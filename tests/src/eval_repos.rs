@@ -54,7 +54,8 @@ pub fn serve(env: &Env, work: &Path) -> crate::DaemonProc {
     daemon
 }
 
-/// Waits until the project's ranking index is built and every chunk has its vector.
+/// Waits until the project's ranking index is built, grep's trigram rows are written and
+/// every chunk has its vector: the daemon is idle when the timed queries start.
 fn ready(env: &Env, root: &Path) {
     let root = root.to_str().unwrap();
     let deadline = Instant::now() + Duration::from_secs(900);
@@ -62,7 +63,11 @@ fn ready(env: &Env, root: &Path) {
         let status = env.json(&["status", root]);
         let index = &status["project"]["index"];
         let e = &index["embeddings"];
-        if index["ranking_index"] == "ready" && e["embedded"] == e["embeddable"] && e["running"] == false {
+        if index["ranking_index"] == "ready"
+            && index["grep_index"]["ready"] == true
+            && e["embedded"] == e["embeddable"]
+            && e["running"] == false
+        {
             return;
         }
         assert!(Instant::now() < deadline, "{root} never became ready: {index}");
