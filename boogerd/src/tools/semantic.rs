@@ -95,15 +95,16 @@ fn run(daemon: &Daemon, session: &Session, args: &Value, hybrid: bool) -> ToolRe
         semantic_hits.truncate(need);
     }
     let files_mode = args.get("output_mode").and_then(Value::as_str) == Some("files_with_matches");
-    let hits = match fusion {
+    // Whether the hits are lexical search's: only its files rank by the query words they hold.
+    let (hits, from_lexical) = match fusion {
         None if semantic_hits.is_empty() => {
             note = "no word of the query is known to the embedding model, so these are lexical results".to_owned();
             match lexical_hits(page.reach()) {
-                Ok(h) => h,
+                Ok(h) => (h, true),
                 Err(r) => return r,
             }
         }
-        None => semantic_hits,
+        None => (semantic_hits, false),
         // Files are fused as files: each list ranks them as `search` does, so at weight 0
         // the answer is lexical search's own.
         Some(Fusion::Rrf { k, semantic_weight }) if files_mode => {
@@ -126,10 +127,12 @@ fn run(daemon: &Daemon, session: &Session, args: &Value, hybrid: bool) -> ToolRe
             };
             let mut fused = semantic::fuse(lexical, semantic_hits, f);
             complete_metadata(store, &mut fused);
-            fused
+            (fused, false)
         }
     };
-    request.respond(args, &hits, None, &note, judge)
+    // Files of vectors' hits (or of fused ones) rank by those hits alone.
+    let files = (files_mode && !from_lexical).then(|| files::by_file(&hits));
+    request.respond(args, &hits, files, &note, judge)
 }
 
 /// Lexical hits past the first few carry only what ranking needed; fused ones may come from
