@@ -147,6 +147,25 @@ fn hybrid_search_fuses_both_rankings() {
     assert!(is_error && text.contains("`alpha` must be a number from 0 to 1"), "{text}");
 }
 
+/// `semantic-search` ranks files by its vectors alone: a file whose code holds every word of
+/// the query (which lifts a file in `search`'s files) but means something else stays behind
+/// the one that does what the query says.
+#[test]
+fn semantic_files_rank_by_meaning_not_by_the_words_they_hold() {
+    let env = Env::new();
+    let root = project(&env, "semfiles");
+    write(
+        &root,
+        "app/ledger.py",
+        "def tally(rows):\n    \"\"\"Sum the rows.\"\"\"\n    # notify people by electronic mail\n    return sum(rows)\n",
+    );
+    assert!(env.run(&["index", root.to_str().unwrap()]).status.success());
+    embedded(&env, &root);
+    let args = json!({ "query": "notify people by electronic mail", "output_mode": "files_with_matches" });
+    let (text, data) = call(&env, &root, "semantic-search", args);
+    assert_eq!(data["results"][0]["path"], "app/mail.py", "{text}");
+}
+
 #[test]
 fn without_embeddings_the_answer_is_lexical_and_says_so() {
     let env = Env::new();
