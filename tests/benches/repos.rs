@@ -23,7 +23,7 @@
 
 use std::process::Command;
 
-use booger_tests::eval_repos::{REPOS, score, scored, serve, unpack};
+use booger_tests::eval_repos::{REPOS, scored, serve, unpack};
 use booger_tests::{Env, bin};
 use serde_json::Value;
 
@@ -43,19 +43,15 @@ fn main() {
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut verdicts = Vec::new();
     for name in REPOS {
-        let score = |label: &str, cmd: &str| score(&env, &set, &work, name, label, cmd);
+        let scored = |label: &str, cmd: &str| scored(&env, &set, &work, name, label, cmd);
+        let score = |label: &str, cmd: &str| scored(label, cmd).0;
         let base =
             rg.then(|| score("rg_rank", &format!("{} {{query}} {{root}} {{k}}", set.join("rg_rank.sh").display())));
         let shell = score("shell", "true");
-        let (files, files_rows) =
-            scored(&env, &set, &work, name, "files", &search("--output-mode files_with_matches --json"));
+        let (files, files_rows) = scored("files", &search("--output-mode files_with_matches --json"));
         let content = score("content", &search("--json"));
         let text = score("content-text", &search(""));
         let (semantic, semantic_rows) = scored(
-            &env,
-            &set,
-            &work,
-            name,
             "semantic",
             &format!(
                 "{booger} semantic-search {{query}} --project {{root}} --head-limit {{k}} --output-mode files_with_matches --json"

@@ -365,22 +365,15 @@ impl Postings {
     pub fn coverage(&self, words: &[String], ids: &[i64]) -> Vec<Coverage> {
         let stemmer = Stemmer::create(Algorithm::English);
         let live = f64::from(self.live) + f64::from(self.recent.docs);
-        let any_deleted = self.live < self.base.docs + self.delta.docs;
         words
             .iter()
             .map(|w| {
-                let stem = stemmer.stem(&w.to_lowercase()).into_owned();
                 let (mut hits, mut held) = (0usize, 0u64);
-                for (seg, offset) in self.parts() {
-                    for (d, _) in seg.postings(&stem) {
-                        if any_deleted && self.is_deleted(offset + d) {
-                            continue;
-                        }
-                        hits += 1;
-                        let id = seg.doc_id(d);
-                        if let Some(i) = ids.iter().take(64).position(|x| *x == id) {
-                            held |= 1 << i;
-                        }
+                for (part, d, _) in self.live_postings(&stemmer.stem(&w.to_lowercase())) {
+                    hits += 1;
+                    let id = self.parts()[part].0.doc_id(d);
+                    if let Some(i) = ids.iter().take(64).position(|x| *x == id) {
+                        held |= 1 << i;
                     }
                 }
                 let idf = ((live - hits as f64 + 0.5) / (hits as f64 + 0.5)).ln().max(1e-6);
@@ -395,7 +388,6 @@ impl Postings {
     /// each word's postings.
     pub fn words_in_files(&self, words: &[String], paths: &[&str]) -> Vec<u64> {
         let stemmer = Stemmer::create(Algorithm::English);
-        let any_deleted = self.live < self.base.docs + self.delta.docs;
         let parts = self.parts();
         // Each part's numbers for the files asked about (a changed file's live chunks are all
         // in one part; the others' are deleted).
@@ -408,22 +400,26 @@ impl Postings {
         });
         let mut held = vec![0u64; paths.len()];
         for (bit, word) in words.iter().take(64).enumerate() {
-            let stem = stemmer.stem(&word.to_lowercase()).into_owned();
-            for ((seg, offset), want) in parts.iter().zip(&wanted) {
-                if want.is_empty() {
+            for (part, d, tf) in self.live_postings(&stemmer.stem(&word.to_lowercase())) {
+                if tf[..3].iter().all(|t| *t == 0) {
                     continue;
                 }
-                for (d, tf) in seg.postings(&stem) {
-                    if tf[..3].iter().all(|t| *t == 0) || (any_deleted && self.is_deleted(offset + d)) {
-                        continue;
-                    }
-                    if let Some(&i) = want.get(&seg.doc_file(d)) {
-                        held[i] |= 1 << bit;
-                    }
+                if let Some(&i) = wanted[part].get(&parts[part].0.doc_file(d)) {
+                    held[i] |= 1 << bit;
                 }
             }
         }
         held
+    }
+
+    /// The postings of `stem` in every part, without deleted chunks: (part, chunk number in
+    /// it, counts per column).
+    fn live_postings<'s>(&'s self, stem: &str) -> impl Iterator<Item = (usize, u32, [u8; 4])> + 's {
+        let any_deleted = self.live < self.base.docs + self.delta.docs;
+        let lists: Vec<_> = self.parts().into_iter().map(|(seg, offset)| (seg.postings(stem), offset)).collect();
+        lists.into_iter().enumerate().flat_map(move |(part, (list, offset))| {
+            list.filter(move |(d, _)| !(any_deleted && self.is_deleted(offset + d))).map(move |(d, tf)| (part, d, tf))
+        })
     }
 
     /// The chunks it ranks.

@@ -50,7 +50,9 @@ const CLOSEST: usize = 5;
 
 impl Request<'_> {
     /// The answer for ranked `hits` (or, in files mode, `files` when given: hybrid search
-    /// fuses file rankings) in the caller's output mode and budget. `note` (why the ranking
+    /// fuses file rankings, semantic search ranks files by its own hits) in the caller's
+    /// output mode and budget. Without `files`, the hits are lexical search's, and their
+    /// files are ranked by [`crate::search::files::rank`]. `note` (why the ranking
     /// is what it is) goes first when not empty. With the ranking index (`warm`), the answer
     /// carries its confidence, and a first page below the project's threshold says "no good
     /// match", shows the few closest candidates briefly and what to try instead.
