@@ -337,14 +337,16 @@ impl Store {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let list = ids.iter().map(|(id, _)| id.to_string()).collect::<Vec<_>>().join(",");
-        let mut params = Vec::new();
+        // The ids as parameters, so the statement is prepared once per count of ids (a page's
+        // worth, mostly) and not once per call.
+        let mut params: Vec<SqlValue> = ids.iter().map(|(id, _)| SqlValue::Integer(*id)).collect();
+        let list = (1..=ids.len()).map(|i| format!("?{i}")).collect::<Vec<_>>().join(",");
         let cond = filters.sql(&mut params);
         let sql = format!(
             "SELECT {CANDIDATE_COLUMNS}, 0.0 FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({list}){cond}"
         );
         let mut found: HashMap<i64, Candidate> = self.read(|c| {
-            let mut stmt = c.prepare(&sql)?;
+            let mut stmt = c.prepare_cached(&sql)?;
             let rows = stmt.query_map(rusqlite::params_from_iter(params), candidate)?;
             rows.map(|r| r.map(|c| (c.id, c))).collect()
         })?;
