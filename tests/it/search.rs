@@ -390,6 +390,40 @@ fn workspace_search_expand_and_batch() {
     assert!(err && text.contains("up to 20"), "{text}");
 }
 
+/// `workspace-search` ranks files as `search` does: by their chunks and by the share of the
+/// query's words each holds anywhere, looked up in its own project. The function that holds
+/// three of the words ranks its file first by chunks alone; the file that holds every word,
+/// spread over two functions, is the one a task would change.
+#[test]
+fn workspace_files_rank_by_the_query_words_they_hold_in_their_project() {
+    let env = Env::new();
+    let _d = env.start_daemon();
+    let a = env.project("alpha");
+    let b = env.project("beta");
+    write(
+        &a,
+        "cache/store.py",
+        "def expire(cache):\n    \"\"\"Evict stale items.\"\"\"\n    cache.pop()\n\n\ndef save(cache):\n    \"\"\"Write the entries to disk.\"\"\"\n    dump(cache)\n",
+    );
+    write(
+        &b,
+        "memory.py",
+        "def purge(items):\n    \"\"\"Evict stale entries; evict stale entries first.\"\"\"\n    return items\n",
+    );
+    for root in [&a, &b] {
+        for i in 0..30 {
+            write(root, &format!("lib/m{i}.py"), format!("def helper_{i}(x):\n    return x + {i}\n"));
+        }
+        let out = env.run(&["index", root.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", booger_tests::describe(&out));
+    }
+    let query = json!({ "query": "evict stale entries from disk", "output_mode": "files_with_matches" });
+    let (text, data, err) = env.call(&a, "s", "workspace-search", query);
+    assert!(!err, "{text}");
+    let paths: Vec<&str> = data["results"].as_array().unwrap().iter().map(|r| r["path"].as_str().unwrap()).collect();
+    assert_eq!(paths[..2], ["alpha:cache/store.py", "beta:memory.py"], "{text}");
+}
+
 /// Content answers show a long chunk's declaration and the lines that match, mark what they
 /// leave out and say how to see it all; `max_lines` shows the chunk's lines as they are.
 #[test]

@@ -56,8 +56,8 @@ pub fn by_file(hits: &[Hit]) -> Vec<FileHit<'_>> {
         }
         f.score = best + support;
     }
-    // Stable: equal scores keep the order of their best chunks.
-    files.sort_by(|a, b| b.score.total_cmp(&a.score));
+    // Equal scores keep the order of their best chunks.
+    sort(&mut files);
     files
 }
 
@@ -65,11 +65,11 @@ pub fn by_file(hits: &[Hit]) -> Vec<FileHit<'_>> {
 /// holds). Measured on the real-repository set and the standard library set: 8 lifted files
 /// R@10 on four of five repositories (axum +0.024, hiredis +0.017) and the standard library's
 /// by 0.008, and MRR on all six; 12 and 16 lost requests' R@10 and cobra's MRR.
-const COVERAGE: f64 = 8.0;
+pub const COVERAGE: f64 = 8.0;
 
 /// Files whose coverage is looked up, best first: further down, a file is more than a
 /// page's worth of evidence behind.
-const COVERED: usize = 100;
+pub const COVERED: usize = 100;
 
 /// The files of lexical `hits` for `query`, best first: [`by_file`], then each of the first
 /// files gains for the share of the query's words it holds, found in the ranking index when
@@ -83,30 +83,44 @@ pub fn rank<'a>(
     let mut files = by_file(hits);
     let n = files.len().min(COVERED);
     let paths: Vec<&str> = files[..n].iter().map(|f| f.path).collect();
-    let shares: Vec<f64> = match warm {
+    for (f, s) in files.iter_mut().zip(word_shares(store, warm, query, &paths)?) {
+        f.score += COVERAGE * s;
+    }
+    sort(&mut files);
+    Ok(files)
+}
+
+/// For each of `paths`, the share of the query's words the file holds in any chunk: found in
+/// the ranking index when there is one, else by FTS5. A word only in the path does not count.
+pub fn word_shares(
+    store: &Store,
+    warm: Option<&Postings>,
+    query: &Query,
+    paths: &[&str],
+) -> Result<Vec<f64>, StoreError> {
+    Ok(match warm {
         Some(w) => {
             let words = query.tokens();
-            let held = w.words_in_files(&words, &paths);
+            let held = w.words_in_files(&words, paths);
             let asked = words.len().min(64);
             held.iter().map(|h| share(h.count_ones() as usize, asked)).collect()
         }
         None => {
-            let mut held = vec![0usize; n];
+            let mut held = vec![0usize; paths.len()];
             for term in &query.terms {
                 let found = store.files_matching(term)?;
-                for (h, p) in held.iter_mut().zip(&paths) {
+                for (h, p) in held.iter_mut().zip(paths) {
                     *h += usize::from(found.contains(*p));
                 }
             }
             held.iter().map(|&h| share(h, query.terms.len())).collect()
         }
-    };
-    for (f, s) in files.iter_mut().zip(shares) {
-        f.score += COVERAGE * s;
-    }
-    // Stable: equal scores keep their order.
+    })
+}
+
+/// Best first; stable, so equal scores keep their order.
+pub fn sort(files: &mut [FileHit<'_>]) {
     files.sort_by(|a, b| b.score.total_cmp(&a.score));
-    Ok(files)
 }
 
 /// `held` of `asked` words, as a share; a query of one word says nothing about spread.
@@ -133,6 +147,6 @@ pub fn fuse<'a>(first: Vec<FileHit<'a>>, second: Vec<FileHit<'a>>, k: f64, weigh
             }
         }
     }
-    out.sort_by(|a, b| b.score.total_cmp(&a.score));
+    sort(&mut out);
     out
 }

@@ -7,11 +7,17 @@ use serde_json::{Value, json};
 
 use super::{Session, filters};
 use crate::Daemon;
+use crate::search::files::{self, FileHit};
 use crate::search::format::{self, Mode};
+use crate::search::postings::Postings;
 use crate::search::{Context, Hit};
+use crate::store::{Store, StoreError};
 
 /// Projects searched at the same time.
 const CONCURRENCY: usize = 10;
+
+/// A project's ranking index, when it is built and current.
+type Warm = Option<std::sync::Arc<Postings>>;
 
 pub fn run(daemon: &Daemon, _session: &Session, args: &Value) -> ToolReply {
     let query = args.get("query").and_then(Value::as_str).unwrap_or_default();
@@ -43,7 +49,7 @@ pub fn run(daemon: &Daemon, _session: &Session, args: &Value) -> ToolReply {
     // A project's hit in the merged top `need` is in its own top `need`.
     let need = page.reach();
     // Bounded concurrency: at most CONCURRENCY projects at once.
-    let mut per_project: Vec<(String, std::sync::Arc<crate::store::Store>, Vec<Hit>)> = Vec::new();
+    let mut per_project: Vec<(String, std::sync::Arc<crate::store::Store>, Warm, Vec<Hit>)> = Vec::new();
     for group in stores.chunks(CONCURRENCY) {
         let results: Vec<_> = std::thread::scope(|s| {
             let handles: Vec<_> = group
@@ -52,22 +58,22 @@ pub fn run(daemon: &Daemon, _session: &Session, args: &Value) -> ToolReply {
                     let f = &f;
                     s.spawn(move || {
                         let hits = crate::search::search(store, warm.as_deref(), query, f, &Context::default(), need);
-                        (name.clone(), store.clone(), hits)
+                        (name.clone(), store.clone(), warm.clone(), hits)
                     })
                 })
                 .collect();
             handles.into_iter().filter_map(|h| h.join().ok()).collect()
         });
-        for (name, store, hits) in results {
+        for (name, store, warm, hits) in results {
             match hits {
-                Ok(h) => per_project.push((name, store, h)),
+                Ok(h) => per_project.push((name, store, warm, h)),
                 Err(e) => tracing::warn!(project = %name, error = %e, "workspace-search: project failed"),
             }
         }
     }
     // One ranking; each hit tagged with its project, ids made unique across projects.
     let mut all: Vec<(usize, Hit)> = Vec::new();
-    for (pi, (name, _, hits)) in per_project.iter().enumerate() {
+    for (pi, (name, _, _, hits)) in per_project.iter().enumerate() {
         for h in hits {
             let mut h = h.clone();
             h.chunk.path = format!("{name}:{}", h.chunk.path);
@@ -79,7 +85,10 @@ pub fn run(daemon: &Daemon, _session: &Session, args: &Value) -> ToolReply {
     let (from, _, to) = page.span(all.len());
     let mut contents = HashMap::new();
     let mut hits = Vec::with_capacity(all.len());
+    // The project of each hit, by its position (its id from here on).
+    let mut owner = Vec::with_capacity(all.len());
     for (i, (pi, mut h)) in all.into_iter().enumerate() {
+        owner.push(pi);
         let original = h.chunk.id;
         h.chunk.id = i as i64;
         if mode == Mode::Content && i >= from && i < to {
@@ -100,11 +109,42 @@ pub fn run(daemon: &Daemon, _session: &Session, args: &Value) -> ToolReply {
     }
     let (r, total) = if mode == Mode::FilesWithMatches {
         // Paths carry their project (`name:path`), so files of different projects stay apart.
-        let files = crate::search::files::by_file(&hits);
+        let mut files = files::by_file(&hits);
+        if let Err(e) = cover(&mut files, &owner, &per_project, query) {
+            return ToolReply::error(format!("workspace-search: {e}"));
+        }
         (format::render_files(&files, page, &header), files.len())
     } else {
         let words = crate::search::Query::parse(query).words;
         (format::render(&hits, &contents, &words, mode, page, &header), hits.len())
     };
     ToolReply::ok(r.text, json!({ "projects": stores.len(), "total": total, "results": r.results, "cursor": r.cursor }))
+}
+
+/// Each project's first files gain for the share of the query's words they hold, as
+/// `search` ranks files ([`files::rank`]), each looked up in its own project's index; then
+/// the files are ranked again. `owner[id]` is the project (in `projects`) of the hit `id`.
+fn cover(
+    files: &mut [FileHit<'_>],
+    owner: &[usize],
+    projects: &[(String, std::sync::Arc<Store>, Warm, Vec<Hit>)],
+    query: &str,
+) -> Result<(), StoreError> {
+    let query = crate::search::Query::parse(query);
+    for (pi, (name, store, warm, _)) in projects.iter().enumerate() {
+        let mine: Vec<usize> = (0..files.len())
+            .filter(|&i| owner[files[i].chunks[0].chunk.id as usize] == pi)
+            .take(files::COVERED)
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let paths: Vec<&str> = mine.iter().map(|&i| &files[i].path[name.len() + 1..]).collect();
+        let shares = files::word_shares(store, warm.as_deref(), &query, &paths)?;
+        for (i, s) in mine.into_iter().zip(shares) {
+            files[i].score += files::COVERAGE * s;
+        }
+    }
+    files::sort(files);
+    Ok(())
 }
