@@ -365,17 +365,18 @@ impl Postings {
     pub fn coverage(&self, words: &[String], ids: &[i64]) -> Vec<Coverage> {
         let stemmer = Stemmer::create(Algorithm::English);
         let live = f64::from(self.live) + f64::from(self.recent.docs);
+        let ids = &ids[..ids.len().min(64)];
         words
             .iter()
             .map(|w| {
                 let (mut hits, mut held) = (0usize, 0u64);
-                for (part, d, _) in self.live_postings(&stemmer.stem(&w.to_lowercase())) {
+                self.for_each_live(&stemmer.stem(&w.to_lowercase()), |_, seg, d, _| {
                     hits += 1;
-                    let id = self.parts()[part].0.doc_id(d);
-                    if let Some(i) = ids.iter().take(64).position(|x| *x == id) {
+                    let id = seg.doc_id(d);
+                    if let Some(i) = ids.iter().position(|x| *x == id) {
                         held |= 1 << i;
                     }
-                }
+                });
                 let idf = ((live - hits as f64 + 0.5) / (hits as f64 + 0.5)).ln().max(1e-6);
                 Coverage { chunks: hits, idf, held }
             })
@@ -388,38 +389,45 @@ impl Postings {
     /// each word's postings.
     pub fn words_in_files(&self, words: &[String], paths: &[&str]) -> Vec<u64> {
         let stemmer = Stemmer::create(Algorithm::English);
-        let parts = self.parts();
-        // Each part's numbers for the files asked about (a changed file's live chunks are all
-        // in one part; the others' are deleted).
-        let wanted = parts.map(|(seg, _)| {
-            paths
-                .iter()
-                .enumerate()
-                .filter_map(|(i, p)| seg.find_file(p).map(|f| (f as u32, i)))
-                .collect::<std::collections::HashMap<u32, usize>>()
+        // Per part, per file number: 1 + the file's place in `paths`, or 0 when not asked
+        // about (a changed file's live chunks are all in one part; the others' are deleted).
+        // An array, not a map: it is read once per posting.
+        let wanted = self.parts().map(|(seg, _)| {
+            let mut places = vec![0u32; seg.files as usize];
+            for (i, p) in paths.iter().enumerate() {
+                if let Some(f) = seg.find_file(p) {
+                    places[f] = i as u32 + 1;
+                }
+            }
+            places
         });
         let mut held = vec![0u64; paths.len()];
         for (bit, word) in words.iter().take(64).enumerate() {
-            for (part, d, tf) in self.live_postings(&stemmer.stem(&word.to_lowercase())) {
+            self.for_each_live(&stemmer.stem(&word.to_lowercase()), |part, seg, d, tf| {
                 if tf[..3].iter().all(|t| *t == 0) {
-                    continue;
+                    return;
                 }
-                if let Some(&i) = wanted[part].get(&parts[part].0.doc_file(d)) {
-                    held[i] |= 1 << bit;
+                let place = wanted[part].get(seg.doc_file(d) as usize).copied().unwrap_or(0);
+                if place > 0 {
+                    held[place as usize - 1] |= 1 << bit;
                 }
-            }
+            });
         }
         held
     }
 
-    /// The postings of `stem` in every part, without deleted chunks: (part, chunk number in
-    /// it, counts per column).
-    fn live_postings<'s>(&'s self, stem: &str) -> impl Iterator<Item = (usize, u32, [u8; 4])> + 's {
+    /// Calls `f` with each posting of `stem` in every part, without deleted chunks: the
+    /// part (0 base, 1 delta, 2 recent) and its segment, the chunk's number in it, its
+    /// counts per column.
+    fn for_each_live(&self, stem: &str, mut f: impl FnMut(usize, &Segment, u32, [u8; 4])) {
         let any_deleted = self.live < self.base.docs + self.delta.docs;
-        let lists: Vec<_> = self.parts().into_iter().map(|(seg, offset)| (seg.postings(stem), offset)).collect();
-        lists.into_iter().enumerate().flat_map(move |(part, (list, offset))| {
-            list.filter(move |(d, _)| !(any_deleted && self.is_deleted(offset + d))).map(move |(d, tf)| (part, d, tf))
-        })
+        for (part, (seg, offset)) in self.parts().into_iter().enumerate() {
+            for (d, tf) in seg.postings(stem) {
+                if !(any_deleted && self.is_deleted(offset + d)) {
+                    f(part, seg, d, tf);
+                }
+            }
+        }
     }
 
     /// The chunks it ranks.
