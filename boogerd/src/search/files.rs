@@ -25,8 +25,10 @@ pub struct FileHit<'a> {
     pub chunks: Vec<&'a Hit>,
 }
 
-/// The files of `hits` (ranked best first), best first.
-pub fn by_file(hits: &[Hit]) -> Vec<FileHit<'_>> {
+/// The files of `hits` (ranked best first), best first, each chunk counting for its file as
+/// `evidence` says: [`lexical_evidence`] for lexical search's hits, the score itself for
+/// semantic search's (cosines, on another scale).
+pub fn by_file(hits: &[Hit], evidence: impl Fn(&Hit) -> f64) -> Vec<FileHit<'_>> {
     let mut index: HashMap<&str, usize> = HashMap::new();
     let mut files: Vec<FileHit> = Vec::new();
     for h in hits {
@@ -37,13 +39,7 @@ pub fn by_file(hits: &[Hit]) -> Vec<FileHit<'_>> {
         files[i].chunks.push(h);
     }
     for f in &mut files {
-        // An import is a poor line to read but fair evidence that its file uses a name: it
-        // counts here at what it would have scored without the answer's penalty.
-        let mut scores: Vec<f64> = f
-            .chunks
-            .iter()
-            .map(|h| if h.chunk.kind == "import" { h.score + IMPORT_PENALTY } else { h.score })
-            .collect();
+        let mut scores: Vec<f64> = f.chunks.iter().map(|h| evidence(h)).collect();
         scores.sort_by(|a, b| b.total_cmp(a));
         let best = scores[0];
         let mut share = SUPPORT_SHARE;
@@ -59,6 +55,27 @@ pub fn by_file(hits: &[Hit]) -> Vec<FileHit<'_>> {
     // Equal scores keep the order of their best chunks.
     sort(&mut files);
     files
+}
+
+/// What code between items (`block`: module-level constants, tables, registrations) adds
+/// as evidence for its file. Among the answers it has no definition's bonus (+3): a
+/// function is the better read. But the table a change edits (`HEADER_VALIDATORS = {…}`)
+/// holds many of the names a task speaks of, in no function. Measured on the five
+/// real-repository sets and the standard library's files mode: 3 lifted files MRR and R@10
+/// on four of six; 6 lifted R@10 on all six (axum 0.903 → 0.923, requests 0.877 →
+/// 0.880, cobra 0.981 → 0.988, zustand 0.824 → 0.869) and MRR on five (hiredis -0.009);
+/// 9 lost MRR against 6 on five of six (cobra 0.848 → 0.808).
+const BLOCK_EVIDENCE: f64 = 6.0;
+
+/// What a lexical hit says for its file: its score, with an import's penalty given back (a
+/// poor line to read, but fair evidence that its file uses a name), and code between items
+/// counting [`BLOCK_EVIDENCE`] more.
+pub fn lexical_evidence(h: &Hit) -> f64 {
+    match h.chunk.kind.as_str() {
+        "import" => h.score + IMPORT_PENALTY,
+        "block" => h.score + BLOCK_EVIDENCE,
+        _ => h.score,
+    }
 }
 
 /// What a file gains for holding every word of the query (in proportion to the share it
@@ -80,7 +97,7 @@ pub fn rank<'a>(
     query: &Query,
     hits: &'a [Hit],
 ) -> Result<Vec<FileHit<'a>>, StoreError> {
-    let mut files = by_file(hits);
+    let mut files = by_file(hits, lexical_evidence);
     let n = files.len().min(COVERED);
     let paths: Vec<&str> = files[..n].iter().map(|f| f.path).collect();
     for (f, s) in files.iter_mut().zip(word_shares(store, warm, query, &paths)?) {

@@ -313,11 +313,49 @@ fn files_rank_by_the_query_words_they_hold_anywhere() {
     for w in [Some(&warm), None] {
         let hits = search(&store, w, q, &Filters::default(), &Context::default(), 10).unwrap();
         // The chunks alone put the one function that holds three words first.
-        let alone: Vec<(&str, f64)> = files::by_file(&hits).iter().map(|f| (f.path, f.score)).collect();
+        let alone: Vec<(&str, f64)> =
+            files::by_file(&hits, files::lexical_evidence).iter().map(|f| (f.path, f.score)).collect();
         assert_eq!(alone[0].0, "cache/memory.py", "warm: {}: {alone:?}", w.is_some());
         let ranked = files::rank(&store, w, &query, &hits).unwrap();
         let order: Vec<&str> = ranked.iter().map(|f| f.path).collect();
         let scores: Vec<f64> = ranked.iter().map(|f| f.score).collect();
         assert_eq!(order[..2], ["cache/store.py", "cache/memory.py"], "warm: {}: {alone:?} {scores:?}", w.is_some());
+    }
+}
+
+/// Code between items (a module's table of limits) is a poorer answer than a function that
+/// speaks of the same words, but fair evidence for its file: the table is what a change to
+/// the limits edits.
+#[test]
+fn a_module_table_ranks_its_file_but_not_above_functions_among_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let others: Vec<(String, String)> =
+        (0..40).map(|i| (format!("lib/m{i}.py"), format!("def helper_{i}(x):\n    return x + {i}\n"))).collect();
+    let mut files = vec![
+        (
+            "wire/limits.py",
+            "HEADER_LIMITS = {\n    'max_bytes': 8192,\n    'max_count': 100,\n    'timeout_seconds': 30,\n    'encoding': 'latin-1',\n    'strict': True,\n}\n\n\ndef clamp(n):\n    return n\n",
+        ),
+        (
+            "wire/reader.py",
+            "def read(stream):\n    \"\"\"Stop at the header limits: max bytes, max count.\"\"\"\n    return stream\n",
+        ),
+    ];
+    files.extend(others.iter().map(|(p, body)| (p.as_str(), body.as_str())));
+    let (store, warm) = indexed(dir.path(), &files);
+    let q = "header limits max bytes";
+    for w in [Some(&warm), None] {
+        let hits = search(&store, w, q, &Filters::default(), &Context::default(), 10).unwrap();
+        let answers: Vec<(&str, &str)> = hits.iter().map(|h| (h.chunk.path.as_str(), h.chunk.kind.as_str())).collect();
+        let scores: Vec<f64> = hits.iter().map(|h| h.score).collect();
+        assert_eq!(
+            answers[..2],
+            [("wire/reader.py", "function"), ("wire/limits.py", "block")],
+            "warm: {}: {scores:?}",
+            w.is_some()
+        );
+        let ranked = files::rank(&store, w, &Query::parse(q), &hits).unwrap();
+        let order: Vec<&str> = ranked.iter().map(|f| f.path).collect();
+        assert_eq!(order[..2], ["wire/limits.py", "wire/reader.py"], "warm: {}: {answers:?}", w.is_some());
     }
 }

@@ -117,7 +117,7 @@ fn run(daemon: &Daemon, session: &Session, args: &Value, hybrid: bool) -> ToolRe
                 Ok(f) => f,
                 Err(e) => return ToolReply::error(format!("{tool}: {e}")),
             };
-            let fused = files::fuse(lexical_files, files::by_file(&semantic_hits), k, semantic_weight);
+            let fused = files::fuse(lexical_files, files::by_file(&semantic_hits, |h| h.score), k, semantic_weight);
             return request.respond(args, &lexical, Some(fused), &note, judge);
         }
         Some(f) => {
@@ -131,7 +131,7 @@ fn run(daemon: &Daemon, session: &Session, args: &Value, hybrid: bool) -> ToolRe
         }
     };
     // Files of vectors' hits (or of fused ones) rank by those hits alone.
-    let files = (files_mode && !from_lexical).then(|| files::by_file(&hits));
+    let files = (files_mode && !from_lexical).then(|| files::by_file(&hits, |h| h.score));
     request.respond(args, &hits, files, &note, judge)
 }
 

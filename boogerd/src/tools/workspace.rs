@@ -109,7 +109,7 @@ pub fn run(daemon: &Daemon, _session: &Session, args: &Value) -> ToolReply {
     }
     let (r, total) = if mode == Mode::FilesWithMatches {
         // Paths carry their project (`name:path`), so files of different projects stay apart.
-        let mut files = files::by_file(&hits);
+        let mut files = files::by_file(&hits, files::lexical_evidence);
         if let Err(e) = cover(&mut files, &owner, &per_project, query) {
             return ToolReply::error(format!("workspace-search: {e}"));
         }
