@@ -19,6 +19,9 @@ const CONCURRENCY: usize = 10;
 /// A project's ranking index, when it is built and current.
 type Warm = Option<std::sync::Arc<Postings>>;
 
+/// One project's answer: its name, index, ranking index and hits.
+type Searched = (String, std::sync::Arc<Store>, Warm, Vec<Hit>);
+
 pub fn run(daemon: &Daemon, _session: &Session, args: &Value) -> ToolReply {
     let query = args.get("query").and_then(Value::as_str).unwrap_or_default();
     let f = filters(args);
@@ -49,7 +52,7 @@ pub fn run(daemon: &Daemon, _session: &Session, args: &Value) -> ToolReply {
     // A project's hit in the merged top `need` is in its own top `need`.
     let need = page.reach();
     // Bounded concurrency: at most CONCURRENCY projects at once.
-    let mut per_project: Vec<(String, std::sync::Arc<crate::store::Store>, Warm, Vec<Hit>)> = Vec::new();
+    let mut per_project: Vec<Searched> = Vec::new();
     for group in stores.chunks(CONCURRENCY) {
         let results: Vec<_> = std::thread::scope(|s| {
             let handles: Vec<_> = group
@@ -124,12 +127,7 @@ pub fn run(daemon: &Daemon, _session: &Session, args: &Value) -> ToolReply {
 /// Each project's first files gain for the share of the query's words they hold, as
 /// `search` ranks files ([`files::rank`]), each looked up in its own project's index; then
 /// the files are ranked again. `owner[id]` is the project (in `projects`) of the hit `id`.
-fn cover(
-    files: &mut [FileHit<'_>],
-    owner: &[usize],
-    projects: &[(String, std::sync::Arc<Store>, Warm, Vec<Hit>)],
-    query: &str,
-) -> Result<(), StoreError> {
+fn cover(files: &mut [FileHit<'_>], owner: &[usize], projects: &[Searched], query: &str) -> Result<(), StoreError> {
     let query = crate::search::Query::parse(query);
     for (pi, (name, store, warm, _)) in projects.iter().enumerate() {
         let mine: Vec<usize> = (0..files.len())
