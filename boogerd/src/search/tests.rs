@@ -14,6 +14,16 @@ fn indexed(root: &std::path::Path, files: &[(&str, &str)]) -> (Store, postings::
     (store, warm)
 }
 
+/// [`indexed`], among 60 small unrelated modules (so that the query's words are rare, as in a
+/// real project, and weigh what they would there).
+fn indexed_among_others(root: &std::path::Path, files: &[(&str, &str)]) -> (Store, postings::Postings) {
+    let others: Vec<(String, String)> =
+        (0..60).map(|i| (format!("lib/m{i}.py"), format!("def helper_{i}(x):\n    return x + {i}\n"))).collect();
+    let mut all = files.to_vec();
+    all.extend(others.iter().map(|(p, body)| (p.as_str(), body.as_str())));
+    indexed(root, &all)
+}
+
 /// The in-memory index and FTS5 must agree: the warm path is an optimisation only.
 #[test]
 fn warm_index_ranks_like_fts5() {
@@ -265,15 +275,12 @@ fn release_notes_come_after_the_code() {
     let entry = "- Retry the upload when the connection times out: retry, upload, connection, times out.\n";
     let changelog = format!("# Changes\n\n## 2.1\n\n{}", entry.repeat(4));
     // Other code, so the query's words are rare (as in a real project) and weigh what they do there.
-    let others: Vec<(String, String)> =
-        (0..60).map(|i| (format!("lib/m{i}.py"), format!("def helper_{i}(x):\n    return x + {i}\n"))).collect();
-    let mut files = vec![
+    let files = [
         ("CHANGELOG.md", changelog.as_str()),
         ("net/upload.py", "def send(blob):\n    \"\"\"Sends blob; on timeout, tries again.\"\"\"\n    return blob\n"),
         ("net/io.py", "def connect():\n    \"\"\"Opens the connection.\"\"\"\n"),
     ];
-    files.extend(others.iter().map(|(p, body)| (p.as_str(), body.as_str())));
-    let (store, warm) = indexed(dir.path(), &files);
+    let (store, warm) = indexed_among_others(dir.path(), &files);
     let ctx = Context::default();
     let paths = |q: &str| -> Vec<String> {
         let hits = search(&store, Some(&warm), q, &Filters::default(), &ctx, 10).unwrap();
@@ -294,9 +301,7 @@ fn release_notes_come_after_the_code() {
 #[test]
 fn files_rank_by_the_query_words_they_hold_anywhere() {
     let dir = tempfile::tempdir().unwrap();
-    let others: Vec<(String, String)> =
-        (0..60).map(|i| (format!("lib/m{i}.py"), format!("def helper_{i}(x):\n    return x + {i}\n"))).collect();
-    let mut files = vec![
+    let files = [
         (
             "cache/store.py",
             "def expire(cache):\n    \"\"\"Evict stale items.\"\"\"\n    cache.pop()\n\n\ndef save(cache):\n    \"\"\"Write the entries to disk.\"\"\"\n    dump(cache)\n",
@@ -306,8 +311,7 @@ fn files_rank_by_the_query_words_they_hold_anywhere() {
             "def purge(items):\n    \"\"\"Evict stale entries; evict stale entries first.\"\"\"\n    return items\n",
         ),
     ];
-    files.extend(others.iter().map(|(p, body)| (p.as_str(), body.as_str())));
-    let (store, warm) = indexed(dir.path(), &files);
+    let (store, warm) = indexed_among_others(dir.path(), &files);
     let q = "evict stale entries from disk";
     let query = Query::parse(q);
     for w in [Some(&warm), None] {
@@ -329,9 +333,7 @@ fn files_rank_by_the_query_words_they_hold_anywhere() {
 #[test]
 fn a_module_table_ranks_its_file_but_not_above_functions_among_answers() {
     let dir = tempfile::tempdir().unwrap();
-    let others: Vec<(String, String)> =
-        (0..40).map(|i| (format!("lib/m{i}.py"), format!("def helper_{i}(x):\n    return x + {i}\n"))).collect();
-    let mut files = vec![
+    let files = [
         (
             "wire/limits.py",
             "HEADER_LIMITS = {\n    'max_bytes': 8192,\n    'max_count': 100,\n    'timeout_seconds': 30,\n    'encoding': 'latin-1',\n    'strict': True,\n}\n\n\ndef clamp(n):\n    return n\n",
@@ -341,8 +343,7 @@ fn a_module_table_ranks_its_file_but_not_above_functions_among_answers() {
             "def read(stream):\n    \"\"\"Stop at the header limits: max bytes, max count.\"\"\"\n    return stream\n",
         ),
     ];
-    files.extend(others.iter().map(|(p, body)| (p.as_str(), body.as_str())));
-    let (store, warm) = indexed(dir.path(), &files);
+    let (store, warm) = indexed_among_others(dir.path(), &files);
     let q = "header limits max bytes";
     for w in [Some(&warm), None] {
         let hits = search(&store, w, q, &Filters::default(), &Context::default(), 10).unwrap();
