@@ -295,6 +295,14 @@ fn release_notes_come_after_the_code() {
     assert_eq!(paths("changelog: retry the upload when the connection times out")[0], "CHANGELOG.md");
 }
 
+/// `q`'s hits and, as files_with_matches ranks them, its files' paths, by the ranking index
+/// (`warm`) or by FTS5.
+fn hits_and_files(store: &Store, warm: Option<&postings::Postings>, q: &str) -> (Vec<Hit>, Vec<String>) {
+    let hits = search(store, warm, q, &Filters::default(), &Context::default(), 10).unwrap();
+    let files = files::rank(store, warm, &Query::parse(q), &hits).unwrap().iter().map(|f| f.path.to_owned()).collect();
+    (hits, files)
+}
+
 /// files_with_matches: a file holding every word of a task across its functions comes before
 /// a file with one function holding most of them, on both paths (the words are found in the
 /// ranking index, or by FTS5).
@@ -312,18 +320,13 @@ fn files_rank_by_the_query_words_they_hold_anywhere() {
         ),
     ];
     let (store, warm) = indexed_among_others(dir.path(), &files);
-    let q = "evict stale entries from disk";
-    let query = Query::parse(q);
     for w in [Some(&warm), None] {
-        let hits = search(&store, w, q, &Filters::default(), &Context::default(), 10).unwrap();
+        let (hits, order) = hits_and_files(&store, w, "evict stale entries from disk");
         // The chunks alone put the one function that holds three words first.
         let alone: Vec<(&str, f64)> =
             files::by_file(&hits, files::lexical_evidence).iter().map(|f| (f.path, f.score)).collect();
         assert_eq!(alone[0].0, "cache/memory.py", "warm: {}: {alone:?}", w.is_some());
-        let ranked = files::rank(&store, w, &query, &hits).unwrap();
-        let order: Vec<&str> = ranked.iter().map(|f| f.path).collect();
-        let scores: Vec<f64> = ranked.iter().map(|f| f.score).collect();
-        assert_eq!(order[..2], ["cache/store.py", "cache/memory.py"], "warm: {}: {alone:?} {scores:?}", w.is_some());
+        assert_eq!(order[..2], ["cache/store.py", "cache/memory.py"], "warm: {}: {alone:?}", w.is_some());
     }
 }
 
@@ -344,9 +347,8 @@ fn a_module_table_ranks_its_file_but_not_above_functions_among_answers() {
         ),
     ];
     let (store, warm) = indexed_among_others(dir.path(), &files);
-    let q = "header limits max bytes";
     for w in [Some(&warm), None] {
-        let hits = search(&store, w, q, &Filters::default(), &Context::default(), 10).unwrap();
+        let (hits, order) = hits_and_files(&store, w, "header limits max bytes");
         let answers: Vec<(&str, &str)> = hits.iter().map(|h| (h.chunk.path.as_str(), h.chunk.kind.as_str())).collect();
         let scores: Vec<f64> = hits.iter().map(|h| h.score).collect();
         assert_eq!(
@@ -355,8 +357,6 @@ fn a_module_table_ranks_its_file_but_not_above_functions_among_answers() {
             "warm: {}: {scores:?}",
             w.is_some()
         );
-        let ranked = files::rank(&store, w, &Query::parse(q), &hits).unwrap();
-        let order: Vec<&str> = ranked.iter().map(|f| f.path).collect();
         assert_eq!(order[..2], ["wire/limits.py", "wire/reader.py"], "warm: {}: {answers:?}", w.is_some());
     }
 }
