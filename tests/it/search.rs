@@ -451,14 +451,24 @@ fn content_shows_the_lines_that_match_and_how_to_see_the_rest() {
 }
 
 /// Inputs have limits with clear errors, and no input makes an answer break its budget: a
-/// long note is cut where search shows it, a long query is not echoed whole.
+/// pasted issue of 25,000 characters is searched (a query has no length limit below the
+/// message's), a long pattern is refused, a long note is cut where search shows it, a long
+/// query is not echoed whole.
 #[test]
-fn long_inputs_are_refused_or_cut_never_echoed_whole() {
+fn long_inputs_are_searched_refused_or_cut_never_echoed_whole() {
     let env = Env::new();
     let _d = env.start_daemon();
     let root = project(&env, "limits");
-    let huge = "word ".repeat(2_000);
-    let (text, _, err) = search(&env, &root, json!({ "query": huge }));
+    let issue = format!(
+        "parse_config fails on an empty file\n\n{}",
+        "When the config file is empty the server stops. ".repeat(540)
+    );
+    assert!(issue.len() > 25_000);
+    let (text, data, err) = search(&env, &root, json!({ "query": issue, "output_mode": "files_with_matches" }));
+    assert!(!err, "{}", &text[..text.len().min(300)]);
+    assert_eq!(data["results"][0]["path"], "src/config.rs", "{text}");
+    assert!(text.len() < 2_000, "{} bytes: the query was echoed whole", text.len());
+    let (text, _, err) = env.call(&root, "s1", "grep", json!({ "pattern": "w".repeat(5_000) }));
     assert!(err && text.contains("at most 4096") && text.len() < 300, "{}", &text[..text.len().min(300)]);
     let note = "n".repeat(4_000);
     let (_, _, err) = env.call(&root, "s1", "annotate", json!({ "target": "src/config.rs", "note": note }));

@@ -92,7 +92,7 @@ macro_rules! listed {
 
 const LISTED_MODE: Param =
     param("output_mode", Kind::Enum(&["signatures", "files_with_matches", "count"]), "Default: signatures.");
-const QUERY: Param = required("query", Kind::String, "Words, identifiers or \"exact phrases\".");
+const QUERY: Param = required("query", Kind::Text, "Words, identifiers or \"exact phrases\".");
 const SYMBOL: Param = required("symbol", Kind::String, "A name, e.g. parse_config or Server.start.");
 const PATHS: Param =
     Param { required: true, ..positional("paths", Kind::Strings, "Files or folders, relative to the project.") };
@@ -225,7 +225,7 @@ pub const SEARCH_EXPAND: ToolSpec = ToolSpec {
               answer is and what surrounds it. A third of max_tokens (default 1000) goes to the results, the \
               rest to the outlines.",
     params: &[
-        required("query", Kind::String, "As for search."),
+        required("query", Kind::Text, "As for search."),
         param("top_files", Kind::Integer { min: 1, max: 10 }, "Files to outline. Default: 3."),
         HEAD_LIMIT,
         KIND,
@@ -250,7 +250,7 @@ pub const WORKSPACE_SEARCH: ToolSpec = ToolSpec {
     details: "Run `search` in all registered projects in one call; results are ranked together and tagged with \
               their project.",
     params: &[
-        required("query", Kind::String, "As for search."),
+        required("query", Kind::Text, "As for search."),
         OUTPUT_MODE,
         HEAD_LIMIT,
         OFFSET,
@@ -483,7 +483,7 @@ pub const SEMANTIC_SEARCH: ToolSpec = ToolSpec {
               closest to the query's (exact cosine over the project's vectors, computed in the background by the \
               daemon). Same filters, output modes and budget as `search`. While vectors are missing or being \
               computed, the answer says so and gives lexical results.",
-    params: ranked!(required("query", Kind::String, "A question or description in plain words.")),
+    params: ranked!(required("query", Kind::Text, "A question or description in plain words.")),
     effect: Effect::ReadOnly,
     mcp_json: false,
 };
@@ -501,7 +501,7 @@ pub const HYBRID_SEARCH: ToolSpec = ToolSpec {
               share, default 0.7). Same filters, output modes and budget as `search`; without vectors it answers \
               lexically and says so.",
     params: ranked!(
-        required("query", Kind::String, "Words, identifiers or a question."),
+        required("query", Kind::Text, "Words, identifiers or a question."),
         param("fusion", Kind::Enum(&["rrf", "alpha"]), "Default: rrf."),
         param("k", Kind::Integer { min: 1, max: 1_000 }, "RRF constant. Default: 60."),
         param(

@@ -13,15 +13,18 @@ mod profile;
 pub use catalogue::*;
 pub use profile::Profile;
 
-/// The longest string argument a tool takes (a query, a pattern, a note, a path), in
-/// characters: enough for any real one, and it keeps a pasted file from becoming a query
-/// whose every word is searched for.
+/// The longest string argument a tool takes (a pattern, a note, a path), in characters:
+/// enough for any real one. A query ([`Kind::Text`]) has no such limit: agents paste whole
+/// issue reports and tracebacks, and search reads them for what carries weight.
 pub const MAX_STRING_CHARS: usize = 4_096;
 
 /// The type of one argument.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Kind {
     String,
+    /// Free text of any length up to the message limit: a query, which may be a pasted issue
+    /// report, traceback or log.
+    Text,
     Integer {
         min: i64,
         max: i64,
@@ -112,7 +115,7 @@ pub fn names() -> Vec<&'static str> {
 impl Kind {
     fn schema(&self) -> Value {
         match *self {
-            Kind::String => json!({ "type": "string" }),
+            Kind::String | Kind::Text => json!({ "type": "string" }),
             Kind::Integer { min, max } => json!({ "type": "integer", "minimum": min, "maximum": max }),
             Kind::Boolean => json!({ "type": "boolean" }),
             Kind::Number { min, max } => json!({ "type": "number", "minimum": min, "maximum": max }),
@@ -132,7 +135,7 @@ impl Kind {
 
     fn describe(&self) -> String {
         match *self {
-            Kind::String => "a string".to_owned(),
+            Kind::String | Kind::Text => "a string".to_owned(),
             Kind::Integer { min, max } => format!("an integer from {min} to {max}"),
             Kind::Boolean => "true or false".to_owned(),
             Kind::Number { min, max } => format!("a number from {min} to {max}"),
@@ -144,7 +147,7 @@ impl Kind {
 
     fn accepts(&self, v: &Value) -> bool {
         match *self {
-            Kind::String => v.is_string(),
+            Kind::String | Kind::Text => v.is_string(),
             Kind::Integer { min, max } => v.as_i64().is_some_and(|n| (min..=max).contains(&n)),
             Kind::Boolean => v.is_boolean(),
             Kind::Number { min, max } => v.as_f64().is_some_and(|n| n >= min && n <= max),
@@ -163,7 +166,7 @@ impl Kind {
     /// Converts one command-line word to a JSON value of this kind.
     fn parse_word(&self, word: &str) -> Result<Value, String> {
         match *self {
-            Kind::String | Kind::Enum(_) => Ok(Value::String(word.to_owned())),
+            Kind::String | Kind::Text | Kind::Enum(_) => Ok(Value::String(word.to_owned())),
             Kind::Integer { .. } => {
                 word.parse::<i64>().map(Value::from).map_err(|_| format!("expected an integer, got {word:?}"))
             }
@@ -243,7 +246,7 @@ impl ToolSpec {
                     ));
                 }
                 None | Some(Value::Null) => {}
-                Some(Value::String(text)) if text.chars().count() > MAX_STRING_CHARS => {
+                Some(Value::String(text)) if p.kind != Kind::Text && text.chars().count() > MAX_STRING_CHARS => {
                     return Err(format!(
                         "{}: argument `{}` is {} characters long; at most {MAX_STRING_CHARS} are accepted: shorten it.",
                         self.name,
@@ -285,7 +288,7 @@ impl ToolSpec {
         let mut ex = Map::new();
         for p in self.params.iter().filter(|p| p.required) {
             let v = match p.kind {
-                Kind::String => json!("..."),
+                Kind::String | Kind::Text => json!("..."),
                 Kind::Integer { min, .. } => json!(min.max(1)),
                 Kind::Boolean => json!(true),
                 Kind::Number { min, .. } => json!(min),
@@ -340,7 +343,10 @@ impl ToolSpec {
             }
             let Some(p) = positionals.next() else {
                 let only = self.params.iter().filter(|p| p.positional).count() == 1;
-                match last.filter(|p| only && p.kind == Kind::String).and_then(|p| args.get_mut(p.name)) {
+                match last
+                    .filter(|p| only && matches!(p.kind, Kind::String | Kind::Text))
+                    .and_then(|p| args.get_mut(p.name))
+                {
                     Some(Value::String(s)) => {
                         s.push(' ');
                         s.push_str(word);
