@@ -24,15 +24,21 @@ use crate::store::Store;
 pub const DEFAULT_THRESHOLD: f64 = 0.17;
 /// What a result holding just one word of a longer query keeps of its share.
 const LONE_WORD: f64 = 0.5;
-/// Hybrid search's semantic weight (against lexical's 1) for a question ("where do we retry
-/// failed uploads"): on the standard library's hand-written questions it adds 0.08 nl R@10
-/// over lexical search (BENCHMARKS.md).
-pub const QUESTION_SEMANTIC_WEIGHT: f64 = 0.3;
+/// Hybrid search's semantic weight (against lexical's 1) for a question or a description
+/// ("where do we retry failed uploads"): 0, lexical search's own order, the semantic hits
+/// filling the list after it. At 0.3 it added 0.08 nl R@10 on the standard library's
+/// descriptions, but ranked below lexical search on commit subjects phrased the same way
+/// ("Use via extractor's rejection", "Apply FD_CLOEXEC on sockets": axum 0.826 against
+/// 0.862) and on a peer's published questions (NDCG@10 0.711 against 0.720) (BENCHMARKS.md).
+/// Hybrid search is never worse than lexical search by default; `semantic_weight` sets it.
+pub const QUESTION_SEMANTIC_WEIGHT: f64 = 0.0;
 /// Hybrid search's semantic weight for a change request in a commit subject's words ("fix
-/// completion for persistent flags") without calibration: on five real repositories' subjects
-/// 0.1 did best of the weights tried, and 0.3 fell below lexical search (BENCHMARKS.md).
+/// completion for persistent flags") without calibration: 0, lexical search's own order
+/// (semantic hits only fill the list after it). On five real repositories' subjects every
+/// weight tried, 0.1 included, ranked below lexical search on four of them (BENCHMARKS.md);
+/// as in calibration, a semantic voice must earn its place on the project's own history.
 /// History measures only queries of this kind, so calibration sets only this weight.
-pub const DEFAULT_SEMANTIC_WEIGHT: f64 = 0.1;
+pub const DEFAULT_SEMANTIC_WEIGHT: f64 = 0.0;
 /// The key of the calibration in the index's `meta`.
 pub const META_KEY: &str = "calibration";
 /// How many of the first results are looked at.
@@ -72,8 +78,16 @@ impl Calibration {
     /// Hybrid search's semantic weight for `query`: a change request gets this project's
     /// (calibrated on its commit subjects, which are change requests), a question the one
     /// measured on questions.
+    /// A pasted passage gets 0: no weight was measured on passages, and lexical search
+    /// already reads them for their files and names.
     pub fn semantic_weight_for(&self, query: &super::Query) -> f64 {
-        if query.change { self.semantic_weight } else { QUESTION_SEMANTIC_WEIGHT }
+        if query.passage.is_some() {
+            0.0
+        } else if query.change {
+            self.semantic_weight
+        } else {
+            QUESTION_SEMANTIC_WEIGHT
+        }
     }
 }
 
@@ -124,6 +138,20 @@ impl Confidence {
     }
 }
 
+/// How many of a passage's words confidence is judged on.
+const PASSAGE_WORDS: usize = 12;
+
+/// The words an answer's confidence is judged on: a query's tokens; a passage's heaviest
+/// words that the project holds. A pasted report names people, paths and versions no file
+/// holds, and no chunk holds more than a few of its sixty words: judged on them all, a
+/// report about this very project read as "no good match".
+pub fn words_of(query: &super::Query, warm: &Postings) -> Vec<String> {
+    match query.passage {
+        Some(_) => warm.heaviest(&query.weighted_tokens(), PASSAGE_WORDS).into_iter().map(|(w, _)| w).collect(),
+        None => query.tokens(),
+    }
+}
+
 /// How much of `words` (the query's tokens) the first results (chunk `ids`, best first)
 /// hold, judged against `calibration`. No results: score 0.
 pub fn assess(warm: &Postings, words: &[String], ids: &[i64], calibration: &Calibration) -> Confidence {
@@ -153,6 +181,32 @@ pub fn assess(warm: &Postings, words: &[String], ids: &[i64], calibration: &Cali
         calibrated: calibration.is_calibrated(),
         unknown,
         held,
+        words: words.len(),
+    }
+}
+
+/// As [`assess`], for a passage: how much of its heaviest `words` the first files (`paths`)
+/// hold, each file as a whole. A report's words are spread over the file it is about (the
+/// traceback's names in one function, its nouns in another), so no chunk holds a share that
+/// tells a good answer from a poor one; a file does.
+pub fn assess_files(warm: &Postings, words: &[String], paths: &[&str], calibration: &Calibration) -> Confidence {
+    let found = warm.coverage(words, &[]);
+    let total: f64 = found.iter().map(|w| w.idf).sum();
+    let held = warm.words_in_files(words, paths);
+    let (mut score, mut count) = (0.0, 0);
+    for mask in held {
+        let mine: f64 = found.iter().enumerate().filter(|(i, _)| mask & (1 << i) != 0).map(|(_, w)| w.idf).sum();
+        let share = if total > 0.0 { mine / total } else { 0.0 };
+        if share > score {
+            (score, count) = (share, mask.count_ones() as usize);
+        }
+    }
+    Confidence {
+        score,
+        threshold: calibration.threshold,
+        calibrated: calibration.is_calibrated(),
+        unknown: Vec::new(),
+        held: count,
         words: words.len(),
     }
 }
@@ -196,6 +250,9 @@ mod tests {
         let c = Calibration { semantic_weight: 0.75, ..Calibration::default() };
         assert_eq!(c.semantic_weight_for(&Query::parse("fix completion for persistent flags")), 0.75);
         assert_eq!(c.semantic_weight_for(&Query::parse("where do we retry failed uploads")), QUESTION_SEMANTIC_WEIGHT);
+        let pasted = "Uploads are not retried\n\nWhen an upload fails with a timeout, the client gives up at once instead of \
+            retrying it three times as the documentation of the retry option says it should do.";
+        assert_eq!(c.semantic_weight_for(&Query::parse(pasted)), 0.0, "no weight was measured on passages");
         assert_eq!(
             Calibration::default().semantic_weight_for(&Query::parse("add retries to uploads")),
             DEFAULT_SEMANTIC_WEIGHT

@@ -97,6 +97,9 @@ pub fn rank<'a>(
     query: &Query,
     hits: &'a [Hit],
 ) -> Result<Vec<FileHit<'a>>, StoreError> {
+    if let (Some(_), Some(w)) = (&query.passage, warm) {
+        return super::passage_files::rank(store, w, query, hits);
+    }
     let mut files = by_file(hits, lexical_evidence);
     let n = files.len().min(COVERED);
     let paths: Vec<&str> = files[..n].iter().map(|f| f.path).collect();

@@ -27,12 +27,18 @@
 //! chunks paid for tokens no answer spends now).
 //! `files` ranks files from these chunks, and by the share of the query's words each file holds,
 //! for `files_with_matches`.
+//!
+//! A question's first page is spread over files (`spread`). A pasted passage (an issue, a
+//! traceback: `passage`) is ranked by its heaviest words, each with its weight, and its
+//! chunks are put in the order of the files it asks to change (`passage_files`).
 
 pub mod confidence;
 pub mod files;
 pub mod format;
 pub mod grams;
 pub mod lines;
+pub mod passage;
+mod passage_files;
 pub mod postings;
 pub mod query;
 pub mod segment;
@@ -50,6 +56,9 @@ pub use query::Query;
 const CANDIDATES: usize = 300;
 /// The warm index's passes (all terms, any term) each keep this many for re-ranking.
 const WARM_CANDIDATES: usize = 200;
+/// A passage's: no chunk holds all its words, and its files are ranked from these chunks
+/// (the file its words point to must have one among them).
+const PASSAGE_CANDIDATES: usize = 1_000;
 
 pub use crate::store::context::Context;
 
@@ -79,15 +88,23 @@ pub fn search(
     let mut by_id: HashMap<i64, (Candidate, f64)> = HashMap::new();
     // The warm index answers unless the query quotes an exact phrase (that needs FTS5's
     // positions); words joined by punctuation count as their separate tokens there.
-    if let Some(p) = warm.filter(|_| !text.contains('"') && postings::Postings::supports(filters)) {
-        let tokens = query.tokens();
+    // A passage's quotes are its author's, not a phrase to match exactly.
+    let phrase = text.contains('"') && query.passage.is_none();
+    if let Some(p) = warm.filter(|_| !phrase && postings::Postings::supports(filters)) {
+        let (tokens, limit) = match query.passage {
+            Some(_) => (p.heaviest(&query.weighted_tokens(), postings::PASSAGE_TERMS), PASSAGE_CANDIDATES),
+            None => (query.weighted_tokens(), WARM_CANDIDATES),
+        };
         for (c, all_terms) in
-            store.cached_rank(&tokens, filters, p.content_generation, || p.rank(&tokens, filters, WARM_CANDIDATES))
+            store.cached_rank(&tokens, filters, p.content_generation, || p.rank(&tokens, filters, limit))
         {
             let bonus = if query.terms.len() > 1 && all_terms { 3.0 } else { 0.0 };
             by_id.insert(c.id, (c, bonus));
         }
         let mut hits = finish(by_id, &query, text, ctx);
+        if query.passage.is_some() {
+            hits = passage_files::lead_with_files(store, p, &query, hits)?;
+        }
         // Read the full rows (signature, parent) of the hits that will be shown.
         let page: Vec<(i64, f64)> = hits.iter().take(need).map(|h| (h.chunk.id, h.chunk.bm25)).collect();
         let mut full: HashMap<i64, Candidate> = store.candidates_by_id(&page)?.into_iter().map(|c| (c.id, c)).collect();
@@ -114,7 +131,7 @@ pub fn search(
 /// Re-ranks the candidates (with their AND bonus) into hits, best first.
 fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx: &Context) -> Vec<Hit> {
     let hints = kind_hints(text);
-    let wants_tests = query.words.iter().any(|w| w.starts_with("test") || w == "spec");
+    let wants_tests = query.wants_tests();
     let asks_for_docs = query.asks_for_docs();
     let mut hits: Vec<Hit> = by_id
         .into_values()
@@ -153,6 +170,9 @@ fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx:
             .then(a.chunk.path.cmp(&b.chunk.path))
             .then(a.chunk.start_line.cmp(&b.chunk.start_line))
     });
+    if query.question {
+        spread(&mut hits, SPREAD_MARGIN);
+    }
     if query.change && !wants_tests {
         show_tests(&mut hits);
     }
@@ -161,6 +181,36 @@ fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx:
 
 /// How many results the first page of an answer holds (`head_limit`'s default).
 const FIRST_PAGE: usize = 10;
+
+/// How much better than the best chunk of a file not yet shown a second chunk of a shown
+/// file must score to come first: a definition's bonus.
+const SPREAD_MARGIN: f64 = 3.0;
+
+/// Spreads the first two pages over files: a chunk of a file already shown waits for the
+/// best chunk of a file not yet shown unless it is clearly better (by `margin`). A question
+/// is answered in several places (the route table, the handler, the matcher), and the
+/// chunks of the one file holding most of its words crowded them out. Scores stay: a file
+/// still ranks on its own evidence in files mode.
+fn spread(hits: &mut Vec<Hit>, margin: f64) {
+    let window = (2 * FIRST_PAGE).min(hits.len());
+    let mut order: Vec<usize> = (0..hits.len()).collect();
+    let mut shown: Vec<&str> = Vec::with_capacity(window);
+    for i in 0..window {
+        let seen = |j: usize| shown.contains(&hits[order[j]].chunk.path.as_str());
+        if seen(i)
+            && let Some(j) = (i + 1..order.len()).find(|&j| !seen(j))
+            && hits[order[i]].score < hits[order[j]].score + margin
+        {
+            order[i..=j].rotate_right(1);
+        }
+        shown.push(hits[order[i]].chunk.path.as_str());
+    }
+    if order.iter().enumerate().all(|(i, &o)| i == o) {
+        return;
+    }
+    let mut taken: Vec<Option<Hit>> = std::mem::take(hits).into_iter().map(Some).collect();
+    *hits = order.into_iter().filter_map(|i| taken[i].take()).collect();
+}
 
 /// How many test chunks a change request's first page holds, when the project has them.
 const TESTS_SHOWN: usize = 2;
@@ -259,9 +309,11 @@ const DOC_WORDS: &[&str] = &[
 ];
 
 impl Query {
-    /// The query names documentation (or release notes): prose is what it wants.
+    /// The query names documentation (or release notes): prose is what it wants. A passage
+    /// asks in its title (its body may well point at the docs it read).
     fn asks_for_docs(&self) -> bool {
-        self.words.iter().any(|w| DOC_WORDS.contains(&w.as_str()))
+        let words = self.passage.as_ref().map_or(&self.words, |p| &p.title);
+        words.iter().any(|w| DOC_WORDS.contains(&w.as_str()))
     }
 }
 
@@ -326,17 +378,23 @@ fn rerank(c: &Candidate, q: &Query, hints: &[&str], ctx: &Context, annotated: bo
 
 /// Test code: in a test folder or file, a test function, or inside a test module.
 pub fn is_test(c: &Candidate) -> bool {
-    let path = c.path.as_str();
+    is_test_file(&c.path)
+        || c.name.starts_with("test_")
+        || c.name.starts_with("Test")
+        // Rust's `mod tests` / `mod test`.
+        || c.parent.as_deref().is_some_and(|p| p == "tests" || p == "test")
+}
+
+/// A test file: in a test folder, or named as one (`test_x.py`, `x_test.go`, `x.spec.ts`,
+/// `conftest.py`).
+pub fn is_test_file(path: &str) -> bool {
     let file = path.rsplit('/').next().unwrap_or(path);
     path.split('/').any(|seg| matches!(seg, "test" | "tests" | "testing" | "__tests__" | "spec"))
         || file.starts_with("test_")
         || file.contains("_test.")
         || file.contains(".test.")
         || file.contains(".spec.")
-        || c.name.starts_with("test_")
-        || c.name.starts_with("Test")
-        // Rust's `mod tests` / `mod test`.
-        || c.parent.as_deref().is_some_and(|p| p == "tests" || p == "test")
+        || file == "conftest.py"
 }
 
 /// What each query word in a file's name (`persist` in `persist.ts`, `sse` in `sse.rs`,

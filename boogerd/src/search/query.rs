@@ -6,8 +6,10 @@
 //! English filler words are dropped from natural-language queries (not from a query that is
 //! only filler).
 
+use super::passage::Passage;
+
 /// A parsed query.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Query {
     /// Quoted FTS5 phrases, one per term.
     pub terms: Vec<String>,
@@ -29,7 +31,21 @@ pub struct Query {
     /// File names the query writes out (`test_requests.py`, `adapters/libevent.h`),
     /// lowercase.
     pub files: Vec<String>,
+    /// The query asks a question: it opens with an interrogative (`how does …`, `where is
+    /// …`) or ends with `?`.
+    pub question: bool,
+    /// A pasted issue, traceback or log, read for its weighted words, the files and the
+    /// identifiers it names; `None` for a few words.
+    pub passage: Option<Passage>,
 }
+
+/// How many of a passage's heaviest words stand for it where a query's words are listed
+/// (word coverage, confidence, name matching); the ranking index picks its own by weight
+/// and idf.
+const PASSAGE_WORDS_KEPT: usize = 64;
+
+/// How many of those a query for FTS5 (before the ranking index is built) holds.
+const PASSAGE_TERMS: usize = 32;
 
 /// Verbs (and commit types) that open a change request.
 const CHANGE_VERBS: &[&str] = &[
@@ -117,6 +133,10 @@ const TASK_ONLY_VERBS: &[&str] = &[
     "allows",
 ];
 
+/// Words that open a question.
+const INTERROGATIVES: &[&str] =
+    &["how", "what", "where", "which", "why", "when", "who", "does", "do", "is", "are", "can", "should"];
+
 const STOPWORDS: &[&str] = &[
     "a",
     "an",
@@ -197,8 +217,16 @@ const STOPWORDS: &[&str] = &[
     "implementation",
 ];
 
+/// An English filler word, dropped from queries and passages.
+pub fn is_stopword(w: &str) -> bool {
+    STOPWORDS.contains(&w)
+}
+
 impl Query {
     pub fn parse(text: &str) -> Query {
+        if let Some(passage) = Passage::read(text) {
+            return Self::of_passage(passage);
+        }
         // Control characters mean nothing in a query, and a NUL would end FTS5's string early.
         let cleaned: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
         let text = cleaned.as_str();
@@ -303,7 +331,51 @@ impl Query {
             .map(|t| t.trim_end_matches([':', '.']).to_lowercase())
             .filter(|t| is_file_name(t))
             .collect();
-        Query { terms, words, change, naming_from, idents, scope: scope(text), files }
+        let question = text.trim_end().ends_with('?')
+            || raw.first().is_some_and(|(t, phrase)| !phrase && INTERROGATIVES.contains(&t.to_lowercase().as_str()));
+        Query { terms, words, change, naming_from, idents, scope: scope(text), files, question, passage: None }
+    }
+
+    /// A passage as a query: its heaviest words, none of which names a chunk alone (the
+    /// identifiers it writes as code do), read as a request for a change.
+    fn of_passage(passage: Passage) -> Query {
+        let words: Vec<String> = passage.tokens.iter().take(PASSAGE_WORDS_KEPT).map(|(w, _)| w.clone()).collect();
+        let terms = words.iter().take(PASSAGE_TERMS).map(|w| format!("\"{w}\"")).collect();
+        let mut idents: Vec<String> = Vec::new();
+        for n in &passage.names {
+            let bare: String = bare_identifier_chars(n).collect();
+            if !idents.contains(&bare) {
+                idents.push(bare);
+            }
+        }
+        Query {
+            terms,
+            naming_from: words.len(),
+            words,
+            change: true,
+            idents,
+            scope: Vec::new(),
+            files: Vec::new(),
+            question: false,
+            passage: Some(passage),
+        }
+    }
+
+    /// The query's words with their weights, for the ranking index: a passage's all (the
+    /// index keeps the heaviest by weight and idf), a query's each at 1.
+    pub fn weighted_tokens(&self) -> Vec<(String, f64)> {
+        match &self.passage {
+            Some(p) => p.tokens.clone(),
+            None => self.tokens().into_iter().map(|t| (t, 1.0)).collect(),
+        }
+    }
+
+    /// The query is about tests: it names them (a passage, in its title).
+    pub fn wants_tests(&self) -> bool {
+        match &self.passage {
+            Some(p) => p.about_tests(),
+            None => self.words.iter().any(|w| w.starts_with("test") || w == "spec"),
+        }
     }
 
     pub fn is_empty(&self) -> bool {

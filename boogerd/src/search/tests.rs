@@ -3,7 +3,7 @@
 use super::*;
 
 /// `files` written under `root`, indexed, and their ranking index built.
-fn indexed(root: &std::path::Path, files: &[(&str, &str)]) -> (Store, postings::Postings) {
+pub(super) fn indexed(root: &std::path::Path, files: &[(&str, &str)]) -> (Store, postings::Postings) {
     for (p, body) in files {
         std::fs::create_dir_all(root.join(p).parent().unwrap()).unwrap();
         std::fs::write(root.join(p), body).unwrap();
@@ -16,7 +16,7 @@ fn indexed(root: &std::path::Path, files: &[(&str, &str)]) -> (Store, postings::
 
 /// [`indexed`], among 60 small unrelated modules (so that the query's words are rare, as in a
 /// real project, and weigh what they would there).
-fn indexed_among_others(root: &std::path::Path, files: &[(&str, &str)]) -> (Store, postings::Postings) {
+pub(super) fn indexed_among_others(root: &std::path::Path, files: &[(&str, &str)]) -> (Store, postings::Postings) {
     let others: Vec<(String, String)> =
         (0..60).map(|i| (format!("lib/m{i}.py"), format!("def helper_{i}(x):\n    return x + {i}\n"))).collect();
     let mut all = files.to_vec();
@@ -359,4 +359,46 @@ fn a_module_table_ranks_its_file_but_not_above_functions_among_answers() {
         );
         assert_eq!(order[..2], ["wire/limits.py", "wire/reader.py"], "warm: {}: {answers:?}", w.is_some());
     }
+}
+
+/// A question's first page spreads over files: the second and third chunks of the file that
+/// holds most of its words wait for the best chunk of another file, unless clearly better.
+#[test]
+fn a_question_first_page_takes_one_chunk_per_file_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = [
+        (
+            "router/table.py",
+            "def match_path(path):\n    \"\"\"Match a path against the route table, trailing slash too.\"\"\"\n    return path\n\n\ndef strip_slash(path):\n    \"\"\"A trailing slash on a path is dropped before the route table is read.\"\"\"\n    return path\n\n\ndef route_table():\n    \"\"\"The route table, each path with its trailing slash.\"\"\"\n    return {}\n",
+        ),
+        (
+            "router/redirect.py",
+            "def redirect(path):\n    \"\"\"Redirects a path that ends in a trailing slash.\"\"\"\n    return path\n",
+        ),
+    ];
+    let (store, warm) = indexed_among_others(dir.path(), &files);
+    for w in [Some(&warm), None] {
+        let hits = search(
+            &store,
+            w,
+            "how does the router match a path with a trailing slash",
+            &Filters::default(),
+            &Context::default(),
+            10,
+        )
+        .unwrap();
+        let paths: Vec<&str> = hits.iter().map(|h| h.chunk.path.as_str()).collect();
+        assert_eq!(paths[..2], ["router/table.py", "router/redirect.py"], "warm: {}: {paths:?}", w.is_some());
+    }
+    // A change request keeps its ranking: its chunks are the places to edit, wherever they are.
+    let hits = search(
+        &store,
+        Some(&warm),
+        "fix matching a path with a trailing slash in the route table",
+        &Filters::default(),
+        &Context::default(),
+        10,
+    )
+    .unwrap();
+    assert_eq!(hits[1].chunk.path, "router/table.py");
 }

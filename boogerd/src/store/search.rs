@@ -146,12 +146,13 @@ impl Store {
     /// content generation the ranking index was built from.
     pub fn cached_rank(
         &self,
-        tokens: &[String],
+        tokens: &[(String, f64)],
         filters: &Filters,
         ranked_at: u64,
         rank: impl FnOnce() -> Vec<(Candidate, bool)>,
     ) -> Vec<(Candidate, bool)> {
-        let key = format!("{ranked_at}\u{1}{}\u{1}{filters:?}", tokens.join(" "));
+        let words: Vec<String> = tokens.iter().map(|(t, w)| format!("{t}*{w}")).collect();
+        let key = format!("{ranked_at}\u{1}{}\u{1}{filters:?}", words.join(" "));
         let generation = self.generation();
         {
             let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());

@@ -94,10 +94,27 @@ impl Request<'_> {
             Some(f) => f.iter().take(10).map(|f| f.chunks[0].chunk.id).collect(),
             None => hits.iter().take(10).map(|h| h.chunk.id).collect(),
         };
-        let confidence = warm.map(|w| confidence::assess(w, &parsed.tokens(), &first, &Calibration::of(store)));
+        let confidence = warm.map(|w| {
+            let words = confidence::words_of(&parsed, w);
+            if parsed.passage.is_some() {
+                let mut paths: Vec<&str> = match &files {
+                    Some(f) => f.iter().take(10).map(|f| f.path).collect(),
+                    None => hits.iter().take(10).map(|h| h.chunk.path.as_str()).collect(),
+                };
+                paths.dedup();
+                confidence::assess_files(w, &words, &paths, &Calibration::of(store))
+            } else {
+                confidence::assess(w, &words, &first, &Calibration::of(store))
+            }
+        });
         let mut header = if note.is_empty() { String::new() } else { format!("{note}\n") };
         let mut page = *page;
-        let doubtful = confidence.as_ref().filter(|c| !c.high() && !uncut && page.offset == 0 && page.cursor.is_none());
+        // A passage's answer is never cut to "no good match": the threshold is calibrated on
+        // short queries, and a report pasted into a project is about it (on the issue set,
+        // reports about other projects of the same language scored as high as their own).
+        let doubtful = confidence
+            .as_ref()
+            .filter(|c| !c.high() && !uncut && page.offset == 0 && page.cursor.is_none() && parsed.passage.is_none());
         if let Some(c) = doubtful {
             header.push_str(&no_good_match(query, c));
             page.head_limit = page.head_limit.min(CLOSEST);

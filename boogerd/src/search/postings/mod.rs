@@ -33,6 +33,10 @@ use crate::store::{Store, StoreError};
 
 pub use super::segment::tokens;
 
+mod files;
+
+pub use files::PASSAGE_TERMS;
+
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
 /// A delta larger than this share of the base (or than `MERGE_MIN` chunks) asks for a new base.
@@ -271,10 +275,11 @@ impl Postings {
     }
 
     /// Ranks the chunks matching all `words` (up to `limit`) and any of them (up to `limit`).
-    /// `words` are single words (no phrases).
-    pub fn rank(&self, words: &[String], filters: &Filters, limit: usize) -> Vec<Ranked> {
+    /// `words` are single words (no phrases), each with the weight its bm25 is multiplied by.
+    pub fn rank(&self, words: &[(String, f64)], filters: &Filters, limit: usize) -> Vec<Ranked> {
         let stemmer = Stemmer::create(Algorithm::English);
-        let stems: Vec<String> = words.iter().map(|w| stemmer.stem(&w.to_lowercase()).into_owned()).collect();
+        let stems: Vec<(String, f64)> =
+            words.iter().map(|(w, weight)| (stemmer.stem(&w.to_lowercase()).into_owned(), *weight)).collect();
         let n_terms = words.len();
         let parts = self.parts();
         let n = parts.iter().map(|(seg, _)| seg.docs as usize).sum::<usize>();
@@ -292,7 +297,7 @@ impl Postings {
                 counts.resize(n, 0);
             }
             let mut touched: Vec<u32> = Vec::new();
-            for stem in &stems {
+            for (stem, weight) in &stems {
                 // Each list is looked up once; a list with deleted chunks is decoded twice
                 // (their count is the term's document frequency's correction).
                 let lists = parts.map(|(seg, offset)| (seg.postings(stem), seg, offset));
@@ -307,7 +312,7 @@ impl Postings {
                     continue;
                 }
                 let hits = hits as f64;
-                let idf = ((live as f64 - hits + 0.5) / (hits + 0.5)).ln().max(1e-6);
+                let idf = weight * ((live as f64 - hits + 0.5) / (hits + 0.5)).ln().max(1e-6);
                 for (list, seg, offset) in lists {
                     for (d, tf) in list {
                         let slot = offset + d;
