@@ -496,8 +496,8 @@ pub const HYBRID_SEARCH: ToolSpec = ToolSpec {
                   Same options as search.",
     details: "Run `search` (words and identifiers) and `semantic-search` (meaning) and fuse the two rankings: \
               Reciprocal Rank Fusion by default (k = 60; the semantic list weighs semantic_weight against the \
-              lexical one's 1: 0.3 for a question; for a change request (\"fix ...\", \"add ...\") the weight `eval` \
-              calibrated on the project's history, else 0.1; files are fused as files), or fusion=alpha to blend scores normalised to [0, 1] (alpha is the lexical \
+              lexical one's 1: by default 0, lexical order with semantic hits after it, unless `eval` calibrated \
+              a weight on the project's history for change requests (\"fix ...\"); files are fused as files), or fusion=alpha to blend scores normalised to [0, 1] (alpha is the lexical \
               share, default 0.7). Same filters, output modes and budget as `search`; without vectors it answers \
               lexically and says so.",
     params: ranked!(

@@ -183,8 +183,10 @@ fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx:
 const FIRST_PAGE: usize = 10;
 
 /// How much better than the best chunk of a file not yet shown a second chunk of a shown
-/// file must score to come first: a definition's bonus.
-const SPREAD_MARGIN: f64 = 3.0;
+/// file must score to come first. Measured on the standard library's 16 questions
+/// (signatures mode): 1.5 lifts files R@10 0.908 → 0.917 and keeps SymHit@10 (0.792); 3 (a
+/// definition's bonus) and spreading always each lost a gold symbol (0.783).
+const SPREAD_MARGIN: f64 = 1.5;
 
 /// Spreads the first two pages over files: a chunk of a file already shown waits for the
 /// best chunk of a file not yet shown unless it is clearly better (by `margin`). A question

@@ -133,9 +133,9 @@ const TASK_ONLY_VERBS: &[&str] = &[
     "allows",
 ];
 
-/// Words that open a question.
+/// Words that open a question (not `do`: "Do not initialize OpenSSL twice" is a commit subject).
 const INTERROGATIVES: &[&str] =
-    &["how", "what", "where", "which", "why", "when", "who", "does", "do", "is", "are", "can", "should"];
+    &["how", "what", "where", "which", "why", "when", "who", "does", "is", "are", "can", "should"];
 
 const STOPWORDS: &[&str] = &[
     "a",
