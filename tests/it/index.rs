@@ -179,6 +179,42 @@ fn ignored_binary_large_odd_files_are_skipped_or_reported_never_lost() {
     assert!(text.contains("logo.png: binary"), "{text}");
 }
 
+/// status an agent can afford: on a tree with 3,000 files indexed with problems and 500
+/// skipped, the JSON (as the CLI and MCP's structuredContent carry it) lists the first 20 of
+/// each with their counts, within 16 KB; `--all` lists every one.
+#[test]
+fn status_lists_the_first_problems_with_their_counts_and_all_on_request() {
+    let env = Env::new();
+    let root = env.project("noisy");
+    sample(&root);
+    for i in 0..3_000 {
+        write(&root, &format!("corpus/in_{i:04}.py"), b"# \xe9\xff not utf-8\n");
+    }
+    for i in 0..500 {
+        write(&root, &format!("blobs/b_{i:03}.bin"), b"\0\x01\x02binary");
+    }
+    let _d = daemon(&env);
+    index(&env, &root, &[]);
+    let project = root.to_str().unwrap();
+    let out = env.run(&["status", project, "--json"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    assert!(out.stdout.len() <= 16 * 1024, "{} bytes of status JSON", out.stdout.len());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let index = &v["project"]["index"];
+    assert_eq!(index["problems_total"], 3_000, "{index}");
+    assert_eq!(index["problems"].as_array().unwrap().len(), 20, "{index}");
+    assert_eq!(index["last_report"]["skipped_total"], 500, "{index}");
+    assert_eq!(index["last_report"]["skipped"].as_array().unwrap().len(), 20, "{index}");
+    let text = stdout(&env.run(&["status", project]));
+    assert!(text.contains("indexed with problems (3000)") && text.contains("`status --all` lists them"), "{text}");
+    let all = env.json(&["status", project, "--all"]);
+    assert_eq!(all["project"]["index"]["problems"].as_array().unwrap().len(), 3_000);
+    assert_eq!(all["project"]["index"]["last_report"]["skipped"].as_array().unwrap().len(), 500);
+    // Over MCP, the structured answer is as small.
+    let (_, data, err) = env.call(&root, "s", "status", serde_json::json!({}));
+    assert!(!err && data.to_string().len() <= 16 * 1024, "{} bytes of structuredContent", data.to_string().len());
+}
+
 #[test]
 fn bad_paths_get_clear_errors() {
     let env = Env::new();

@@ -39,14 +39,19 @@ fn official_python_sdk_initializes_lists_and_calls() {
     assert_eq!(data["projects"], serde_json::json!([]), "{data}");
 }
 
-/// An agent opens a repository booger has never seen: its first `search` registers the
-/// project and answers (from the index as far as it got), not "not a registered project".
+/// An agent opens a repository booger has never seen: its first `search` (a new `booger mcp`
+/// with no daemon running, as MCP Inspector's CLI starts servers) registers the project,
+/// waits for its first index, and answers with results: not "not a registered project", not
+/// "run booger index".
 #[test]
 fn first_call_in_an_unseen_repository_just_works() {
     let env = Env::new();
     let repo = env.git_project("fresh-repo");
-    for i in 0..40 {
-        std::fs::write(repo.join(format!("mod_{i}.py")), format!("def handler_{i}():\n    return {i}\n")).unwrap();
+    // Enough files that the first index takes a moment (a few hundred milliseconds here).
+    let body: String = (0..30).map(|j| format!("def step_{j}(x):\n    return x + {j}\n\n")).collect();
+    for i in 0..600 {
+        std::fs::write(repo.join(format!("mod_{i}.py")), format!("def handler_{i}():\n    return {i}\n\n{body}"))
+            .unwrap();
     }
     std::fs::write(repo.join("retry.py"), "def retry_failed_uploads(queue):\n    return queue\n").unwrap();
     let sub = repo.join("src");
@@ -56,7 +61,8 @@ fn first_call_in_an_unseen_repository_just_works() {
     assert_eq!(v["isError"], false, "{v}");
     let text = v["text"].as_str().unwrap();
     assert!(!text.contains("not a registered project"), "{text}");
-    assert!(text.contains("retry.py") || text.contains("indexing now"), "neither a result nor progress: {text}");
+    assert!(text.contains("retry.py"), "no result in the first answer: {text}");
+    assert!(!text.contains("booger index"), "told to index by hand: {text}");
     let (_, data, _) = env.call(&repo, "t", "projects", serde_json::json!({}));
     let roots: Vec<&str> = data["projects"].as_array().unwrap().iter().filter_map(|p| p["root"].as_str()).collect();
     assert_eq!(roots, [repo.to_str().unwrap()], "{data}");

@@ -353,8 +353,12 @@ pub const STATUS: ToolSpec = ToolSpec {
     description: "The project's index (files, freshness, progress, problems) and the registered projects.",
     details: "Daemon and project status: daemon version and uptime; for the project: files, chunks, per-language \
               and per-kind counts, Merkle root hash, last index time, size on disk, indexing progress, skipped \
-              files and files indexed with problems (with reasons); and every registered project.",
-    params: &[Param { positional: true, ..PROJECT }],
+              files and files indexed with problems (with reasons: the first 20 of each and their counts, \
+              all of them with all=true); and every registered project.",
+    params: &[
+        Param { positional: true, ..PROJECT },
+        param("all", Kind::Boolean, "List every skipped file and problem. Default: the first 20 of each."),
+    ],
     effect: Effect::ReadOnly,
     mcp_json: false,
 };

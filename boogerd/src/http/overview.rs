@@ -97,7 +97,7 @@ fn project(daemon: &Daemon, h: &std::sync::Arc<ProjectHandle>) -> Value {
         let mut languages: Vec<(&String, &u64)> = stats.languages.iter().collect();
         languages.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
         v["languages"] = json!(languages);
-        v["problem_count"] = json!(stats.problems.len());
+        v["problem_count"] = json!(stats.problems_total);
         v["problems"] = stats.problems.iter().take(LISTED_PROBLEMS).map(|(p, why)| json!([p, why])).collect();
     }
     let mut problems: Vec<String> = Vec::new();

@@ -37,12 +37,18 @@ pub struct Stats {
     pub source_bytes: u64,
     pub languages: BTreeMap<String, u64>,
     pub kinds: BTreeMap<String, u64>,
-    /// Files not chunked structurally, with the reason.
+    /// Files not chunked structurally, with the reason (the first [`PROBLEMS_KEPT`] by path).
     pub problems: Vec<(String, String)>,
+    /// How many files there are with a problem, all of them.
+    pub problems_total: u64,
 }
 
-/// Files indexed with a problem, and the problem: (path, why).
-pub(super) type Problems = std::sync::Arc<Vec<(String, String)>>;
+/// How many files indexed with a problem the stats list.
+pub const PROBLEMS_KEPT: usize = 200;
+
+/// Files indexed with a problem, and the problem: (path, why), the first [`PROBLEMS_KEPT`];
+/// and how many there are.
+pub(super) type Problems = std::sync::Arc<(Vec<(String, String)>, u64)>;
 
 /// [`Stats`] and the Merkle root of one content generation.
 #[derive(Debug, Clone)]
@@ -326,12 +332,15 @@ impl Store {
             languages: t.languages.iter().map(|(l, (files, _))| (l.clone(), *files)).collect(),
             kinds: t.kinds.clone(),
             problems: Vec::new(),
+            problems_total: 0,
         })?;
-        s.problems = self.problems()?.as_ref().clone();
+        let problems = self.problems()?;
+        (s.problems, s.problems_total) = (problems.0.clone(), problems.1);
         Ok(s)
     }
 
-    /// Files indexed with a problem (the first 200 by path), read once per files generation.
+    /// Files indexed with a problem (the first [`PROBLEMS_KEPT`] by path) and their count,
+    /// read once per files generation.
     fn problems(&self) -> Result<Problems> {
         let generation = self.files_generation.load(std::sync::atomic::Ordering::SeqCst);
         if let Some((g, p)) = self.problems.lock().unwrap_or_else(|p| p.into_inner()).as_ref()
@@ -340,12 +349,28 @@ impl Store {
             return Ok(p.clone());
         }
         let fresh = std::sync::Arc::new(self.read(|c| {
-            let mut problems =
-                c.prepare("SELECT path, problem FROM files WHERE problem IS NOT NULL ORDER BY path LIMIT 200")?;
-            problems.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<Vec<_>>>()
+            let mut problems = c.prepare(&format!(
+                "SELECT path, problem FROM files WHERE problem IS NOT NULL ORDER BY path LIMIT {PROBLEMS_KEPT}"
+            ))?;
+            let listed =
+                problems.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<Vec<_>>>()?;
+            let total = if listed.len() < PROBLEMS_KEPT {
+                listed.len() as u64
+            } else {
+                c.query_row("SELECT count(*) FROM files WHERE problem IS NOT NULL", [], |r| r.get::<_, i64>(0))? as u64
+            };
+            Ok((listed, total))
         })?);
         *self.problems.lock().unwrap_or_else(|p| p.into_inner()) = Some((generation, fresh.clone()));
         Ok(fresh)
+    }
+
+    /// Every file indexed with a problem, by path (`status --all`).
+    pub fn all_problems(&self) -> Result<Vec<(String, String)>> {
+        self.read(|c| {
+            let mut all = c.prepare("SELECT path, problem FROM files WHERE problem IS NOT NULL ORDER BY path")?;
+            all.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect()
+        })
     }
 
     /// Chunks of one file, in order.

@@ -68,20 +68,38 @@ pub fn describe(name: &str, r: &IndexReport) -> String {
         r.elapsed_ms as f64 / 1000.0,
         &r.root_hash[..r.root_hash.len().min(16)],
     );
-    list(&mut t, "", "skipped", &r.skipped);
-    list(&mut t, "", "indexed with problems", &r.problems);
+    for (what, items) in [("skipped", &r.skipped), ("indexed with problems", &r.problems)] {
+        list(
+            &mut t,
+            "",
+            what,
+            Listing { items, total: items.len(), max: LIST_MAX, rest: "the JSON answer lists them" },
+        );
+    }
     t.trim_end().to_owned()
 }
 
-pub fn list(t: &mut String, indent: &str, what: &str, items: &[crate::index::walk::Skipped]) {
-    if items.is_empty() {
+/// What [`list`] lists: `items`, the first of `total`, at most `max` of them; `rest` says
+/// where the others are.
+pub struct Listing<'a> {
+    pub items: &'a [crate::index::walk::Skipped],
+    pub total: usize,
+    pub max: usize,
+    pub rest: &'a str,
+}
+
+/// Lists the first of `l.items` under `what`, and how many more there are.
+pub fn list(t: &mut String, indent: &str, what: &str, l: Listing<'_>) {
+    if l.total == 0 {
         return;
     }
-    t.push_str(&format!("{indent}{what} ({}):\n", items.len()));
-    for s in items.iter().take(LIST_MAX) {
+    t.push_str(&format!("{indent}{what} ({}):\n", l.total));
+    let shown = l.items.iter().take(l.max);
+    let n = shown.len();
+    for s in shown {
         t.push_str(&format!("{indent}  {}: {}\n", s.path, s.reason));
     }
-    if items.len() > LIST_MAX {
-        t.push_str(&format!("{indent}  … and {} more (the JSON answer lists them)\n", items.len() - LIST_MAX));
+    if l.total > n {
+        t.push_str(&format!("{indent}  … and {} more ({})\n", l.total - n, l.rest));
     }
 }

@@ -267,6 +267,11 @@ fn with_freshness(mut reply: ToolReply, answered: Vec<Answered>) -> ToolReply {
 /// How long a call waits for a project's first index to write its first batch.
 const FIRST_BATCH_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 
+/// How long a call waits for a project's first index to finish: a small repository's takes
+/// well under this (a 100-file one about 0.3 s), and its first answer is then whole; a large
+/// one answers from what is indexed by then, and says so.
+const FIRST_INDEX_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// A project and its index, for the search-side tools. `Err` is the finished answer: an
 /// unknown project, or no index yet (with the command that builds it).
 pub fn project_store(
@@ -278,16 +283,24 @@ pub fn project_store(
     let handle = daemon.projects.get(&project.root);
     handle.touch();
     daemon.projects.keep_budget(&project.root, daemon.config.memory_budget);
+    let started = std::time::Instant::now();
     let mut opened = handle.existing_store();
     // A first index just started (a project registered on first use): its first batch lands
     // within moments; answer from it rather than say there is no index yet.
-    let deadline = std::time::Instant::now() + FIRST_BATCH_WAIT;
     while matches!(opened, Ok(None))
         && handle.live.mode() == crate::live::Mode::Starting
-        && std::time::Instant::now() < deadline
+        && started.elapsed() < FIRST_BATCH_WAIT
     {
         std::thread::sleep(std::time::Duration::from_millis(20));
         opened = handle.existing_store();
+    }
+    // Then, briefly, for the whole first index (or the catch-up after a restart): a small
+    // repository's first answer is whole.
+    while handle.live.mode() == crate::live::Mode::Starting
+        && handle.is_indexing()
+        && started.elapsed() < FIRST_INDEX_WAIT
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
     match opened {
         Ok(Some(store)) => {
@@ -323,6 +336,10 @@ pub fn explain_empty(
     what: &str,
 ) -> String {
     let all = store.count_files(&crate::store::search::Filters::default()).unwrap_or(0);
+    let indexing = ANSWERED.with_borrow(|a| a.iter().any(|(_, handle, ..)| handle.is_indexing()));
+    if all == 0 && indexing {
+        return "No indexed files yet: the first index is being built; ask again in a moment".to_owned();
+    }
     if all == 0 {
         return format!("No indexed files. Run: booger index \"{}\"", project.root.display());
     }

@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
+use super::index::Listing;
 use super::{Session, resolve_project};
 use crate::Daemon;
 use crate::embed::Embedding;
@@ -42,7 +43,8 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         Ok(p) => {
             text.push_str(&format!("project: {} ({})\n", p.name, p.root.display()));
             let handle = daemon.projects.get(&p.root);
-            let (index_text, index_json) = index_status(&p, &handle);
+            let all = args.get("all").and_then(Value::as_bool).unwrap_or(false);
+            let (index_text, index_json) = index_status(&p, &handle, all);
             text.push_str(&index_text);
             json!({ "name": p.name, "root": p.root, "registered": true, "index": index_json })
         }
@@ -90,7 +92,16 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     ToolReply::ok(text.trim_end(), data)
 }
 
-fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>) -> (String, Value) {
+/// How many skipped files and problems a status answer lists without `all`: what a model
+/// reads of an answer it may be handed whole (booger's own repository skips 2,255 files).
+const LISTED: usize = 20;
+
+/// The first [`LISTED`] of `items` (all of them with `all`), as JSON.
+fn listed<T: serde::Serialize>(items: &[T], all: bool) -> Value {
+    json!(if all { items } else { &items[..items.len().min(LISTED)] })
+}
+
+fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>, all: bool) -> (String, Value) {
     let mut t = String::new();
     let progress = progress(handle);
     if let Some(pr) = &progress {
@@ -199,15 +210,30 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>) -> (String,
             calibration.at, calibration.threshold, calibration.semantic_weight
         ));
     }
+    let (max, rest) = if all { (usize::MAX, "") } else { (LISTED, "`status --all` lists them") };
     if let Some(r) = &report {
-        super::index::list(&mut t, "  ", "skipped", &r.skipped);
+        let items = &r.skipped;
+        super::index::list(&mut t, "  ", "skipped", Listing { items, total: items.len(), max, rest });
     }
-    let problems: Vec<crate::index::walk::Skipped> = stats
-        .problems
+    // The stats keep the first problems by path; `all` reads every one.
+    let every = if all { store.all_problems().ok() } else { None };
+    let problems: Vec<crate::index::walk::Skipped> = every
+        .as_ref()
+        .unwrap_or(&stats.problems)
         .iter()
         .map(|(path, reason)| crate::index::walk::Skipped { path: path.clone(), reason: reason.clone() })
         .collect();
-    super::index::list(&mut t, "  ", "indexed with problems", &problems);
+    let total = stats.problems_total as usize;
+    super::index::list(&mut t, "  ", "indexed with problems", Listing { items: &problems, total, max, rest });
+    // The last run's lists, cut as the text cuts them, with their counts.
+    let report = report.map(|r| {
+        let mut v = json!(r);
+        v["skipped"] = listed(&r.skipped, all);
+        v["problems"] = listed(&r.problems, all);
+        v["skipped_total"] = json!(r.skipped.len());
+        v["problems_total"] = json!(r.problems.len());
+        v
+    });
     let json = json!({
         "exists": true,
         "path": store.path(),
@@ -227,7 +253,8 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>) -> (String,
         "embeddings": embeddings,
         "watch": watch,
         "last_report": report,
-        "problems": problems,
+        "problems": listed(&problems, all),
+        "problems_total": stats.problems_total,
         "recovered": recovered,
         "eval": eval,
         "calibration": crate::search::confidence::Calibration::of(&store),
