@@ -157,6 +157,13 @@ fn mcp_command(socket: &Path, words: &[String]) -> Result<Exit, Failure> {
         .ok()
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| format!("mcp-{}-{}", std::process::id(), nanos()));
+    // A person who runs it by hand sees why nothing happens (stderr: stdout is the protocol's).
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        eprintln!(
+            "booger mcp speaks MCP (JSON-RPC) on stdin and stdout for an agent; it is waiting for one. \
+             Ctrl-D ends it. `booger help` lists the shell commands."
+        );
+    }
     mcp::run(socket, &project, &session, register, tools)?;
     Ok(Exit::Ok)
 }
