@@ -230,6 +230,12 @@ fn staged_unstaged_and_untracked_work() {
     let (msg, data) = ok(&env, &root, "draft-commit", json!({}));
     assert_eq!(data["include"], "unstaged", "{data}");
     assert!(msg.contains("staged_fn") && msg.contains("untracked_fn") && msg.contains("b.py: b"), "{msg}");
+    // On a clean tree there is nothing to commit, and it says so in those words.
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-q", "-m", "work"]);
+    let (msg, data) = ok(&env, &root, "draft-commit", json!({}));
+    assert_eq!(data["message"], Value::Null, "{data}");
+    assert!(msg.contains("the working tree is clean") && !msg.contains("unstaged"), "{msg}");
 }
 
 #[test]

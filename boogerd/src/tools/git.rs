@@ -117,13 +117,15 @@ pub fn draft_commit(daemon: &Daemon, session: &Session, args: &Value) -> ToolRep
         Err(e) => return ToolReply::error(format!("draft-commit: {e}")),
     };
     if d.files.is_empty() {
+        // Nothing staged means the working tree was looked at: on a clean tree there is just
+        // nothing to commit (not "no unstaged changes", which reads as if staged ones were).
+        let what = if d.include == Include::Unstaged {
+            "the working tree is clean: nothing changed since the last commit".to_owned()
+        } else {
+            format!("no {} changes", d.include.name())
+        };
         return ToolReply::ok(
-            format!(
-                "Nothing to describe: no {} changes in {} ({}).",
-                d.include.name(),
-                project.name,
-                format::title(&d)
-            ),
+            format!("Nothing to describe: {what} in {} ({}).", project.name, format::title(&d)),
             json!({ "message": null, "files": 0, "include": d.include }),
         );
     }
