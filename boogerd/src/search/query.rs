@@ -521,6 +521,54 @@ mod tests {
         }
     }
 
+    /// The same for pasted passages (32 words or more, read by `Passage`): its terms, too,
+    /// always parse.
+    #[test]
+    fn no_passage_makes_fts5_raise_a_syntax_error() {
+        let db = rusqlite::Connection::open_in_memory().unwrap();
+        db.execute_batch("CREATE VIRTUAL TABLE t USING fts5(name, body); INSERT INTO t VALUES ('a b', 'c d e');")
+            .unwrap();
+        const PIECES: &[&str] = &[
+            "word ",
+            "\"",
+            "File \"/a/b.py\", line 3, in f\n",
+            "x.y.z ",
+            "`name` ",
+            "call(",
+            ")",
+            "*",
+            "^",
+            ":",
+            "\n",
+            "numpy: 1.2.3\n",
+            "é ",
+            "日本 ",
+            "NEAR ",
+            "AND ",
+            "a_b ",
+            "CamelCase ",
+            "src/x.rs:12 ",
+            "-",
+            "'",
+            "\0",
+        ];
+        let mut rng = crate::rng::Rng::new(0x5EED_0F9A_55A6_E5A1);
+        let mut passages = 0;
+        for _ in 0..500 {
+            let text: String = (0..40 + rng.below(80)).map(|_| *rng.pick(PIECES)).collect();
+            let q = Query::parse(&text);
+            passages += usize::from(q.passage.is_some());
+            if q.is_empty() {
+                continue;
+            }
+            for expr in [q.and(), q.or()] {
+                let r = db.query_row("SELECT count(*) FROM t WHERE t MATCH ?1", [&expr], |r| r.get::<_, i64>(0));
+                assert!(r.is_ok(), "{text:?} became {expr:?}: {r:?}");
+            }
+        }
+        assert!(passages > 250, "only {passages} of 500 texts were read as passages");
+    }
+
     #[test]
     fn compound_identifiers_are_kept_bare_for_naming_in_any_case_style() {
         let q = Query::parse("Stop implementing IntoFuture for Serve via with_graceful_shutdown");
