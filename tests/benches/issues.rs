@@ -1,7 +1,7 @@
 //! Issue reports as queries, beside a plain BM25 and the commit-subject sets, in one run.
 //!
 //! `cargo bench -p booger-tests --bench issues` (needs python3 and git; `rg` for the grep
-//! ranking of the commit-subject sets; about 8 minutes on 2 cores).
+//! ranking of the commit-subject sets; about 11 minutes on 2 cores).
 //! - `../shared/eval/issues`: 46 real issue reports, each whole as the query (230 to 24,770
 //!   characters), gold = the file its fix edits. The set's `score.py` unpacks the seven
 //!   snapshots into `target/eval-issues/`, indexes them on a fresh daemon and scores, in the
@@ -14,15 +14,17 @@
 //!   gold file. A query whose gold file is in neither's first ten is charged all ten.
 //! - `../shared/eval/repos`: the five repositories' commit subjects, measured as the repos
 //!   bench measures them, so a gain on issue text is not a loss on short queries.
+//! - `../shared/eval`: the standard library's hand-written queries, as the search bench's
+//!   quality rows measure them, and hybrid search beside them.
 //!
-//! The standard library set is the search bench's. It prints the tables and issue 41's goals.
+//! All three visible sets, one run. It prints the tables and issue 41's goals.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
 use booger_tests::eval_repos::{self, REPOS, measure, ready};
-use booger_tests::{Env, bin, describe, output_within};
+use booger_tests::{Env, bin, copy_tree, describe, output_within};
 use serde_json::Value;
 
 fn main() {
@@ -115,6 +117,32 @@ fn main() {
             m.rg_r, r.files_r, m.rg_mrr, r.files_mrr, r.fn10, r.chars, r.lexical_nl, r.hybrid_nl
         );
         verdicts.push(format!("{name}: {}", r.goals(m.rg_r, m.rg_mrr)[..5].join("; ")));
+    }
+
+    // The standard library's hand-written queries, on their own daemon (the search bench's
+    // quality rows, and hybrid search beside them).
+    let stdlib_env = Env::new();
+    let stdlib = stdlib_env.dir.path().join("stdlib");
+    copy_tree(&booger_tests::python_stdlib(), &stdlib, &["py"], &["site-packages", "__pycache__"]);
+    let _stdlib_daemon = stdlib_env.start_daemon();
+    let out = stdlib_env.run_within(None, &["index", stdlib.to_str().unwrap()], Duration::from_secs(600));
+    assert!(out.status.success(), "{}", describe(&out));
+    ready(&stdlib_env, &stdlib);
+    let eval = set.join("..");
+    println!("\n## Standard library ({} via score.py)\n", eval.join("stdlib-queries.jsonl").display());
+    println!("| method | all | nl |");
+    println!("|---|---|---|");
+    for (label, tool, mode) in [
+        ("booger `search` (files_with_matches, 10)", "search", "files_with_matches"),
+        ("booger `search` (signatures, 10)", "search", "signatures"),
+        ("booger `hybrid-search` (files_with_matches, 10)", "hybrid-search", "files_with_matches"),
+    ] {
+        let cmd = format!(
+            "{} {tool} {{query}} --project {{root}} --output-mode {mode} --head-limit {{k}}",
+            booger.display()
+        );
+        let [all, nl, _] = booger_tests::score_py(&stdlib_env, &eval, &stdlib, &cmd);
+        println!("| {label} | {all} | {nl} |");
     }
 
     let mark = |ok: bool| if ok { "met" } else { "NOT met" };
