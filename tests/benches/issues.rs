@@ -137,10 +137,8 @@ fn main() {
         ("booger `search` (signatures, 10)", "search", "signatures"),
         ("booger `hybrid-search` (files_with_matches, 10)", "hybrid-search", "files_with_matches"),
     ] {
-        let cmd = format!(
-            "{} {tool} {{query}} --project {{root}} --output-mode {mode} --head-limit {{k}}",
-            booger.display()
-        );
+        let cmd =
+            format!("{} {tool} {{query}} --project {{root}} --output-mode {mode} --head-limit {{k}}", booger.display());
         let [all, nl, _] = booger_tests::score_py(&stdlib_env, &eval, &stdlib, &cmd);
         println!("| {label} | {all} | {nl} |");
     }

@@ -133,7 +133,7 @@ impl Passage {
                 let w = m.as_str();
                 let called = rest[m.end()..].starts_with('(');
                 let quoted = rest[..m.start()].ends_with('`') || rest[m.end()..].starts_with('`');
-                if w.len() >= 3 && (is_compound(w) || called || quoted) {
+                if w.len() >= 3 && (is_code_name(w) || called || quoted) {
                     add_name(&mut names, w);
                 }
             }
@@ -187,12 +187,12 @@ fn listings(lines: &[&str]) -> Vec<bool> {
     out
 }
 
-/// `snake_case`, `camelCase`, `PascalCase` or `_private`: written as code, not as prose.
-fn is_compound(w: &str) -> bool {
+/// Written as code, not as prose: a compound identifier (`snake_case`, `camelCase`,
+/// `PascalCase`, as a query reads them) or one with leading or trailing underscores
+/// (`_private`, `__repr__`).
+fn is_code_name(w: &str) -> bool {
     let core = w.trim_matches('_');
-    core.contains('_')
-        || (core.len() < w.len() && !core.is_empty())
-        || w.as_bytes().windows(2).any(|p| p[0].is_ascii_lowercase() && p[1].is_ascii_uppercase())
+    super::query::is_compound(w) || (core.len() < w.len() && !core.is_empty())
 }
 
 fn add_name(names: &mut HashMap<String, (u32, usize)>, w: &str) {

@@ -446,7 +446,7 @@ pub fn bare_chars(s: &str) -> impl Iterator<Item = char> + '_ {
 
 /// An identifier of several words: `snake_case` or `camelCase` / `PascalCase` (an upper-case
 /// letter after a lower-case one).
-fn is_compound(w: &str) -> bool {
+pub(super) fn is_compound(w: &str) -> bool {
     let inner_underscore = w.trim_matches('_').contains('_');
     let camel = w.as_bytes().windows(2).any(|p| p[0].is_ascii_lowercase() && p[1].is_ascii_uppercase());
     (inner_underscore || camel) && w.chars().any(char::is_alphabetic)
@@ -494,13 +494,31 @@ mod tests {
         assert_eq!(Query::parse("Fix completion for flags").naming_from, 0);
     }
 
+    /// An FTS5 table of one row, to hand expressions to.
+    fn fts5() -> rusqlite::Connection {
+        let db = rusqlite::Connection::open_in_memory().unwrap();
+        db.execute_batch("CREATE VIRTUAL TABLE t USING fts5(name, body); INSERT INTO t VALUES ('a b', 'c \"d\" e');")
+            .unwrap();
+        db
+    }
+
+    /// `text`'s query, after checking that FTS5 parses both of its expressions.
+    fn parses(db: &rusqlite::Connection, text: &str) -> Query {
+        let q = Query::parse(text);
+        if !q.is_empty() {
+            for expr in [q.and(), q.or()] {
+                let r = db.query_row("SELECT count(*) FROM t WHERE t MATCH ?1", [&expr], |r| r.get::<_, i64>(0));
+                assert!(r.is_ok(), "{text:?} became {expr:?}: {r:?}");
+            }
+        }
+        q
+    }
+
     /// Property: whatever an agent types, the expressions handed to FTS5 parse (FTS5 raises a
     /// syntax error on a stray quote, parenthesis, `*`, `^`, `:` or bare operator).
     #[test]
     fn no_input_makes_fts5_raise_a_syntax_error() {
-        let db = rusqlite::Connection::open_in_memory().unwrap();
-        db.execute_batch("CREATE VIRTUAL TABLE t USING fts5(name, body); INSERT INTO t VALUES ('a b', 'c \"d\" e');")
-            .unwrap();
+        let db = fts5();
         const PIECES: &[&str] = &[
             "\"", "'", "(", ")", "*", "^", ":", "-", "+", "/", ".", ",", "{", "}", "[", "]", "\\", "AND", "OR", "NOT",
             "NEAR", "NEAR(", " ", "\t", "\n", "\0", "é", "日本", "🦀", "a", "b_c", "x1", "::", "->", "#", "@", "=",
@@ -510,14 +528,7 @@ mod tests {
         for _ in 0..20_000 {
             let len = rng.below(12);
             let text: String = (0..len).map(|_| *rng.pick(PIECES)).collect();
-            let q = Query::parse(&text);
-            if q.is_empty() {
-                continue;
-            }
-            for expr in [q.and(), q.or()] {
-                let r = db.query_row("SELECT count(*) FROM t WHERE t MATCH ?1", [&expr], |r| r.get::<_, i64>(0));
-                assert!(r.is_ok(), "{text:?} became {expr:?}: {r:?}");
-            }
+            parses(&db, &text);
         }
     }
 
@@ -525,9 +536,7 @@ mod tests {
     /// always parse.
     #[test]
     fn no_passage_makes_fts5_raise_a_syntax_error() {
-        let db = rusqlite::Connection::open_in_memory().unwrap();
-        db.execute_batch("CREATE VIRTUAL TABLE t USING fts5(name, body); INSERT INTO t VALUES ('a b', 'c d e');")
-            .unwrap();
+        let db = fts5();
         const PIECES: &[&str] = &[
             "word ",
             "\"",
@@ -556,15 +565,7 @@ mod tests {
         let mut passages = 0;
         for _ in 0..500 {
             let text: String = (0..40 + rng.below(80)).map(|_| *rng.pick(PIECES)).collect();
-            let q = Query::parse(&text);
-            passages += usize::from(q.passage.is_some());
-            if q.is_empty() {
-                continue;
-            }
-            for expr in [q.and(), q.or()] {
-                let r = db.query_row("SELECT count(*) FROM t WHERE t MATCH ?1", [&expr], |r| r.get::<_, i64>(0));
-                assert!(r.is_ok(), "{text:?} became {expr:?}: {r:?}");
-            }
+            passages += usize::from(parses(&db, &text).passage.is_some());
         }
         assert!(passages > 250, "only {passages} of 500 texts were read as passages");
     }
