@@ -175,6 +175,8 @@ pub fn schema(name: &str) -> Option<Value> {
                     &["path", "line"],
                 )),
                 "total": integer(),
+                "project": string(),
+                "cursor": string_or_null(),
                 "reason": string(),
                 "index": freshness(),
             }),

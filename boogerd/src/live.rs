@@ -235,8 +235,8 @@ impl Live {
         }
         let mut st = self.lock();
         let name = rel.rsplit('/').next().unwrap_or(rel);
-        if rel.is_empty() || name == ".gitignore" || name == ".ignore" {
-            // The root itself moved or vanished, or ignore rules changed: only a whole walk
+        if rel.is_empty() || matches!(name, ".gitignore" | ".ignore" | ".gitattributes") {
+            // The root itself moved or vanished, or ignore rules or attributes changed: only a whole walk
             // knows what that means.
             st.whole = true;
         } else {

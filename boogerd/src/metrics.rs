@@ -2,7 +2,7 @@
 //! kind, open connections. Plain atomics, written on every request and read by `/metrics`;
 //! the per-project figures are read from the projects themselves when scraped.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use booger_proto::tools::TOOLS;
@@ -54,7 +54,15 @@ pub struct Metrics {
     pub mcp_sessions_open: AtomicU64,
     /// Tool calls of the last minute, by second.
     recent: [Second; RECENT_SLOTS],
+    /// The latest calls' durations in microseconds, a ring: the page's latency figures are
+    /// quantiles of these, not bucket bounds.
+    latest: [AtomicU32; LATEST_CALLS],
+    /// Calls written to `latest` so far (the next slot, modulo its length).
+    latest_next: AtomicU64,
 }
+
+/// How many of the latest calls the latency figures describe.
+pub const LATEST_CALLS: usize = 1024;
 
 /// Slots of the last-minute ring (more than 60, so the second being filled never overwrites
 /// one still counted).
@@ -94,6 +102,8 @@ impl Default for Metrics {
             http_refused: AtomicU64::new(0),
             mcp_sessions_open: AtomicU64::new(0),
             recent: std::array::from_fn(|_| Second::default()),
+            latest: std::array::from_fn(|_| AtomicU32::new(0)),
+            latest_next: AtomicU64::new(0),
         }
     }
 }
@@ -137,6 +147,21 @@ impl Metrics {
         }
         add(&second.calls);
         second.micros.fetch_add(took.as_micros() as u64, Ordering::Relaxed);
+        let slot = self.latest_next.fetch_add(1, Ordering::Relaxed) as usize % LATEST_CALLS;
+        self.latest[slot].store(took.as_micros().min(u32::MAX as u128) as u32, Ordering::Relaxed);
+    }
+
+    /// The `q` quantiles (each 0..=1) of the latest calls' durations in milliseconds, and how
+    /// many calls they describe (up to [`LATEST_CALLS`]); empty before the first call.
+    pub fn latest_latency(&self, qs: &[f64]) -> (usize, Vec<f64>) {
+        let n = (self.latest_next.load(Ordering::Relaxed) as usize).min(LATEST_CALLS);
+        let mut micros: Vec<u32> = self.latest[..n].iter().map(|m| m.load(Ordering::Relaxed)).collect();
+        if micros.is_empty() {
+            return (0, Vec::new());
+        }
+        micros.sort_unstable();
+        let at = |q: f64| micros[((q * n as f64).ceil() as usize).clamp(1, n) - 1] as f64 / 1000.0;
+        (n, qs.iter().map(|&q| at(q)).collect())
     }
 
     /// Tool calls answered since the start.
@@ -151,24 +176,6 @@ impl Metrics {
             .iter()
             .filter(|s| now.saturating_sub(s.at.load(Ordering::Relaxed)) < 60)
             .fold((0, 0), |(c, m), s| (c + s.calls.load(Ordering::Relaxed), m + s.micros.load(Ordering::Relaxed)))
-    }
-
-    /// Tool calls since the start, and the upper bound in seconds of the latency bucket that
-    /// holds the `q` quantile of all of them (`None` before the first call or past the last
-    /// bucket).
-    pub fn latency_quantile(&self, q: f64) -> (u64, Option<f64>) {
-        let mut cumulative = [0u64; BUCKETS.len() + 1];
-        for t in &self.tools {
-            for (c, b) in cumulative.iter_mut().zip(&t.buckets) {
-                *c += b.load(Ordering::Relaxed);
-            }
-        }
-        let total = cumulative[BUCKETS.len()];
-        if total == 0 {
-            return (0, None);
-        }
-        let rank = (q * total as f64).ceil() as u64;
-        (total, BUCKETS.iter().zip(cumulative).find(|(_, c)| *c >= rank).map(|(le, _)| *le))
     }
 
     pub fn method(&self, method: &str) {
@@ -208,8 +215,12 @@ mod tests {
         assert_eq!(counts[BUCKETS.len()], 2); // +Inf: every call
         assert_eq!(s.errors.load(Ordering::Relaxed), 1);
         assert_eq!(m.last_minute().0, 2);
-        assert_eq!(m.latency_quantile(0.5), (2, Some(0.005)));
-        assert_eq!(m.latency_quantile(0.99), (2, None));
+        assert_eq!(m.latest_latency(&[0.5, 0.99]), (2, vec![3.0, 20_000.0]));
+        // The figures follow the latest calls once the ring has wrapped.
+        for _ in 0..LATEST_CALLS {
+            m.tool_call("grep", Duration::from_micros(420), false, false);
+        }
+        assert_eq!(m.latest_latency(&[0.5, 0.95]), (LATEST_CALLS, vec![0.42, 0.42]));
         m.method("nonsense");
         assert_eq!(m.methods[METHODS.len() - 1].load(Ordering::Relaxed), 1);
     }

@@ -32,25 +32,32 @@ fn reference(root: &Path, re: &regex::Regex) -> BTreeSet<(String, u64)> {
     found
 }
 
+/// Every line booger's grep finds, page after page by the answers' `cursor`, and its count.
 fn booger_lines(env: &Env, root: &Path, pattern: &str, case_insensitive: bool) -> (BTreeSet<(String, u64)>, u64) {
     let mut found = BTreeSet::new();
-    let mut offset = 0;
+    let mut cursor: Option<String> = None;
     loop {
-        let off = offset.to_string();
         let mut args = vec!["grep", pattern, "--project", root.to_str().unwrap(), "--head-limit", "1000"];
-        args.extend(["--max-tokens", "20000", "--offset", &off]);
+        args.extend(["--max-tokens", "20000"]);
+        if let Some(c) = &cursor {
+            args.extend(["--cursor", c]);
+        }
         if case_insensitive {
             args.push("--case-insensitive");
         }
         let out: Value = env.json(&args);
+        assert_eq!(out["project"], "stdlib", "{pattern:?}");
         let results = out["results"].as_array().cloned().unwrap_or_default();
         for r in &results {
             found.insert((r["path"].as_str().unwrap().to_owned(), r["line"].as_u64().unwrap()));
         }
         let total = out["total"].as_u64().unwrap_or(0);
-        offset += results.len();
-        if results.is_empty() || offset as u64 >= total {
-            return (found, total);
+        match out["cursor"].as_str() {
+            Some(c) if !results.is_empty() => cursor = Some(c.to_owned()),
+            _ => {
+                assert!(out["cursor"].is_null(), "{pattern:?}: a cursor after the last page");
+                return (found, total);
+            }
         }
     }
 }

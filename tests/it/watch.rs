@@ -142,6 +142,17 @@ fn edits_deletes_renames_and_moved_directories_are_followed() {
     let (text, _, _) = env.call(&root, "w", "grep", json!({ "pattern": "ignored_" }));
     assert!(!text.contains("ignored_log") && !text.contains("ignored_build"), "{text}");
 
+    // Vendored files are set aside as they appear; attributes written later set aside what
+    // they name, and the file is back once they no longer do.
+    write(&root, "third_party/dep/lib.py", "def theirs_vendored():\n    pass\n");
+    write(&root, "src/marker2.py", "def marker_two():\n    pass\n");
+    eventually("second marker indexed", || paths_defining(&env, &root, "marker_two") == ["src/marker2.py"]);
+    assert!(paths_defining(&env, &root, "theirs_vendored").is_empty());
+    write(&root, ".gitattributes", "src/app.py linguist-generated\n");
+    eventually("attributes followed", || paths_defining(&env, &root, "freshly_saved").is_empty());
+    write(&root, ".gitattributes", "# nothing set aside here\n");
+    eventually("attributes undone", || paths_defining(&env, &root, "freshly_saved") == ["src/app.py"]);
+
     settled(&env, &root, "watching");
     assert_eq!(chunk_set(&env.index_dir(&root)), fresh_chunk_set(&root), "the live index differs from a fresh one");
     let w = watch_status(&env, &root);

@@ -169,6 +169,7 @@ pub const GREP: ToolSpec = ToolSpec {
         param("context", Kind::Integer { min: 0, max: 20 }, "Lines of context around each match."),
         param("head_limit", Kind::Integer { min: 1, max: 1_000 }, "Matches. Default: 50."),
         OFFSET,
+        CURSOR,
         KIND,
         LANGUAGE,
         PATH_PREFIX,
@@ -378,6 +379,12 @@ pub const INDEX: ToolSpec = ToolSpec {
         positional("path", Kind::String, "Directory. Default: this session's project."),
         PROJECT,
         param("full", Kind::Boolean, "Re-parse every file."),
+        param(
+            "with_generated",
+            Kind::Boolean,
+            "Also index generated, vendored and fuzz-corpus files (set aside by default; remembered for the \
+             project; false sets them aside again).",
+        ),
     ],
     effect: Effect::Idempotent,
     mcp_json: false,

@@ -31,8 +31,7 @@ pub fn overview(daemon: &Daemon) -> Value {
         .collect();
     let m = crate::metrics::get();
     let (calls_minute, micros_minute) = m.last_minute();
-    let (calls, p50) = m.latency_quantile(0.5);
-    let (_, p95) = m.latency_quantile(0.95);
+    let (sample, quantiles) = m.latest_latency(&[0.5, 0.95]);
     // Not `daemon.facts()`: its heap figures walk the allocator's free lists, which takes
     // milliseconds on a fragmented heap, for every refresh of every open page.
     let (rss, threads) = crate::memory::process().unwrap_or((0, 0));
@@ -54,11 +53,13 @@ pub fn overview(daemon: &Daemon) -> Value {
         "connections": m.connections_open.load(Ordering::Relaxed),
         "mcp_sessions": m.mcp_sessions_open.load(Ordering::Relaxed),
         "requests": {
-            "calls": calls,
+            "calls": m.calls(),
             "last_minute": calls_minute,
             "last_minute_mean_ms": (calls_minute > 0).then(|| micros_minute as f64 / calls_minute as f64 / 1000.0),
-            "p50_ms_at_most": p50.map(|s| s * 1000.0),
-            "p95_ms_at_most": p95.map(|s| s * 1000.0),
+            // Of the latest calls (`latency_sample` of them), measured, not bucket bounds.
+            "latency_sample": sample,
+            "p50_ms": quantiles.first(),
+            "p95_ms": quantiles.get(1),
         },
         "problems": http_problem.into_iter().chain(embeddings.as_ref().and_then(|e| e["problem"].as_str().map(str::to_owned))).collect::<Vec<_>>(),
         "embeddings": embeddings,

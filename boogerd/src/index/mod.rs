@@ -18,6 +18,7 @@
 pub mod chunk;
 pub mod hash;
 pub mod lang;
+pub mod origin;
 pub mod walk;
 
 use std::collections::{HashMap, HashSet};
@@ -93,6 +94,12 @@ pub struct IndexReport {
     pub elapsed_ms: u64,
     pub root_hash: String,
     pub skipped: Vec<Skipped>,
+    /// Generated, vendored and fuzz-corpus files left out ([`origin`]), the first 200 once
+    /// saved; `set_aside_total` counts them all.
+    pub set_aside: Vec<Skipped>,
+    pub set_aside_total: u64,
+    /// How many were set aside for each reason (`generated`, `vendored`, ...).
+    pub set_aside_kinds: std::collections::BTreeMap<String, u64>,
     /// Files indexed only as raw or fixed-size blocks, or with a caveat.
     pub problems: Vec<Skipped>,
     /// Files whose chunks changed (written or removed): what the ranking index must update.
@@ -121,6 +128,36 @@ enum Outcome {
     Write(FileWrite, usize),
     /// Could not be indexed (binary, unreadable, gone): skipped, and dropped from the index.
     Skip(Skipped),
+    /// Its header says it was generated: set aside, and dropped from the index.
+    SetAside(Skipped),
+}
+
+/// The index's `meta` key that, set to `true`, has generated and vendored files indexed too.
+pub const WITH_GENERATED: &str = "with_generated";
+
+/// True if the project asked for its generated and vendored files to be indexed.
+pub fn with_generated(store: &Store) -> Result<bool, StoreError> {
+    Ok(store.meta(WITH_GENERATED)?.as_deref() == Some("true"))
+}
+
+/// Moves the files of `tree` that [`origin`] sets aside out of its files; the rest are marked
+/// for the header check unless the repository's attributes say they are not generated.
+fn sort_out(root: &Path, tree: &mut walk::Tree, extra_dirs: &[String], with_generated: bool) {
+    if with_generated {
+        return;
+    }
+    let dirs = tree.dirs.iter().chain(extra_dirs).map(String::as_str);
+    let attributes = origin::Attributes::load(root, dirs);
+    let files = std::mem::take(&mut tree.files);
+    for mut w in files {
+        match attributes.origin(&w.rel) {
+            Some(o) => tree.set_aside.push(Skipped { path: w.rel, reason: o.label().to_owned() }),
+            None => {
+                w.header_decides = !attributes.says_not_generated(&w.rel);
+                tree.files.push(w);
+            }
+        }
+    }
 }
 
 /// Brings the whole index of `root` up to date with the disk, and saves the report and
@@ -131,7 +168,8 @@ pub fn run(root: &Path, store: &Store, opts: Options, progress: &Progress) -> Re
     if opts.full {
         store.clear_files()?;
     }
-    let tree = walk::walk(root);
+    let mut tree = walk::walk(root);
+    sort_out(root, &mut tree, &[], with_generated(store)?);
     if progress.cancelled.load(Ordering::SeqCst) {
         return Err(StoreError::Cancelled);
     }
@@ -153,6 +191,7 @@ pub fn run(root: &Path, store: &Store, opts: Options, progress: &Progress) -> Re
     store.checkpoint()?;
     let mut saved = report.clone();
     saved.skipped.truncate(200);
+    saved.set_aside.truncate(200);
     saved.problems.truncate(200);
     let indexed_at = crate::time::now_rfc3339();
     store.set_meta(&[
@@ -166,14 +205,17 @@ pub fn run(root: &Path, store: &Store, opts: Options, progress: &Progress) -> Re
 /// Brings only `scope` up to date from `tree`, a survey of that scope: what the watcher
 /// runs for a batch of changes. The report's `files` counts the files surveyed.
 pub fn run_part(
+    root: &Path,
     store: &Store,
-    tree: walk::Tree,
+    mut tree: walk::Tree,
     scope: &Scope,
     opts: Options,
     progress: &Progress,
 ) -> Result<IndexReport, StoreError> {
     let started = Instant::now();
     let _running = progress.start(started);
+    let scoped: Vec<String> = scope.shallow.iter().chain(&scope.deep).cloned().collect();
+    sort_out(root, &mut tree, &scoped, with_generated(store)?);
     let known = store.file_states_in(scope)?;
     let mut report = apply(store, tree, known, opts, progress)?;
     report.elapsed_ms = started.elapsed().as_millis() as u64;
@@ -189,8 +231,10 @@ fn apply(
     opts: Options,
     progress: &Progress,
 ) -> Result<IndexReport, StoreError> {
-    let walk::Tree { files: walked, skipped, dirs } = tree;
-    let mut report = IndexReport { files: walked.len() as u64, skipped, dirs, ..Default::default() };
+    let walk::Tree { files: walked, skipped, set_aside, dirs } = tree;
+    let mut report = IndexReport { files: walked.len() as u64, skipped, set_aside, dirs, ..Default::default() };
+    // A file set aside now but indexed before (the project's choice or its attributes
+    // changed) leaves the index.
 
     let on_disk: HashSet<&str> = walked.iter().map(|w| w.rel.as_str()).collect();
     let mut deletes: Vec<String> = known.keys().filter(|p| !on_disk.contains(p.as_str())).cloned().collect();
@@ -240,6 +284,12 @@ fn apply(
                     }
                     report.skipped.push(skip);
                 }
+                Outcome::SetAside(skip) => {
+                    if known.contains_key(&skip.path) {
+                        deletes.push(skip.path.clone());
+                    }
+                    report.set_aside.push(skip);
+                }
                 Outcome::Write(write, bytes) => {
                     match &write.chunks {
                         None => report.touched += 1,
@@ -276,6 +326,12 @@ fn apply(
     report.deleted = deletes.len() as u64;
     report.changed.extend(deletes);
     report.skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    report.set_aside.sort_by(|a, b| a.path.cmp(&b.path));
+    report.set_aside_total = report.set_aside.len() as u64;
+    for s in &report.set_aside {
+        let kind = s.reason.split(" (").next().unwrap_or_default();
+        *report.set_aside_kinds.entry(kind.to_owned()).or_default() += 1;
+    }
     report.problems.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(report)
 }
@@ -305,6 +361,10 @@ fn process(w: &walk::Walked, previous_hash: Option<&str>, max_file_bytes: u64, g
     };
     if walk::looks_binary(&bytes) {
         return skip("binary".to_owned());
+    }
+    if w.header_decides && origin::has_generated_header(&bytes) {
+        let reason = format!("{} (its header says so)", origin::Origin::Generated.label());
+        return Outcome::SetAside(Skipped { path: w.rel.clone(), reason });
     }
     let hash = hash::file_hash(&bytes);
     let size = bytes.len() as u64;

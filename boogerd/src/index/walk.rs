@@ -20,6 +20,9 @@ pub struct Walked {
     pub abs: PathBuf,
     pub size: u64,
     pub mtime_ns: i64,
+    /// A header saying "generated" sets it aside (not when the project wants generated
+    /// files, nor when its attributes say this one is not generated).
+    pub header_decides: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -34,6 +37,8 @@ pub struct Skipped {
 pub struct Tree {
     pub files: Vec<Walked>,
     pub skipped: Vec<Skipped>,
+    /// Generated, vendored and fuzz-corpus files ([`super::origin`]), filled by the indexer.
+    pub set_aside: Vec<Skipped>,
     pub dirs: Vec<String>,
 }
 
@@ -127,9 +132,13 @@ fn walk_into(root: &Path, dir: &str, max_depth: Option<usize>, tree: &mut Tree) 
             continue; // sockets, fifos, devices
         }
         match entry.metadata() {
-            Ok(meta) => {
-                tree.files.push(Walked { rel, abs: entry.into_path(), size: meta.len(), mtime_ns: mtime_ns(&meta) })
-            }
+            Ok(meta) => tree.files.push(Walked {
+                rel,
+                abs: entry.into_path(),
+                size: meta.len(),
+                mtime_ns: mtime_ns(&meta),
+                header_decides: false,
+            }),
             Err(e) => tree.skipped.push(Skipped { path: rel, reason: e.to_string() }),
         }
     }

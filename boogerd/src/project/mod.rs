@@ -338,7 +338,7 @@ impl ProjectHandle {
         let claimed = !self.building.swap(true, std::sync::atomic::Ordering::SeqCst);
         let mut refresh =
             WarmRefresh { handle: Arc::clone(self), store: Arc::clone(&store), before, changed: Vec::new(), claimed };
-        let report = match index::run_part(&store, tree, scope, opts, &self.progress) {
+        let report = match index::run_part(&self.root, &store, tree, scope, opts, &self.progress) {
             // Damage found while surveying or writing: a fresh index replaces it, and the
             // followers walk the whole project into it.
             Err(e) if e.is_corrupt() => {
@@ -361,6 +361,17 @@ impl ProjectHandle {
         refresh.changed = report.changed.clone();
         self.grams_later(&store);
         Ok((report, refresh))
+    }
+
+    /// Whether the next runs index generated, vendored and fuzz-corpus files (kept in the
+    /// index, so it lasts as long as the index and needs no registry change).
+    pub fn set_with_generated(&self, with: bool) -> Result<(), IndexError> {
+        let store = self.store()?;
+        if index::with_generated(&store)? != with {
+            store.set_meta(&[(index::WITH_GENERATED, if with { "true" } else { "false" })])?;
+            store.recheck_all()?;
+        }
+        Ok(())
     }
 
     /// Indexing runs now, or a ranking index update is pending: either way the ranking index

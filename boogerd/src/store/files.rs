@@ -242,6 +242,16 @@ impl Store {
         Ok(())
     }
 
+    /// Has the next run read every file again (its content hash kept, so an unchanged file is
+    /// not parsed again): what a change of which files to set aside needs, since a header can
+    /// decide that.
+    pub fn recheck_all(&self) -> Result<()> {
+        self.write(|c| {
+            c.execute("UPDATE files SET mtime_ns = -1", [])?;
+            Ok(())
+        })
+    }
+
     /// Forgets every file and chunk (a full rebuild); annotations and the workset stay.
     pub fn clear_files(&self) -> Result<()> {
         self.content_changed();

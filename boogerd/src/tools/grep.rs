@@ -30,7 +30,16 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     };
     let f = filters(args);
     let context = int(args, "context", 0);
-    let offset = int(args, "offset", 0);
+    // A cursor is the offset of the next match: the same paging, as the other tools spell it.
+    let offset = match args.get("cursor").and_then(Value::as_str) {
+        Some(c) => match c.parse::<usize>() {
+            Ok(n) => n,
+            Err(_) => {
+                return ToolReply::error(format!("grep: cursor {c:?} is not one grep returned; drop it to start over"));
+            }
+        },
+        None => int(args, "offset", 0),
+    };
     let limit = int(args, "head_limit", 50);
     let budget = int(args, "max_tokens", format::DEFAULT_MAX_TOKENS) * format::CHARS_PER_TOKEN;
     let mut total = 0usize;
@@ -116,7 +125,8 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         let why =
             explain_empty(&project, &store, &f, &format!("No lines match {shown}.", shown = super::quoted(pattern)));
         let why = stopped.map_or(why.clone(), |s| format!("{s}{why}"));
-        return ToolReply::ok(why.clone(), json!({ "results": [], "total": 0, "reason": why, "complete": !timed_out }));
+        let data = json!({ "project": project.name, "results": [], "total": 0, "reason": why, "complete": !timed_out, "cursor": null });
+        return ToolReply::ok(why.clone(), data);
     }
     let shown = results.len();
     let mut text =
@@ -136,7 +146,9 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     if let Some(s) = stopped {
         text.push_str(&s);
     }
-    ToolReply::ok(text.trim_end(), json!({ "total": total, "results": results, "complete": !timed_out }))
+    let cursor = (offset + shown < total).then(|| (offset + shown).to_string());
+    let data = json!({ "project": project.name, "total": total, "results": results, "complete": !timed_out, "cursor": cursor });
+    ToolReply::ok(text.trim_end(), data)
 }
 
 /// A pattern the trigram index cannot narrow reads chunks for at most this long.

@@ -43,15 +43,22 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         }
     };
     let handle = daemon.projects.get(&project.root);
+    if let Some(with) = args.get("with_generated").and_then(Value::as_bool)
+        && let Err(e) = handle.set_with_generated(with)
+    {
+        return ToolReply::error(format!("index {}: {e}", project.name));
+    }
     let result = handle.index(Options { full, ..daemon.projects.defaults() });
     // Watch it from now on (a followed project re-walks, which syncs its watches: cheap,
     // nothing changed since this run).
     daemon.follow_indexed(&project.root);
     match result {
-        Ok(report) => ToolReply::ok(
-            describe(&project.name, &report),
-            json!({ "project": project.name, "root": project.root, "report": report }),
-        ),
+        Ok(mut report) => {
+            let text = describe(&project.name, &report);
+            // Counted by kind; a fuzz corpus would fill the answer with names nobody reads.
+            report.set_aside.truncate(LIST_MAX);
+            ToolReply::ok(text, json!({ "project": project.name, "root": project.root, "report": report }))
+        }
         Err(e) => ToolReply::error(format!("index {}: {e}", project.name)),
     }
 }
@@ -68,6 +75,7 @@ pub fn describe(name: &str, r: &IndexReport) -> String {
         r.elapsed_ms as f64 / 1000.0,
         &r.root_hash[..r.root_hash.len().min(16)],
     );
+    t.push_str(&set_aside_line("", r, false));
     for (what, items) in [("skipped", &r.skipped), ("indexed with problems", &r.problems)] {
         list(
             &mut t,
@@ -77,6 +85,25 @@ pub fn describe(name: &str, r: &IndexReport) -> String {
         );
     }
     t.trim_end().to_owned()
+}
+
+/// One line on the files set aside as generated, vendored or fuzz corpus (none: nothing;
+/// `with_generated`: that they are indexed), and how to change it.
+pub fn set_aside_line(indent: &str, r: &IndexReport, with_generated: bool) -> String {
+    if with_generated {
+        return format!(
+            "{indent}generated and vendored files: indexed (`booger index --with-generated=false` sets them aside)\n"
+        );
+    }
+    if r.set_aside_total == 0 {
+        return String::new();
+    }
+    let kinds: Vec<String> = r.set_aside_kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    format!(
+        "{indent}set aside, not indexed: {} files ({}); `booger index --with-generated` indexes them\n",
+        r.set_aside_total,
+        kinds.join(", ")
+    )
 }
 
 /// What [`list`] lists: `items`, the first of `total`, at most `max` of them; `rest` says

@@ -211,7 +211,9 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>, all: bool) 
         ));
     }
     let (max, rest) = if all { (usize::MAX, "") } else { (LISTED, "`status --all` lists them") };
+    let with_generated = crate::index::with_generated(&store).unwrap_or(false);
     if let Some(r) = &report {
+        t.push_str(&super::index::set_aside_line("  ", r, with_generated));
         let items = &r.skipped;
         super::index::list(&mut t, "  ", "skipped", Listing { items, total: items.len(), max, rest });
     }
@@ -229,6 +231,7 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>, all: bool) 
     let report = report.map(|r| {
         let mut v = json!(r);
         v["skipped"] = listed(&r.skipped, all);
+        v["set_aside"] = listed(&r.set_aside, all);
         v["problems"] = listed(&r.problems, all);
         v["skipped_total"] = json!(r.skipped.len());
         v["problems_total"] = json!(r.problems.len());
@@ -253,6 +256,7 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>, all: bool) 
         "embeddings": embeddings,
         "watch": watch,
         "last_report": report,
+        "with_generated": with_generated,
         "problems": listed(&problems, all),
         "problems_total": stats.problems_total,
         "recovered": recovered,
