@@ -168,11 +168,12 @@ pub fn run(root: &Path, store: &Store, opts: Options, progress: &Progress) -> Re
     if opts.full {
         store.clear_files()?;
     }
+    let with = with_generated(store)?;
     let mut tree = walk::walk(root);
-    sort_out(root, &mut tree, &[], with_generated(store)?);
     if progress.cancelled.load(Ordering::SeqCst) {
         return Err(StoreError::Cancelled);
     }
+    sort_out(root, &mut tree, &[], with);
     let known = store.file_states()?;
     let mut report = apply(store, tree, known, opts, progress)?;
     if progress.cancelled.load(Ordering::SeqCst) {
