@@ -110,6 +110,23 @@ pub struct IndexReport {
     pub dirs: Vec<String>,
 }
 
+impl IndexReport {
+    /// A copy with at most `keep` entries in each list (the counts stay whole).
+    pub fn trimmed(&self, keep: usize) -> Self {
+        let first = |v: &[Skipped]| v[..v.len().min(keep)].to_vec();
+        Self {
+            skipped: first(&self.skipped),
+            set_aside: first(&self.set_aside),
+            problems: first(&self.problems),
+            changed: Vec::new(),
+            dirs: Vec::new(),
+            root_hash: self.root_hash.clone(),
+            set_aside_kinds: self.set_aside_kinds.clone(),
+            ..*self
+        }
+    }
+}
+
 /// The part of a project a partial run looks at: the files directly in each `shallow`
 /// directory and every file under each `deep` one (relative paths, `""` is the root).
 #[derive(Debug, Clone, Default)]

@@ -159,10 +159,16 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>, all: bool) 
     // Of the index now, not of the last full run: the watcher changes the index between runs.
     let (stats, root_hash) = (&summary.stats, &summary.root_hash);
     let last = store.meta("last_indexed_at").ok().flatten().unwrap_or_default();
-    let report: Option<IndexReport> =
-        handle.last_report.lock().unwrap_or_else(|e| e.into_inner()).clone().or_else(|| {
-            store.meta("last_report").ok().flatten().and_then(|s| serde_json::from_str::<IndexReport>(&s).ok())
-        });
+    // Only what the answer lists is copied: a whole report holds every skipped and set-aside
+    // file (thousands in a repository with a fuzz corpus), and copying it was most of the
+    // cost of a status call.
+    let keep = if all { usize::MAX } else { LISTED };
+    let trim = |r: &IndexReport| (r.trimmed(keep), r.skipped.len(), r.problems.len());
+    let report = handle.last_report.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(trim);
+    let report = report.or_else(|| {
+        let r = store.meta("last_report").ok().flatten().and_then(|s| serde_json::from_str::<IndexReport>(&s).ok())?;
+        Some(trim(&r))
+    });
     let disk = store.size_on_disk();
     t.push_str(&format!(
         "index: {} files, {} chunks, {:.1} MB source, {:.1} MB on disk in {}\n",
@@ -212,10 +218,10 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>, all: bool) 
     }
     let (max, rest) = if all { (usize::MAX, "") } else { (LISTED, "`status --all` lists them") };
     let with_generated = crate::index::with_generated(&store).unwrap_or(false);
-    if let Some(r) = &report {
+    if let Some((r, skipped_total, _)) = &report {
         t.push_str(&super::index::set_aside_line("  ", r, with_generated));
         let items = &r.skipped;
-        super::index::list(&mut t, "  ", "skipped", Listing { items, total: items.len(), max, rest });
+        super::index::list(&mut t, "  ", "skipped", Listing { items, total: *skipped_total, max, rest });
     }
     // The stats keep the first problems by path; `all` reads every one.
     let every = if all { store.all_problems().ok() } else { None };
@@ -228,13 +234,10 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>, all: bool) 
     let total = stats.problems_total as usize;
     super::index::list(&mut t, "  ", "indexed with problems", Listing { items: &problems, total, max, rest });
     // The last run's lists, cut as the text cuts them, with their counts.
-    let report = report.map(|r| {
+    let report = report.map(|(r, skipped_total, problems_total)| {
         let mut v = json!(r);
-        v["skipped"] = listed(&r.skipped, all);
-        v["set_aside"] = listed(&r.set_aside, all);
-        v["problems"] = listed(&r.problems, all);
-        v["skipped_total"] = json!(r.skipped.len());
-        v["problems_total"] = json!(r.problems.len());
+        v["skipped_total"] = json!(skipped_total);
+        v["problems_total"] = json!(problems_total);
         v
     });
     let json = json!({
