@@ -43,9 +43,10 @@ const BATCH_FILES: usize = 500;
 const BATCH_BYTES: usize = 4 * 1024 * 1024;
 /// A run that reads more files than this leaves their trigram rows (for `grep`) to a pass
 /// in the background: FTS5 would spend longer on them than on the rest of the run, and grep
-/// reads the files still pending whole meanwhile. A smaller run (an edit) writes them with
-/// the chunks.
-const GRAMS_INLINE_FILES: usize = 256;
+/// reads the files still pending whole meanwhile. A smaller run (an edit, a small pull)
+/// writes them with the chunks; a checkout of a few hundred files answers first (it was
+/// 256, and a 200-file checkout spent a third of its run on them).
+const GRAMS_INLINE_FILES: usize = 64;
 /// Parsed files that may wait for the writer. Large enough that parsers keep going while the
 /// writer commits a batch (FTS5 does most of its work then), small enough to bound memory.
 const QUEUE_FILES: usize = 1024;

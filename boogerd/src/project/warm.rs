@@ -97,11 +97,22 @@ impl ProjectHandle {
     /// changes (a pass over its postings, not a rebuild), or else rebuilds it in the
     /// background. One nobody uses costs nothing.
     pub(super) fn refresh_warm(self: &Arc<Self>, store: &Arc<Store>, before: u64, changed: &[String], full: bool) {
+        // A change this large (a checkout) would be merged into a new base at once: building
+        // that base directly saves the pass that would bring the old one up to date first.
+        let files = store.file_count().unwrap_or(0);
+        if self.has_warm() && crate::search::postings::merges_at_once(changed.len(), files) {
+            self.rebuild_warm(store);
+            return;
+        }
         if !self.update_warm(store, before, changed, full) {
             let _ = self.ranking(store);
         } else if self.wanted.swap(false, std::sync::atomic::Ordering::SeqCst) {
             self.rebuild_warm(store);
         }
+    }
+
+    fn has_warm(&self) -> bool {
+        self.warm.lock().unwrap_or_else(|p| p.into_inner()).is_some()
     }
 
     /// The delta half of [`refresh_warm`](Self::refresh_warm): false if only a rebuild will do.
@@ -159,14 +170,18 @@ impl WarmRefresh {
             return; // a rebuild was already under way; it catches up by itself
         }
         // A released project (or one never searched) is caught up by its next query instead.
-        let held = self.handle.warm.lock().unwrap_or_else(|p| p.into_inner()).is_some();
-        let updated = held && self.handle.update_warm(&self.store, self.before, &self.changed, false);
+        let held = self.handle.has_warm();
+        let files = self.store.file_count().unwrap_or(0);
+        let at_once = held && crate::search::postings::merges_at_once(self.changed.len(), files);
+        let updated = held && !at_once && self.handle.update_warm(&self.store, self.before, &self.changed, false);
         self.claimed = false;
         self.handle.building.store(false, std::sync::atomic::Ordering::SeqCst);
         if !held {
             return;
         }
-        if !updated {
+        if at_once {
+            self.handle.rebuild_warm(&self.store);
+        } else if !updated {
             let _ = self.handle.ranking(&self.store);
         } else if self.handle.wanted.swap(false, std::sync::atomic::Ordering::SeqCst) {
             self.handle.rebuild_warm(&self.store);

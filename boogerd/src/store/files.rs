@@ -163,6 +163,7 @@ impl Store {
                 // rows whenever a write switches between deleting and inserting, or its rowids
                 // stop increasing.
                 let replaced = writes.iter().filter(|w| w.chunks.is_some()).map(|w| w.path.as_str());
+                let kept = super::vectors::Kept::read(&tx, replaced.clone())?;
                 let mut change = forget_chunks(&tx, deletes.iter().map(String::as_str).chain(replaced))?;
                 // A file's row as it was (id, language, size), taken out of the counts.
                 let mut old_file = tx.prepare_cached("SELECT id, language, size_bytes FROM files WHERE path = ?1")?;
@@ -228,6 +229,9 @@ impl Store {
                         insert_text.execute(params![chunk, ch.name, ch.content, words::words_for(&ch.name, &ch.content)])?;
                         if let Some(grams) = w.grams.as_ref().and_then(|g| g.get(k)) {
                             insert_grams.execute(params![chunk, grams])?;
+                        }
+                        for model in kept.carry(&tx, &w.path, chunk, ch)? {
+                            change.vector(model, 1);
                         }
                         change.chunk(ch.kind, 1);
                     }

@@ -217,6 +217,11 @@ impl Store {
         Ok(out)
     }
 
+    /// Files in the index (kept by the writes: no scan once counted).
+    pub fn file_count(&self) -> Result<u64> {
+        self.with_tally(|t| t.languages.values().map(|(files, _)| files).sum())
+    }
+
     /// A committed write changed the counts.
     fn tallied(&self, change: &tally::Change) {
         if let Some(t) = self.tally.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
