@@ -33,6 +33,7 @@ pub mod memory;
 pub mod metrics;
 pub mod project;
 pub mod registry;
+pub mod repo_file;
 mod rng;
 pub mod rpc;
 pub mod search;

@@ -24,6 +24,12 @@ pub const DB_FILE: &str = "index.db";
 pub const NOTES_FILE: &str = "notes.db";
 /// A file beside the database naming the project's root, for people and for finding orphans.
 const ROOT_FILE: &str = "root";
+/// In an in-repo index folder: the mark that this user's daemon made it for this root
+/// ([`owner_mark`]). A repository can ship a `.booger/` folder; without the mark its index and
+/// notes are never used.
+const OWNER_FILE: &str = "owner";
+/// In the data directory: the secret the marks are made with.
+const OWNER_KEY_FILE: &str = "owner.key";
 
 /// Where one project's index folder is.
 pub fn index_dir(data_dir: &Path, root: &Path, in_repo: bool) -> PathBuf {
@@ -114,9 +120,15 @@ pub fn create_private_file(path: &Path) -> io::Result<()> {
 /// If `to` has no database and `from` has one, moves it (with its WAL) to `to`: renamed when
 /// both are on one filesystem, else copied and then removed from `from` (left there when
 /// `from` is read-only). Returns whether an index moved.
-pub fn adopt(from: &Path, to: &Path, root: &Path) -> io::Result<bool> {
+pub fn adopt(from: &Path, to: &Path, root: &Path, mark: &str) -> io::Result<bool> {
     let (old, new) = (from.join(DB_FILE), to.join(DB_FILE));
-    if new.exists() || !old.is_file() {
+    if new.exists() || !std::fs::symlink_metadata(&old).is_ok_and(|m| m.is_file()) {
+        return Ok(false);
+    }
+    // An in-repo folder is the repository's: only one this daemon marked is taken. (The data
+    // directory is private to the user: an index there is always this daemon's.)
+    if from.file_name().is_some_and(|n| n == IN_REPO_DIR) && !is_owned(from, mark) {
+        tracing::warn!(from = %from.display(), "an index this daemon did not make is in the repository; not used");
         return Ok(false);
     }
     prepare(to, root)?;
@@ -144,6 +156,81 @@ pub fn adopt(from: &Path, to: &Path, root: &Path) -> io::Result<bool> {
     let _ = std::fs::remove_dir(from);
     tracing::info!(from = %from.display(), to = %to.display(), "index moved");
     Ok(true)
+}
+
+/// The mark of an index this user's daemon made for `root`: a keyed hash of the root with a
+/// secret kept in the (private) data directory, made on first use. A repository cannot forge
+/// it, nor reuse one made for another tree.
+pub fn owner_mark(data_dir: &Path, root: &Path) -> io::Result<String> {
+    let key_file = data_dir.join(OWNER_KEY_FILE);
+    let key = match std::fs::read(&key_file) {
+        Ok(k) if k.len() == 32 => k,
+        _ => {
+            let mut k = [0u8; 32];
+            getrandom::fill(&mut k).map_err(io::Error::other)?;
+            create_private_dir(data_dir)?;
+            write_private(&key_file, &k)?;
+            k.to_vec()
+        }
+    };
+    let key: [u8; 32] = key.try_into().expect("32 bytes");
+    Ok(blake3::keyed_hash(&key, root.as_os_str().as_encoded_bytes()).to_hex().to_string())
+}
+
+/// Marks the in-repo index folder `dir` as made by this daemon (see [`owner_mark`]).
+pub fn mark_owned(dir: &Path, mark: &str) -> io::Result<()> {
+    let file = dir.join(OWNER_FILE);
+    if crate::repo_file::read_text(&file, 256).as_deref() == Some(mark) {
+        return Ok(());
+    }
+    write_private(&file, mark.as_bytes())
+}
+
+/// True if `dir` is a real folder (not a symlink) that this daemon made for the root `mark`
+/// was made for.
+pub fn is_owned(dir: &Path, mark: &str) -> bool {
+    std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir())
+        && crate::repo_file::read_text(&dir.join(OWNER_FILE), 256).as_deref() == Some(mark)
+}
+
+/// An in-repo index folder that holds an index or notes this daemon did not make (shipped
+/// with the repository, or left by another user): its databases are renamed aside (never
+/// opened, never deleted) so a fresh index is built. `Err` when `dir` is a symlink or not a
+/// folder: booger does not follow it.
+pub fn distrust_unowned(dir: &Path, mark: &str) -> io::Result<Option<PathBuf>> {
+    let meta = match std::fs::symlink_metadata(dir) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if !meta.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{} is not a folder booger made (a symlink or a file); move it away to keep the index there",
+                dir.display()
+            ),
+        ));
+    }
+    if is_owned(dir, mark) {
+        return Ok(None);
+    }
+    let shipped = [DB_FILE, NOTES_FILE].iter().any(|f| std::fs::symlink_metadata(dir.join(f)).is_ok());
+    if !shipped {
+        return Ok(None);
+    }
+    let aside = dir.join(format!("untrusted-{}", crate::time::now_rfc3339().replace(':', "-")));
+    std::fs::create_dir(&aside)?;
+    for name in [DB_FILE, NOTES_FILE] {
+        for suffix in ["", "-wal", "-shm"] {
+            let f = sidecar(&dir.join(name), suffix);
+            if std::fs::symlink_metadata(&f).is_ok() {
+                std::fs::rename(&f, aside.join(f.file_name().expect("a file name")))?;
+            }
+        }
+    }
+    tracing::warn!(dir = %dir.display(), aside = %aside.display(), "an index this daemon did not make was set aside");
+    Ok(Some(aside))
 }
 
 fn sidecar(db: &Path, suffix: &str) -> PathBuf {
@@ -193,7 +280,8 @@ fn remove_own_files(dir: &Path) {
             || name.starts_with(NOTES_FILE)
             || name.starts_with("rank-")
             || name == ".gitignore"
-            || name == ROOT_FILE;
+            || name == ROOT_FILE
+            || name == OWNER_FILE;
         if ours {
             let _ = std::fs::remove_file(e.path());
         }
@@ -243,15 +331,22 @@ mod tests {
         std::fs::create_dir_all(&old).unwrap();
         std::fs::write(old.join(DB_FILE), b"db").unwrap();
         std::fs::write(old.join(".gitignore"), b"*\n").unwrap();
-        let new = index_dir(&tmp.path().join("data"), &root, false);
-        assert!(adopt(&old, &new, &root).unwrap());
+        let data = tmp.path().join("data");
+        let new = index_dir(&data, &root, false);
+        let mark = owner_mark(&data, &root).unwrap();
+        assert_eq!(mark, owner_mark(&data, &root).unwrap(), "the key is kept");
+        assert_ne!(mark, owner_mark(&data, &tmp.path().join("elsewhere")).unwrap());
+        assert!(!adopt(&old, &new, &root, &mark).unwrap(), "an unmarked folder is not this daemon's");
+        mark_owned(&old, &mark).unwrap();
+        assert!(adopt(&old, &new, &root, &mark).unwrap());
         assert_eq!(std::fs::read(new.join(DB_FILE)).unwrap(), b"db");
         assert!(!old.exists(), "the old folder is gone");
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&new), 0o700);
         assert_eq!(mode(&new.join(DB_FILE)), 0o600);
         assert_eq!(mode(&tmp.path().join("data").join(INDEXES_DIR)), 0o700);
-        assert!(!adopt(&old, &new, &root).unwrap(), "nothing left to move");
+        assert!(!adopt(&old, &new, &root, &mark).unwrap(), "nothing left to move");
+        assert_eq!(mode(&data.join(OWNER_KEY_FILE)), 0o600);
         remove(&new).unwrap();
         assert!(!new.exists());
     }

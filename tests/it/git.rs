@@ -460,3 +460,42 @@ fn a_project_in_a_subdirectory_sees_only_its_own_files() {
     assert_eq!(names(file(&data, "api/handler.go"), "added"), ["Health"]);
     assert_eq!(names(file(&data, "new file.go"), "added"), ["Spaced"]);
 }
+
+/// A repository's own configuration runs nothing: an fsmonitor hook, clean and smudge filters,
+/// textconv and external diff drivers, hooks and pagers set in `.git/config` (which a tarball,
+/// a zip or a shared folder delivers with the files) are all switched off for booger's git.
+#[test]
+fn a_repository_configuration_runs_no_program() {
+    let env = Env::new();
+    let root = repo(&env, "hostile", &[("a.py", "def a():\n    return 1\n"), ("b.py", "def b():\n    return 1\n")]);
+    git(&root, &["checkout", "-q", "-b", "feature"]);
+    // Stat-dirty and changed files make git hash the working tree (where filters run).
+    write(&root, "a.py", "def a():\n    return 2\n");
+    write(&root, "c.py", "def c():\n    pass\n");
+    write(&root, ".gitattributes", "* filter=evil diff=evil\n");
+    // The test's own git runs nothing from here on: only booger's does.
+    let marks = env.dir.path().join("ran");
+    std::fs::create_dir_all(&marks).unwrap();
+    let run = |what: &str| format!("touch {}/{what}; cat", marks.display());
+    for (key, value) in [
+        ("core.fsmonitor", run("fsmonitor")),
+        ("filter.evil.clean", run("clean")),
+        ("filter.evil.smudge", run("smudge")),
+        ("filter.evil.process", run("process")),
+        ("diff.evil.textconv", run("textconv")),
+        ("diff.evil.command", run("diffcommand")),
+        ("diff.external", run("external")),
+        ("core.pager", run("pager")),
+        ("core.hooksPath", marks.display().to_string()),
+    ] {
+        git(&root, &["config", key, &value]);
+    }
+    for args in [json!({}), json!({ "include": "unstaged" }), json!({ "include": "staged" })] {
+        ok(&env, &root, "branch-diff", args);
+    }
+    ok(&env, &root, "draft-commit", json!({}));
+    ok(&env, &root, "changelog", json!({}));
+    let ran: Vec<String> =
+        std::fs::read_dir(&marks).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert!(ran.is_empty(), "the repository's configuration ran: {ran:?}");
+}

@@ -352,3 +352,53 @@ fn lost_events_are_found_by_a_resurvey_not_a_walk() {
     assert_eq!(w["whole_walks"].as_u64().unwrap(), walks_before, "a lost event cost a whole walk: {w}");
     assert_eq!(chunk_set(&env.index_dir(&root)), fresh_chunk_set(&root), "the live index differs from a fresh one");
 }
+
+/// A file swapped for a FIFO (or a symlink) between the walk and the read never stalls the
+/// project: the read does not block, the FIFO is skipped, later edits are followed and
+/// `booger index` finishes.
+#[cfg(unix)]
+#[test]
+fn a_fifo_swapped_in_while_indexing_never_stalls_the_project() {
+    let env = Env::new();
+    let _d = env.start_daemon();
+    let root = project(&env, "racy");
+    settled(&env, &root, "watching");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (stop, root) = (stop.clone(), root.clone());
+        std::thread::spawn(move || {
+            let mut i = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                // Each name is a regular file, then a FIFO nobody writes, then a symlink.
+                for k in 0..20 {
+                    let (tmp, name) = (root.join(format!("swap{k}.tmp")), root.join(format!("src/racy{k}.py")));
+                    let _ = std::fs::remove_file(&tmp);
+                    let made = match i % 3 {
+                        0 => std::fs::write(&tmp, format!("def racy_{i}():\n    pass\n")).is_ok(),
+                        1 => {
+                            let c = std::ffi::CString::new(tmp.to_str().unwrap()).unwrap();
+                            unsafe { libc::mkfifo(c.as_ptr(), 0o600) == 0 }
+                        }
+                        _ => std::os::unix::fs::symlink("/etc/passwd", &tmp).is_ok(),
+                    };
+                    if made {
+                        let _ = std::fs::rename(&tmp, &name);
+                    }
+                }
+                i += 1;
+            }
+        })
+    };
+    for _ in 0..10 {
+        let out = env.run_within(None, &["index", root.to_str().unwrap()], Duration::from_secs(20));
+        assert!(out.status.success(), "{}", booger_tests::describe(&out));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    let out = env.run_within(None, &["index", root.to_str().unwrap()], Duration::from_secs(20));
+    assert!(out.status.success(), "{}", booger_tests::describe(&out));
+    write(&root, "src/after.py", "def after_the_race():\n    pass\n");
+    eventually("an edit after the race", || paths_defining(&env, &root, "after_the_race") == ["src/after.py"]);
+    let (text, _, _) = env.call(&root, "w", "grep", json!({ "pattern": "root:x:0" }));
+    assert!(!text.contains("racy"), "a symlink's target was read: {text}");
+}

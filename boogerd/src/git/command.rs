@@ -13,11 +13,30 @@ use super::GitError;
 /// How long one git command may run before it is killed.
 pub const TIMEOUT: Duration = Duration::from_secs(20);
 
+/// Settings a repository's own `.git/config` could use to run a program, off for every
+/// command. A repository is untrusted, and its configuration can come with its files (a
+/// tarball, a zip, a shared folder). Filters and diff drivers are named by the repository, so
+/// those it configures are listed first and switched off by name ([`Git::new`]).
+const NO_PROGRAMS: &[&str] = &[
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.pager=cat",
+    "core.editor=:",
+    "sequence.editor=:",
+    "log.showSignature=false",
+    "credential.helper=",
+    "core.askPass=",
+    "core.sshCommand=ssh",
+    "protocol.allow=never",
+];
+
 /// git, run in one directory.
 #[derive(Debug, Clone)]
 pub struct Git {
     dir: PathBuf,
     timeout: Duration,
+    /// `-c` pairs switching off the filters and diff drivers the repository configures.
+    drivers_off: Vec<String>,
 }
 
 /// What a finished command printed, and whether it succeeded.
@@ -30,7 +49,26 @@ pub struct Output {
 
 impl Git {
     pub fn new(dir: &Path) -> Self {
-        Self { dir: dir.to_owned(), timeout: TIMEOUT }
+        let mut git = Self { dir: dir.to_owned(), timeout: TIMEOUT, drivers_off: Vec::new() };
+        git.drivers_off = git.configured_drivers();
+        git
+    }
+
+    /// `name=` for every program-running key of a filter or diff driver in the repository's
+    /// own configuration (its `.git/config`, its worktree's, what they include): an empty
+    /// command is no command to git. Reading configuration runs nothing.
+    fn configured_drivers(&self) -> Vec<String> {
+        let pattern = r"^(filter|diff|merge)\..+\.(clean|smudge|process|textconv|command|driver)$";
+        let Ok(out) = self.output(&["config", "--local", "--null", "--name-only", "--get-regexp", pattern], None)
+        else {
+            return Vec::new();
+        };
+        out.stdout
+            .split(|&b| b == 0)
+            .filter(|name| !name.is_empty())
+            .filter_map(|name| std::str::from_utf8(name).ok())
+            .map(|name| format!("{name}="))
+            .collect()
     }
 
     pub fn dir(&self) -> &Path {
@@ -53,8 +91,11 @@ impl Git {
     /// Runs `git args…` where a non-zero exit is an answer (e.g. "no such ref"), not a failure.
     pub fn output(&self, args: &[&str], input: Option<Vec<u8>>) -> Result<Output, GitError> {
         let mut cmd = Command::new("git");
-        cmd.args(["--no-pager", "-c", "core.quotepath=off", "-c", "color.ui=never"])
-            .args(args)
+        cmd.args(["--no-pager", "-c", "core.quotepath=off", "-c", "color.ui=never"]);
+        for setting in NO_PROGRAMS.iter().copied().chain(self.drivers_off.iter().map(String::as_str)) {
+            cmd.args(["-c", setting]);
+        }
+        cmd.args(args)
             .current_dir(&self.dir)
             // Read-only commands must not take index.lock (the user's own git would fail).
             .env("GIT_OPTIONAL_LOCKS", "0")
@@ -63,6 +104,9 @@ impl Git {
             .env_remove("GIT_DIR")
             .env_remove("GIT_WORK_TREE")
             .env_remove("GIT_INDEX_FILE")
+            .env_remove("GIT_EXTERNAL_DIFF")
+            .env_remove("GIT_PAGER")
+            .env_remove("GIT_CONFIG_PARAMETERS")
             .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

@@ -374,7 +374,7 @@ fn read_worktree(dir: &Path, rel: &str) -> Option<Vec<u8>> {
     if !meta.is_file() {
         return None;
     }
-    std::fs::read(&path).ok()
+    crate::repo_file::read(&path, crate::index::HUGE_FILE_BYTES).ok().flatten()
 }
 
 /// One version of a file, as far as it has been fetched.

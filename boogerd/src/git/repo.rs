@@ -67,7 +67,7 @@ impl Repo {
         }
         let git_dir = PathBuf::from(lines[1]);
         let commit = lines.get(3).filter(|l| is_object_id(l)).map(|l| (*l).to_owned());
-        let head_file = std::fs::read_to_string(git_dir.join("HEAD")).unwrap_or_default();
+        let head_file = crate::repo_file::read_text(&git_dir.join("HEAD"), 4096).unwrap_or_default();
         let branch =
             head_file.trim().strip_prefix("ref: ").map(|r| r.strip_prefix("refs/heads/").unwrap_or(r).to_owned());
         let head = match (branch, commit) {
@@ -175,7 +175,7 @@ impl Repo {
 
     /// Paths with unresolved conflicts, relative to `git`'s directory.
     pub fn unmerged(&self) -> Result<Vec<String>, GitError> {
-        let out = self.git.run(&["diff", "--name-only", "-z", "--relative", "--diff-filter=U"])?;
+        let out = self.git.run(&["diff", "--no-ext-diff", "--name-only", "-z", "--relative", "--diff-filter=U"])?;
         let mut paths: Vec<String> = split_z(&out).collect();
         paths.dedup();
         Ok(paths)
@@ -183,7 +183,10 @@ impl Repo {
 
     /// Something is staged (the staging area differs from HEAD).
     pub fn has_staged(&self) -> Result<bool, GitError> {
-        let out = self.git.output(&["diff", "--cached", "--quiet", "--relative", "--ignore-submodules=none"], None)?;
+        let out = self.git.output(
+            &["diff", "--no-ext-diff", "--cached", "--quiet", "--relative", "--ignore-submodules=none"],
+            None,
+        )?;
         Ok(!out.success)
     }
 

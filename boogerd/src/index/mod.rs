@@ -355,14 +355,6 @@ fn apply(
     Ok(report)
 }
 
-/// The file's bytes, or None when it holds more than `limit`.
-fn read_capped(path: &Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?.take(limit + 1).read_to_end(&mut bytes)?;
-    Ok((bytes.len() as u64 <= limit).then_some(bytes))
-}
-
 /// Reads, hashes and (if new) chunks one file, with its trigrams if `grams`. Never fails:
 /// trouble becomes a skip.
 fn process(w: &walk::Walked, previous_hash: Option<&str>, max_file_bytes: u64, grams: bool) -> Outcome {
@@ -372,7 +364,7 @@ fn process(w: &walk::Walked, previous_hash: Option<&str>, max_file_bytes: u64, g
     }
     // Read at most one byte past the limit, whatever the size `stat` gave: files that grow
     // while read, or that report 0 and never end (procfs), stop there.
-    let bytes = match read_capped(&w.abs, HUGE_FILE_BYTES) {
+    let bytes = match crate::repo_file::read(&w.abs, HUGE_FILE_BYTES) {
         Ok(Some(b)) => b,
         Ok(None) => return skip(format!("larger than {} MB: not indexed", HUGE_FILE_BYTES / (1024 * 1024))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return skip("deleted while indexing".to_owned()),
@@ -459,12 +451,7 @@ mod tests {
     /// a size of 0 read as what they hold.
     #[test]
     fn reads_stop_one_byte_past_the_limit() {
-        let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("f");
-        std::fs::write(&f, vec![b'x'; 100]).unwrap();
-        assert_eq!(read_capped(&f, 100).unwrap().map(|b| b.len()), Some(100));
-        assert_eq!(read_capped(&f, 99).unwrap(), None);
-        if let Ok(Some(status)) = read_capped(Path::new("/proc/self/status"), 1 << 20) {
+        if let Ok(Some(status)) = crate::repo_file::read(Path::new("/proc/self/status"), 1 << 20) {
             assert!(!status.is_empty());
         }
     }

@@ -193,13 +193,8 @@ fn by_convention_generated(rel: &str) -> bool {
 
 /// One attributes file's matchers, or None when it is absent or says nothing booger reads.
 fn read(file: &Path, dir: &Path, budget: &mut usize) -> Option<Matchers> {
-    use std::io::Read;
-    // A symlinked attributes file could point anywhere: only a regular file is read.
-    if !std::fs::symlink_metadata(file).is_ok_and(|m| m.is_file()) {
-        return None;
-    }
-    let mut text = String::new();
-    std::fs::File::open(file).ok()?.take(MAX_ATTRIBUTE_BYTES).read_to_string(&mut text).ok()?;
+    // Never through a symlink, never a FIFO: only a regular file is read.
+    let text = crate::repo_file::read_text(file, MAX_ATTRIBUTE_BYTES)?;
     let mut builders = [GitignoreBuilder::new(dir), GitignoreBuilder::new(dir), GitignoreBuilder::new(dir)];
     let mut used = [false; 3];
     for line in text.lines() {

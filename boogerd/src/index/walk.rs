@@ -125,7 +125,16 @@ fn walk_into(root: &Path, dir: &str, max_depth: Option<usize>, tree: &mut Tree) 
             continue;
         }
         if ft.is_symlink() {
-            tree.skipped.push(Skipped { path: rel, reason: "symlink (not followed)".to_owned() });
+            tree.skipped
+                .push(Skipped { path: escaped(root, entry.path()), reason: "symlink (not followed)".to_owned() });
+            continue;
+        }
+        if !is_safe_name(root, entry.path()) {
+            // An answer prints paths as lines an agent reads: a newline in a name could forge
+            // a result line, an escape sequence would reach a terminal, and a name that is not
+            // UTF-8 could not be opened again by the name printed.
+            let reason = "its name holds control characters or is not UTF-8: not indexed".to_owned();
+            tree.skipped.push(Skipped { path: escaped(root, entry.path()), reason });
             continue;
         }
         if !ft.is_file() {
@@ -142,6 +151,22 @@ fn walk_into(root: &Path, dir: &str, max_depth: Option<usize>, tree: &mut Tree) 
             Err(e) => tree.skipped.push(Skipped { path: rel, reason: e.to_string() }),
         }
     }
+}
+
+/// True if `path`, below `root`, is UTF-8 without control characters.
+fn is_safe_name(root: &Path, path: &Path) -> bool {
+    path.strip_prefix(root).unwrap_or(path).to_str().is_some_and(|s| !s.chars().any(char::is_control))
+}
+
+/// `path` below `root` as it can be printed: escapes for control characters and for bytes
+/// that are not UTF-8 (`\n`, `\u{1b}`, `\xFF`), so the name shown is the name on disk.
+pub fn escaped(root: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    if is_safe_name(root, path) {
+        return relative(root, path);
+    }
+    let quoted = format!("{:?}", rel.as_os_str());
+    quoted[1..quoted.len() - 1].to_owned()
 }
 
 /// A file's modification time as the index records it (0 when the OS has none).
@@ -223,5 +248,28 @@ mod tests {
         let skipped = tree.skipped;
         #[cfg(unix)]
         assert!(skipped.iter().any(|s| s.path == "etc-link" && s.reason.contains("symlink")), "{skipped:?}");
+    }
+
+    /// Names that would print as something else are not indexed, and are reported escaped.
+    #[cfg(unix)]
+    #[test]
+    fn names_with_control_characters_or_not_utf8_are_skipped_and_shown_escaped() {
+        use std::os::unix::ffi::OsStrExt;
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        std::fs::write(r.join("ok.rs"), "fn ok() {}").unwrap();
+        std::fs::write(r.join("x\nauth.rs:42:    let admin_password = 1;"), "fn a() {}").unwrap();
+        std::fs::write(r.join("title\u{1b}]52;c;aGk=\u{7}.rs"), "fn b() {}").unwrap();
+        std::fs::write(r.join(std::ffi::OsStr::from_bytes(b"bad\xff.rs")), "fn c() {}").unwrap();
+        let tree = walk(r);
+        let files: Vec<&str> = tree.files.iter().map(|f| f.rel.as_str()).collect();
+        assert_eq!(files, ["ok.rs"]);
+        let mut shown: Vec<&str> = tree.skipped.iter().map(|s| s.path.as_str()).collect();
+        shown.sort();
+        assert_eq!(
+            shown,
+            ["bad\\xFF.rs", "title\\u{1b}]52;c;aGk=\\u{7}.rs", "x\\nauth.rs:42:    let admin_password = 1;"]
+        );
+        assert!(tree.skipped.iter().all(|s| !s.path.contains('\n') && !s.path.contains('\u{1b}')));
     }
 }

@@ -34,6 +34,9 @@ pub struct ProjectHandle {
     /// Where an index might be that belongs in `index_dir` (the other placement): adopted
     /// the first time the index is opened.
     adopt_from: PathBuf,
+    /// The mark an in-repo index folder this daemon made for this root carries
+    /// ([`crate::storage::owner_mark`]); empty when it could not be made (nothing is trusted).
+    owner_mark: String,
     store: Mutex<Option<Arc<Store>>>,
     /// One indexing run at a time per project.
     index_lock: Mutex<()>,
@@ -74,6 +77,10 @@ impl ProjectHandle {
         Self {
             index_dir: crate::storage::index_dir(data_dir, &root, in_repo),
             adopt_from: crate::storage::index_dir(data_dir, &root, !in_repo),
+            owner_mark: crate::storage::owner_mark(data_dir, &root).unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "cannot make the owner mark; in-repo indexes are not trusted");
+                String::new()
+            }),
             root,
             store: Mutex::new(None),
             index_lock: Mutex::new(()),
@@ -201,6 +208,7 @@ impl ProjectHandle {
         forget_if_deleted(&mut slot);
         if slot.is_none() {
             self.adopt();
+            self.distrust_shipped()?;
             *slot = match Store::open_existing(&self.index_dir) {
                 Err(e) if e.is_corrupt() => Some(Arc::new(self.replace_corrupt(DB_FILE, &e.to_string())?)),
                 opened => opened?.map(Arc::new),
@@ -215,12 +223,32 @@ impl ProjectHandle {
         forget_if_deleted(&mut slot);
         if slot.is_none() {
             self.adopt();
+            self.distrust_shipped()?;
             *slot = Some(Arc::new(match Store::open(&self.index_dir, &self.root) {
                 Err(e) if e.is_corrupt() => self.replace_corrupt(DB_FILE, &e.to_string())?,
                 opened => opened?,
             }));
+            if self.in_repo() && !self.owner_mark.is_empty() {
+                crate::storage::mark_owned(&self.index_dir, &self.owner_mark)
+                    .map_err(|source| StoreError::Create { path: self.index_dir.clone(), source })?;
+            }
         }
         Ok(slot.clone().expect("just opened"))
+    }
+
+    fn in_repo(&self) -> bool {
+        self.index_dir.file_name().is_some_and(|n| n == crate::storage::IN_REPO_DIR)
+    }
+
+    /// An in-repo index or notes this daemon did not make (a repository can ship a `.booger/`)
+    /// are set aside before anything opens them; a `.booger` that is a symlink is refused.
+    fn distrust_shipped(&self) -> Result<(), StoreError> {
+        if !self.in_repo() {
+            return Ok(());
+        }
+        crate::storage::distrust_unowned(&self.index_dir, &self.owner_mark)
+            .map(|_| ())
+            .map_err(|source| StoreError::Create { path: self.index_dir.clone(), source })
     }
 
     /// Sets the damaged `file` (the index or the notes) aside for a fresh one; a fresh index
@@ -270,7 +298,7 @@ impl ProjectHandle {
     /// Moves an index found in the other placement (an in-repo `.booger/` from before
     /// indexes moved to the data directory) to where this project keeps it.
     fn adopt(&self) {
-        if let Err(e) = crate::storage::adopt(&self.adopt_from, &self.index_dir, &self.root) {
+        if let Err(e) = crate::storage::adopt(&self.adopt_from, &self.index_dir, &self.root, &self.owner_mark) {
             tracing::warn!(from = %self.adopt_from.display(), to = %self.index_dir.display(), error = %e,
                 "cannot move the existing index; building a new one");
         }

@@ -84,7 +84,7 @@ pub fn mine(git: &Git, head: &dyn Head, commits: usize, wanted: usize) -> Result
     let boundary: HashSet<String> = if mined.shallow {
         let file = git.run(&["rev-parse", "--git-path", "shallow"])?;
         let file = git.dir().join(String::from_utf8_lossy(&file).trim());
-        std::fs::read_to_string(file).unwrap_or_default().lines().map(str::to_owned).collect()
+        crate::repo_file::read_text(&file, 64 << 20).unwrap_or_default().lines().map(str::to_owned).collect()
     } else {
         HashSet::new()
     };
@@ -213,12 +213,13 @@ pub fn descriptive(subject: &str) -> Option<String> {
 /// The named code items of `files` that `commit` changed, where each is at HEAD (by name and
 /// container; an item gone since is left out).
 fn changed_functions(git: &Git, head: &dyn Head, commit: &str, files: &[String]) -> Result<Vec<GoldFn>, GitError> {
-    let mut args = vec!["show", "--format=", "-U0", "--no-color", "--no-renames", commit, "--"];
+    let mut args =
+        vec!["show", "--format=", "-U0", "--no-color", "--no-renames", "--no-ext-diff", "--no-textconv", commit, "--"];
     args.extend(files.iter().map(String::as_str));
     let diff = git.run(&args)?;
     let mut out: Vec<GoldFn> = Vec::new();
     for (path, ranges) in hunks(&String::from_utf8_lossy(&diff)) {
-        let Ok(bytes) = git.run(&["show", &format!("{commit}:{path}")]) else { continue };
+        let Ok(bytes) = git.run(&["show", "--no-textconv", &format!("{commit}:{path}")]) else { continue };
         let then = chunk::chunk_file(Path::new(&path), &bytes, false).chunks;
         let changed: HashSet<(String, Option<String>)> = then
             .iter()

@@ -393,7 +393,7 @@ fn read_texts(root: &Path, paths: &[String]) -> Vec<(String, String)> {
     let mut budget = BASELINE_BYTES;
     let mut out = Vec::new();
     for p in paths {
-        let Ok(bytes) = std::fs::read(root.join(p)) else { continue };
+        let Ok(Some(bytes)) = crate::repo_file::read(&root.join(p), budget as u64) else { continue };
         if bytes.len() > budget {
             break;
         }
