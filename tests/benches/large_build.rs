@@ -31,6 +31,19 @@ fn main() {
     let daemon = env.start_daemon();
     let pid = daemon.child.id();
     let t = Instant::now();
+    // RSS every 250 ms: when the peak comes says which tier makes it.
+    let samples = std::sync::Arc::new(std::sync::Mutex::new(Vec::<(f64, u64)>::new()));
+    let sampling = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let sampler = {
+        let (samples, sampling) = (samples.clone(), sampling.clone());
+        std::thread::spawn(move || {
+            while sampling.load(std::sync::atomic::Ordering::Relaxed) {
+                let rss = proc_status_kb(pid, "VmRSS:");
+                samples.lock().unwrap().push((t.elapsed().as_secs_f64(), rss));
+                std::thread::sleep(Duration::from_millis(250));
+            }
+        })
+    };
     let out = env.run_within(None, &["index", root.to_str().unwrap(), "--json"], Duration::from_secs(3600));
     assert!(out.status.success(), "{}", describe(&out));
     let indexed = t.elapsed();
@@ -61,6 +74,8 @@ fn main() {
         std::thread::sleep(Duration::from_secs(1));
     };
     std::thread::sleep(Duration::from_secs(5));
+    sampling.store(false, std::sync::atomic::Ordering::Relaxed);
+    sampler.join().unwrap();
     let index = &facts["project"]["index"];
     let source = index["source_bytes"].as_u64().unwrap_or(0);
     let disk = index["size_on_disk"].as_u64().unwrap_or(0);
@@ -101,6 +116,14 @@ fn main() {
         disk as f64 / source.max(1) as f64,
         disk as f64 / tree.max(1) as f64,
     );
+    let samples = samples.lock().unwrap();
+    let (at, peak) = samples.iter().copied().fold((0.0, 0), |m, (at, kb)| if kb > m.1 { (at, kb) } else { m });
+    println!("\nRSS peak (sampled every 250 ms) {:.0} MB at {at:.0} s; RSS at each tier's end:", peak as f64 / 1024.0);
+    for (what, when) in [("index", Some(indexed)), ("ranking index", ranking), ("trigram rows", grams), ("embeddings", embeddings)] {
+        let Some(when) = when else { continue };
+        let max = samples.iter().filter(|(s, _)| *s <= when.as_secs_f64()).map(|(_, kb)| *kb).max().unwrap_or(0);
+        println!("- {what} ({:.0} s): max so far {:.0} MB", when.as_secs_f64(), max as f64 / 1024.0);
+    }
     drop(daemon);
 }
 
