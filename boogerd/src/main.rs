@@ -84,6 +84,7 @@ fn main() -> anyhow::Result<()> {
     unsafe {
         libc::umask(0o077);
     }
+    boogerd::memory::raise_open_files_limit();
     let mut config = boogerd::Config::from_env();
     if let Some(s) = args.socket {
         config.socket = s;

@@ -26,6 +26,21 @@ pub fn configure_allocator() {
     }
 }
 
+/// Raises the soft limit on open files to the hard one. A daemon holds a socket per client,
+/// an index's files per project and a watch descriptor; a soft limit of 1,024 (the usual
+/// default) let a few hundred idle connections starve the rest.
+pub fn raise_open_files_limit() {
+    #[cfg(unix)]
+    // SAFETY: getrlimit and setrlimit read and write this process's limits only.
+    unsafe {
+        let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max;
+            let _ = libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
+    }
+}
+
 /// Returns free heap pages to the OS (a few milliseconds; a no-op off glibc).
 pub fn trim() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]

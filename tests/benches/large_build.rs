@@ -119,7 +119,9 @@ fn main() {
     let samples = samples.lock().unwrap();
     let (at, peak) = samples.iter().copied().fold((0.0, 0), |m, (at, kb)| if kb > m.1 { (at, kb) } else { m });
     println!("\nRSS peak (sampled every 250 ms) {:.0} MB at {at:.0} s; RSS at each tier's end:", peak as f64 / 1024.0);
-    for (what, when) in [("index", Some(indexed)), ("ranking index", ranking), ("trigram rows", grams), ("embeddings", embeddings)] {
+    for (what, when) in
+        [("index", Some(indexed)), ("ranking index", ranking), ("trigram rows", grams), ("embeddings", embeddings)]
+    {
         let Some(when) = when else { continue };
         let max = samples.iter().filter(|(s, _)| *s <= when.as_secs_f64()).map(|(_, kb)| *kb).max().unwrap_or(0);
         println!("- {what} ({:.0} s): max so far {:.0} MB", when.as_secs_f64(), max as f64 / 1024.0);

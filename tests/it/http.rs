@@ -3,8 +3,9 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::time::Duration;
 
-use booger_tests::{Env, describe, stdout};
+use booger_tests::{Env, describe, stdout, write};
 use serde_json::{Value, json};
 
 struct Reply {
@@ -123,6 +124,36 @@ fn health_is_open_the_rest_needs_the_token_and_foreign_sites_are_refused() {
     assert_eq!(get(&base, "/metrics", &[("Host", "evil.example"), ("Authorization", &bearer)]).status, 403);
     let local_origin = base.clone();
     assert_eq!(get(&base, "/metrics", &[("Origin", &local_origin), ("Authorization", &bearer)]).status, 200);
+
+    // The scheme is case-insensitive; an Origin that is not ASCII is foreign, not absent;
+    // answers are neither sniffed nor cached.
+    let lower = format!("bearer {token}");
+    assert_eq!(get(&base, "/api/status", &[("Authorization", &lower)]).status, 200);
+    let odd = [("Origin", "http://\u{e9}vil.example"), ("Authorization", bearer.as_str())];
+    assert_eq!(get(&base, "/api/status", &odd).status, 403);
+    let r = get(&base, "/api/status", &[("Authorization", &bearer)]);
+    let head = r.head.to_ascii_lowercase();
+    assert!(head.contains("x-content-type-options: nosniff") && head.contains("cache-control: no-store"), "{head}");
+}
+
+/// The token file is written through a name of its own: a symlink planted where its
+/// temporary file goes is replaced, not written through.
+#[test]
+fn the_token_is_never_written_through_a_planted_symlink() {
+    let env = Env::new();
+    let victim = env.dir.path().join("victim.txt");
+    std::fs::write(&victim, "keep me").unwrap();
+    let run_dir = env.socket.parent().unwrap().to_owned();
+    std::fs::create_dir_all(&run_dir).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&run_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::os::unix::fs::symlink(&victim, run_dir.join("http.tmp")).unwrap();
+    let _d = env.start_daemon();
+    let facts = env.json(&["daemon", "status"]);
+    assert!(facts["http_url"].is_string(), "{facts}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+    let token_file = std::path::PathBuf::from(facts["http_token_file"].as_str().unwrap());
+    assert_eq!(std::fs::read_to_string(token_file).unwrap().len(), 64);
 }
 
 #[test]
@@ -364,4 +395,45 @@ fn the_status_page_in_a_browser_follows_the_files_live() {
     assert_eq!(v["live"], "live", "{v}");
     assert_eq!(v["errors"], json!([]), "the page's console: {v}");
     assert!(std::fs::metadata(&shot).unwrap().len() > 10_000, "a screenshot");
+}
+
+/// Idle connections cannot freeze the daemon: past the cap one is refused with a 503 at once,
+/// one that sends nothing is closed after the header deadline, and the socket's clients are
+/// served all along.
+#[test]
+fn idle_http_connections_are_capped_and_closed() {
+    let env = Env::new();
+    let root = env.project("busy");
+    write(&root, "a.py", "def held_open():\n    pass\n");
+    let _d = env.start_daemon();
+    env.json(&["index", root.to_str().unwrap()]);
+    let facts = env.json(&["daemon", "status"]);
+    let base = facts["http_url"].as_str().unwrap().to_owned();
+    let authority = base.strip_prefix("http://").unwrap().to_owned();
+    let idle: Vec<TcpStream> = (0..200).map(|_| TcpStream::connect(&authority).unwrap()).collect();
+    // The socket's clients are served while they are held.
+    let started = std::time::Instant::now();
+    let out =
+        env.run_within(None, &["search", "held_open", "--project", root.to_str().unwrap()], Duration::from_secs(20));
+    assert!(out.status.success() && stdout(&out).contains("a.py"), "{}", describe(&out));
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    // Past the cap: a clear refusal, at once.
+    let mut refused = 0;
+    for mut s in idle.iter().skip(150).map(|s| s.try_clone().unwrap()) {
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut answer = String::new();
+        let _ = s.read_to_string(&mut answer);
+        if answer.starts_with("HTTP/1.1 503") && answer.contains("too many") {
+            refused += 1;
+        }
+    }
+    assert!(refused >= 40, "{refused} of the last 50 were refused");
+    // Within the cap: closed once the header deadline passes with nothing sent.
+    let mut first = idle[0].try_clone().unwrap();
+    first.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut buf = [0u8; 64];
+    let closed = matches!(first.read(&mut buf), Ok(0)) || matches!(first.read(&mut buf), Ok(0) | Err(_));
+    assert!(closed, "an idle connection was kept open");
+    drop(idle);
+    assert_eq!(get(&base, "/health", &[]).status, 200);
 }

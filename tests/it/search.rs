@@ -480,3 +480,32 @@ fn long_inputs_are_searched_refused_or_cut_never_echoed_whole() {
     let (text, _, _) = search(&env, &root, json!({ "query": missing }));
     assert!(text.len() < 600, "{} bytes: the query was echoed whole", text.len());
 }
+
+/// Notes have a cap per session and a budget per answer: a flood of notes neither grows
+/// without end nor comes back whole, in the text or in the structured answer.
+#[test]
+fn notes_are_capped_and_listed_within_the_budget() {
+    let env = Env::new();
+    let _d = env.start_daemon();
+    let root = project(&env, "notes");
+    let long = "x".repeat(2_000);
+    let calls: Vec<Value> = (0..1_000)
+        .map(|i| json!({ "tool": "annotate", "arguments": { "target": format!("src/f{i}.rs"), "note": long, "session": "shared" } }))
+        .collect();
+    for chunk in calls.chunks(20) {
+        let (text, _, err) = env.call(&root, "s", "batch", json!({ "calls": chunk }));
+        assert!(!err, "{text}");
+    }
+    let (text, _, err) =
+        env.call(&root, "s", "annotate", json!({ "target": "src/x.rs", "note": "one more", "session": "shared" }));
+    assert!(err && text.contains("1000 notes") && text.contains("forget"), "{text}");
+    let (text, data, err) = env.call(&root, "s", "annotations", json!({ "session": "shared" }));
+    assert!(!err);
+    assert!(text.len() <= 6_000 * 4 + 200, "{} bytes of text", text.len());
+    assert!(data.to_string().len() <= 6_000 * 4 + 2_000, "{} bytes of structuredContent", data.to_string().len());
+    assert_eq!(data["total"], 1_000);
+    let shown = data["annotations"].as_array().unwrap().len();
+    assert!(text.contains(&format!("offset={shown}")), "{text}");
+    let (_, page, _) = env.call(&root, "s", "annotations", json!({ "session": "shared", "offset": shown }));
+    assert_eq!(page["annotations"][0]["target"], format!("src/f{shown}.rs"));
+}

@@ -306,7 +306,7 @@ pub const ANNOTATIONS: ToolSpec = ToolSpec {
     description: "The notes this session sees (its own and the shared ones), optionally on one target.",
     details: "List the notes visible to this session (its own and the shared ones), optionally only those on one \
               target.",
-    params: &[positional("target", Kind::String, "Only notes on this target."), SESSION, PROJECT],
+    params: &[positional("target", Kind::String, "Only notes on this target."), SESSION, PROJECT, OFFSET, MAX_TOKENS],
     effect: Effect::ReadOnly,
     mcp_json: false,
 };

@@ -24,11 +24,20 @@ pub fn new_token() -> String {
 
 /// Writes `text` to a new file only its user can read.
 pub fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    // A new file, never one already there: a planted `http.tmp` symlink must not have the
+    // token written (and the mode set) through it.
     let tmp = path.with_extension("tmp");
+    match std::fs::remove_file(&tmp) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
     let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    options.write(true).create_new(true);
     #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    }
     let mut f = options.open(&tmp)?;
     f.write_all(text.as_bytes())?;
     f.sync_all()?;
@@ -48,13 +57,14 @@ pub async fn check(State(s): State<Arc<Shared>>, req: Request, next: Next) -> Re
     if !host_is_loopback(headers, s.port) {
         return refuse(StatusCode::FORBIDDEN, "refused: the Host header is not this daemon's loopback address");
     }
-    if let Some(origin) = headers.get(header::ORIGIN).and_then(|o| o.to_str().ok())
-        && !origin_is_loopback(origin, s.port)
+    // An Origin that is not plain ASCII is not this page's either.
+    if let Some(origin) = headers.get(header::ORIGIN)
+        && !origin.to_str().is_ok_and(|o| origin_is_loopback(o, s.port))
     {
         return refuse(StatusCode::FORBIDDEN, "refused: requests from other sites are not served");
     }
     if req.uri().path() == "/health" {
-        return next.run(req).await;
+        return hardened(next.run(req).await);
     }
     let offered = query_token(req.uri().query());
     if let Some(t) = &offered
@@ -70,13 +80,23 @@ pub async fn check(State(s): State<Arc<Shared>>, req: Request, next: Next) -> Re
             .expect("a valid response");
     }
     if bearer(headers).or_else(|| cookie(headers)).is_some_and(|t| same(&t, &s.token)) {
-        return next.run(req).await;
+        return hardened(next.run(req).await);
     }
     refuse(
         StatusCode::UNAUTHORIZED,
         "a token is needed: `booger dashboard` prints this page's address with it; scripts send \
          `Authorization: Bearer $(cat <socket dir>/http.token)`",
     )
+}
+
+/// What every answer says about itself: not to be sniffed into another type, not to be kept
+/// in a cache (it holds the user's code and the daemon's state), no referrer sent onwards.
+fn hardened(mut response: Response) -> Response {
+    let h = response.headers_mut();
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, header::HeaderValue::from_static("nosniff"));
+    h.entry(header::CACHE_CONTROL).or_insert(header::HeaderValue::from_static("no-store"));
+    h.insert(header::REFERRER_POLICY, header::HeaderValue::from_static("no-referrer"));
+    response
 }
 
 fn host_is_loopback(headers: &HeaderMap, port: u16) -> bool {
@@ -99,8 +119,9 @@ fn query_token(query: Option<&str>) -> Option<String> {
 }
 
 fn bearer(headers: &HeaderMap) -> Option<String> {
-    let v = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    v.strip_prefix("Bearer ").map(|t| t.trim().to_owned())
+    // The scheme is case-insensitive (RFC 9110).
+    let (scheme, token) = headers.get(header::AUTHORIZATION)?.to_str().ok()?.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_owned())
 }
 
 fn cookie(headers: &HeaderMap) -> Option<String> {

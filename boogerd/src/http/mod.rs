@@ -14,6 +14,7 @@
 
 mod events;
 mod guard;
+mod listener;
 mod mcp;
 mod overview;
 mod pages;
@@ -103,7 +104,7 @@ pub async fn start(
         .with_state(state);
     let stopped = daemon.stopped();
     tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, app).with_graceful_shutdown(stopped).await {
+        if let Err(e) = axum::serve(listener::Bounded::new(listener), app).with_graceful_shutdown(stopped).await {
             tracing::warn!(error = %e, "HTTP server stopped");
         }
     });

@@ -87,15 +87,35 @@ impl Scope<'_> {
     }
 }
 
+/// Live notes a session (or the shared context) may hold in one project: more than any agent
+/// writes by hand, few enough that listing them stays cheap.
+pub const MAX_NOTES: usize = 1000;
+
 impl Store {
-    pub fn annotate(&self, target: &str, note: &str, scope: Scope, now: &str, expires_at: Option<&str>) -> Result<i64> {
+    /// `Ok(None)` when `scope` already holds [`MAX_NOTES`] live notes.
+    pub fn annotate(
+        &self,
+        target: &str,
+        note: &str,
+        scope: Scope,
+        now: &str,
+        expires_at: Option<&str>,
+    ) -> Result<Option<i64>> {
         self.write(|c| {
             c.execute("DELETE FROM notes.annotations WHERE expires_at IS NOT NULL AND expires_at <= ?1", [now])?;
+            let held: i64 = c.query_row(
+                "SELECT count(*) FROM notes.annotations WHERE session_id IS ?1",
+                params![scope.id()],
+                |r| r.get(0),
+            )?;
+            if held >= MAX_NOTES as i64 {
+                return Ok(None);
+            }
             c.execute(
                 "INSERT INTO notes.annotations(target, note, session_id, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![target, note, scope.id(), now, expires_at],
             )?;
-            Ok(c.last_insert_rowid())
+            Ok(Some(c.last_insert_rowid()))
         })
     }
 

@@ -47,7 +47,12 @@ pub fn annotate(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     let expires = args.get("ttl").and_then(Value::as_i64).map(|t| crate::time::rfc3339(now + t));
     let sc = scope(session, args);
     match store.annotate(target, note, sc, &crate::time::rfc3339(now), expires.as_deref()) {
-        Ok(id) => ToolReply::ok(
+        Ok(None) => ToolReply::error(format!(
+            "annotate: {} already holds {} notes in {name}; drop old ones with `forget` (or give notes a ttl)",
+            scope_name(sc),
+            crate::store::context::MAX_NOTES
+        )),
+        Ok(Some(id)) => ToolReply::ok(
             format!(
                 "Noted on {target} in {name} ({}{}).",
                 scope_name(sc),
@@ -68,16 +73,32 @@ pub fn annotations(daemon: &Daemon, session: &Session, args: &Value) -> ToolRepl
     match store.annotations(scope(session, args), target, &crate::time::now_rfc3339()) {
         Ok(list) if list.is_empty() => ToolReply::ok(format!("No notes in {name}."), json!({ "annotations": [] })),
         Ok(list) => {
+            // One budget for the text and the structured answer: the notes listed are the
+            // notes carried.
+            let offset = super::int(args, "offset", 0).min(list.len());
+            let budget = super::int(args, "max_tokens", crate::search::format::DEFAULT_MAX_TOKENS)
+                * crate::search::format::CHARS_PER_TOKEN;
             let mut text = format!("{} note(s):\n", list.len());
-            for a in &list {
-                text.push_str(&format!(
+            let mut shown = 0;
+            for a in &list[offset..] {
+                let line = format!(
                     "  {}: {}{}\n",
-                    a.target,
+                    crate::text::clip(&a.target, 200),
                     a.note,
                     if a.session.is_none() { " (shared)" } else { "" }
-                ));
+                );
+                if shown > 0 && text.len() + line.len() > budget {
+                    break;
+                }
+                text.push_str(&line);
+                shown += 1;
             }
-            ToolReply::ok(text.trim_end(), json!({ "annotations": list }))
+            let next = offset + shown;
+            if next < list.len() {
+                text.push_str(&format!("[{} more: {}]\n", list.len() - next, crate::hints::arg("offset", next)));
+            }
+            let listed = &list[offset..next];
+            ToolReply::ok(text.trim_end(), json!({ "annotations": listed, "total": list.len() }))
         }
         Err(e) => ToolReply::error(format!("annotations: {e}")),
     }
