@@ -100,10 +100,9 @@ impl AsyncRead for Guarded {
         }
         let before = buf.filled().len();
         let read = Pin::new(&mut this.io).poll_read(cx, buf);
-        if this.deadline.is_some() && matches!(read, Poll::Ready(Ok(()))) {
-            if this.headers_ended(&buf.filled()[before..]) {
-                this.deadline = None;
-            }
+        if this.deadline.is_some() && matches!(read, Poll::Ready(Ok(()))) && this.headers_ended(&buf.filled()[before..])
+        {
+            this.deadline = None;
         }
         read
     }
