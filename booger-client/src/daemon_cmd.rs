@@ -144,8 +144,8 @@ fn status(socket: &Path, json: bool) -> Result<Exit, Failure> {
     Ok(Exit::Ok)
 }
 
-/// `booger dashboard [--open]`: the status page's address with the token in it (the page
-/// moves the token into a cookie and out of the address bar).
+/// `booger dashboard [--open]`: the status page's address with the token in its fragment
+/// (which browsers never send; the page keeps it for its tab and sends it as a header).
 pub fn dashboard(socket: &Path, args: &[String], json: bool) -> Result<Exit, Failure> {
     let mut d = Daemon::connect_or_start(socket)?;
     let facts = d.hello_and_call(&hello(), wire::DAEMON_STATUS, Value::Null)?;
@@ -155,19 +155,40 @@ pub fn dashboard(socket: &Path, args: &[String], json: bool) -> Result<Exit, Fai
         return Ok(Exit::ToolError);
     };
     let token = std::fs::read_to_string(token_file)?;
-    let page = format!("{url}/?token={}", token.trim());
+    let page = format!("{url}/#token={}", token.trim());
     if json {
         print_json(&json!({ "url": page, "http_url": url }));
     } else {
         say!("{page}");
     }
     if args.iter().any(|a| a == "--open") {
+        // The opener gets a file of the user's that leads to the page, not the address: a
+        // command line is readable by every user in /proc.
         let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
-        if let Err(e) = std::process::Command::new(opener).arg(&page).spawn() {
+        let leads = Path::new(token_file).with_file_name("dashboard.html");
+        let html = format!("<!doctype html><meta http-equiv=\"refresh\" content=\"0;url={page}\">\n");
+        let opened = write_fresh_private(&leads, &html)
+            .and_then(|()| std::process::Command::new(opener).arg(&leads).spawn().map(drop));
+        if let Err(e) = opened {
             complain!("booger dashboard: cannot run {opener} ({e}); open the address above in a browser");
         }
     }
     Ok(Exit::Ok)
+}
+
+/// Writes `text` to a new file at `path` only its user can read, replacing whatever was there
+/// (never writing through a symlink).
+fn write_fresh_private(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)?.write_all(text.as_bytes())
 }
 
 /// `install [--print] [--systemd|--launchd]`: writes the user service (this OS's manager by

@@ -5,15 +5,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::State as Shared;
-
-const COOKIE: &str = "booger_token";
 
 /// 32 random bytes, hex.
 pub fn new_token() -> String {
@@ -44,8 +41,12 @@ pub fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     std::fs::rename(&tmp, path)
 }
 
-/// Refuses foreign `Host` and `Origin`, then everything but `/health` without the token.
-/// `/?token=…` with the right token sets the cookie and sends the browser on without it.
+/// Refuses foreign `Host` and `Origin`, then everything but `/health` and the page itself
+/// without the token, which only an `Authorization` header carries. No cookie: a browser
+/// would send one to every server on the loopback address, whatever its port, and another
+/// local server (another user's among them) would receive it. The page (a shell with no
+/// data) takes the token from its address's fragment, which browsers never send, keeps it
+/// for its tab and sends it as a header.
 pub async fn check(State(s): State<Arc<Shared>>, req: Request, next: Next) -> Response {
     let metrics = crate::metrics::get();
     metrics.http_requests.fetch_add(1, Ordering::Relaxed);
@@ -63,28 +64,15 @@ pub async fn check(State(s): State<Arc<Shared>>, req: Request, next: Next) -> Re
     {
         return refuse(StatusCode::FORBIDDEN, "refused: requests from other sites are not served");
     }
-    if req.uri().path() == "/health" {
+    if matches!(req.uri().path(), "/health" | "/") {
         return hardened(next.run(req).await);
     }
-    let offered = query_token(req.uri().query());
-    if let Some(t) = &offered
-        && same(t, &s.token)
-    {
-        // Into a cookie, and out of the address bar and the history.
-        let cookie = format!("{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/", s.token);
-        return Response::builder()
-            .status(StatusCode::SEE_OTHER)
-            .header(header::LOCATION, req.uri().path())
-            .header(header::SET_COOKIE, cookie)
-            .body(Body::empty())
-            .expect("a valid response");
-    }
-    if bearer(headers).or_else(|| cookie(headers)).is_some_and(|t| same(&t, &s.token)) {
+    if bearer(headers).is_some_and(|t| same(&t, &s.token)) {
         return hardened(next.run(req).await);
     }
     refuse(
         StatusCode::UNAUTHORIZED,
-        "a token is needed: `booger dashboard` prints this page's address with it; scripts send \
+        "a token is needed: `booger dashboard` prints the page's address with it; scripts send \
          `Authorization: Bearer $(cat <socket dir>/http.token)`",
     )
 }
@@ -114,20 +102,10 @@ fn loopback_authority(authority: &str, port: u16) -> bool {
     p.parse::<u16>() == Ok(port) && matches!(host, "127.0.0.1" | "localhost" | "[::1]")
 }
 
-fn query_token(query: Option<&str>) -> Option<String> {
-    query?.split('&').find_map(|kv| kv.strip_prefix("token=")).map(str::to_owned)
-}
-
 fn bearer(headers: &HeaderMap) -> Option<String> {
     // The scheme is case-insensitive (RFC 9110).
     let (scheme, token) = headers.get(header::AUTHORIZATION)?.to_str().ok()?.split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_owned())
-}
-
-fn cookie(headers: &HeaderMap) -> Option<String> {
-    headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()).find_map(|v| {
-        v.split(';').find_map(|kv| kv.trim().strip_prefix(COOKIE).and_then(|r| r.strip_prefix('=')).map(str::to_owned))
-    })
 }
 
 /// Compares in time independent of where the strings differ.

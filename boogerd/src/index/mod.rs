@@ -171,7 +171,7 @@ fn sort_out(root: &Path, tree: &mut walk::Tree, extra_dirs: &[String], with_gene
         match attributes.origin(&w.rel) {
             Some(o) => tree.set_aside.push(Skipped { path: w.rel, reason: o.label().to_owned() }),
             None => {
-                w.header_decides = !attributes.says_not_generated(&w.rel);
+                w.header_decides = attributes.header_decides(&w.rel);
                 tree.files.push(w);
             }
         }
