@@ -133,6 +133,21 @@ fn prepare_dir(dir: &Path) -> Result<(), BindError> {
     } else if is_booger_dir(dir) && meta.permissions().mode() & 0o077 != 0 {
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
             .map_err(io_err(format!("cannot chmod 0700 {}", dir.display())))?;
+        return Ok(());
+    }
+    let mode = meta.permissions().mode();
+    if mode & 0o022 != 0 && mode & 0o1000 == 0 {
+        // Others could remove the socket and the token file and put their own in their place.
+        return Err(BindError::UnsafeDir {
+            dir: dir.to_owned(),
+            reason: format!(
+                "other users can write to it (mode {:o}) and it has no sticky bit; choose a private directory",
+                mode & 0o7777
+            ),
+        });
+    }
+    if mode & 0o022 != 0 {
+        tracing::warn!(dir = %dir.display(), "the socket's directory is shared (sticky, like /tmp); a private one is better");
     }
     Ok(())
 }

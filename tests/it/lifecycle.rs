@@ -227,3 +227,19 @@ fn one_daemon_per_data_directory_however_the_client_was_started() {
     unsafe { libc::kill(first.id() as i32, libc::SIGTERM) };
     first.wait().unwrap();
 }
+
+/// A socket directory other users can write to (without the sticky bit that keeps them from
+/// removing our files) is refused, with the reason: they could put their own socket there.
+#[test]
+fn a_socket_directory_others_can_write_is_refused() {
+    let env = Env::new();
+    let shared = env.dir.path().join("shared-run");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let mut cmd = std::process::Command::new(booger_tests::bin("boogerd"));
+    cmd.arg("--socket").arg(shared.join("d.sock")).arg("--home").arg(&env.home).arg("--no-http");
+    let out = booger_tests::output_within(cmd, std::time::Duration::from_secs(20));
+    assert!(!out.status.success(), "{}", describe(&out));
+    assert!(stderr(&out).contains("other users can write"), "{}", describe(&out));
+    assert!(!shared.join("d.sock").exists());
+}

@@ -109,6 +109,9 @@ pub fn mine(git: &Git, head: &dyn Head, commits: usize, wanted: usize) -> Result
     Ok(mined)
 }
 
+/// Characters of a commit subject kept as a query.
+const MAX_SUBJECT: usize = 500;
+
 /// The query one `git log` record makes, if it makes one.
 fn query(git: &Git, head: &dyn Head, record: &str, skipped: &mut Skipped) -> Result<Option<Query>, GitError> {
     let mut lines = record.lines();
@@ -117,6 +120,9 @@ fn query(git: &Git, head: &dyn Head, record: &str, skipped: &mut Skipped) -> Res
         skipped.subject += 1;
         return Ok(None);
     };
+    // A subject is a line a person wrote; a history can hold one of any size, and the
+    // queries are carried in the answer.
+    let subject = crate::text::clip(&subject, MAX_SUBJECT);
     let mut sources = 0;
     let mut gold: Vec<String> = Vec::new();
     for line in lines.filter(|l| !l.is_empty()) {
