@@ -215,3 +215,60 @@ fn the_skill_names_only_tools_that_exist_and_every_tool() {
     assert!(!home.join(".claude/skills").exists());
     assert!(home.join(".claude").exists());
 }
+
+/// setup edits regular files only: a project's configuration that links outside the project,
+/// a user's that links to a FIFO, are left alone with the reason (and nothing blocks); a link
+/// inside the home directory (dotfiles kept elsewhere) is followed and the real file named;
+/// eight setups at once lose no ledger record.
+#[test]
+fn setup_never_writes_through_a_link_out_and_runs_one_at_a_time() {
+    let env = Env::new();
+    let home = env.dir.path().to_owned();
+    let outside = env.project("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let secret = outside.join("notes.txt");
+    std::fs::write(&secret, "keep me").unwrap();
+    let repo = env.project("cloned");
+    std::fs::create_dir_all(repo.join(".cursor")).unwrap();
+    std::os::unix::fs::symlink(&secret, repo.join(".cursor/mcp.json")).unwrap();
+    let out = setup(&env, &home, &["--project", repo.to_str().unwrap(), "cursor"]);
+    assert!(!out.status.success(), "{}", describe(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("outside"), "{}", describe(&out));
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), "keep me");
+
+    let fifo = home.join(".cursor/mcp.json");
+    std::fs::create_dir_all(fifo.parent().unwrap()).unwrap();
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let out = setup(&env, &home, &["cursor"]);
+    assert!(
+        !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("not a regular file"),
+        "{}",
+        describe(&out)
+    );
+    std::fs::remove_file(&fifo).unwrap();
+
+    let dotfiles = home.join("dotfiles/claude.json");
+    write(&dotfiles, CLAUDE_CODE);
+    std::os::unix::fs::symlink(&dotfiles, home.join(".claude.json")).unwrap();
+    let out = setup(&env, &home, &["claude-code"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("dotfiles/claude.json"), "{}", describe(&out));
+    assert!(std::fs::symlink_metadata(home.join(".claude.json")).unwrap().file_type().is_symlink());
+    assert!(std::fs::read_to_string(&dotfiles).unwrap().contains("booger"));
+
+    // Eight at once, each for its own project: every one is in the ledger afterwards.
+    let repos: Vec<PathBuf> = (0..8).map(|i| env.project(&format!("p{i}"))).collect();
+    std::thread::scope(|s| {
+        for r in &repos {
+            let env = &env;
+            let home = &home;
+            s.spawn(move || assert!(setup(env, home, &["--project", r.to_str().unwrap(), "cursor"]).status.success()));
+        }
+    });
+    for r in &repos {
+        let out = setup(&env, &home, &["--project", r.to_str().unwrap(), "--remove", "cursor"]);
+        assert!(out.status.success(), "{}", describe(&out));
+        assert!(!r.join(".cursor/mcp.json").exists(), "{} kept its entry: a lost ledger record", r.display());
+    }
+}

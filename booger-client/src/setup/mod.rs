@@ -14,6 +14,7 @@ mod clients;
 mod edit;
 mod ledger;
 mod skills;
+mod target;
 
 use std::path::{Path, PathBuf};
 
@@ -101,8 +102,13 @@ pub fn run(args: &[String]) -> Exit {
         complain!("booger setup: HOME is not set, so the clients' configurations cannot be found");
         return Exit::Usage;
     };
+    // One setup at a time: two at once lost each other's ledger records.
+    let _lock = target::lock(&paths::data_dir().join("setup"));
     let mut setup = Setup { dirs, ledger: Ledger::load(&paths::data_dir()), failed: false, changed: 0 };
     let project = o.project.as_deref();
+    // Where a configuration that is a link may lead: the project for a project's, the home
+    // directory for the user's.
+    let within = project.map_or_else(|| setup.dirs.home.clone(), Path::to_path_buf);
     let only_skills = o.skills && o.clients.is_empty() && !o.all && !o.remove;
     // `--remove` alone undoes everything; otherwise skills only when asked.
     let with_skills = o.skills || (o.remove && o.clients.is_empty() && !o.all);
@@ -133,10 +139,17 @@ pub fn run(args: &[String]) -> Exit {
             say!("{}: no project-level configuration; run without --project to set it up for you", c.id);
             continue;
         };
+        let real = match target::editable(&path, &within) {
+            Ok(real) => real,
+            Err(why) => {
+                setup.refuse(c, &path, &why);
+                continue;
+            }
+        };
         if o.remove {
-            setup.remove(c, &path, o.print);
+            setup.remove(c, &real, o.print);
         } else {
-            setup.add(c, &path, &c.entry(&booger, &env), o.print);
+            setup.add(c, &real, &c.entry(&booger, &env), o.print);
         }
     }
     if with_skills {
@@ -174,7 +187,8 @@ impl Setup {
             let state = if !c.detected(&self.dirs) && !path.exists() {
                 "not installed".to_owned()
             } else {
-                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                let bytes = target::read(&path).ok().flatten().unwrap_or_default();
+                let text = String::from_utf8_lossy(&bytes);
                 match edit::current(c.format, c.key, &text) {
                     Err(e) => format!("cannot read it ({}); setup would leave it alone", e.0),
                     Ok(Some(v)) if v == c.entry(&booger, &env) => "booger is set up".to_owned(),
@@ -200,8 +214,12 @@ impl Setup {
         warn_if_build_dir(&booger);
     }
 
+    /// `path` is the file itself (a link already followed, see [`target::editable`]).
     fn add(&mut self, c: &Client, path: &Path, entry: &serde_json::Value, print: bool) {
-        let old = std::fs::read(path).ok();
+        let old = match target::read(path) {
+            Ok(old) => old,
+            Err(e) => return self.refuse(c, path, &format!("cannot read it: {e}")),
+        };
         let text = match old.as_deref().map(std::str::from_utf8) {
             None => String::new(),
             Some(Ok(t)) => t.to_owned(),
@@ -235,7 +253,8 @@ impl Setup {
     }
 
     fn remove(&mut self, c: &Client, path: &Path, print: bool) {
-        let Ok(text) = std::fs::read_to_string(path) else { return };
+        let Ok(Some(bytes)) = target::read(path) else { return };
+        let Ok(text) = String::from_utf8(bytes) else { return };
         let new = match edit::remove(c.format, c.key, &text) {
             // A file setup never wrote and cannot read holds no booger entry of setup's.
             Err(_) if !self.ledger.knows(path) => return,
