@@ -267,6 +267,26 @@ vendor/ours.py -linguist-vendored
     assert_eq!(found(&env), ["vendor/ours.py"]);
 }
 
+/// A project directory replaced by a link is not followed: the index is kept as it was, and
+/// nothing from where the link leads is read.
+#[cfg(unix)]
+#[test]
+fn a_project_replaced_by_a_link_is_not_followed() {
+    let env = Env::new();
+    let root = env.project("linked-away");
+    sample(&root);
+    let elsewhere = env.project("elsewhere");
+    write(&elsewhere, "private.py", "def private_key_material():\n    pass\n");
+    let _d = daemon(&env);
+    index(&env, &root, &[]);
+    std::fs::rename(&root, env.project("moved-away")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &root).unwrap();
+    let out = env.run(&["index", "--project", "linked-away"]);
+    assert!(!out.status.success() && stderr(&out).contains("replaced by a link"), "{}", describe(&out));
+    let v = env.json(&["grep", "private_key_material", "--project", "linked-away"]);
+    assert_eq!(v["total"], 0, "{v}");
+}
+
 #[test]
 fn bad_paths_get_clear_errors() {
     let env = Env::new();

@@ -21,10 +21,19 @@ use crate::store::{DB_FILE, Stats, Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
-    #[error("the project directory {0} is missing (moved, deleted or unmounted); its index is kept as it was")]
+    #[error(
+        "the project directory {0} is missing (moved, deleted, unmounted or replaced by a link, which booger does not \
+         follow); its index is kept as it was"
+    )]
     Missing(PathBuf),
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// True if `root` is a directory itself, not a link to one: a project replaced by a link
+/// must not be indexed from wherever the link leads.
+pub fn root_present(root: &Path) -> bool {
+    std::fs::symlink_metadata(root).is_ok_and(|m| m.is_dir())
 }
 
 pub struct ProjectHandle {
@@ -308,7 +317,7 @@ impl ProjectHandle {
     pub fn index(self: &Arc<Self>, opts: index::Options) -> Result<IndexReport, IndexError> {
         let _one_at_a_time = self.index_lock.lock().unwrap_or_else(|p| p.into_inner());
         // A vanished directory must not look like "every file was deleted".
-        if !self.root.is_dir() {
+        if !root_present(&self.root) {
             return Err(IndexError::Missing(self.root.clone()));
         }
         let mut store = self.store()?;
@@ -357,7 +366,7 @@ impl ProjectHandle {
         opts: index::Options,
     ) -> Result<(IndexReport, WarmRefresh), IndexError> {
         let _one_at_a_time = self.index_lock.lock().unwrap_or_else(|p| p.into_inner());
-        if !self.root.is_dir() {
+        if !root_present(&self.root) {
             return Err(IndexError::Missing(self.root.clone()));
         }
         let store = self.store()?;

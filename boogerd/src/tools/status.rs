@@ -114,7 +114,7 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>, all: bool) 
             human_duration(pr["eta_s"].as_u64().unwrap_or(0)),
         ));
     }
-    if !p.root.is_dir() {
+    if !crate::project::root_present(&p.root) {
         t.push_str("index: the project directory is missing; booger resumes when it is back\n");
     }
     let watch = handle.live.status();

@@ -138,7 +138,7 @@ fn run(w: &Arc<Watcher>) {
         let live = &handle.live;
         let (batch, refresh) = match work {
             Work::CheckMissing => {
-                if handle.root.is_dir() {
+                if crate::project::root_present(&handle.root) {
                     tracing::info!(root = %handle.root.display(), "project directory is back");
                     live.set_mode(Mode::Starting, None);
                     live.request_whole();

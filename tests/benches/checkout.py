@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Re-indexing after a checkout against a fresh index of the same tree, same daemon, same run.
+
+    cargo build --release && python3 tests/benches/checkout.py [ROUNDS]
+
+For each repository of ../shared/eval/repos (real histories): a fresh clone at HEAD is indexed
+(`booger index`, timed: the whole client process), then a second clone at HEAD~300 is indexed,
+checked out to HEAD and indexed again (timed). Per changed file (parsed + deleted) against per
+file of the fresh index, as the call's latency and as the daemon's CPU until it is idle again
+(every tier: ranking index, trigram rows, embeddings). The daemon is let go idle before each
+timed run. Medians over ROUNDS (default 3).
+"""
+import json, os, shutil, statistics, subprocess, sys, tarfile, tempfile, time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+B = os.path.join(REPO, "target", "release", "booger")
+SETS = os.path.join(REPO, "..", "shared", "eval", "repos")
+APART = 300
+
+
+def main():
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    tmp = tempfile.mkdtemp(prefix="booger-checkout-")
+    env = dict(os.environ, BOOGER_HOME=f"{tmp}/home", BOOGER_SOCKET=f"{tmp}/s.sock")
+    run = lambda *a, **k: subprocess.run(a, env=env, capture_output=True, text=True, **k)
+    run(B, "daemon", "start")
+    pid = json.loads(run(B, "status", "--json").stdout)["pid"]
+
+    def ticks():
+        f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return int(f[11]) + int(f[12])
+
+    def idle():
+        for _ in range(300):
+            t = ticks()
+            time.sleep(1)
+            if ticks() - t <= 2:
+                return
+
+    def index(root):
+        t = time.perf_counter()
+        out = run(B, "index", root, "--json")
+        return (time.perf_counter() - t) * 1000, json.loads(out.stdout)["report"]
+
+    def git(*a, cwd=None):
+        subprocess.run(["git", *a], cwd=cwd, check=True, capture_output=True)
+
+    print("| repository | changed files | fresh ms/file | re-index ms/file | ratio | fresh CPU ms/file | re-index CPU ms/file | ratio |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name in ["axum", "requests", "cobra", "hiredis", "zustand"]:
+        bare = f"{tmp}/{name}.git"
+        with tarfile.open(os.path.join(SETS, f"{name}.git.tar.gz")) as t:
+            t.extractall(tmp, filter="data")
+        head = subprocess.run(["git", "-C", bare, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+        old = subprocess.run(["git", "-C", bare, "rev-parse", f"HEAD~{APART}"], capture_output=True, text=True).stdout.strip()
+        fresh, re_, fresh_cpu, re_cpu, changed = [], [], [], [], 0
+        for k in range(rounds):
+            a, b = f"{tmp}/{name}-a{k}", f"{tmp}/{name}-b{k}"
+            git("clone", "-q", "--no-checkout", bare, a)
+            git("checkout", "-q", head, cwd=a)
+            idle()
+            c0 = ticks()
+            ms, r = index(a)
+            idle()
+            n = max(r["parsed"], 1)
+            fresh.append(ms / n)
+            fresh_cpu.append((ticks() - c0) * 10 / n)
+            git("clone", "-q", "--no-checkout", bare, b)
+            git("checkout", "-q", old, cwd=b)
+            index(b)
+            idle()
+            git("checkout", "-q", head, cwd=b)
+            c0 = ticks()
+            ms, r = index(b)
+            idle()
+            changed = max(r["parsed"] + r["deleted"], 1)
+            re_.append(ms / changed)
+            re_cpu.append((ticks() - c0) * 10 / changed)
+        m = statistics.median
+        print(f"| {name} | {changed} | {m(fresh):.2f} | {m(re_):.2f} | {m(re_) / m(fresh):.2f} | "
+              f"{m(fresh_cpu):.2f} | {m(re_cpu):.2f} | {m(re_cpu) / m(fresh_cpu):.2f} |", flush=True)
+    run(B, "daemon", "stop")
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
