@@ -286,6 +286,16 @@ fn mcp_over_http_sessions_and_errors() {
     let old = ("MCP-Protocol-Version", "1999-01-01");
     assert_eq!(request(&base, "POST", "/mcp", &[auth, json_type, session, old], ping).status, 400);
 
+    // Opening sessions does not end the ones in use: past the limit a new one is refused.
+    for _ in 0..63 {
+        assert_eq!(request(&base, "POST", "/mcp", &[auth, json_type], init).status, 200);
+    }
+    let r = request(&base, "POST", "/mcp", &[auth, json_type], init);
+    assert_eq!(r.status, 503, "{}", r.body);
+    assert!(r.body.contains("too many MCP sessions"), "{}", r.body);
+    let r = request(&base, "POST", "/mcp", &[auth, json_type, session], ping);
+    assert_eq!(r.status, 200, "the session in use was ended: {}", r.body);
+
     assert_eq!(request(&base, "DELETE", "/mcp", &[auth, session], "").status, 204);
     assert_eq!(request(&base, "POST", "/mcp", &[auth, json_type, session], ping).status, 404, "ended");
 }

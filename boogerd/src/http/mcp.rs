@@ -32,8 +32,11 @@ use crate::tools::Session;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
-/// Sessions kept at once; past this, the one unused longest is ended.
+/// Sessions kept at once; past this, the one unused longest is ended if it has rested
+/// [`EVICTABLE`], else the new one is refused: opening sessions must not end the ones in use.
 const MAX_SESSIONS: usize = 64;
+/// How long a session must have gone unused before a new one may take its place.
+const EVICTABLE: Duration = Duration::from_secs(300);
 /// A session unused this long is ended when a new one starts.
 const IDLE: Duration = Duration::from_secs(3600);
 
@@ -63,8 +66,9 @@ impl Sessions {
     }
 
     /// Keeps `session` under `id`, first ending the idle ones and, at the limit, the one
-    /// unused longest.
-    fn insert(&self, id: String, session: Arc<HttpSession>) {
+    /// unused longest if it has rested long enough; false (nothing kept) when every session is
+    /// in use.
+    fn insert(&self, id: String, session: Arc<HttpSession>) -> bool {
         let mut map = self.0.lock().expect("sessions lock");
         let idle = |s: &HttpSession| s.last_used.lock().expect("session clock").elapsed();
         map.retain(|_, s| {
@@ -74,14 +78,16 @@ impl Sessions {
             }
             keep
         });
-        if map.len() >= MAX_SESSIONS
-            && let Some(oldest) = map.iter().max_by_key(|(_, s)| idle(s)).map(|(k, _)| k.clone())
-            && let Some(s) = map.remove(&oldest)
-        {
-            s.end();
+        if map.len() >= MAX_SESSIONS {
+            let oldest = map.iter().max_by_key(|(_, s)| idle(s)).filter(|(_, s)| idle(s) >= EVICTABLE);
+            let Some(oldest) = oldest.map(|(k, _)| k.clone()) else { return false };
+            if let Some(s) = map.remove(&oldest) {
+                s.end();
+            }
         }
         crate::metrics::get().mcp_sessions_open.fetch_add(1, Ordering::Relaxed);
         map.insert(id, session);
+        true
     }
 
     fn remove(&self, id: &str) -> bool {
@@ -187,7 +193,12 @@ async fn initialize(s: &Shared, options: Options, message: Value, text: &str) ->
     if accepted {
         let session =
             Arc::new(HttpSession { methods, last_used: Mutex::new(Instant::now()), ended: watch::channel(false).0 });
-        s.mcp.insert(id.clone(), session);
+        if !s.mcp.insert(id.clone(), session) {
+            return refuse(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too many MCP sessions in use: end one (DELETE /mcp with its Mcp-Session-Id) or try again later",
+            );
+        }
         response.headers_mut().insert(SESSION_HEADER, HeaderValue::from_str(&id).expect("hex is a valid header"));
     }
     response
