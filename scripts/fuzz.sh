@@ -11,6 +11,6 @@ if ! rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
     exit 0
 fi
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
-for target in rpc_lines query chunkers git_output; do
+for target in rpc_lines query chunkers git_output printed_names; do
     cargo +nightly fuzz run "$target" -- -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048
 done
