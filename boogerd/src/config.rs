@@ -30,6 +30,9 @@ pub struct Config {
     pub http: Option<std::net::SocketAddr>,
     /// Serve HTTP on an address that is not loopback (`--http-allow-remote`).
     pub http_allow_remote: bool,
+    /// Let HTTP clients call tools that change something (`--http-allow-writes`): register,
+    /// remove, index, notes. Off: a token that leaks reads, it does not write.
+    pub http_allow_writes: bool,
 }
 
 /// Ten minutes: an agent's pauses between questions are shorter, a lunch break is longer.
@@ -58,6 +61,7 @@ impl Config {
             confirm_above_files: DEFAULT_CONFIRM_ABOVE_FILES,
             http: crate::http::DEFAULT_ADDR.parse().ok(),
             http_allow_remote: false,
+            http_allow_writes: false,
         }
     }
 

@@ -69,6 +69,10 @@ struct Args {
     /// the token).
     #[arg(long)]
     http_allow_remote: bool,
+    /// Let MCP over HTTP call the tools that change something (register, remove, index,
+    /// notes); by default HTTP clients only read.
+    #[arg(long)]
+    http_allow_writes: bool,
     /// Print the resolved configuration as JSON and exit without starting.
     #[arg(long)]
     print_config: bool,
@@ -113,6 +117,7 @@ fn main() -> anyhow::Result<()> {
     config.confirm_above_files = args.confirm_above_files;
     config.http = (!args.no_http).then_some(args.http);
     config.http_allow_remote = args.http_allow_remote;
+    config.http_allow_writes = args.http_allow_writes;
     if args.print_config {
         #[allow(clippy::print_stdout)]
         {

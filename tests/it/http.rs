@@ -216,7 +216,8 @@ fn mcp_over_http_answers_as_stdio_does_with_sessions_of_their_own() {
     let root = env.git_project("served");
     std::fs::write(root.join("app.py"), "def retry_upload(blob):\n    return send(blob)\n").unwrap();
     std::fs::write(root.join("send.py"), "def send(blob):\n    return retry_upload(blob)\n").unwrap();
-    let _d = env.start_daemon();
+    // Notes change the user's state: over HTTP only when the daemon allows it.
+    let _d = env.start_daemon_with(&["--http-allow-writes"]);
     assert!(env.run(&["index", root.to_str().unwrap()]).status.success());
     let (base, bearer) = address_and_bearer(&env);
     let url = format!("{base}/mcp?project={}", root.display());
@@ -283,6 +284,15 @@ fn mcp_over_http_sessions_and_errors() {
     let r = request(&base, "POST", "/mcp", &[auth, json_type, session], bad_tool);
     let reply: Value = serde_json::from_str(&r.body).unwrap();
     assert_eq!(reply["result"]["isError"], true, "{reply}");
+    // By default HTTP only reads: a tool that changes something is refused with the reason,
+    // alone or inside a batch.
+    for call in [
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"projects","arguments":{"action":"add","path":"/tmp"}}}"#,
+        r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"batch","arguments":{"calls":[{"tool":"annotate","arguments":{"target":"a","note":"n"}}]}}}"#,
+    ] {
+        let r = request(&base, "POST", "/mcp", &[auth, json_type, session], call);
+        assert!(r.body.contains("--http-allow-writes"), "{}", r.body);
+    }
     let old = ("MCP-Protocol-Version", "1999-01-01");
     assert_eq!(request(&base, "POST", "/mcp", &[auth, json_type, session, old], ping).status, 400);
 

@@ -182,6 +182,7 @@ async fn initialize(s: &Shared, options: Options, message: Value, text: &str) ->
         register: false,
         shell: false,
         measuring: false,
+        read_only: !s.daemon.config.http_allow_writes,
     });
     *connection.tools.lock().expect("tools lock") = profile;
     let methods = rpc::with_connection(s.methods.clone(), connection);

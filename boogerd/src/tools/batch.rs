@@ -26,9 +26,13 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
                 None => ToolReply::error(format!("unknown tool `{name}`; tools/list names the available tools")),
                 Some((spec, handler)) => match spec.validate(&call_args) {
                     Err(message) => ToolReply::error(message),
-                    Ok(()) => match super::paths::prepare(daemon, session, name, call_args) {
-                        Ok(a) => handler(daemon, session, &a),
-                        Err(message) => ToolReply::error(message),
+                    // A batch is read-only as a whole only if each of its calls is.
+                    Ok(()) => match super::refused_read_only(session, spec) {
+                        Some(refusal) => refusal,
+                        None => match super::paths::prepare(daemon, session, name, call_args) {
+                            Ok(a) => handler(daemon, session, &a),
+                            Err(message) => ToolReply::error(message),
+                        },
                     },
                 },
             }

@@ -54,12 +54,22 @@ pub struct Session {
     /// `eval` asks, to measure the ranking: answers keep all their results whatever their
     /// confidence (the threshold is measured on its own).
     pub measuring: bool,
+    /// An HTTP client of a daemon not started with `--http-allow-writes`: only tools that
+    /// change nothing (registering, removing, indexing and notes are the user's to allow).
+    pub read_only: bool,
 }
 
 impl Session {
     /// A connection that has not said hello yet (a raw MCP client on the socket).
     pub fn anonymous(connection: u64) -> Self {
-        Self { id: format!("connection-{connection}"), project: None, register: false, shell: false, measuring: false }
+        Self {
+            id: format!("connection-{connection}"),
+            project: None,
+            register: false,
+            shell: false,
+            measuring: false,
+            read_only: false,
+        }
     }
 }
 
@@ -105,6 +115,9 @@ pub async fn call(daemon: Arc<Daemon>, session: Session, name: &str, args: Value
     if let Err(message) = spec.validate(&args) {
         return Ok(ToolReply::error(message));
     }
+    if let Some(refusal) = refused_read_only(&session, spec) {
+        return Ok(refusal);
+    }
     let slot = schedule::turn(spec.name, spec.effect == Effect::ReadOnly, &session.id).await;
     let started = std::time::Instant::now();
     let heavy = slot.is_heavy();
@@ -143,6 +156,19 @@ pub async fn call(daemon: Arc<Daemon>, session: Session, name: &str, args: Value
         "tool call"
     );
     Ok(reply)
+}
+
+/// The refusal of a tool that changes something, asked by a read-only session (HTTP).
+pub fn refused_read_only(session: &Session, spec: &booger_proto::tools::ToolSpec) -> Option<ToolReply> {
+    // A batch is judged call by call (see `batch`).
+    (session.read_only && spec.effect != Effect::ReadOnly && spec.name != "batch").then(|| {
+        ToolReply::error(format!(
+            "{}: over HTTP booger only reads, unless boogerd is started with --http-allow-writes \
+             (registering, removing, indexing and notes change the user's state); `booger mcp` over stdio \
+             can do it",
+            spec.name
+        ))
+    })
 }
 
 /// How long a heavy call may read the index; its SQLite statements are interrupted after.

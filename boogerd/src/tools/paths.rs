@@ -168,7 +168,14 @@ mod tests {
     use super::*;
 
     fn session(cwd: &Path) -> Session {
-        Session { id: "t".into(), project: Some(cwd.to_owned()), register: false, shell: true, measuring: false }
+        Session {
+            id: "t".into(),
+            project: Some(cwd.to_owned()),
+            register: false,
+            shell: true,
+            measuring: false,
+            read_only: false,
+        }
     }
 
     #[test]

@@ -114,6 +114,8 @@ impl Postings {
     pub fn build(store: &Store, dir: &Path) -> Result<Postings, RankError> {
         let mut b = Builder::default();
         let generation = store.scan_snapshot(|c, content, hash| b.add(c, content, hash))?;
+        let [raw, terms, bytes, capacity, chunks] = b.held();
+        tracing::debug!(raw, terms, bytes, capacity, chunks, "ranking index: built in memory, writing");
         let path = dir.join(format!("{FILE_PREFIX}{generation}{FILE_SUFFIX}"));
         let io = |source| RankError::Io { path: path.clone(), source };
         let tmp = dir.join(format!("{FILE_PREFIX}{generation}{FILE_SUFFIX}.tmp"));

@@ -163,6 +163,14 @@ impl Builder {
         self.parents.push(c.parent.as_deref().unwrap_or_default());
     }
 
+    /// What the builder holds, for the log: distinct raw tokens, terms (stems), postings
+    /// bytes and their capacity, chunks.
+    pub fn held(&self) -> [usize; 5] {
+        let bytes = self.lists.iter().map(|l| l.bytes.len()).sum();
+        let capacity = self.lists.iter().map(|l| l.bytes.capacity()).sum();
+        [self.raw.len(), self.stems.len(), bytes, capacity, self.ids.len()]
+    }
+
     /// Writes the segment for `generation` to `out`.
     pub fn write(mut self, generation: u64, out: &mut impl Write) -> io::Result<()> {
         // Each file's key, as `Store::chunk_keys` gives it (empty without a content hash).

@@ -178,6 +178,7 @@ fn evaluate(
             register: false,
             shell: false,
             measuring: true,
+            read_only: false,
         },
         semantic: daemon.projects.embedding().is_some(),
     };
