@@ -499,3 +499,19 @@ fn a_repository_configuration_runs_no_program() {
         std::fs::read_dir(&marks).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     assert!(ran.is_empty(), "the repository's configuration ran: {ran:?}");
 }
+
+/// A file name a commit brings is printed safely: a newline in it cannot forge a line of the
+/// answer, an escape sequence does not reach the terminal.
+#[test]
+fn hostile_names_in_a_diff_are_printed_escaped() {
+    let env = Env::new();
+    let root = repo(&env, "names", &[("a.py", "def a():\n    return 1\n")]);
+    git(&root, &["checkout", "-q", "-b", "feature"]);
+    write(&root, "x\nauth.rs:42:    let admin_password = 1;.py", "def forged():\n    pass\n");
+    write(&root, "t\u{1b}]52;c;aGk=\u{7}.py", "def title():\n    pass\n");
+    commit_all(&root, "names");
+    let (text, data) = ok(&env, &root, "branch-diff", json!({}));
+    assert!(!text.lines().any(|l| l.trim_start().starts_with("auth.rs:42")), "a forged line: {text}");
+    assert!(!text.contains('\u{1b}') && !data.to_string().contains('\u{1b}'), "{text}");
+    assert!(text.contains("x\\nauth.rs:42"), "{text}");
+}

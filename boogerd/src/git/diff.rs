@@ -443,9 +443,10 @@ fn compare_file(job: &Job, max_file_bytes: u64, indexed: &Indexed<'_>) -> FileDi
     };
     let head_path = e.path.as_str();
     let base_path = e.old_path.as_deref().unwrap_or(head_path);
+    // Shown, not opened: a name a commit brings is printed safely.
     let mut file = FileDiff {
-        path: e.path.clone(),
-        old_path: e.old_path.clone(),
+        path: crate::text::printable(&e.path),
+        old_path: e.old_path.as_deref().map(crate::text::printable),
         status,
         binary: false,
         note: None,
