@@ -508,4 +508,13 @@ fn notes_are_capped_and_listed_within_the_budget() {
     assert!(text.contains(&format!("offset={shown}")), "{text}");
     let (_, page, _) = env.call(&root, "s", "annotations", json!({ "session": "shared", "offset": shown }));
     assert_eq!(page["annotations"][0]["target"], format!("src/f{shown}.rs"));
+
+    // A batch has one budget for the whole answer: ten full answers are not ten times it.
+    let calls: Vec<Value> =
+        (0..10).map(|_| json!({ "tool": "annotations", "arguments": { "session": "shared" } })).collect();
+    let (text, data, err) = env.call(&root, "s", "batch", json!({ "calls": calls }));
+    assert!(!err);
+    let size = text.len() + data.to_string().len();
+    assert!(size <= 2 * 3 * 6_000 * 4 + 10_000, "{size} bytes for the batch");
+    assert!(text.contains("reached its budget"), "{}", &text[text.len().saturating_sub(300)..]);
 }

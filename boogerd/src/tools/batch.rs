@@ -6,6 +6,10 @@ use serde_json::{Value, json};
 use super::{Session, lookup};
 use crate::Daemon;
 
+/// What a batch's answer may hold, text and structured content together: three answers at
+/// the default budget.
+const BUDGET_CHARS: usize = 3 * crate::search::format::DEFAULT_MAX_TOKENS * crate::search::format::CHARS_PER_TOKEN;
+
 pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     let calls = args.get("calls").and_then(Value::as_array).cloned().unwrap_or_default();
     if calls.is_empty() {
@@ -15,6 +19,7 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     }
     let mut text = String::new();
     let mut results = Vec::new();
+    let mut spent = 0;
     let mut failed = 0;
     for (i, call) in calls.iter().enumerate() {
         let name = call.get("tool").and_then(Value::as_str).unwrap_or_default();
@@ -38,13 +43,22 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
             }
         };
         failed += usize::from(reply.is_error);
-        text.push_str(&format!(
-            "## {}. {name}{}\n{}\n\n",
-            i + 1,
-            if reply.is_error { " (error)" } else { "" },
-            reply.text
-        ));
-        results.push(json!({ "tool": name, "isError": reply.is_error, "text": reply.text, "data": reply.data }));
+        // One budget for the whole answer, text and structured content alike: twenty calls
+        // at their own budgets would be twenty answers' worth. A call past it is run but not
+        // shown, and says how to see it.
+        let size = reply.text.len() + reply.data.to_string().len();
+        let (shown, data) = if spent + size <= BUDGET_CHARS || spent == 0 {
+            spent += size;
+            (reply.text, reply.data)
+        } else {
+            let why = format!(
+                "[not shown: the batch's answer reached its budget of {} tokens; call {name} on its own]",
+                BUDGET_CHARS / crate::search::format::CHARS_PER_TOKEN
+            );
+            (why, Value::Null)
+        };
+        text.push_str(&format!("## {}. {name}{}\n{shown}\n\n", i + 1, if reply.is_error { " (error)" } else { "" }));
+        results.push(json!({ "tool": name, "isError": reply.is_error, "text": shown, "data": data }));
     }
     // The batch itself succeeded; each call reports its own error.
     let mut reply = ToolReply::ok(text.trim_end(), json!({ "results": results, "failed": failed }));
