@@ -104,7 +104,10 @@ pub async fn start(
         .with_state(state);
     let stopped = daemon.stopped();
     tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener::Bounded::new(listener), app).with_graceful_shutdown(stopped).await {
+        if let Err(e) = axum::serve(listener::Bounded::new(listener, listener::Limits::default()), app)
+            .with_graceful_shutdown(stopped)
+            .await
+        {
             tracing::warn!(error = %e, "HTTP server stopped");
         }
     });
