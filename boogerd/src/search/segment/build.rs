@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use rust_stemmers::{Algorithm, Stemmer};
 
-use super::{HEADER, MAGIC, SECTIONS, Sec, TF_ESCAPE, tokens};
+use super::{HEADER, MAGIC, SECTIONS, Sec, TF_ESCAPE, each_token};
 use crate::index::chunk::KINDS;
 use crate::store::search::Candidate;
 use crate::store::words;
@@ -78,6 +78,8 @@ pub struct Builder {
     langs: Vec<String>,
     hashes: Vec<String>,
     file_min_id: Vec<i64>,
+    /// The token being looked up, reused (see [`each_token`]).
+    token: String,
 }
 
 impl Default for Builder {
@@ -102,6 +104,7 @@ impl Default for Builder {
             langs: Vec::new(),
             hashes: Vec::new(),
             file_min_id: Vec::new(),
+            token: String::new(),
         }
     }
 }
@@ -130,26 +133,28 @@ impl Builder {
         self.doc_tf.clear();
         let mut len = 0u32;
         let word_col = words::words_for(&c.name, content);
+        let mut buf = std::mem::take(&mut self.token);
         for (col, text) in [c.name.as_str(), content, word_col.as_str(), c.path.as_str()].into_iter().enumerate() {
-            for tok in tokens(text) {
-                let tid = match self.raw.get(&tok) {
+            each_token(text, &mut buf, |tok| {
+                let tid = match self.raw.get(tok) {
                     Some(t) => *t,
                     None => {
-                        let stem = self.stemmer.stem(&tok).into_owned();
+                        let stem = self.stemmer.stem(tok).into_owned();
                         let next = self.lists.len() as u32;
                         let t = *self.stems.entry(stem).or_insert(next);
                         if t == next {
                             self.lists.push(List::default());
                         }
-                        self.raw.insert(tok, t);
+                        self.raw.insert(tok.to_owned(), t);
                         t
                     }
                 };
                 let tf = self.doc_tf.entry(tid).or_insert([0; 4]);
                 tf[col] = tf[col].saturating_add(1);
                 len += 1;
-            }
+            });
         }
+        self.token = buf;
         for (&tid, &tf) in &self.doc_tf {
             self.lists[tid as usize].push(doc, tf);
         }

@@ -65,6 +65,21 @@ pub fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty()).map(str::to_lowercase)
 }
 
+/// The same tokens as [`tokens`], each lent to `f` from one reused buffer: building a
+/// segment sees a hundred million of them, and a string each made the heap grow in holes.
+pub fn each_token(text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
+    for t in text.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty()) {
+        if t.is_ascii() {
+            buf.clear();
+            buf.extend(t.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+            f(buf);
+        } else {
+            // Full Unicode lowercasing depends on context (a final sigma): as `tokens` does.
+            f(&t.to_lowercase());
+        }
+    }
+}
+
 /// One byte of four 2-bit counts, or this escape and the four counts in full.
 pub(super) const TF_ESCAPE: u8 = 0xFF;
 

@@ -55,3 +55,15 @@ fn a_damaged_segment_is_refused_not_trusted() {
     bad[HEADER + 7] = 0x7F;
     assert!(Segment::from_vec(bad).is_err());
 }
+
+/// The reused-buffer tokenizer gives exactly the tokens `tokens` gives.
+#[test]
+fn each_token_lends_the_same_tokens() {
+    for text in ["fn parse_Config(x: u32) -> Σίσυφος ΟΔΟΣ", "HTTPServer2 ÉCOLE  _a_b__c", "", "!!!", "İstanbul ǅemal"]
+    {
+        let mut lent = Vec::new();
+        let mut buf = String::new();
+        super::each_token(text, &mut buf, |t| lent.push(t.to_owned()));
+        assert_eq!(lent, super::tokens(text).collect::<Vec<_>>(), "{text:?}");
+    }
+}
