@@ -39,7 +39,7 @@ pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;
 /// this size is not code an agent reads, and holding it would cost memory twice its size.
 pub const HUGE_FILE_BYTES: u64 = 32 * 1024 * 1024;
 /// A batch is committed when it holds this many files or this much chunk text.
-const BATCH_FILES: usize = 500;
+pub const BATCH_FILES: usize = 500;
 const BATCH_BYTES: usize = 4 * 1024 * 1024;
 /// A run that reads more files than this leaves their trigram rows (for `grep`) to a pass
 /// in the background: FTS5 would spend longer on them than on the rest of the run, and grep
@@ -425,6 +425,13 @@ fn human_bytes(n: u64) -> String {
 }
 
 impl Progress {
+    /// How long the run has left at its pace so far; `None` until it has read some files.
+    pub fn eta(&self) -> Option<std::time::Duration> {
+        let (done, total) = (self.done.load(Ordering::Relaxed), self.total.load(Ordering::Relaxed));
+        let started = (*self.started.lock().unwrap_or_else(|p| p.into_inner()))?;
+        (done > 0 && total >= done).then(|| started.elapsed().mul_f64((total - done) as f64 / done as f64))
+    }
+
     /// Marks a run as going until the returned guard drops.
     fn start(&self, at: Instant) -> ResetOnDrop<'_> {
         self.total.store(0, Ordering::SeqCst);

@@ -321,10 +321,18 @@ pub fn project_store(
         opened = handle.existing_store();
     }
     // Then, briefly, for the whole first index (or the catch-up after a restart): a small
-    // repository's first answer is whole.
+    // repository's first answer is whole. Once a first batch is in, a run that will not be
+    // done within the wait is not waited for: a large tree answers from what is indexed, and
+    // says so.
+    let hopeless = || {
+        let left = FIRST_INDEX_WAIT.saturating_sub(started.elapsed());
+        handle.progress.done.load(std::sync::atomic::Ordering::Relaxed) >= crate::index::BATCH_FILES as u64
+            && handle.progress.eta().is_some_and(|eta| eta > left)
+    };
     while handle.live.mode() == crate::live::Mode::Starting
         && handle.is_indexing()
         && started.elapsed() < FIRST_INDEX_WAIT
+        && !hopeless()
     {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
