@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use booger_tests::live::{session, status};
-use booger_tests::{Env, copy_tree, describe, proc_status_kb};
+use booger_tests::{Env, describe, proc_status_kb};
 use serde_json::Value;
 
 fn main() {
@@ -23,7 +23,7 @@ fn main() {
         None => {
             let root = env.dir.path().join("large");
             let t = Instant::now();
-            build_tree(&root);
+            booger_tests::copy_large_tree(&root);
             eprintln!("tree built in {:.0} s", t.elapsed().as_secs_f64());
             root
         }
@@ -127,16 +127,6 @@ fn main() {
         println!("- {what} ({:.0} s): max so far {:.0} MB", when.as_secs_f64(), max as f64 / 1024.0);
     }
     drop(daemon);
-}
-
-/// The tree `watch_large` uses, without its git history.
-fn build_tree(root: &Path) {
-    copy_tree(Path::new("/usr/include"), &root.join("include"), &[], &[]);
-    let cargo = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cargo"));
-    copy_tree(&cargo.join("registry/src"), &root.join("crates"), &[], &[]);
-    copy_tree(&booger_tests::python_stdlib(), &root.join("python"), &["py"], &["__pycache__"]);
 }
 
 /// Bytes of every regular file under `dir`, `.git` aside.

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use booger_tests::live::{
     cpu_ticks, edit_until_found, ms, pct, search, session, status, wait_settled, wait_until, watch,
 };
-use booger_tests::{Env, Raw, copy_tree, describe, git, proc_status_kb};
+use booger_tests::{Env, Raw, describe, git, proc_status_kb};
 use serde_json::Value;
 
 const EDITS: usize = 100;
@@ -63,12 +63,7 @@ fn main() {
 /// The tree, committed on `main`, with a `feature` branch that rewrites [`SWITCHED`] files;
 /// returns the .py files, which the edits append to.
 fn build_tree(root: &Path) -> Vec<PathBuf> {
-    copy_tree(Path::new("/usr/include"), &root.join("include"), &[], &[]);
-    let cargo = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cargo"));
-    copy_tree(&cargo.join("registry/src"), &root.join("crates"), &[], &[]);
-    copy_tree(&booger_tests::python_stdlib(), &root.join("python"), &["py"], &["__pycache__"]);
+    booger_tests::copy_large_tree(root);
     // Files from /usr/include and the standard library: the crates carry .gitignore files of
     // their own, which may leave a file out of the index.
     let mut code = Vec::new();

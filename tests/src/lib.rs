@@ -436,6 +436,17 @@ pub fn output_within(mut cmd: Command, limit: Duration) -> Output {
     }
 }
 
+/// The largest tree every machine here has, copied under `root`: /usr/include, the cargo
+/// registry's sources and the standard library's .py files (30,000+ files).
+pub fn copy_large_tree(root: &Path) {
+    copy_tree(Path::new("/usr/include"), &root.join("include"), &[], &[]);
+    let cargo = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cargo"));
+    copy_tree(&cargo.join("registry/src"), &root.join("crates"), &[], &[]);
+    copy_tree(&python_stdlib(), &root.join("python"), &["py"], &["__pycache__"]);
+}
+
 /// Copies the files under `src` to `dst` (benchmark corpora): only names ending in one of
 /// `exts` (all files if empty), skipping folders named in `skip`.
 pub fn copy_tree(src: &Path, dst: &Path, exts: &[&str], skip: &[&str]) {
