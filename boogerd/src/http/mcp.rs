@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use axum::body::Bytes;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::sse::{Event, Sse};
+use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 use jsonrpsee::Methods;
@@ -222,7 +222,8 @@ pub async fn get(State(s): State<Arc<Shared>>, headers: HeaderMap) -> Response {
         }
     };
     let stream = futures_util::stream::once(closed).filter_map(|()| async { None::<Result<Event, Infallible>> });
-    Sse::new(stream).into_response()
+    // A comment a minute: a quiet session's stream is not taken for an idle connection.
+    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(60))).into_response()
 }
 
 pub async fn delete(State(s): State<Arc<Shared>>, headers: HeaderMap) -> Response {
