@@ -394,10 +394,11 @@ fn read_texts(root: &Path, paths: &[String]) -> Vec<(String, String)> {
     let mut budget = BASELINE_BYTES;
     let mut out = Vec::new();
     for p in paths {
-        let Ok(Some(bytes)) = crate::repo_file::read(&root.join(p), budget as u64) else { continue };
-        if bytes.len() > budget {
-            break;
-        }
+        let bytes = match crate::repo_file::read(&root.join(p), budget as u64) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => break, // past the budget
+            Err(_) => continue,
+        };
         budget -= bytes.len();
         out.push((p.clone(), String::from_utf8_lossy(&bytes).into_owned()));
     }
