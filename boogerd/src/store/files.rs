@@ -57,46 +57,55 @@ pub struct Summary {
     pub root_hash: String,
 }
 
-/// Removes the chunks of `paths` with their full-text rows and vectors, in the caller's
-/// transaction. Each statement touches one table and fires nothing, so none runs under a
-/// savepoint (where FTS5 would flush its pending rows), and full-text rows go in rowid order.
-fn forget_chunks<'a>(
+/// Removes the chunks of the deleted files `paths` with their rows (see [`forget_rows`]) and
+/// their pending trigram marks, in the caller's transaction.
+fn forget_files<'a>(
     tx: &rusqlite::Transaction,
     paths: impl Iterator<Item = &'a str>,
+    also: Vec<(i64, String)>,
 ) -> rusqlite::Result<super::tally::Change> {
     let mut ids_of =
         tx.prepare_cached("SELECT c.id, c.kind FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?1")?;
     let mut file_of = tx.prepare_cached("SELECT id FROM files WHERE path = ?1")?;
-    let mut chunks = tx.prepare_cached("DELETE FROM chunks WHERE file_id = (SELECT id FROM files WHERE path = ?1)")?;
-    let mut change = super::tally::Change::default();
-    let mut ids: Vec<i64> = Vec::new();
+    let mut rows = also;
     let mut files: Vec<i64> = Vec::new();
     for path in paths {
         files.extend(file_of.query_row([path], |r| r.get::<_, i64>(0)).optional()?);
         for row in ids_of.query_map([path], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))? {
-            let (id, kind) = row?;
-            ids.push(id);
-            change.chunk(&kind, -1);
+            rows.push(row?);
         }
-        chunks.execute([path])?;
     }
-    ids.sort_unstable();
+    rows.sort_unstable();
+    let change = forget_rows(tx, &rows)?;
+    files.sort_unstable();
+    let mut pending = tx.prepare_cached("DELETE FROM grams_pending WHERE file_id = ?1")?;
+    for id in files {
+        pending.execute([id])?;
+    }
+    Ok(change)
+}
+
+/// Removes the chunks `rows` (id and kind, sorted by id) with their full-text and trigram rows
+/// and vectors. Each statement touches one table and fires nothing, so none runs under a
+/// savepoint (where FTS5 would flush its pending rows), and full-text rows go in rowid order.
+fn forget_rows(tx: &rusqlite::Transaction, rows: &[(i64, String)]) -> rusqlite::Result<super::tally::Change> {
+    let mut change = super::tally::Change::default();
+    let mut chunk = tx.prepare_cached("DELETE FROM chunks WHERE id = ?1")?;
     let mut text = tx.prepare_cached("DELETE FROM chunks_fts WHERE rowid = ?1")?;
     let mut grams = tx.prepare_cached("DELETE FROM chunk_grams WHERE rowid = ?1")?;
     let mut models = tx.prepare_cached("SELECT model FROM embeddings WHERE chunk_id = ?1")?;
     let mut vectors = tx.prepare_cached("DELETE FROM embeddings WHERE chunk_id = ?1")?;
-    for id in ids {
+    for (id, kind) in rows {
+        change.chunk(kind, -1);
+        chunk.execute([id])?;
+    }
+    for (id, _) in rows {
         text.execute([id])?;
         grams.execute([id])?;
         for model in models.query_map([id], |r| r.get::<_, String>(0))? {
             change.vector(&model?, -1);
         }
         vectors.execute([id])?;
-    }
-    files.sort_unstable();
-    let mut pending = tx.prepare_cached("DELETE FROM grams_pending WHERE file_id = ?1")?;
-    for id in files {
-        pending.execute([id])?;
     }
     Ok(change)
 }
@@ -162,9 +171,10 @@ impl Store {
                 // Every old row goes before any new one is written: FTS5 flushes its pending
                 // rows whenever a write switches between deleting and inserting, or its rowids
                 // stop increasing.
-                let replaced = writes.iter().filter(|w| w.chunks.is_some()).map(|w| w.path.as_str());
-                let kept = super::vectors::Kept::read(&tx, replaced.clone())?;
-                let mut change = forget_chunks(&tx, deletes.iter().map(String::as_str).chain(replaced))?;
+                // A rewritten file's unchanged chunks keep their rows (see `reuse`); its other
+                // old chunks go with the deleted files'.
+                let plan = super::reuse::Plan::make(&tx, writes)?;
+                let mut change = forget_files(&tx, deletes.iter().map(String::as_str), plan.dropped.clone())?;
                 // A file's row as it was (id, language, size), taken out of the counts.
                 let mut old_file = tx.prepare_cached("SELECT id, language, size_bytes FROM files WHERE path = ?1")?;
                 let mut forget_file = |path: &str, change: &mut super::tally::Change| -> rusqlite::Result<Option<i64>> {
@@ -197,6 +207,9 @@ impl Store {
                     tx.prepare_cached("INSERT INTO chunks_fts(rowid, name, content, words) VALUES (?1, ?2, ?3, ?4)")?;
                 let mut insert_grams = tx.prepare_cached("INSERT INTO chunk_grams(rowid, grams) VALUES (?1, ?2)")?;
                 let mut pending = tx.prepare_cached("INSERT OR IGNORE INTO grams_pending(file_id) VALUES (?1)")?;
+                let mut moved = tx.prepare_cached(
+                    "UPDATE chunks SET start_line = ?2, end_line = ?3, start_byte = ?4, end_byte = ?5 WHERE id = ?1",
+                )?;
                 for w in writes {
                     let Some(chunks) = &w.chunks else {
                         touch.execute(params![w.path, w.size as i64, w.mtime_ns])?;
@@ -212,6 +225,11 @@ impl Store {
                         pending.execute([id])?;
                     }
                     for (k, ch) in chunks.iter().enumerate() {
+                        if let Some(old) = plan.kept(&w.path, k) {
+                            // Its full-text and trigram rows and its vectors stay as they are.
+                            moved.execute(params![old, ch.start_line, ch.end_line, ch.start_byte as i64, ch.end_byte as i64])?;
+                            continue;
+                        }
                         insert_chunk.execute(params![
                             id,
                             ch.kind,
@@ -229,9 +247,6 @@ impl Store {
                         insert_text.execute(params![chunk, ch.name, ch.content, words::words_for(&ch.name, &ch.content)])?;
                         if let Some(grams) = w.grams.as_ref().and_then(|g| g.get(k)) {
                             insert_grams.execute(params![chunk, grams])?;
-                        }
-                        for model in kept.carry(&tx, &w.path, chunk, ch)? {
-                            change.vector(model, 1);
                         }
                         change.chunk(ch.kind, 1);
                     }

@@ -255,8 +255,10 @@ impl super::Store {
                 pending.query_map([max_files as i64], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?
             };
             {
+                // A chunk a rewrite kept has its trigram row already (see `reuse`).
                 let mut texts = tx.prepare_cached(
-                    "SELECT id, content, kind, end_byte - start_byte FROM chunks WHERE file_id = ?1 ORDER BY id",
+                    "SELECT id, content, kind, end_byte - start_byte FROM chunks c WHERE file_id = ?1
+                       AND NOT EXISTS (SELECT 1 FROM chunk_grams_docsize d WHERE d.id = c.id) ORDER BY id",
                 )?;
                 let mut insert = tx.prepare_cached("INSERT INTO chunk_grams(rowid, grams) VALUES (?1, ?2)")?;
                 let mut done = tx.prepare_cached("DELETE FROM grams_pending WHERE file_id = ?1")?;

@@ -12,6 +12,7 @@ pub mod context;
 mod files;
 pub mod grams;
 pub mod recover;
+mod reuse;
 pub mod scan;
 mod schema;
 pub mod search;

@@ -1,7 +1,6 @@
 //! Chunk vectors for semantic search, stored per (chunk, model). A chunk's vectors go with
-//! it (the store deletes them with their chunk); a re-indexed file's new chunks take the
-//! vectors of its old chunks that are the same in every field a vector is made from
-//! ([`Kept`]), and the rest are not embedded yet.
+//! it (the store deletes them with their chunk); a re-indexed file's unchanged chunks keep
+//! their rows and so their vectors (see `reuse`), and its new chunks are not embedded yet.
 //! The encoding of a vector is the embed module's business; here it is a blob.
 
 use rusqlite::params;
@@ -57,80 +56,6 @@ fn embed_input(r: &rusqlite::Row<'_>) -> rusqlite::Result<EmbedInput> {
         doc: r.get(6)?,
         content: r.get(7)?,
     })
-}
-
-/// The vectors of the chunks of files about to be replaced, by what each chunk's vector is
-/// made from: a checkout rewrites hundreds of files whose chunks are mostly unchanged, and
-/// embedding them again cost more than the rest of the run.
-#[derive(Default)]
-pub(super) struct Kept {
-    vectors: std::collections::HashMap<(String, blake3::Hash), Vec<ModelVector>>,
-}
-
-/// A model's name and a vector it made.
-type ModelVector = (String, Vec<u8>);
-
-/// Everything `embed::text` may read of a chunk, hashed (its path is the other half of the key).
-fn fingerprint(kind: &str, name: &str, signature: &str, parent: &str, doc: &str, content: &str) -> blake3::Hash {
-    let mut h = blake3::Hasher::new();
-    for part in [kind, name, signature, parent, doc, content] {
-        h.update(&(part.len() as u64).to_le_bytes());
-        h.update(part.as_bytes());
-    }
-    h.finalize()
-}
-
-impl Kept {
-    /// Reads the vectors of `paths`' chunks, before they are deleted.
-    pub(super) fn read<'a>(tx: &rusqlite::Transaction, paths: impl Iterator<Item = &'a str>) -> rusqlite::Result<Self> {
-        let mut kept = Self::default();
-        let mut rows = tx.prepare_cached(
-            "SELECT c.kind, c.name, c.signature, coalesce(c.parent, ''), coalesce(c.doc, ''), c.content, e.model, e.vector
-             FROM chunks c JOIN files f ON f.id = c.file_id JOIN embeddings e ON e.chunk_id = c.id
-             WHERE f.path = ?1",
-        )?;
-        for path in paths {
-            let mut q = rows.query([path])?;
-            while let Some(r) = q.next()? {
-                let key = fingerprint(
-                    r.get_ref(0)?.as_str()?,
-                    r.get_ref(1)?.as_str()?,
-                    r.get_ref(2)?.as_str()?,
-                    r.get_ref(3)?.as_str()?,
-                    r.get_ref(4)?.as_str()?,
-                    r.get_ref(5)?.as_str()?,
-                );
-                kept.vectors.entry((path.to_owned(), key)).or_default().push((r.get(6)?, r.get(7)?));
-            }
-        }
-        Ok(kept)
-    }
-
-    /// Gives chunk `id`, new in `path`, the vectors of an old chunk of `path` just like it;
-    /// returns the models it got one of.
-    pub(super) fn carry(
-        &self,
-        tx: &rusqlite::Transaction,
-        path: &str,
-        id: i64,
-        c: &crate::index::chunk::Chunk,
-    ) -> rusqlite::Result<Vec<&str>> {
-        if self.vectors.is_empty() {
-            return Ok(Vec::new());
-        }
-        let (parent, doc) = (c.parent.as_deref().unwrap_or_default(), c.doc.as_deref().unwrap_or_default());
-        let key = fingerprint(c.kind, &c.name, &c.signature, parent, doc, &c.content);
-        let Some(vectors) = self.vectors.get(&(path.to_owned(), key)) else { return Ok(Vec::new()) };
-        let mut insert =
-            tx.prepare_cached("INSERT OR IGNORE INTO embeddings(chunk_id, model, vector) VALUES (?1, ?2, ?3)")?;
-        let mut models = Vec::new();
-        for (model, vector) in vectors {
-            if insert.execute(params![id, model, vector])? > 0 {
-                models.push(model.as_str());
-            }
-        }
-        Ok(models)
-    }
 }
 
 impl Store {
