@@ -45,6 +45,16 @@ def main():
         out = run(B, "index", root, "--json")
         return (time.perf_counter() - t) * 1000, json.loads(out.stdout)["report"]
 
+    def timed(root, files_of, first=lambda: None):
+        """Once the daemon is idle, does `first` (a checkout) and indexes `root` at once:
+        (call ms, daemon CPU ms until idle again, files, MB)."""
+        idle()
+        first()
+        c0 = ticks()
+        ms, r = index(root)
+        idle()
+        return ms, (ticks() - c0) * 10, max(files_of(r), 1), max(r["bytes_parsed"], 1) / 1e6
+
     def git(*a, cwd=None):
         subprocess.run(["git", *a], cwd=cwd, check=True, capture_output=True)
 
@@ -56,43 +66,25 @@ def main():
             t.extractall(tmp, filter="data")
         head = subprocess.run(["git", "-C", bare, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
         old = subprocess.run(["git", "-C", bare, "rev-parse", f"HEAD~{APART}"], capture_output=True, text=True).stdout.strip()
-        fresh, re_, fresh_cpu, re_cpu, changed = [], [], [], [], 0
-        fresh_mb, re_mb, fresh_cpu_mb, re_cpu_mb, sizes = [], [], [], [], (0, 0)
+        # Per round, for the fresh index and the re-index: (ms, CPU ms, files, MB).
+        fresh, again = [], []
         for k in range(rounds):
             a, b = f"{tmp}/{name}-a{k}", f"{tmp}/{name}-b{k}"
             git("clone", "-q", "--no-checkout", bare, a)
             git("checkout", "-q", head, cwd=a)
-            idle()
-            c0 = ticks()
-            ms, r = index(a)
-            idle()
-            n = max(r["parsed"], 1)
-            cpu = (ticks() - c0) * 10
-            fresh.append(ms / n)
-            fresh_cpu.append(cpu / n)
-            mb_fresh = max(r["bytes_parsed"], 1) / 1e6
-            fresh_mb.append(ms / mb_fresh)
-            fresh_cpu_mb.append(cpu / mb_fresh)
+            fresh.append(timed(a, lambda r: r["parsed"]))
             git("clone", "-q", "--no-checkout", bare, b)
             git("checkout", "-q", old, cwd=b)
             index(b)
-            idle()
-            git("checkout", "-q", head, cwd=b)
-            c0 = ticks()
-            ms, r = index(b)
-            idle()
-            changed = max(r["parsed"] + r["deleted"], 1)
-            cpu = (ticks() - c0) * 10
-            re_.append(ms / changed)
-            re_cpu.append(cpu / changed)
-            mb_re = max(r["bytes_parsed"], 1) / 1e6
-            re_mb.append(ms / mb_re)
-            re_cpu_mb.append(cpu / mb_re)
-            sizes = (mb_fresh, mb_re)
-        m = statistics.median
-        print(f"| {name} | {changed} | {sizes[0]:.2f} / {sizes[1]:.2f} | {m(re_) / m(fresh):.2f} | "
-              f"{m(re_cpu) / m(fresh_cpu):.2f} | {m(re_mb) / m(fresh_mb):.2f} | {m(re_cpu_mb) / m(fresh_cpu_mb):.2f} |",
-              flush=True)
+            checkout = lambda: git("checkout", "-q", head, cwd=b)  # noqa: E731
+            again.append(timed(b, lambda r: r["parsed"] + r["deleted"], checkout))
+
+        def ratio(cost, per):
+            m = statistics.median
+            return m([x[cost] / x[per] for x in again]) / m([x[cost] / x[per] for x in fresh])
+
+        print(f"| {name} | {again[-1][2]} | {fresh[-1][3]:.2f} / {again[-1][3]:.2f} | {ratio(0, 2):.2f} | "
+              f"{ratio(1, 2):.2f} | {ratio(0, 3):.2f} | {ratio(1, 3):.2f} |", flush=True)
     run(B, "daemon", "stop")
     shutil.rmtree(tmp, ignore_errors=True)
 
