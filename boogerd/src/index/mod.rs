@@ -208,10 +208,7 @@ pub fn run(root: &Path, store: &Store, opts: Options, progress: &Progress) -> Re
         return Ok(report);
     }
     store.checkpoint()?;
-    let mut saved = report.clone();
-    saved.skipped.truncate(200);
-    saved.set_aside.truncate(200);
-    saved.problems.truncate(200);
+    let saved = report.trimmed(200);
     let indexed_at = crate::time::now_rfc3339();
     store.set_meta(&[
         ("root_hash", &report.root_hash),

@@ -116,16 +116,7 @@ impl Attributes {
 
     /// Why `rel` (a root-relative file path) is set aside, if it is, judged by its path.
     pub fn origin(&self, rel: &str) -> Option<Origin> {
-        let said = |pick: fn(&Matchers) -> &Option<Gitignore>| -> Option<bool> {
-            self.files.iter().filter(|(dir, _)| super::walk::is_under(rel, dir)).find_map(|(dir, m)| {
-                let inner = if dir.is_empty() { rel } else { &rel[dir.len() + 1..] };
-                match pick(m).as_ref()?.matched(inner, false) {
-                    Match::Ignore(_) => Some(true),
-                    Match::Whitelist(_) => Some(false),
-                    Match::None => None,
-                }
-            })
-        };
+        let said = |pick: fn(&Matchers) -> &Option<Gitignore>| self.said(rel, pick);
         let generated = said(|m| &m.generated);
         let vendored = said(|m| &m.vendored);
         if generated == Some(true) {
@@ -161,14 +152,20 @@ impl Attributes {
     /// True if the repository's attributes say `rel` is not generated (a header must not
     /// overrule them).
     fn says_not_generated(&self, rel: &str) -> bool {
+        self.said(rel, |m| &m.generated) == Some(false)
+    }
+
+    /// What the attributes files say of one attribute of `rel`: set, unset, or nothing (the
+    /// deepest file that says anything wins; within a file, its last matching line).
+    fn said(&self, rel: &str, pick: fn(&Matchers) -> &Option<Gitignore>) -> Option<bool> {
         self.files.iter().filter(|(dir, _)| super::walk::is_under(rel, dir)).find_map(|(dir, m)| {
             let inner = if dir.is_empty() { rel } else { &rel[dir.len() + 1..] };
-            match m.generated.as_ref()?.matched(inner, false) {
-                Match::Whitelist(_) => Some(true),
-                Match::Ignore(_) => Some(false),
+            match pick(m).as_ref()?.matched(inner, false) {
+                Match::Ignore(_) => Some(true),
+                Match::Whitelist(_) => Some(false),
                 Match::None => None,
             }
-        }) == Some(true)
+        })
     }
 }
 
@@ -188,11 +185,15 @@ fn by_convention_vendored(rel: &str) -> bool {
 /// `fuzz/corpus/...`, `fuzzing/artifacts/...` (cargo-fuzz, libFuzzer) and Go's
 /// `testdata/fuzz/...`.
 fn is_fuzz_corpus(rel: &str) -> bool {
-    let parts: Vec<&str> = rel.split('/').collect();
-    let dirs = &parts[..parts.len() - 1];
-    dirs.windows(2).any(|w| {
-        (w[0].starts_with("fuzz") && matches!(w[1], "corpus" | "artifacts" | "crashes"))
-            || (w[0] == "testdata" && w[1] == "fuzz")
+    // Asked of every file a walk finds: consecutive folder names, without collecting them.
+    let mut dirs = rel.split('/');
+    dirs.next_back();
+    let mut previous = "";
+    dirs.any(|d| {
+        let hit = (previous.starts_with("fuzz") && matches!(d, "corpus" | "artifacts" | "crashes"))
+            || (previous == "testdata" && d == "fuzz");
+        previous = d;
+        hit
     })
 }
 

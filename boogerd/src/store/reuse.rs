@@ -101,6 +101,22 @@ mod tests {
             .unwrap()
     }
 
+    /// The lines holding `needle`, as grep reads them: narrowed by the trigram rows.
+    fn lines_with(store: &Store, needle: &str) -> Vec<usize> {
+        let mut found = Vec::new();
+        let grams = crate::search::grams::required(needle, false);
+        let filters = crate::store::search::Filters::default();
+        let keep = |_: &str| crate::store::scan::Keep::Yes;
+        store
+            .scan(&filters, grams.as_deref(), keep, &mut |c: &crate::store::scan::Scanned, text: &str| {
+                let hits = text.lines().enumerate().filter(|(_, l)| l.contains(needle));
+                found.extend(hits.map(|(k, _)| c.start_line as usize + k));
+                true
+            })
+            .unwrap();
+        found
+    }
+
     /// A rewrite keeps the rows of the chunks it did not change, at their new lines, with
     /// their full-text and trigram rows; the changed one is new; the index equals a fresh one.
     #[test]
@@ -126,24 +142,7 @@ mod tests {
         // Full-text and trigram rows follow: a kept chunk is found by both, at its new line.
         let hits = store.fts_candidates("three", &crate::store::search::Filters::default(), 10).unwrap();
         assert!(hits.iter().any(|h| h.id == id(&after, "three").0), "{hits:?}");
-        let mut lines = Vec::new();
-        let grams = crate::search::grams::required("return 3", false);
-        store
-            .scan(
-                &crate::store::search::Filters::default(),
-                grams.as_deref(),
-                |_| crate::store::scan::Keep::Yes,
-                &mut |c: &crate::store::scan::Scanned, text: &str| {
-                    for (k, l) in text.lines().enumerate() {
-                        if l.contains("return 3") {
-                            lines.push(c.start_line as usize + k);
-                        }
-                    }
-                    true
-                },
-            )
-            .unwrap();
-        assert_eq!(lines, [14]);
+        assert_eq!(lines_with(&store, "return 3"), [14]);
         let fresh = store.read(crate::store::tally::Tally::count).unwrap();
         assert_eq!(store.with_tally(|t| t.clone()).unwrap(), fresh, "kept counts equal a fresh count");
     }
@@ -175,22 +174,7 @@ mod tests {
         assert!(store.grams_pending().unwrap() > 0, "a run of 100 files leaves its trigram rows to the pass");
         while store.fill_grams(1000).unwrap() > 0 {}
         for (needle, line) in [("return 3", 14), ("return 22", 10), ("return 0", 2)] {
-            let mut found = Vec::new();
-            let grams = crate::search::grams::required(needle, false);
-            let filters = crate::store::search::Filters::default();
-            let keep = |_: &str| crate::store::scan::Keep::Yes;
-            store
-                .scan(&filters, grams.as_deref(), keep, &mut |c: &crate::store::scan::Scanned, text: &str| {
-                    found.extend(
-                        text.lines()
-                            .enumerate()
-                            .filter(|(_, l)| l.contains(needle))
-                            .map(|(k, _)| c.start_line as usize + k),
-                    );
-                    true
-                })
-                .unwrap();
-            assert_eq!(found, vec![line; 100], "{needle}");
+            assert_eq!(lines_with(&store, needle), vec![line; 100], "{needle}");
         }
     }
 }
