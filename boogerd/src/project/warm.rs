@@ -99,8 +99,7 @@ impl ProjectHandle {
     pub(super) fn refresh_warm(self: &Arc<Self>, store: &Arc<Store>, before: u64, changed: &[String], full: bool) {
         // A change this large (a checkout) would be merged into a new base at once: building
         // that base directly saves the pass that would bring the old one up to date first.
-        let files = store.file_count().unwrap_or(0);
-        if self.has_warm() && crate::search::postings::merges_at_once(changed.len(), files) {
+        if self.wants_new_base(store, changed) {
             self.rebuild_warm(store);
             return;
         }
@@ -113,6 +112,12 @@ impl ProjectHandle {
 
     fn has_warm(&self) -> bool {
         self.warm.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+    }
+
+    /// True if a held ranking index would take `changed` as a delta only to be merged into a
+    /// new base at once.
+    fn wants_new_base(&self, store: &Store, changed: &[String]) -> bool {
+        self.has_warm() && crate::search::postings::merges_at_once(changed.len(), store.file_count().unwrap_or(0))
     }
 
     /// The delta half of [`refresh_warm`](Self::refresh_warm): false if only a rebuild will do.
@@ -171,8 +176,7 @@ impl WarmRefresh {
         }
         // A released project (or one never searched) is caught up by its next query instead.
         let held = self.handle.has_warm();
-        let files = self.store.file_count().unwrap_or(0);
-        let at_once = held && crate::search::postings::merges_at_once(self.changed.len(), files);
+        let at_once = self.handle.wants_new_base(&self.store, &self.changed);
         let updated = held && !at_once && self.handle.update_warm(&self.store, self.before, &self.changed, false);
         self.claimed = false;
         self.handle.building.store(false, std::sync::atomic::Ordering::SeqCst);
