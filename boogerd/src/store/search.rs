@@ -279,8 +279,11 @@ impl Store {
     /// read from one snapshot; returns the content generation of that snapshot (what a
     /// ranking segment built from it is valid for).
     pub fn scan_snapshot(&self, mut each: impl FnMut(&Candidate, &str, &str)) -> Result<u64> {
+        // Files in path order from their index, then each file's chunks: SQLite sorts one
+        // file's chunks at a time. Joined the other way it copied every chunk's text into one
+        // sorter first (in memory: `temp_store = MEMORY`), 1.1 GB on a 35k-file tree.
         let sql = format!(
-            "SELECT {CANDIDATE_COLUMNS}, 0.0, c.content, f.content_hash FROM chunks c JOIN files f ON f.id = c.file_id
+            "SELECT {CANDIDATE_COLUMNS}, 0.0, c.content, f.content_hash FROM files f CROSS JOIN chunks c ON c.file_id = f.id
              ORDER BY f.path, c.start_byte, c.id"
         );
         self.read(|c| {
