@@ -212,29 +212,23 @@ fn call_tool(socket: &Path, spec: &tools::ToolSpec, words: &[String], json: bool
     let mut daemon = Daemon::connect_or_start(socket)?;
     let hello =
         Hello { client: wire::SHELL_CLIENT, project: Some(&cwd), session: &session, register: false, tools: None };
-    // `booger index` on a terminal draws progress while the call runs.
-    let bar = (spec.name == "index" && !json)
-        .then(|| {
-            let target = match (arguments.get("project"), arguments.get("path")) {
-                (Some(p), _) => p.as_str().unwrap_or_default().to_owned(),
-                (None, Some(p)) => cwd.join(p.as_str().unwrap_or_default()).to_string_lossy().into_owned(),
-                (None, None) => cwd.to_string_lossy().into_owned(),
-            };
-            progress::start(socket, &cwd, target)
-        })
-        .flatten();
-    let params = json!({ "tool": spec.name, "arguments": arguments });
-    let mut result = daemon.hello_and_call(&hello, wire::CALL, params.clone())?;
-    drop(bar);
-    // `eval` answers with its progress while it runs: a person at a shell waits for the result.
-    while spec.name == "eval" && result["data"]["running"] == true {
+    // A call that takes a while draws its progress on a terminal, whatever the tool.
+    let token = format!("cli-{}-{}", std::process::id(), nanos());
+    let bar = if json { None } else { progress::start(socket, &cwd, token.clone()) };
+    let params = json!({ "tool": spec.name, "arguments": arguments, "progress": token });
+    let answer = |result: serde_json::Value| {
+        ToolReply::from_json(&result)
+            .unwrap_or_else(|| ToolReply::error(format!("unexpected answer from boogerd: {result}")))
+    };
+    let mut reply = answer(daemon.hello_and_call(&hello, wire::CALL, params.clone())?);
+    // Work that goes on answers with how far it got: a person at a shell waits for the result.
+    while reply.running {
         if !json {
-            complain!("{}", result["text"].as_str().unwrap_or_default().trim_end());
+            complain!("{}", reply.text.trim_end());
         }
-        result = daemon.call(wire::CALL, params.clone())?;
+        reply = answer(daemon.call(wire::CALL, params.clone())?);
     }
-    let reply = ToolReply::from_json(&result)
-        .unwrap_or_else(|| ToolReply::error(format!("unexpected answer from boogerd: {result}")));
+    drop(bar);
     match (json, reply.is_error) {
         (true, _) => print_json(&reply.data),
         (false, false) => output::print_text(&reply.text),

@@ -1,74 +1,85 @@
-//! A progress bar for `booger index` on a terminal.
+//! Progress of a long call on a terminal, for any tool.
 //!
-//! The index call blocks its connection, so a second connection polls the project's `status`
-//! (which reports live progress) and draws one line on stderr until the call returns.
+//! A call blocks its connection, so after a moment a second connection asks the daemon how
+//! far the call got (`booger/progress`, by the token the call was made with) and draws one
+//! line on stderr until the call returns. A quick call never opens the second connection.
 
 use std::io::Write;
 use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use booger_proto::wire;
-use serde_json::{Value, json};
+use booger_proto::wire::{self, Progress};
+use serde_json::json;
 
 use crate::connect::{Daemon, Hello};
 
+/// A call answered within this draws nothing.
+const QUIET_FOR: Duration = Duration::from_millis(300);
+/// How often the line is redrawn.
+const EVERY: Duration = Duration::from_millis(150);
+
 pub struct Bar {
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    stop: Option<Sender<()>>,
+    thread: Option<JoinHandle<bool>>,
 }
 
-/// Starts drawing if stderr is a terminal; `project` is what `status` should look at.
-pub fn start(socket: &Path, cwd: &Path, project: String) -> Option<Bar> {
+/// Follows the call made with `token` if stderr is a terminal.
+pub fn start(socket: &Path, cwd: &Path, token: String) -> Option<Bar> {
     // SAFETY: isatty only inspects the descriptor.
     if unsafe { libc::isatty(2) } != 1 {
         return None;
     }
-    let stop = Arc::new(AtomicBool::new(false));
-    let (socket, cwd, flag) = (socket.to_owned(), cwd.to_owned(), Arc::clone(&stop));
-    let thread = std::thread::spawn(move || poll(&socket, &cwd, &project, &flag));
-    Some(Bar { stop, thread: Some(thread) })
+    let (stop, stopped) = channel();
+    let (socket, cwd) = (socket.to_owned(), cwd.to_owned());
+    let thread = std::thread::spawn(move || follow(&socket, &cwd, &token, &stopped));
+    Some(Bar { stop: Some(stop), thread: Some(thread) })
 }
 
 impl Drop for Bar {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+        drop(self.stop.take());
+        let drew = self.thread.take().is_some_and(|t| t.join().unwrap_or(false));
+        if drew {
+            let _ = write!(std::io::stderr(), "\r\x1b[2K");
         }
-        let _ = write!(std::io::stderr(), "\r\x1b[2K");
     }
 }
 
-fn poll(socket: &Path, cwd: &Path, project: &str, stop: &AtomicBool) {
-    let Ok(mut d) = Daemon::connect(socket) else { return };
+/// Draws until `stopped` hears from the caller (or it hangs up); true if it drew anything.
+fn follow(socket: &Path, cwd: &Path, token: &str, stopped: &Receiver<()>) -> bool {
+    if stopped.recv_timeout(QUIET_FOR) != Err(RecvTimeoutError::Timeout) {
+        return false;
+    }
+    let Ok(mut d) = Daemon::connect(socket) else { return false };
     let hello = Hello { client: "booger-progress", project: Some(cwd), session: "cli", register: false, tools: None };
     if d.hello(&hello).is_err() {
-        return;
+        return false;
     }
-    while !stop.load(Ordering::SeqCst) {
-        std::thread::sleep(Duration::from_millis(150));
-        let args = json!({ "tool": "status", "arguments": { "project": project } });
-        let Ok(reply) = d.call(wire::CALL, args) else { return };
-        let p = &reply["data"]["project"]["index"]["progress"];
-        if p.is_object() && !stop.load(Ordering::SeqCst) {
-            draw(p);
+    let mut drew = false;
+    loop {
+        let Ok(reply) = d.call(wire::PROGRESS, json!({ "token": token })) else { return drew };
+        if let Ok(p) = serde_json::from_value::<Progress>(reply) {
+            draw(&p);
+            drew = true;
+        }
+        if stopped.recv_timeout(EVERY) != Err(RecvTimeoutError::Timeout) {
+            return drew;
         }
     }
 }
 
-fn draw(p: &Value) {
-    let done = p["done"].as_u64().unwrap_or(0);
-    let total = p["total"].as_u64().unwrap_or(0).max(1);
+fn draw(p: &Progress) {
     let width = 30;
-    let filled = (done * width / total) as usize;
+    let filled = (p.done.min(p.total) * width).checked_div(p.total).unwrap_or(0) as usize;
     let bar: String = "#".repeat(filled) + &".".repeat(width as usize - filled);
-    let _ = write!(
-        std::io::stderr(),
-        "\r\x1b[2K[{bar}] {done}/{total} files  {:.0} files/s  ETA {}s",
-        p["files_per_s"].as_f64().unwrap_or(0.0),
-        p["eta_s"].as_u64().unwrap_or(0)
-    );
+    let mut line = format!("\r\x1b[2K[{bar}] {}/{} {}", p.done, p.total, p.unit);
+    if let Some(r) = p.per_s {
+        line.push_str(&format!("  {r:.0} {}/s", p.unit));
+    }
+    if let Some(eta) = p.eta_s {
+        line.push_str(&format!("  ETA {eta}s"));
+    }
+    let _ = write!(std::io::stderr(), "{line}");
 }

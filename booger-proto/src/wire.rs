@@ -16,9 +16,14 @@ pub const PROTOCOL_VERSION: u32 = 1;
 pub const HELLO: &str = "booger/hello";
 /// The `client` a shell's `booger <tool>` says hello as: answers speak of flags to it.
 pub const SHELL_CLIENT: &str = "booger-cli";
-/// `{"tool": str, "arguments": object}` → [`ToolReply`] as JSON. Used by the CLI: the same
-/// handler as MCP `tools/call`, but the reply keeps both the text and the structured data.
+/// `{"tool": str, "arguments": object, "progress": str?}` → [`ToolReply`] as JSON. Used by
+/// the CLI: the same handler as MCP `tools/call`, but the reply keeps both the text and the
+/// structured data. `progress` is a token the caller picks to ask [`PROGRESS`] about the call
+/// while it runs.
 pub const CALL: &str = "booger/call";
+/// `{"token": str}` → the [`Progress`] of the running call made with that token, or `null`
+/// (not running, or nothing to report). Asked on another connection: a call holds its own.
+pub const PROGRESS: &str = "booger/progress";
 /// No params → daemon facts (pid, version, uptime, socket, data dir, projects).
 pub const DAEMON_STATUS: &str = "daemon/status";
 /// No params → `{}`; the daemon then stops gracefully.
@@ -47,21 +52,33 @@ pub struct ToolReply {
     pub text: String,
     pub data: Value,
     pub is_error: bool,
+    /// The work goes on after this answer (which says how far it got): the same call again
+    /// answers with more, or with the result. A client that waits calls again.
+    pub running: bool,
 }
 
 impl ToolReply {
     pub fn ok(text: impl Into<String>, data: Value) -> Self {
-        Self { text: text.into(), data, is_error: false }
+        Self { text: text.into(), data, is_error: false, running: false }
     }
 
     /// A failed call. `message` should say how to fix the call.
     pub fn error(message: impl Into<String>) -> Self {
         let text = message.into();
-        Self { data: json!({ "error": text }), text, is_error: true }
+        Self { data: json!({ "error": text }), text, is_error: true, running: false }
+    }
+
+    /// An answer about work that goes on (see [`ToolReply::running`]).
+    pub fn still_running(text: impl Into<String>, data: Value) -> Self {
+        Self { running: true, ..Self::ok(text, data) }
     }
 
     pub fn to_json(&self) -> Value {
-        json!({ "text": self.text, "data": self.data, "isError": self.is_error })
+        let mut v = json!({ "text": self.text, "data": self.data, "isError": self.is_error });
+        if self.running {
+            v["running"] = Value::Bool(true);
+        }
+        v
     }
 
     pub fn from_json(v: &Value) -> Option<Self> {
@@ -69,8 +86,25 @@ impl ToolReply {
             text: v.get("text")?.as_str()?.to_owned(),
             data: v.get("data").cloned().unwrap_or(Value::Null),
             is_error: v.get("isError").and_then(Value::as_bool).unwrap_or(false),
+            running: v.get("running").and_then(Value::as_bool).unwrap_or(false),
         })
     }
+}
+
+/// How far a running call got, in its own unit (`files`, `queries`): what [`PROGRESS`]
+/// answers, and what a client draws without knowing the tool.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Progress {
+    pub done: u64,
+    /// 0 while the total is not known yet.
+    pub total: u64,
+    pub unit: String,
+    /// Units a second so far, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_s: Option<f64>,
+    /// Seconds left at that rate, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eta_s: Option<u64>,
 }
 
 /// A JSON-RPC request line (with a trailing newline); `Value::Null` params are left out.

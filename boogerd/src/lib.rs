@@ -1,50 +1,30 @@
 //! boogerd: the per-machine booger daemon.
 //!
-//! Layout (one module per concern):
-//! - [`config`]: what the daemon was told (socket, data dir).
-//! - [`endpoint`]: binding the local socket safely (0700 dir, 0600 socket, single-instance
-//!   lock, stale-socket cleanup, peer uid check).
-//! - [`daemon`]: the shared state and [`run`], the accept loop that main and tests both call.
-//! - [`deadline`]: the time limit of a heavy call, which interrupts its SQLite statements.
-//! - [`rpc`]: line framing, JSON-RPC validation, notifications and batches, dispatch.
-//! - [`mcp`]: the MCP methods (`initialize`, `tools/*`, `resources/*`, `ping`).
-//! - [`tools`]: one handler per tool of [`booger_proto::tools::TOOLS`].
-//! - [`registry`]: the persisted list of projects.
-//! - [`index`]: walk, change detection, chunking (pure), and the indexing run.
-//! - [`project`]: per-project run-time state: open index, indexing lock, progress.
-//! - [`search`]: query parsing, ranking and output modes with a token budget.
+//! The modules are layers, each using only those below it (a tidy test holds this; see
+//! ARCHITECTURE.md for the codemap and the two named exceptions):
+//!
+//! - [`serve`]: the daemon's entry point: binds the fronts over the engine and runs them.
+//! - [`fronts`]: the ways in: the local socket ([`fronts::rpc`]), MCP, HTTP.
+//! - [`tools`]: one handler per tool of the catalogue, and the one dispatch path.
+//! - [`engine`]: what runs: projects, indexing runs, the watcher, embedding passes.
+//! - [`domain`]: what booger knows how to do: search, git, embeddings.
 //! - [`store`]: the per-project SQLite index; the only module with SQL.
-//! - [`embed`]: embeddings for semantic search (the static table tier so far).
-//! - [`git`]: structural diffs between git snapshots (branch-diff, draft-commit, changelog).
-//! - [`watch`]: following every project's files (notify) and applying changes in batches.
+//! - [`source`]: the pure model of a repository's files: chunks, languages, hashes.
+//! - [`base`]: helpers every layer may use (time, text, threads, memory, data directory).
 
-pub mod config;
-pub mod daemon;
-pub mod deadline;
-pub mod embed;
-pub mod endpoint;
-pub mod git;
-pub mod hints;
-pub mod http;
-pub mod index;
-pub mod live;
-pub mod mcp;
-pub mod memory;
-pub mod metrics;
-pub mod project;
-pub mod registry;
-pub mod repo_file;
-mod rng;
-pub mod rpc;
-pub mod search;
-pub mod storage;
+// Nothing in the daemon prints to stdout: logs go to stderr through tracing, and a stray
+// print would corrupt a protocol stream (`booger mcp` pumps the socket to an agent's stdio).
+#![warn(clippy::print_stdout)]
+
+pub mod base;
+pub mod domain;
+pub mod engine;
+pub mod fronts;
+pub mod serve;
+pub mod source;
 pub mod store;
-pub mod text;
-pub mod threads;
-pub mod time;
 pub mod tools;
-pub mod watch;
 
-pub use config::Config;
-pub use daemon::{Daemon, run};
-pub use endpoint::Endpoint;
+pub use engine::{Config, Daemon};
+pub use fronts::Endpoint;
+pub use serve::run;

@@ -1,5 +1,9 @@
 //! `boogerd`: parse flags, set up logging, bind the socket, run until told to stop.
 
+// Its stdout carries nothing but what a flag asks to print (`--print-config`): logs go to
+// stderr, the protocols to sockets.
+#![warn(clippy::print_stdout)]
+
 use std::path::PathBuf;
 
 use anyhow::Context as _;
@@ -19,7 +23,7 @@ struct Args {
     #[arg(long, env = "BOOGER_HOME")]
     home: Option<PathBuf>,
     /// Text files larger than this many bytes are indexed as fixed-size blocks, not parsed.
-    #[arg(long, env = "BOOGER_MAX_FILE_SIZE", default_value_t = boogerd::index::DEFAULT_MAX_FILE_BYTES)]
+    #[arg(long, env = "BOOGER_MAX_FILE_SIZE", default_value_t = boogerd::source::DEFAULT_MAX_FILE_BYTES)]
     max_file_size: u64,
     /// Directories watched at most, across projects; beyond it a project is re-walked
     /// periodically instead (default: half of fs.inotify.max_user_watches).
@@ -39,7 +43,7 @@ struct Args {
     /// static, minilm, ollama or openai (a service: the static tier answers until it has
     /// covered a project, and whenever it is down).
     #[arg(long, env = "BOOGER_EMBEDDER", default_value = "auto")]
-    embedder: boogerd::embed::provider::Choice,
+    embedder: boogerd::domain::embed::provider::Choice,
     /// The embedding service's base URL (ollama: http://127.0.0.1:11434; openai: required,
     /// e.g. https://api.openai.com/v1 or http://127.0.0.1:8080).
     #[arg(long, env = "BOOGER_EMBED_URL")]
@@ -49,18 +53,18 @@ struct Args {
     embed_model: Option<String>,
     /// Seconds without a query after which a project's warm structures (ranking index,
     /// vectors, database connections) are released; the next query rebuilds them.
-    #[arg(long, env = "BOOGER_IDLE_RELEASE_SECS", default_value_t = boogerd::config::DEFAULT_IDLE_RELEASE_SECS)]
+    #[arg(long, env = "BOOGER_IDLE_RELEASE_SECS", default_value_t = boogerd::engine::config::DEFAULT_IDLE_RELEASE_SECS)]
     idle_release_secs: u64,
     /// Megabytes the warm structures of all projects may hold together; past it the least
     /// recently used projects are released first.
-    #[arg(long, env = "BOOGER_MEMORY_BUDGET", default_value_t = boogerd::config::DEFAULT_MEMORY_BUDGET_MB)]
+    #[arg(long, env = "BOOGER_MEMORY_BUDGET", default_value_t = boogerd::engine::config::DEFAULT_MEMORY_BUDGET_MB)]
     memory_budget: usize,
     /// Registering a directory with more files than this to index needs `--force`
     /// (`booger projects add PATH --force`); 0 never asks.
-    #[arg(long, env = "BOOGER_CONFIRM_ABOVE_FILES", default_value_t = boogerd::config::DEFAULT_CONFIRM_ABOVE_FILES)]
+    #[arg(long, env = "BOOGER_CONFIRM_ABOVE_FILES", default_value_t = boogerd::engine::config::DEFAULT_CONFIRM_ABOVE_FILES)]
     confirm_above_files: usize,
     /// Serve HTTP (health, metrics, status page) on this address; port 0 picks a free one.
-    #[arg(long, env = "BOOGER_HTTP", default_value = boogerd::http::DEFAULT_ADDR)]
+    #[arg(long, env = "BOOGER_HTTP", default_value = boogerd::engine::config::DEFAULT_HTTP_ADDR)]
     http: std::net::SocketAddr,
     /// Serve no HTTP.
     #[arg(long, env = "BOOGER_NO_HTTP")]
@@ -79,7 +83,7 @@ struct Args {
 }
 
 fn main() -> anyhow::Result<()> {
-    boogerd::memory::configure_allocator();
+    boogerd::base::memory::configure_allocator();
     let args = Args::parse();
     // Everything boogerd creates (indexes, logs, models) holds text of the user's files:
     // private to the user, whatever the shell's umask.
@@ -88,8 +92,8 @@ fn main() -> anyhow::Result<()> {
     unsafe {
         libc::umask(0o077);
     }
-    boogerd::memory::raise_open_files_limit();
-    let mut config = boogerd::Config::from_env();
+    boogerd::base::memory::raise_open_files_limit();
+    let mut config = boogerd::engine::Config::from_env();
     if let Some(s) = args.socket {
         config.socket = s;
     }
@@ -102,7 +106,7 @@ fn main() -> anyhow::Result<()> {
     }
     config.watch = !args.no_watch;
     config.embed = !args.no_embed;
-    config.embedder = boogerd::embed::provider::Settings {
+    config.embedder = boogerd::domain::embed::provider::Settings {
         choice: args.embedder,
         url: args.embed_url,
         model: args.embed_model,
@@ -163,7 +167,7 @@ fn main() -> anyhow::Result<()> {
         // Signal handlers go in before the socket exists: a client that can connect can
         // also stop the daemon gracefully.
         let shutdown = shutdown_signal();
-        let endpoint = match boogerd::Endpoint::bind(&config.socket, &config.data_dir) {
+        let endpoint = match boogerd::fronts::Endpoint::bind(&config.socket, &config.data_dir) {
             Ok(e) => e,
             // Another daemon already serves what was asked: that is the state a service
             // manager wants, not a failure to restart in a loop (systemd's Restart=on-failure,

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use boogerd::index::chunk::chunk_file;
+use boogerd::source::chunk::chunk_file;
 use libfuzzer_sys::fuzz_target;
 
 /// One name per chunker and language detector path (extension, shebang-only, unknown).

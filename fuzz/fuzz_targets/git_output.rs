@@ -5,9 +5,9 @@
 
 use std::path::Path;
 
-use boogerd::git::diff::{parse_batch, parse_raw};
-use boogerd::git::symbols::compare;
-use boogerd::index::chunk::chunk_file;
+use boogerd::domain::git::diff::{parse_batch, parse_raw};
+use boogerd::domain::git::symbols::compare;
+use boogerd::source::chunk::chunk_file;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -28,7 +28,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let (base, head) = (chunk_file(Path::new(path), base, false), chunk_file(Path::new(path), head, false));
     let changes = compare(&base.chunks, &head.chunks);
-    let lines = |b: &[boogerd::index::chunk::Chunk]| b.iter().map(|c| c.end_line).max().unwrap_or(0);
+    let lines = |b: &[boogerd::source::chunk::Chunk]| b.iter().map(|c| c.end_line).max().unwrap_or(0);
     for s in changes.added.iter().chain(changes.modified.iter().map(|m| &m.symbol)) {
         assert!(s.lines[0] <= s.lines[1] && s.lines[1] <= lines(&head.chunks), "{s:?}");
     }

@@ -7,7 +7,7 @@
 use std::os::unix::ffi::OsStrExt;
 use std::sync::OnceLock;
 
-use boogerd::index::walk;
+use boogerd::engine::index::walk;
 use libfuzzer_sys::fuzz_target;
 
 fn dir() -> &'static std::path::Path {

@@ -4,7 +4,7 @@
 
 use std::sync::OnceLock;
 
-use boogerd::search::query::Query;
+use boogerd::domain::search::query::Query;
 use boogerd::store::Store;
 use boogerd::store::search::Filters;
 use libfuzzer_sys::fuzz_target;

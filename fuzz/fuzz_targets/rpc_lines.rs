@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use boogerd::{Config, Daemon, rpc};
+use boogerd::{engine::Config, engine::Daemon, fronts::rpc};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use tokio::io::AsyncReadExt;

@@ -16,7 +16,7 @@ every step is cached under --cache, so a re-run only redoes what changed:
    corpus never shows keep their own vector: (A^T A + lambda I) E = A^T Y + lambda E0, solved
    by conjugate gradients.
 5. rows scaled by their weights, projected on their top DIMS singular directions, written as
-   int8 with one scale per row (read by `boogerd/src/embed/static_table.rs`).
+   int8 with one scale per row (read by `boogerd/src/domain/embed/static_table.rs`).
 """
 
 import argparse

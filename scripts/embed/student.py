@@ -1,4 +1,4 @@
-"""How booger's static tier tokenizes (boogerd/src/embed/wordpiece.rs): identifiers split into
+"""How booger's static tier tokenizes (boogerd/src/domain/embed/wordpiece.rs): identifiers split into
 words (`parse_config`, `parseConfig`, `HTTPServer` → words), underscores dropped, then BERT's
 uncased WordPiece. The fit must see texts exactly as booger will."""
 

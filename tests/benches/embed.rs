@@ -11,9 +11,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use boogerd::embed::Embedder;
-use boogerd::embed::static_table::StaticEmbedder;
-use boogerd::index::chunk::{Chunk, chunk_file};
+use boogerd::domain::embed::Embedder;
+use boogerd::domain::embed::static_table::StaticEmbedder;
+use boogerd::source::chunk::{Chunk, chunk_file};
 use serde_json::Value;
 
 struct Item {
@@ -84,7 +84,7 @@ fn quality(e: &StaticEmbedder, items: &[Item], vectors: &[Vec<f32>], queries: &[
     for q in queries {
         let v = &e.embed(&[q["query"].as_str().unwrap()]).unwrap()[0];
         let mut scored: Vec<(f32, usize)> =
-            vectors.iter().enumerate().map(|(i, x)| (boogerd::embed::cosine(v, x), i)).collect();
+            vectors.iter().enumerate().map(|(i, x)| (boogerd::domain::embed::cosine(v, x), i)).collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0));
         let top: Vec<&Item> = scored.iter().take(10).map(|(_, i)| &items[*i]).collect();
         let s = score(q, &top);

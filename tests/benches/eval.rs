@@ -25,7 +25,7 @@ use serde_json::Value;
 
 const EVERYDAY: &str = include_str!("../data/everyday_words.txt");
 /// search's threshold without calibration (boogerd's `confidence::DEFAULT_THRESHOLD`).
-const DEFAULT_THRESHOLD: f64 = boogerd::search::confidence::DEFAULT_THRESHOLD;
+const DEFAULT_THRESHOLD: f64 = boogerd::domain::search::confidence::DEFAULT_THRESHOLD;
 
 fn main() {
     let (set, work) = unpack();
@@ -137,5 +137,5 @@ fn foreign_queries(root: &Path, n: usize, seed: u64) -> Vec<String> {
     let limit = (files.len() / 100).max(2);
     let words: Vec<&str> =
         EVERYDAY.split_whitespace().filter(|w| files.iter().filter(|f| f.contains(*w)).count() <= limit).collect();
-    boogerd::search::confidence::word_queries(&words, n, seed)
+    boogerd::domain::search::confidence::word_queries(&words, n, seed)
 }

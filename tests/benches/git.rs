@@ -80,13 +80,14 @@ fn main() {
     let gitdiff = runs(|| git(&repo, &["diff", "main...HEAD"]));
 
     // In-process floors.
-    let repo_handle = boogerd::git::repo::Repo::open(&repo).unwrap();
-    let req = boogerd::git::Request { max_file_bytes: boogerd::index::DEFAULT_MAX_FILE_BYTES, ..Default::default() };
+    let repo_handle = boogerd::domain::git::repo::Repo::open(&repo).unwrap();
+    let req =
+        boogerd::domain::git::Request { max_file_bytes: boogerd::source::DEFAULT_MAX_FILE_BYTES, ..Default::default() };
     let no_index = |_: &str, _: &str| None;
-    let diff = || boogerd::git::structural_diff(&repo_handle, &req, &no_index).unwrap();
+    let diff = || boogerd::domain::git::structural_diff(&repo_handle, &req, &no_index).unwrap();
     let cold: Vec<Duration> = (0..RUNS)
         .map(|_| {
-            boogerd::git::parsed::clear();
+            boogerd::domain::git::parsed::clear();
             timed(diff).0
         })
         .collect();
@@ -102,8 +103,8 @@ fn main() {
         .map(|_| {
             timed(|| {
                 for (rel, base, head) in &sides {
-                    boogerd::index::chunk::chunk_file(rel, base, false);
-                    boogerd::index::chunk::chunk_file(rel, head, false);
+                    boogerd::source::chunk::chunk_file(rel, base, false);
+                    boogerd::source::chunk::chunk_file(rel, head, false);
                 }
             })
             .0

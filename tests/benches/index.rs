@@ -20,7 +20,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use booger_tests::{Env, copy_tree, describe};
-use boogerd::index::{chunk, lang::Lang, walk};
+use boogerd::engine::index::walk;
+use boogerd::source::{chunk, lang::Lang};
 
 struct Corpus {
     name: &'static str,
@@ -77,7 +78,7 @@ fn run(c: &Corpus, workers: usize) {
         chunk::code::parse_only(lang, bytes);
     });
     let chunk_time = parallel(&files, workers, |path, bytes| {
-        let big = bytes.len() as u64 > boogerd::index::DEFAULT_MAX_FILE_BYTES;
+        let big = bytes.len() as u64 > boogerd::source::DEFAULT_MAX_FILE_BYTES;
         std::hint::black_box(chunk::chunk_file(path, bytes, big));
     });
 

@@ -141,7 +141,7 @@ fn transformer(env: &Env, eval: &Path, root: &Path, queries: &[Value]) {
 /// memory trim (its steady state).
 fn rss_after_queries(pid: u32) {
     let now = booger_tests::proc_status_kb(pid, "VmRSS:") / 1024;
-    std::thread::sleep(boogerd::memory::TRIM_EVERY + Duration::from_secs(2));
+    std::thread::sleep(boogerd::base::memory::TRIM_EVERY + Duration::from_secs(2));
     let idle = booger_tests::proc_status_kb(pid, "VmRSS:") / 1024;
     println!("\ndaemon RSS right after the queries: {now} MB; idle a minute later: {idle} MB");
 }

@@ -120,7 +120,7 @@ fn storm(env: &Env, stdlib: &Path) {
     let copy = env.dir.path().join("storm-copy");
     copy_tree(&repo, &copy, &[], &[".booger", ".git"]);
     let store = boogerd::store::Store::open(&env.dir.path().join("storm-copy-index"), &copy).unwrap();
-    let fresh = boogerd::index::run(&copy, &store, Default::default(), &Default::default()).unwrap();
+    let fresh = boogerd::engine::index::run(&copy, &store, Default::default(), &Default::default()).unwrap();
     println!("## Branch switch: `git checkout` rewriting {STORM_FILES} of {} files\n", files.len());
     println!(
         "| git checkout | until the index is consistent | batches | {STORM_FILES} files indexed from scratch | ratio | index equals a fresh one |"

@@ -164,7 +164,7 @@ fn foreign_queries(repo: &std::path::Path, n: usize) -> Vec<String> {
         .collect();
     let words: Vec<&str> =
         EVERYDAY.split_whitespace().filter(|w| texts.iter().filter(|t| t.contains(*w)).count() <= 1).collect();
-    boogerd::search::confidence::word_queries(&words, n, 0x2545_f491_4f6c_dd1d)
+    boogerd::domain::search::confidence::word_queries(&words, n, 0x2545_f491_4f6c_dd1d)
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! JSON-RPC on the raw socket: error codes, notifications, batches, the hello handshake.
 
 use booger_tests::Env;
-use serde_json::json;
+use serde_json::{Value, json};
 
 #[test]
 fn each_json_rpc_error_code() {
@@ -166,4 +166,44 @@ fn a_client_that_never_reads_costs_neither_memory_nor_latency() {
     let p95 = times[times.len() * 95 / 100 - 1];
     assert!(p95 < std::time::Duration::from_millis(100), "another client's p95 {p95:?} (flood sent {sent})");
     assert!(rss_kb < 100 * 1024, "daemon RSS {rss_kb} kB while flooded (flood sent {sent})");
+}
+
+#[test]
+fn a_long_call_reports_its_progress_to_another_connection_by_its_token() {
+    let env = Env::new();
+    let _d = env.start_daemon();
+    let proj = env.project("many");
+    for i in 0..3000 {
+        booger_tests::write(&proj, &format!("d{}/m{i}.py", i % 30), format!("def f{i}(x):\n    return x + {i}\n"));
+    }
+    let hello =
+        json!({ "protocol": booger_proto::wire::PROTOCOL_VERSION, "client": "t", "project": proj, "session": "p" });
+    let mut caller = env.connect();
+    assert!(caller.request(0, "booger/hello", hello.clone()).get("result").is_some());
+    caller.send_line(
+        &json!({ "jsonrpc": "2.0", "id": 1, "method": "booger/call",
+            "params": { "tool": "index", "arguments": {}, "progress": "tok-1" } })
+        .to_string(),
+    );
+    let mut asker = env.connect();
+    assert!(asker.request(0, "booger/hello", hello).get("result").is_some());
+    // Unknown tokens (and calls made without one) have nothing to report.
+    assert_eq!(asker.request(1, "booger/progress", json!({ "token": "nobody" }))["result"], Value::Null);
+    let mut seen = None;
+    for id in 2..2000 {
+        let r = asker.request(id, "booger/progress", json!({ "token": "tok-1" }));
+        if r["result"].is_object() {
+            seen = Some(r["result"].clone());
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let p = seen.expect("the running index reported its progress");
+    assert_eq!(p["unit"], "files", "{p}");
+    assert!(p["done"].as_u64().unwrap() <= p["total"].as_u64().unwrap(), "{p}");
+    let done = caller.recv();
+    assert_eq!(done["id"], 1);
+    assert_eq!(done["result"]["isError"], false, "{done}");
+    assert!(done["result"].get("running").is_none(), "a finished call is not running: {done}");
+    assert_eq!(asker.request(9999, "booger/progress", json!({ "token": "tok-1" }))["result"], Value::Null);
 }

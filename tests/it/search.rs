@@ -336,7 +336,7 @@ fn outlines_summaries_tests_grep_and_changes() {
     let (text, _, err) = env.call(&root, "s", "changed-since", json!({ "since": "last tuesday" }));
     assert!(err && text.contains("RFC 3339"), "{text}");
     std::thread::sleep(std::time::Duration::from_millis(1_100));
-    let mark = boogerd::time::now_rfc3339();
+    let mark = boogerd::base::time::now_rfc3339();
     std::thread::sleep(std::time::Duration::from_millis(1_100));
     write(
         &root,

@@ -440,7 +440,7 @@ fn removing_a_project_cancels_its_running_index() {
     assert!(!log.contains("panicked"), "{log}");
     // Unless the run had already ended (a fast machine), the removal cancelled it.
     let removed_at = log.find("project removed").expect("the removal is logged");
-    let finished_first = log[..removed_at].lines().any(|l| l.contains("boogerd::project: indexed"));
+    let finished_first = log[..removed_at].lines().any(|l| l.contains("boogerd::engine::project: indexed"));
     assert!(finished_first || log.contains("index run cancelled"), "{log}");
 }
 

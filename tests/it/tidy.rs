@@ -39,3 +39,31 @@ fn readme_documents_every_tool_and_starts_with_the_two_commands() {
     let ci = std::fs::read_to_string(repo().join(".ci/run")).unwrap();
     assert!(ci.lines().any(|l| l.trim() == readme_test.trim()), "README's `{readme_test}` is not a line of .ci/run");
 }
+
+#[test]
+fn the_client_reads_no_tool_by_name_and_no_payload_field() {
+    // Long calls draw progress and calls that go on are called again by convention
+    // (`booger/progress`, `running`), for every tool alike.
+    let mut dirs = vec![repo().join("booger-client/src")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or_default();
+                for peek in ["spec.name ==", "spec.name !=", "[\"data\"]", "data.get(", ".data["] {
+                    assert!(
+                        !code.contains(peek),
+                        "{}:{}: the client reads a tool's answer: {line}",
+                        path.display(),
+                        n + 1
+                    );
+                }
+            }
+        }
+    }
+}

@@ -81,7 +81,7 @@ fn fresh_chunk_set(root: &Path) -> BTreeSet<(String, String, String, u32, u32, S
     booger_tests::copy_tree(root, copy.path(), &[], &[".booger"]);
     let index = tempfile::tempdir().unwrap();
     let store = boogerd::store::Store::open(index.path(), copy.path()).unwrap();
-    boogerd::index::run(copy.path(), &store, Default::default(), &Default::default()).unwrap();
+    boogerd::engine::index::run(copy.path(), &store, Default::default(), &Default::default()).unwrap();
     chunk_set(index.path())
 }
 

@@ -68,7 +68,7 @@ impl Env {
 
     /// Where the daemon of this env keeps `root`'s index (the data directory's placement).
     pub fn index_dir(&self, root: &Path) -> PathBuf {
-        boogerd::storage::index_dir(&self.home, root, false)
+        boogerd::base::storage::index_dir(&self.home, root, false)
     }
 
     /// The index of `root` as the daemon left it; panics if there is none.

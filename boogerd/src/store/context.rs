@@ -27,7 +27,7 @@ pub(super) fn open_notes(writer: &mut Connection, path: &Path) -> Result<()> {
         Err(e) if e.is_corrupt() => {
             let _ = writer.execute("DETACH DATABASE notes", []);
             let dir = path.parent().unwrap_or(Path::new("."));
-            let file = path.file_name().and_then(|f| f.to_str()).unwrap_or(crate::storage::NOTES_FILE);
+            let file = path.file_name().and_then(|f| f.to_str()).unwrap_or(crate::base::storage::NOTES_FILE);
             let aside = super::recover::set_aside(dir, file)
                 .map_err(|source| StoreError::Create { path: path.to_owned(), source })?;
             attach_and_migrate(writer, path)?;
@@ -42,7 +42,8 @@ pub(super) fn open_notes(writer: &mut Connection, path: &Path) -> Result<()> {
 
 fn attach_and_migrate(writer: &mut Connection, path: &Path) -> Result<()> {
     let sql = |source| StoreError::Sqlite { path: path.to_owned(), source };
-    crate::storage::create_private_file(path).map_err(|source| StoreError::Create { path: path.to_owned(), source })?;
+    crate::base::storage::create_private_file(path)
+        .map_err(|source| StoreError::Create { path: path.to_owned(), source })?;
     attach_notes(writer, path).map_err(sql)?;
     writer.execute_batch("PRAGMA notes.journal_mode = WAL; PRAGMA notes.synchronous = NORMAL;").map_err(sql)?;
     super::migrate(writer, "notes", super::schema::NOTES_MIGRATIONS, path)

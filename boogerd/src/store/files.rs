@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use rusqlite::{OptionalExtension, params};
 
 use super::{Result, Store, words};
-use crate::index::chunk::Chunk;
+use crate::source::chunk::Chunk;
 
 /// What the index knows of a file, for change detection.
 #[derive(Debug, Clone)]
@@ -124,8 +124,8 @@ impl Store {
         })
     }
 
-    /// The indexed files a partial run covers (see [`crate::index::Scope`]).
-    pub fn file_states_in(&self, scope: &crate::index::Scope) -> Result<HashMap<String, FileState>> {
+    /// The indexed files a partial run covers (see [`crate::source::Survey`]).
+    pub fn file_states_in(&self, scope: &crate::source::Survey) -> Result<HashMap<String, FileState>> {
         if scope.deep.iter().any(String::is_empty) {
             return self.file_states();
         }
@@ -327,7 +327,7 @@ impl Store {
         let hashes = self.hashes()?;
         let fresh = std::sync::Arc::new(Summary {
             stats: self.stats()?,
-            root_hash: crate::index::hash::merkle_root(hashes.iter().map(|(p, h)| (p.as_str(), h.as_str()))),
+            root_hash: crate::source::hash::merkle_root(hashes.iter().map(|(p, h)| (p.as_str(), h.as_str()))),
         });
         *self.summary.lock().unwrap_or_else(|p| p.into_inner()) = Some((generation, fresh.clone()));
         Ok(fresh)
@@ -412,7 +412,7 @@ impl Store {
             let rows = stmt.query_map([path], |r| {
                 let kind: String = r.get(0)?;
                 Ok(Chunk {
-                    kind: crate::index::chunk::intern_kind(&kind),
+                    kind: crate::source::chunk::intern_kind(&kind),
                     name: r.get(1)?,
                     signature: r.get(2)?,
                     parent: r.get(3)?,
@@ -452,7 +452,7 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use crate::index::{Options, Progress, run};
+    use crate::engine::index::{Options, Progress, run};
     use crate::store::Store;
 
     /// The full-text rows follow their chunks through rewrites, deletions and a full
@@ -517,9 +517,9 @@ mod tests {
             })
         };
         assert_eq!(long(&store).unwrap(), 3_000_000);
-        let (out, passed) = crate::deadline::within(std::time::Duration::from_millis(1), || long(&store));
+        let (out, passed) = crate::base::deadline::within(std::time::Duration::from_millis(1), || long(&store));
         assert!(passed && out.is_err(), "{out:?}");
-        let (out, _) = crate::deadline::within(std::time::Duration::from_secs(60), || long(&store));
+        let (out, _) = crate::base::deadline::within(std::time::Duration::from_secs(60), || long(&store));
         assert_eq!(out.unwrap(), 3_000_000, "the reader is usable again, and untouched by the last deadline");
     }
 
@@ -596,7 +596,7 @@ mod tests {
             ["^Zeta", "HERE_\\d+\\.$", "\\d{4}", "^\\s+#", "return$", "[A-Z]{3,}_[A-Z]+ =", "0x\\d+", "^int"]
                 .iter()
                 .map(|p| {
-                    let e = crate::search::grams::required(p, false).expect("narrowed");
+                    let e = crate::domain::search::grams::required(p, false).expect("narrowed");
                     scanned(&store, &e).into_iter().map(|c| (c.path, c.start_line)).collect::<Vec<_>>()
                 })
                 .collect::<Vec<_>>()

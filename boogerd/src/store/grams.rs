@@ -142,7 +142,7 @@ pub fn own_start(kind: &str, content: &str, bytes: usize) -> usize {
 }
 
 /// A chunk as [`tokens_of`] takes it: its text and [`own_start`].
-pub fn chunk_text(c: &crate::index::chunk::Chunk) -> (&str, usize) {
+pub fn chunk_text(c: &crate::source::chunk::Chunk) -> (&str, usize) {
     (&c.content, own_start(c.kind, &c.content, c.end_byte - c.start_byte))
 }
 

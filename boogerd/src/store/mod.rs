@@ -1,4 +1,4 @@
-//! The per-project index database, `index.db` in the folder [`crate::storage`] gives the
+//! The per-project index database, `index.db` in the folder [`crate::base::storage`] gives the
 //! project.
 //!
 //! **Architecture invariant: this module is the only place with SQL.** Everything else
@@ -31,7 +31,7 @@ use rusqlite::Connection;
 
 pub use files::{FileState, FileWrite, Stats};
 
-pub use crate::storage::DB_FILE;
+pub use crate::base::storage::DB_FILE;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -88,12 +88,12 @@ fn first_generation() -> u64 {
 }
 
 impl Store {
-    /// Opens the index in `dir` (the project's index folder, see [`crate::storage`]),
+    /// Opens the index in `dir` (the project's index folder, see [`crate::base::storage`]),
     /// creating the folder and the database, private to the user, if needed.
     pub fn open(dir: &Path, root: &Path) -> Result<Store> {
         let path = dir.join(DB_FILE);
-        crate::storage::prepare(dir, root)
-            .and_then(|()| crate::storage::create_private_file(&path))
+        crate::base::storage::prepare(dir, root)
+            .and_then(|()| crate::base::storage::create_private_file(&path))
             .map_err(|source| StoreError::Create { path: path.clone(), source })?;
         Self::open_path(&path)
     }
@@ -111,7 +111,7 @@ impl Store {
         let sql = |source| StoreError::Sqlite { path: path.to_owned(), source };
         let mut writer = Connection::open(path).map_err(sql)?;
         configure(&writer, WRITER_CACHE_KIB).map_err(sql)?;
-        let notes = path.with_file_name(crate::storage::NOTES_FILE);
+        let notes = path.with_file_name(crate::base::storage::NOTES_FILE);
         context::open_notes(&mut writer, &notes)?;
         migrate(&mut writer, "main", schema::MIGRATIONS, path)?;
         let manager = SqliteConnectionManager::file(path)
@@ -162,14 +162,14 @@ impl Store {
 
     /// Bytes on disk: the database, its WAL and whatever else is in its folder.
     pub fn size_on_disk(&self) -> u64 {
-        self.path.parent().map_or(0, crate::storage::size_on_disk)
+        self.path.parent().map_or(0, crate::base::storage::size_on_disk)
     }
 
     /// Runs `f` on a reader; past the calling thread's deadline (a heavy call's, see
-    /// [`crate::deadline`]) its statements are interrupted.
+    /// [`crate::base::deadline`]) its statements are interrupted.
     fn read<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
         let conn = self.readers.get().map_err(|source| StoreError::Pool { path: self.path.clone(), source })?;
-        let deadline = crate::deadline::current();
+        let deadline = crate::base::deadline::current();
         if let Some(deadline) = deadline {
             // Checked every few thousand virtual-machine steps: some microseconds apart.
             conn.progress_handler(4_000, Some(move || std::time::Instant::now() > deadline))

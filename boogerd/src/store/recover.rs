@@ -53,13 +53,13 @@ pub struct Recovery {
 pub fn replace(dir: &Path, root: &Path, file: &str, why: &str) -> Result<(Store, Recovery), StoreError> {
     let aside = set_aside(dir, file).map_err(|source| StoreError::Create { path: dir.to_owned(), source })?;
     if file == DB_FILE {
-        crate::storage::remove_derived(dir);
+        crate::base::storage::remove_derived(dir);
     }
     let store = Store::open(dir, root)?;
     let kept = store.salvage(&aside);
     tracing::warn!(root = %root.display(), error = why, aside = %aside.display(), rows_kept = kept,
         "a damaged database was set aside and replaced");
-    Ok((store, Recovery { at: crate::time::now_rfc3339(), error: why.to_owned(), set_aside: aside }))
+    Ok((store, Recovery { at: crate::base::time::now_rfc3339(), error: why.to_owned(), set_aside: aside }))
 }
 
 /// Which of a store's two databases SQLite's `quick_check` finds damaged now.
@@ -126,7 +126,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::NOTES_FILE;
+    use crate::base::storage::NOTES_FILE;
     use crate::store::context::Scope;
 
     #[test]

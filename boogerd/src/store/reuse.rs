@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use crate::index::chunk::Chunk;
+use crate::source::chunk::Chunk;
 
 use super::FileWrite;
 
@@ -87,7 +87,7 @@ impl Plan {
 
 #[cfg(test)]
 mod tests {
-    use crate::index::{Options, Progress, run};
+    use crate::engine::index::{Options, Progress, run};
     use crate::store::Store;
 
     fn ids(store: &Store) -> Vec<(String, i64, u32)> {
@@ -104,7 +104,7 @@ mod tests {
     /// The lines holding `needle`, as grep reads them: narrowed by the trigram rows.
     fn lines_with(store: &Store, needle: &str) -> Vec<usize> {
         let mut found = Vec::new();
-        let grams = crate::search::grams::required(needle, false);
+        let grams = crate::domain::search::grams::required(needle, false);
         let filters = crate::store::search::Filters::default();
         let keep = |_: &str| crate::store::scan::Keep::Yes;
         store

@@ -1,5 +1,5 @@
 //! grep's reads: the chunks a trigram query leaves (see [`super::grams`] and
-//! [`crate::search::grams`]), or every chunk, handed on in file and line order with their text.
+//! [`crate::domain::search::grams`]), or every chunk, handed on in file and line order with their text.
 
 use rusqlite::types::Value as SqlValue;
 
@@ -34,7 +34,7 @@ fn scanned(r: &rusqlite::Row) -> rusqlite::Result<Scanned> {
     Ok(Scanned {
         id: r.get(0)?,
         path: r.get(1)?,
-        kind: crate::index::chunk::intern_kind(r.get_ref(2)?.as_str()?),
+        kind: crate::source::chunk::intern_kind(r.get_ref(2)?.as_str()?),
         start_line: r.get(3)?,
         bytes: r.get::<_, i64>(4)? as usize,
     })

@@ -206,7 +206,7 @@ pub const NOTES_MIGRATIONS: &[&str] = &[
 
 #[cfg(test)]
 mod tests {
-    use crate::index::{Options, Progress, run};
+    use crate::engine::index::{Options, Progress, run};
     use crate::store::Store;
 
     /// A database made anew where one was (emptied, deleted) never reaches a content

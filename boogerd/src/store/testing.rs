@@ -19,7 +19,7 @@ pub fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf, PathBuf) 
 /// `text` chunked as the indexer chunks it, as a write of file `path`: with its trigram rows
 /// (`inline`, as a small run writes them) or leaving them to the background pass.
 pub fn file_write(path: &str, text: &str, inline: bool) -> super::FileWrite {
-    let chunks = crate::index::chunk::chunk_file(std::path::Path::new(path), text.as_bytes(), false).chunks;
+    let chunks = crate::source::chunk::chunk_file(std::path::Path::new(path), text.as_bytes(), false).chunks;
     super::FileWrite {
         path: path.to_owned(),
         size: text.len() as u64,

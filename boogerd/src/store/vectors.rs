@@ -192,8 +192,8 @@ mod tests {
         let root = dir.path();
         std::fs::write(root.join("a.py"), "import os\n\ndef one():\n    pass\n\ndef two():\n    pass\n").unwrap();
         let store = Store::open(&root.join(".booger"), root).unwrap();
-        let progress = crate::index::Progress::default();
-        crate::index::run(root, &store, crate::index::Options::default(), &progress).unwrap();
+        let progress = crate::engine::index::Progress::default();
+        crate::engine::index::run(root, &store, crate::engine::index::Options::default(), &progress).unwrap();
 
         let todo = store.chunks_without_vectors("m1", 0, 100).unwrap();
         let names: Vec<&str> = todo.iter().map(|c| c.name.as_str()).collect();
@@ -211,7 +211,7 @@ mod tests {
         // A changed file: a chunk that changed waits for its vector; one that did not (moved
         // up two lines) keeps its vector, now on its new row.
         std::fs::write(root.join("a.py"), "def one():\n    return 1\n\ndef two():\n    pass\n").unwrap();
-        crate::index::run(root, &store, crate::index::Options::default(), &progress).unwrap();
+        crate::engine::index::run(root, &store, crate::engine::index::Options::default(), &progress).unwrap();
         assert_eq!(store.coverage("m1").unwrap().embedded, 1);
         let todo = store.chunks_without_vectors("m1", 0, 100).unwrap();
         assert_eq!(todo.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["one"]);
@@ -233,16 +233,22 @@ mod tests {
 
         // Coverage is kept by the writes: it equals a fresh count after each kind of write.
         std::fs::write(root.join("b.py"), "import sys\n\ndef three():\n    pass\n").unwrap();
-        crate::index::run(root, &store, crate::index::Options::default(), &progress).unwrap();
+        crate::engine::index::run(root, &store, crate::engine::index::Options::default(), &progress).unwrap();
         assert_tally_exact(&store);
         let todo = store.chunks_without_vectors("m2", 0, 100).unwrap();
         store.save_vectors("m2", &todo.iter().map(|c| (c.id, vec![1])).collect::<Vec<_>>()).unwrap();
         store.save_vectors("m2", &[(todo[0].id, vec![2])]).unwrap();
         assert_tally_exact(&store);
         std::fs::remove_file(root.join("a.py")).unwrap();
-        crate::index::run(root, &store, crate::index::Options::default(), &progress).unwrap();
+        crate::engine::index::run(root, &store, crate::engine::index::Options::default(), &progress).unwrap();
         assert_tally_exact(&store);
-        crate::index::run(root, &store, crate::index::Options { full: true, ..Default::default() }, &progress).unwrap();
+        crate::engine::index::run(
+            root,
+            &store,
+            crate::engine::index::Options { full: true, ..Default::default() },
+            &progress,
+        )
+        .unwrap();
         assert_tally_exact(&store);
         store.drop_vectors("m2").unwrap();
         assert_tally_exact(&store);

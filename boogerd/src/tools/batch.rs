@@ -4,11 +4,12 @@ use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
 use super::{Session, lookup};
-use crate::Daemon;
+use crate::engine::Daemon;
 
 /// What a batch's answer may hold, text and structured content together: three answers at
 /// the default budget.
-const BUDGET_CHARS: usize = 3 * crate::search::format::DEFAULT_MAX_TOKENS * crate::search::format::CHARS_PER_TOKEN;
+const BUDGET_CHARS: usize =
+    3 * crate::domain::search::format::DEFAULT_MAX_TOKENS * crate::domain::search::format::CHARS_PER_TOKEN;
 
 pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     let calls = args.get("calls").and_then(Value::as_array).cloned().unwrap_or_default();
@@ -53,7 +54,7 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         } else {
             let why = format!(
                 "[not shown: the batch's answer reached its budget of {} tokens; call {name} on its own]",
-                BUDGET_CHARS / crate::search::format::CHARS_PER_TOKEN
+                BUDGET_CHARS / crate::domain::search::format::CHARS_PER_TOKEN
             );
             (why, Value::Null)
         };

@@ -4,12 +4,12 @@ use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
 use super::{Session, filters, project_store};
-use crate::Daemon;
-use crate::search::format::{self, Mode};
+use crate::domain::search::format::{self, Mode};
+use crate::engine::Daemon;
 
 pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     let since = args.get("since").and_then(Value::as_str).unwrap_or_default();
-    let Some(unix) = crate::time::parse_rfc3339(since) else {
+    let Some(unix) = crate::base::time::parse_rfc3339(since) else {
         return ToolReply::error(format!(
             "changed-since: {since:?} is not an RFC 3339 time; write it like 2026-11-22T09:30:00Z or 2026-11-22T10:30:00+01:00 (or a date, 2026-11-22)"
         ));
@@ -19,7 +19,7 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         Err(reply) => return reply,
     };
     // Stored times are `YYYY-MM-DDTHH:MM:SSZ`, so they compare as strings.
-    let after = crate::time::rfc3339(unix);
+    let after = crate::base::time::rfc3339(unix);
     let f = filters(args);
     let chunks = match store.chunks_where(&f, Some(&after), 200_000) {
         Ok(c) => c,

@@ -9,7 +9,7 @@ use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
 use super::{Session, resolve_project, scope};
-use crate::Daemon;
+use crate::engine::Daemon;
 use crate::store::Store;
 use crate::store::context::Scope;
 
@@ -43,10 +43,10 @@ pub fn annotate(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     if target.is_empty() || note.is_empty() {
         return ToolReply::error("annotate: `target` and `note` must not be empty");
     }
-    let now = crate::time::unix_now();
-    let expires = args.get("ttl").and_then(Value::as_i64).map(|t| crate::time::rfc3339(now + t));
+    let now = crate::base::time::unix_now();
+    let expires = args.get("ttl").and_then(Value::as_i64).map(|t| crate::base::time::rfc3339(now + t));
     let sc = scope(session, args);
-    match store.annotate(target, note, sc, &crate::time::rfc3339(now), expires.as_deref()) {
+    match store.annotate(target, note, sc, &crate::base::time::rfc3339(now), expires.as_deref()) {
         Ok(None) => ToolReply::error(format!(
             "annotate: {} already holds {} notes in {name}; drop old ones with `forget` (or give notes a ttl)",
             scope_name(sc),
@@ -70,20 +70,20 @@ pub fn annotations(daemon: &Daemon, session: &Session, args: &Value) -> ToolRepl
         Err(r) => return r,
     };
     let target = args.get("target").and_then(Value::as_str);
-    match store.annotations(scope(session, args), target, &crate::time::now_rfc3339()) {
+    match store.annotations(scope(session, args), target, &crate::base::time::now_rfc3339()) {
         Ok(list) if list.is_empty() => ToolReply::ok(format!("No notes in {name}."), json!({ "annotations": [] })),
         Ok(list) => {
             // One budget for the text and the structured answer: the notes listed are the
             // notes carried.
             let offset = super::int(args, "offset", 0).min(list.len());
-            let budget = super::int(args, "max_tokens", crate::search::format::DEFAULT_MAX_TOKENS)
-                * crate::search::format::CHARS_PER_TOKEN;
+            let budget = super::int(args, "max_tokens", crate::domain::search::format::DEFAULT_MAX_TOKENS)
+                * crate::domain::search::format::CHARS_PER_TOKEN;
             let mut text = format!("{} note(s):\n", list.len());
             let mut shown = 0;
             for a in &list[offset..] {
                 let line = format!(
                     "  {}: {}{}\n",
-                    crate::text::clip(&a.target, 200),
+                    crate::base::text::clip(&a.target, 200),
                     a.note,
                     if a.session.is_none() { " (shared)" } else { "" }
                 );
@@ -95,7 +95,7 @@ pub fn annotations(daemon: &Daemon, session: &Session, args: &Value) -> ToolRepl
             }
             let next = offset + shown;
             if next < list.len() {
-                text.push_str(&format!("[{} more: {}]\n", list.len() - next, crate::hints::arg("offset", next)));
+                text.push_str(&format!("[{} more: {}]\n", list.len() - next, crate::base::hints::arg("offset", next)));
             }
             let listed = &list[offset..next];
             ToolReply::ok(text.trim_end(), json!({ "annotations": listed, "total": list.len() }))
@@ -122,8 +122,12 @@ fn workset(daemon: &Daemon, session: &Session, args: &Value, kind: &str) -> Tool
         return ToolReply::error(format!("{kind}: give `paths`, e.g. [\"src/search\"]"));
     }
     let sc = scope(session, args);
-    match store.add_workset(if kind == "focus" { "focus" } else { "visited" }, &paths, sc, &crate::time::now_rfc3339())
-    {
+    match store.add_workset(
+        if kind == "focus" { "focus" } else { "visited" },
+        &paths,
+        sc,
+        &crate::base::time::now_rfc3339(),
+    ) {
         Ok(added) => ToolReply::ok(
             format!(
                 "{} {} path(s) in {name} ({}).",

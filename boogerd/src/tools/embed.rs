@@ -4,7 +4,7 @@ use booger_proto::wire::ToolReply;
 use serde_json::Value;
 
 use super::{Session, resolve_project};
-use crate::Daemon;
+use crate::engine::Daemon;
 
 pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     let project = match resolve_project(daemon, session, args) {

@@ -4,8 +4,8 @@ use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
 use super::{Session, explain_empty, filters, int, project_store, scope, volatile};
-use crate::Daemon;
-use crate::search::format::{self, Mode, Page};
+use crate::domain::search::format::{self, Mode, Page};
+use crate::engine::Daemon;
 use crate::store::search::Filters;
 
 /// What an answer costs unless `max_tokens` says otherwise: about what `search` answers
@@ -21,7 +21,7 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     };
     let f = filters(args);
     let warm = daemon.projects.get(&project.root).warm(&store);
-    let hits = match crate::search::search(
+    let hits = match crate::domain::search::search(
         &store,
         warm.as_deref(),
         query,

@@ -1,14 +1,14 @@
-//! The git tools: `branch-diff`, `draft-commit`, `changelog`. The work is in [`crate::git`];
+//! The git tools: `branch-diff`, `draft-commit`, `changelog`. The work is in [`crate::domain::git`];
 //! here the arguments become a [`Request`] and the diff becomes an answer.
 
 use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
 use super::{Session, resolve_project};
-use crate::Daemon;
-use crate::git::repo::{Repo, short};
-use crate::git::{GitError, Include, Request, StructuralDiff, format, structural_diff};
-use crate::registry::Project;
+use crate::domain::git::repo::{Repo, short};
+use crate::domain::git::{GitError, Include, Request, StructuralDiff, format, structural_diff};
+use crate::engine::Daemon;
+use crate::engine::registry::Project;
 
 fn text_arg(args: &Value, key: &str) -> Option<String> {
     args.get(key).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned)
@@ -46,7 +46,7 @@ pub fn branch_diff(daemon: &Daemon, session: &Session, args: &Value) -> ToolRepl
         Ok(d) => d,
         Err(e) => return ToolReply::error(format!("branch-diff: {e}")),
     };
-    let max_chars = super::int(args, "max_tokens", crate::search::format::DEFAULT_MAX_TOKENS) * 4;
+    let max_chars = super::int(args, "max_tokens", crate::domain::search::format::DEFAULT_MAX_TOKENS) * 4;
 
     // Read-only: focusing the changed files is the agent's `focus` call, with the paths.
     let data = diff_json(&d, max_chars);

@@ -4,10 +4,10 @@ use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
 use super::{Session, explain_empty, filters, int, project_store};
-use crate::search::format;
-use crate::search::lines::LineMatcher;
+use crate::domain::search::format;
+use crate::domain::search::lines::LineMatcher;
 use crate::store::scan::Keep;
-use crate::{Daemon, hints};
+use crate::{base::hints, engine::Daemon};
 
 pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     let pattern = args.get("pattern").and_then(Value::as_str).unwrap_or_default();
@@ -49,7 +49,7 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     // The regex's literals narrow the chunks to read through the trigram index; a pattern
     // without a literal of three characters reads every chunk. Either way reading stops after
     // SCAN_DEADLINE (a common literal in a huge tree leaves many chunks too).
-    let grams = crate::search::grams::required(&source, case_insensitive);
+    let grams = crate::domain::search::grams::required(&source, case_insensitive);
     let started = std::time::Instant::now();
     let mut timed_out = false;
     // The last line counted, as (path, line): a line two chunks share is counted once.

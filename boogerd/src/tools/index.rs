@@ -6,9 +6,9 @@ use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
 use super::Session;
-use crate::Daemon;
-use crate::index::{IndexReport, Options};
-use crate::registry::Added;
+use crate::engine::Daemon;
+use crate::engine::index::{IndexReport, Options};
+use crate::engine::registry::Added;
 
 /// At most this many skipped or problem files are listed in the text answer.
 const LIST_MAX: usize = 20;
@@ -48,6 +48,8 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     {
         return ToolReply::error(format!("index {}: {e}", project.name));
     }
+    let measured = std::sync::Arc::clone(&handle);
+    super::progress::report(move || super::progress::of_index(&measured));
     let result = handle.index(Options { full, ..daemon.projects.defaults() });
     // Watch it from now on (a followed project re-walks, which syncs its watches: cheap,
     // nothing changed since this run).
@@ -109,7 +111,7 @@ pub fn set_aside_line(indent: &str, r: &IndexReport, with_generated: bool) -> St
 /// What [`list`] lists: `items`, the first of `total`, at most `max` of them; `rest` says
 /// where the others are.
 pub struct Listing<'a> {
-    pub items: &'a [crate::index::walk::Skipped],
+    pub items: &'a [crate::engine::index::walk::Skipped],
     pub total: usize,
     pub max: usize,
     pub rest: &'a str,

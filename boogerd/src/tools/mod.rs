@@ -12,11 +12,13 @@ mod context;
 mod embed;
 mod eval;
 pub use eval::last as last_eval;
+pub use progress::of as progress_of;
 mod expand;
 mod git;
 mod grep;
 mod index;
 mod paths;
+mod progress;
 mod projects;
 mod references;
 mod schedule;
@@ -35,8 +37,8 @@ use booger_proto::tools::{self, Effect, ToolSpec};
 use booger_proto::wire::ToolReply;
 use serde_json::Value;
 
-use crate::registry::Project;
-use crate::{Daemon, hints};
+use crate::engine::registry::Project;
+use crate::{base::hints, engine::Daemon};
 
 /// Who is calling: set by the connection's `booger/hello`.
 #[derive(Debug, Clone)]
@@ -110,7 +112,14 @@ const HANDLERS: &[(&str, Handler)] = &[
 pub struct UnknownTool(pub String);
 
 /// Validates and runs one tool call on a blocking thread (handlers may touch disk or SQLite).
-pub async fn call(daemon: Arc<Daemon>, session: Session, name: &str, args: Value) -> Result<ToolReply, UnknownTool> {
+/// With a `progress` token, [`progress_of`] says how far the call got while it runs.
+pub async fn call(
+    daemon: Arc<Daemon>,
+    session: Session,
+    name: &str,
+    args: Value,
+    progress: Option<String>,
+) -> Result<ToolReply, UnknownTool> {
     let (spec, handler) = lookup(name).ok_or_else(|| UnknownTool(name.to_owned()))?;
     if let Err(message) = spec.validate(&args) {
         return Ok(ToolReply::error(message));
@@ -124,13 +133,14 @@ pub async fn call(daemon: Arc<Daemon>, session: Session, name: &str, args: Value
     let joined = slot
         .run(move || {
             ANSWERED.take();
+            let _followed = progress::follow(progress);
             let args = match paths::prepare(&daemon, &session, spec.name, args) {
                 Ok(a) => a,
                 Err(message) => return (ToolReply::error(message), false),
             };
             let (reply, timed_out) = hints::for_reader(session.shell, || {
                 if heavy {
-                    match crate::deadline::within(HEAVY_DEADLINE, || handler(&daemon, &session, &args)) {
+                    match crate::base::deadline::within(HEAVY_DEADLINE, || handler(&daemon, &session, &args)) {
                         (reply, true) if reply.is_error => (too_long(spec.name), true),
                         (reply, _) => (reply, false),
                     }
@@ -148,7 +158,7 @@ pub async fn call(daemon: Arc<Daemon>, session: Session, name: &str, args: Value
         let why = format!("{}: internal error ({e}). This is a bug in booger; the daemon log has details.", spec.name);
         (ToolReply::error(why), false)
     });
-    crate::metrics::get().tool_call(spec.name, started.elapsed(), reply.is_error, timed_out);
+    crate::base::metrics::get().tool_call(spec.name, started.elapsed(), reply.is_error, timed_out);
     tracing::debug!(
         tool = spec.name,
         elapsed_us = started.elapsed().as_micros() as u64,
@@ -199,12 +209,12 @@ thread_local! {
 }
 
 /// One project an answer came from: (name, its handle, index generation, what was pending).
-type Answered = (String, Arc<crate::project::ProjectHandle>, u64, crate::live::Freshness);
+type Answered = (String, Arc<crate::engine::project::ProjectHandle>, u64, crate::engine::live::Freshness);
 
 /// Waits (briefly) for `handle`'s queued changes, then records what the answer is based on.
-pub fn answering_from(name: &str, handle: &Arc<crate::project::ProjectHandle>, store: &crate::store::Store) {
+pub fn answering_from(name: &str, handle: &Arc<crate::engine::project::ProjectHandle>, store: &crate::store::Store) {
     let mut fresh = handle.live.wait_fresh();
-    if fresh.state == crate::live::Mode::Starting && handle.is_indexing() {
+    if fresh.state == crate::engine::live::Mode::Starting && handle.is_indexing() {
         use std::sync::atomic::Ordering::Relaxed;
         fresh.indexing = Some((handle.progress.done.load(Relaxed), handle.progress.total.load(Relaxed)));
     }
@@ -220,7 +230,7 @@ fn with_recovery(mut reply: ToolReply, answered: &[Answered]) -> ToolReply {
             reply.text.push_str(&format!(
                 "\n(index of {name}: found damaged ({}); the damaged file was set aside as {} and the index is being \
                  rebuilt from the files: ask again in a moment; `booger status` shows progress)",
-                crate::text::clip(&r.error, 200),
+                crate::base::text::clip(&r.error, 200),
                 r.set_aside.display()
             ));
             if let Some(obj) = reply.data.as_object_mut() {
@@ -234,7 +244,7 @@ fn with_recovery(mut reply: ToolReply, answered: &[Answered]) -> ToolReply {
 /// Every answer says which index generation it comes from and what was not in it yet; the
 /// text says so only when something was not.
 fn with_freshness(mut reply: ToolReply, answered: Vec<Answered>) -> ToolReply {
-    use crate::live::Mode;
+    use crate::engine::live::Mode;
     if answered.is_empty() || reply.is_error {
         return reply;
     }
@@ -314,7 +324,7 @@ pub fn project_store(
     // A first index just started (a project registered on first use): its first batch lands
     // within moments; answer from it rather than say there is no index yet.
     while matches!(opened, Ok(None))
-        && handle.live.mode() == crate::live::Mode::Starting
+        && handle.live.mode() == crate::engine::live::Mode::Starting
         && started.elapsed() < FIRST_BATCH_WAIT
     {
         std::thread::sleep(std::time::Duration::from_millis(20));
@@ -326,10 +336,10 @@ pub fn project_store(
     // says so.
     let hopeless = || {
         let left = FIRST_INDEX_WAIT.saturating_sub(started.elapsed());
-        handle.progress.done.load(std::sync::atomic::Ordering::Relaxed) >= crate::index::BATCH_FILES as u64
+        handle.progress.done.load(std::sync::atomic::Ordering::Relaxed) >= crate::engine::index::BATCH_FILES as u64
             && handle.progress.eta().is_some_and(|eta| eta > left)
     };
-    while handle.live.mode() == crate::live::Mode::Starting
+    while handle.live.mode() == crate::engine::live::Mode::Starting
         && handle.is_indexing()
         && started.elapsed() < FIRST_INDEX_WAIT
         && !hopeless()
@@ -411,14 +421,14 @@ pub fn explain_empty(
 pub fn volatile(
     store: &crate::store::Store,
     scope: crate::store::context::Scope,
-) -> std::sync::Arc<crate::search::Context> {
-    let now = crate::time::now_rfc3339();
+) -> std::sync::Arc<crate::domain::search::Context> {
+    let now = crate::base::time::now_rfc3339();
     store.cached_context(scope, &now, || {
         let (focus, visited) = store.workset(scope).unwrap_or_default();
         let notes = store.annotations(scope, None, &now).unwrap_or_default();
         let expires = notes.iter().filter_map(|a| a.expires_at.clone()).min();
         let notes = notes.into_iter().map(|a| (a.target, a.note)).collect();
-        crate::search::Context { focus, visited, notes, expires }
+        crate::domain::search::Context { focus, visited, notes, expires }
     })
 }
 
@@ -433,8 +443,12 @@ pub fn scope<'a>(session: &'a Session, args: &'a Value) -> crate::store::context
 
 /// The paging arguments result-returning tools share: `offset`, `head_limit`, `max_lines`,
 /// `max_tokens` and `cursor`. `Err` when the cursor is not one a tool returned.
-pub fn page(args: &Value, head_limit: usize, max_lines: usize) -> Result<crate::search::format::Page, ToolReply> {
-    use crate::search::format::{Cursor, DEFAULT_MAX_TOKENS, Page};
+pub fn page(
+    args: &Value,
+    head_limit: usize,
+    max_lines: usize,
+) -> Result<crate::domain::search::format::Page, ToolReply> {
+    use crate::domain::search::format::{Cursor, DEFAULT_MAX_TOKENS, Page};
     let cursor = match args.get("cursor").and_then(Value::as_str) {
         Some(c) => Some(Cursor::parse(c).ok_or_else(|| {
             ToolReply::error(format!("cursor {c:?} is not one this tool returned; drop it to start over"))
@@ -455,7 +469,7 @@ pub fn page(args: &Value, head_limit: usize, max_lines: usize) -> Result<crate::
 /// A caller's text (query, pattern, symbol) as an answer repeats it: quoted, and cut so that a
 /// long one cannot blow the answer's budget.
 pub fn quoted(text: &str) -> String {
-    format!("{:?}", crate::text::clip(text, 120))
+    format!("{:?}", crate::base::text::clip(text, 120))
 }
 
 /// An integer argument (validated against the schema already), or `default`.

@@ -12,7 +12,7 @@ use std::path::{Component, Path, PathBuf};
 use serde_json::Value;
 
 use super::Session;
-use crate::Daemon;
+use crate::engine::Daemon;
 
 /// Tools whose `path` is a directory on disk, not a path inside a project.
 const DISK_PATHS: &[&str] = &["index", "projects"];

@@ -6,8 +6,8 @@ use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
 use super::Session;
-use crate::Daemon;
-use crate::registry::{Added, Project};
+use crate::engine::Daemon;
+use crate::engine::registry::{Added, Project};
 
 pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     let action = args.get("action").and_then(Value::as_str).unwrap_or("list");
@@ -98,7 +98,7 @@ fn remove(daemon: &Daemon, key: Option<&str>) -> ToolReply {
             daemon.projects.set_in_repo(&p.root, false);
             // The index is derived from the files: it goes with the registration. (Open
             // connections elsewhere keep reading the unlinked file until they finish.)
-            let deleted = match crate::storage::remove(&index_dir) {
+            let deleted = match crate::base::storage::remove(&index_dir) {
                 Ok(()) => format!("its index ({}) is deleted", index_dir.display()),
                 Err(e) => format!("its index could not be deleted: {}: {e}", index_dir.display()),
             };
@@ -124,12 +124,12 @@ fn remove(daemon: &Daemon, key: Option<&str>) -> ToolReply {
 /// for a directory already registered, or within the limit.
 pub fn too_many_files(daemon: &Daemon, dir: &Path) -> Option<String> {
     let limit = daemon.config.confirm_above_files;
-    let root = crate::registry::canonical_dir(dir).ok()?;
+    let root = crate::engine::registry::canonical_dir(dir).ok()?;
     if limit == 0 || daemon.registry.read().expect("registry lock").find(&root.to_string_lossy()).is_some() {
         return None;
     }
     let started = std::time::Instant::now();
-    let n = crate::index::walk::count_files(&root, limit);
+    let n = crate::engine::index::walk::count_files(&root, limit);
     tracing::debug!(root = %root.display(), files = n, ms = started.elapsed().as_millis() as u64, "counted files");
     (n > limit).then(|| {
         format!(
@@ -170,7 +170,7 @@ fn add_all(daemon: &Daemon, session: &Session, path: Option<&str>) -> ToolReply 
         (None, Some(base)) => base.clone(),
         (None, None) => return ToolReply::error("projects add-all: give `path`, the directory to search"),
     };
-    let dir = match crate::registry::canonical_dir(&dir) {
+    let dir = match crate::engine::registry::canonical_dir(&dir) {
         Ok(d) => d,
         Err(e) => return ToolReply::error(format!("projects add-all: {e}")),
     };
@@ -212,13 +212,13 @@ fn add_all(daemon: &Daemon, session: &Session, path: Option<&str>) -> ToolReply 
 /// enclosing git repository, else `dir` if it has a project manifest. Never the file system's
 /// root or the home directory itself (a dotfiles repository makes the home a git work tree).
 pub fn first_use_root(dir: &Path) -> Option<PathBuf> {
-    let dir = crate::registry::canonical_dir(dir).ok()?;
+    let dir = crate::engine::registry::canonical_dir(dir).ok()?;
     let root = dir
         .ancestors()
         .find(|a| a.join(".git").exists())
         .map(Path::to_owned)
         .or_else(|| MANIFESTS.iter().any(|m| dir.join(m).is_file()).then(|| dir.clone()))?;
-    crate::registry::refusal(&root).is_none().then_some(root)
+    crate::engine::registry::refusal(&root).is_none().then_some(root)
 }
 
 /// Registers the project at `root` and starts indexing it (a session's first call in an

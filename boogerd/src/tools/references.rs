@@ -9,10 +9,10 @@ use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
 use super::{Session, explain_empty, filters, project_store};
-use crate::search::Query;
-use crate::search::format::{self, Cursor};
+use crate::domain::search::Query;
+use crate::domain::search::format::{self, Cursor};
 use crate::store::search::Candidate;
-use crate::{Daemon, hints};
+use crate::{base::hints, engine::Daemon};
 
 const CANDIDATES: usize = 5_000;
 

@@ -68,7 +68,7 @@ impl Slot {
 type Job = Box<dyn FnOnce() + Send>;
 
 /// The heavy pool: one thread per heavy slot, at a lower priority for good (see
-/// [`crate::threads`]). Idle, its threads block on the queue and cost nothing.
+/// [`crate::base::threads`]). Idle, its threads block on the queue and cost nothing.
 fn heavy_pool() -> &'static std::sync::mpsc::Sender<Job> {
     static POOL: OnceLock<std::sync::mpsc::Sender<Job>> = OnceLock::new();
     POOL.get_or_init(|| {
@@ -79,7 +79,7 @@ fn heavy_pool() -> &'static std::sync::mpsc::Sender<Job> {
             std::thread::Builder::new()
                 .name(format!("booger-heavy-{i}"))
                 .spawn(move || {
-                    crate::threads::lower_priority();
+                    crate::base::threads::lower_priority();
                     loop {
                         let job = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
                         match job {
@@ -100,7 +100,7 @@ pub async fn turn(tool: &str, read_only: bool, session: &str) -> Slot {
         return Slot { _permits: Vec::new(), heavy: false };
     }
     if !HEAVY.contains(&tool) {
-        let light = slots(&LIGHT, crate::threads::cores()).acquire_owned().await.expect("never closed");
+        let light = slots(&LIGHT, crate::base::threads::cores()).acquire_owned().await.expect("never closed");
         return Slot { _permits: vec![light], heavy: false };
     }
     let mine = session_turn(session).acquire_owned().await.expect("never closed");
@@ -117,7 +117,7 @@ fn slots(cell: &'static OnceLock<Arc<Semaphore>>, n: usize) -> Arc<Semaphore> {
 
 /// Heavy calls at once: as many as cores, since their threads yield the CPU to light calls.
 fn heavy_slots() -> usize {
-    crate::threads::cores()
+    crate::base::threads::cores()
 }
 
 /// One heavy call at a time per session. Entries no call holds are dropped as others come.

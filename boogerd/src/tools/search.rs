@@ -4,15 +4,15 @@ use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
 use super::{Session, explain_empty, filters, project_store, scope, volatile};
-use crate::Daemon;
-use crate::search::confidence::{self, Calibration, Confidence};
-use crate::search::format::{self, Mode};
+use crate::domain::search::confidence::{self, Calibration, Confidence};
+use crate::domain::search::format::{self, Mode};
+use crate::engine::Daemon;
 
 /// What every ranked search starts from: the query, the project and its index, the page
 /// and the filters (`search`, `semantic-search`, `hybrid-search`).
 pub(super) struct Request<'a> {
     pub query: &'a str,
-    pub project: crate::registry::Project,
+    pub project: crate::engine::registry::Project,
     pub store: std::sync::Arc<crate::store::Store>,
     pub page: format::Page,
     pub filters: crate::store::search::Filters,
@@ -37,11 +37,17 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     let ctx = volatile(&request.store, scope(session, args));
     let warm = daemon.projects.get(&request.project.root).warm(&request.store);
     let reach = request.page.reach();
-    let hits =
-        match crate::search::search(&request.store, warm.as_deref(), request.query, &request.filters, &ctx, reach) {
-            Ok(h) => h,
-            Err(e) => return ToolReply::error(format!("search: {e}")),
-        };
+    let hits = match crate::domain::search::search(
+        &request.store,
+        warm.as_deref(),
+        request.query,
+        &request.filters,
+        &ctx,
+        reach,
+    ) {
+        Ok(h) => h,
+        Err(e) => return ToolReply::error(format!("search: {e}")),
+    };
     request.respond(args, &hits, None, "", warm.as_deref())
 }
 
@@ -52,17 +58,17 @@ impl Request<'_> {
     /// The answer for ranked `hits` (or, in files mode, `files` when given: hybrid search
     /// fuses file rankings, semantic search ranks files by its own hits) in the caller's
     /// output mode and budget. Without `files`, the hits are lexical search's, and their
-    /// files are ranked by [`crate::search::files::rank`]. `note` (why the ranking
+    /// files are ranked by [`crate::domain::search::files::rank`]. `note` (why the ranking
     /// is what it is) goes first when not empty. With the ranking index (`warm`), the answer
     /// carries its confidence, and a first page below the project's threshold says "no good
     /// match", shows the few closest candidates briefly and what to try instead.
     pub fn respond(
         &self,
         args: &Value,
-        hits: &[crate::search::Hit],
-        files: Option<Vec<crate::search::files::FileHit<'_>>>,
+        hits: &[crate::domain::search::Hit],
+        files: Option<Vec<crate::domain::search::files::FileHit<'_>>>,
         note: &str,
-        warm: Option<&crate::search::postings::Postings>,
+        warm: Option<&crate::domain::search::postings::Postings>,
     ) -> ToolReply {
         let Self { query, project, store, page, filters, uncut } = self;
         let mode = Mode::parse(args.get("output_mode").and_then(Value::as_str), Mode::Content);
@@ -80,11 +86,11 @@ impl Request<'_> {
             }
             return ToolReply::ok(text, data);
         }
-        let parsed = crate::search::Query::parse(query);
+        let parsed = crate::domain::search::Query::parse(query);
         let files = match (mode == Mode::FilesWithMatches, files) {
             (false, _) => None,
             (true, Some(f)) => Some(f),
-            (true, None) => match crate::search::files::rank(store, warm, &parsed, hits) {
+            (true, None) => match crate::domain::search::rank_files(store, warm, &parsed, hits) {
                 Ok(f) => Some(f),
                 Err(e) => return ToolReply::error(format!("search: {e}")),
             },
@@ -179,7 +185,7 @@ fn no_good_match(query: &str, c: &Confidence) -> String {
 fn suggestions() -> Vec<String> {
     vec![
         "other words for what the code does (names, terms the code itself would use)".to_owned(),
-        format!("{} for an exact name or string", crate::hints::tool("grep", "pattern")),
-        format!("a path filter ({}) to search one part of the project", crate::hints::name("path_prefix")),
+        format!("{} for an exact name or string", crate::base::hints::tool("grep", "pattern")),
+        format!("a path filter ({}) to search one part of the project", crate::base::hints::name("path_prefix")),
     ]
 }

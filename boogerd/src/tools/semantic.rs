@@ -6,13 +6,13 @@ use serde_json::Value;
 
 use super::search::Request;
 use super::{Session, scope, volatile};
-use crate::Daemon;
-use crate::embed::Embedding;
-use crate::project::ProjectHandle;
-use crate::search::confidence::Calibration;
-use crate::search::files;
-use crate::search::semantic::{self, Fusion};
-use crate::search::{self as lexical, Hit};
+use crate::domain::search::confidence::Calibration;
+use crate::domain::search::files;
+use crate::domain::search::semantic::{self, Fusion};
+use crate::domain::search::{self as lexical, Hit};
+use crate::engine::Daemon;
+use crate::engine::project::Embedding;
+use crate::engine::project::ProjectHandle;
 
 /// Hits of each list taken into a fusion.
 const FUSED_DEPTH: usize = 50;
@@ -113,7 +113,12 @@ fn run(daemon: &Daemon, session: &Session, args: &Value, hybrid: bool) -> ToolRe
                 Ok(h) => h,
                 Err(r) => return r,
             };
-            let lexical_files = match files::rank(store, warm.as_deref(), &lexical::Query::parse(query), &lexical) {
+            let lexical_files = match crate::domain::search::rank_files(
+                store,
+                warm.as_deref(),
+                &lexical::Query::parse(query),
+                &lexical,
+            ) {
                 Ok(f) => f,
                 Err(e) => return ToolReply::error(format!("{tool}: {e}")),
             };

@@ -9,13 +9,13 @@ use serde_json::{Value, json};
 
 use super::index::Listing;
 use super::{Session, resolve_project};
-use crate::Daemon;
-use crate::embed::Embedding;
-use crate::index::IndexReport;
-use crate::project::ProjectHandle;
-use crate::registry::Project;
+use crate::base::time::human_duration;
+use crate::engine::Daemon;
+use crate::engine::index::IndexReport;
+use crate::engine::project::Embedding;
+use crate::engine::project::ProjectHandle;
+use crate::engine::registry::Project;
 use crate::store::{Store, StoreError};
-use crate::time::human_duration;
 
 pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     let facts = daemon.facts();
@@ -60,7 +60,7 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         let root = p["root"].as_str().unwrap_or("");
         let handle = daemon.projects.get(std::path::Path::new(root));
         let watch = handle.live.status();
-        let disk = crate::storage::size_on_disk(&handle.index_dir);
+        let disk = crate::base::storage::size_on_disk(&handle.index_dir);
         let warm = handle.resident_bytes();
         text.push_str(&format!(
             "  {:<20} {:<10} queue {:<4} index {:>7.1} MB  warm {:>6.1} MB  {root}\n",
@@ -114,7 +114,7 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>, all: bool) 
             human_duration(pr["eta_s"].as_u64().unwrap_or(0)),
         ));
     }
-    if !crate::project::root_present(&p.root) {
+    if !crate::engine::project::root_present(&p.root) {
         t.push_str("index: the project directory is missing; booger resumes when it is back\n");
     }
     let watch = handle.live.status();
@@ -125,7 +125,7 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>, all: bool) 
         t.push_str(&format!(
             "index: found damaged at {} ({}); set aside as {} and rebuilt from the files\n",
             r.at,
-            crate::text::clip(&r.error, 200),
+            crate::base::text::clip(&r.error, 200),
             r.set_aside.display()
         ));
     }
@@ -209,7 +209,7 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>, all: bool) 
             search["MRR@10"],
         ));
     }
-    let calibration = crate::search::confidence::Calibration::of(&store);
+    let calibration = crate::domain::search::confidence::Calibration::of(&store);
     if calibration.is_calibrated() {
         t.push_str(&format!(
             "  calibrated {}: no good match below {}, hybrid semantic weight {} for change requests\n",
@@ -217,7 +217,7 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>, all: bool) 
         ));
     }
     let (max, rest) = if all { (usize::MAX, "") } else { (LISTED, "`status --all` lists them") };
-    let with_generated = crate::index::with_generated(&store).unwrap_or(false);
+    let with_generated = crate::engine::index::with_generated(&store).unwrap_or(false);
     if let Some((r, skipped_total, _)) = &report {
         t.push_str(&super::index::set_aside_line("  ", r, with_generated));
         let items = &r.skipped;
@@ -225,11 +225,11 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>, all: bool) 
     }
     // The stats keep the first problems by path; `all` reads every one.
     let every = if all { store.all_problems().ok() } else { None };
-    let problems: Vec<crate::index::walk::Skipped> = every
+    let problems: Vec<crate::engine::index::walk::Skipped> = every
         .as_ref()
         .unwrap_or(&stats.problems)
         .iter()
-        .map(|(path, reason)| crate::index::walk::Skipped { path: path.clone(), reason: reason.clone() })
+        .map(|(path, reason)| crate::engine::index::walk::Skipped { path: path.clone(), reason: reason.clone() })
         .collect();
     let total = stats.problems_total as usize;
     super::index::list(&mut t, "  ", "indexed with problems", Listing { items: &problems, total, max, rest });
@@ -264,7 +264,7 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>, all: bool) 
         "problems_total": stats.problems_total,
         "recovered": recovered,
         "eval": eval,
-        "calibration": crate::search::confidence::Calibration::of(&store),
+        "calibration": crate::domain::search::confidence::Calibration::of(&store),
     });
     (t, json)
 }
@@ -358,16 +358,10 @@ fn watch_line(w: &Value) -> String {
 
 /// Live progress of a running index, or `None`.
 fn progress(handle: &ProjectHandle) -> Option<Value> {
-    if !handle.is_indexing() {
-        return None;
-    }
-    let p = &handle.progress;
-    let (done, total) = (p.done.load(Ordering::Relaxed), p.total.load(Ordering::Relaxed));
-    let elapsed = p.started.lock().unwrap_or_else(|e| e.into_inner()).map_or(0.0, |s| s.elapsed().as_secs_f64());
-    let rate = if elapsed > 0.0 { done as f64 / elapsed } else { 0.0 };
-    let eta = if rate > 0.0 { (total.saturating_sub(done)) as f64 / rate } else { 0.0 };
-    let percent = if total > 0 { done as f64 * 100.0 / total as f64 } else { 0.0 };
-    Some(json!({ "done": done, "total": total, "percent": percent, "files_per_s": rate, "eta_s": eta.ceil() as u64 }))
+    let p = super::progress::of_index(handle)?;
+    let percent = if p.total > 0 { p.done as f64 * 100.0 / p.total as f64 } else { 0.0 };
+    let (rate, eta) = (p.per_s.unwrap_or(0.0), p.eta_s.unwrap_or(0));
+    Some(json!({ "done": p.done, "total": p.total, "percent": percent, "files_per_s": rate, "eta_s": eta }))
 }
 
 fn counts(map: &std::collections::BTreeMap<String, u64>) -> String {

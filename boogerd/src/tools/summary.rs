@@ -6,7 +6,7 @@ use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
 use super::{Session, explain_empty, project_store};
-use crate::Daemon;
+use crate::engine::Daemon;
 use crate::store::search::Filters;
 
 const ENTRY_NAMES: &[&str] = &["main", "run", "new", "serve", "start", "__main__", "init", "setup", "execute"];

@@ -4,8 +4,8 @@ use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
 use super::{Session, explain_empty, filters, project_store};
-use crate::Daemon;
-use crate::search::format::{self, Mode};
+use crate::domain::search::format::{self, Mode};
+use crate::engine::Daemon;
 
 /// Outlines stop at this many chunks (a whole large project); paging goes through them.
 const OUTLINE_MAX: usize = 200_000;

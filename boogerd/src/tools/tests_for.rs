@@ -4,9 +4,9 @@ use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
 use super::{Session, explain_empty, filters, project_store};
-use crate::Daemon;
-use crate::search::format::{self, Mode};
-use crate::search::{Query, is_test};
+use crate::domain::search::format::{self, Mode};
+use crate::domain::search::{Query, is_test};
+use crate::engine::Daemon;
 use crate::store::search::Candidate;
 
 pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {

@@ -6,11 +6,11 @@ use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
 use super::{Session, filters};
-use crate::Daemon;
-use crate::search::files::{self, FileHit};
-use crate::search::format::{self, Mode};
-use crate::search::postings::Postings;
-use crate::search::{Context, Hit};
+use crate::domain::search::files::{self, FileHit};
+use crate::domain::search::format::{self, Mode};
+use crate::domain::search::postings::Postings;
+use crate::domain::search::{Context, Hit};
+use crate::engine::Daemon;
 use crate::store::{Store, StoreError};
 
 /// Projects searched at the same time.
@@ -60,7 +60,8 @@ pub fn run(daemon: &Daemon, _session: &Session, args: &Value) -> ToolReply {
                 .map(|(name, store, warm)| {
                     let f = &f;
                     s.spawn(move || {
-                        let hits = crate::search::search(store, warm.as_deref(), query, f, &Context::default(), need);
+                        let hits =
+                            crate::domain::search::search(store, warm.as_deref(), query, f, &Context::default(), need);
                         (name.clone(), store.clone(), warm.clone(), hits)
                     })
                 })
@@ -118,17 +119,17 @@ pub fn run(daemon: &Daemon, _session: &Session, args: &Value) -> ToolReply {
         }
         (format::render_files(&files, page, &header), files.len())
     } else {
-        let words = crate::search::Query::parse(query).words;
+        let words = crate::domain::search::Query::parse(query).words;
         (format::render(&hits, &contents, &words, mode, page, &header), hits.len())
     };
     ToolReply::ok(r.text, json!({ "projects": stores.len(), "total": total, "results": r.results, "cursor": r.cursor }))
 }
 
 /// Each project's first files gain for the share of the query's words they hold, as
-/// `search` ranks files ([`files::rank`]), each looked up in its own project's index; then
+/// `search` ranks files ([`crate::domain::search::rank_files`]), each looked up in its own project's index; then
 /// the files are ranked again. `owner[id]` is the project (in `projects`) of the hit `id`.
 fn cover(files: &mut [FileHit<'_>], owner: &[usize], projects: &[Searched], query: &str) -> Result<(), StoreError> {
-    let query = crate::search::Query::parse(query);
+    let query = crate::domain::search::Query::parse(query);
     for (pi, (name, store, warm, _)) in projects.iter().enumerate() {
         let mine: Vec<usize> = (0..files.len())
             .filter(|&i| owner[files[i].chunks[0].chunk.id as usize] == pi)

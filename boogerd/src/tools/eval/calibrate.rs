@@ -29,7 +29,7 @@ const ENGLISH: &str = include_str!("english.txt");
 /// speaks of. The same `seed` gives the same queries.
 pub fn foreign_queries(n: usize, seed: u64, known: impl Fn(&str) -> bool) -> Vec<String> {
     let words: Vec<&str> = ENGLISH.split_whitespace().filter(|w| !known(w)).collect();
-    crate::search::confidence::word_queries(&words, n, seed)
+    crate::domain::search::confidence::word_queries(&words, n, seed)
 }
 
 /// The weight whose hybrid ranking scored best on the calibration queries: `scores[w][q]` is
@@ -80,7 +80,7 @@ pub fn value(per_query: &[(f64, f64)]) -> f64 {
 pub fn choose_threshold(positives: &[f64]) -> f64 {
     let mut pos = positives.to_vec();
     pos.sort_by(f64::total_cmp);
-    let Some(last) = pos.len().checked_sub(1) else { return crate::search::confidence::DEFAULT_THRESHOLD };
+    let Some(last) = pos.len().checked_sub(1) else { return crate::domain::search::confidence::DEFAULT_THRESHOLD };
     let at = ((pos.len() as f64 * FLAG_SHARE).floor() as usize).min(last);
     (pos[at] * SLACK).clamp(RANGE.0, RANGE.1)
 }
@@ -155,6 +155,6 @@ mod tests {
         assert!(flagged(&positives, t) <= 0.04);
         assert_eq!(choose_threshold(&[0.0; 30]), RANGE.0);
         assert_eq!(choose_threshold(&[0.9; 30]), RANGE.1);
-        assert_eq!(choose_threshold(&[]), crate::search::confidence::DEFAULT_THRESHOLD);
+        assert_eq!(choose_threshold(&[]), crate::domain::search::confidence::DEFAULT_THRESHOLD);
     }
 }

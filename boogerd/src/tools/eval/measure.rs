@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::mine::Query;
-use crate::search::confidence::round;
+use crate::domain::search::confidence::round;
 
 /// One result: a path and, for a chunk, its lines.
 pub type Hit = (String, Option<(u32, u32)>);

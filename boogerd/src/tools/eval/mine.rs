@@ -13,10 +13,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::git::GitError;
-use crate::git::command::Git;
-use crate::index::chunk::{self, Chunk};
-use crate::index::lang::Lang;
+use crate::domain::git::GitError;
+use crate::domain::git::command::Git;
+use crate::source::chunk::{self, Chunk};
+use crate::source::lang::Lang;
 
 /// More source files than this and a commit is a sweep (a rename, a reformat, a release), not
 /// one change a search could be asked about.
@@ -84,7 +84,7 @@ pub fn mine(git: &Git, head: &dyn Head, commits: usize, wanted: usize) -> Result
     let boundary: HashSet<String> = if mined.shallow {
         let file = git.run(&["rev-parse", "--git-path", "shallow"])?;
         let file = git.dir().join(String::from_utf8_lossy(&file).trim());
-        crate::repo_file::read_text(&file, 64 << 20).unwrap_or_default().lines().map(str::to_owned).collect()
+        crate::base::repo_file::read_text(&file, 64 << 20).unwrap_or_default().lines().map(str::to_owned).collect()
     } else {
         HashSet::new()
     };
@@ -122,7 +122,7 @@ fn query(git: &Git, head: &dyn Head, record: &str, skipped: &mut Skipped) -> Res
     };
     // A subject is a line a person wrote; a history can hold one of any size, and the
     // queries are carried in the answer.
-    let subject = crate::text::clip(&subject, MAX_SUBJECT);
+    let subject = crate::base::text::clip(&subject, MAX_SUBJECT);
     let mut sources = 0;
     let mut gold: Vec<String> = Vec::new();
     for line in lines.filter(|l| !l.is_empty()) {

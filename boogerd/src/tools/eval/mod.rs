@@ -22,9 +22,9 @@ use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
 use super::{Session, int, project_store};
-use crate::Daemon;
-use crate::git::command::Git;
-use crate::search::confidence::{self, Calibration, DEFAULT_SEMANTIC_WEIGHT, round};
+use crate::domain::git::command::Git;
+use crate::domain::search::confidence::{self, Calibration, DEFAULT_SEMANTIC_WEIGHT, round};
+use crate::engine::Daemon;
 use crate::store::Store;
 use measure::{Hit, Scored, Tally, files_of, score};
 
@@ -75,7 +75,7 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         std::thread::Builder::new()
             .name("booger-eval".to_owned())
             .spawn(move || {
-                crate::threads::lower_priority();
+                crate::base::threads::lower_priority();
                 let outcome = evaluate(&daemon, &root, &name, &store, limits, &progress);
                 let e = evaluations();
                 let state = match outcome {
@@ -115,7 +115,7 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
                 } else {
                     format!("eval {}: {done} of {total} queries asked; call eval again for the result", project.name)
                 };
-                return ToolReply::ok(text, data);
+                return ToolReply::still_running(text, data);
             }
             _ => {}
         }
@@ -149,7 +149,7 @@ fn evaluate(
         "project": name,
         "running": false,
         "generation": store.content_generation(),
-        "at": crate::time::now_rfc3339(),
+        "at": crate::base::time::now_rfc3339(),
         "commits": limits.0,
         "history": { "scanned": mined.scanned, "shallow": mined.shallow, "skipped": mined.skipped },
         "queries": n,
@@ -245,7 +245,7 @@ fn calibrate_on(
     asker: &Asker,
     older: &[Asked],
     newer: &[Asked],
-    warm: Option<&crate::search::postings::Postings>,
+    warm: Option<&crate::domain::search::postings::Postings>,
 ) -> (Calibration, calibrate::Validation) {
     // A word in more than one chunk in 500 is something the project speaks of.
     let known = |w: &str| warm.is_some_and(|p| p.coverage(&[w.to_owned()], &[])[0].chunks > (p.chunks() / 500).max(2));
@@ -292,7 +292,7 @@ fn calibrate_on(
         Calibration {
             threshold: round(threshold),
             semantic_weight: weight,
-            at: crate::time::now_rfc3339(),
+            at: crate::base::time::now_rfc3339(),
             queries: older.len(),
         },
         validation,
@@ -394,7 +394,7 @@ fn read_texts(root: &Path, paths: &[String]) -> Vec<(String, String)> {
     let mut budget = BASELINE_BYTES;
     let mut out = Vec::new();
     for p in paths {
-        let bytes = match crate::repo_file::read(&root.join(p), budget as u64) {
+        let bytes = match crate::base::repo_file::read(&root.join(p), budget as u64) {
             Ok(Some(bytes)) => bytes,
             Ok(None) => break, // past the budget
             Err(_) => continue,
@@ -416,7 +416,7 @@ impl mine::Head for AtHead<'_> {
         self.paths.contains(path)
     }
 
-    fn chunks(&self, path: &str) -> Vec<crate::index::chunk::Chunk> {
+    fn chunks(&self, path: &str) -> Vec<crate::source::chunk::Chunk> {
         self.store.chunks_of(path).unwrap_or_default()
     }
 }

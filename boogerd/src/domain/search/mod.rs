@@ -1,0 +1,520 @@
+//! Lexical search: FTS5 candidates, then re-ranking.
+//!
+//! ```text
+//! query ─▶ AND of all terms ─┐
+//!        └▶ OR of all terms ─┴▶ candidates (AND hits keep a bonus) ─▶ re-rank ─▶ hits
+//! ```
+//! Re-ranking starts from bm25 (name, content, split identifiers; and the path in the warm
+//! index) and adds the seeds' factors: code chunks +3, focused paths +5, visited paths -3,
+//! annotated targets +2; and its own:
+//! - a chunk *named* by the query +6 (the definition over its mentions; in any case style when
+//!   the query writes a compound identifier: `IntoFuture` names `into_future`), the members of
+//!   a type it names +2;
+//! - +0.5 for each query word in the file's name (at most 2);
+//! - +4 in a commit subject's scope (`read: …`, `fix(persist): …`) or a file the query names
+//!   (`test_requests.py`);
+//! - a kind the query asks for (`class X`, `def x`) +2;
+//! - test code -4, or +4 when the query is about tests: test names are sentences full of query
+//!   words, but an agent asking how something works wants the code that does it; -1 for a
+//!   change request, whose tests change with its code;
+//! - prose -6 (release notes -30) unless the query asks for documentation;
+//! - imports -2, and no code bonus: they mention names without defining anything.
+//!
+//! The methods of a Rust impl block share 0.3 of its header's score: the header names the
+//! trait they implement. A change request's first page holds its two best tests
+//! (`show_tests`): the tests a change must update rank below its code. Long chunks lose
+//! nothing: answers show their matching lines, not all of them (the seeds' -4 for oversized
+//! chunks paid for tokens no answer spends now).
+//! `files` ranks files from these chunks, and by the share of the query's words each file holds,
+//! for `files_with_matches`.
+//!
+//! A question's first page is spread over files (`spread`). A pasted passage (an issue, a
+//! traceback: `passage`) is ranked by its heaviest words, each with its weight, and its
+//! chunks are put in the order of the files it asks to change (`passage_files`).
+
+pub mod confidence;
+pub mod files;
+pub mod format;
+pub mod grams;
+pub mod lines;
+pub mod passage;
+mod passage_files;
+pub mod postings;
+pub mod query;
+pub mod segment;
+pub mod semantic;
+pub mod snippet;
+mod tombstones;
+pub mod words;
+
+use std::collections::HashMap;
+
+use crate::store::search::{Candidate, Filters};
+use crate::store::{Store, StoreError};
+pub use query::Query;
+
+/// How many candidates each FTS pass fetches for re-ranking.
+const CANDIDATES: usize = 300;
+/// The warm index's passes (all terms, any term) each keep this many for re-ranking.
+const WARM_CANDIDATES: usize = 200;
+/// A passage's: no chunk holds all its words, and its files are ranked from these chunks
+/// (the file its words point to must have one among them).
+const PASSAGE_CANDIDATES: usize = 1_000;
+
+pub use crate::store::context::Context;
+
+#[derive(Debug, Clone)]
+pub struct Hit {
+    pub chunk: Candidate,
+    pub score: f64,
+    /// Notes whose target is this chunk's file, symbol or lines.
+    pub notes: Vec<String>,
+}
+
+/// Ranks chunks for `query`. Returns every ranked hit (the caller pages and formats); the
+/// first `need` carry their full metadata, the rest what ranking needed. `warm` is the
+/// project's ranking index, when it is built and current.
+pub fn search(
+    store: &Store,
+    warm: Option<&postings::Postings>,
+    text: &str,
+    filters: &Filters,
+    ctx: &Context,
+    need: usize,
+) -> Result<Vec<Hit>, StoreError> {
+    let query = Query::parse(text);
+    if query.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut by_id: HashMap<i64, (Candidate, f64)> = HashMap::new();
+    // The warm index answers unless the query quotes an exact phrase (that needs FTS5's
+    // positions); words joined by punctuation count as their separate tokens there.
+    // A passage's quotes are its author's, not a phrase to match exactly.
+    let phrase = text.contains('"') && query.passage.is_none();
+    if let Some(p) = warm.filter(|_| !phrase && postings::Postings::supports(filters)) {
+        let (tokens, limit) = match query.passage {
+            Some(_) => (p.heaviest(&query.weighted_tokens(), postings::PASSAGE_TERMS), PASSAGE_CANDIDATES),
+            None => (query.weighted_tokens(), WARM_CANDIDATES),
+        };
+        for (c, all_terms) in
+            store.cached_rank(&tokens, filters, p.content_generation, || p.rank(&tokens, filters, limit))
+        {
+            let bonus = if query.terms.len() > 1 && all_terms { 3.0 } else { 0.0 };
+            by_id.insert(c.id, (c, bonus));
+        }
+        let mut hits = finish(by_id, &query, text, ctx);
+        if query.passage.is_some() {
+            hits = passage_files::lead_with_files(store, p, &query, hits)?;
+        }
+        // Read the full rows (signature, parent) of the hits that will be shown.
+        let page: Vec<(i64, f64)> = hits.iter().take(need).map(|h| (h.chunk.id, h.chunk.bm25)).collect();
+        let mut full: HashMap<i64, Candidate> = store.candidates_by_id(&page)?.into_iter().map(|c| (c.id, c)).collect();
+        for h in hits.iter_mut().take(need) {
+            if let Some(c) = full.remove(&h.chunk.id) {
+                h.chunk = c;
+            }
+        }
+        return Ok(hits);
+    }
+    for c in store.fts_candidates(&query.and(), filters, CANDIDATES)? {
+        // Every term matched: worth more than a partial OR match.
+        let bonus = if query.terms.len() > 1 { 3.0 } else { 0.0 };
+        by_id.insert(c.id, (c, bonus));
+    }
+    if query.terms.len() > 1 {
+        for c in store.fts_candidates(&query.or(), filters, CANDIDATES)? {
+            by_id.entry(c.id).or_insert((c, 0.0));
+        }
+    }
+    Ok(finish(by_id, &query, text, ctx))
+}
+
+/// The files of `hits` for `query`, best first: a passage (an issue report, a traceback)
+/// by what it mentions and defines ([`passage_files::rank`]) when the ranking index is
+/// there, a query of a few words by the share of its words each file holds
+/// ([`files::rank`]).
+pub fn rank_files<'a>(
+    store: &Store,
+    warm: Option<&postings::Postings>,
+    query: &Query,
+    hits: &'a [Hit],
+) -> Result<Vec<files::FileHit<'a>>, StoreError> {
+    match (&query.passage, warm) {
+        (Some(_), Some(w)) => passage_files::rank(store, w, query, hits),
+        _ => files::rank(store, warm, query, hits),
+    }
+}
+
+/// Re-ranks the candidates (with their AND bonus) into hits, best first.
+fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx: &Context) -> Vec<Hit> {
+    let hints = kind_hints(text);
+    let wants_tests = query.wants_tests();
+    let asks_for_docs = query.asks_for_docs();
+    let mut hits: Vec<Hit> = by_id
+        .into_values()
+        .map(|(chunk, bonus)| {
+            let notes = notes_for(&chunk, ctx);
+            let mut score = -chunk.bm25 + bonus + rerank(&chunk, query, &hints, ctx, !notes.is_empty());
+            if is_test(&chunk) {
+                // A query about tests ("add tests for digest auth") wants them before the code
+                // they exercise, which holds the same words; a change request's tests change
+                // with its code: they lose only a quarter.
+                score += if wants_tests {
+                    TEST_PENALTY
+                } else if query.change {
+                    -TEST_PENALTY / 4.0
+                } else {
+                    -TEST_PENALTY
+                };
+            }
+            if !asks_for_docs && is_prose(&chunk) {
+                // Prose explains code in the words of a question, which is why it matches
+                // them so well; the code is what a code search is for. Release notes most of
+                // all: they restate each change in its commit's words.
+                score -= if is_release_notes(&chunk.path) { RELEASE_NOTES_PENALTY } else { PROSE_PENALTY };
+            }
+            if chunk.kind == "import" {
+                // An import names what its file uses and explains none of it.
+                score -= IMPORT_PENALTY;
+            }
+            Hit { chunk, score, notes }
+        })
+        .collect();
+    inherit_impl_headers(&mut hits);
+    hits.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then(a.chunk.path.cmp(&b.chunk.path))
+            .then(a.chunk.start_line.cmp(&b.chunk.start_line))
+    });
+    if query.question {
+        spread(&mut hits, SPREAD_MARGIN);
+    }
+    if query.change && !wants_tests {
+        show_tests(&mut hits);
+    }
+    hits
+}
+
+/// How many results the first page of an answer holds (`head_limit`'s default).
+const FIRST_PAGE: usize = 10;
+
+/// How much better than the best chunk of a file not yet shown a second chunk of a shown
+/// file must score to come first. Measured on the standard library's 16 questions
+/// (signatures mode): 1.5 lifts files R@10 0.908 → 0.917 and keeps SymHit@10 (0.792); 3 (a
+/// definition's bonus) and spreading always each lost a gold symbol (0.783).
+const SPREAD_MARGIN: f64 = 1.5;
+
+/// Spreads the first two pages over files: a chunk of a file already shown waits for the
+/// best chunk of a file not yet shown unless it is clearly better (by `margin`). A question
+/// is answered in several places (the route table, the handler, the matcher), and the
+/// chunks of the one file holding most of its words crowded them out. Scores stay: a file
+/// still ranks on its own evidence in files mode.
+fn spread(hits: &mut Vec<Hit>, margin: f64) {
+    let window = (2 * FIRST_PAGE).min(hits.len());
+    let mut order: Vec<usize> = (0..hits.len()).collect();
+    let mut shown: Vec<&str> = Vec::with_capacity(window);
+    for i in 0..window {
+        let seen = |j: usize| shown.contains(&hits[order[j]].chunk.path.as_str());
+        if seen(i)
+            && let Some(j) = (i + 1..order.len()).find(|&j| !seen(j))
+            && hits[order[i]].score < hits[order[j]].score + margin
+        {
+            order[i..=j].rotate_right(1);
+        }
+        shown.push(hits[order[i]].chunk.path.as_str());
+    }
+    if order.iter().enumerate().all(|(i, &o)| i == o) {
+        return;
+    }
+    let mut taken: Vec<Option<Hit>> = std::mem::take(hits).into_iter().map(Some).collect();
+    *hits = order.into_iter().filter_map(|i| taken[i].take()).collect();
+}
+
+/// How many test chunks a change request's first page holds, when the project has them.
+const TESTS_SHOWN: usize = 2;
+
+/// Brings a change request's best tests into the last places of its first page, in their
+/// order, when fewer are there. A change to code is a change to the tests that pin it, and
+/// tests rank below the code they exercise (their names are what the code does, not what the
+/// task says); without this, the tests a change must update seldom reach the page. Their
+/// scores stay: a file still ranks on its own evidence.
+fn show_tests(hits: &mut Vec<Hit>) {
+    if hits.len() <= FIRST_PAGE {
+        return;
+    }
+    let shown = hits[..FIRST_PAGE].iter().filter(|h| is_test(&h.chunk)).count();
+    let missing = TESTS_SHOWN.saturating_sub(shown);
+    let later: Vec<usize> = (FIRST_PAGE..hits.len()).filter(|&i| is_test(&hits[i].chunk)).take(missing).collect();
+    // Taken out from the back, so the earlier indices hold; put in from the front, in rank order.
+    let tests: Vec<Hit> = later.iter().rev().map(|&i| hits.remove(i)).collect();
+    let first = FIRST_PAGE - tests.len();
+    for (j, h) in tests.into_iter().rev().enumerate() {
+        hits.insert(first + j, h);
+    }
+}
+
+/// What a Rust impl header's score gives each of its members among the hits.
+const IMPL_SHARE: f64 = 0.3;
+
+/// A method of an impl block whose header matches the query shares that match: the header
+/// (`impl<S> OptionalFromRequest<S> for Multipart`) names the trait and type the method's
+/// body works for, words the body itself seldom repeats. (A Python or TypeScript class chunk
+/// holds its docstring and fields, an answer of its own: its members share nothing.)
+fn inherit_impl_headers(hits: &mut [Hit]) {
+    // Per file, each impl header's first line, type (as its methods name their parent) and score.
+    let mut headers: HashMap<&str, Vec<(u32, String, f64)>> = HashMap::new();
+    for h in hits.iter().filter(|h| h.chunk.kind == "impl") {
+        let ty = crate::source::chunk::code::container_parent_name(&h.chunk.name);
+        headers.entry(h.chunk.path.as_str()).or_default().push((h.chunk.start_line, ty, h.score));
+    }
+    if headers.is_empty() {
+        return;
+    }
+    let shares: Vec<f64> = hits
+        .iter()
+        .map(|h| {
+            let (Some(parent), Some(list)) = (h.chunk.parent.as_deref(), headers.get(h.chunk.path.as_str())) else {
+                return 0.0;
+            };
+            // The member's own block: the nearest header above it for its type.
+            list.iter()
+                .filter(|(line, ty, _)| *line < h.chunk.start_line && ty == parent)
+                .max_by_key(|(line, _, _)| *line)
+                .map_or(0.0, |(_, _, score)| IMPL_SHARE * score.max(0.0))
+        })
+        .collect();
+    for (h, share) in hits.iter_mut().zip(shares) {
+        h.score += share;
+    }
+}
+
+/// What test code loses against the code it tests, or gains when the query is about tests.
+const TEST_PENALTY: f64 = 4.0;
+
+/// What an import loses among the answers (and gets back when it ranks its file).
+pub const IMPORT_PENALTY: f64 = 2.0;
+
+/// What a chunk in a commit subject's scope, or in a file the query names, gains: `read:
+/// validate bools` is a change to `read.c`, whatever else mentions bools.
+const SCOPE: f64 = 4.0;
+
+/// What prose loses against code when the query does not ask for documentation.
+const PROSE_PENALTY: f64 = 6.0;
+
+/// What release notes lose when the query does not ask for them: enough to come after the
+/// code rather than among it. An entry restates its commit's subject word for word, so its
+/// match alone outscores the code the commit changed by more than prose's penalty (at 12,
+/// requests' HISTORY.md was among the first ten files for 39 of 142 commit subjects; at 30, 11).
+const RELEASE_NOTES_PENALTY: f64 = 30.0;
+
+/// Words that ask for documentation (or release notes) rather than code.
+const DOC_WORDS: &[&str] = &[
+    "doc",
+    "docs",
+    "documentation",
+    "document",
+    "readme",
+    "guide",
+    "tutorial",
+    "changelog",
+    "release",
+    "releases",
+    "history",
+    "news",
+    "changes",
+    "faq",
+    "manual",
+];
+
+impl Query {
+    /// The query names documentation (or release notes): prose is what it wants. A passage
+    /// asks in its title (its body may well point at the docs it read).
+    fn asks_for_docs(&self) -> bool {
+        let words = self.passage.as_ref().map_or(&self.words, |p| &p.title);
+        words.iter().any(|w| DOC_WORDS.contains(&w.as_str()))
+    }
+}
+
+/// Prose in a list ranked by vectors, unless `query` asks for documentation: kept after the
+/// code, in rank order, for `semantic-search`; dropped when the list is fused with `search`'s
+/// (`fused`), which has already weighed the prose against its penalty. Vectors put prose that
+/// explains a task in the task's own words nearest of all; a vote from them would undo that.
+pub fn demote_prose(hits: &mut Vec<Hit>, query: &str, fused: bool) {
+    if Query::parse(query).asks_for_docs() {
+        return;
+    }
+    if fused {
+        hits.retain(|h| !is_prose(&h.chunk));
+    } else {
+        hits.sort_by_key(|h| is_prose(&h.chunk));
+    }
+}
+
+/// Prose: Markdown, reStructuredText, AsciiDoc, plain text.
+fn is_prose(c: &Candidate) -> bool {
+    let ext = c.path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+    c.language == "markdown" || matches!(ext.as_str(), "md" | "rst" | "txt" | "adoc" | "org")
+}
+
+/// Release notes (CHANGELOG, HISTORY, NEWS, ...) restate every change in the words of its
+/// commit: they match a task's words without being where the task is done.
+fn is_release_notes(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    let stem = file.split('.').next().unwrap_or(&file);
+    matches!(stem, "changelog" | "changes" | "history" | "news" | "releases" | "release-notes" | "release_notes")
+}
+
+fn rerank(c: &Candidate, q: &Query, hints: &[&str], ctx: &Context, annotated: bool) -> f64 {
+    let mut s = 0.0;
+    if crate::source::chunk::is_code(&c.kind) {
+        s += 3.0;
+    }
+    if !c.name.is_empty() && names_the_chunk(&c.name, q) {
+        s += 6.0;
+    } else if c.parent.as_deref().is_some_and(|p| !p.is_empty() && names_the_chunk(p, q)) {
+        // A member of the type the query names: where that type's work is done.
+        s += 2.0;
+    }
+    s += PATH_WORD * path_words(&c.path, q).min(2) as f64;
+    if (!q.scope.is_empty() && in_scope(&c.path, &q.scope)) || names_the_file(&c.path, &q.files) {
+        s += SCOPE;
+    }
+    if !hints.is_empty() && hints.contains(&c.kind.as_str()) {
+        s += 2.0;
+    }
+    if ctx.focus.iter().any(|p| under(&c.path, p)) {
+        s += 5.0;
+    }
+    if ctx.visited.iter().any(|p| under(&c.path, p)) {
+        s -= 3.0;
+    }
+    if annotated {
+        s += 2.0;
+    }
+    s
+}
+
+/// Test code: in a test folder or file, a test function, or inside a test module.
+pub fn is_test(c: &Candidate) -> bool {
+    is_test_file(&c.path)
+        || c.name.starts_with("test_")
+        || c.name.starts_with("Test")
+        // Rust's `mod tests` / `mod test`.
+        || c.parent.as_deref().is_some_and(|p| p == "tests" || p == "test")
+}
+
+/// A test file: in a test folder, or named as one (`test_x.py`, `x_test.go`, `x.spec.ts`,
+/// `conftest.py`).
+pub fn is_test_file(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    path.split('/').any(|seg| matches!(seg, "test" | "tests" | "testing" | "__tests__" | "spec"))
+        || file.starts_with("test_")
+        || file.contains("_test.")
+        || file.contains(".test.")
+        || file.contains(".spec.")
+        || file == "conftest.py"
+}
+
+/// What each query word in a file's name (`persist` in `persist.ts`, `sse` in `sse.rs`,
+/// `completions` in `bash_completions.go`) adds to the file's chunks, for at most two words.
+const PATH_WORD: f64 = 0.5;
+
+/// How many of the query's words (of three letters or more) name the file: its stem or a
+/// part of it between `_`, `-` and `.`.
+fn path_words(path: &str, q: &Query) -> usize {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let stem = file.rsplit_once('.').map_or(file, |(s, _)| s);
+    q.words
+        .iter()
+        .filter(|w| w.len() >= 3)
+        .filter(|w| stem.eq_ignore_ascii_case(w) || stem.split(['_', '-', '.']).any(|p| p.eq_ignore_ascii_case(w)))
+        .count()
+}
+
+/// The path is in a commit subject's scope: a folder, the file's stem or a word of a
+/// compound stem is named by it (`read` → `read.c`, `jsonlines` → `json_lines.rs`,
+/// `devtool` → `devtools.ts`, `persist` → `persistAsync.test.tsx`).
+fn in_scope(path: &str, scope: &[String]) -> bool {
+    let named = |seg: &str| scope.iter().any(|w| same_word(seg, w));
+    let (folders, file) = path.rsplit_once('/').unwrap_or(("", path));
+    let stem = file.split('.').next().unwrap_or(file);
+    if folders.split('/').any(named) || named(stem) {
+        return true;
+    }
+    // Only a stem with word boundaries (`_`, `-`, an upper-case letter) has words to split:
+    // most stems have none, and this runs for every candidate of a scoped query.
+    (stem.contains(['_', '-']) || stem.contains(char::is_uppercase))
+        && crate::store::words::split_identifier(stem).iter().any(|w| named(w))
+}
+
+/// `seg` is the bare word `w` (lowercase letters and digits), or either is the other's
+/// plural. Compared without allocating: this runs for every candidate of a scoped query.
+fn same_word(seg: &str, w: &str) -> bool {
+    let bare = || query::bare_chars(seg);
+    let s = || std::iter::once('s');
+    bare().eq(w.chars()) || bare().eq(w.chars().chain(s())) || bare().chain(s()).eq(w.chars())
+}
+
+/// The query writes out the file's name (or the end of its path).
+fn names_the_file(path: &str, files: &[String]) -> bool {
+    files.iter().any(|f| {
+        let Some(cut) = path.len().checked_sub(f.len()) else { return false };
+        path.get(cut..).is_some_and(|end| end.eq_ignore_ascii_case(f)) && (cut == 0 || path.as_bytes()[cut - 1] == b'/')
+    })
+}
+
+/// The query is the chunk's name: one of its words, or all of them joined (`parse config`
+/// names `parse_config` and `parseconfig`).
+fn names_the_chunk(name: &str, q: &Query) -> bool {
+    if q.words.iter().skip(q.naming_from).any(|w| w.eq_ignore_ascii_case(name)) {
+        return true;
+    }
+    if q.idents.iter().any(|i| query::bare_identifier_chars(name).eq(i.chars())) {
+        return true;
+    }
+    // Compared lazily: this runs for every candidate of every query.
+    let plain = name.chars().filter(|c| *c != '_').map(|c| c.to_ascii_lowercase());
+    q.words.len() > 1 && q.words.iter().flat_map(|w| w.chars()).eq(plain)
+}
+
+/// `class X` asks for classes, `def x` / `fn x` / `func x` for functions.
+fn kind_hints(text: &str) -> Vec<&'static str> {
+    let mut hints = Vec::new();
+    for w in text.split_whitespace().map(str::to_lowercase) {
+        match w.as_str() {
+            "class" | "struct" | "type" | "interface" | "enum" | "trait" => {
+                hints.extend(["class", "struct", "type", "interface", "enum", "trait", "typedef"])
+            }
+            "def" | "fn" | "func" | "function" | "method" => hints.extend(["function", "method"]),
+            _ => {}
+        }
+    }
+    hints
+}
+
+/// `path` is `prefix` or inside it.
+pub fn under(path: &str, prefix: &str) -> bool {
+    let prefix = prefix.trim_end_matches('/');
+    prefix.is_empty() || path == prefix || path.strip_prefix(prefix).is_some_and(|r| r.starts_with('/'))
+}
+
+/// Notes that target this chunk: its file (or a folder above it), its symbol, or a line in it.
+pub fn notes_for(c: &Candidate, ctx: &Context) -> Vec<String> {
+    ctx.notes
+        .iter()
+        .filter(|(target, _)| {
+            if let Some((path, line)) = target.rsplit_once(':')
+                && let Ok(line) = line.parse::<u32>()
+            {
+                return path == c.path && (c.start_line..=c.end_line).contains(&line);
+            }
+            under(&c.path, target)
+                || (!c.name.is_empty() && (*target == c.name || target.ends_with(&format!(".{}", c.name))))
+        })
+        .map(|(_, note)| note.clone())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

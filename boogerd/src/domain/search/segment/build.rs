@@ -1,0 +1,342 @@
+//! Writing a segment: chunks in, the flat layout out (see the parent module).
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+use rust_stemmers::{Algorithm, Stemmer};
+
+use super::{HEADER, MAGIC, SECTIONS, Sec, TF_ESCAPE, each_token};
+use crate::source::chunk::KINDS;
+use crate::store::search::Candidate;
+use crate::store::words;
+
+/// One term's postings, encoded as they arrive (chunks come in doc order): about three
+/// bytes a posting while building, instead of eight.
+#[derive(Default)]
+struct List {
+    bytes: Vec<u8>,
+    count: u32,
+    last: u32,
+}
+
+impl List {
+    fn push(&mut self, doc: u32, tf: [u8; 4]) {
+        let mut gap = doc - self.last;
+        self.last = doc;
+        self.count += 1;
+        while gap >= 0x80 {
+            self.bytes.push((gap as u8 & 0x7F) | 0x80);
+            gap >>= 7;
+        }
+        self.bytes.push(gap as u8);
+        match tf_code(tf) {
+            Some(code) => self.bytes.push(code),
+            None => {
+                self.bytes.push(TF_ESCAPE);
+                self.bytes.extend_from_slice(&tf);
+            }
+        }
+    }
+}
+
+/// Strings end to end, with where each ends.
+#[derive(Default)]
+struct Strings {
+    text: String,
+    ends: Vec<u32>,
+}
+
+impl Strings {
+    fn push(&mut self, s: &str) {
+        self.text.push_str(s);
+        self.ends.push(self.text.len().min(u32::MAX as usize) as u32);
+    }
+}
+
+/// Accumulates chunks (grouped by file, files in path order) and writes a segment.
+pub struct Builder {
+    stemmer: Stemmer,
+    /// Raw token → term id, so a token is stemmed once per build.
+    raw: HashMap<String, u32>,
+    /// Stem → term id (distinct raw tokens can share a stem); ids index `lists`.
+    stems: HashMap<String, u32>,
+    doc_tf: HashMap<u32, [u8; 4]>,
+    lists: Vec<List>,
+    ids: Vec<i64>,
+    lens: Vec<u32>,
+    kinds: Vec<u8>,
+    files: Vec<u32>,
+    lines: Vec<(u32, u32)>,
+    bytes: Vec<u32>,
+    /// Names and parents of every chunk, one string each with its ends (no per-chunk heap
+    /// allocation: a large project has hundreds of thousands).
+    names: Strings,
+    parents: Strings,
+    paths: Vec<String>,
+    file_langs: Vec<u8>,
+    file_first: Vec<u32>,
+    langs: Vec<String>,
+    hashes: Vec<String>,
+    file_min_id: Vec<i64>,
+    /// The token being looked up, reused (see [`each_token`]).
+    token: String,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Self {
+            stemmer: Stemmer::create(Algorithm::English),
+            raw: HashMap::new(),
+            stems: HashMap::new(),
+            doc_tf: HashMap::new(),
+            lists: Vec::new(),
+            ids: Vec::new(),
+            lens: Vec::new(),
+            kinds: Vec::new(),
+            files: Vec::new(),
+            lines: Vec::new(),
+            bytes: Vec::new(),
+            names: Strings::default(),
+            parents: Strings::default(),
+            paths: Vec::new(),
+            file_langs: Vec::new(),
+            file_first: Vec::new(),
+            langs: Vec::new(),
+            hashes: Vec::new(),
+            file_min_id: Vec::new(),
+            token: String::new(),
+        }
+    }
+}
+
+impl Builder {
+    /// Adds one chunk; `hash` is its file's content hash ("" in a delta, which is never
+    /// compared with the store). Chunks of a file come together.
+    pub fn add(&mut self, c: &Candidate, content: &str, hash: &str) {
+        if self.paths.last() != Some(&c.path) {
+            let lang = match self.langs.iter().position(|l| *l == c.language) {
+                Some(i) => i,
+                None => {
+                    self.langs.push(c.language.clone());
+                    self.langs.len() - 1
+                }
+            };
+            self.paths.push(c.path.clone());
+            self.file_langs.push(lang.min(255) as u8);
+            self.file_first.push(self.ids.len() as u32);
+            self.hashes.push(hash.to_owned());
+            self.file_min_id.push(c.id);
+        }
+        let f = self.paths.len() - 1;
+        self.file_min_id[f] = self.file_min_id[f].min(c.id);
+        let doc = self.ids.len() as u32;
+        self.doc_tf.clear();
+        let mut len = 0u32;
+        let word_col = words::words_for(&c.name, content);
+        let mut buf = std::mem::take(&mut self.token);
+        for (col, text) in [c.name.as_str(), content, word_col.as_str(), c.path.as_str()].into_iter().enumerate() {
+            each_token(text, &mut buf, |tok| {
+                let tid = match self.raw.get(tok) {
+                    Some(t) => *t,
+                    None => {
+                        let stem = self.stemmer.stem(tok).into_owned();
+                        let next = self.lists.len() as u32;
+                        let t = *self.stems.entry(stem).or_insert(next);
+                        if t == next {
+                            self.lists.push(List::default());
+                        }
+                        self.raw.insert(tok.to_owned(), t);
+                        t
+                    }
+                };
+                let tf = self.doc_tf.entry(tid).or_insert([0; 4]);
+                tf[col] = tf[col].saturating_add(1);
+                len += 1;
+            });
+        }
+        self.token = buf;
+        for (&tid, &tf) in &self.doc_tf {
+            self.lists[tid as usize].push(doc, tf);
+        }
+        self.ids.push(c.id);
+        self.lens.push(len);
+        self.kinds.push(kind_ordinal(&c.kind));
+        self.files.push(self.paths.len() as u32 - 1);
+        self.lines.push((c.start_line, c.end_line));
+        self.bytes.push(c.bytes.min(u32::MAX as usize) as u32);
+        self.names.push(&c.name);
+        self.parents.push(c.parent.as_deref().unwrap_or_default());
+    }
+
+    /// What the builder holds, for the log: distinct raw tokens, terms (stems), postings
+    /// bytes and their capacity, chunks.
+    pub fn held(&self) -> [usize; 5] {
+        let bytes = self.lists.iter().map(|l| l.bytes.len()).sum();
+        let capacity = self.lists.iter().map(|l| l.bytes.capacity()).sum();
+        [self.raw.len(), self.stems.len(), bytes, capacity, self.ids.len()]
+    }
+
+    /// Writes the segment for `generation` to `out`.
+    pub fn write(mut self, generation: u64, out: &mut impl Write) -> io::Result<()> {
+        // Each file's key, as `Store::chunk_keys` gives it (empty without a content hash).
+        let n_docs = self.ids.len() as u32;
+        for (f, hash) in self.hashes.iter_mut().enumerate() {
+            if !hash.is_empty() {
+                let end = self.file_first.get(f + 1).copied().unwrap_or(n_docs);
+                *hash = format!("{hash}:{}:{}", self.file_min_id[f], end - self.file_first[f]);
+            }
+        }
+        // Terms sorted, for binary search; `order` holds their ids in that order.
+        let mut sorted_terms: Vec<(&str, u32)> = self.stems.iter().map(|(s, &t)| (s.as_str(), t)).collect();
+        sorted_terms.sort_unstable();
+        let order: Vec<u32> = sorted_terms.iter().map(|&(_, t)| t).collect();
+        let n_terms = order.len();
+        let n_postings: u64 = self.lists.iter().map(|l| u64::from(l.count)).sum();
+        let postings_bytes = self.lists.iter().map(|l| l.bytes.len()).sum::<usize>();
+        let total_len: u64 = self.lens.iter().map(|&l| u64::from(l)).sum();
+        let (n, nf) = (self.ids.len(), self.paths.len());
+        let strings = |v: &[String]| v.iter().map(String::len).sum::<usize>();
+        let lens = [
+            4 * (n_terms + 1),
+            sorted_terms.iter().map(|(s, _)| s.len()).sum(),
+            8 * (n_terms + 1),
+            4 * n_terms,
+            postings_bytes,
+            8 * n,
+            4 * n,
+            n,
+            4 * n,
+            8 * n,
+            4 * n,
+            4 * (n + 1),
+            self.names.text.len(),
+            4 * (n + 1),
+            self.parents.text.len(),
+            4 * (nf + 1),
+            strings(&self.paths),
+            nf,
+            4 * (nf + 1),
+            4 * (nf + 1),
+            strings(&self.hashes),
+            4 * (self.langs.len() + 1),
+            strings(&self.langs),
+        ];
+        let mut table = Vec::with_capacity(SECTIONS);
+        let mut at = align(HEADER + 16 * SECTIONS);
+        for len in lens {
+            table.push((at as u64, len as u64));
+            at = align(at + len);
+        }
+        let mut w = Padded { out, at: 0 };
+        w.put(MAGIC)?;
+        w.put(&generation.to_le_bytes())?;
+        for count in [n, nf, n_terms, self.langs.len()] {
+            w.put(&(count as u32).to_le_bytes())?;
+        }
+        w.put(&total_len.to_le_bytes())?;
+        w.put(&n_postings.to_le_bytes())?;
+        for (off, len) in &table {
+            w.put(&off.to_le_bytes())?;
+            w.put(&len.to_le_bytes())?;
+        }
+        w.section(table[Sec::TermOff as usize].0, |w| w.offsets(sorted_terms.iter().map(|(t, _)| t.len())))?;
+        w.section(table[Sec::TermBytes as usize].0, |w| {
+            sorted_terms.iter().try_for_each(|(t, _)| w.put(t.as_bytes()))
+        })?;
+        w.section(table[Sec::ListOff as usize].0, |w| {
+            let mut off = 0u64;
+            w.put(&off.to_le_bytes())?;
+            for &t in &order {
+                off += self.lists[t as usize].bytes.len() as u64;
+                w.put(&off.to_le_bytes())?;
+            }
+            Ok(())
+        })?;
+        w.section(table[Sec::ListLen as usize].0, |w| {
+            order.iter().try_for_each(|&t| w.put(&self.lists[t as usize].count.to_le_bytes()))
+        })?;
+        w.section(table[Sec::Postings as usize].0, |w| {
+            order.iter().try_for_each(|&t| w.put(&self.lists[t as usize].bytes))
+        })?;
+        w.section(table[Sec::DocId as usize].0, |w| self.ids.iter().try_for_each(|v| w.put(&v.to_le_bytes())))?;
+        w.section(table[Sec::DocLen as usize].0, |w| self.lens.iter().try_for_each(|v| w.put(&v.to_le_bytes())))?;
+        w.section(table[Sec::DocKind as usize].0, |w| w.put(&self.kinds))?;
+        w.section(table[Sec::DocFile as usize].0, |w| self.files.iter().try_for_each(|v| w.put(&v.to_le_bytes())))?;
+        w.section(table[Sec::DocLines as usize].0, |w| {
+            self.lines.iter().try_for_each(|(a, b)| w.put(&a.to_le_bytes()).and_then(|()| w.put(&b.to_le_bytes())))
+        })?;
+        w.section(table[Sec::DocBytes as usize].0, |w| self.bytes.iter().try_for_each(|v| w.put(&v.to_le_bytes())))?;
+        for (off_sec, bytes_sec, list) in
+            [(Sec::NameOff, Sec::NameBytes, &self.names), (Sec::ParentOff, Sec::ParentBytes, &self.parents)]
+        {
+            w.section(table[off_sec as usize].0, |w| {
+                std::iter::once(&0).chain(&list.ends).try_for_each(|v| w.put(&v.to_le_bytes()))
+            })?;
+            w.section(table[bytes_sec as usize].0, |w| w.put(list.text.as_bytes()))?;
+        }
+        w.section(table[Sec::PathOff as usize].0, |w| w.offsets(self.paths.iter().map(String::len)))?;
+        w.section(table[Sec::PathBytes as usize].0, |w| self.paths.iter().try_for_each(|s| w.put(s.as_bytes())))?;
+        w.section(table[Sec::FileLang as usize].0, |w| w.put(&self.file_langs))?;
+        w.section(table[Sec::FileFirstDoc as usize].0, |w| {
+            self.file_first.iter().chain(std::iter::once(&(n as u32))).try_for_each(|v| w.put(&v.to_le_bytes()))
+        })?;
+        w.section(table[Sec::HashOff as usize].0, |w| w.offsets(self.hashes.iter().map(String::len)))?;
+        w.section(table[Sec::HashBytes as usize].0, |w| self.hashes.iter().try_for_each(|s| w.put(s.as_bytes())))?;
+        w.section(table[Sec::LangOff as usize].0, |w| w.offsets(self.langs.iter().map(String::len)))?;
+        w.section(table[Sec::LangBytes as usize].0, |w| self.langs.iter().try_for_each(|s| w.put(s.as_bytes())))?;
+        w.pad_to(at)
+    }
+}
+
+fn tf_code(tf: [u8; 4]) -> Option<u8> {
+    let code = tf.iter().enumerate().try_fold(0u8, |acc, (i, &c)| (c <= 3).then_some(acc | (c << (2 * i))))?;
+    (code != TF_ESCAPE).then_some(code)
+}
+
+fn align(at: usize) -> usize {
+    at.div_ceil(8) * 8
+}
+
+/// A writer that knows its position, so sections start where the table says.
+struct Padded<'a, W: Write> {
+    out: &'a mut W,
+    at: usize,
+}
+
+impl<W: Write> Padded<'_, W> {
+    fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.at += bytes.len();
+        self.out.write_all(bytes)
+    }
+
+    fn pad_to(&mut self, at: usize) -> io::Result<()> {
+        let zeros = [0u8; 8];
+        while self.at < at {
+            let n = (at - self.at).min(8);
+            self.put(&zeros[..n])?;
+        }
+        Ok(())
+    }
+
+    fn section(&mut self, at: u64, body: impl FnOnce(&mut Self) -> io::Result<()>) -> io::Result<()> {
+        self.pad_to(at as usize)?;
+        body(self)
+    }
+
+    /// `0, l0, l0 + l1, …`: u32 offsets of consecutive strings.
+    fn offsets(&mut self, lens: impl Iterator<Item = usize>) -> io::Result<()> {
+        let mut off = 0u32;
+        self.put(&off.to_le_bytes())?;
+        for l in lens {
+            off = off.saturating_add(l as u32);
+            self.put(&off.to_le_bytes())?;
+        }
+        Ok(())
+    }
+}
+
+/// A kind's position in [`KINDS`] (an unknown one is stored as `raw`).
+fn kind_ordinal(kind: &str) -> u8 {
+    let at = |k: &str| KINDS.iter().position(|x| *x == k);
+    at(kind).or_else(|| at("raw")).unwrap_or(0) as u8
+}

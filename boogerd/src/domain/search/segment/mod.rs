@@ -1,0 +1,353 @@
+//! One immutable segment of the ranking index: sorted terms, their postings, and per chunk
+//! and per file what ranking and re-ranking read, laid out in one flat byte buffer.
+//!
+//! The same bytes are a file the daemon memory-maps (a project's base segment, written once
+//! per rebuild) or a small heap buffer (the delta of files changed since). Mapped, an idle
+//! project's index costs no heap and its pages are the OS's to evict; a released project
+//! comes back by mapping the file again. Nothing is parsed at open: readers index into the
+//! buffer, so every read is bounds-checked and a damaged file gives empty strings or is
+//! refused at open, never undefined behaviour.
+//!
+//! Layout (little endian): a header (magic, content generation, counts) and a table of
+//! sections, each 8-byte aligned: term offsets and bytes (sorted), per term the byte offset
+//! and length of its postings, and the postings (per chunk that has the term: the gap from
+//! the previous chunk as a varint, then its four saturating term counts, name, content,
+//! words and path, in one byte of 2-bit counts, or 0xFF and four bytes), per chunk
+//! id, length, kind, file, lines, size, name and parent, per file its path (sorted),
+//! language, content hash and first chunk.
+
+mod build;
+#[cfg(test)]
+mod tests;
+
+use std::io;
+use std::path::Path;
+
+use crate::source::chunk::KINDS;
+use crate::store::search::Candidate;
+
+pub use build::Builder;
+
+pub(super) const MAGIC: &[u8; 8] = b"BGRANK02";
+pub(super) const HEADER: usize = 8 + 8 + 4 * 4 + 8 + 8;
+
+/// The sections, in file order.
+#[derive(Clone, Copy)]
+pub(super) enum Sec {
+    TermOff,
+    TermBytes,
+    ListOff,
+    ListLen,
+    Postings,
+    DocId,
+    DocLen,
+    DocKind,
+    DocFile,
+    DocLines,
+    DocBytes,
+    NameOff,
+    NameBytes,
+    ParentOff,
+    ParentBytes,
+    PathOff,
+    PathBytes,
+    FileLang,
+    FileFirstDoc,
+    HashOff,
+    HashBytes,
+    LangOff,
+    LangBytes,
+}
+pub(super) const SECTIONS: usize = 23;
+
+/// Splits text into lowercase alphanumeric tokens (before stemming).
+pub fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty()).map(str::to_lowercase)
+}
+
+/// The same tokens as [`tokens`], each lent to `f` from one reused buffer: building a
+/// segment sees a hundred million of them, and a string each made the heap grow in holes.
+pub fn each_token(text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
+    for t in text.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty()) {
+        if t.is_ascii() {
+            buf.clear();
+            buf.extend(t.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+            f(buf);
+        } else {
+            // Full Unicode lowercasing depends on context (a final sigma): as `tokens` does.
+            f(&t.to_lowercase());
+        }
+    }
+}
+
+/// One byte of four 2-bit counts, or this escape and the four counts in full.
+pub(super) const TF_ESCAPE: u8 = 0xFF;
+
+/// Decodes a term's postings; a damaged list ends early instead of reading past its bytes.
+#[derive(Clone)]
+pub struct PostingIter<'a> {
+    bytes: &'a [u8],
+    doc: u32,
+    left: usize,
+}
+
+impl Iterator for PostingIter<'_> {
+    type Item = (u32, [u8; 4]);
+
+    fn next(&mut self) -> Option<(u32, [u8; 4])> {
+        if self.left == 0 {
+            return None;
+        }
+        let mut gap = 0u32;
+        let mut shift = 0;
+        loop {
+            let (&b, rest) = self.bytes.split_first().or_else(|| {
+                self.left = 0;
+                None
+            })?;
+            self.bytes = rest;
+            gap |= u32::from(b & 0x7F).checked_shl(shift).unwrap_or(0);
+            shift += 7;
+            if b < 0x80 {
+                break;
+            }
+        }
+        let (&code, rest) = self.bytes.split_first()?;
+        self.bytes = rest;
+        let tf = if code == TF_ESCAPE {
+            let Some((tf, rest)) = self.bytes.split_first_chunk::<4>() else {
+                self.left = 0;
+                return None;
+            };
+            self.bytes = rest;
+            *tf
+        } else {
+            [code & 3, (code >> 2) & 3, (code >> 4) & 3, code >> 6]
+        };
+        self.doc = self.doc.wrapping_add(gap);
+        self.left -= 1;
+        Some((self.doc, tf))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for PostingIter<'_> {}
+
+/// Where a segment's bytes are.
+enum Bytes {
+    Mapped(memmap2::Mmap),
+    Heap(Vec<u8>),
+}
+
+/// A segment opened for reading.
+pub struct Segment {
+    bytes: Bytes,
+    pub generation: u64,
+    pub docs: u32,
+    pub files: u32,
+    terms: u32,
+    langs: u32,
+    pub total_len: u64,
+    sections: [(usize, usize); SECTIONS],
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("ranking segment {0}")]
+pub struct Damaged(String);
+
+impl Segment {
+    /// Maps the segment file at `path`.
+    pub fn map(path: &Path) -> io::Result<Segment> {
+        let file = std::fs::File::open(path)?;
+        // SAFETY: the daemon writes segment files once, to a temporary name, and renames them
+        // into place; nothing writes to a segment after that, so the mapping does not change
+        // under us (a file replaced by rename keeps its old inode while mapped).
+        let map = unsafe { memmap2::Mmap::map(&file)? };
+        Self::parse(Bytes::Mapped(map)).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+    }
+
+    /// A segment held in memory (the delta).
+    pub fn from_vec(bytes: Vec<u8>) -> Result<Segment, Damaged> {
+        Self::parse(Bytes::Heap(bytes))
+    }
+
+    fn parse(bytes: Bytes) -> Result<Segment, Damaged> {
+        let b: &[u8] = match &bytes {
+            Bytes::Mapped(m) => m,
+            Bytes::Heap(v) => v,
+        };
+        if b.len() < HEADER + 16 * SECTIONS || &b[..8] != MAGIC {
+            return Err(Damaged("has no valid header".into()));
+        }
+        let u32_at = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"));
+        let u64_at = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
+        let mut sections = [(0usize, 0usize); SECTIONS];
+        for (i, s) in sections.iter_mut().enumerate() {
+            let (off, len) = (u64_at(HEADER + 16 * i) as usize, u64_at(HEADER + 16 * i + 8) as usize);
+            if off.checked_add(len).is_none_or(|end| end > b.len()) {
+                return Err(Damaged(format!("section {i} is out of bounds")));
+            }
+            *s = (off, len);
+        }
+        let seg = Segment {
+            generation: u64_at(8),
+            docs: u32_at(16),
+            files: u32_at(20),
+            terms: u32_at(24),
+            langs: u32_at(28),
+            total_len: u64_at(32),
+            sections,
+            bytes: Bytes::Heap(Vec::new()),
+        };
+        let (n, nf, nt) = (seg.docs as usize, seg.files as usize, seg.terms as usize);
+        let expect = [
+            (Sec::TermOff, 4 * (nt + 1)),
+            (Sec::ListOff, 8 * (nt + 1)),
+            (Sec::ListLen, 4 * nt),
+            (Sec::DocId, 8 * n),
+            (Sec::DocLen, 4 * n),
+            (Sec::DocKind, n),
+            (Sec::DocFile, 4 * n),
+            (Sec::DocLines, 8 * n),
+            (Sec::DocBytes, 4 * n),
+            (Sec::NameOff, 4 * (n + 1)),
+            (Sec::ParentOff, 4 * (n + 1)),
+            (Sec::PathOff, 4 * (nf + 1)),
+            (Sec::FileLang, nf),
+            (Sec::FileFirstDoc, 4 * (nf + 1)),
+            (Sec::HashOff, 4 * (nf + 1)),
+            (Sec::LangOff, 4 * (seg.langs as usize + 1)),
+        ];
+        if let Some((s, _)) = expect.iter().find(|(s, len)| seg.sections[*s as usize].1 != *len) {
+            return Err(Damaged(format!("section {} has the wrong size", *s as usize)));
+        }
+        Ok(Segment { bytes, ..seg })
+    }
+
+    fn raw(&self) -> &[u8] {
+        match &self.bytes {
+            Bytes::Mapped(m) => m,
+            Bytes::Heap(v) => v,
+        }
+    }
+
+    fn sec(&self, s: Sec) -> &[u8] {
+        let (off, len) = self.sections[s as usize];
+        &self.raw()[off..off + len]
+    }
+
+    fn u32_in(&self, s: Sec, i: usize) -> u32 {
+        self.sec(s).get(4 * i..4 * i + 4).map_or(0, |b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
+    }
+
+    fn u64_in(&self, s: Sec, i: usize) -> u64 {
+        self.sec(s).get(8 * i..8 * i + 8).map_or(0, |b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+    }
+
+    /// The `i`-th of the strings in `bytes` delimited by `offsets`.
+    fn string(&self, offsets: Sec, bytes: Sec, i: usize) -> &str {
+        let (a, b) = (self.u32_in(offsets, i) as usize, self.u32_in(offsets, i + 1) as usize);
+        self.sec(bytes).get(a..b).and_then(|s| std::str::from_utf8(s).ok()).unwrap_or("")
+    }
+
+    /// Heap bytes held (a mapped segment's pages belong to the OS's page cache).
+    pub fn heap_bytes(&self) -> usize {
+        match &self.bytes {
+            Bytes::Mapped(_) => 0,
+            Bytes::Heap(v) => v.capacity(),
+        }
+    }
+
+    /// The postings of `term` (a stem): (doc, counts per column), in doc order.
+    pub fn postings(&self, term: &str) -> PostingIter<'_> {
+        let Some(t) = self.find_term(term) else { return PostingIter { bytes: &[], doc: 0, left: 0 } };
+        let (a, b) = (self.u64_in(Sec::ListOff, t) as usize, self.u64_in(Sec::ListOff, t + 1) as usize);
+        let bytes = self.sec(Sec::Postings).get(a..b).unwrap_or(&[]);
+        PostingIter { bytes, doc: 0, left: self.u32_in(Sec::ListLen, t) as usize }
+    }
+
+    fn find_term(&self, term: &str) -> Option<usize> {
+        let (mut lo, mut hi) = (0usize, self.terms as usize);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match self.string(Sec::TermOff, Sec::TermBytes, mid).cmp(term) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid),
+            }
+        }
+        None
+    }
+
+    pub fn doc_id(&self, d: u32) -> i64 {
+        self.u64_in(Sec::DocId, d as usize) as i64
+    }
+
+    pub fn doc_len(&self, d: u32) -> u32 {
+        self.u32_in(Sec::DocLen, d as usize)
+    }
+
+    pub fn doc_kind(&self, d: u32) -> u8 {
+        self.sec(Sec::DocKind).get(d as usize).copied().unwrap_or(u8::MAX)
+    }
+
+    pub fn doc_file(&self, d: u32) -> u32 {
+        self.u32_in(Sec::DocFile, d as usize)
+    }
+
+    /// The chunk as re-ranking sees it (no signature: that is read with the page shown).
+    pub fn candidate(&self, d: u32, score: f64) -> Candidate {
+        let i = d as usize;
+        let file = self.doc_file(d) as usize;
+        let parent = self.string(Sec::ParentOff, Sec::ParentBytes, i);
+        Candidate {
+            id: self.doc_id(d),
+            path: self.path(file).to_owned(),
+            language: self.language(file).to_owned(),
+            kind: KINDS.get(self.doc_kind(d) as usize).copied().unwrap_or("raw").to_owned(),
+            name: self.string(Sec::NameOff, Sec::NameBytes, i).to_owned(),
+            signature: String::new(),
+            parent: (!parent.is_empty()).then(|| parent.to_owned()),
+            start_line: self.u32_in(Sec::DocLines, 2 * i),
+            end_line: self.u32_in(Sec::DocLines, 2 * i + 1),
+            bytes: self.u32_in(Sec::DocBytes, i) as usize,
+            bm25: -score,
+        }
+    }
+
+    pub fn path(&self, f: usize) -> &str {
+        self.string(Sec::PathOff, Sec::PathBytes, f)
+    }
+
+    pub fn language(&self, f: usize) -> &str {
+        let lang = self.sec(Sec::FileLang).get(f).copied().unwrap_or(0) as usize;
+        self.string(Sec::LangOff, Sec::LangBytes, lang)
+    }
+
+    /// The file's chunk key (see `Store::chunk_keys`).
+    pub fn key(&self, f: usize) -> &str {
+        self.string(Sec::HashOff, Sec::HashBytes, f)
+    }
+
+    /// The chunks of file `f`: a range of docs.
+    pub fn file_docs(&self, f: usize) -> std::ops::Range<u32> {
+        self.u32_in(Sec::FileFirstDoc, f)..self.u32_in(Sec::FileFirstDoc, f + 1)
+    }
+
+    /// The file with this path (paths are sorted).
+    pub fn find_file(&self, path: &str) -> Option<usize> {
+        let (mut lo, mut hi) = (0usize, self.files as usize);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match self.path(mid).cmp(path) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid),
+            }
+        }
+        None
+    }
+}

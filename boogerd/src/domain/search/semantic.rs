@@ -1,0 +1,142 @@
+//! Semantic search and its fusion with lexical search.
+//!
+//! Semantic hits are the chunks nearest the query's vector (exact cosine over the project's
+//! vectors); hybrid search fuses the lexical and semantic rankings, by Reciprocal Rank Fusion
+//! (each list contributes `weight / (k + rank)`) or by the seeds' alpha blend of scores
+//! normalised to [0, 1] (`alpha` × lexical + (1 − `alpha`) × semantic).
+//!
+//! The semantic list's RRF weight defaults to 0.3 against lexical's 1: alone, the static
+//! tier's ranking is weaker than the lexical one (BENCHMARKS.md), so it should reorder and
+//! add, not outvote; with equal weights hybrid lost R@10 and SymHit@10 to lexical search.
+
+use std::collections::HashMap;
+
+use super::Hit;
+use crate::domain::embed::vectors::VectorIndex;
+use crate::store::search::Filters;
+use crate::store::{Store, StoreError};
+
+/// Nearest chunks fetched when filters apply (they drop some); without filters, just those
+/// needed.
+const NEAREST_FILTERED: usize = 400;
+
+/// The chunks nearest the query's vector `v`, best first, scored by cosine. A zero vector
+/// (no word of the query known to the model) matches nothing.
+pub fn search(
+    store: &Store,
+    index: &VectorIndex,
+    v: &[f32],
+    filters: &Filters,
+    need: usize,
+) -> Result<Vec<Hit>, StoreError> {
+    if v.iter().all(|x| *x == 0.0) {
+        return Ok(Vec::new());
+    }
+    let filtered = filters.language.is_some() || filters.kind.is_some() || filters.path.is_some();
+    // Twice what is needed, so an answer can say there is more.
+    let depth = if filtered { NEAREST_FILTERED.max(need * 2) } else { need * 2 };
+    let nearest: Vec<(i64, f64)> = index.top(store, v, depth)?.into_iter().map(|(id, s)| (id, s as f64)).collect();
+    let found = store.candidates_in(&nearest, filters)?;
+    Ok(found.into_iter().map(|c| Hit { score: c.bm25, chunk: c, notes: Vec::new() }).collect())
+}
+
+/// How two rankings become one.
+#[derive(Debug, Clone, Copy)]
+pub enum Fusion {
+    /// Reciprocal Rank Fusion with constant `k`; the semantic list counts `semantic_weight`
+    /// times the lexical one.
+    Rrf { k: f64, semantic_weight: f64 },
+    /// `alpha` × lexical + (1 − `alpha`) × semantic, each score scaled to [0, 1].
+    Alpha { alpha: f64 },
+}
+
+/// Fuses the rankings; a chunk in both lists is one hit (with the lexical hit's notes).
+pub fn fuse(lexical: Vec<Hit>, semantic: Vec<Hit>, fusion: Fusion) -> Vec<Hit> {
+    let mut fused: HashMap<i64, (Hit, f64)> = HashMap::new();
+    let mut add = |hits: Vec<Hit>, score: &dyn Fn(usize, &Hit) -> f64| {
+        for (rank, hit) in hits.into_iter().enumerate() {
+            let s = score(rank, &hit);
+            fused.entry(hit.chunk.id).and_modify(|(_, total)| *total += s).or_insert((hit, s));
+        }
+    };
+    match fusion {
+        Fusion::Rrf { k, semantic_weight } => {
+            add(lexical, &|rank, _| 1.0 / (k + rank as f64 + 1.0));
+            add(semantic, &|rank, _| semantic_weight / (k + rank as f64 + 1.0));
+        }
+        Fusion::Alpha { alpha } => {
+            let scaled = |hits: &[Hit]| {
+                let (lo, hi) = hits.iter().fold((f64::MAX, f64::MIN), |(lo, hi), h| (lo.min(h.score), hi.max(h.score)));
+                move |h: &Hit| if hi > lo { (h.score - lo) / (hi - lo) } else { 1.0 }
+            };
+            let lex = scaled(&lexical);
+            let sem = scaled(&semantic);
+            add(lexical, &|_, h| alpha * lex(h));
+            add(semantic, &|_, h| (1.0 - alpha) * sem(h));
+        }
+    }
+    let mut hits: Vec<Hit> = fused
+        .into_values()
+        .map(|(mut h, s)| {
+            h.score = s;
+            h
+        })
+        .collect();
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.chunk.id.cmp(&b.chunk.id)));
+    hits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::search::Candidate;
+
+    fn hit(id: i64, score: f64) -> Hit {
+        let chunk = Candidate {
+            id,
+            path: format!("f{id}.py"),
+            language: "python".into(),
+            kind: "function".into(),
+            name: format!("f{id}"),
+            signature: String::new(),
+            parent: None,
+            start_line: 1,
+            end_line: 2,
+            bytes: 10,
+            bm25: 0.0,
+        };
+        Hit { chunk, score, notes: Vec::new() }
+    }
+
+    fn ids(h: &[Hit]) -> Vec<i64> {
+        h.iter().map(|h| h.chunk.id).collect()
+    }
+
+    #[test]
+    fn rrf_rewards_agreement_and_keeps_everything() {
+        let lexical = vec![hit(1, 30.0), hit(2, 20.0), hit(3, 10.0)];
+        let semantic = vec![hit(3, 0.9), hit(4, 0.8), hit(1, 0.7)];
+        let fused = fuse(lexical, semantic, Fusion::Rrf { k: 60.0, semantic_weight: 1.0 });
+        assert_eq!(ids(&fused), [1, 3, 2, 4]);
+        assert!((fused[0].score - (1.0 / 61.0 + 1.0 / 63.0)).abs() < 1e-12);
+        // A lighter semantic list adds without outvoting: its first hit no longer passes the
+        // lexical second.
+        let (lexical, semantic) = (vec![hit(1, 3.0), hit(2, 2.0)], vec![hit(3, 0.9), hit(1, 0.8)]);
+        let even = fuse(lexical.clone(), semantic.clone(), Fusion::Rrf { k: 60.0, semantic_weight: 1.0 });
+        assert_eq!(ids(&even), [1, 3, 2]);
+        let light = fuse(lexical, semantic, Fusion::Rrf { k: 60.0, semantic_weight: 0.3 });
+        assert_eq!(ids(&light), [1, 2, 3]);
+    }
+
+    #[test]
+    fn alpha_blends_normalised_scores() {
+        let lexical = vec![hit(1, 30.0), hit(2, 10.0)];
+        let semantic = vec![hit(2, 0.9), hit(3, 0.5)];
+        // alpha 1: lexical order; alpha 0: semantic order.
+        assert_eq!(ids(&fuse(lexical.clone(), semantic.clone(), Fusion::Alpha { alpha: 1.0 }))[0], 1);
+        assert_eq!(ids(&fuse(lexical.clone(), semantic.clone(), Fusion::Alpha { alpha: 0.0 }))[0], 2);
+        let f = fuse(lexical, semantic, Fusion::Alpha { alpha: 0.7 });
+        assert_eq!(ids(&f), [1, 2, 3]);
+        assert!((f[0].score - 0.7).abs() < 1e-12 && (f[1].score - 0.3).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,95 @@
+//! What a word of a query or passage is: an English filler word, or an identifier of
+//! several words. Both the query parser and the passage reader ask; neither owns the answer.
+
+const STOPWORDS: &[&str] = &[
+    "a",
+    "an",
+    "and",
+    "the",
+    "of",
+    "to",
+    "in",
+    "for",
+    "on",
+    "by",
+    "with",
+    "from",
+    "into",
+    "is",
+    "are",
+    "be",
+    "it",
+    "its",
+    "this",
+    "that",
+    "or",
+    "as",
+    "at",
+    "how",
+    "where",
+    "what",
+    "which",
+    "when",
+    "does",
+    "do",
+    "find",
+    "get",
+    "use",
+    "using",
+    "one",
+    "all",
+    "any",
+    "each",
+    "there",
+    "their",
+    "them",
+    "via",
+    "after",
+    "before",
+    "over",
+    "who",
+    "whom",
+    "was",
+    "were",
+    "has",
+    "have",
+    "had",
+    "not",
+    "no",
+    "but",
+    "if",
+    "then",
+    "than",
+    "so",
+    "can",
+    "should",
+    "would",
+    "will",
+    "my",
+    "our",
+    "your",
+    "i",
+    "we",
+    "you",
+    "code",
+    "function",
+    "method",
+    "def",
+    "class",
+    "definition",
+    "defined",
+    "implementation",
+];
+
+/// An English filler word, dropped from queries and passages.
+pub fn is_stopword(w: &str) -> bool {
+    STOPWORDS.contains(&w)
+}
+
+/// An identifier of several words: `snake_case` or `camelCase` / `PascalCase` (an upper-case
+/// letter after a lower-case one).
+pub fn is_compound(w: &str) -> bool {
+    let inner_underscore = w.trim_matches('_').contains('_');
+    let camel = w.as_bytes().windows(2).any(|p| p[0].is_ascii_lowercase() && p[1].is_ascii_uppercase());
+    (inner_underscore || camel) && w.chars().any(char::is_alphabetic)
+}

@@ -1,0 +1,159 @@
+//! The daemon's shared state: what every connection and background thread reaches.
+
+use std::future::Future;
+use std::sync::{Arc, RwLock};
+use std::time::Instant;
+
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use super::Config;
+use crate::engine::project::Projects;
+use crate::engine::registry::Registry;
+
+/// What clients learn about the HTTP face (`daemon/status`), once it is served.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct HttpFacts {
+    pub url: String,
+    pub token_file: std::path::PathBuf,
+}
+
+/// Everything the daemon holds in memory, shared by all connections.
+pub struct Daemon {
+    pub config: Config,
+    pub started: Instant,
+    pub started_at: String,
+    pub registry: RwLock<Registry>,
+    pub projects: Arc<Projects>,
+    pub watcher: Arc<crate::engine::watch::Watcher>,
+    /// Where HTTP is served, once it is (or why not).
+    pub http: std::sync::OnceLock<Result<HttpFacts, String>>,
+    stop: watch::Sender<bool>,
+    /// Itself, for work a handler hands to a thread of its own (`eval`).
+    me: std::sync::Weak<Daemon>,
+}
+
+impl Daemon {
+    pub fn new(config: Config) -> Arc<Self> {
+        let registry = Registry::load(&config.registry_file());
+        let defaults = crate::engine::index::Options { full: false, max_file_bytes: config.max_file_bytes };
+        let embedding = if config.embed {
+            match crate::domain::embed::provider::open(&config.embedder, &config.data_dir) {
+                Ok(tiers) => Some(crate::engine::project::Embedding::start(tiers)),
+                Err(e) => {
+                    tracing::error!(error = %e, "embeddings are off");
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let projects = Arc::new(Projects::new(config.data_dir.clone(), defaults, embedding));
+        for p in registry.projects().iter().filter(|p| p.in_repo) {
+            projects.set_in_repo(&p.root, true);
+        }
+        let watcher =
+            crate::engine::watch::Watcher::new(defaults, config.max_watches, config.watch_timing, config.watch);
+        Arc::new_cyclic(|me| Self {
+            me: me.clone(),
+            config,
+            started: Instant::now(),
+            started_at: crate::base::time::now_rfc3339(),
+            registry: RwLock::new(registry),
+            projects,
+            watcher,
+            http: std::sync::OnceLock::new(),
+            stop: watch::channel(false).0,
+        })
+    }
+
+    /// Keeps `root`'s index in step with its files from now on (first reconciling it with
+    /// the disk); for a project already followed, asks for a re-walk.
+    pub fn follow(&self, root: &std::path::Path) {
+        self.watcher.follow(self.projects.get(root), false);
+    }
+
+    /// [`follow`](Self::follow) for a project an `index` call has just brought up to date.
+    pub fn follow_indexed(&self, root: &std::path::Path) {
+        self.watcher.follow(self.projects.get(root), true);
+    }
+
+    /// Gives back the memory of projects nobody asks about (and of the coldest ones while
+    /// over the budget), then returns freed heap to the OS.
+    pub fn release_idle(&self) {
+        let r = self.projects.release_idle(self.config.idle_release, self.config.memory_budget);
+        if r.projects > 0 {
+            tracing::info!(projects = r.projects, mb = r.bytes >> 20, held_mb = r.held >> 20, "released idle projects");
+        }
+        if r.held == 0 {
+            // No project holds a ranking index: neither do the score buffers queries share.
+            crate::domain::search::postings::release_scratch();
+        }
+        crate::base::memory::trim();
+    }
+
+    /// What the daemon holds: RSS, threads, the projects' warm structures and the budget.
+    pub fn memory(&self) -> Value {
+        let (rss, threads) = crate::base::memory::process().unwrap_or((0, 0));
+        let (warm, warm_projects) = self.projects.resident();
+        let (heap_used, heap_free, sqlite) = crate::base::memory::heap().unwrap_or((0, 0, 0));
+        json!({
+            "rss_bytes": rss,
+            "heap_used_bytes": heap_used,
+            "heap_free_bytes": heap_free,
+            "sqlite_bytes": sqlite,
+            "threads": threads,
+            "warm_bytes": warm,
+            "warm_projects": warm_projects,
+            "budget_bytes": self.config.memory_budget,
+            "idle_release_s": self.config.idle_release.as_secs(),
+        })
+    }
+
+    /// A handle on the daemon that outlives the call holding `&self`.
+    pub fn arc(&self) -> Arc<Daemon> {
+        self.me.upgrade().expect("the daemon is alive while it is used")
+    }
+
+    /// Asks the accept loop and every connection to finish.
+    pub fn request_shutdown(&self) {
+        self.stop.send_replace(true);
+    }
+
+    /// Whether a shutdown has been requested.
+    pub fn is_stopping(&self) -> bool {
+        *self.stop.borrow()
+    }
+
+    /// Resolves once a shutdown has been requested.
+    pub fn stopped(&self) -> impl Future<Output = ()> + Send + 'static {
+        let mut rx = self.stop.subscribe();
+        async move {
+            let _ = rx.wait_for(|stopped| *stopped).await;
+        }
+    }
+
+    /// Facts about the daemon itself, for `daemon/status`, `status` and `booger://status`.
+    pub fn facts(&self) -> Value {
+        let projects = self.registry.read().expect("registry lock").projects().to_vec();
+        json!({
+            "pid": std::process::id(),
+            "version": env!("CARGO_PKG_VERSION"),
+            "protocol": booger_proto::wire::PROTOCOL_VERSION,
+            "started_at": self.started_at,
+            "uptime_s": self.started.elapsed().as_secs(),
+            "socket": self.config.socket,
+            "data_dir": self.config.data_dir,
+            "log_file": booger_proto::paths::log_file(&self.config.data_dir),
+            "projects": projects,
+            "memory": self.memory(),
+            "http_url": self.http.get().and_then(|h| h.as_ref().ok()).map(|h| &h.url),
+            "http_token_file": self.http.get().and_then(|h| h.as_ref().ok()).map(|h| &h.token_file),
+            "http_problem": self.http.get().and_then(|h| h.as_ref().err()),
+            "embeddings": self.projects.embedding().map(|e| json!({
+                "tiers": e.model_ids(),
+                "problem": e.problem,
+            })),
+        })
+    }
+}

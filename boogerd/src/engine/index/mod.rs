@@ -1,0 +1,461 @@
+//! Indexing a project: walk, detect changes, chunk, store.
+//!
+//! ```text
+//! walk ──▶ size+mtime equal to the index? ──yes──▶ unchanged (not read)
+//!                    │ no
+//!                    ▼
+//!          read, NUL sniff, BLAKE3 ── same hash ──▶ touched (mtime updated, not parsed)
+//!                    │ new hash
+//!                    ▼
+//!          chunk on every core ──▶ one writer, batched transactions
+//! ```
+//!
+//! Re-indexing costs O(changed files) plus a walk and a stat per file. Per-file trouble
+//! (unreadable, binary, a parse that fails) is data in the [`IndexReport`]; only the store
+//! failing aborts a run, and because each batch is one transaction, an interrupted run
+//! leaves a consistent index that the next run completes.
+
+pub mod origin;
+pub mod walk;
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::sync_channel;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::source::{DEFAULT_MAX_FILE_BYTES, HUGE_FILE_BYTES, Survey, hash};
+use crate::store::{FileWrite, Store, StoreError};
+use walk::Skipped;
+
+/// A batch is committed when it holds this many files or this much chunk text.
+pub const BATCH_FILES: usize = 500;
+const BATCH_BYTES: usize = 4 * 1024 * 1024;
+/// A run that reads more files than this leaves their trigram rows (for `grep`) to a pass
+/// in the background: FTS5 would spend longer on them than on the rest of the run, and grep
+/// reads the files still pending whole meanwhile. A smaller run (an edit, a small pull)
+/// writes them with the chunks; a checkout of a few hundred files answers first (it was
+/// 256, and a 200-file checkout spent a third of its run on them).
+const GRAMS_INLINE_FILES: usize = 64;
+/// Parsed files that may wait for the writer. Large enough that parsers keep going while the
+/// writer commits a batch (FTS5 does most of its work then), small enough to bound memory.
+const QUEUE_FILES: usize = 1024;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Forget the index and parse everything.
+    pub full: bool,
+    pub max_file_bytes: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self { full: false, max_file_bytes: DEFAULT_MAX_FILE_BYTES }
+    }
+}
+
+/// Live counters of a run, read by `status` while it goes.
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub running: AtomicBool,
+    /// Set when the project is removed: a run stops between files and writes nothing more.
+    pub cancelled: AtomicBool,
+    /// Files that need reading (not unchanged).
+    pub total: AtomicU64,
+    pub done: AtomicU64,
+    pub started: Mutex<Option<Instant>>,
+}
+
+/// Saved in the index's `meta` after every run, so `status` can show it after a restart.
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct IndexReport {
+    /// Files the walk found.
+    pub files: u64,
+    /// Skipped by the size+mtime fast path, not even read.
+    pub unchanged: u64,
+    /// Read and hashed, same content: only the mtime was updated.
+    pub touched: u64,
+    /// Chunked and written.
+    pub parsed: u64,
+    /// Gone from disk (or now binary/unreadable) and removed from the index.
+    pub deleted: u64,
+    pub chunks_written: u64,
+    pub bytes_parsed: u64,
+    pub elapsed_ms: u64,
+    pub root_hash: String,
+    pub skipped: Vec<Skipped>,
+    /// Generated, vendored and fuzz-corpus files left out ([`origin`]), the first 200 once
+    /// saved; `set_aside_total` counts them all.
+    pub set_aside: Vec<Skipped>,
+    pub set_aside_total: u64,
+    /// How many were set aside for each reason (`generated`, `vendored`, ...).
+    pub set_aside_kinds: std::collections::BTreeMap<String, u64>,
+    /// Files indexed only as raw or fixed-size blocks, or with a caveat.
+    pub problems: Vec<Skipped>,
+    /// Files whose chunks changed (written or removed): what the ranking index must update.
+    #[serde(skip)]
+    pub changed: Vec<String>,
+    /// Directories the walk entered: what the watcher watches.
+    #[serde(skip)]
+    pub dirs: Vec<String>,
+}
+
+impl IndexReport {
+    /// A copy with at most `keep` entries in each list (the counts stay whole).
+    pub fn trimmed(&self, keep: usize) -> Self {
+        let first = |v: &[Skipped]| v[..v.len().min(keep)].to_vec();
+        Self {
+            skipped: first(&self.skipped),
+            set_aside: first(&self.set_aside),
+            problems: first(&self.problems),
+            changed: Vec::new(),
+            dirs: Vec::new(),
+            root_hash: self.root_hash.clone(),
+            set_aside_kinds: self.set_aside_kinds.clone(),
+            ..*self
+        }
+    }
+}
+
+enum Outcome {
+    Write(FileWrite, usize),
+    /// Could not be indexed (binary, unreadable, gone): skipped, and dropped from the index.
+    Skip(Skipped),
+    /// Its header says it was generated: set aside, and dropped from the index.
+    SetAside(Skipped),
+}
+
+/// The index's `meta` key that, set to `true`, has generated and vendored files indexed too.
+pub const WITH_GENERATED: &str = "with_generated";
+
+/// True if the project asked for its generated and vendored files to be indexed.
+pub fn with_generated(store: &Store) -> Result<bool, StoreError> {
+    Ok(store.meta(WITH_GENERATED)?.as_deref() == Some("true"))
+}
+
+/// Moves the files of `tree` that [`origin`] sets aside out of its files; the rest are marked
+/// for the header check unless the repository's attributes say they are not generated.
+fn sort_out(root: &Path, tree: &mut walk::Tree, extra_dirs: &[String], with_generated: bool) {
+    if with_generated {
+        return;
+    }
+    let dirs = tree.dirs.iter().chain(extra_dirs).map(String::as_str);
+    let attributes = origin::Attributes::load(root, dirs);
+    let files = std::mem::take(&mut tree.files);
+    for mut w in files {
+        match attributes.origin(&w.rel) {
+            Some(o) => tree.set_aside.push(Skipped { path: w.rel, reason: o.label().to_owned() }),
+            None => {
+                w.header_decides = attributes.header_decides(&w.rel);
+                tree.files.push(w);
+            }
+        }
+    }
+}
+
+/// Brings the whole index of `root` up to date with the disk, and saves the report and
+/// the Merkle root.
+pub fn run(root: &Path, store: &Store, opts: Options, progress: &Progress) -> Result<IndexReport, StoreError> {
+    let started = Instant::now();
+    let _running = progress.start(started);
+    if opts.full {
+        store.clear_files()?;
+    }
+    let with = with_generated(store)?;
+    let mut tree = walk::walk(root);
+    if progress.cancelled.load(Ordering::SeqCst) {
+        return Err(StoreError::Cancelled);
+    }
+    sort_out(root, &mut tree, &[], with);
+    let known = store.file_states()?;
+    let mut report = apply(store, tree, known, opts, progress)?;
+    if progress.cancelled.load(Ordering::SeqCst) {
+        return Err(StoreError::Cancelled);
+    }
+    let hashes = store.hashes()?;
+    report.root_hash = hash::merkle_root(hashes.iter().map(|(p, h)| (p.as_str(), h.as_str())));
+    report.elapsed_ms = started.elapsed().as_millis() as u64;
+    // A run that found nothing to do writes nothing: the checkpoint and the saved report
+    // would wait for the writer, which the background work of the run before (ranking
+    // segment, trigram rows) may hold for seconds.
+    let wrote = opts.full || report.parsed > 0 || report.deleted > 0 || report.touched > 0;
+    if !wrote && store.meta("root_hash")?.as_deref() == Some(report.root_hash.as_str()) {
+        return Ok(report);
+    }
+    store.checkpoint()?;
+    let saved = report.trimmed(200);
+    let indexed_at = crate::base::time::now_rfc3339();
+    store.set_meta(&[
+        ("root_hash", &report.root_hash),
+        ("last_indexed_at", &indexed_at),
+        ("last_report", &serde_json::to_string(&saved).expect("report serializes")),
+    ])?;
+    Ok(report)
+}
+
+/// Brings only `scope` up to date from `tree`, a survey of that scope: what the watcher
+/// runs for a batch of changes. The report's `files` counts the files surveyed.
+pub fn run_part(
+    root: &Path,
+    store: &Store,
+    mut tree: walk::Tree,
+    scope: &Survey,
+    opts: Options,
+    progress: &Progress,
+) -> Result<IndexReport, StoreError> {
+    let started = Instant::now();
+    let _running = progress.start(started);
+    let scoped: Vec<String> = scope.shallow.iter().chain(&scope.deep).cloned().collect();
+    sort_out(root, &mut tree, &scoped, with_generated(store)?);
+    let known = store.file_states_in(scope)?;
+    let mut report = apply(store, tree, known, opts, progress)?;
+    report.elapsed_ms = started.elapsed().as_millis() as u64;
+    Ok(report)
+}
+
+/// Writes what differs between the walked `tree` and the `known` index rows of the same
+/// part of the project.
+fn apply(
+    store: &Store,
+    tree: walk::Tree,
+    known: HashMap<String, crate::store::FileState>,
+    opts: Options,
+    progress: &Progress,
+) -> Result<IndexReport, StoreError> {
+    let walk::Tree { files: walked, skipped, set_aside, dirs } = tree;
+    let mut report = IndexReport { files: walked.len() as u64, skipped, set_aside, dirs, ..Default::default() };
+    // A file set aside now but indexed before (the project's choice or its attributes
+    // changed) leaves the index.
+
+    let on_disk: HashSet<&str> = walked.iter().map(|w| w.rel.as_str()).collect();
+    let mut deletes: Vec<String> = known.keys().filter(|p| !on_disk.contains(p.as_str())).cloned().collect();
+    let todo: Vec<&walk::Walked> = walked
+        .iter()
+        .filter(|w| !known.get(&w.rel).is_some_and(|k| k.size == w.size && k.mtime_ns == w.mtime_ns))
+        .collect();
+    report.unchanged = (walked.len() - todo.len()) as u64;
+    progress.total.store(todo.len() as u64, Ordering::SeqCst);
+    progress.done.store(0, Ordering::SeqCst);
+
+    let indexed_at = crate::base::time::now_rfc3339();
+    let next = AtomicUsize::new(0);
+    let inline_grams = todo.len() <= GRAMS_INLINE_FILES;
+    let workers = crate::base::threads::cores().clamp(1, 16);
+    let (tx, rx) = sync_channel::<Outcome>(QUEUE_FILES);
+    std::thread::scope(|s| -> Result<(), StoreError> {
+        for _ in 0..workers.min(todo.len().max(1)) {
+            let tx = tx.clone();
+            let (todo, next, known) = (&todo, &next, &known);
+            s.spawn(move || {
+                crate::base::threads::lower_priority();
+                while !progress.cancelled.load(Ordering::Relaxed) {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(w) = todo.get(i) else { break };
+                    let previous = known.get(&w.rel).map(|k| k.hash.as_str());
+                    if tx.send(process(w, previous, opts.max_file_bytes, inline_grams)).is_err() {
+                        break; // the writer failed
+                    }
+                }
+            });
+        }
+        drop(tx);
+        // This thread is the single writer.
+        let mut batch = Vec::new();
+        let mut batch_bytes = 0;
+        let mut writing = std::time::Duration::ZERO;
+        for outcome in rx {
+            if progress.cancelled.load(Ordering::Relaxed) {
+                return Err(StoreError::Cancelled);
+            }
+            progress.done.fetch_add(1, Ordering::Relaxed);
+            match outcome {
+                Outcome::Skip(skip) => {
+                    if known.contains_key(&skip.path) {
+                        deletes.push(skip.path.clone());
+                    }
+                    report.skipped.push(skip);
+                }
+                Outcome::SetAside(skip) => {
+                    if known.contains_key(&skip.path) {
+                        deletes.push(skip.path.clone());
+                    }
+                    report.set_aside.push(skip);
+                }
+                Outcome::Write(write, bytes) => {
+                    match &write.chunks {
+                        None => report.touched += 1,
+                        Some(chunks) => {
+                            report.parsed += 1;
+                            report.changed.push(write.path.clone());
+                            report.chunks_written += chunks.len() as u64;
+                            report.bytes_parsed += bytes as u64;
+                        }
+                    }
+                    if let Some(p) = &write.problem {
+                        report.problems.push(Skipped { path: write.path.clone(), reason: p.clone() });
+                    }
+                    batch_bytes += bytes;
+                    batch.push(write);
+                    if batch.len() >= BATCH_FILES || batch_bytes >= BATCH_BYTES {
+                        let t = Instant::now();
+                        store.write_batch(&batch, &[], &indexed_at)?;
+                        writing += t.elapsed();
+                        batch.clear();
+                        batch_bytes = 0;
+                    }
+                }
+            }
+        }
+        let t = Instant::now();
+        if !batch.is_empty() || !deletes.is_empty() {
+            store.write_batch(&batch, &deletes, &indexed_at)?;
+        }
+        writing += t.elapsed();
+        tracing::debug!(write_ms = writing.as_millis() as u64, files = todo.len(), "written");
+        Ok(())
+    })?;
+    report.deleted = deletes.len() as u64;
+    report.changed.extend(deletes);
+    report.skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    report.set_aside.sort_by(|a, b| a.path.cmp(&b.path));
+    report.set_aside_total = report.set_aside.len() as u64;
+    for s in &report.set_aside {
+        let kind = s.reason.split(" (").next().unwrap_or_default();
+        *report.set_aside_kinds.entry(kind.to_owned()).or_default() += 1;
+    }
+    report.problems.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(report)
+}
+
+/// Reads, hashes and (if new) chunks one file, with its trigrams if `grams`. Never fails:
+/// trouble becomes a skip.
+fn process(w: &walk::Walked, previous_hash: Option<&str>, max_file_bytes: u64, grams: bool) -> Outcome {
+    let skip = |reason: String| Outcome::Skip(Skipped { path: w.rel.clone(), reason });
+    if w.size > HUGE_FILE_BYTES {
+        return skip(format!("larger than {} MB: not indexed", HUGE_FILE_BYTES / (1024 * 1024)));
+    }
+    // Read at most one byte past the limit, whatever the size `stat` gave: files that grow
+    // while read, or that report 0 and never end (procfs), stop there.
+    let bytes = match crate::base::repo_file::read(&w.abs, HUGE_FILE_BYTES) {
+        Ok(Some(b)) => b,
+        Ok(None) => return skip(format!("larger than {} MB: not indexed", HUGE_FILE_BYTES / (1024 * 1024))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return skip("deleted while indexing".to_owned()),
+        Err(e) => return skip(format!("cannot read: {e}")),
+    };
+    if walk::looks_binary(&bytes) {
+        return skip("binary".to_owned());
+    }
+    if w.header_decides && origin::has_generated_header(&bytes) {
+        let reason = format!("{} (its header says so)", origin::Origin::Generated.label());
+        return Outcome::SetAside(Skipped { path: w.rel.clone(), reason });
+    }
+    let hash = hash::file_hash(&bytes);
+    let size = bytes.len() as u64;
+    if previous_hash == Some(hash.as_str()) {
+        let write = FileWrite {
+            path: w.rel.clone(),
+            size,
+            mtime_ns: w.mtime_ns,
+            hash,
+            language: String::new(),
+            problem: None,
+            chunks: None,
+            grams: None,
+        };
+        return Outcome::Write(write, 0);
+    }
+    let too_large = size > max_file_bytes;
+    let chunked = crate::source::chunk::chunk_file(Path::new(&w.rel), &bytes, too_large);
+    let mut problem = chunked.problem;
+    if too_large {
+        problem =
+            Some(format!("larger than {}: indexed as fixed-size blocks, not parsed", human_bytes(max_file_bytes)));
+    } else if std::str::from_utf8(&bytes).is_err() {
+        let note = "not valid UTF-8: stored with replacement characters".to_owned();
+        problem = Some(problem.map_or(note.clone(), |p| format!("{p}; {note}")));
+    }
+    let write = FileWrite {
+        path: w.rel.clone(),
+        size,
+        mtime_ns: w.mtime_ns,
+        hash,
+        language: chunked.lang.name().to_owned(),
+        problem,
+        grams: grams
+            .then(|| crate::store::grams::tokens_of(chunked.chunks.iter().map(crate::store::grams::chunk_text))),
+        chunks: Some(chunked.chunks),
+    };
+    Outcome::Write(write, bytes.len())
+}
+
+fn human_bytes(n: u64) -> String {
+    match n {
+        0..1024 => format!("{n} bytes"),
+        1024..1_048_576 => format!("{} KB", n / 1024),
+        _ => format!("{} MB", n / 1_048_576),
+    }
+}
+
+impl Progress {
+    /// How long the run has left at its pace so far; `None` until it has read some files.
+    pub fn eta(&self) -> Option<std::time::Duration> {
+        let (done, total) = (self.done.load(Ordering::Relaxed), self.total.load(Ordering::Relaxed));
+        let started = (*self.started.lock().unwrap_or_else(|p| p.into_inner()))?;
+        (done > 0 && total >= done).then(|| started.elapsed().mul_f64((total - done) as f64 / done as f64))
+    }
+
+    /// Marks a run as going until the returned guard drops.
+    fn start(&self, at: Instant) -> ResetOnDrop<'_> {
+        self.total.store(0, Ordering::SeqCst);
+        self.done.store(0, Ordering::SeqCst);
+        self.running.store(true, Ordering::SeqCst);
+        *self.started.lock().unwrap_or_else(|p| p.into_inner()) = Some(at);
+        ResetOnDrop(&self.running)
+    }
+}
+
+struct ResetOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for ResetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file read past its limit is refused, whatever its size said; procfs files that report
+    /// a size of 0 read as what they hold.
+    #[test]
+    fn reads_stop_one_byte_past_the_limit() {
+        if let Ok(Some(status)) = crate::base::repo_file::read(Path::new("/proc/self/status"), 1 << 20) {
+            assert!(!status.is_empty());
+        }
+    }
+
+    /// A run that finds nothing to do answers at once, even while another connection holds
+    /// the database's write lock (as the background work of the run before does for seconds:
+    /// a ranking segment, trigram rows); a run with something to write waits for it.
+    #[test]
+    fn a_run_with_nothing_to_do_does_not_wait_for_the_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        std::fs::create_dir(&root).unwrap();
+        std::fs::write(root.join("a.py"), "def a():\n    return 1\n").unwrap();
+        let store = Store::open(&dir.path().join("idx"), &root).unwrap();
+        run(&root, &store, Options::default(), &Progress::default()).unwrap();
+        let other = rusqlite::Connection::open(store.path()).unwrap();
+        other.execute_batch("BEGIN IMMEDIATE; UPDATE meta SET value = value WHERE key = 'root_hash';").unwrap();
+        let started = Instant::now();
+        let report = run(&root, &store, Options::default(), &Progress::default()).unwrap();
+        assert_eq!((report.parsed, report.unchanged), (0, 1));
+        assert!(started.elapsed() < std::time::Duration::from_secs(1), "waited {:?}", started.elapsed());
+        other.execute_batch("COMMIT").unwrap();
+    }
+}

@@ -1,0 +1,14 @@
+//! What runs: the daemon's shared state ([`Daemon`]), the project registry, each project's
+//! open index and background work ([`project`]), indexing runs ([`index`]), the change
+//! state of every project ([`live`]) and the watcher that fills it ([`watch`]).
+
+pub mod config;
+pub mod daemon;
+pub mod index;
+pub mod live;
+pub mod project;
+pub mod registry;
+pub mod watch;
+
+pub use config::Config;
+pub use daemon::Daemon;

@@ -1,0 +1,203 @@
+//! A project's ranking index at run time: mapped from disk or built in the background, kept
+//! current by each run's changed files, and rebuilt on the background thread.
+
+use std::sync::Arc;
+
+use super::ProjectHandle;
+use crate::domain::search::postings::Postings;
+use crate::store::Store;
+
+impl ProjectHandle {
+    /// The ranking index if it matches the store's content, caught up from the base on disk
+    /// when it does not (a released project, a daemon just started, a rebuild that raced
+    /// with edits); otherwise `None` (search falls back to FTS5) and a build starts in the
+    /// background.
+    pub fn warm(self: &Arc<Self>, store: &Arc<Store>) -> Option<Arc<Postings>> {
+        self.touch();
+        self.ranking(store)
+    }
+
+    /// [`warm`](Self::warm) without counting as use (after an index run).
+    fn ranking(self: &Arc<Self>, store: &Arc<Store>) -> Option<Arc<Postings>> {
+        let current = self.warm.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(p) = current.as_ref().filter(|p| p.content_generation == store.content_generation()) {
+            return Some(Arc::clone(p));
+        }
+        // A run in progress updates the ranking index when it ends; until then FTS5 answers.
+        if self.is_indexing() {
+            self.wanted.store(true, std::sync::atomic::Ordering::SeqCst);
+            return None;
+        }
+        // An update or a build is under way and brings it current in a moment: FTS5 answers
+        // rather than this query catching up on its own.
+        if self.building.load(std::sync::atomic::Ordering::SeqCst) {
+            return None;
+        }
+        let started = std::time::Instant::now();
+        let caught_up = match &current {
+            Some(p) => p.catch_up(store).map(Some),
+            None => Postings::open(store, &self.index_dir),
+        };
+        match caught_up {
+            Ok(Some(p)) => {
+                tracing::debug!(root = %self.root.display(), ms = started.elapsed().as_millis() as u64, "ranking index mapped");
+                let p = Arc::new(p);
+                *self.warm.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&p));
+                if p.wants_merge() {
+                    self.rebuild_warm(store);
+                }
+                return Some(p);
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(root = %self.root.display(), error = %e, "ranking index unusable; rebuilding"),
+        }
+        self.rebuild_warm(store);
+        None
+    }
+
+    /// `ready`, `building`, `stale` (content changed; rebuilt on the next search) or `none`.
+    pub fn warm_state(&self, store: &Store) -> &'static str {
+        let current = self.warm.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|p| p.content_generation);
+        match (current, self.building.load(std::sync::atomic::Ordering::SeqCst)) {
+            (_, true) => "building",
+            (Some(g), false) if g == store.content_generation() => "ready",
+            (Some(_), false) => "stale",
+            (None, false) => "none",
+        }
+    }
+
+    /// Writes a new base of the ranking index in the background (the old index, if any,
+    /// keeps answering meanwhile).
+    fn rebuild_warm(self: &Arc<Self>, store: &Arc<Store>) {
+        use std::sync::atomic::Ordering;
+        if self.building.swap(true, Ordering::SeqCst) {
+            // A rebuild or a partial run's update holds the flag: ask again when it is done.
+            self.wanted.store(true, Ordering::SeqCst);
+            return;
+        }
+        self.wanted.store(false, Ordering::SeqCst);
+        super::background::queue(super::background::Job::Ranking(Arc::clone(self), Arc::clone(store)));
+    }
+
+    /// Runs on the background thread: writes the new base and installs it.
+    pub(super) fn build_warm(&self, store: &Store) {
+        let started = std::time::Instant::now();
+        match Postings::build(store, &self.index_dir) {
+            Ok(p) => {
+                tracing::debug!(root = %self.root.display(), ms = started.elapsed().as_millis() as u64, "ranking index built");
+                *self.warm.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(p));
+            }
+            Err(e) => tracing::warn!(root = %self.root.display(), error = %e, "ranking index build failed"),
+        }
+        self.building.store(false, std::sync::atomic::Ordering::SeqCst);
+        crate::base::memory::trim();
+    }
+
+    /// Brings a ranking index that was current before a run up to date with the run's
+    /// changes (a pass over its postings, not a rebuild), or else rebuilds it in the
+    /// background. One nobody uses costs nothing.
+    pub(super) fn refresh_warm(self: &Arc<Self>, store: &Arc<Store>, before: u64, changed: &[String], full: bool) {
+        // A change this large (a checkout) would be merged into a new base at once: building
+        // that base directly saves the pass that would bring the old one up to date first.
+        if self.wants_new_base(store, changed) {
+            self.rebuild_warm(store);
+            return;
+        }
+        if !self.update_warm(store, before, changed, full) {
+            let _ = self.ranking(store);
+        } else if self.wanted.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            self.rebuild_warm(store);
+        }
+    }
+
+    fn has_warm(&self) -> bool {
+        self.warm.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+    }
+
+    /// True if a held ranking index would take `changed` as a delta only to be merged into a
+    /// new base at once.
+    fn wants_new_base(&self, store: &Store, changed: &[String]) -> bool {
+        self.has_warm()
+            && crate::domain::search::postings::merges_at_once(changed.len(), store.file_count().unwrap_or(0))
+    }
+
+    /// The delta half of [`refresh_warm`](Self::refresh_warm): false if only a rebuild will do.
+    fn update_warm(&self, store: &Store, before: u64, changed: &[String], full: bool) -> bool {
+        let current = self.warm.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        // None yet: the caller maps the base from disk, or builds one, so the first search
+        // after indexing does not wait for it.
+        let Some(current) = current else { return false };
+        if store.content_generation() == current.content_generation {
+            return true;
+        }
+        if current.content_generation != before || full {
+            return false;
+        }
+        let started = std::time::Instant::now();
+        match current.updated(store, changed) {
+            Ok(p) => {
+                tracing::debug!(
+                    ms = started.elapsed().as_millis() as u64,
+                    files = changed.len(),
+                    "ranking index updated"
+                );
+                let merge = p.wants_merge();
+                *self.warm.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(p));
+                // Current now; a new base is written once the delta has grown (by the
+                // caller, once it has let go of the `building` flag).
+                self.wanted.store(merge, std::sync::atomic::Ordering::SeqCst);
+                true
+            }
+            Err(e) => {
+                tracing::warn!(root = %self.root.display(), error = %e, "ranking index update failed");
+                false
+            }
+        }
+    }
+}
+
+/// The ranking index update that follows a partial run; see [`ProjectHandle::index_part`].
+#[must_use = "run() brings the ranking index up to date"]
+pub struct WarmRefresh {
+    pub(super) handle: Arc<ProjectHandle>,
+    pub(super) store: Arc<Store>,
+    pub(super) before: u64,
+    pub(super) changed: Vec<String>,
+    /// Whether this run holds the ranking index's `building` flag.
+    pub(super) claimed: bool,
+}
+
+impl WarmRefresh {
+    pub fn run(mut self) {
+        if !self.changed.is_empty() {
+            self.handle.embed_changed(&self.changed);
+        }
+        if !self.claimed {
+            return; // a rebuild was already under way; it catches up by itself
+        }
+        // A released project (or one never searched) is caught up by its next query instead.
+        let held = self.handle.has_warm();
+        let at_once = self.handle.wants_new_base(&self.store, &self.changed);
+        let updated = held && !at_once && self.handle.update_warm(&self.store, self.before, &self.changed, false);
+        self.claimed = false;
+        self.handle.building.store(false, std::sync::atomic::Ordering::SeqCst);
+        if !held {
+            return;
+        }
+        if at_once {
+            self.handle.rebuild_warm(&self.store);
+        } else if !updated {
+            let _ = self.handle.ranking(&self.store);
+        } else if self.handle.wanted.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            self.handle.rebuild_warm(&self.store);
+        }
+    }
+}
+
+impl Drop for WarmRefresh {
+    fn drop(&mut self) {
+        if self.claimed {
+            self.handle.building.store(false, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! The Model Context Protocol, served by the daemon itself.
+//!
+//! `booger mcp` only pumps bytes; everything MCP means lives here: version negotiation in
+//! `initialize`, `tools/list` derived from the tool catalogue in booger-proto, `tools/call`
+//! through the same dispatch as the CLI, and one resource (`booger://status`).
+//!
+//! Errors follow the protocol's split: a call that cannot be dispatched (unknown tool,
+//! malformed params) is a JSON-RPC error (-32602); a tool that ran and failed answers
+//! `isError: true` with a message that says how to fix the call.
+
+use std::sync::Arc;
+
+use booger_proto::tools::Profile;
+use booger_proto::wire::code;
+use jsonrpsee::types::ErrorObjectOwned;
+use serde_json::{Value, json};
+
+use crate::engine::Daemon;
+use crate::fronts::session::Connection;
+use crate::tools;
+
+/// Protocol revisions this server speaks, newest first.
+pub const PROTOCOL_VERSIONS: &[&str] = &["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+pub const STATUS_URI: &str = "booger://status";
+
+const INSTRUCTIONS: &str = "booger is a warm local code index. Use its tools instead of reading \
+    files blindly: `status` shows what is indexed, `projects` registers repositories. Every tool \
+    defaults to this session's project; pass `project` to ask about another.";
+
+pub fn invalid_params(message: impl Into<String>) -> ErrorObjectOwned {
+    ErrorObjectOwned::owned(code::INVALID_PARAMS as i32, message.into(), None::<()>)
+}
+
+/// `initialize`: answer with the client's revision when we speak it, else our newest (the
+/// client then decides whether it can continue).
+pub fn initialize(params: &Value, conn: &Connection) -> Result<Value, ErrorObjectOwned> {
+    let requested = params
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+        .ok_or_else(|| invalid_params("initialize: `protocolVersion` (a string such as \"2025-11-25\") is required"))?;
+    let version = PROTOCOL_VERSIONS.iter().find(|v| **v == requested).copied().unwrap_or(PROTOCOL_VERSIONS[0]);
+    let client = params.pointer("/clientInfo/name").and_then(Value::as_str).unwrap_or("unknown");
+    tracing::info!(connection = conn.id, client, requested, negotiated = version, "mcp initialize");
+    *conn.mcp_version.lock().expect("mcp version lock") = Some(version.to_owned());
+    Ok(json!({
+        "protocolVersion": version,
+        "capabilities": {
+            "tools": { "listChanged": false },
+            "resources": { "subscribe": false, "listChanged": false },
+            "prompts": { "listChanged": false },
+        },
+        "serverInfo": { "name": "booger", "title": "booger code index", "version": env!("CARGO_PKG_VERSION") },
+        "instructions": INSTRUCTIONS,
+    }))
+}
+
+/// The tools of the session's profile (every tool stays callable).
+pub fn tools_list(profile: Profile) -> Value {
+    let tools: Vec<Value> = profile
+        .tools()
+        .map(|t| {
+            json!({
+                "name": t.name,
+                "title": t.title,
+                "description": t.description,
+                "inputSchema": t.input_schema(),
+                "outputSchema": t.output_schema(),
+                "annotations": t.effect.annotations(),
+            })
+        })
+        .collect();
+    json!({ "tools": tools })
+}
+
+pub async fn tools_call(params: Value, daemon: Arc<Daemon>, conn: &Connection) -> Result<Value, ErrorObjectOwned> {
+    let name = params
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| invalid_params("tools/call: `name` (a tool name from tools/list) is required"))?;
+    let args = params.get("arguments").cloned().unwrap_or(Value::Null);
+    let session = conn.session();
+    // Every answer that carries data also carries it as structured content (its shape is the
+    // tool's outputSchema). The text is what the model reads: the readable answer, or for
+    // tools that answer JSON over MCP (unless the call chose another output mode), the data.
+    let as_json = booger_proto::tools::find(name).is_some_and(|t| t.mcp_json)
+        && args.get("output_mode").is_none_or(|m| m.is_null() || m == "json");
+    let reply = tools::call(daemon, session, name, args, None).await.map_err(|e| invalid_params(e.to_string()))?;
+    if reply.is_error {
+        return Ok(json!({ "content": [{ "type": "text", "text": reply.text }], "isError": true }));
+    }
+    let mut data = reply.data;
+    if as_json && let Some(obj) = data.as_object_mut() {
+        // Read-your-writes metadata is for search answers; keep it out of the diff.
+        obj.remove("index");
+    }
+    let text = if as_json { data.to_string() } else { reply.text };
+    let mut answer = json!({ "content": [{ "type": "text", "text": text }], "isError": false });
+    if data.is_object() {
+        answer["structuredContent"] = data;
+    }
+    Ok(answer)
+}
+
+pub fn resources_list() -> Value {
+    json!({ "resources": [{
+        "uri": STATUS_URI,
+        "name": "status",
+        "title": "booger daemon status",
+        "description": "The daemon's pid, version, uptime, socket, data directory and registered projects.",
+        "mimeType": "application/json",
+    }]})
+}
+
+pub fn resources_read(params: &Value, daemon: &Daemon) -> Result<Value, ErrorObjectOwned> {
+    let uri = params
+        .get("uri")
+        .and_then(Value::as_str)
+        .ok_or_else(|| invalid_params("resources/read: `uri` is required; resources/list names them"))?;
+    if uri != STATUS_URI {
+        return Err(ErrorObjectOwned::owned(
+            code::RESOURCE_NOT_FOUND as i32,
+            format!("Resource not found: {uri}; resources/list names the available resources"),
+            Some(json!({ "uri": uri })),
+        ));
+    }
+    let text = serde_json::to_string_pretty(&daemon.facts()).expect("facts serialize");
+    Ok(json!({ "contents": [{ "uri": STATUS_URI, "mimeType": "application/json", "text": text }] }))
+}

@@ -1,0 +1,11 @@
+//! The ways in: the local socket's line-framed JSON-RPC ([`rpc`], bound by [`endpoint`]),
+//! the MCP methods on it ([`mcp`]), and HTTP ([`http`]). Each turns a request into a tool
+//! call or a status read, and nothing more.
+
+pub mod endpoint;
+pub mod http;
+pub mod mcp;
+pub mod rpc;
+pub mod session;
+
+pub use endpoint::Endpoint;

@@ -1,0 +1,336 @@
+//! The socket protocol: one JSON-RPC 2.0 message per line, in both directions.
+//!
+//! jsonrpsee's [`Methods`] is the method registry and dispatcher; this module does what it
+//! leaves to the transport: framing, telling requests from notifications (no `id`: handled,
+//! never answered) and responses, batches, and the exact JSON-RPC error for malformed input
+//! (-32700 not JSON, -32600 not a request, -32601 unknown method).
+//!
+//! Requests on one connection run concurrently (an agent may send a slow call and a fast one),
+//! at most `IN_FLIGHT` at once; replies carry their `id` and go out through one writer task
+//! behind a bounded queue, so a client that stops reading stops being read. `booger/hello`
+//! alone runs in order, so what it sets up holds for every later line.
+
+mod methods;
+
+use std::sync::Arc;
+
+use booger_proto::wire::{self, code};
+use interprocess::local_socket::tokio::Stream;
+use jsonrpsee::Methods;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::{OwnedSemaphorePermit, mpsc};
+
+pub use methods::methods;
+
+use crate::engine::Daemon;
+use crate::fronts::session::Connection;
+use crate::tools::Session;
+
+/// Longest accepted line. Longer input is answered with -32600 and the connection is closed.
+pub const MAX_LINE: usize = 16 * 1024 * 1024;
+/// Requests of one connection that run at once. The next line is read only when one ends: a
+/// client that sends without reading its replies stops being read, instead of growing the
+/// daemon's memory and starving other clients.
+const IN_FLIGHT: usize = 16;
+/// Replies waiting for the writer. With `IN_FLIGHT`, this bounds what a connection holds.
+const REPLY_QUEUE: usize = 32;
+/// Most requests in one JSON-RPC batch.
+pub const MAX_BATCH: usize = 100;
+
+pub async fn serve_connection(conn: Stream, methods: Methods, daemon: Arc<Daemon>) {
+    let (recv, send) = tokio::io::split(conn);
+    serve(recv, send, methods, daemon).await;
+}
+
+/// Serves one connection's byte streams until the peer closes, a line breaks the framing or
+/// the daemon stops. The fuzz target `rpc_lines` drives this with arbitrary bytes.
+pub async fn serve<R, W>(input: R, output: W, methods: Methods, daemon: Arc<Daemon>)
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let connection = Connection::new(Session::anonymous);
+    let id = connection.id;
+    let methods = with_connection(methods, connection);
+
+    let (tx, rx) = mpsc::channel::<String>(REPLY_QUEUE);
+    let slots = Arc::new(tokio::sync::Semaphore::new(IN_FLIGHT));
+    let writer = tokio::spawn(write_lines(output, rx));
+    let mut reader = BufReader::new(input);
+    let stopped = daemon.stopped();
+    tokio::pin!(stopped);
+    let mut line = Vec::with_capacity(1024);
+    tracing::debug!(connection = id, "connected");
+    crate::base::metrics::get().connection_opened();
+    loop {
+        line.clear();
+        let read = tokio::select! {
+            r = read_line(&mut reader, &mut line) => r,
+            () = &mut stopped => break,
+        };
+        match read {
+            Ok(0) => break,
+            Ok(_) => {
+                // Wait for a free slot before taking the line on (or for the daemon to stop).
+                let slot = tokio::select! {
+                    s = slots.clone().acquire_owned() => s.expect("slots are never closed"),
+                    () = &mut stopped => break,
+                };
+                handle_line(&line, &methods, &tx, slot).await;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                let _ = tx.send(error_reply(&Value::Null, code::INVALID_REQUEST, &e.to_string())).await;
+                // Read the rest of the line away (for a while) before closing: closing on
+                // unread input resets the connection, and the client would never see why.
+                let _ = tokio::time::timeout(std::time::Duration::from_secs(5), discard_line(&mut reader)).await;
+                break;
+            }
+            Err(e) => {
+                tracing::debug!(connection = id, error = %e, "read failed");
+                break;
+            }
+        }
+    }
+    drop(tx);
+    // A client that stopped reading would hold the writer (and so this task) forever.
+    let abort = writer.abort_handle();
+    if tokio::time::timeout(std::time::Duration::from_secs(2), writer).await.is_err() {
+        abort.abort();
+    }
+    crate::base::metrics::get().connection_closed();
+    tracing::debug!(connection = id, "closed");
+}
+
+/// Reads one line (without its newline) into `buf`; 0 means end of stream.
+async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+    let n = reader.take(MAX_LINE as u64 + 1).read_until(b'\n', buf).await?;
+    if buf.len() > MAX_LINE {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("message longer than {MAX_LINE} bytes"),
+        ));
+    }
+    while matches!(buf.last(), Some(b'\n' | b'\r')) {
+        buf.pop();
+    }
+    Ok(n)
+}
+
+/// Reads and drops input up to the next newline (or the end of the stream).
+async fn discard_line<R: AsyncBufRead + Unpin>(reader: &mut R) -> std::io::Result<()> {
+    loop {
+        let chunk = reader.fill_buf().await?;
+        if chunk.is_empty() {
+            return Ok(());
+        }
+        let (n, done) = match chunk.iter().position(|b| *b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        reader.consume(n);
+        if done {
+            return Ok(());
+        }
+    }
+}
+
+async fn write_lines<W: AsyncWrite + Unpin>(mut w: W, mut rx: mpsc::Receiver<String>) {
+    let mut out = Vec::with_capacity(4096);
+    while let Some(first) = rx.recv().await {
+        // Coalesce whatever is already queued into one write.
+        out.clear();
+        out.extend_from_slice(first.as_bytes());
+        out.push(b'\n');
+        while let Ok(more) = rx.try_recv() {
+            out.extend_from_slice(more.as_bytes());
+            out.push(b'\n');
+        }
+        if w.write_all(&out).await.is_err() {
+            return;
+        }
+    }
+    let _ = w.shutdown().await;
+}
+
+/// Takes one line on; `slot` is held until its reply is queued.
+async fn handle_line(line: &[u8], methods: &Methods, tx: &mpsc::Sender<String>, slot: OwnedSemaphorePermit) {
+    let Ok(text) = std::str::from_utf8(line) else {
+        let _ = tx.send(error_reply(&Value::Null, code::PARSE_ERROR, "Parse error: message is not UTF-8")).await;
+        return;
+    };
+    if text.trim().is_empty() {
+        return;
+    }
+    let value: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            let _ = tx.send(error_reply(&Value::Null, code::PARSE_ERROR, &format!("Parse error: {e}"))).await;
+            return;
+        }
+    };
+    match value {
+        Value::Array(items) => {
+            let (methods, tx) = (methods.clone(), tx.clone());
+            tokio::spawn(async move {
+                if let Some(reply) = handle_batch(items, &methods).await {
+                    let _ = tx.send(reply).await;
+                }
+                drop(slot);
+            });
+        }
+        single if single.get("method").and_then(Value::as_str) == Some(wire::HELLO) => {
+            if let Some(reply) = handle_message(single, text, methods).await {
+                let _ = tx.send(reply).await;
+            }
+        }
+        single => {
+            let (methods, tx, text) = (methods.clone(), tx.clone(), text.to_owned());
+            tokio::spawn(async move {
+                if let Some(reply) = handle_message(single, &text, &methods).await {
+                    let _ = tx.send(reply).await;
+                }
+                drop(slot);
+            });
+        }
+    }
+}
+
+/// `methods` with `connection` reachable from every handler.
+pub fn with_connection(mut methods: Methods, connection: Arc<Connection>) -> Methods {
+    methods.extensions_mut().insert(connection);
+    methods
+}
+
+/// The reply to one parsed message or batch (`text` is the message as received), if it gets
+/// one: what every front (the socket, HTTP) answers.
+pub async fn answer(value: Value, text: &str, methods: &Methods) -> Option<String> {
+    match value {
+        Value::Array(items) => handle_batch(items, methods).await,
+        single => handle_message(single, text, methods).await,
+    }
+}
+
+/// A batch's replies in one array (none when it held only notifications).
+async fn handle_batch(items: Vec<Value>, methods: &Methods) -> Option<String> {
+    if items.is_empty() {
+        return Some(error_reply(&Value::Null, code::INVALID_REQUEST, "Invalid request: empty batch"));
+    }
+    if items.len() > MAX_BATCH {
+        let why = format!("Invalid request: a batch of {} messages; at most {MAX_BATCH}", items.len());
+        return Some(error_reply(&Value::Null, code::INVALID_REQUEST, &why));
+    }
+    let mut replies = Vec::new();
+    for item in items {
+        let text = item.to_string();
+        replies.extend(handle_message(item, &text, methods).await);
+    }
+    (!replies.is_empty()).then(|| format!("[{}]", replies.join(",")))
+}
+
+/// A JSON-RPC error reply that no request id could be read for.
+pub fn parse_error(why: &str) -> String {
+    error_reply(&Value::Null, code::PARSE_ERROR, &format!("Parse error: {why}"))
+}
+
+/// What a parsed message is.
+enum Message<'a> {
+    Request {
+        id: &'a Value,
+        method: &'a str,
+    },
+    Notification {
+        method: &'a str,
+    },
+    /// A response from the peer; booger never sends requests, so there is nothing to match.
+    Response,
+}
+
+fn classify(v: &Value) -> Result<Message<'_>, String> {
+    let id = v.get("id").unwrap_or(&Value::Null);
+    let invalid = |why: &str| error_reply(id, code::INVALID_REQUEST, &format!("Invalid request: {why}"));
+    let Some(obj) = v.as_object() else {
+        return Err(error_reply(&Value::Null, code::INVALID_REQUEST, "Invalid request: expected a JSON object"));
+    };
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(invalid("`jsonrpc` must be \"2.0\""));
+    }
+    if !matches!(obj.get("id"), None | Some(Value::Null | Value::String(_) | Value::Number(_))) {
+        return Err(error_reply(
+            &Value::Null,
+            code::INVALID_REQUEST,
+            "Invalid request: `id` must be a string or a number",
+        ));
+    }
+    let method = match obj.get("method") {
+        Some(Value::String(m)) => m.as_str(),
+        Some(_) => return Err(invalid("`method` must be a string")),
+        None if obj.contains_key("result") || obj.contains_key("error") => return Ok(Message::Response),
+        None => return Err(invalid("missing `method`")),
+    };
+    if !matches!(obj.get("params"), None | Some(Value::Object(_) | Value::Array(_))) {
+        return Err(invalid("`params` must be an object or an array"));
+    }
+    Ok(match obj.get("id") {
+        Some(id) => Message::Request { id, method },
+        None => Message::Notification { method },
+    })
+}
+
+/// Handles one message; returns the reply line, if the message gets one.
+async fn handle_message(value: Value, text: &str, methods: &Methods) -> Option<String> {
+    match classify(&value) {
+        Err(reply) => Some(reply),
+        Ok(Message::Response) => None,
+        Ok(Message::Notification { method }) => {
+            // jsonrpsee only dispatches requests: give it a throwaway id and drop the answer.
+            if methods.method(method).is_some() {
+                let mut request = value.clone();
+                request["id"] = json!(0);
+                let _ = methods.raw_json_request(&request.to_string(), 1).await;
+            }
+            None
+        }
+        Ok(Message::Request { id, method }) => {
+            crate::base::metrics::get().method(method);
+            if methods.method(method).is_none() {
+                return Some(error_reply(id, code::METHOD_NOT_FOUND, &format!("Method not found: {method}")));
+            }
+            Some(match methods.raw_json_request(text, 1).await {
+                Ok((response, _)) => {
+                    let response = response.get().to_owned();
+                    count_error(&response);
+                    response
+                }
+                Err(e) => error_reply(id, code::INVALID_REQUEST, &format!("Invalid request: {e}")),
+            })
+        }
+    }
+}
+
+/// Counts a handler's error reply by its code. jsonrpsee writes `{"jsonrpc":"2.0","id":…`
+/// and then `"result"` or `"error"`; a quote inside a value is escaped, so the second `,"`
+/// starts that member, and only the first bytes of an answer are looked at.
+fn count_error(response: &str) {
+    let mut members = response.match_indices(",\"").map(|(i, _)| &response[i + 2..]);
+    let _id = members.next();
+    if !members.next().is_some_and(|m| m.starts_with("error\":")) {
+        return;
+    }
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        error: Code,
+    }
+    #[derive(serde::Deserialize)]
+    struct Code {
+        code: i64,
+    }
+    if let Ok(p) = serde_json::from_str::<Probe>(response) {
+        crate::base::metrics::get().rpc_error(p.error.code);
+    }
+}
+
+fn error_reply(id: &Value, code: i64, message: &str) -> String {
+    crate::base::metrics::get().rpc_error(code);
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } }).to_string()
+}

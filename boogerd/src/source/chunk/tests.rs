@@ -1,0 +1,411 @@
+//! Chunker tests: a fixture per language → the expected outline.
+//!
+//! Each outline line is `kind name [parent] L<start>-<end> | signature`.
+
+use std::path::Path;
+
+use super::{Chunk, chunk_file};
+
+fn outline(path: &str, src: &str) -> Vec<String> {
+    let chunked = chunk_file(Path::new(path), src.as_bytes(), false);
+    assert!(chunked.problem.is_none(), "{path}: {:?}", chunked.problem);
+    chunked.chunks.iter().map(line).collect()
+}
+
+fn line(c: &Chunk) -> String {
+    let parent = c.parent.as_deref().map(|p| format!(" [{p}]")).unwrap_or_default();
+    format!("{} {}{} L{}-{} | {}", c.kind, c.name, parent, c.start_line, c.end_line, c.signature)
+}
+
+fn check(path: &str, src: &str, expected: &[&str]) {
+    let got = outline(path, src);
+    if got != expected {
+        panic!(
+            "{path} outline differs.\ngot:\n{}\n",
+            got.iter().map(|l| format!("    \"{l}\",")).collect::<Vec<_>>().join("\n")
+        );
+    }
+}
+
+#[test]
+fn rust() {
+    check(
+        "sample.rs",
+        include_str!("fixtures/sample.rs"),
+        &[
+            "block  L1-1 | ",
+            "import std::collections::HashMap L2-2 | use std::collections::HashMap;",
+            "import std::io::{self, Read} L3-3 | use std::io::{self, Read};",
+            "struct Config L5-9 | pub struct Config",
+            "enum Mode L11-11 | pub enum Mode",
+            "impl Config L13-13 | impl Config",
+            "method new [Config] L14-17 | pub fn new(name: &str) -> Self",
+            "method parse_config [Config] L19-21 | fn parse_config(input: &str) -> io::Result<Self>",
+            "gap  L22-22 | ",
+            "impl Config (std::fmt::Display) L24-24 | impl std::fmt::Display for Config",
+            "method fmt [Config] L25-27 | fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result",
+            "gap  L28-28 | ",
+            "trait Loader L30-30 | pub trait Loader",
+            "method load [Loader] L31-31 | fn load(&self) -> Config;",
+            "gap  L32-32 | ",
+            "const LIMIT L34-34 | const LIMIT: usize = 10;",
+            "macro square L36-36 | macro_rules! square",
+            "mod inner L38-38 | mod inner",
+            "function helper [inner] L39-39 | pub fn helper()",
+            "gap  L40-40 | ",
+            "function main L42-45 | fn main()",
+        ],
+    );
+}
+
+#[test]
+fn python() {
+    check(
+        "sample.py",
+        include_str!("fixtures/sample.py"),
+        &[
+            "block  L1-1 | ",
+            "import os L2-2 | import os",
+            "import collections import OrderedDict as OD L3-3 | from collections import OrderedDict as OD",
+            "block  L5-5 | ",
+            "function which L8-10 | def which(cmd, mode=os.F_OK | os.X_OK, path=None)",
+            "class Cache L13-17 | class Cache(OD)",
+            "method __init__ [Cache] L18-19 | def __init__(self, size)",
+            "method full [Cache] L21-23 | @property def full(self) -> bool",
+            "method fetch [Cache] L25-26 | async def fetch(self, key)",
+            "block  L29-30 | ",
+        ],
+    );
+}
+
+#[test]
+fn typescript() {
+    check(
+        "sample.ts",
+        include_str!("fixtures/sample.ts"),
+        &[
+            "import { readFile } from \"fs\" L1-1 | import { readFile } from \"fs\";",
+            "import path L2-2 | const path = require(\"path\");",
+            "interface User L4-7 | export interface User",
+            "type Id L9-9 | export type Id = string | number;",
+            "enum Color L11-11 | enum Color",
+            "class UserStore L13-15 | export class UserStore",
+            "method add [UserStore] L16-18 | add(user: User): void",
+            "method find [UserStore] L20-22 | find(id: Id): User | undefined",
+            "gap  L23-23 | ",
+            "function greet L25-27 | export function greet(user: User): string",
+            "function shout L29-29 | const shout = (s: string) => s.toUpperCase();",
+            "function main L31-31 | export default function main()",
+        ],
+    );
+}
+
+#[test]
+fn tsx_and_javascript_share_the_rules() {
+    let src = "import React from 'react';\nexport function App() { return <div>hi</div>; }\nclass A { m() {} }\n";
+    check(
+        "app.tsx",
+        src,
+        &[
+            "import React from 'react' L1-1 | import React from 'react';",
+            "function App L2-2 | export function App()",
+            "class A L3-3 | class A",
+            "method m [A] L3-3 | m()",
+        ],
+    );
+    let js = "const fs = require('fs');\nfunction go(a) { return a; }\nconst f = function () {};\n";
+    check(
+        "x.js",
+        js,
+        &[
+            "import fs L1-1 | const fs = require('fs');",
+            "function go L2-2 | function go(a)",
+            "function f L3-3 | const f = function ()",
+        ],
+    );
+}
+
+/// Test-runner calls are `test` chunks named by their descriptions; a suite's cases (and
+/// helpers) are its members. Calls that are not a runner's, or have no description and
+/// function, stay top-level code.
+#[test]
+fn test_runner_calls_are_named_tests() {
+    let src = "\
+import { describe, it } from 'vitest'
+
+describe('persist (async)', () => {
+  const storage = makeStorage()
+
+  it('can rehydrate state', async () => {
+    await rehydrate()
+  })
+
+  function helper() {}
+
+  describe.each([1, 2])('with %i items', (n) => {
+    test.skip(`drops ${n} updates`, () => {})
+  })
+})
+
+test('says \"hi\"', function () {})
+it(name, () => {})
+expect(it('not a case')).toBe(1)
+";
+    check(
+        "tests/persist.test.ts",
+        src,
+        &[
+            "import { describe, it } from 'vitest' L1-1 | import { describe, it } from 'vitest'",
+            "test persist (async) L3-5 | describe('persist (async)', () =>",
+            "test can rehydrate state [persist (async)] L6-8 | it('can rehydrate state', async () =>",
+            "function helper [persist (async)] L10-10 | function helper()",
+            "test with %i items [persist (async)] L12-12 | describe.each([1, 2])('with %i items', (n) =>",
+            "test drops ${n} updates [with %i items] L13-13 | test.skip(`drops ${n} updates`, () =>",
+            "gap  L14-15 | ",
+            "test says \"hi\" L17-17 | test('says \"hi\"', function ()",
+            "block  L18-19 | ",
+        ],
+    );
+}
+
+#[test]
+fn go() {
+    check(
+        "sample.go",
+        include_str!("fixtures/sample.go"),
+        &[
+            "block  L1-1 | ",
+            "import ( \"fmt\" \"os\" ) L3-6 | import ( \"fmt\" \"os\" )",
+            "struct Server L8-11 | type Server struct",
+            "interface Handler L13-15 | type Handler interface",
+            "function NewServer L17-20 | func NewServer(addr string) *Server",
+            "method Start [Server] L22-25 | func (s *Server) Start() error",
+            "block  L27-27 | ",
+        ],
+    );
+}
+
+#[test]
+fn c() {
+    check(
+        "sample.c",
+        include_str!("fixtures/sample.c"),
+        &[
+            "block  L1-1 | ",
+            "macro SAMPLE_H L2-2 | #define SAMPLE_H",
+            "import <stdio.h> L3-3 | #include <stdio.h>",
+            "import \"local.h\" L4-4 | #include \"local.h\"",
+            "macro MAX L6-6 | #define MAX(a, b) ((a) > (b) ? (a) : (b))",
+            "struct point L8-11 | struct point",
+            "typedef size_t2 L13-13 | typedef struct",
+            "enum color L15-15 | enum color",
+            "declaration area L17-17 | int area(const struct point *p, int n);",
+            "function add L19-21 | static int add(int a, int b)",
+            "declaration callback L23-23 | int (*callback)(int);",
+            "block  L24-24 | ",
+        ],
+    );
+}
+
+#[test]
+fn docs_and_docstrings_stay_with_their_item() {
+    let rs = chunk_file(Path::new("a.rs"), include_str!("fixtures/sample.rs").as_bytes(), false);
+    let new = rs.chunks.iter().find(|c| c.name == "new").unwrap();
+    assert_eq!(new.doc.as_deref(), Some("Makes one."));
+    assert!(new.content.starts_with("    /// Makes one.\n    pub fn new"), "{}", new.content);
+    let config = rs.chunks.iter().find(|c| c.name == "Config" && c.kind == "struct").unwrap();
+    assert_eq!(config.doc.as_deref(), Some("A configuration."));
+    assert!(config.content.contains("#[derive(Debug)]"));
+
+    let py = chunk_file(Path::new("a.py"), include_str!("fixtures/sample.py").as_bytes(), false);
+    let which = py.chunks.iter().find(|c| c.name == "which").unwrap();
+    assert_eq!(which.doc.as_deref(), Some("Find the full path of an executable."));
+    let cache = py.chunks.iter().find(|c| c.name == "Cache").unwrap();
+    assert_eq!(cache.doc.as_deref(), Some("A small LRU cache."));
+
+    let go = chunk_file(Path::new("a.go"), include_str!("fixtures/sample.go").as_bytes(), false);
+    assert_eq!(
+        go.chunks.iter().find(|c| c.name == "NewServer").unwrap().doc.as_deref(),
+        Some("NewServer makes a server.")
+    );
+}
+
+#[test]
+fn huge_functions_are_split_with_the_signature_repeated() {
+    let body: String = (0..800).map(|i| format!("    let v{i} = compute({i});\n")).collect();
+    let src = format!("fn big(x: u32) -> u32 {{\n{body}    0\n}}\n");
+    let c = chunk_file(Path::new("big.rs"), src.as_bytes(), false).chunks;
+    assert!(c.len() >= 3, "{}", c.len());
+    for part in &c {
+        assert_eq!(
+            (part.kind, part.name.as_str(), part.signature.as_str()),
+            ("function", "big", "fn big(x: u32) -> u32")
+        );
+        assert!(part.content.len() <= super::MAX_CHUNK_BYTES);
+    }
+    // The parts tile the function, line after line.
+    for w in c.windows(2) {
+        assert_eq!(w[0].end_line + 1, w[1].start_line);
+    }
+    let joined: String = c.iter().map(|p| p.content.as_str()).collect();
+    assert!(joined == src.trim_end(), "parts do not tile the function");
+}
+
+#[test]
+fn broken_code_keeps_its_items_and_reports_the_errors() {
+    let src = "fn ok() {}\n\nfn broken( {\n  let x = ;\n\nstruct Fine { a: u8 }\n";
+    let c = chunk_file(Path::new("b.rs"), src.as_bytes(), false);
+    assert!(c.problem.as_deref().is_some_and(|p| p.contains("syntax error")), "{:?}", c.problem);
+    assert!(c.chunks.iter().any(|ch| ch.name == "ok"));
+    // Every line with text is in some chunk.
+    for (i, line) in src.lines().enumerate() {
+        let n = i as u32 + 1;
+        if !line.trim().is_empty() {
+            assert!(c.chunks.iter().any(|ch| ch.start_line <= n && n <= ch.end_line), "line {n} lost: {line}");
+        }
+    }
+}
+
+#[test]
+fn binary_garbage_in_a_source_file_does_not_panic() {
+    let junk: Vec<u8> = (0..20_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8 | 1).collect();
+    for name in ["x.rs", "x.py", "x.ts", "x.go", "x.c", "x.md", "x.txt"] {
+        let c = chunk_file(Path::new(name), &junk, false);
+        assert!(!c.chunks.is_empty(), "{name}");
+    }
+}
+
+#[test]
+fn oversized_files_become_fixed_blocks_without_parsing() {
+    let src = "fn a() {}\n".repeat(10_000);
+    let c = chunk_file(Path::new("gen.rs"), src.as_bytes(), true);
+    assert!(c.chunks.iter().all(|ch| ch.kind == "raw"));
+    assert_eq!(c.chunks.iter().map(|ch| ch.content.as_str()).collect::<String>(), src);
+}
+
+/// grep reads chunks, so every line with text on it must be whole in some chunk, at its own
+/// line number: comments after an item on its line, comments between methods, closing braces.
+#[test]
+fn every_line_is_whole_in_some_chunk() {
+    let extra_py = "import os  # why\nx = 1; import re\nimport sys\n\n\nclass A:\n    x = 1  # trailing\n\n    ##\n\n    def f(self):\n        pass\n\n    #~~~~~~\n    def g(self):\n        pass\n#\n#\n";
+    let extra_rs =
+        "pub const A: u8 = 0; // FIXME: why\nimpl X {\n    fn a() {}\n    // --\n}\n\n////////\nfn b() {}   \n";
+    let files = [
+        ("sample.rs", include_str!("fixtures/sample.rs")),
+        ("sample.py", include_str!("fixtures/sample.py")),
+        ("sample.ts", include_str!("fixtures/sample.ts")),
+        ("sample.go", include_str!("fixtures/sample.go")),
+        ("sample.c", include_str!("fixtures/sample.c")),
+        ("extra.py", extra_py),
+        ("extra.rs", extra_rs),
+    ];
+    for (path, src) in files {
+        let chunks = chunk_file(Path::new(path), src.as_bytes(), false).chunks;
+        for (i, line) in src.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            let n = i as u32 + 1;
+            let whole = chunks
+                .iter()
+                .any(|c| c.start_line <= n && c.content.lines().nth((n - c.start_line) as usize) == Some(line));
+            assert!(whole, "{path}:{n} {line:?} is not whole in any chunk");
+        }
+    }
+}
+
+/// Property: any bytes under any file name chunk without a panic, into chunks that lie inside
+/// the file (lines from 1 to its last line, start before end).
+#[test]
+fn any_bytes_chunk_into_chunks_inside_the_file() {
+    const PIECES: &[&str] = &[
+        "fn ",
+        "def ",
+        "class ",
+        "struct ",
+        "impl ",
+        "func ",
+        "function ",
+        "#include ",
+        "#define X(",
+        "# ",
+        "## ",
+        "```",
+        "{",
+        "}",
+        "(",
+        ")",
+        "[",
+        "]",
+        "<",
+        ">",
+        ";",
+        ":",
+        "\n",
+        "\r\n",
+        "    ",
+        "\t",
+        "\"",
+        "'",
+        "`",
+        "/*",
+        "*/",
+        "//",
+        "\"\"\"",
+        "x",
+        "name_1",
+        "=>",
+        "->",
+        "é",
+        "🦀",
+        "\0",
+        "\u{feff}",
+        "\\",
+        "@",
+        "export ",
+    ];
+    const NAMES: &[&str] =
+        &["a.rs", "a.py", "a.go", "a.c", "a.h", "a.ts", "a.tsx", "a.js", "a.md", "a.txt", "Makefile", "noext"];
+    let mut rng = crate::base::rng::Rng::new(0x2545_F491_4F6C_DD1D);
+    for round in 0..3_000 {
+        let len = rng.below(80);
+        let mut bytes: Vec<u8> = Vec::new();
+        for _ in 0..len {
+            if rng.below(10) == 0 {
+                bytes.push(rng.below(256) as u8); // a stray byte, UTF-8 or not
+            } else {
+                bytes.extend_from_slice(rng.pick(PIECES).as_bytes());
+            }
+        }
+        let name = NAMES[round % NAMES.len()];
+        let lines = bytes.split(|b| *b == b'\n').count().max(1) as u32;
+        for too_large in [false, true] {
+            let chunked = chunk_file(Path::new(name), &bytes, too_large);
+            for c in &chunked.chunks {
+                assert!(
+                    1 <= c.start_line && c.start_line <= c.end_line && c.end_line <= lines,
+                    "{name} ({lines} lines) {bytes:?}: {} L{}-{}",
+                    c.kind,
+                    c.start_line,
+                    c.end_line
+                );
+            }
+        }
+    }
+}
+
+/// The catalogue's `language` enum names exactly the languages the index stores.
+#[test]
+fn the_catalogue_names_every_language() {
+    use crate::source::lang::Lang;
+    let langs = [
+        Lang::Rust,
+        Lang::Python,
+        Lang::JavaScript,
+        Lang::TypeScript,
+        Lang::Tsx,
+        Lang::Go,
+        Lang::C,
+        Lang::Markdown,
+        Lang::Text,
+    ];
+    let names: Vec<&str> = langs.iter().map(|l| l.name()).collect();
+    assert_eq!(names, booger_proto::tools::LANGUAGES);
+}

@@ -1,0 +1,38 @@
+//! The pure model of a repository's files: how a file is cut into chunks ([`chunk`]), which
+//! language it is in ([`lang`]), content hashes and the Merkle root ([`hash`]), and which
+//! part of a tree a partial run looks at ([`Survey`]). Nothing here does I/O, opens SQLite or
+//! knows about the daemon: the store, search, git and the indexing run all build on it.
+
+pub mod chunk;
+pub mod hash;
+pub mod lang;
+
+/// Files larger than this are not parsed but cut into fixed-size blocks.
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;
+/// Files larger than this are not indexed at all (reported as skipped): a dump or a log of
+/// this size is not code an agent reads, and holding it would cost memory twice its size.
+pub const HUGE_FILE_BYTES: u64 = 32 * 1024 * 1024;
+
+/// The part of a project a partial run surveys: the files directly in each `shallow`
+/// directory and every file under each `deep` one (relative paths, `""` is the root).
+#[derive(Debug, Clone, Default)]
+pub struct Survey {
+    pub shallow: Vec<String>,
+    pub deep: Vec<String>,
+}
+
+impl Survey {
+    pub fn contains(&self, rel: &str) -> bool {
+        self.deep.iter().any(|d| is_under(rel, d)) || self.shallow.iter().any(|d| parent_dir(rel) == d)
+    }
+}
+
+/// The directory a relative path is in (`""` for the root).
+pub fn parent_dir(rel: &str) -> &str {
+    rel.rfind('/').map_or("", |i| &rel[..i])
+}
+
+/// True if `rel` is `dir` or below it (`""` contains everything).
+pub fn is_under(rel: &str, dir: &str) -> bool {
+    dir.is_empty() || rel == dir || rel.strip_prefix(dir).is_some_and(|r| r.starts_with('/'))
+}

@@ -1,0 +1,109 @@
+//! Progress of a call still running, for a client that asks on another connection
+//! ([`booger_proto::wire::PROGRESS`]): the CLI draws it for any long call without knowing the tool.
+//!
+//! A call made with a progress token is registered while it runs; its handler says how to
+//! measure it ([`report`]), and [`of`] measures it when asked.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use booger_proto::wire::Progress;
+
+use crate::engine::project::ProjectHandle;
+
+type Measure = Arc<dyn Fn() -> Option<Progress> + Send + Sync>;
+
+/// At most this many calls are followed at once (tokens come from clients).
+const FOLLOWED: usize = 256;
+/// The longest token kept.
+const TOKEN_CHARS: usize = 64;
+
+fn running() -> &'static Mutex<HashMap<String, Option<Measure>>> {
+    static RUNNING: std::sync::OnceLock<Mutex<HashMap<String, Option<Measure>>>> = std::sync::OnceLock::new();
+    RUNNING.get_or_init(Default::default)
+}
+
+thread_local! {
+    /// The token of the call running on this thread, if its caller gave one.
+    static TOKEN: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// A call followed under its token until this is dropped.
+pub(super) struct Followed(Option<String>);
+
+impl Drop for Followed {
+    fn drop(&mut self) {
+        TOKEN.take();
+        if let Some(token) = self.0.take() {
+            running().lock().unwrap_or_else(|e| e.into_inner()).remove(&token);
+        }
+    }
+}
+
+/// Follows the call about to run on this thread under `token` (none: nothing is followed).
+pub(super) fn follow(token: Option<String>) -> Followed {
+    let token = token.filter(|t| !t.is_empty() && t.chars().count() <= TOKEN_CHARS);
+    let Some(token) = token else { return Followed(None) };
+    let mut map = running().lock().unwrap_or_else(|e| e.into_inner());
+    if map.len() >= FOLLOWED || map.contains_key(&token) {
+        return Followed(None);
+    }
+    map.insert(token.clone(), None);
+    TOKEN.set(Some(token.clone()));
+    Followed(Some(token))
+}
+
+/// How the running call's progress is measured (a no-op for a call nobody follows).
+pub fn report(measure: impl Fn() -> Option<Progress> + Send + Sync + 'static) {
+    TOKEN.with_borrow(|token| {
+        if let Some(t) = token {
+            running().lock().unwrap_or_else(|e| e.into_inner()).insert(t.clone(), Some(Arc::new(measure)));
+        }
+    });
+}
+
+/// The progress of the call followed under `token`, if it runs and reports any.
+pub fn of(token: &str) -> Option<Progress> {
+    let measure = running().lock().unwrap_or_else(|e| e.into_inner()).get(token).cloned().flatten()?;
+    measure()
+}
+
+/// A project's running index, in files (`None` when it is not indexing).
+pub fn of_index(handle: &ProjectHandle) -> Option<Progress> {
+    use std::sync::atomic::Ordering::Relaxed;
+    if !handle.is_indexing() {
+        return None;
+    }
+    let p = &handle.progress;
+    let (done, total) = (p.done.load(Relaxed), p.total.load(Relaxed));
+    let elapsed = p.started.lock().unwrap_or_else(|e| e.into_inner()).map_or(0.0, |s| s.elapsed().as_secs_f64());
+    let per_s = (elapsed > 0.0).then(|| done as f64 / elapsed);
+    let eta_s = per_s.filter(|r| *r > 0.0).map(|r| (total.saturating_sub(done) as f64 / r).ceil() as u64);
+    Some(Progress { done, total, unit: "files".to_owned(), per_s, eta_s })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_followed_call_reports_until_it_ends_and_an_unfollowed_one_not_at_all() {
+        let step = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        {
+            let _followed = follow(Some("t-1".to_owned()));
+            assert_eq!(of("t-1"), None, "nothing reported yet");
+            let s = Arc::clone(&step);
+            report(move || {
+                let done = s.load(std::sync::atomic::Ordering::Relaxed);
+                Some(Progress { done, total: 10, unit: "files".to_owned(), per_s: None, eta_s: None })
+            });
+            step.store(4, std::sync::atomic::Ordering::Relaxed);
+            assert_eq!(of("t-1").map(|p| p.done), Some(4));
+        }
+        assert_eq!(of("t-1"), None, "gone once the call ends");
+        let _unfollowed = follow(None);
+        report(|| unreachable!("nobody asks"));
+        assert_eq!(of(""), None);
+    }
+}
