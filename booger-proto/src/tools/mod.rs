@@ -7,6 +7,7 @@
 
 use serde_json::{Map, Value, json};
 
+pub mod args;
 mod catalogue;
 mod profile;
 

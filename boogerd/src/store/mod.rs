@@ -29,7 +29,7 @@ use r2d2::Pool;
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::Connection;
 
-pub use files::{FileState, FileWrite, Stats};
+pub use files::{FileState, FileWrite, Stats, Summary};
 
 pub use crate::base::storage::DB_FILE;
 

@@ -1,48 +1,31 @@
 //! `batch`: several tool calls in one round trip, answered in order.
 
+use booger_proto::tools::args;
 use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
-use super::{Session, lookup};
-use crate::engine::Daemon;
+use super::call::{Call, Outcome, ToolError};
+use super::lookup;
 
 /// What a batch's answer may hold, text and structured content together: three answers at
 /// the default budget.
 const BUDGET_CHARS: usize =
     3 * crate::domain::search::format::DEFAULT_MAX_TOKENS * crate::domain::search::format::CHARS_PER_TOKEN;
 
-pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
-    let calls = args.get("calls").and_then(Value::as_array).cloned().unwrap_or_default();
+pub fn run(call: &Call, a: args::Batch) -> Outcome {
+    let calls = a.calls;
     if calls.is_empty() {
-        return ToolReply::error(
-            "batch: `calls` is empty; give up to 20 {\"tool\": ..., \"arguments\": {...}} objects",
-        );
+        return Err(ToolError::Refused(
+            "batch: `calls` is empty; give up to 20 {\"tool\": ..., \"arguments\": {...}} objects".to_owned(),
+        ));
     }
     let mut text = String::new();
     let mut results = Vec::new();
     let mut spent = 0;
     let mut failed = 0;
-    for (i, call) in calls.iter().enumerate() {
-        let name = call.get("tool").and_then(Value::as_str).unwrap_or_default();
-        let call_args = call.get("arguments").cloned().unwrap_or(Value::Null);
-        let reply = if name == "batch" {
-            ToolReply::error("batch: a batch cannot contain another batch; list its calls directly")
-        } else {
-            match lookup(name) {
-                None => ToolReply::error(format!("unknown tool `{name}`; tools/list names the available tools")),
-                Some((spec, handler)) => match spec.validate(&call_args) {
-                    Err(message) => ToolReply::error(message),
-                    // A batch is read-only as a whole only if each of its calls is.
-                    Ok(()) => match super::refused_read_only(session, spec) {
-                        Some(refusal) => refusal,
-                        None => match super::paths::prepare(daemon, session, name, call_args) {
-                            Ok(a) => handler(daemon, session, &a),
-                            Err(message) => ToolReply::error(message),
-                        },
-                    },
-                },
-            }
-        };
+    for (i, one) in calls.iter().enumerate() {
+        let name = one.get("tool").and_then(Value::as_str).unwrap_or_default();
+        let reply = within(call, name, one.get("arguments").cloned().unwrap_or(Value::Null));
         failed += usize::from(reply.is_error);
         // One budget for the whole answer, text and structured content alike: twenty calls
         // at their own budgets would be twenty answers' worth. A call past it is run but not
@@ -64,5 +47,26 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
     // The batch itself succeeded; each call reports its own error.
     let mut reply = ToolReply::ok(text.trim_end(), json!({ "results": results, "failed": failed }));
     reply.is_error = failed == calls.len();
-    reply
+    Ok(reply)
+}
+
+/// One call of the batch, checked as a call on its own would be, run within the batch's.
+fn within(call: &Call, name: &str, arguments: Value) -> ToolReply {
+    if name == "batch" {
+        return ToolReply::error("batch: a batch cannot contain another batch; list its calls directly");
+    }
+    let Some((spec, handler)) = lookup(name) else {
+        return ToolReply::error(format!("unknown tool `{name}`; tools/list names the available tools"));
+    };
+    if let Err(message) = spec.validate(&arguments) {
+        return ToolReply::error(message);
+    }
+    // A batch is read-only as a whole only if each of its calls is.
+    if let Some(refusal) = super::refused_read_only(call.session, spec) {
+        return refusal;
+    }
+    match super::paths::prepare(call.daemon, call.session, name, arguments) {
+        Ok(a) => handler(call, &a).unwrap_or_else(ToolReply::from),
+        Err(message) => ToolReply::error(message),
+    }
 }

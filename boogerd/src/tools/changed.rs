@@ -1,42 +1,34 @@
 //! `changed-since`: the symbols of files re-indexed after a time.
 
+use booger_proto::tools::args;
 use booger_proto::wire::ToolReply;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::{Session, filters, project_store};
+use super::call::{Call, Outcome, ToolError, failed, page};
 use crate::domain::search::format::{self, Mode};
-use crate::engine::Daemon;
+use crate::store::search::Filters;
 
-pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
-    let since = args.get("since").and_then(Value::as_str).unwrap_or_default();
-    let Some(unix) = crate::base::time::parse_rfc3339(since) else {
-        return ToolReply::error(format!(
-            "changed-since: {since:?} is not an RFC 3339 time; write it like 2026-11-22T09:30:00Z or 2026-11-22T10:30:00+01:00 (or a date, 2026-11-22)"
-        ));
-    };
-    let (project, store) = match project_store(daemon, session, args) {
-        Ok(ps) => ps,
-        Err(reply) => return reply,
-    };
+pub fn run(call: &Call, a: args::ChangedSince) -> Outcome {
+    let since = a.since.as_str();
+    let unix = crate::base::time::parse_rfc3339(since).ok_or_else(|| {
+        ToolError::Refused(format!(
+            "changed-since: {since:?} is not an RFC 3339 time; write it like 2026-11-22T09:30:00Z or \
+             2026-11-22T10:30:00+01:00 (or a date, 2026-11-22)"
+        ))
+    })?;
+    let snap = call.snapshot(a.on.project.as_deref())?;
     // Stored times are `YYYY-MM-DDTHH:MM:SSZ`, so they compare as strings.
     let after = crate::base::time::rfc3339(unix);
-    let f = filters(args);
-    let chunks = match store.chunks_where(&f, Some(&after), 200_000) {
-        Ok(c) => c,
-        Err(e) => return ToolReply::error(format!("changed-since: {e}")),
-    };
+    let f = Filters { path: a.path_prefix.clone().filter(|p| !p.is_empty()), ..Default::default() };
+    let chunks = snap.store.chunks_where(&f, Some(&after), 200_000).map_err(|e| failed("changed-since", e))?;
     if chunks.is_empty() {
-        let last = store.meta("last_indexed_at").ok().flatten().unwrap_or_default();
-        return ToolReply::ok(
-            format!("Nothing re-indexed in {} after {after} (last index run: {last}).", project.name),
+        let last = snap.store.meta("last_indexed_at").ok().flatten().unwrap_or_default();
+        return Ok(ToolReply::ok(
+            format!("Nothing re-indexed in {} after {after} (last index run: {last}).", snap.project.name),
             json!({ "results": [], "since": after }),
-        );
+        ));
     }
-    let mode = Mode::parse(args.get("output_mode").and_then(Value::as_str), Mode::Signatures);
-    let page = match super::page(args, 200, 0) {
-        Ok(p) => p,
-        Err(reply) => return reply,
-    };
-    let r = format::outline(&chunks, mode, page);
-    ToolReply::ok(format!("changed since {after}: {}", r.text), json!({ "since": after, "results": r.results }))
+    let mode = Mode::parse(a.output_mode.as_deref(), Mode::Signatures);
+    let r = format::outline(&chunks, mode, page(&a.paging, None, 200, 0)?);
+    Ok(ToolReply::ok(format!("changed since {after}: {}", r.text), json!({ "since": after, "results": r.results })))
 }

@@ -5,24 +5,21 @@
 
 use std::sync::Arc;
 
+use booger_proto::tools::args;
 use booger_proto::wire::ToolReply;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::{Session, resolve_project, scope};
-use crate::engine::Daemon;
+use super::call::{Call, Outcome, ToolError, failed};
 use crate::store::Store;
 use crate::store::context::Scope;
 
-pub(super) fn writable_store(
-    daemon: &Daemon,
-    session: &Session,
-    args: &Value,
-) -> Result<(String, Arc<Store>), ToolReply> {
-    let project = resolve_project(daemon, session, args).map_err(ToolReply::error)?;
-    let handle = daemon.projects.get(&project.root);
+/// The project's index for notes, created if need be (notes are writes).
+pub(super) fn writable_store(call: &Call, on: &args::On) -> Result<(String, Arc<Store>), ToolError> {
+    let project = call.project(on.project.as_deref())?;
+    let handle = call.daemon.projects.get(&project.root);
     match handle.store() {
         Ok(s) => Ok((project.name, s)),
-        Err(e) => Err(ToolReply::error(format!("cannot open the index of {}: {e}", project.name))),
+        Err(e) => Err(ToolError::Refused(format!("cannot open the index of {}: {e}", project.name))),
     }
 }
 
@@ -33,26 +30,23 @@ fn scope_name(s: Scope) -> String {
     }
 }
 
-pub fn annotate(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
-    let (name, store) = match writable_store(daemon, session, args) {
-        Ok(x) => x,
-        Err(r) => return r,
-    };
-    let target = args["target"].as_str().unwrap_or_default().trim();
-    let note = args["note"].as_str().unwrap_or_default().trim();
+pub fn annotate(call: &Call, a: args::Annotate) -> Outcome {
+    let (name, store) = writable_store(call, &a.notes.on)?;
+    let (target, note) = (a.target.trim(), a.note.trim());
     if target.is_empty() || note.is_empty() {
-        return ToolReply::error("annotate: `target` and `note` must not be empty");
+        return Err(ToolError::Refused("annotate: `target` and `note` must not be empty".to_owned()));
     }
     let now = crate::base::time::unix_now();
-    let expires = args.get("ttl").and_then(Value::as_i64).map(|t| crate::base::time::rfc3339(now + t));
-    let sc = scope(session, args);
-    match store.annotate(target, note, sc, &crate::base::time::rfc3339(now), expires.as_deref()) {
-        Ok(None) => ToolReply::error(format!(
+    let expires = a.ttl.map(|t| crate::base::time::rfc3339(now + t as i64));
+    let sc = call.scope(a.notes.session.as_deref());
+    let added = store.annotate(target, note, sc, &crate::base::time::rfc3339(now), expires.as_deref());
+    Ok(match added.map_err(|e| failed("annotate", e))? {
+        None => ToolReply::error(format!(
             "annotate: {} already holds {} notes in {name}; drop old ones with `forget` (or give notes a ttl)",
             scope_name(sc),
             crate::store::context::MAX_NOTES
         )),
-        Ok(Some(id)) => ToolReply::ok(
+        Some(id) => ToolReply::ok(
             format!(
                 "Noted on {target} in {name} ({}{}).",
                 scope_name(sc),
@@ -60,23 +54,20 @@ pub fn annotate(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
             ),
             json!({ "id": id, "target": target, "expires_at": expires }),
         ),
-        Err(e) => ToolReply::error(format!("annotate: {e}")),
-    }
+    })
 }
 
-pub fn annotations(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
-    let (name, store) = match writable_store(daemon, session, args) {
-        Ok(x) => x,
-        Err(r) => return r,
-    };
-    let target = args.get("target").and_then(Value::as_str);
-    match store.annotations(scope(session, args), target, &crate::base::time::now_rfc3339()) {
-        Ok(list) if list.is_empty() => ToolReply::ok(format!("No notes in {name}."), json!({ "annotations": [] })),
-        Ok(list) => {
+pub fn annotations(call: &Call, a: args::Annotations) -> Outcome {
+    let (name, store) = writable_store(call, &a.notes.on)?;
+    let sc = call.scope(a.notes.session.as_deref());
+    let found = store.annotations(sc, a.target.as_deref(), &crate::base::time::now_rfc3339());
+    Ok(match found.map_err(|e| failed("annotations", e))? {
+        list if list.is_empty() => ToolReply::ok(format!("No notes in {name}."), json!({ "annotations": [] })),
+        list => {
             // One budget for the text and the structured answer: the notes listed are the
             // notes carried.
-            let offset = super::int(args, "offset", 0).min(list.len());
-            let budget = super::int(args, "max_tokens", crate::domain::search::format::DEFAULT_MAX_TOKENS)
+            let offset = a.offset.unwrap_or(0).min(list.len());
+            let budget = a.max_tokens.unwrap_or(crate::domain::search::format::DEFAULT_MAX_TOKENS)
                 * crate::domain::search::format::CHARS_PER_TOKEN;
             let mut text = format!("{} note(s):\n", list.len());
             let mut shown = 0;
@@ -100,72 +91,50 @@ pub fn annotations(daemon: &Daemon, session: &Session, args: &Value) -> ToolRepl
             let listed = &list[offset..next];
             ToolReply::ok(text.trim_end(), json!({ "annotations": listed, "total": list.len() }))
         }
-        Err(e) => ToolReply::error(format!("annotations: {e}")),
-    }
+    })
 }
 
-fn workset(daemon: &Daemon, session: &Session, args: &Value, kind: &str) -> ToolReply {
-    let (name, store) = match writable_store(daemon, session, args) {
-        Ok(x) => x,
-        Err(r) => return r,
-    };
-    let paths: Vec<String> = args["paths"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(|p| p.trim_start_matches("./").trim_end_matches('/').to_owned())
-                .collect()
-        })
-        .unwrap_or_default();
+fn workset(call: &Call, a: &args::Paths, kind: &str) -> Outcome {
+    let (name, store) = writable_store(call, &a.notes.on)?;
+    let paths: Vec<String> =
+        a.paths.iter().map(|p| p.trim_start_matches("./").trim_end_matches('/').to_owned()).collect();
     if paths.is_empty() {
-        return ToolReply::error(format!("{kind}: give `paths`, e.g. [\"src/search\"]"));
+        return Err(ToolError::Refused(format!("{kind}: give `paths`, e.g. [\"src/search\"]")));
     }
-    let sc = scope(session, args);
-    match store.add_workset(
-        if kind == "focus" { "focus" } else { "visited" },
-        &paths,
-        sc,
-        &crate::base::time::now_rfc3339(),
-    ) {
-        Ok(added) => ToolReply::ok(
-            format!(
-                "{} {} path(s) in {name} ({}).",
-                if kind == "focus" { "Focused" } else { "Visited" },
-                paths.len(),
-                scope_name(sc)
-            ),
-            json!({ "paths": paths, "added": added }),
+    let sc = call.scope(a.notes.session.as_deref());
+    let list = if kind == "focus" { "focus" } else { "visited" };
+    let added = store.add_workset(list, &paths, sc, &crate::base::time::now_rfc3339()).map_err(|e| failed(kind, e))?;
+    Ok(ToolReply::ok(
+        format!(
+            "{} {} path(s) in {name} ({}).",
+            if kind == "focus" { "Focused" } else { "Visited" },
+            paths.len(),
+            scope_name(sc)
         ),
-        Err(e) => ToolReply::error(format!("{kind}: {e}")),
-    }
+        json!({ "paths": paths, "added": added }),
+    ))
 }
 
-pub fn focus(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
-    workset(daemon, session, args, "focus")
+pub fn focus(call: &Call, a: args::Paths) -> Outcome {
+    workset(call, &a, "focus")
 }
 
-pub fn visit(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
-    workset(daemon, session, args, "visit")
+pub fn visit(call: &Call, a: args::Paths) -> Outcome {
+    workset(call, &a, "visit")
 }
 
-pub fn forget(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
-    let (name, store) = match writable_store(daemon, session, args) {
-        Ok(x) => x,
-        Err(r) => return r,
-    };
-    let which = match args.get("session").and_then(Value::as_str) {
+pub fn forget(call: &Call, a: args::Forget) -> Outcome {
+    let (name, store) = writable_store(call, &a.notes.on)?;
+    let which = match a.notes.session.as_deref() {
         Some("all") => None,
-        _ => Some(scope(session, args)),
+        s => Some(call.scope(s)),
     };
-    match store.forget(which) {
-        Ok((notes, paths)) => ToolReply::ok(
-            format!(
-                "Forgot {notes} note(s) and {paths} focus/visited path(s) in {name} ({}).",
-                which.map_or("all sessions and the shared context".to_owned(), scope_name)
-            ),
-            json!({ "annotations": notes, "workset": paths }),
+    let (notes, paths) = store.forget(which).map_err(|e| failed("forget", e))?;
+    Ok(ToolReply::ok(
+        format!(
+            "Forgot {notes} note(s) and {paths} focus/visited path(s) in {name} ({}).",
+            which.map_or("all sessions and the shared context".to_owned(), scope_name)
         ),
-        Err(e) => ToolReply::error(format!("forget: {e}")),
-    }
+        json!({ "annotations": notes, "workset": paths }),
+    ))
 }

@@ -1,25 +1,27 @@
 //! The git tools: `branch-diff`, `draft-commit`, `changelog`. The work is in [`crate::domain::git`];
 //! here the arguments become a [`Request`] and the diff becomes an answer.
 
+use booger_proto::tools::args;
 use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
-use super::{Session, resolve_project};
+use super::call::{Call, Outcome, ToolError, failed};
 use crate::domain::git::repo::{Repo, short};
 use crate::domain::git::{GitError, Include, Request, StructuralDiff, format, structural_diff};
 use crate::engine::Daemon;
 use crate::engine::registry::Project;
 
-fn text_arg(args: &Value, key: &str) -> Option<String> {
-    args.get(key).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned)
+/// An argument as given, trimmed; none when empty.
+fn text(v: &Option<String>) -> Option<String> {
+    v.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned)
 }
 
-fn request(daemon: &Daemon, args: &Value) -> Request {
+fn request(daemon: &Daemon, a: &args::Diff) -> Request {
     Request {
-        base: text_arg(args, "base"),
+        base: text(&a.base),
         head: None,
-        include: text_arg(args, "include").as_deref().and_then(Include::parse),
-        path_prefix: text_arg(args, "path_prefix"),
+        include: text(&a.include).as_deref().and_then(Include::parse),
+        path_prefix: text(&a.path_prefix),
         max_file_bytes: daemon.config.max_file_bytes,
     }
 }
@@ -31,31 +33,24 @@ fn diff(daemon: &Daemon, project: &Project, repo: &Repo, req: &Request) -> Resul
     structural_diff(repo, req, &indexed)
 }
 
-fn open(daemon: &Daemon, session: &Session, args: &Value, tool: &str) -> Result<(Project, Repo), ToolReply> {
-    let project = resolve_project(daemon, session, args).map_err(ToolReply::error)?;
-    let repo = Repo::open(&project.root).map_err(|e| ToolReply::error(format!("{tool}: {e}")))?;
+fn open(call: &Call, on: &args::On, tool: &str) -> Result<(Project, Repo), ToolError> {
+    let project = call.project(on.project.as_deref())?;
+    let repo = Repo::open(&project.root).map_err(|e| failed(tool, e))?;
     Ok((project, repo))
 }
 
-pub fn branch_diff(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
-    let (project, repo) = match open(daemon, session, args, "branch-diff") {
-        Ok(x) => x,
-        Err(r) => return r,
-    };
-    let d = match diff(daemon, &project, &repo, &request(daemon, args)) {
-        Ok(d) => d,
-        Err(e) => return ToolReply::error(format!("branch-diff: {e}")),
-    };
-    let max_chars = super::int(args, "max_tokens", crate::domain::search::format::DEFAULT_MAX_TOKENS) * 4;
-
+pub fn branch_diff(call: &Call, a: args::BranchDiff) -> Outcome {
+    let (project, repo) = open(call, &a.diff.on, "branch-diff")?;
+    let d = diff(call.daemon, &project, &repo, &request(call.daemon, &a.diff)).map_err(|e| failed("branch-diff", e))?;
+    let max_chars = a.max_tokens.unwrap_or(crate::domain::search::format::DEFAULT_MAX_TOKENS) * 4;
     // Read-only: focusing the changed files is the agent's `focus` call, with the paths.
     let data = diff_json(&d, max_chars);
-    let text = match args.get("output_mode").and_then(Value::as_str) {
+    let text = match a.output_mode.as_deref() {
         Some("json") => data.to_string(),
         Some("files") => format::files_text(&d),
         _ => format::diff_text(&d, max_chars).0,
     };
-    ToolReply::ok(text, data)
+    Ok(ToolReply::ok(text, data))
 }
 
 /// The diff as JSON within `max_chars`: files past the budget are counted, not listed.
@@ -92,30 +87,22 @@ fn diff_json(d: &StructuralDiff, max_chars: usize) -> Value {
     out
 }
 
-pub fn draft_commit(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
-    let (project, repo) = match open(daemon, session, args, "draft-commit") {
-        Ok(x) => x,
-        Err(r) => return r,
-    };
-    let mut req = request(daemon, args);
+pub fn draft_commit(call: &Call, a: args::Diff) -> Outcome {
+    let (project, repo) = open(call, &a.on, "draft-commit")?;
+    let mut req = request(call.daemon, &a);
     if req.include.is_none() {
         req.include = Some(if req.base.is_some() {
             Include::Committed
+        } else if repo.has_staged().map_err(|e| failed("draft-commit", e))? {
+            Include::Staged
         } else {
-            match repo.has_staged() {
-                Ok(true) => Include::Staged,
-                Ok(false) => Include::Unstaged,
-                Err(e) => return ToolReply::error(format!("draft-commit: {e}")),
-            }
+            Include::Unstaged
         });
     }
     if req.base.is_none() && repo.head.commit().is_some() {
         req.base = Some("HEAD".to_owned());
     }
-    let d = match diff(daemon, &project, &repo, &req) {
-        Ok(d) => d,
-        Err(e) => return ToolReply::error(format!("draft-commit: {e}")),
-    };
+    let d = diff(call.daemon, &project, &repo, &req).map_err(|e| failed("draft-commit", e))?;
     if d.files.is_empty() {
         // Nothing staged means the working tree was looked at: on a clean tree there is just
         // nothing to commit (not "no unstaged changes", which reads as if staged ones were).
@@ -124,10 +111,10 @@ pub fn draft_commit(daemon: &Daemon, session: &Session, args: &Value) -> ToolRep
         } else {
             format!("no {} changes", d.include.name())
         };
-        return ToolReply::ok(
+        return Ok(ToolReply::ok(
             format!("Nothing to describe: {what} in {} ({}).", project.name, format::title(&d)),
             json!({ "message": null, "files": 0, "include": d.include }),
-        );
+        ));
     }
     let message = format::commit_message(&d);
     let subject = message.lines().next().unwrap_or_default().to_owned();
@@ -135,7 +122,7 @@ pub fn draft_commit(daemon: &Daemon, session: &Session, args: &Value) -> ToolRep
     for w in &d.warnings {
         text.push_str(&format!("\n(note: {w})"));
     }
-    ToolReply::ok(
+    Ok(ToolReply::ok(
         text,
         json!({
             "message": message,
@@ -145,40 +132,31 @@ pub fn draft_commit(daemon: &Daemon, session: &Session, args: &Value) -> ToolRep
             "totals": format::totals(&d),
             "warnings": d.warnings,
         }),
-    )
+    ))
 }
 
-pub fn changelog(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
-    let (project, repo) = match open(daemon, session, args, "changelog") {
-        Ok(x) => x,
-        Err(r) => return r,
-    };
-    let to = text_arg(args, "to");
-    let from = match text_arg(args, "from") {
+pub fn changelog(call: &Call, a: args::Changelog) -> Outcome {
+    let (project, repo) = open(call, &a.on, "changelog")?;
+    let to = text(&a.to);
+    let from = match text(&a.from) {
         Some(f) => Some(f),
-        None => match previous_release(&repo, to.as_deref().unwrap_or("HEAD")) {
-            Ok(tag) => tag,
-            Err(e) => return ToolReply::error(format!("changelog: {e}")),
-        },
+        None => previous_release(&repo, to.as_deref().unwrap_or("HEAD")).map_err(|e| failed("changelog", e))?,
     };
     let req = Request {
         base: from,
         head: to.clone(),
         include: Some(Include::Committed),
-        path_prefix: text_arg(args, "path_prefix"),
-        max_file_bytes: daemon.config.max_file_bytes,
+        path_prefix: text(&a.path_prefix),
+        max_file_bytes: call.daemon.config.max_file_bytes,
     };
-    let d = match diff(daemon, &project, &repo, &req) {
-        Ok(d) => d,
-        Err(e) => return ToolReply::error(format!("changelog: {e}")),
-    };
+    let d = diff(call.daemon, &project, &repo, &req).map_err(|e| failed("changelog", e))?;
     let range = match (&d.compared_with, &d.head_commit) {
         (Some(a), Some(b)) => format!(" ({}..{})", short(a), short(b)),
         _ => String::new(),
     };
     let heading = format!("Changes from {} to {}{range}", d.base, to.as_deref().unwrap_or(&d.head));
     let markdown = format::changelog(&d, &heading);
-    ToolReply::ok(
+    Ok(ToolReply::ok(
         markdown.clone(),
         json!({
             "markdown": markdown,
@@ -187,7 +165,7 @@ pub fn changelog(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply 
             "totals": format::totals(&d),
             "warnings": d.warnings,
         }),
-    )
+    ))
 }
 
 /// The newest tag before `to`: the one `to` descends from, or when `to` is itself tagged (a

@@ -2,66 +2,67 @@
 
 use std::path::PathBuf;
 
+use booger_proto::tools::args;
 use booger_proto::wire::ToolReply;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::Session;
-use crate::engine::Daemon;
+use super::call::{Call, Outcome, ToolError, failed};
 use crate::engine::index::{IndexReport, Options};
-use crate::engine::registry::Added;
+use crate::engine::registry::{Added, Project};
 
 /// At most this many skipped or problem files are listed in the text answer.
 const LIST_MAX: usize = 20;
 
-pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
-    let full = args.get("full").and_then(Value::as_bool).unwrap_or(false);
-    let project = if let Some(key) = args.get("project").and_then(Value::as_str) {
-        match daemon.registry.read().expect("registry lock").find(key) {
-            Some(p) => p.clone(),
-            None => return ToolReply::error(format!("index: no project named {key}; `booger projects` lists them")),
-        }
-    } else {
-        let dir = match (args.get("path").and_then(Value::as_str), &session.project) {
-            (Some(p), Some(base)) => base.join(p),
-            (Some(p), None) => PathBuf::from(p),
-            (None, Some(base)) => base.clone(),
-            (None, None) => return ToolReply::error("index: give `path`, the directory to index"),
-        };
-        let existing = std::fs::canonicalize(&dir)
-            .ok()
-            .and_then(|d| daemon.registry.read().expect("registry lock").containing(&d).cloned());
-        if let Some(p) = existing {
-            p
-        } else {
-            if let Some(why) = super::projects::too_many_files(daemon, &dir) {
-                return ToolReply::error(format!("index: {why}"));
-            }
-            match daemon.registry.write().expect("registry lock").add(&dir, false, false) {
-                Ok(Added::New(p) | Added::Existing(p) | Added::Moved(p)) => p,
-                Err(e) => return ToolReply::error(format!("index: {e}")),
-            }
-        }
-    };
+pub fn run(call: &Call, a: args::Index) -> Outcome {
+    let (daemon, project) = (call.daemon, target(call, &a)?);
     let handle = daemon.projects.get(&project.root);
-    if let Some(with) = args.get("with_generated").and_then(Value::as_bool)
-        && let Err(e) = handle.set_with_generated(with)
-    {
-        return ToolReply::error(format!("index {}: {e}", project.name));
+    if let Some(with) = a.with_generated {
+        handle.set_with_generated(with).map_err(|e| failed(&format!("index {}", project.name), e))?;
     }
     let measured = std::sync::Arc::clone(&handle);
     super::progress::report(move || super::progress::of_index(&measured));
-    let result = handle.index(Options { full, ..daemon.projects.defaults() });
+    let result = handle.index(Options { full: a.full, ..daemon.projects.defaults() });
     // Watch it from now on (a followed project re-walks, which syncs its watches: cheap,
     // nothing changed since this run).
     daemon.follow_indexed(&project.root);
-    match result {
-        Ok(mut report) => {
-            let text = describe(&project.name, &report);
-            // Counted by kind; a fuzz corpus would fill the answer with names nobody reads.
-            report.set_aside.truncate(LIST_MAX);
-            ToolReply::ok(text, json!({ "project": project.name, "root": project.root, "report": report }))
-        }
-        Err(e) => ToolReply::error(format!("index {}: {e}", project.name)),
+    let mut report = result.map_err(|e| failed(&format!("index {}", project.name), e))?;
+    let text = describe(&project.name, &report);
+    // Counted by kind; a fuzz corpus would fill the answer with names nobody reads.
+    report.set_aside.truncate(LIST_MAX);
+    Ok(ToolReply::ok(text, json!({ "project": project.name, "root": project.root, "report": report })))
+}
+
+/// The project to index: the one named, or the one holding `path` (or the session's
+/// directory), registered now if it is not yet.
+fn target(call: &Call, a: &args::Index) -> Result<Project, ToolError> {
+    let daemon = call.daemon;
+    if let Some(key) = a.on.project.as_deref() {
+        return daemon
+            .registry
+            .read()
+            .expect("registry lock")
+            .find(key)
+            .cloned()
+            .ok_or_else(|| ToolError::Refused(format!("index: no project named {key}; `booger projects` lists them")));
+    }
+    let dir = match (a.path.as_deref(), &call.session.project) {
+        (Some(p), Some(base)) => base.join(p),
+        (Some(p), None) => PathBuf::from(p),
+        (None, Some(base)) => base.clone(),
+        (None, None) => return Err(ToolError::Refused("index: give `path`, the directory to index".to_owned())),
+    };
+    let existing = std::fs::canonicalize(&dir)
+        .ok()
+        .and_then(|d| daemon.registry.read().expect("registry lock").containing(&d).cloned());
+    if let Some(p) = existing {
+        return Ok(p);
+    }
+    if let Some(why) = crate::engine::registration::too_many_files(daemon, &dir) {
+        return Err(ToolError::Refused(format!("index: {why}")));
+    }
+    match daemon.registry.write().expect("registry lock").add(&dir, false, false) {
+        Ok(Added::New(p) | Added::Existing(p) | Added::Moved(p)) => Ok(p),
+        Err(e) => Err(failed("index", e)),
     }
 }
 

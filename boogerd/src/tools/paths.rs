@@ -27,7 +27,8 @@ pub fn prepare(daemon: &Daemon, session: &Session, tool: &str, args: Value) -> R
     if !takes_paths {
         return Ok(args);
     }
-    match super::resolve_project(daemon, session, &args) {
+    let named = args.get("project").and_then(Value::as_str);
+    match super::call::resolve_project(daemon, session, named) {
         Ok(project) => rebase(tool, &project.root, session, args),
         Err(_) => Ok(args),
     }

@@ -2,24 +2,23 @@
 
 use std::path::{Path, PathBuf};
 
+use booger_proto::tools::args;
 use booger_proto::wire::ToolReply;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::Session;
+use super::call::{Call, Outcome, Session};
 use crate::engine::Daemon;
+use crate::engine::registration::{MANIFESTS, start, too_many_files};
 use crate::engine::registry::{Added, Project};
 
-pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
-    let action = args.get("action").and_then(Value::as_str).unwrap_or("list");
-    let path = args.get("path").and_then(Value::as_str);
-    let in_repo = args.get("in_repo").and_then(Value::as_bool).unwrap_or(false);
-    let force = args.get("force").and_then(Value::as_bool).unwrap_or(false);
-    match action {
-        "add" => add(daemon, session, path, in_repo, force),
+pub fn run(call: &Call, a: args::Projects) -> Outcome {
+    let (daemon, session, path) = (call.daemon, call.session, a.path.as_deref());
+    Ok(match a.action.as_deref().unwrap_or("list") {
+        "add" => add(daemon, session, path, a.in_repo, a.force),
         "add-all" => add_all(daemon, session, path),
         "remove" => remove(daemon, path),
         _ => list(daemon),
-    }
+    })
 }
 
 fn list(daemon: &Daemon) -> ToolReply {
@@ -119,47 +118,8 @@ fn remove(daemon: &Daemon, key: Option<&str>) -> ToolReply {
     }
 }
 
-/// Why registering `dir` needs `--force` because of its size: more files to index than the
-/// daemon's `--confirm-above-files`, counted with the indexing walker (no file is read). `None`
-/// for a directory already registered, or within the limit.
-pub fn too_many_files(daemon: &Daemon, dir: &Path) -> Option<String> {
-    let limit = daemon.config.confirm_above_files;
-    let root = crate::engine::registry::canonical_dir(dir).ok()?;
-    if limit == 0 || daemon.registry.read().expect("registry lock").find(&root.to_string_lossy()).is_some() {
-        return None;
-    }
-    let started = std::time::Instant::now();
-    let n = crate::engine::index::walk::count_files(&root, limit);
-    tracing::debug!(root = %root.display(), files = n, ms = started.elapsed().as_millis() as u64, "counted files");
-    (n > limit).then(|| {
-        format!(
-            "{} holds more than {limit} files to index; indexing that many takes a long while and a large index. \
-             If that is what you want: `booger projects add {} --force`. Or register the repositories inside it: \
-             `booger projects add-all {}`",
-            root.display(),
-            root.display(),
-            root.display()
-        )
-    })
-}
-
 /// How deep `add-all` looks for projects under the directory it is given.
 const ADD_ALL_DEPTH: usize = 5;
-const MANIFESTS: &[&str] = &[
-    "Cargo.toml",
-    "package.json",
-    "go.mod",
-    "pyproject.toml",
-    "setup.py",
-    "pom.xml",
-    "build.gradle",
-    "build.gradle.kts",
-    "CMakeLists.txt",
-    "composer.json",
-    "Gemfile",
-    "mix.exs",
-    "deno.json",
-];
 /// Folders that hold dependencies or build output, never projects of their own.
 const NOT_PROJECTS: &[&str] = &["node_modules", "target", "vendor", "dist", "build", "__pycache__", "site-packages"];
 
@@ -206,43 +166,6 @@ fn add_all(daemon: &Daemon, session: &Session, path: Option<&str>) -> ToolReply 
         text.push_str("\nIndexing them in the background (`booger status` shows progress).");
     }
     ToolReply::ok(text, json!({ "added": added, "existing": existing, "errors": errors }))
-}
-
-/// The project a session started in `dir` is about, for registering it on first use: the
-/// enclosing git repository, else `dir` if it has a project manifest. Never the file system's
-/// root or the home directory itself (a dotfiles repository makes the home a git work tree).
-pub fn first_use_root(dir: &Path) -> Option<PathBuf> {
-    let dir = crate::engine::registry::canonical_dir(dir).ok()?;
-    let root = dir
-        .ancestors()
-        .find(|a| a.join(".git").exists())
-        .map(Path::to_owned)
-        .or_else(|| MANIFESTS.iter().any(|m| dir.join(m).is_file()).then(|| dir.clone()))?;
-    crate::engine::registry::refusal(&root).is_none().then_some(root)
-}
-
-/// Registers the project at `root` and starts indexing it (a session's first call in an
-/// unregistered repository).
-pub fn register_on_first_use(daemon: &Daemon, root: &Path) -> Result<Project, String> {
-    if let Some(why) = too_many_files(daemon, root) {
-        return Err(why);
-    }
-    let added = daemon.registry.write().expect("registry lock").add(root, false, false).map_err(|e| e.to_string())?;
-    let p = match added {
-        Added::New(p) => {
-            start(daemon, &p, "project registered on first use");
-            p
-        }
-        Added::Existing(p) | Added::Moved(p) => p,
-    };
-    Ok(p)
-}
-
-/// A newly registered project: its index placement, then its watch and first index.
-fn start(daemon: &Daemon, p: &Project, why: &str) {
-    tracing::info!(project = %p.name, root = %p.root.display(), "{why}");
-    daemon.projects.set_in_repo(&p.root, p.in_repo);
-    daemon.follow(&p.root);
 }
 
 /// Git repositories and directories with a manifest; a project's subdirectories are not searched.

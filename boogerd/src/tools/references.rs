@@ -5,14 +5,15 @@
 //! chunk named by it, on its declaration line), an import, a call (`name(`), a type use
 //! (`: Name`, `-> Name`, `<Name>`, `impl Name`, `extends Name`) or a plain reference.
 
+use booger_proto::tools::args;
 use booger_proto::wire::ToolReply;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::{Session, explain_empty, filters, project_store};
+use super::call::{Call, Outcome, ToolError, failed, page, quoted};
+use crate::base::hints;
 use crate::domain::search::Query;
-use crate::domain::search::format::{self, Cursor};
-use crate::store::search::Candidate;
-use crate::{base::hints, engine::Daemon};
+use crate::domain::search::format::{self, Cursor, Page};
+use crate::store::search::{Candidate, Filters};
 
 const CANDIDATES: usize = 5_000;
 
@@ -26,28 +27,54 @@ struct Mention {
     text: String,
 }
 
-pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
-    let symbol = args.get("symbol").and_then(Value::as_str).unwrap_or_default().trim();
+pub fn run(call: &Call, a: args::References) -> Outcome {
+    let symbol = a.symbol.trim();
     // `Class.method` / `mod::item`: the last part is what appears in code.
     let name = symbol.rsplit(['.', ':']).next().unwrap_or(symbol);
     if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$') {
-        return ToolReply::error(format!(
-            "references: {shown} is not an identifier; give a name such as parse_config or Server.start",
-            shown = super::quoted(symbol)
-        ));
+        return Err(ToolError::Refused(format!(
+            "references: {} is not an identifier; give a name such as parse_config or Server.start",
+            quoted(symbol)
+        )));
     }
-    let (project, store) = match project_store(daemon, session, args) {
-        Ok(ps) => ps,
-        Err(reply) => return reply,
-    };
-    let f = filters(args);
-    let query = Query::parse(name);
-    let candidates = match store.fts_matches(&query.and(), &f, CANDIDATES, |_| true) {
-        Ok(c) => c,
-        Err(e) => return ToolReply::error(format!("references: {e}")),
-    };
+    let snap = call.snapshot(a.on.project.as_deref())?;
+    let f = Filters { language: a.language.clone(), kind: None, path: a.path_prefix.clone() };
+    let candidates = snap
+        .store
+        .fts_matches(&Query::parse(name).and(), &f, CANDIDATES, |_| true)
+        .map_err(|e| failed("references", e))?;
+    let mut mentions = mentions_in(&candidates, name);
+    if let Some(scope) = a.scope.as_deref() {
+        mentions.retain(|m| m.class == scope);
+    }
+    // Definitions first, then by place.
+    mentions.sort_by(|a, b| {
+        (a.class != "definition").cmp(&(b.class != "definition")).then(a.path.cmp(&b.path)).then(a.line.cmp(&b.line))
+    });
+    mentions.dedup_by(|a, b| a.path == b.path && a.line == b.line);
+    if mentions.is_empty() {
+        let why = call.explain_empty(&snap.project, &snap.store, &f, &format!("No matches for symbol '{symbol}'."));
+        return Ok(ToolReply::ok(why.clone(), json!({ "results": [], "reason": why })));
+    }
+    let mut counts = std::collections::BTreeMap::new();
+    for m in &mentions {
+        *counts.entry(m.class).or_insert(0usize) += 1;
+    }
+    let summary = counts.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(", ");
+    Ok(match a.output_mode.as_deref().unwrap_or("content") {
+        "count" => ToolReply::ok(
+            format!("{} mention(s) of {symbol}: {summary}", mentions.len()),
+            json!({ "total": mentions.len(), "by_class": counts }),
+        ),
+        "files_with_matches" => by_file(&mentions),
+        _ => listed(&mentions, symbol, &summary, page(&a.paging, None, 50, 0)?),
+    })
+}
+
+/// Every line of `candidates` that names `name` as a whole word, classified.
+fn mentions_in(candidates: &[(Candidate, String)], name: &str) -> Vec<Mention> {
     let mut mentions = Vec::new();
-    for (chunk, content) in &candidates {
+    for (chunk, content) in candidates {
         for (k, line) in content.lines().enumerate() {
             if let Some(at) = find_word(line, name) {
                 mentions.push(Mention {
@@ -60,82 +87,52 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
             }
         }
     }
-    if let Some(scope) = args.get("scope").and_then(Value::as_str) {
-        mentions.retain(|m| m.class == scope);
-    }
-    // Definitions first, then by place.
-    mentions.sort_by(|a, b| {
-        (a.class != "definition").cmp(&(b.class != "definition")).then(a.path.cmp(&b.path)).then(a.line.cmp(&b.line))
-    });
-    mentions.dedup_by(|a, b| a.path == b.path && a.line == b.line);
-    if mentions.is_empty() {
-        let why = explain_empty(&project, &store, &f, &format!("No matches for symbol '{symbol}'."));
-        return ToolReply::ok(why.clone(), json!({ "results": [], "reason": why }));
-    }
-    let mode = args.get("output_mode").and_then(Value::as_str).unwrap_or("content");
-    let mut counts = std::collections::BTreeMap::new();
-    for m in &mentions {
-        *counts.entry(m.class).or_insert(0usize) += 1;
-    }
-    let summary = counts.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(", ");
-    match mode {
-        "count" => ToolReply::ok(
-            format!("{} mention(s) of {symbol}: {summary}", mentions.len()),
-            json!({ "total": mentions.len(), "by_class": counts }),
-        ),
-        "files_with_matches" => {
-            let mut files: Vec<(String, usize)> = Vec::new();
-            for m in &mentions {
-                match files.iter_mut().find(|(p, _)| *p == m.path) {
-                    Some((_, n)) => *n += 1,
-                    None => files.push((m.path.clone(), 1)),
-                }
-            }
-            let text = files.iter().map(|(p, n)| format!("{p} ({n})")).collect::<Vec<_>>().join("\n");
-            ToolReply::ok(
-                text,
-                json!({ "results": files.iter().map(|(p, n)| json!({ "path": p, "mentions": n })).collect::<Vec<_>>() }),
-            )
-        }
-        _ => {
-            let page = match super::page(args, 50, 0) {
-                Ok(p) => p,
-                Err(reply) => return reply,
-            };
-            let budget = page.max_tokens * format::CHARS_PER_TOKEN;
-            let (start, _, end) = page.span(mentions.len());
-            let mut text = format!(
-                "{} mention(s) of {symbol} ({summary}); showing {}-{end}\n",
-                mentions.len(),
-                (start + 1).min(end)
-            );
-            let mut shown = Vec::new();
-            let mut next = None;
-            for (i, m) in mentions.iter().enumerate().take(end).skip(start) {
-                let within = if m.within.is_empty() { String::new() } else { format!(" in {}", m.within) };
-                let line = format!("{}:{} [{}]{within}: {}\n", m.path, m.line, m.class, m.text);
-                if text.len() + line.len() > budget {
-                    next = Some(Cursor { index: i, line: 0, end });
-                    break;
-                }
-                text.push_str(&line);
-                shown.push(m);
-            }
-            if let Some(c) = next {
-                text.push_str(&format!(
-                    "[cut at {}: {}]\n",
-                    hints::name("max_tokens"),
-                    hints::continue_with(&c.encode())
-                ));
-            } else if end < mentions.len() {
-                text.push_str(&format!("[{} more: {}]\n", mentions.len() - end, hints::arg("offset", end)));
-            }
-            ToolReply::ok(
-                text.trim_end(),
-                json!({ "total": mentions.len(), "results": shown, "cursor": next.map(|c| c.encode()) }),
-            )
+    mentions
+}
+
+/// The files mentioning the symbol, with how often, in the order of their first mention.
+fn by_file(mentions: &[Mention]) -> ToolReply {
+    let mut files: Vec<(String, usize)> = Vec::new();
+    for m in mentions {
+        match files.iter_mut().find(|(p, _)| *p == m.path) {
+            Some((_, n)) => *n += 1,
+            None => files.push((m.path.clone(), 1)),
         }
     }
+    let text = files.iter().map(|(p, n)| format!("{p} ({n})")).collect::<Vec<_>>().join("\n");
+    ToolReply::ok(
+        text,
+        json!({ "results": files.iter().map(|(p, n)| json!({ "path": p, "mentions": n })).collect::<Vec<_>>() }),
+    )
+}
+
+/// A page of the mentions, one line each, within the page's budget.
+fn listed(mentions: &[Mention], symbol: &str, summary: &str, page: Page) -> ToolReply {
+    let budget = page.max_tokens * format::CHARS_PER_TOKEN;
+    let (start, _, end) = page.span(mentions.len());
+    let mut text =
+        format!("{} mention(s) of {symbol} ({summary}); showing {}-{end}\n", mentions.len(), (start + 1).min(end));
+    let mut shown = Vec::new();
+    let mut next = None;
+    for (i, m) in mentions.iter().enumerate().take(end).skip(start) {
+        let within = if m.within.is_empty() { String::new() } else { format!(" in {}", m.within) };
+        let line = format!("{}:{} [{}]{within}: {}\n", m.path, m.line, m.class, m.text);
+        if text.len() + line.len() > budget {
+            next = Some(Cursor { index: i, line: 0, end });
+            break;
+        }
+        text.push_str(&line);
+        shown.push(m);
+    }
+    if let Some(c) = next {
+        text.push_str(&format!("[cut at {}: {}]\n", hints::name("max_tokens"), hints::continue_with(&c.encode())));
+    } else if end < mentions.len() {
+        text.push_str(&format!("[{} more: {}]\n", mentions.len() - end, hints::arg("offset", end)));
+    }
+    ToolReply::ok(
+        text.trim_end(),
+        json!({ "total": mentions.len(), "results": shown, "cursor": next.map(|c| c.encode()) }),
+    )
 }
 
 /// Byte offset of the first occurrence of `name` in `line` as a whole word (not inside a

@@ -1,54 +1,56 @@
 //! `search`: ranked chunks for a query, in the output mode the caller can afford.
 
+use booger_proto::tools::args;
 use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
-use super::{Session, explain_empty, filters, project_store, scope, volatile};
+use super::call::{Call, Outcome, failed, filters, page, quoted};
 use crate::domain::search::confidence::{self, Calibration, Confidence};
+use crate::domain::search::files::FileHit;
 use crate::domain::search::format::{self, Mode};
-use crate::engine::Daemon;
+use crate::domain::search::postings::Postings;
+use crate::domain::search::{Hit, Query};
+use crate::engine::project::Snapshot;
+use crate::store::Store;
 
-/// What every ranked search starts from: the query, the project and its index, the page
-/// and the filters (`search`, `semantic-search`, `hybrid-search`).
+/// What every ranked search starts from: the query (parsed once), the project's snapshot and
+/// what search reads of it, the page, the filters and the output mode (`search`,
+/// `semantic-search`, `hybrid-search`).
 pub(super) struct Request<'a> {
-    pub query: &'a str,
-    pub project: crate::engine::registry::Project,
-    pub store: std::sync::Arc<crate::store::Store>,
+    pub text: &'a str,
+    pub query: Query,
+    pub snapshot: Snapshot,
     pub page: format::Page,
     pub filters: crate::store::search::Filters,
+    pub mode: Mode,
     /// Keep every result whatever the confidence (`eval` measuring the ranking).
     pub uncut: bool,
 }
 
 impl<'a> Request<'a> {
-    pub fn open(daemon: &Daemon, session: &Session, args: &'a Value) -> Result<Self, ToolReply> {
-        let query = args.get("query").and_then(Value::as_str).unwrap_or_default();
-        let (project, store) = project_store(daemon, session, args)?;
-        let page = super::page(args, 10, 40)?;
-        Ok(Self { query, project, store, page, filters: filters(args), uncut: session.measuring })
+    pub fn open(call: &Call, a: &'a args::Search) -> Result<Self, super::ToolError> {
+        let q = &a.query;
+        let snapshot = call.snapshot(a.on.project.as_deref())?;
+        Ok(Self {
+            text: &q.query,
+            query: Query::parse(&q.query),
+            page: page(&q.paging, q.max_lines, 10, 40)?,
+            filters: filters(&q.filters),
+            mode: Mode::parse(q.output_mode.as_deref(), Mode::Content),
+            uncut: call.session.measuring,
+            snapshot,
+        })
     }
 }
 
-pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
-    let request = match Request::open(daemon, session, args) {
-        Ok(r) => r,
-        Err(reply) => return reply,
-    };
-    let ctx = volatile(&request.store, scope(session, args));
-    let warm = daemon.projects.get(&request.project.root).warm(&request.store);
-    let reach = request.page.reach();
-    let hits = match crate::domain::search::search(
-        &request.store,
-        warm.as_deref(),
-        request.query,
-        &request.filters,
-        &ctx,
-        reach,
-    ) {
-        Ok(h) => h,
-        Err(e) => return ToolReply::error(format!("search: {e}")),
-    };
-    request.respond(args, &hits, None, "", warm.as_deref())
+pub fn run(call: &Call, a: args::Search) -> Outcome {
+    let request = Request::open(call, &a)?;
+    let hits = request
+        .snapshot
+        .searcher()
+        .search(&request.query, request.text, &request.filters, request.page.reach())
+        .map_err(|e| failed("search", e))?;
+    request.respond(call, &hits, None, "", true)
 }
 
 /// How many candidates an answer with no good match shows.
@@ -58,61 +60,39 @@ impl Request<'_> {
     /// The answer for ranked `hits` (or, in files mode, `files` when given: hybrid search
     /// fuses file rankings, semantic search ranks files by its own hits) in the caller's
     /// output mode and budget. Without `files`, the hits are lexical search's, and their
-    /// files are ranked by [`crate::domain::search::files::rank`]. `note` (why the ranking
-    /// is what it is) goes first when not empty. With the ranking index (`warm`), the answer
+    /// files are ranked by [`crate::domain::search::Searcher::rank_files`]. `note` (why the ranking
+    /// is what it is) goes first when not empty. When `judged`, with the ranking index, the answer
     /// carries its confidence, and a first page below the project's threshold says "no good
     /// match", shows the few closest candidates briefly and what to try instead.
     pub fn respond(
         &self,
-        args: &Value,
-        hits: &[crate::domain::search::Hit],
-        files: Option<Vec<crate::domain::search::files::FileHit<'_>>>,
+        call: &Call,
+        hits: &[Hit],
+        files: Option<Vec<FileHit<'_>>>,
         note: &str,
-        warm: Option<&crate::domain::search::postings::Postings>,
-    ) -> ToolReply {
-        let Self { query, project, store, page, filters, uncut } = self;
-        let mode = Mode::parse(args.get("output_mode").and_then(Value::as_str), Mode::Content);
+        judged: bool,
+    ) -> Outcome {
+        let Self { text: query, query: parsed, snapshot, page, filters, mode, uncut } = self;
+        let searcher = snapshot.searcher();
+        let (project, store, mode) = (&snapshot.project, &snapshot.store, *mode);
+        // The confidence is the lexical side's: semantic answers go without (a concept can
+        // match without its words).
+        let warm = searcher.ranking.filter(|_| judged);
         if hits.is_empty() && files.as_ref().is_none_or(Vec::is_empty) {
-            let why = explain_empty(
-                project,
-                store,
-                filters,
-                &format!("No matches for {shown}.", shown = super::quoted(query)),
-            );
+            let why = call.explain_empty(project, store, filters, &format!("No matches for {}.", quoted(query)));
             let text = if note.is_empty() { why.clone() } else { format!("{note}\n{why}") };
             let mut data = json!({ "results": [], "total": 0, "reason": why });
             if warm.is_some() {
                 merge(&mut data, &Confidence::nothing(&Calibration::of(store)));
             }
-            return ToolReply::ok(text, data);
+            return Ok(ToolReply::ok(text, data));
         }
-        let parsed = crate::domain::search::Query::parse(query);
         let files = match (mode == Mode::FilesWithMatches, files) {
             (false, _) => None,
             (true, Some(f)) => Some(f),
-            (true, None) => match crate::domain::search::rank_files(store, warm, &parsed, hits) {
-                Ok(f) => Some(f),
-                Err(e) => return ToolReply::error(format!("search: {e}")),
-            },
+            (true, None) => Some(searcher.rank_files(parsed, hits).map_err(|e| failed("search", e))?),
         };
-        // The first results as the answer shows them: a file by its best chunk.
-        let first: Vec<i64> = match &files {
-            Some(f) => f.iter().take(10).map(|f| f.chunks[0].chunk.id).collect(),
-            None => hits.iter().take(10).map(|h| h.chunk.id).collect(),
-        };
-        let confidence = warm.map(|w| {
-            let words = confidence::words_of(&parsed, w);
-            if parsed.passage.is_some() {
-                let mut paths: Vec<&str> = match &files {
-                    Some(f) => f.iter().take(10).map(|f| f.path).collect(),
-                    None => hits.iter().take(10).map(|h| h.chunk.path.as_str()).collect(),
-                };
-                paths.dedup();
-                confidence::assess_files(w, &words, &paths, &Calibration::of(store))
-            } else {
-                confidence::assess(w, &words, &first, &Calibration::of(store))
-            }
-        });
+        let confidence = warm.map(|w| judge(w, parsed, hits, files.as_deref(), store));
         let mut header = if note.is_empty() { String::new() } else { format!("{note}\n") };
         let mut page = *page;
         // A passage's answer is never cut to "no good match": the threshold is calibrated on
@@ -127,15 +107,11 @@ impl Request<'_> {
         }
         let (r, total) = match &files {
             Some(files) => (format::render_files(files, page, &header), files.len()),
-            None => {
-                // The closest candidates of a doubtful answer are listed briefly.
-                let mode = if doubtful.is_some() && mode == Mode::Content { Mode::Signatures } else { mode };
-                let (from, _, to) = page.span(hits.len());
-                let ids: Vec<i64> = hits.iter().take(to).skip(from).map(|h| h.chunk.id).collect();
-                let contents =
-                    if mode == Mode::Content { store.contents(&ids).unwrap_or_default() } else { Default::default() };
-                (format::render(hits, &contents, &parsed.words, mode, page, &header), hits.len())
+            // The closest candidates of a doubtful answer are listed briefly.
+            None if doubtful.is_some() && mode == Mode::Content => {
+                (self.render(hits, Mode::Signatures, page, &header), hits.len())
             }
+            None => (self.render(hits, mode, page, &header), hits.len()),
         };
         let mut text = r.text;
         let mut data = json!({ "project": project.name, "total": total, "results": r.results, "cursor": r.cursor });
@@ -151,8 +127,39 @@ impl Request<'_> {
             data["no_good_match"] = json!(true);
             data["suggestions"] = json!(tries);
         }
-        ToolReply::ok(text, data)
+        Ok(ToolReply::ok(text, data))
     }
+}
+
+impl Request<'_> {
+    /// A page of ranked chunks in `mode`, their code read for content mode.
+    fn render(&self, hits: &[Hit], mode: Mode, page: format::Page, header: &str) -> format::Rendered {
+        let (from, _, to) = page.span(hits.len());
+        let ids: Vec<i64> = hits.iter().take(to).skip(from).map(|h| h.chunk.id).collect();
+        let store = &self.snapshot.store;
+        let contents =
+            if mode == Mode::Content { store.contents(&ids).unwrap_or_default() } else { Default::default() };
+        format::render(hits, &contents, &self.query.words, mode, page, header)
+    }
+}
+
+/// How much of the query the first results hold, against the project's threshold: a
+/// passage's by its first files, a short query's by its first chunks (a file by its best).
+fn judge(w: &Postings, query: &Query, hits: &[Hit], files: Option<&[FileHit<'_>]>, store: &Store) -> Confidence {
+    let words = confidence::words_of(query, w);
+    if query.passage.is_some() {
+        let mut paths: Vec<&str> = match files {
+            Some(f) => f.iter().take(10).map(|f| f.path).collect(),
+            None => hits.iter().take(10).map(|h| h.chunk.path.as_str()).collect(),
+        };
+        paths.dedup();
+        return confidence::assess_files(w, &words, &paths, &Calibration::of(store));
+    }
+    let first: Vec<i64> = match files {
+        Some(f) => f.iter().take(10).map(|f| f.chunks[0].chunk.id).collect(),
+        None => hits.iter().take(10).map(|h| h.chunk.id).collect(),
+    };
+    confidence::assess(w, &words, &first, &Calibration::of(store))
 }
 
 /// Puts the confidence's fields at the top level of an answer's data.
@@ -172,7 +179,7 @@ fn no_good_match(query: &str, c: &Confidence) -> String {
     };
     format!(
         "no good match for {}: the closest result holds {} of the query's {} word(s) (confidence {:.2}, below {:.2}{}){unknown}\n",
-        super::quoted(query),
+        quoted(query),
         c.held,
         c.words,
         c.score,

@@ -1,143 +1,115 @@
 //! `semantic-search` and `hybrid-search`: the project's vectors, alone or fused with lexical
 //! search. Without usable vectors both answer lexically and say why, never with nothing.
 
-use booger_proto::wire::ToolReply;
-use serde_json::Value;
+use booger_proto::tools::args;
 
+use super::call::{Call, Outcome, ToolError, failed};
 use super::search::Request;
-use super::{Session, scope, volatile};
 use crate::domain::search::confidence::Calibration;
 use crate::domain::search::files;
 use crate::domain::search::semantic::{self, Fusion};
 use crate::domain::search::{self as lexical, Hit};
-use crate::engine::Daemon;
 use crate::engine::project::Embedding;
 use crate::engine::project::ProjectHandle;
 
 /// Hits of each list taken into a fusion.
 const FUSED_DEPTH: usize = 50;
 
-pub fn semantic_search(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
-    run(daemon, session, args, false)
+pub fn semantic_search(call: &Call, a: args::Search) -> Outcome {
+    run(call, &a, None)
 }
 
 /// Hybrid search fuses by RRF, unless the call names its fusion, with the semantic weight for
 /// the query's kind: a change request gets the project's calibrated weight, a question the
 /// one measured on questions (see [`Calibration::semantic_weight_for`]).
-pub fn hybrid_search(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
-    run(daemon, session, args, true)
+pub fn hybrid_search(call: &Call, a: args::Hybrid) -> Outcome {
+    run(call, &a.search, Some(&a))
 }
 
-fn fusion(args: &Value, store: &crate::store::Store, query: &str) -> Fusion {
-    match args.get("fusion").and_then(Value::as_str) {
-        Some("alpha") => Fusion::Alpha { alpha: args.get("alpha").and_then(Value::as_f64).unwrap_or(0.7) },
+fn fusion(a: &args::Hybrid, store: &crate::store::Store, query: &lexical::Query) -> Fusion {
+    match a.fusion.as_deref() {
+        Some("alpha") => Fusion::Alpha { alpha: a.alpha.unwrap_or(0.7) },
         _ => Fusion::Rrf {
-            k: super::int(args, "k", 60) as f64,
-            semantic_weight: args
-                .get("semantic_weight")
-                .and_then(Value::as_f64)
-                .unwrap_or_else(|| Calibration::of(store).semantic_weight_for(&lexical::Query::parse(query))),
+            k: a.k.unwrap_or(60) as f64,
+            semantic_weight: a.semantic_weight.unwrap_or_else(|| Calibration::of(store).semantic_weight_for(query)),
         },
     }
 }
 
-fn run(daemon: &Daemon, session: &Session, args: &Value, hybrid: bool) -> ToolReply {
-    let tool = if hybrid { "hybrid-search" } else { "semantic-search" };
-    let request = match Request::open(daemon, session, args) {
-        Ok(r) => r,
-        Err(reply) => return reply,
-    };
-    let Request { query, project, store, page, filters, .. } = &request;
-    let fusion = hybrid.then(|| fusion(args, store, query));
-    let handle = daemon.projects.get(&project.root);
-    // The lexical side's confidence: hybrid answers carry it, semantic ones do not (a
-    // concept can match without its words).
-    let warm = handle.warm(store);
-    let judge = if hybrid { warm.as_deref() } else { None };
-    let lexical_hits = |need: usize| -> Result<Vec<Hit>, ToolReply> {
-        let ctx = volatile(store, scope(session, args));
-        lexical::search(store, warm.as_deref(), query, filters, &ctx, need)
-            .map_err(|e| ToolReply::error(format!("{tool}: {e}")))
-    };
+/// The answering tier's vectors and the query's vector, or why there are none.
+type Vectors = (Option<(std::sync::Arc<crate::domain::embed::vectors::VectorIndex>, Vec<f32>)>, String);
 
-    // The answering tier's vectors and the query's vector, or why there are none.
-    let (vectors, mut note) = match handle.embedding() {
+fn vectors(handle: &std::sync::Arc<ProjectHandle>, store: &crate::store::Store, query: &str) -> Vectors {
+    match handle.embedding() {
         None => (None, "embeddings are off (boogerd --no-embed), so these are lexical results".to_owned()),
         Some(e) => {
-            let tier = e.answering(&handle).clone();
+            let tier = e.answering(handle).clone();
             match handle.vectors.index(store, tier.id()) {
                 Err(err) => (None, format!("the vectors could not be read ({err}), so these are lexical results")),
                 Ok(i) if i.is_empty() => {
                     (None, "no vectors yet (they are being computed), so these are lexical results".to_owned())
                 }
                 Ok(i) => match tier.embed_query(query) {
-                    Ok(v) => (Some((i, v)), tier_note(e, &handle, tier.id())),
+                    Ok(v) => (Some((i, v)), tier_note(e, handle, tier.id())),
                     Err(err) => (None, format!("{err}; so these are lexical results")),
                 },
             }
         }
+    }
+}
+
+fn run(call: &Call, a: &args::Search, hybrid: Option<&args::Hybrid>) -> Outcome {
+    let tool = if hybrid.is_some() { "hybrid-search" } else { "semantic-search" };
+    let request = Request::open(call, a)?;
+    let Request { text, query, snapshot, page, filters, .. } = &request;
+    let searcher = snapshot.searcher();
+    let (store, handle) = (&snapshot.store, &snapshot.handle);
+    let fusion = hybrid.map(|h| fusion(h, store, query));
+    let judged = hybrid.is_some();
+    let lexical_hits = |need: usize| -> Result<Vec<Hit>, ToolError> {
+        searcher.search(query, text, filters, need).map_err(|e| failed(tool, e))
     };
+    let (vectors, mut note) = vectors(handle, store, text);
     let Some((index, query_vector)) = vectors else {
         handle.embed_missing();
-        return match lexical_hits(page.reach()) {
-            Ok(hits) => request.respond(args, &hits, None, &note, warm.as_deref()),
-            Err(r) => r,
-        };
+        // Lexical search's answer, whole: with its confidence.
+        return request.respond(call, &lexical_hits(page.reach())?, None, &note, true);
     };
     let need = if fusion.is_some() { FUSED_DEPTH.max(page.reach()) } else { page.reach() };
-    let mut semantic_hits = match semantic::search(store, &index, &query_vector, filters, need) {
-        Ok(h) => h,
-        Err(e) => return ToolReply::error(format!("{tool}: {e}")),
-    };
-    lexical::demote_prose(&mut semantic_hits, query, fusion.is_some());
+    let mut semantic_hits =
+        semantic::search(store, &index, &query_vector, filters, need).map_err(|e| failed(tool, e))?;
+    lexical::demote_prose(&mut semantic_hits, text, fusion.is_some());
     if fusion.is_some() {
         // Both lists equally deep: a long semantic tail would add up past lexical hits.
         semantic_hits.truncate(need);
     }
-    let files_mode = args.get("output_mode").and_then(Value::as_str) == Some("files_with_matches");
+    let files_mode = request.mode == crate::domain::search::format::Mode::FilesWithMatches;
     // Whether the hits are lexical search's: only its files rank by the query words they hold.
     let (hits, from_lexical) = match fusion {
         None if semantic_hits.is_empty() => {
             note = "no word of the query is known to the embedding model, so these are lexical results".to_owned();
-            match lexical_hits(page.reach()) {
-                Ok(h) => (h, true),
-                Err(r) => return r,
-            }
+            (lexical_hits(page.reach())?, true)
         }
         None => (semantic_hits, false),
         // Files are fused as files: each list ranks them as `search` does, so at weight 0
         // the answer is lexical search's own.
         Some(Fusion::Rrf { k, semantic_weight }) if files_mode => {
             // All of the lexical hits, as `search` ranks files from them.
-            let lexical = match lexical_hits(FUSED_DEPTH.max(page.reach())) {
-                Ok(h) => h,
-                Err(r) => return r,
-            };
-            let lexical_files = match crate::domain::search::rank_files(
-                store,
-                warm.as_deref(),
-                &lexical::Query::parse(query),
-                &lexical,
-            ) {
-                Ok(f) => f,
-                Err(e) => return ToolReply::error(format!("{tool}: {e}")),
-            };
+            let lexical = lexical_hits(FUSED_DEPTH.max(page.reach()))?;
+            let lexical_files = searcher.rank_files(query, &lexical).map_err(|e| failed(tool, e))?;
             let fused = files::fuse(lexical_files, files::by_file(&semantic_hits, |h| h.score), k, semantic_weight);
-            return request.respond(args, &lexical, Some(fused), &note, judge);
+            return request.respond(call, &lexical, Some(fused), &note, judged);
         }
         Some(f) => {
-            let lexical = match lexical_hits(FUSED_DEPTH.max(page.reach())) {
-                Ok(h) => h.into_iter().take(FUSED_DEPTH.max(page.reach())).collect(),
-                Err(r) => return r,
-            };
-            let mut fused = semantic::fuse(lexical, semantic_hits, f);
+            let lexical = lexical_hits(FUSED_DEPTH.max(page.reach()))?.into_iter().take(FUSED_DEPTH.max(page.reach()));
+            let mut fused = semantic::fuse(lexical.collect(), semantic_hits, f);
             complete_metadata(store, &mut fused);
             (fused, false)
         }
     };
     // Files of vectors' hits (or of fused ones) rank by those hits alone.
     let files = (files_mode && !from_lexical).then(|| files::by_file(&hits, |h| h.score));
-    request.respond(args, &hits, files, &note, judge)
+    request.respond(call, &hits, files, &note, judged)
 }
 
 /// Lexical hits past the first few carry only what ranking needed; fused ones may come from

@@ -4,11 +4,12 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use booger_proto::tools::args;
 use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
+use super::call::{Call, Outcome};
 use super::index::Listing;
-use super::{Session, resolve_project};
 use crate::base::time::human_duration;
 use crate::engine::Daemon;
 use crate::engine::index::IndexReport;
@@ -17,8 +18,40 @@ use crate::engine::project::ProjectHandle;
 use crate::engine::registry::Project;
 use crate::store::{Store, StoreError};
 
-pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
+pub fn run(call: &Call, a: args::Status) -> Outcome {
+    let daemon = call.daemon;
     let facts = daemon.facts();
+    let mut text = daemon_text(daemon, &facts);
+    let project_json = match call.project(a.on.project.as_deref()) {
+        Ok(p) => {
+            text.push_str(&format!("project: {} ({})\n", p.name, p.root.display()));
+            let handle = daemon.projects.get(&p.root);
+            let (index_text, index_json) = index_status(&p, &handle, a.all);
+            text.push_str(&index_text);
+            json!({ "name": p.name, "root": p.root, "registered": true, "index": index_json })
+        }
+        Err(why) => {
+            text.push_str(&format!("project: none. {why}\n"));
+            json!({ "registered": false, "hint": why.to_string() })
+        }
+    };
+    let projects = projects(daemon, &facts, &mut text);
+    let mut data = facts;
+    data["projects"] = Value::Array(projects);
+    let counters = &daemon.watcher.counters;
+    data["watches"] = json!({
+        "directories": daemon.watcher.watched_total(),
+        "budget": daemon.watcher.budget(),
+        "events": counters.events.load(Ordering::Relaxed),
+        "overflows": counters.overflows.load(Ordering::Relaxed),
+    });
+    data["session"] = json!(call.session.id);
+    data["project"] = project_json;
+    Ok(ToolReply::ok(text.trim_end(), data))
+}
+
+/// The daemon's own lines: version, socket, data directory, memory.
+fn daemon_text(daemon: &Daemon, facts: &Value) -> String {
     let mut text = format!(
         "boogerd {} (pid {}, up {}, protocol {})\nsocket: {}\ndata:   {}\n",
         facts["version"].as_str().unwrap_or("?"),
@@ -39,23 +72,15 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         mib("budget_bytes"),
         human_duration(m["idle_release_s"].as_u64().unwrap_or(0)),
     ));
-    let project_json = match resolve_project(daemon, session, args) {
-        Ok(p) => {
-            text.push_str(&format!("project: {} ({})\n", p.name, p.root.display()));
-            let handle = daemon.projects.get(&p.root);
-            let all = args.get("all").and_then(Value::as_bool).unwrap_or(false);
-            let (index_text, index_json) = index_status(&p, &handle, all);
-            text.push_str(&index_text);
-            json!({ "name": p.name, "root": p.root, "registered": true, "index": index_json })
-        }
-        Err(why) => {
-            text.push_str(&format!("project: none. {why}\n"));
-            json!({ "registered": false, "hint": why })
-        }
-    };
+    text
+}
+
+/// Every registered project, a line each (added to `text`), with its watch, size on disk
+/// and warm memory.
+fn projects(daemon: &Daemon, facts: &Value, text: &mut String) -> Vec<Value> {
     let projects = facts["projects"].as_array().cloned().unwrap_or_default();
     text.push_str(&format!("projects: {}\n", projects.len()));
-    let mut projects_json = Vec::new();
+    let mut out = Vec::new();
     for p in &projects {
         let root = p["root"].as_str().unwrap_or("");
         let handle = daemon.projects.get(std::path::Path::new(root));
@@ -76,20 +101,9 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         p["size_on_disk"] = json!(disk);
         p["warm_bytes"] = json!(warm);
         p["idle_s"] = json!(handle.idle_for().as_secs());
-        projects_json.push(p);
+        out.push(p);
     }
-    let mut data = facts;
-    data["projects"] = Value::Array(projects_json);
-    let counters = &daemon.watcher.counters;
-    data["watches"] = json!({
-        "directories": daemon.watcher.watched_total(),
-        "budget": daemon.watcher.budget(),
-        "events": counters.events.load(std::sync::atomic::Ordering::Relaxed),
-        "overflows": counters.overflows.load(std::sync::atomic::Ordering::Relaxed),
-    });
-    data["session"] = json!(session.id);
-    data["project"] = project_json;
-    ToolReply::ok(text.trim_end(), data)
+    out
 }
 
 /// How many skipped files and problems a status answer lists without `all`: what a model
@@ -156,91 +170,42 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>, all: bool) 
             return (t, json!({ "exists": true, "error": e.to_string(), "progress": progress, "watch": watch }));
         }
     };
+    let (text, json) = open_index_status(handle, &store, &summary, all);
+    t.push_str(&text);
+    let mut json = json;
+    json["progress"] = json!(progress);
+    json["watch"] = watch;
+    json["recovered"] = json!(recovered);
+    (t, json)
+}
+
+/// The status of an index that opened: its counts, tiers and the last run's lists.
+fn open_index_status(
+    handle: &std::sync::Arc<ProjectHandle>,
+    store: &Store,
+    summary: &crate::store::Summary,
+    all: bool,
+) -> (String, Value) {
     // Of the index now, not of the last full run: the watcher changes the index between runs.
     let (stats, root_hash) = (&summary.stats, &summary.root_hash);
     let last = store.meta("last_indexed_at").ok().flatten().unwrap_or_default();
-    // Only what the answer lists is copied: a whole report holds every skipped and set-aside
-    // file (thousands in a repository with a fuzz corpus), and copying it was most of the
-    // cost of a status call.
-    let keep = if all { usize::MAX } else { LISTED };
-    let trim = |r: &IndexReport| (r.trimmed(keep), r.skipped.len(), r.problems.len());
-    let report = handle.last_report.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(trim);
-    let report = report.or_else(|| {
-        let r = store.meta("last_report").ok().flatten().and_then(|s| serde_json::from_str::<IndexReport>(&s).ok())?;
-        Some(trim(&r))
-    });
     let disk = store.size_on_disk();
-    t.push_str(&format!(
+    let mut t = format!(
         "index: {} files, {} chunks, {:.1} MB source, {:.1} MB on disk in {}\n",
         stats.files,
         stats.chunks,
         mb(stats.source_bytes),
         mb(disk),
         handle.index_dir.display()
-    ));
+    );
     t.push_str(&format!("  languages: {}\n", counts(&stats.languages)));
     t.push_str(&format!("  kinds: {}\n", counts(&stats.kinds)));
-    let warm = handle.warm_state(&store);
-    // Files a large run left for the background pass: grep reads them whole meanwhile.
-    let grams_pending = store.grams_pending().unwrap_or(0);
-    let grep_index = if grams_pending == 0 { "ready".to_owned() } else { format!("{grams_pending} files to go") };
-    t.push_str(&format!(
-        "  root hash: {}\n  last indexed: {}\n  ranking index: {warm}\n  grep index: {grep_index}\n",
-        &root_hash[..root_hash.len().min(16)],
-        last
-    ));
-    let embeddings = match handle.embedding() {
-        Some(e) => embedding_report(e, handle, &store).unwrap_or(Value::Null),
-        None => Value::Null,
-    };
-    if embeddings.is_null() {
-        t.push_str("  embeddings: off\n");
-    } else {
-        t.push_str(&format!("  embeddings: {}\n", embedding_text(&embeddings)));
-    }
-    let eval = super::eval::last(&store);
-    if let Some(e) = &eval {
-        let search = &e["methods"]["search"]["all"];
-        t.push_str(&format!(
-            "  last eval: {} ({} queries): search R@10 {}, MRR@10 {}; `booger eval` for the rest\n",
-            e["at"].as_str().unwrap_or("?"),
-            e["queries"],
-            search["R@10"],
-            search["MRR@10"],
-        ));
-    }
-    let calibration = crate::domain::search::confidence::Calibration::of(&store);
-    if calibration.is_calibrated() {
-        t.push_str(&format!(
-            "  calibrated {}: no good match below {}, hybrid semantic weight {} for change requests\n",
-            calibration.at, calibration.threshold, calibration.semantic_weight
-        ));
-    }
-    let (max, rest) = if all { (usize::MAX, "") } else { (LISTED, "`status --all` lists them") };
-    let with_generated = crate::engine::index::with_generated(&store).unwrap_or(false);
-    if let Some((r, skipped_total, _)) = &report {
-        t.push_str(&super::index::set_aside_line("  ", r, with_generated));
-        let items = &r.skipped;
-        super::index::list(&mut t, "  ", "skipped", Listing { items, total: *skipped_total, max, rest });
-    }
-    // The stats keep the first problems by path; `all` reads every one.
-    let every = if all { store.all_problems().ok() } else { None };
-    let problems: Vec<crate::engine::index::walk::Skipped> = every
-        .as_ref()
-        .unwrap_or(&stats.problems)
-        .iter()
-        .map(|(path, reason)| crate::engine::index::walk::Skipped { path: path.clone(), reason: reason.clone() })
-        .collect();
-    let total = stats.problems_total as usize;
-    super::index::list(&mut t, "  ", "indexed with problems", Listing { items: &problems, total, max, rest });
-    // The last run's lists, cut as the text cuts them, with their counts.
-    let report = report.map(|(r, skipped_total, problems_total)| {
-        let mut v = json!(r);
-        v["skipped_total"] = json!(skipped_total);
-        v["problems_total"] = json!(problems_total);
-        v
-    });
-    let json = json!({
+    t.push_str(&format!("  root hash: {}\n  last indexed: {last}\n", &root_hash[..root_hash.len().min(16)]));
+    let (tiers_text, tiers) = tiers(handle, store);
+    t.push_str(&tiers_text);
+    let (lists_text, mut json) = lists(handle, store, &stats.problems, stats.problems_total, all);
+    t.push_str(&lists_text);
+    let more = json!({
         "exists": true,
         "path": store.path(),
         "dir": handle.index_dir,
@@ -253,20 +218,104 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>, all: bool) 
         "kinds": stats.kinds,
         "root_hash": root_hash,
         "last_indexed_at": last,
-        "progress": progress,
+        "problems_total": stats.problems_total,
+    });
+    for (k, v) in more.as_object().into_iter().flatten().chain(tiers.as_object().into_iter().flatten()) {
+        json[k] = v.clone();
+    }
+    (t, json)
+}
+
+/// The tiers built after a run: ranking index, grep's trigram rows, embeddings, and the
+/// last eval and calibration.
+fn tiers(handle: &std::sync::Arc<ProjectHandle>, store: &Store) -> (String, Value) {
+    let warm = handle.warm_state(store);
+    // Files a large run left for the background pass: grep reads them whole meanwhile.
+    let grams_pending = store.grams_pending().unwrap_or(0);
+    let grep_index = if grams_pending == 0 { "ready".to_owned() } else { format!("{grams_pending} files to go") };
+    let mut t = format!("  ranking index: {warm}\n  grep index: {grep_index}\n");
+    let embeddings = match handle.embedding() {
+        Some(e) => embedding_report(e, handle, store).unwrap_or(Value::Null),
+        None => Value::Null,
+    };
+    if embeddings.is_null() {
+        t.push_str("  embeddings: off\n");
+    } else {
+        t.push_str(&format!("  embeddings: {}\n", embedding_text(&embeddings)));
+    }
+    let eval = super::eval::last(store);
+    if let Some(e) = &eval {
+        let search = &e["methods"]["search"]["all"];
+        t.push_str(&format!(
+            "  last eval: {} ({} queries): search R@10 {}, MRR@10 {}; `booger eval` for the rest\n",
+            e["at"].as_str().unwrap_or("?"),
+            e["queries"],
+            search["R@10"],
+            search["MRR@10"],
+        ));
+    }
+    let calibration = crate::domain::search::confidence::Calibration::of(store);
+    if calibration.is_calibrated() {
+        t.push_str(&format!(
+            "  calibrated {}: no good match below {}, hybrid semantic weight {} for change requests\n",
+            calibration.at, calibration.threshold, calibration.semantic_weight
+        ));
+    }
+    let json = json!({
         "ranking_index": warm,
         "grep_index": { "ready": grams_pending == 0, "pending_files": grams_pending },
         "embeddings": embeddings,
-        "watch": watch,
-        "last_report": report,
-        "with_generated": with_generated,
-        "problems": listed(&problems, all),
-        "problems_total": stats.problems_total,
-        "recovered": recovered,
         "eval": eval,
-        "calibration": crate::domain::search::confidence::Calibration::of(&store),
+        "calibration": calibration,
     });
     (t, json)
+}
+
+/// The last run's skipped files and the index's problems: the first [`LISTED`] of each
+/// (all with `all`), with their counts.
+fn lists(
+    handle: &std::sync::Arc<ProjectHandle>,
+    store: &Store,
+    first_problems: &[(String, String)],
+    problems_total: u64,
+    all: bool,
+) -> (String, Value) {
+    // Only what the answer lists is copied: a whole report holds every skipped and set-aside
+    // file (thousands in a repository with a fuzz corpus), and copying it was most of the
+    // cost of a status call.
+    let keep = if all { usize::MAX } else { LISTED };
+    let trim = |r: &IndexReport| (r.trimmed(keep), r.skipped.len(), r.problems.len());
+    let report = handle.last_report.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(trim);
+    let report = report.or_else(|| {
+        let r = store.meta("last_report").ok().flatten().and_then(|s| serde_json::from_str::<IndexReport>(&s).ok())?;
+        Some(trim(&r))
+    });
+    let mut t = String::new();
+    let (max, rest) = if all { (usize::MAX, "") } else { (LISTED, "`status --all` lists them") };
+    let with_generated = crate::engine::index::with_generated(store).unwrap_or(false);
+    if let Some((r, skipped_total, _)) = &report {
+        t.push_str(&super::index::set_aside_line("  ", r, with_generated));
+        let items = &r.skipped;
+        super::index::list(&mut t, "  ", "skipped", Listing { items, total: *skipped_total, max, rest });
+    }
+    // The stats keep the first problems by path; `all` reads every one.
+    let every = if all { store.all_problems().ok() } else { None };
+    let problems: Vec<crate::engine::index::walk::Skipped> = every
+        .as_deref()
+        .unwrap_or(first_problems)
+        .iter()
+        .map(|(path, reason)| crate::engine::index::walk::Skipped { path: path.clone(), reason: reason.clone() })
+        .collect();
+    let total = problems_total as usize;
+    super::index::list(&mut t, "  ", "indexed with problems", Listing { items: &problems, total, max, rest });
+    // The last run's lists, cut as the text cuts them, with their counts.
+    let report = report.map(|(r, skipped_total, problems_total)| {
+        let mut v = json!(r);
+        v["skipped_total"] = json!(skipped_total);
+        v["problems_total"] = json!(problems_total);
+        v
+    });
+    (t, json!({ "last_report": report, "with_generated": with_generated, "problems": listed(&problems, all) }))
 }
 
 /// Each tier's coverage of the project, which tier answers, stale vectors, the last error.

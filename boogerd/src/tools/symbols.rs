@@ -1,39 +1,26 @@
 //! `symbols`: the outline of a file or directory.
 
+use booger_proto::tools::args;
 use booger_proto::wire::ToolReply;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::{Session, explain_empty, filters, project_store};
+use super::call::{Call, Outcome, failed, page};
 use crate::domain::search::format::{self, Mode};
-use crate::engine::Daemon;
+use crate::store::search::Filters;
 
 /// Outlines stop at this many chunks (a whole large project); paging goes through them.
 const OUTLINE_MAX: usize = 200_000;
 
-pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
-    let (project, store) = match project_store(daemon, session, args) {
-        Ok(ps) => ps,
-        Err(reply) => return reply,
-    };
-    let mut f = filters(args);
-    f.path = args
-        .get("path")
-        .and_then(Value::as_str)
-        .map(|p| p.trim_start_matches("./").to_owned())
-        .filter(|p| !p.is_empty());
-    let chunks = match store.chunks_where(&f, None, OUTLINE_MAX) {
-        Ok(c) => c,
-        Err(e) => return ToolReply::error(format!("symbols: {e}")),
-    };
+pub fn run(call: &Call, a: args::Symbols) -> Outcome {
+    let snap = call.snapshot(a.on.project.as_deref())?;
+    let path = a.path.as_deref().map(|p| p.trim_start_matches("./").to_owned()).filter(|p| !p.is_empty());
+    let f = Filters { language: a.language.clone(), kind: a.kind.clone(), path };
+    let chunks = snap.store.chunks_where(&f, None, OUTLINE_MAX).map_err(|e| failed("symbols", e))?;
     if chunks.is_empty() {
-        let why = explain_empty(&project, &store, &f, "No symbols match.");
-        return ToolReply::ok(why.clone(), json!({ "results": [], "reason": why }));
+        let why = call.explain_empty(&snap.project, &snap.store, &f, "No symbols match.");
+        return Ok(ToolReply::ok(why.clone(), json!({ "results": [], "reason": why })));
     }
-    let mode = Mode::parse(args.get("output_mode").and_then(Value::as_str), Mode::Signatures);
-    let page = match super::page(args, 200, 0) {
-        Ok(p) => p,
-        Err(reply) => return reply,
-    };
-    let r = format::outline(&chunks, mode, page);
-    ToolReply::ok(r.text, json!({ "project": project.name, "results": r.results, "cursor": r.cursor }))
+    let mode = Mode::parse(a.output_mode.as_deref(), Mode::Signatures);
+    let r = format::outline(&chunks, mode, page(&a.paging, None, 200, 0)?);
+    Ok(ToolReply::ok(r.text, json!({ "project": snap.project.name, "results": r.results, "cursor": r.cursor })))
 }

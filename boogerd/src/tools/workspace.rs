@@ -2,82 +2,90 @@
 
 use std::collections::HashMap;
 
+use booger_proto::tools::args;
 use booger_proto::wire::ToolReply;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::{Session, filters};
+use super::call::{Call, Outcome, failed, filters, page, quoted};
 use crate::domain::search::files::{self, FileHit};
 use crate::domain::search::format::{self, Mode};
-use crate::domain::search::postings::Postings;
-use crate::domain::search::{Context, Hit};
-use crate::engine::Daemon;
-use crate::store::{Store, StoreError};
+use crate::domain::search::{Hit, Query};
+use crate::engine::project::Snapshot;
+use crate::store::StoreError;
 
 /// Projects searched at the same time.
 const CONCURRENCY: usize = 10;
 
-/// A project's ranking index, when it is built and current.
-type Warm = Option<std::sync::Arc<Postings>>;
+/// One project's answer: its name, the snapshot its search read, and its hits.
+type Searched = (String, Snapshot, Vec<Hit>);
 
-/// One project's answer: its name, index, ranking index and hits.
-type Searched = (String, std::sync::Arc<Store>, Warm, Vec<Hit>);
-
-pub fn run(daemon: &Daemon, _session: &Session, args: &Value) -> ToolReply {
-    let query = args.get("query").and_then(Value::as_str).unwrap_or_default();
-    let f = filters(args);
-    let projects = daemon.registry.read().expect("registry lock").projects().to_vec();
+pub fn run(call: &Call, a: args::Query) -> Outcome {
+    let (text, query) = (a.query.as_str(), Query::parse(&a.query));
+    let f = filters(&a.filters);
+    let projects = call.daemon.registry.read().expect("registry lock").projects().to_vec();
     if projects.is_empty() {
-        return ToolReply::ok(
+        return Ok(ToolReply::ok(
             "No projects registered. Add some with `booger projects add PATH`.",
             json!({ "results": [] }),
-        );
+        ));
     }
-    let mut stores = Vec::new();
+    let mut snapshots = Vec::new();
     let mut unindexed = Vec::new();
-    for p in &projects {
-        let handle = daemon.projects.get(&p.root);
-        match handle.existing_store() {
-            Ok(Some(s)) => {
-                super::answering_from(&p.name, &handle, &s);
-                let warm = handle.warm(&s);
-                stores.push((p.name.clone(), s, warm));
+    for p in projects {
+        let handle = call.daemon.projects.get(&p.root);
+        let name = p.name.clone();
+        match handle.snapshot(p, &call.session.id) {
+            Ok(snap) => {
+                call.record(&snap);
+                snapshots.push((name, snap));
             }
-            _ => unindexed.push(p.name.clone()),
+            Err(_) => unindexed.push(name),
         }
     }
-    let page = match super::page(args, 10, 40) {
-        Ok(p) => p,
-        Err(reply) => return reply,
-    };
+    let page = page(&a.paging, a.max_lines, 10, 40)?;
     // A project's hit in the merged top `need` is in its own top `need`.
     let need = page.reach();
+    let indexed = snapshots.len();
     // Bounded concurrency: at most CONCURRENCY projects at once.
     let mut per_project: Vec<Searched> = Vec::new();
-    for group in stores.chunks(CONCURRENCY) {
+    let mut snapshots = snapshots.into_iter().peekable();
+    while snapshots.peek().is_some() {
+        let group: Vec<(String, Snapshot)> = snapshots.by_ref().take(CONCURRENCY).collect();
         let results: Vec<_> = std::thread::scope(|s| {
             let handles: Vec<_> = group
-                .iter()
-                .map(|(name, store, warm)| {
-                    let f = &f;
+                .into_iter()
+                .map(|(name, snap)| {
+                    let (f, query) = (&f, &query);
                     s.spawn(move || {
-                        let hits =
-                            crate::domain::search::search(store, warm.as_deref(), query, f, &Context::default(), need);
-                        (name.clone(), store.clone(), warm.clone(), hits)
+                        let hits = snap.searcher_without_notes().search(query, text, f, need);
+                        (name, snap, hits)
                     })
                 })
                 .collect();
             handles.into_iter().filter_map(|h| h.join().ok()).collect()
         });
-        for (name, store, warm, hits) in results {
+        for (name, snap, hits) in results {
             match hits {
-                Ok(h) => per_project.push((name, store, warm, h)),
+                Ok(h) => per_project.push((name, snap, h)),
                 Err(e) => tracing::warn!(project = %name, error = %e, "workspace-search: project failed"),
             }
         }
     }
+    answer(per_project, &a, &query, page, unindexed, indexed)
+}
+
+/// The projects' hits ranked together, in the caller's output mode.
+fn answer(
+    per_project: Vec<Searched>,
+    a: &args::Query,
+    query: &Query,
+    page: format::Page,
+    unindexed: Vec<String>,
+    indexed: usize,
+) -> Outcome {
     // One ranking; each hit tagged with its project, ids made unique across projects.
     let mut all: Vec<(usize, Hit)> = Vec::new();
-    for (pi, (name, _, _, hits)) in per_project.iter().enumerate() {
+    for (pi, (name, _, hits)) in per_project.iter().enumerate() {
         for h in hits {
             let mut h = h.clone();
             h.chunk.path = format!("{name}:{}", h.chunk.path);
@@ -85,7 +93,7 @@ pub fn run(daemon: &Daemon, _session: &Session, args: &Value) -> ToolReply {
         }
     }
     all.sort_by(|a, b| b.1.score.total_cmp(&a.1.score));
-    let mode = Mode::parse(args.get("output_mode").and_then(Value::as_str), Mode::Content);
+    let mode = Mode::parse(a.output_mode.as_deref(), Mode::Content);
     let (from, _, to) = page.span(all.len());
     let mut contents = HashMap::new();
     let mut hits = Vec::with_capacity(all.len());
@@ -96,7 +104,7 @@ pub fn run(daemon: &Daemon, _session: &Session, args: &Value) -> ToolReply {
         let original = h.chunk.id;
         h.chunk.id = i as i64;
         if mode == Mode::Content && i >= from && i < to {
-            let store = &per_project[pi].1;
+            let store = &per_project[pi].1.store;
             if let Some(text) = store.contents(&[original]).ok().and_then(|mut m| m.remove(&original)) {
                 contents.insert(i as i64, text);
             }
@@ -106,31 +114,28 @@ pub fn run(daemon: &Daemon, _session: &Session, args: &Value) -> ToolReply {
     let header =
         if unindexed.is_empty() { String::new() } else { format!("(not indexed yet: {})\n", unindexed.join(", ")) };
     if hits.is_empty() {
-        return ToolReply::ok(
-            format!("{header}No matches for {shown} in {} project(s).", stores.len(), shown = super::quoted(query)),
+        return Ok(ToolReply::ok(
+            format!("{header}No matches for {} in {indexed} project(s).", quoted(&a.query)),
             json!({ "results": [] }),
-        );
+        ));
     }
     let (r, total) = if mode == Mode::FilesWithMatches {
         // Paths carry their project (`name:path`), so files of different projects stay apart.
         let mut files = files::by_file(&hits, files::lexical_evidence);
-        if let Err(e) = cover(&mut files, &owner, &per_project, query) {
-            return ToolReply::error(format!("workspace-search: {e}"));
-        }
+        cover(&mut files, &owner, &per_project, query).map_err(|e| failed("workspace-search", e))?;
         (format::render_files(&files, page, &header), files.len())
     } else {
-        let words = crate::domain::search::Query::parse(query).words;
-        (format::render(&hits, &contents, &words, mode, page, &header), hits.len())
+        (format::render(&hits, &contents, &query.words, mode, page, &header), hits.len())
     };
-    ToolReply::ok(r.text, json!({ "projects": stores.len(), "total": total, "results": r.results, "cursor": r.cursor }))
+    let data = json!({ "projects": indexed, "total": total, "results": r.results, "cursor": r.cursor });
+    Ok(ToolReply::ok(r.text, data))
 }
 
 /// Each project's first files gain for the share of the query's words they hold, as
 /// `search` ranks files ([`crate::domain::search::rank_files`]), each looked up in its own project's index; then
 /// the files are ranked again. `owner[id]` is the project (in `projects`) of the hit `id`.
-fn cover(files: &mut [FileHit<'_>], owner: &[usize], projects: &[Searched], query: &str) -> Result<(), StoreError> {
-    let query = crate::domain::search::Query::parse(query);
-    for (pi, (name, store, warm, _)) in projects.iter().enumerate() {
+fn cover(files: &mut [FileHit<'_>], owner: &[usize], projects: &[Searched], query: &Query) -> Result<(), StoreError> {
+    for (pi, (name, snap, _)) in projects.iter().enumerate() {
         let mine: Vec<usize> = (0..files.len())
             .filter(|&i| owner[files[i].chunks[0].chunk.id as usize] == pi)
             .take(files::COVERED)
@@ -139,7 +144,7 @@ fn cover(files: &mut [FileHit<'_>], owner: &[usize], projects: &[Searched], quer
             continue;
         }
         let paths: Vec<&str> = mine.iter().map(|&i| &files[i].path[name.len() + 1..]).collect();
-        let shares = files::word_shares(store, warm.as_deref(), &query, &paths)?;
+        let shares = files::word_shares(&snap.store, snap.ranking(), query, &paths)?;
         for (i, s) in mine.into_iter().zip(shares) {
             files[i].score += files::COVERAGE * s;
         }

@@ -71,77 +71,79 @@ pub struct Hit {
     pub notes: Vec<String>,
 }
 
-/// Ranks chunks for `query`. Returns every ranked hit (the caller pages and formats); the
-/// first `need` carry their full metadata, the rest what ranking needed. `warm` is the
-/// project's ranking index, when it is built and current.
-pub fn search(
-    store: &Store,
-    warm: Option<&postings::Postings>,
-    text: &str,
-    filters: &Filters,
-    ctx: &Context,
-    need: usize,
-) -> Result<Vec<Hit>, StoreError> {
-    let query = Query::parse(text);
-    if query.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut by_id: HashMap<i64, (Candidate, f64)> = HashMap::new();
-    // The warm index answers unless the query quotes an exact phrase (that needs FTS5's
-    // positions); words joined by punctuation count as their separate tokens there.
-    // A passage's quotes are its author's, not a phrase to match exactly.
-    let phrase = text.contains('"') && query.passage.is_none();
-    if let Some(p) = warm.filter(|_| !phrase && postings::Postings::supports(filters)) {
-        let (tokens, limit) = match query.passage {
-            Some(_) => (p.heaviest(&query.weighted_tokens(), postings::PASSAGE_TERMS), PASSAGE_CANDIDATES),
-            None => (query.weighted_tokens(), WARM_CANDIDATES),
-        };
-        for (c, all_terms) in
-            store.cached_rank(&tokens, filters, p.content_generation, || p.rank(&tokens, filters, limit))
-        {
-            let bonus = if query.terms.len() > 1 && all_terms { 3.0 } else { 0.0 };
-            by_id.insert(c.id, (c, bonus));
-        }
-        let mut hits = finish(by_id, &query, text, ctx);
-        if query.passage.is_some() {
-            hits = passage_files::lead_with_files(store, p, &query, hits)?;
-        }
-        // Read the full rows (signature, parent) of the hits that will be shown.
-        let page: Vec<(i64, f64)> = hits.iter().take(need).map(|h| (h.chunk.id, h.chunk.bm25)).collect();
-        let mut full: HashMap<i64, Candidate> = store.candidates_by_id(&page)?.into_iter().map(|c| (c.id, c)).collect();
-        for h in hits.iter_mut().take(need) {
-            if let Some(c) = full.remove(&h.chunk.id) {
-                h.chunk = c;
-            }
-        }
-        return Ok(hits);
-    }
-    for c in store.fts_candidates(&query.and(), filters, CANDIDATES)? {
-        // Every term matched: worth more than a partial OR match.
-        let bonus = if query.terms.len() > 1 { 3.0 } else { 0.0 };
-        by_id.insert(c.id, (c, bonus));
-    }
-    if query.terms.len() > 1 {
-        for c in store.fts_candidates(&query.or(), filters, CANDIDATES)? {
-            by_id.entry(c.id).or_insert((c, 0.0));
-        }
-    }
-    Ok(finish(by_id, &query, text, ctx))
+/// What one query reads in one project: the store, the ranking index when it is current
+/// (FTS5 answers otherwise), and the notes, focus and visited files of the caller's session.
+/// Borrowed from a snapshot taken once per call (the engine's project snapshot lends it);
+/// every step of a search reads from it.
+#[derive(Clone, Copy)]
+pub struct Searcher<'a> {
+    pub store: &'a Store,
+    pub ranking: Option<&'a postings::Postings>,
+    pub context: &'a Context,
 }
 
-/// The files of `hits` for `query`, best first: a passage (an issue report, a traceback)
-/// by what it mentions and defines ([`passage_files::rank`]) when the ranking index is
-/// there, a query of a few words by the share of its words each file holds
-/// ([`files::rank`]).
-pub fn rank_files<'a>(
-    store: &Store,
-    warm: Option<&postings::Postings>,
-    query: &Query,
-    hits: &'a [Hit],
-) -> Result<Vec<files::FileHit<'a>>, StoreError> {
-    match (&query.passage, warm) {
-        (Some(_), Some(w)) => passage_files::rank(store, w, query, hits),
-        _ => files::rank(store, warm, query, hits),
+impl Searcher<'_> {
+    /// Ranks chunks for `query` (parsed from `text`). Returns every ranked hit (the caller
+    /// pages and formats); the first `need` carry their full metadata, the rest what
+    /// ranking needed.
+    pub fn search(&self, query: &Query, text: &str, filters: &Filters, need: usize) -> Result<Vec<Hit>, StoreError> {
+        let (store, ctx) = (self.store, self.context);
+        if query.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut by_id: HashMap<i64, (Candidate, f64)> = HashMap::new();
+        // The ranking index answers unless the query quotes an exact phrase (that needs
+        // FTS5's positions); words joined by punctuation count as their separate tokens there.
+        // A passage's quotes are its author's, not a phrase to match exactly.
+        let phrase = text.contains('"') && query.passage.is_none();
+        if let Some(p) = self.ranking.filter(|_| !phrase && postings::Postings::supports(filters)) {
+            let (tokens, limit) = match query.passage {
+                Some(_) => (p.heaviest(&query.weighted_tokens(), postings::PASSAGE_TERMS), PASSAGE_CANDIDATES),
+                None => (query.weighted_tokens(), WARM_CANDIDATES),
+            };
+            for (c, all_terms) in
+                store.cached_rank(&tokens, filters, p.content_generation, || p.rank(&tokens, filters, limit))
+            {
+                let bonus = if query.terms.len() > 1 && all_terms { 3.0 } else { 0.0 };
+                by_id.insert(c.id, (c, bonus));
+            }
+            let mut hits = finish(by_id, query, text, ctx);
+            if query.passage.is_some() {
+                hits = passage_files::lead_with_files(store, p, query, hits)?;
+            }
+            // Read the full rows (signature, parent) of the hits that will be shown.
+            let page: Vec<(i64, f64)> = hits.iter().take(need).map(|h| (h.chunk.id, h.chunk.bm25)).collect();
+            let mut full: HashMap<i64, Candidate> =
+                store.candidates_by_id(&page)?.into_iter().map(|c| (c.id, c)).collect();
+            for h in hits.iter_mut().take(need) {
+                if let Some(c) = full.remove(&h.chunk.id) {
+                    h.chunk = c;
+                }
+            }
+            return Ok(hits);
+        }
+        for c in store.fts_candidates(&query.and(), filters, CANDIDATES)? {
+            // Every term matched: worth more than a partial OR match.
+            let bonus = if query.terms.len() > 1 { 3.0 } else { 0.0 };
+            by_id.insert(c.id, (c, bonus));
+        }
+        if query.terms.len() > 1 {
+            for c in store.fts_candidates(&query.or(), filters, CANDIDATES)? {
+                by_id.entry(c.id).or_insert((c, 0.0));
+            }
+        }
+        Ok(finish(by_id, query, text, ctx))
+    }
+
+    /// The files of `hits` for `query`, best first: a passage (an issue report, a
+    /// traceback) by what it mentions and defines ([`passage_files::rank`]) when the
+    /// ranking index is there, a query of a few words by the share of its words each file
+    /// holds ([`files::rank`]).
+    pub fn rank_files<'a>(&self, query: &Query, hits: &'a [Hit]) -> Result<Vec<files::FileHit<'a>>, StoreError> {
+        match (&query.passage, self.ranking) {
+            (Some(_), Some(w)) => passage_files::rank(self.store, w, query, hits),
+            _ => files::rank(self.store, self.ranking, query, hits),
+        }
     }
 }
 

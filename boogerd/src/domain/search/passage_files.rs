@@ -176,8 +176,8 @@ fn is_aside(f: &FileHit<'_>) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::indexed_among_others;
-    use super::super::{Context, Query, rank_files, search};
+    use super::super::tests::{indexed_among_others, search};
+    use super::super::{Context, Query, Searcher};
     use crate::store::search::Filters;
 
     /// The files of a pasted `text`, as files_with_matches ranks them, and its answer's paths
@@ -187,8 +187,10 @@ mod tests {
         warm: &crate::domain::search::postings::Postings,
         text: &str,
     ) -> (Vec<String>, Vec<String>) {
-        let hits = search(store, Some(warm), text, &Filters::default(), &Context::default(), 10).unwrap();
-        let files = rank_files(store, Some(warm), &Query::parse(text), &hits).unwrap();
+        let context = Context::default();
+        let hits = search(store, Some(warm), text, &Filters::default(), &context, 10).unwrap();
+        let s = Searcher { store, ranking: Some(warm), context: &context };
+        let files = s.rank_files(&Query::parse(text), &hits).unwrap();
         (files.iter().map(|f| f.path.to_owned()).collect(), hits.iter().map(|h| h.chunk.path.clone()).collect())
     }
 

@@ -20,6 +20,18 @@ pub(super) fn indexed(root: &std::path::Path, files: &[(&str, &str)]) -> (Store,
     (store, warm)
 }
 
+/// `text` searched as a tool searches it, by the ranking index (`warm`) or by FTS5.
+pub(super) fn search(
+    store: &Store,
+    warm: Option<&postings::Postings>,
+    text: &str,
+    filters: &Filters,
+    context: &Context,
+    need: usize,
+) -> Result<Vec<Hit>, StoreError> {
+    Searcher { store, ranking: warm, context }.search(&Query::parse(text), text, filters, need)
+}
+
 /// [`indexed`], among 60 small unrelated modules (so that the query's words are rare, as in a
 /// real project, and weigh what they would there).
 pub(super) fn indexed_among_others(root: &std::path::Path, files: &[(&str, &str)]) -> (Store, postings::Postings) {
@@ -311,9 +323,10 @@ fn release_notes_come_after_the_code() {
 /// `q`'s hits and, as files_with_matches ranks them, its files' paths, by the ranking index
 /// (`warm`) or by FTS5.
 fn hits_and_files(store: &Store, warm: Option<&postings::Postings>, q: &str) -> (Vec<Hit>, Vec<String>) {
-    let hits = search(store, warm, q, &Filters::default(), &Context::default(), 10).unwrap();
-    let files =
-        super::rank_files(store, warm, &Query::parse(q), &hits).unwrap().iter().map(|f| f.path.to_owned()).collect();
+    let context = Context::default();
+    let hits = search(store, warm, q, &Filters::default(), &context, 10).unwrap();
+    let s = Searcher { store, ranking: warm, context: &context };
+    let files = s.rank_files(&Query::parse(q), &hits).unwrap().iter().map(|f| f.path.to_owned()).collect();
     (hits, files)
 }
 

@@ -10,10 +10,12 @@ use std::sync::{Arc, Mutex};
 mod background;
 pub mod embedding;
 mod projects;
+mod snapshot;
 mod warm;
 
 pub use embedding::{Embedding, ProjectVectors};
 pub use projects::{Projects, Released};
+pub use snapshot::{Snapshot, Unready};
 pub use warm::WarmRefresh;
 
 use crate::domain::search::postings::Postings;

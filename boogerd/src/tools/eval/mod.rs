@@ -18,10 +18,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use booger_proto::tools::args;
 use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
-use super::{Session, int, project_store};
+use super::call::{Call, Outcome, Session, ToolError};
 use crate::domain::git::command::Git;
 use crate::domain::search::confidence::{self, Calibration, DEFAULT_SEMANTIC_WEIGHT, round};
 use crate::engine::Daemon;
@@ -53,13 +54,10 @@ fn evaluations() -> &'static Evaluations {
     E.get_or_init(|| Evaluations { states: Mutex::default(), changed: Condvar::new() })
 }
 
-pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
-    let (project, store) = match project_store(daemon, session, args) {
-        Ok(x) => x,
-        Err(reply) => return reply,
-    };
-    let limits = (int(args, "commits", 2000), int(args, "queries", 150));
-    let details = args.get("details").and_then(Value::as_bool).unwrap_or(false);
+pub fn run(call: &Call, a: args::Eval) -> Outcome {
+    let snap = call.snapshot(a.on.project.as_deref())?;
+    let (project, store) = (snap.project, snap.store);
+    let limits = (a.commits.unwrap_or(2000), a.queries.unwrap_or(150));
     let generation = store.content_generation();
     let e = evaluations();
     let mut states = e.states.lock().unwrap_or_else(|p| p.into_inner());
@@ -67,61 +65,80 @@ pub fn run(daemon: &Daemon, session: &Session, args: &Value) -> ToolReply {
         |s: &State| matches!(s, State::Done { generation: g, limits: l, .. } if *g == generation && *l == limits);
     if !states.get(&project.root).is_some_and(|s| current(s) || matches!(s, State::Running { .. })) {
         if states.values().any(|s| matches!(s, State::Running { .. })) {
-            return ToolReply::error("eval: another project is being evaluated; call again in a minute");
+            return Err(ToolError::Refused(
+                "eval: another project is being evaluated; call again in a minute".to_owned(),
+            ));
         }
         let progress = Arc::new((AtomicUsize::new(0), AtomicUsize::new(0)));
         states.insert(project.root.clone(), State::Running { progress: progress.clone() });
-        let (daemon, root, name) = (daemon.arc(), project.root.clone(), project.name.clone());
-        std::thread::Builder::new()
-            .name("booger-eval".to_owned())
-            .spawn(move || {
-                crate::base::threads::lower_priority();
-                let outcome = evaluate(&daemon, &root, &name, &store, limits, &progress);
-                let e = evaluations();
-                let state = match outcome {
-                    Ok((summary, details)) => {
-                        if let Err(err) = store.set_meta(&[(META_KEY, &summary.to_string())]) {
-                            tracing::warn!(error = %err, "eval: could not keep the result in the index");
-                        }
-                        State::Done { generation, limits, summary: Arc::new(summary), details: Arc::new(details) }
-                    }
-                    Err(why) => State::Failed(why),
-                };
-                e.states.lock().unwrap_or_else(|p| p.into_inner()).insert(root, state);
-                e.changed.notify_all();
-            })
-            .expect("spawn the eval thread");
+        start(call.daemon.arc(), &project, store, (generation, limits), progress);
     }
     let deadline = Instant::now() + WAIT;
     loop {
         match states.get(&project.root) {
             Some(State::Done { summary, details: listed, .. }) => {
                 let mut data = summary.as_ref().clone();
-                if details {
+                if a.details {
                     data["details"] = listed.as_ref().clone();
                 }
-                return ToolReply::ok(text(&data), data);
+                return Ok(ToolReply::ok(text(&data), data));
             }
             Some(State::Failed(why)) => {
                 let why = why.clone();
                 states.remove(&project.root);
-                return ToolReply::error(format!("eval {}: {why}", project.name));
+                return Err(ToolError::Refused(format!("eval {}: {why}", project.name)));
             }
             Some(State::Running { progress }) if Instant::now() >= deadline => {
-                let (done, total) = (progress.0.load(Ordering::Relaxed), progress.1.load(Ordering::Relaxed));
-                let data = json!({ "project": project.name, "running": true, "done": done, "queries": total });
-                let text = if total == 0 {
-                    format!("eval {}: reading the history; call eval again for the result", project.name)
-                } else {
-                    format!("eval {}: {done} of {total} queries asked; call eval again for the result", project.name)
-                };
-                return ToolReply::still_running(text, data);
+                return Ok(still_running(&project.name, progress));
             }
             _ => {}
         }
         let left = deadline.saturating_duration_since(Instant::now());
         states = e.changed.wait_timeout(states, left).unwrap_or_else(|p| p.into_inner()).0;
     }
+}
+
+/// Runs the evaluation of `project` on a thread of its own, at a lower priority; its
+/// result (or failure) replaces its running state when done.
+fn start(
+    daemon: Arc<crate::engine::Daemon>,
+    project: &crate::engine::registry::Project,
+    store: Arc<Store>,
+    (generation, limits): (u64, (usize, usize)),
+    progress: Arc<(AtomicUsize, AtomicUsize)>,
+) {
+    let (root, name) = (project.root.clone(), project.name.clone());
+    std::thread::Builder::new()
+        .name("booger-eval".to_owned())
+        .spawn(move || {
+            crate::base::threads::lower_priority();
+            let outcome = evaluate(&daemon, &root, &name, &store, limits, &progress);
+            let e = evaluations();
+            let state = match outcome {
+                Ok((summary, details)) => {
+                    if let Err(err) = store.set_meta(&[(META_KEY, &summary.to_string())]) {
+                        tracing::warn!(error = %err, "eval: could not keep the result in the index");
+                    }
+                    State::Done { generation, limits, summary: Arc::new(summary), details: Arc::new(details) }
+                }
+                Err(why) => State::Failed(why),
+            };
+            e.states.lock().unwrap_or_else(|p| p.into_inner()).insert(root, state);
+            e.changed.notify_all();
+        })
+        .expect("spawn the eval thread");
+}
+
+/// The answer while the evaluation runs: how far it got, and to call again.
+fn still_running(name: &str, progress: &(AtomicUsize, AtomicUsize)) -> ToolReply {
+    let (done, total) = (progress.0.load(Ordering::Relaxed), progress.1.load(Ordering::Relaxed));
+    let data = json!({ "project": name, "running": true, "done": done, "queries": total });
+    let text = if total == 0 {
+        format!("eval {name}: reading the history; call eval again for the result")
+    } else {
+        format!("eval {name}: {done} of {total} queries asked; call eval again for the result")
+    };
+    ToolReply::still_running(text, data)
 }
 
 /// The last result kept in `store`, for `status` and the status page.
@@ -327,11 +344,12 @@ impl Asker<'_> {
         }
         let t = Instant::now();
         let reply = match tool {
-            "search" => super::search::run(self.daemon, &self.session, &args),
-            "semantic-search" => super::semantic::semantic_search(self.daemon, &self.session, &args),
-            _ => super::semantic::hybrid_search(self.daemon, &self.session, &args),
+            "search" | "semantic-search" | "hybrid-search" => {
+                super::call_within(&Call::new(self.daemon, &self.session), tool, &args)
+            }
+            _ => None,
         };
-        (reply.data, t.elapsed())
+        (reply.map(|r| r.data).unwrap_or_default(), t.elapsed())
     }
 
     fn ask(&self, q: &mine::Query) -> Asked {
