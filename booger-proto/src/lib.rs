@@ -5,12 +5,13 @@
 //! - the framing and the booger-specific methods on the socket ([`wire`]),
 //! - every tool's name, description and arguments ([`tools`]), from which the daemon derives
 //!   `tools/list` and argument validation, and the client derives its command line,
-//! - the shape of every tool's answer ([`outputs`]), published as its MCP `outputSchema`.
+//! - every tool's arguments as types ([`tools::args`]) and its answer as a type ([`answers`]),
+//!   from which its MCP `outputSchema` is derived.
 //!
-//! This crate has no I/O beyond reading environment variables, and depends only on serde_json
-//! (and libc, for the user id), so the thin client stays thin.
+//! This crate has no I/O beyond reading environment variables, and depends only on serde,
+//! serde_json and schemars (and libc, for the user id), so the thin client stays thin.
 
-pub mod outputs;
+pub mod answers;
 pub mod paths;
 pub mod tools;
 pub mod wire;

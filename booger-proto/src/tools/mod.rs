@@ -189,7 +189,7 @@ impl ToolSpec {
     /// The JSON Schema of the tool's arguments, as `tools/list` publishes it.
     /// The JSON Schema of the tool's answer data (MCP `outputSchema`).
     pub fn output_schema(&self) -> Value {
-        crate::outputs::schema(self.name).unwrap_or_else(|| serde_json::json!({ "type": "object" }))
+        crate::answers::schema(self.name).unwrap_or_else(|| serde_json::json!({ "type": "object" }))
     }
 
     pub fn input_schema(&self) -> Value {

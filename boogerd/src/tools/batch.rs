@@ -1,10 +1,11 @@
 //! `batch`: several tool calls in one round trip, answered in order.
 
+use booger_proto::answers::{self, Answered};
 use booger_proto::tools::args;
 use booger_proto::wire::ToolReply;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::call::{Call, Outcome, ToolError};
+use super::call::{Call, Outcome, ToolError, answer};
 use super::lookup;
 
 /// What a batch's answer may hold, text and structured content together: three answers at
@@ -42,10 +43,10 @@ pub fn run(call: &Call, a: args::Batch) -> Outcome {
             (why, Value::Null)
         };
         text.push_str(&format!("## {}. {name}{}\n{shown}\n\n", i + 1, if reply.is_error { " (error)" } else { "" }));
-        results.push(json!({ "tool": name, "isError": reply.is_error, "text": shown, "data": data }));
+        results.push(Answered { tool: name.to_owned(), is_error: reply.is_error, text: Some(shown), data: Some(data) });
     }
     // The batch itself succeeded; each call reports its own error.
-    let mut reply = ToolReply::ok(text.trim_end(), json!({ "results": results, "failed": failed }));
+    let mut reply = answer(text.trim_end(), &answers::Batch { results, failed: failed as u64, ..Default::default() });
     reply.is_error = failed == calls.len();
     Ok(reply)
 }

@@ -99,6 +99,11 @@ impl From<ToolError> for ToolReply {
 /// What a handler returns.
 pub type Outcome = Result<ToolReply, ToolError>;
 
+/// An answer: `text` for the model, `data` (the tool's answer type) as its structured content.
+pub fn answer(text: impl Into<String>, data: &impl serde::Serialize) -> ToolReply {
+    ToolReply::ok(text, serde_json::to_value(data).unwrap_or_default())
+}
+
 /// A failed step of `tool`, as its answer says it.
 pub fn failed(tool: &str, e: impl std::fmt::Display) -> ToolError {
     ToolError::Refused(format!("{tool}: {e}"))

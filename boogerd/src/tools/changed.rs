@@ -1,10 +1,9 @@
 //! `changed-since`: the symbols of files re-indexed after a time.
 
+use booger_proto::answers;
 use booger_proto::tools::args;
-use booger_proto::wire::ToolReply;
-use serde_json::json;
 
-use super::call::{Call, Outcome, ToolError, failed, page};
+use super::call::{Call, Outcome, ToolError, answer, failed, page};
 use crate::domain::search::format::{self, Mode};
 use crate::store::search::Filters;
 
@@ -23,12 +22,14 @@ pub fn run(call: &Call, a: args::ChangedSince) -> Outcome {
     let chunks = snap.store.chunks_where(&f, Some(&after), 200_000).map_err(|e| failed("changed-since", e))?;
     if chunks.is_empty() {
         let last = snap.store.meta("last_indexed_at").ok().flatten().unwrap_or_default();
-        return Ok(ToolReply::ok(
-            format!("Nothing re-indexed in {} after {after} (last index run: {last}).", snap.project.name),
-            json!({ "results": [], "since": after }),
+        let text = format!("Nothing re-indexed in {} after {after} (last index run: {last}).", snap.project.name);
+        return Ok(answer(
+            text,
+            &answers::Symbols { results: Some(Vec::new()), since: Some(after), ..Default::default() },
         ));
     }
     let mode = Mode::parse(a.output_mode.as_deref(), Mode::Signatures);
     let r = format::outline(&chunks, mode, page(&a.paging, None, 200, 0)?);
-    Ok(ToolReply::ok(format!("changed since {after}: {}", r.text), json!({ "since": after, "results": r.results })))
+    let text = format!("changed since {after}: {}", r.text);
+    Ok(answer(text, &answers::Symbols { results: Some(r.results), since: Some(after), ..Default::default() }))
 }

@@ -5,11 +5,11 @@
 
 use std::sync::Arc;
 
+use booger_proto::answers::{self, Annotation};
 use booger_proto::tools::args;
 use booger_proto::wire::ToolReply;
-use serde_json::json;
 
-use super::call::{Call, Outcome, ToolError, failed};
+use super::call::{Call, Outcome, ToolError, answer, failed};
 use crate::store::Store;
 use crate::store::context::Scope;
 
@@ -46,13 +46,13 @@ pub fn annotate(call: &Call, a: args::Annotate) -> Outcome {
             scope_name(sc),
             crate::store::context::MAX_NOTES
         )),
-        Some(id) => ToolReply::ok(
+        Some(id) => answer(
             format!(
                 "Noted on {target} in {name} ({}{}).",
                 scope_name(sc),
                 expires.as_deref().map(|e| format!(", until {e}")).unwrap_or_default()
             ),
-            json!({ "id": id, "target": target, "expires_at": expires }),
+            &answers::Annotated { id, target: target.to_owned(), expires_at: expires },
         ),
     })
 }
@@ -62,7 +62,7 @@ pub fn annotations(call: &Call, a: args::Annotations) -> Outcome {
     let sc = call.scope(a.notes.session.as_deref());
     let found = store.annotations(sc, a.target.as_deref(), &crate::base::time::now_rfc3339());
     Ok(match found.map_err(|e| failed("annotations", e))? {
-        list if list.is_empty() => ToolReply::ok(format!("No notes in {name}."), json!({ "annotations": [] })),
+        list if list.is_empty() => answer(format!("No notes in {name}."), &answers::Annotations::default()),
         list => {
             // One budget for the text and the structured answer: the notes listed are the
             // notes carried.
@@ -89,7 +89,16 @@ pub fn annotations(call: &Call, a: args::Annotations) -> Outcome {
                 text.push_str(&format!("[{} more: {}]\n", list.len() - next, crate::base::hints::arg("offset", next)));
             }
             let listed = &list[offset..next];
-            ToolReply::ok(text.trim_end(), json!({ "annotations": listed, "total": list.len() }))
+            let listed = listed.iter().cloned().map(|a| Annotation {
+                id: a.id,
+                target: a.target,
+                note: a.note,
+                session: a.session,
+                created_at: a.created_at,
+                expires_at: a.expires_at,
+            });
+            let data = answers::Annotations { annotations: listed.collect(), total: Some(list.len() as u64) };
+            answer(text.trim_end(), &data)
         }
     })
 }
@@ -104,14 +113,14 @@ fn workset(call: &Call, a: &args::Paths, kind: &str) -> Outcome {
     let sc = call.scope(a.notes.session.as_deref());
     let list = if kind == "focus" { "focus" } else { "visited" };
     let added = store.add_workset(list, &paths, sc, &crate::base::time::now_rfc3339()).map_err(|e| failed(kind, e))?;
-    Ok(ToolReply::ok(
+    Ok(answer(
         format!(
             "{} {} path(s) in {name} ({}).",
             if kind == "focus" { "Focused" } else { "Visited" },
             paths.len(),
             scope_name(sc)
         ),
-        json!({ "paths": paths, "added": added }),
+        &answers::PathsAdded { added: added as u64, paths },
     ))
 }
 
@@ -130,11 +139,11 @@ pub fn forget(call: &Call, a: args::Forget) -> Outcome {
         s => Some(call.scope(s)),
     };
     let (notes, paths) = store.forget(which).map_err(|e| failed("forget", e))?;
-    Ok(ToolReply::ok(
+    Ok(answer(
         format!(
             "Forgot {notes} note(s) and {paths} focus/visited path(s) in {name} ({}).",
             which.map_or("all sessions and the shared context".to_owned(), scope_name)
         ),
-        json!({ "annotations": notes, "workset": paths }),
+        &answers::Forgotten { annotations: Some(notes as u64), workset: Some(paths as u64) },
     ))
 }

@@ -1,10 +1,9 @@
 //! `search-expand`: search, then the outline of the files the best results are in.
 
+use booger_proto::answers::{self, Outline};
 use booger_proto::tools::args;
-use booger_proto::wire::ToolReply;
-use serde_json::json;
 
-use super::call::{Call, Outcome, failed, filters, quoted};
+use super::call::{Call, Outcome, answer, failed, filters, quoted};
 use crate::domain::search::Query;
 use crate::domain::search::format::{self, Mode, Page};
 use crate::store::search::Filters;
@@ -24,7 +23,7 @@ pub fn run(call: &Call, a: args::SearchExpand) -> Outcome {
     let hits = searcher.search(&Query::parse(query), query, &f, head_limit).map_err(|e| failed("search-expand", e))?;
     if hits.is_empty() {
         let why = call.explain_empty(project, store, &f, &format!("No matches for {}.", quoted(query)));
-        return Ok(ToolReply::ok(why.clone(), json!({ "results": [], "reason": why })));
+        return Ok(answer(why.clone(), &answers::SearchExpand { reason: Some(why), ..Default::default() }));
     }
     let max_tokens = a.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
     let page = Page { offset: 0, head_limit, max_lines: 0, max_tokens: max_tokens / 3, cursor: None, snippets: false };
@@ -49,7 +48,7 @@ pub fn run(call: &Call, a: args::SearchExpand) -> Outcome {
             Page { offset: 0, head_limit: 500, max_lines: 0, max_tokens: per_file, cursor: None, snippets: false },
         );
         text.push_str(&format!("\n\n== outline of {file}\n{}", o.text));
-        outlines.push(json!({ "path": file, "symbols": o.results }));
+        outlines.push(Outline { path: (*file).to_owned(), symbols: o.results });
     }
-    Ok(ToolReply::ok(text, json!({ "results": found.results, "outlines": outlines })))
+    Ok(answer(text, &answers::SearchExpand { results: found.results, outlines: Some(outlines), ..Default::default() }))
 }

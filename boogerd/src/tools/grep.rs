@@ -1,10 +1,10 @@
 //! `grep`: regex or literal search over the indexed text, line by line.
 
+use booger_proto::answers;
 use booger_proto::tools::args;
 use booger_proto::wire::ToolReply;
-use serde_json::{Value, json};
 
-use super::call::{Call, Outcome, ToolError, failed, filters, quoted};
+use super::call::{Call, Outcome, ToolError, answer, failed, filters, quoted};
 use crate::base::hints;
 use crate::domain::search::format;
 use crate::domain::search::lines::LineMatcher;
@@ -62,8 +62,14 @@ pub fn run(call: &Call, a: args::Grep) -> Outcome {
     if lines.total == 0 {
         let why = call.explain_empty(&snap.project, &snap.store, &f, &format!("No lines match {}.", quoted(pattern)));
         let why = stopped.map_or(why.clone(), |s| format!("{s}{why}"));
-        let data = json!({ "project": snap.project.name, "results": [], "total": 0, "reason": why, "complete": !timed_out, "cursor": null });
-        return Ok(ToolReply::ok(why.clone(), data));
+        let data = answers::Grep {
+            project: Some(snap.project.name.clone()),
+            results: Some(Vec::new()),
+            reason: Some(why.clone()),
+            complete: !timed_out,
+            ..Default::default()
+        };
+        return Ok(answer(why, &data));
     }
     Ok(lines.answer(&snap.project.name, stopped, !timed_out))
 }
@@ -76,7 +82,7 @@ struct Lines {
     context: usize,
     total: usize,
     out: String,
-    results: Vec<Value>,
+    results: Vec<answers::Line>,
     cut: bool,
     /// The last line counted, as (path, line): a line two chunks share is counted once.
     last: (String, usize),
@@ -126,7 +132,7 @@ impl Lines {
                 return true;
             }
             self.out.push_str(&piece);
-            self.results.push(json!({ "path": chunk.path, "line": n, "text": line }));
+            self.results.push(answers::Line { path: chunk.path.clone(), line: n as u64, text: Some(line.to_owned()) });
             true
         });
         true
@@ -154,9 +160,15 @@ impl Lines {
             text.push_str(&s);
         }
         let cursor = (offset + shown < total).then(|| (offset + shown).to_string());
-        let data =
-            json!({ "project": project, "total": total, "results": results, "complete": complete, "cursor": cursor });
-        ToolReply::ok(text.trim_end(), data)
+        let data = answers::Grep {
+            project: Some(project.to_owned()),
+            total: total as u64,
+            results: Some(results),
+            complete,
+            cursor,
+            ..Default::default()
+        };
+        answer(text.trim_end(), &data)
     }
 }
 

@@ -2,11 +2,10 @@
 
 use std::path::PathBuf;
 
+use booger_proto::answers::{self, Facts};
 use booger_proto::tools::args;
-use booger_proto::wire::ToolReply;
-use serde_json::json;
 
-use super::call::{Call, Outcome, ToolError, failed};
+use super::call::{Call, Outcome, ToolError, answer, failed};
 use crate::engine::index::{IndexReport, Options};
 use crate::engine::registry::{Added, Project};
 
@@ -29,7 +28,12 @@ pub fn run(call: &Call, a: args::Index) -> Outcome {
     let text = describe(&project.name, &report);
     // Counted by kind; a fuzz corpus would fill the answer with names nobody reads.
     report.set_aside.truncate(LIST_MAX);
-    Ok(ToolReply::ok(text, json!({ "project": project.name, "root": project.root, "report": report })))
+    let data = answers::Index {
+        project: project.name.clone(),
+        root: Some(project.root.to_string_lossy().into_owned()),
+        report: Some(Facts(serde_json::to_value(&report).unwrap_or_default())),
+    };
+    Ok(answer(text, &data))
 }
 
 /// The project to index: the one named, or the one holding `path` (or the session's

@@ -5,27 +5,17 @@
 //! chunk named by it, on its declaration line), an import, a call (`name(`), a type use
 //! (`: Name`, `-> Name`, `<Name>`, `impl Name`, `extends Name`) or a plain reference.
 
+use booger_proto::answers::{self, Found, Mention, MentionClass, MentionedIn};
 use booger_proto::tools::args;
 use booger_proto::wire::ToolReply;
-use serde_json::json;
 
-use super::call::{Call, Outcome, ToolError, failed, page, quoted};
+use super::call::{Call, Outcome, ToolError, answer, failed, page, quoted};
 use crate::base::hints;
 use crate::domain::search::Query;
 use crate::domain::search::format::{self, Cursor, Page};
 use crate::store::search::{Candidate, Filters};
 
 const CANDIDATES: usize = 5_000;
-
-#[derive(Debug, Clone, serde::Serialize)]
-struct Mention {
-    path: String,
-    line: u32,
-    class: &'static str,
-    /// The function or container the mention is in.
-    within: String,
-    text: String,
-}
 
 pub fn run(call: &Call, a: args::References) -> Outcome {
     let symbol = a.symbol.trim();
@@ -45,26 +35,28 @@ pub fn run(call: &Call, a: args::References) -> Outcome {
         .map_err(|e| failed("references", e))?;
     let mut mentions = mentions_in(&candidates, name);
     if let Some(scope) = a.scope.as_deref() {
-        mentions.retain(|m| m.class == scope);
+        mentions.retain(|m| m.class.name() == scope);
     }
     // Definitions first, then by place.
     mentions.sort_by(|a, b| {
-        (a.class != "definition").cmp(&(b.class != "definition")).then(a.path.cmp(&b.path)).then(a.line.cmp(&b.line))
+        let definition = |m: &Mention| m.class != MentionClass::Definition;
+        definition(a).cmp(&definition(b)).then(a.path.cmp(&b.path)).then(a.line.cmp(&b.line))
     });
     mentions.dedup_by(|a, b| a.path == b.path && a.line == b.line);
     if mentions.is_empty() {
         let why = call.explain_empty(&snap.project, &snap.store, &f, &format!("No matches for symbol '{symbol}'."));
-        return Ok(ToolReply::ok(why.clone(), json!({ "results": [], "reason": why })));
+        let data = answers::References { results: Some(Vec::new()), reason: Some(why.clone()), ..Default::default() };
+        return Ok(answer(why, &data));
     }
-    let mut counts = std::collections::BTreeMap::new();
+    let mut counts = answers::Counts::new();
     for m in &mentions {
-        *counts.entry(m.class).or_insert(0usize) += 1;
+        *counts.entry(m.class.name().to_owned()).or_insert(0) += 1;
     }
     let summary = counts.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(", ");
     Ok(match a.output_mode.as_deref().unwrap_or("content") {
-        "count" => ToolReply::ok(
+        "count" => answer(
             format!("{} mention(s) of {symbol}: {summary}", mentions.len()),
-            json!({ "total": mentions.len(), "by_class": counts }),
+            &answers::References { total: Some(mentions.len() as u64), by_class: Some(counts), ..Default::default() },
         ),
         "files_with_matches" => by_file(&mentions),
         _ => listed(&mentions, symbol, &summary, page(&a.paging, None, 50, 0)?),
@@ -79,10 +71,10 @@ fn mentions_in(candidates: &[(Candidate, String)], name: &str) -> Vec<Mention> {
             if let Some(at) = find_word(line, name) {
                 mentions.push(Mention {
                     path: chunk.path.clone(),
-                    line: chunk.start_line + k as u32,
+                    line: u64::from(chunk.start_line) + k as u64,
                     class: classify(chunk, k, line, at, name),
                     within: within(chunk),
-                    text: line.trim().chars().take(160).collect(),
+                    text: Some(line.trim().chars().take(160).collect()),
                 });
             }
         }
@@ -92,17 +84,17 @@ fn mentions_in(candidates: &[(Candidate, String)], name: &str) -> Vec<Mention> {
 
 /// The files mentioning the symbol, with how often, in the order of their first mention.
 fn by_file(mentions: &[Mention]) -> ToolReply {
-    let mut files: Vec<(String, usize)> = Vec::new();
+    let mut files: Vec<MentionedIn> = Vec::new();
     for m in mentions {
-        match files.iter_mut().find(|(p, _)| *p == m.path) {
-            Some((_, n)) => *n += 1,
-            None => files.push((m.path.clone(), 1)),
+        match files.iter_mut().find(|f| f.path == m.path) {
+            Some(f) => f.mentions += 1,
+            None => files.push(MentionedIn { path: m.path.clone(), mentions: 1 }),
         }
     }
-    let text = files.iter().map(|(p, n)| format!("{p} ({n})")).collect::<Vec<_>>().join("\n");
-    ToolReply::ok(
+    let text = files.iter().map(|f| format!("{} ({})", f.path, f.mentions)).collect::<Vec<_>>().join("\n");
+    answer(
         text,
-        json!({ "results": files.iter().map(|(p, n)| json!({ "path": p, "mentions": n })).collect::<Vec<_>>() }),
+        &answers::References { results: Some(files.into_iter().map(Found::File).collect()), ..Default::default() },
     )
 }
 
@@ -116,23 +108,26 @@ fn listed(mentions: &[Mention], symbol: &str, summary: &str, page: Page) -> Tool
     let mut next = None;
     for (i, m) in mentions.iter().enumerate().take(end).skip(start) {
         let within = if m.within.is_empty() { String::new() } else { format!(" in {}", m.within) };
-        let line = format!("{}:{} [{}]{within}: {}\n", m.path, m.line, m.class, m.text);
+        let line = format!("{}:{} [{}]{within}: {}\n", m.path, m.line, m.class.name(), m.text.as_deref().unwrap_or(""));
         if text.len() + line.len() > budget {
             next = Some(Cursor { index: i, line: 0, end });
             break;
         }
         text.push_str(&line);
-        shown.push(m);
+        shown.push(Found::Line(m.clone()));
     }
     if let Some(c) = next {
         text.push_str(&format!("[cut at {}: {}]\n", hints::name("max_tokens"), hints::continue_with(&c.encode())));
     } else if end < mentions.len() {
         text.push_str(&format!("[{} more: {}]\n", mentions.len() - end, hints::arg("offset", end)));
     }
-    ToolReply::ok(
-        text.trim_end(),
-        json!({ "total": mentions.len(), "results": shown, "cursor": next.map(|c| c.encode()) }),
-    )
+    let data = answers::References {
+        total: Some(mentions.len() as u64),
+        results: Some(shown),
+        cursor: next.map(|c| c.encode()),
+        ..Default::default()
+    };
+    answer(text.trim_end(), &data)
 }
 
 /// Byte offset of the first occurrence of `name` in `line` as a whole word (not inside a
@@ -160,13 +155,13 @@ fn within(c: &Candidate) -> String {
     }
 }
 
-fn classify(chunk: &Candidate, line_in_chunk: usize, line: &str, at: usize, name: &str) -> &'static str {
+fn classify(chunk: &Candidate, line_in_chunk: usize, line: &str, at: usize, name: &str) -> MentionClass {
     let trimmed = line.trim_start();
     if chunk.kind == "import"
         || ["import ", "from ", "use ", "#include", "extern crate "].iter().any(|k| trimmed.starts_with(k))
         || line.contains("require(")
     {
-        return "import";
+        return MentionClass::Import;
     }
     let before = line[..at].trim_end();
     let after = line[at + name.len()..].trim_start();
@@ -193,13 +188,13 @@ fn classify(chunk: &Candidate, line_in_chunk: usize, line: &str, at: usize, name
     let is_decl_line = decl_words.contains(&last_word)
         || (chunk.name == name && line_in_chunk <= 3 && before.ends_with(['*', ' ', '\t']) && after.starts_with('('));
     if chunk.name == name && is_decl_line {
-        return "definition";
+        return MentionClass::Definition;
     }
     if decl_words.contains(&last_word) && last_word != "impl" {
-        return "definition";
+        return MentionClass::Definition;
     }
     if after.starts_with('(') || after.starts_with("!(") || after.starts_with("::<") {
-        return "call";
+        return MentionClass::Call;
     }
     if before.ends_with(':') && !before.ends_with("::")
         || before.ends_with("->")
@@ -207,9 +202,9 @@ fn classify(chunk: &Candidate, line_in_chunk: usize, line: &str, at: usize, name
         || after.starts_with('<')
         || ["impl", "dyn", "extends", "implements", "new", "&", "&mut", "as", "instanceof"].contains(&last_word)
     {
-        return "type";
+        return MentionClass::Type;
     }
-    "reference"
+    MentionClass::Reference
 }
 
 #[cfg(test)]

@@ -1,10 +1,9 @@
 //! `search`: ranked chunks for a query, in the output mode the caller can afford.
 
+use booger_proto::answers;
 use booger_proto::tools::args;
-use booger_proto::wire::ToolReply;
-use serde_json::{Value, json};
 
-use super::call::{Call, Outcome, failed, filters, page, quoted};
+use super::call::{Call, Outcome, answer, failed, filters, page, quoted};
 use crate::domain::search::confidence::{self, Calibration, Confidence};
 use crate::domain::search::files::FileHit;
 use crate::domain::search::format::{self, Mode};
@@ -81,11 +80,11 @@ impl Request<'_> {
         if hits.is_empty() && files.as_ref().is_none_or(Vec::is_empty) {
             let why = call.explain_empty(project, store, filters, &format!("No matches for {}.", quoted(query)));
             let text = if note.is_empty() { why.clone() } else { format!("{note}\n{why}") };
-            let mut data = json!({ "results": [], "total": 0, "reason": why });
+            let mut data = answers::Search { total: Some(0), reason: Some(why), ..Default::default() };
             if warm.is_some() {
                 merge(&mut data, &Confidence::nothing(&Calibration::of(store)));
             }
-            return Ok(ToolReply::ok(text, data));
+            return Ok(answer(text, &data));
         }
         let files = match (mode == Mode::FilesWithMatches, files) {
             (false, _) => None,
@@ -114,20 +113,24 @@ impl Request<'_> {
             None => (self.render(hits, mode, page, &header), hits.len()),
         };
         let mut text = r.text;
-        let mut data = json!({ "project": project.name, "total": total, "results": r.results, "cursor": r.cursor });
-        if !note.is_empty() {
-            data["note"] = json!(note);
-        }
+        let mut data = answers::Search {
+            project: Some(project.name.clone()),
+            total: Some(total as u64),
+            results: r.results,
+            cursor: r.cursor,
+            note: (!note.is_empty()).then(|| note.to_owned()),
+            ..Default::default()
+        };
         if let Some(c) = &confidence {
             merge(&mut data, c);
         }
         if doubtful.is_some() {
             let tries = suggestions();
             text.push_str(&format!("\ntry {}", tries.join("; or ")));
-            data["no_good_match"] = json!(true);
-            data["suggestions"] = json!(tries);
+            data.no_good_match = Some(true);
+            data.suggestions = Some(tries);
         }
-        Ok(ToolReply::ok(text, data))
+        Ok(answer(text, &data))
     }
 }
 
@@ -163,10 +166,11 @@ fn judge(w: &Postings, query: &Query, hits: &[Hit], files: Option<&[FileHit<'_>]
 }
 
 /// Puts the confidence's fields at the top level of an answer's data.
-fn merge(data: &mut Value, c: &Confidence) {
-    for (k, v) in c.json().as_object().into_iter().flatten() {
-        data[k] = v.clone();
-    }
+fn merge(data: &mut answers::Search, c: &Confidence) {
+    data.confidence = Some(if c.high() { answers::Confidence::High } else { answers::Confidence::Low });
+    data.confidence_score = Some(confidence::round(c.score));
+    data.confidence_threshold = Some(confidence::round(c.threshold));
+    data.calibrated = Some(c.calibrated);
 }
 
 /// The first line of an answer with no good match.

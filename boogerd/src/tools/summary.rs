@@ -2,11 +2,10 @@
 
 use std::collections::BTreeMap;
 
+use booger_proto::answers::{self, EntryPoint};
 use booger_proto::tools::args;
-use booger_proto::wire::ToolReply;
-use serde_json::json;
 
-use super::call::{Call, Outcome, failed};
+use super::call::{Call, Outcome, answer, failed};
 use crate::store::search::{Candidate, Filters};
 
 const ENTRY_NAMES: &[&str] = &["main", "run", "new", "serve", "start", "__main__", "init", "setup", "execute"];
@@ -25,18 +24,33 @@ pub fn run(call: &Call, a: args::DirectorySummary) -> Outcome {
     let files = store.files_under(&f).map_err(|e| failed("directory-summary", e))?;
     if files.is_empty() {
         let why = call.explain_empty(project, store, &f, "The directory has no indexed files.");
-        return Ok(ToolReply::ok(why.clone(), json!({ "reason": why })));
+        return Ok(answer(
+            why.clone(),
+            &answers::DirectorySummary { path: dir, reason: Some(why), ..Default::default() },
+        ));
     }
     let chunks = store.chunks_where(&f, None, 500_000).unwrap_or_default();
     let s = Summary::of(dir.as_deref(), &files, &chunks);
-    Ok(ToolReply::ok(
-        s.text(dir.as_deref().unwrap_or(&project.name)),
-        json!({
-            "path": dir, "files": files.len(), "chunks": chunks.len(), "languages": s.languages, "kinds": s.kinds,
-            "entry_points": s.entries.iter().map(|c| json!({ "path": c.path, "line": c.start_line, "name": c.name, "signature": c.signature })).collect::<Vec<_>>(),
-            "subdirectories": s.subdirs, "files_here": s.here,
-        }),
-    ))
+    let text = s.text(dir.as_deref().unwrap_or(&project.name));
+    let counts = |m: &BTreeMap<&str, usize>| Some(m.iter().map(|(k, n)| ((*k).to_owned(), *n as u64)).collect());
+    let entry = |c: &&Candidate| EntryPoint {
+        path: c.path.clone(),
+        line: u64::from(c.start_line),
+        name: c.name.clone(),
+        signature: c.signature.clone(),
+    };
+    let data = answers::DirectorySummary {
+        path: dir,
+        files: s.files as u64,
+        chunks: s.chunks as u64,
+        languages: counts(&s.languages),
+        kinds: counts(&s.kinds),
+        entry_points: Some(s.entries.iter().map(entry).collect()),
+        subdirectories: counts(&s.subdirs),
+        files_here: Some(s.here.iter().map(|h| (*h).to_owned()).collect()),
+        ..Default::default()
+    };
+    Ok(answer(text, &data))
 }
 
 /// What a directory holds: counts by language and kind, likely entry points, its

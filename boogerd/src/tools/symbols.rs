@@ -1,10 +1,9 @@
 //! `symbols`: the outline of a file or directory.
 
+use booger_proto::answers;
 use booger_proto::tools::args;
-use booger_proto::wire::ToolReply;
-use serde_json::json;
 
-use super::call::{Call, Outcome, failed, page};
+use super::call::{Call, Outcome, answer, failed, page};
 use crate::domain::search::format::{self, Mode};
 use crate::store::search::Filters;
 
@@ -18,9 +17,18 @@ pub fn run(call: &Call, a: args::Symbols) -> Outcome {
     let chunks = snap.store.chunks_where(&f, None, OUTLINE_MAX).map_err(|e| failed("symbols", e))?;
     if chunks.is_empty() {
         let why = call.explain_empty(&snap.project, &snap.store, &f, "No symbols match.");
-        return Ok(ToolReply::ok(why.clone(), json!({ "results": [], "reason": why })));
+        return Ok(answer(
+            why.clone(),
+            &answers::Symbols { results: Some(Vec::new()), reason: Some(why), ..Default::default() },
+        ));
     }
     let mode = Mode::parse(a.output_mode.as_deref(), Mode::Signatures);
     let r = format::outline(&chunks, mode, page(&a.paging, None, 200, 0)?);
-    Ok(ToolReply::ok(r.text, json!({ "project": snap.project.name, "results": r.results, "cursor": r.cursor })))
+    let data = answers::Symbols {
+        project: Some(snap.project.name.clone()),
+        results: Some(r.results),
+        cursor: r.cursor,
+        ..Default::default()
+    };
+    Ok(answer(r.text, &data))
 }

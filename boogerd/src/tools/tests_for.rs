@@ -1,10 +1,9 @@
 //! `tests-for`: test functions that exercise a symbol.
 
+use booger_proto::answers::{self, Why};
 use booger_proto::tools::args;
-use booger_proto::wire::ToolReply;
-use serde_json::{Value, json};
 
-use super::call::{Call, Outcome, ToolError, failed, page};
+use super::call::{Call, Outcome, ToolError, answer, failed, page};
 use crate::domain::search::format::{self, Mode};
 use crate::domain::search::{Query, is_test};
 use crate::store::search::{Candidate, Filters};
@@ -27,18 +26,27 @@ pub fn run(call: &Call, a: args::TestsFor) -> Outcome {
             &f,
             &format!("No tests found for '{symbol}' (by name, or test functions that mention it)."),
         );
-        return Ok(ToolReply::ok(why.clone(), json!({ "results": [], "reason": why })));
+        return Ok(answer(
+            why.clone(),
+            &answers::TestsFor { results: Some(Vec::new()), reason: Some(why), ..Default::default() },
+        ));
     }
     let mode = Mode::parse(a.output_mode.as_deref(), Mode::Signatures);
     if mode == Mode::Count {
-        return Ok(ToolReply::ok(format!("{} test(s) for {symbol}", found.len()), json!({ "total": found.len() })));
+        let text = format!("{} test(s) for {symbol}", found.len());
+        return Ok(answer(text, &answers::TestsFor { total: Some(found.len() as u64), ..Default::default() }));
     }
     let mut chunks: Vec<Candidate> = found.iter().map(|(c, _)| c.clone()).collect();
     chunks.sort_by(|a, b| a.path.cmp(&b.path).then(a.start_line.cmp(&b.start_line)));
     let r = format::outline(&chunks, mode, page(&a.paging, None, 50, 0)?);
-    let why: Vec<Value> =
-        found.iter().map(|(c, w)| json!({ "path": c.path, "name": c.name, "line": c.start_line, "why": w })).collect();
-    Ok(ToolReply::ok(format!("tests for {symbol}: {}", r.text), json!({ "results": r.results, "why": why })))
+    let why = found.iter().map(|(c, w)| Why {
+        path: c.path.clone(),
+        name: c.name.clone(),
+        line: Some(u64::from(c.start_line)),
+        why: (*w).to_owned(),
+    });
+    let data = answers::TestsFor { results: Some(r.results), why: Some(why.collect()), ..Default::default() };
+    Ok(answer(format!("tests for {symbol}: {}", r.text), &data))
 }
 
 /// The tests of `name`: named after it first, then those that call or mention it, each in

@@ -2,11 +2,10 @@
 
 use std::collections::HashMap;
 
+use booger_proto::answers;
 use booger_proto::tools::args;
-use booger_proto::wire::ToolReply;
-use serde_json::json;
 
-use super::call::{Call, Outcome, failed, filters, page, quoted};
+use super::call::{Call, Outcome, answer, failed, filters, page, quoted};
 use crate::domain::search::files::{self, FileHit};
 use crate::domain::search::format::{self, Mode};
 use crate::domain::search::{Hit, Query};
@@ -24,10 +23,8 @@ pub fn run(call: &Call, a: args::Query) -> Outcome {
     let f = filters(&a.filters);
     let projects = call.daemon.registry.read().expect("registry lock").projects().to_vec();
     if projects.is_empty() {
-        return Ok(ToolReply::ok(
-            "No projects registered. Add some with `booger projects add PATH`.",
-            json!({ "results": [] }),
-        ));
+        let text = "No projects registered. Add some with `booger projects add PATH`.";
+        return Ok(answer(text, &answers::Search::default()));
     }
     let mut snapshots = Vec::new();
     let mut unindexed = Vec::new();
@@ -71,11 +68,11 @@ pub fn run(call: &Call, a: args::Query) -> Outcome {
             }
         }
     }
-    answer(per_project, &a, &query, page, unindexed, indexed)
+    merged(per_project, &a, &query, page, unindexed, indexed)
 }
 
 /// The projects' hits ranked together, in the caller's output mode.
-fn answer(
+fn merged(
     per_project: Vec<Searched>,
     a: &args::Query,
     query: &Query,
@@ -114,10 +111,8 @@ fn answer(
     let header =
         if unindexed.is_empty() { String::new() } else { format!("(not indexed yet: {})\n", unindexed.join(", ")) };
     if hits.is_empty() {
-        return Ok(ToolReply::ok(
-            format!("{header}No matches for {} in {indexed} project(s).", quoted(&a.query)),
-            json!({ "results": [] }),
-        ));
+        let text = format!("{header}No matches for {} in {indexed} project(s).", quoted(&a.query));
+        return Ok(answer(text, &answers::Search::default()));
     }
     let (r, total) = if mode == Mode::FilesWithMatches {
         // Paths carry their project (`name:path`), so files of different projects stay apart.
@@ -127,8 +122,14 @@ fn answer(
     } else {
         (format::render(&hits, &contents, &query.words, mode, page, &header), hits.len())
     };
-    let data = json!({ "projects": indexed, "total": total, "results": r.results, "cursor": r.cursor });
-    Ok(ToolReply::ok(r.text, data))
+    let data = answers::Search {
+        projects: Some(indexed as u64),
+        total: Some(total as u64),
+        results: r.results,
+        cursor: r.cursor,
+        ..Default::default()
+    };
+    Ok(answer(r.text, &data))
 }
 
 /// Each project's first files gain for the share of the query's words they hold, as

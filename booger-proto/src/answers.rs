@@ -1,0 +1,631 @@
+//! What each tool answers: one type per answer, from which its JSON Schema is derived and
+//! published as the tool's MCP `outputSchema`, beside the data itself as `structuredContent`.
+//!
+//! A type names the fields a client can rely on. Fields that only some output modes carry
+//! (`results` is empty in count mode, `by_class` appears only there) are optional, so one
+//! schema holds for every mode. Every tool in the catalogue has one (a test checks that), and
+//! the end-to-end MCP test validates real answers against them. The schema a client reads is
+//! kept small: it states fields and types, not the descriptions written here for people.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+/// An object whose fields no client relies on one by one (how fresh the index was, a
+/// report): published as an object only, since every session reads `tools/list`.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(transparent)]
+pub struct Facts(pub Value);
+
+impl JsonSchema for Facts {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Facts".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": "object" })
+    }
+}
+
+/// Names counted: languages, kinds, classes of mention.
+pub type Counts = BTreeMap<String, u64>;
+
+/// One symbol: a chunk of code without its text.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Symbol {
+    pub path: String,
+    pub start_line: u64,
+    pub end_line: u64,
+    pub kind: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+    #[schemars(extend("x-nullable" = true))]
+    pub parent: Option<String>,
+}
+
+/// One ranked result: a symbol with its score, its code (content mode) and the notes on it;
+/// in files mode a file by its best chunk.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Ranked {
+    #[serde(flatten)]
+    pub symbol: Symbol,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notes: Option<Vec<String>>,
+}
+
+/// `search`, `semantic-search`, `hybrid-search`, `workspace-search`.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct Search {
+    /// Rendered by the daemon's formatter, one [`Ranked`] each.
+    #[schemars(with = "Vec<Ranked>")]
+    pub results: Vec<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// workspace-search: how many projects answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projects: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+    #[schemars(extend("x-nullable" = true))]
+    pub cursor: Option<String>,
+    /// Why the answer is empty.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<Facts>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<Confidence>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confidence_score: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confidence_threshold: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calibrated: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_good_match: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suggestions: Option<Vec<String>>,
+    /// Why the ranking is what it is (semantic and hybrid search without vectors).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Confidence {
+    High,
+    Low,
+}
+
+/// `symbols`, `changed-since`.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct Symbols {
+    /// Rendered by the daemon's formatter, one [`Symbol`] each.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Vec<Symbol>>")]
+    pub results: Option<Vec<Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+    #[schemars(extend("x-nullable" = true))]
+    pub cursor: Option<String>,
+    /// changed-since: the time asked about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+    /// Why the answer is empty.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<Facts>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Mention {
+    pub path: String,
+    pub line: u64,
+    pub class: MentionClass,
+    /// The function or container the mention is in ("" at the top level).
+    pub within: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MentionClass {
+    Definition,
+    Call,
+    Type,
+    Import,
+    Reference,
+}
+
+impl MentionClass {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Definition => "definition",
+            Self::Call => "call",
+            Self::Type => "type",
+            Self::Import => "import",
+            Self::Reference => "reference",
+        }
+    }
+}
+
+/// A file that mentions the symbol, and how often (files_with_matches).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct MentionedIn {
+    pub path: String,
+    pub mentions: u64,
+}
+
+/// One result of `references`: a line, or in files_with_matches a file.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Found {
+    Line(Mention),
+    File(MentionedIn),
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct References {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub results: Option<Vec<Found>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by_class: Option<Counts>,
+    /// Why the answer is empty.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[schemars(extend("x-nullable" = true))]
+    pub cursor: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<Facts>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Line {
+    pub path: String,
+    pub line: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct Grep {
+    pub total: u64,
+    /// False when the scan stopped at its deadline: more lines may match.
+    pub complete: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub results: Option<Vec<Line>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    #[schemars(extend("x-nullable" = true))]
+    pub cursor: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<Facts>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct DirectorySummary {
+    pub files: u64,
+    pub chunks: u64,
+    #[schemars(extend("x-nullable" = true))]
+    pub path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub languages: Option<Counts>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kinds: Option<Counts>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry_points: Option<Vec<EntryPoint>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_here: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subdirectories: Option<Counts>,
+    /// Why the directory shows nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<Facts>,
+}
+
+/// A function a directory is likely entered by (`main`, `run`, `handle_*`).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct EntryPoint {
+    pub path: String,
+    pub line: u64,
+    pub name: String,
+    pub signature: String,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Why {
+    pub path: String,
+    pub name: String,
+    pub why: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct TestsFor {
+    /// Rendered by the daemon's formatter, one [`Symbol`] each.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Vec<Symbol>>")]
+    pub results: Option<Vec<Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<Vec<Why>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+    /// Why no test was found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<Facts>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Outline {
+    pub path: String,
+    /// Rendered by the daemon's formatter, one [`Symbol`] each.
+    #[schemars(with = "Vec<Symbol>")]
+    pub symbols: Vec<Value>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct SearchExpand {
+    /// Rendered by the daemon's formatter, one [`Ranked`] each.
+    #[schemars(with = "Vec<Ranked>")]
+    pub results: Vec<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outlines: Option<Vec<Outline>>,
+    /// Why the answer is empty.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<Facts>,
+}
+
+/// One call of a batch, answered.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Answered {
+    pub tool: String,
+    #[serde(rename = "isError")]
+    pub is_error: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct Batch {
+    pub results: Vec<Answered>,
+    pub failed: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<Facts>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Annotated {
+    pub id: i64,
+    pub target: String,
+    #[schemars(extend("x-nullable" = true))]
+    pub expires_at: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Annotation {
+    pub id: i64,
+    pub target: String,
+    pub note: String,
+    /// None for a note in the shared context.
+    #[schemars(extend("x-nullable" = true))]
+    pub session: Option<String>,
+    pub created_at: String,
+    #[schemars(extend("x-nullable" = true))]
+    pub expires_at: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct Annotations {
+    pub annotations: Vec<Annotation>,
+    /// Notes in all (the page lists some).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+}
+
+/// `focus`, `visit`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PathsAdded {
+    pub added: u64,
+    pub paths: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct Forgotten {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workset: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct Status {
+    pub version: String,
+    pub pid: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub socket: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_dir: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uptime_s: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<Facts>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projects: Option<Vec<Value>>,
+    #[schemars(extend("x-nullable" = true))]
+    pub project: Option<Facts>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct Index {
+    pub project: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report: Option<Facts>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Project {
+    pub name: String,
+    pub root: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub added_at: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Added {
+    /// add: whether the project was new.
+    New(bool),
+    /// add-all: the projects it added.
+    Listed(Vec<Value>),
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct Projects {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projects: Option<Vec<Project>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project: Option<Project>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub added: Option<Added>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub removed: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub existing: Option<Vec<Project>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errors: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index_dir: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct DiffTotals {
+    pub files: u64,
+    pub added: u64,
+    pub modified: u64,
+    pub removed: u64,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ChangedFile {
+    pub path: String,
+    pub status: String,
+}
+
+/// Also carried, and left out of the schema every session reads: `compared_with` (the merge
+/// base), `warnings`, and `omitted_files` with a `hint` when the budget cut the list.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct BranchDiff {
+    pub files: Vec<ChangedFile>,
+    pub totals: DiffTotals,
+    #[schemars(extend("x-nullable" = true))]
+    pub base: Option<String>,
+    #[schemars(extend("x-nullable" = true))]
+    pub base_commit: Option<String>,
+    #[schemars(extend("x-nullable" = true))]
+    pub head: Option<String>,
+    #[schemars(extend("x-nullable" = true))]
+    pub head_commit: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub include: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct DraftCommit {
+    #[schemars(extend("x-nullable" = true))]
+    pub message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub include: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct Changelog {
+    pub markdown: String,
+    #[schemars(extend("x-nullable" = true))]
+    pub from: Option<String>,
+    #[schemars(extend("x-nullable" = true))]
+    pub to: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub totals: Option<DiffTotals>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warnings: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct Embed {
+    #[schemars(extend("x-nullable" = true))]
+    pub model: Option<String>,
+    #[schemars(extend("x-nullable" = true))]
+    pub answering: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embeddable: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedded: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub running: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tiers: Option<Vec<Value>>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct Eval {
+    pub project: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub running: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queries: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub methods: Option<Facts>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub languages: Option<Facts>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<Facts>,
+}
+
+/// The output schema of the tool `name`, or None for a name the catalogue does not know.
+pub fn schema(name: &str) -> Option<Value> {
+    Some(match name {
+        "search" | "semantic-search" | "hybrid-search" | "workspace-search" => of::<Search>(),
+        "symbols" | "changed-since" => of::<Symbols>(),
+        "references" => of::<References>(),
+        "grep" => of::<Grep>(),
+        "directory-summary" => of::<DirectorySummary>(),
+        "tests-for" => of::<TestsFor>(),
+        "search-expand" => of::<SearchExpand>(),
+        "batch" => of::<Batch>(),
+        "annotate" => of::<Annotated>(),
+        "annotations" => of::<Annotations>(),
+        "focus" | "visit" => of::<PathsAdded>(),
+        "forget" => of::<Forgotten>(),
+        "status" => of::<Status>(),
+        "index" => of::<Index>(),
+        "projects" => of::<Projects>(),
+        "branch-diff" => of::<BranchDiff>(),
+        "draft-commit" => of::<DraftCommit>(),
+        "changelog" => of::<Changelog>(),
+        "embed" => of::<Embed>(),
+        "eval" => of::<Eval>(),
+        _ => return None,
+    })
+}
+
+/// `T`'s schema as `tools/list` publishes it: inline, and only what validates (no
+/// descriptions, titles or number formats; every session pays for each byte).
+fn of<T: JsonSchema>() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+        })
+        .into_generator();
+    let mut v = generator.into_root_schema_for::<T>().to_value();
+    compact(&mut v);
+    v
+}
+
+fn compact(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            for key in ["description", "title", "format", "$schema"] {
+                o.remove(key);
+            }
+            // Counts and line numbers: that they are integers is what a client checks.
+            if o.get("minimum").and_then(Value::as_f64) == Some(0.0) {
+                o.remove("minimum");
+            }
+            // Any item at all: the same as saying nothing.
+            if o.get("items") == Some(&Value::Bool(true)) {
+                o.remove("items");
+            }
+            // An optional field is left out when it has no value, never null, unless the
+            // answer says null (`x-nullable`).
+            let required: Vec<Value> = o.get("required").and_then(Value::as_array).cloned().unwrap_or_default();
+            if let Some(Value::Object(props)) = o.get_mut("properties") {
+                for (name, p) in props.iter_mut() {
+                    let nullable = p.as_object_mut().and_then(|p| p.remove("x-nullable")).is_some();
+                    if !nullable && !required.contains(&Value::String(name.clone())) {
+                        drop_null(p);
+                    }
+                }
+            }
+            o.values_mut().for_each(compact);
+        }
+        Value::Array(a) => a.iter_mut().for_each(compact),
+        _ => {}
+    }
+}
+
+/// `p` without `null` among its types or values.
+fn drop_null(p: &mut Value) {
+    let Some(o) = p.as_object_mut() else { return };
+    if let Some(Value::Array(types)) = o.get_mut("type") {
+        types.retain(|t| t != "null");
+        if types.len() == 1 {
+            let only = types.remove(0);
+            o.insert("type".to_owned(), only);
+        }
+    }
+    if let Some(Value::Array(values)) = o.get_mut("enum") {
+        values.retain(|v| !v.is_null());
+    }
+    // `Option<Struct>` is `anyOf [struct, null]`.
+    if let Some(Value::Array(any)) = o.get("anyOf").cloned() {
+        let kept: Vec<Value> = any.into_iter().filter(|s| s.get("type") != Some(&Value::from("null"))).collect();
+        if let [one] = kept.as_slice() {
+            o.remove("anyOf");
+            for (k, v) in one.as_object().into_iter().flatten() {
+                o.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::TOOLS;
+
+    #[test]
+    fn every_tool_has_an_output_schema_of_an_object() {
+        for t in TOOLS {
+            let s = schema(t.name).unwrap_or_else(|| panic!("no output schema for {}", t.name));
+            assert_eq!(s["type"], "object", "{}: MCP structured content is an object", t.name);
+            for r in s["required"].as_array().into_iter().flatten() {
+                assert!(s["properties"].get(r.as_str().unwrap()).is_some(), "{}: required {r} is described", t.name);
+            }
+        }
+    }
+}
