@@ -52,7 +52,7 @@ const REMEMBERED: usize = 1000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
-pub enum Mode {
+pub enum WatchState {
     /// Not followed (not registered, or the daemon is not watching yet).
     #[default]
     Off,
@@ -105,7 +105,7 @@ pub struct Resurvey {
 /// The part of a project's state an answer reports: what it could not wait for.
 #[derive(Debug, Clone, Serialize)]
 pub struct Freshness {
-    pub state: Mode,
+    pub state: WatchState,
     /// Paths changed on disk and not yet in the index (first few).
     pub pending: Vec<String>,
     pub pending_count: usize,
@@ -124,7 +124,7 @@ pub struct Freshness {
 
 #[derive(Default)]
 struct State {
-    mode: Mode,
+    mode: WatchState,
     reason: Option<String>,
     // Noticed, not yet taken.
     whole: bool,
@@ -209,11 +209,11 @@ impl Live {
         }
     }
 
-    pub fn mode(&self) -> Mode {
+    pub fn mode(&self) -> WatchState {
         self.lock().mode
     }
 
-    pub fn set_mode(&self, mode: Mode, reason: Option<String>) {
+    pub fn set_mode(&self, mode: WatchState, reason: Option<String>) {
         let mut st = self.lock();
         if st.mode != mode || st.reason != reason {
             tracing::debug!(?mode, reason = reason.as_deref().unwrap_or(""), "watch mode");
@@ -314,7 +314,7 @@ impl Live {
             return Poll::At(now + wait);
         }
         match st.mode {
-            Mode::Missing => {
+            WatchState::Missing => {
                 let due = *st.missing_check_due.get_or_insert(now + t.missing_poll);
                 if now < due {
                     return Poll::At(due);
@@ -322,7 +322,7 @@ impl Live {
                 st.missing_check_due = None;
                 Poll::Work(Work::CheckMissing)
             }
-            Mode::Rescanning => {
+            WatchState::Rescanning => {
                 let due = *st.rescan_due.get_or_insert(now + t.rescan);
                 if now < due {
                     return Poll::At(due);
@@ -401,7 +401,7 @@ impl Live {
         let many = freshness(&st).pending_count > LISTED;
         let deadline = started + if many { STORM_WAIT } else { FRESH_WAIT };
         let busy = |st: &State| st.applying.is_some() || !st.dirs.is_empty() || st.whole || st.lost_since.is_some();
-        if busy(&st) && st.mode != Mode::Missing {
+        if busy(&st) && st.mode != WatchState::Missing {
             st.urgent = true;
             drop(st);
             self.signal();

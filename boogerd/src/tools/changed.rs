@@ -4,7 +4,7 @@ use booger_proto::answers;
 use booger_proto::tools::args;
 
 use super::call::{Call, Outcome, ToolError, answer, failed, page};
-use crate::domain::search::format::{self, Mode};
+use crate::domain::search::format::{self, OutputMode};
 use crate::store::search::Filters;
 
 pub fn run(call: &Call, a: args::ChangedSince) -> Outcome {
@@ -28,7 +28,7 @@ pub fn run(call: &Call, a: args::ChangedSince) -> Outcome {
             &answers::Symbols { results: Some(Vec::new()), since: Some(after), ..Default::default() },
         ));
     }
-    let mode = Mode::parse(a.output_mode.as_deref(), Mode::Signatures);
+    let mode = OutputMode::parse(a.output_mode.as_deref(), OutputMode::Signatures);
     let r = format::outline(&chunks, mode, page(&a.paging, None, 200, 0)?);
     let text = format!("changed since {after}: {}", r.text);
     Ok(answer(text, &answers::Symbols { results: Some(r.results), since: Some(after), ..Default::default() }))

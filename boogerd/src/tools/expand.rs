@@ -5,7 +5,7 @@ use booger_proto::tools::args;
 
 use super::call::{Call, Outcome, answer, failed, filters, quoted};
 use crate::domain::search::Query;
-use crate::domain::search::format::{self, Mode, Page};
+use crate::domain::search::format::{self, OutputMode, Page};
 use crate::store::search::Filters;
 
 /// What an answer costs unless `max_tokens` says otherwise: about what `search` answers
@@ -27,7 +27,7 @@ pub fn run(call: &Call, a: args::SearchExpand) -> Outcome {
     }
     let max_tokens = a.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
     let page = Page { offset: 0, head_limit, max_lines: 0, max_tokens: max_tokens / 3, cursor: None, snippets: false };
-    let found = format::render(&hits, &Default::default(), &[], Mode::FilesWithMatches, page, "");
+    let found = format::render(&hits, &Default::default(), &[], OutputMode::FilesWithMatches, page, "");
     let mut files: Vec<&str> = Vec::new();
     for h in hits.iter().take(page.head_limit) {
         if !files.contains(&h.chunk.path.as_str()) {
@@ -44,7 +44,7 @@ pub fn run(call: &Call, a: args::SearchExpand) -> Outcome {
             .unwrap_or_default();
         let o = format::outline(
             &chunks,
-            Mode::Signatures,
+            OutputMode::Signatures,
             Page { offset: 0, head_limit: 500, max_lines: 0, max_tokens: per_file, cursor: None, snippets: false },
         );
         text.push_str(&format!("\n\n== outline of {file}\n{}", o.text));

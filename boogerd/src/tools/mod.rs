@@ -206,7 +206,7 @@ fn with_recovery(mut reply: ToolReply, answered: &[Answered]) -> ToolReply {
 /// Every answer says which index generation it comes from and what was not in it yet; the
 /// text says so only when something was not.
 fn with_freshness(mut reply: ToolReply, answered: Vec<Answered>) -> ToolReply {
-    use crate::engine::live::Mode;
+    use crate::engine::live::WatchState;
     if answered.is_empty() || reply.is_error {
         return reply;
     }
@@ -240,19 +240,19 @@ fn with_freshness(mut reply: ToolReply, answered: Vec<Answered>) -> ToolReply {
             ))
         } else {
             match f.state {
-                Mode::Missing => Some(
+                WatchState::Missing => Some(
                     "the project directory is missing (moved, deleted or unmounted); booger resumes when it is back"
                         .to_owned(),
                 ),
-                Mode::Starting => Some(match f.indexing {
+                WatchState::Starting => Some(match f.indexing {
                     Some((_, 0)) => "indexing now (looking for files); results may be incomplete".to_owned(),
                     Some((done, total)) => {
                         format!("indexing now: {done} of {total} files read so far; results may be incomplete")
                     }
                     None => "catching up with changes made while booger was not running".to_owned(),
                 }),
-                Mode::Rescanning => f.reason.clone(),
-                Mode::Watching | Mode::Off | Mode::Manual => None,
+                WatchState::Rescanning => f.reason.clone(),
+                WatchState::Watching | WatchState::Off | WatchState::Manual => None,
             }
         };
         if let Some(note) = note {

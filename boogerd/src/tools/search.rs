@@ -6,7 +6,7 @@ use booger_proto::tools::args;
 use super::call::{Call, Outcome, answer, failed, filters, page, quoted};
 use crate::domain::search::confidence::{self, Calibration, Confidence};
 use crate::domain::search::files::FileHit;
-use crate::domain::search::format::{self, Mode};
+use crate::domain::search::format::{self, OutputMode};
 use crate::domain::search::postings::Postings;
 use crate::domain::search::{Hit, Query};
 use crate::engine::project::Snapshot;
@@ -21,7 +21,7 @@ pub(super) struct Request<'a> {
     pub snapshot: Snapshot,
     pub page: format::Page,
     pub filters: crate::store::search::Filters,
-    pub mode: Mode,
+    pub mode: OutputMode,
     /// Keep every result whatever the confidence (`eval` measuring the ranking).
     pub uncut: bool,
 }
@@ -35,7 +35,7 @@ impl<'a> Request<'a> {
             query: Query::parse(&q.query),
             page: page(&q.paging, q.max_lines, 10, 40)?,
             filters: filters(&q.filters),
-            mode: Mode::parse(q.output_mode.as_deref(), Mode::Content),
+            mode: OutputMode::parse(q.output_mode.as_deref(), OutputMode::Content),
             uncut: call.session.measuring,
             snapshot,
         })
@@ -86,7 +86,7 @@ impl Request<'_> {
             }
             return Ok(answer(text, &data));
         }
-        let files = match (mode == Mode::FilesWithMatches, files) {
+        let files = match (mode == OutputMode::FilesWithMatches, files) {
             (false, _) => None,
             (true, Some(f)) => Some(f),
             (true, None) => Some(searcher.rank_files(parsed, hits).map_err(|e| failed("search", e))?),
@@ -107,8 +107,8 @@ impl Request<'_> {
         let (r, total) = match &files {
             Some(files) => (format::render_files(files, page, &header), files.len()),
             // The closest candidates of a doubtful answer are listed briefly.
-            None if doubtful.is_some() && mode == Mode::Content => {
-                (self.render(hits, Mode::Signatures, page, &header), hits.len())
+            None if doubtful.is_some() && mode == OutputMode::Content => {
+                (self.render(hits, OutputMode::Signatures, page, &header), hits.len())
             }
             None => (self.render(hits, mode, page, &header), hits.len()),
         };
@@ -136,12 +136,12 @@ impl Request<'_> {
 
 impl Request<'_> {
     /// A page of ranked chunks in `mode`, their code read for content mode.
-    fn render(&self, hits: &[Hit], mode: Mode, page: format::Page, header: &str) -> format::Rendered {
+    fn render(&self, hits: &[Hit], mode: OutputMode, page: format::Page, header: &str) -> format::Rendered {
         let (from, _, to) = page.span(hits.len());
         let ids: Vec<i64> = hits.iter().take(to).skip(from).map(|h| h.chunk.id).collect();
         let store = &self.snapshot.store;
         let contents =
-            if mode == Mode::Content { store.contents(&ids).unwrap_or_default() } else { Default::default() };
+            if mode == OutputMode::Content { store.contents(&ids).unwrap_or_default() } else { Default::default() };
         format::render(hits, &contents, &self.query.words, mode, page, header)
     }
 }

@@ -83,7 +83,7 @@ fn run(call: &Call, a: &args::Search, hybrid: Option<&args::Hybrid>) -> Outcome 
         // Both lists equally deep: a long semantic tail would add up past lexical hits.
         semantic_hits.truncate(need);
     }
-    let files_mode = request.mode == crate::domain::search::format::Mode::FilesWithMatches;
+    let files_mode = request.mode == crate::domain::search::format::OutputMode::FilesWithMatches;
     // Whether the hits are lexical search's: only its files rank by the query words they hold.
     let (hits, from_lexical) = match fusion {
         None if semantic_hits.is_empty() => {

@@ -4,7 +4,7 @@ use booger_proto::answers;
 use booger_proto::tools::args;
 
 use super::call::{Call, Outcome, answer, failed, page};
-use crate::domain::search::format::{self, Mode};
+use crate::domain::search::format::{self, OutputMode};
 use crate::store::search::Filters;
 
 /// Outlines stop at this many chunks (a whole large project); paging goes through them.
@@ -22,7 +22,7 @@ pub fn run(call: &Call, a: args::Symbols) -> Outcome {
             &answers::Symbols { results: Some(Vec::new()), reason: Some(why), ..Default::default() },
         ));
     }
-    let mode = Mode::parse(a.output_mode.as_deref(), Mode::Signatures);
+    let mode = OutputMode::parse(a.output_mode.as_deref(), OutputMode::Signatures);
     let r = format::outline(&chunks, mode, page(&a.paging, None, 200, 0)?);
     let data = answers::Symbols {
         project: Some(snap.project.name.clone()),

@@ -4,7 +4,7 @@ use booger_proto::answers::{self, Why};
 use booger_proto::tools::args;
 
 use super::call::{Call, Outcome, ToolError, answer, failed, page};
-use crate::domain::search::format::{self, Mode};
+use crate::domain::search::format::{self, OutputMode};
 use crate::domain::search::{Query, is_test};
 use crate::store::search::{Candidate, Filters};
 use crate::store::{Store, StoreError};
@@ -31,8 +31,8 @@ pub fn run(call: &Call, a: args::TestsFor) -> Outcome {
             &answers::TestsFor { results: Some(Vec::new()), reason: Some(why), ..Default::default() },
         ));
     }
-    let mode = Mode::parse(a.output_mode.as_deref(), Mode::Signatures);
-    if mode == Mode::Count {
+    let mode = OutputMode::parse(a.output_mode.as_deref(), OutputMode::Signatures);
+    if mode == OutputMode::Count {
         let text = format!("{} test(s) for {symbol}", found.len());
         return Ok(answer(text, &answers::TestsFor { total: Some(found.len() as u64), ..Default::default() }));
     }

@@ -7,7 +7,7 @@ use booger_proto::tools::args;
 
 use super::call::{Call, Outcome, answer, failed, filters, page, quoted};
 use crate::domain::search::files::{self, FileHit};
-use crate::domain::search::format::{self, Mode};
+use crate::domain::search::format::{self, OutputMode};
 use crate::domain::search::{Hit, Query};
 use crate::engine::project::Snapshot;
 use crate::store::StoreError;
@@ -90,7 +90,7 @@ fn merged(
         }
     }
     all.sort_by(|a, b| b.1.score.total_cmp(&a.1.score));
-    let mode = Mode::parse(a.output_mode.as_deref(), Mode::Content);
+    let mode = OutputMode::parse(a.output_mode.as_deref(), OutputMode::Content);
     let (from, _, to) = page.span(all.len());
     let mut contents = HashMap::new();
     let mut hits = Vec::with_capacity(all.len());
@@ -100,7 +100,7 @@ fn merged(
         owner.push(pi);
         let original = h.chunk.id;
         h.chunk.id = i as i64;
-        if mode == Mode::Content && i >= from && i < to {
+        if mode == OutputMode::Content && i >= from && i < to {
             let store = &per_project[pi].1.store;
             if let Some(text) = store.contents(&[original]).ok().and_then(|mut m| m.remove(&original)) {
                 contents.insert(i as i64, text);
@@ -114,7 +114,7 @@ fn merged(
         let text = format!("{header}No matches for {} in {indexed} project(s).", quoted(&a.query));
         return Ok(answer(text, &answers::Search::default()));
     }
-    let (r, total) = if mode == Mode::FilesWithMatches {
+    let (r, total) = if mode == OutputMode::FilesWithMatches {
         // Paths carry their project (`name:path`), so files of different projects stay apart.
         let mut files = files::by_file(&hits, files::lexical_evidence);
         cover(&mut files, &owner, &per_project, query).map_err(|e| failed("workspace-search", e))?;

@@ -11,7 +11,8 @@
 use std::collections::HashMap;
 
 use super::postings::Postings;
-use super::{Hit, IMPORT_PENALTY, Query};
+use super::weights::WEIGHTS;
+use super::{Hit, Query};
 use crate::store::{Store, StoreError};
 
 /// How many of a file's chunks count beside its best, and the share of each (halving).
@@ -72,7 +73,7 @@ const BLOCK_EVIDENCE: f64 = 6.0;
 /// counting [`BLOCK_EVIDENCE`] more.
 pub fn lexical_evidence(h: &Hit) -> f64 {
     match h.chunk.kind.as_str() {
-        "import" => h.score + IMPORT_PENALTY,
+        "import" => h.score + WEIGHTS.import,
         "block" => h.score + BLOCK_EVIDENCE,
         _ => h.score,
     }

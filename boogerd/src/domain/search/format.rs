@@ -13,20 +13,20 @@ use super::Hit;
 use crate::base::hints;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub enum OutputMode {
     Content,
     Signatures,
     FilesWithMatches,
     Count,
 }
 
-impl Mode {
-    pub fn parse(s: Option<&str>, default: Mode) -> Mode {
+impl OutputMode {
+    pub fn parse(s: Option<&str>, default: OutputMode) -> OutputMode {
         match s {
-            Some("content") => Mode::Content,
-            Some("signatures") => Mode::Signatures,
-            Some("files_with_matches") => Mode::FilesWithMatches,
-            Some("count") => Mode::Count,
+            Some("content") => OutputMode::Content,
+            Some("signatures") => OutputMode::Signatures,
+            Some("files_with_matches") => OutputMode::FilesWithMatches,
+            Some("count") => OutputMode::Count,
             _ => default,
         }
     }
@@ -98,12 +98,12 @@ pub fn render(
     hits: &[Hit],
     contents: &HashMap<i64, String>,
     words: &[String],
-    mode: Mode,
+    mode: OutputMode,
     page: Page,
     header: &str,
 ) -> Rendered {
     let total = hits.len();
-    if mode == Mode::Count {
+    if mode == OutputMode::Count {
         let text = format!("{total} result(s)");
         return Rendered { text, results: Vec::new(), cursor: None };
     }
@@ -117,12 +117,12 @@ pub fn render(
         let label =
             if c.name.is_empty() { String::new() } else { format!(" {}", qualified(c.parent.as_deref(), &c.name)) };
         let head = match mode {
-            Mode::Signatures => {
+            OutputMode::Signatures => {
                 let sig = if c.signature.is_empty() { label.trim().to_owned() } else { c.signature.clone() };
                 format!("{}:{}-{} [{}] {sig}\n", c.path, c.start_line, c.end_line, c.kind)
             }
             // A snippet starts with the chunk's declaration: the header needs only where it is.
-            Mode::Content if page.snippets => format!("{}:{}-{}\n", c.path, c.start_line, c.end_line),
+            OutputMode::Content if page.snippets => format!("{}:{}-{}\n", c.path, c.start_line, c.end_line),
             _ => format!("{}:{}-{} [{}]{label}\n", c.path, c.start_line, c.end_line, c.kind),
         };
         let first_line = if i == start { skip_lines } else { 0 };
@@ -148,7 +148,7 @@ pub fn render(
             let notes: Vec<String> = hit.notes.iter().map(|n| crate::base::text::clip(n, NOTE_CHARS)).collect();
             item["notes"] = json!(notes);
         }
-        if mode == Mode::Content {
+        if mode == OutputMode::Content {
             let body = contents.get(&c.id).map(String::as_str).unwrap_or_default();
             let lines: Vec<&str> = body.lines().collect();
             if page.snippets && first_line == 0 {
@@ -296,11 +296,11 @@ const NOT_SYMBOLS: &[&str] = &["block", "raw", "gap"];
 
 /// An outline: symbols grouped under their file, one signature a line. `chunks` are in file
 /// order. Modes: signatures, files_with_matches (one file a line), count.
-pub fn outline(chunks: &[crate::store::search::Candidate], mode: Mode, page: Page) -> Rendered {
+pub fn outline(chunks: &[crate::store::search::Candidate], mode: OutputMode, page: Page) -> Rendered {
     let items: Vec<&crate::store::search::Candidate> =
         chunks.iter().filter(|c| !NOT_SYMBOLS.contains(&c.kind.as_str())).collect();
     let total = items.len();
-    if mode == Mode::Count {
+    if mode == OutputMode::Count {
         let files: std::collections::BTreeSet<&str> = items.iter().map(|c| c.path.as_str()).collect();
         return Rendered {
             text: format!("{total} symbol(s) in {} file(s)", files.len()),
@@ -308,7 +308,7 @@ pub fn outline(chunks: &[crate::store::search::Candidate], mode: Mode, page: Pag
             cursor: None,
         };
     }
-    if mode == Mode::FilesWithMatches {
+    if mode == OutputMode::FilesWithMatches {
         let mut files: Vec<(&str, usize)> = Vec::new();
         for c in &items {
             match files.last_mut() {

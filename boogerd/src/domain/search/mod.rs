@@ -4,24 +4,14 @@
 //! query ─▶ AND of all terms ─┐
 //!        └▶ OR of all terms ─┴▶ candidates (AND hits keep a bonus) ─▶ re-rank ─▶ hits
 //! ```
-//! Re-ranking starts from bm25 (name, content, split identifiers; and the path in the warm
-//! index) and adds the seeds' factors: code chunks +3, focused paths +5, visited paths -3,
-//! annotated targets +2; and its own:
-//! - a chunk *named* by the query +6 (the definition over its mentions; in any case style when
-//!   the query writes a compound identifier: `IntoFuture` names `into_future`), the members of
-//!   a type it names +2;
-//! - +0.5 for each query word in the file's name (at most 2);
-//! - +4 in a commit subject's scope (`read: …`, `fix(persist): …`) or a file the query names
-//!   (`test_requests.py`);
-//! - a kind the query asks for (`class X`, `def x`) +2;
-//! - test code -4, or +4 when the query is about tests: test names are sentences full of query
-//!   words, but an agent asking how something works wants the code that does it; -1 for a
-//!   change request, whose tests change with its code;
-//! - prose -6 (release notes -30) unless the query asks for documentation;
-//! - imports -2, and no code bonus: they mention names without defining anything.
+//! Re-ranking starts from bm25 (name, content, split identifiers; and the path in the ranking
+//! index) and adds the factors of [`weights::WEIGHTS`], one table with the reason for each:
+//! the seeds' (code, focused and visited paths, annotated targets) and booger's own (a chunk
+//! the query names and the members of a type it names, query words in the file's name, a
+//! commit subject's scope or a file the query names, a kind it asks for, test code, prose and
+//! release notes, imports, the share of an impl header's score its methods get).
 //!
-//! The methods of a Rust impl block share 0.3 of its header's score: the header names the
-//! trait they implement. A change request's first page holds its two best tests
+//! A change request's first page holds its two best tests
 //! (`show_tests`): the tests a change must update rank below its code. Long chunks lose
 //! nothing: answers show their matching lines, not all of them (the seeds' -4 for oversized
 //! chunks paid for tokens no answer spends now).
@@ -45,9 +35,12 @@ pub mod segment;
 pub mod semantic;
 pub mod snippet;
 mod tombstones;
+pub mod weights;
 pub mod words;
 
 use std::collections::HashMap;
+
+use weights::WEIGHTS;
 
 use crate::store::search::{Candidate, Filters};
 use crate::store::{Store, StoreError};
@@ -104,7 +97,7 @@ impl Searcher<'_> {
             for (c, all_terms) in
                 store.cached_rank(&tokens, filters, p.content_generation, || p.rank(&tokens, filters, limit))
             {
-                let bonus = if query.terms.len() > 1 && all_terms { 3.0 } else { 0.0 };
+                let bonus = if query.terms.len() > 1 && all_terms { WEIGHTS.all_words } else { 0.0 };
                 by_id.insert(c.id, (c, bonus));
             }
             let mut hits = finish(by_id, query, text, ctx);
@@ -124,7 +117,7 @@ impl Searcher<'_> {
         }
         for c in store.fts_candidates(&query.and(), filters, CANDIDATES)? {
             // Every term matched: worth more than a partial OR match.
-            let bonus = if query.terms.len() > 1 { 3.0 } else { 0.0 };
+            let bonus = if query.terms.len() > 1 { WEIGHTS.all_words } else { 0.0 };
             by_id.insert(c.id, (c, bonus));
         }
         if query.terms.len() > 1 {
@@ -162,22 +155,22 @@ fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx:
                 // they exercise, which holds the same words; a change request's tests change
                 // with its code: they lose only a quarter.
                 score += if wants_tests {
-                    TEST_PENALTY
+                    WEIGHTS.test
                 } else if query.change {
-                    -TEST_PENALTY / 4.0
+                    -WEIGHTS.test / 4.0
                 } else {
-                    -TEST_PENALTY
+                    -WEIGHTS.test
                 };
             }
             if !asks_for_docs && is_prose(&chunk) {
                 // Prose explains code in the words of a question, which is why it matches
                 // them so well; the code is what a code search is for. Release notes most of
                 // all: they restate each change in its commit's words.
-                score -= if is_release_notes(&chunk.path) { RELEASE_NOTES_PENALTY } else { PROSE_PENALTY };
+                score -= if is_release_notes(&chunk.path) { WEIGHTS.release_notes } else { WEIGHTS.prose };
             }
             if chunk.kind == "import" {
                 // An import names what its file uses and explains none of it.
-                score -= IMPORT_PENALTY;
+                score -= WEIGHTS.import;
             }
             Hit { chunk, score, notes }
         })
@@ -190,7 +183,7 @@ fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx:
             .then(a.chunk.start_line.cmp(&b.chunk.start_line))
     });
     if query.question {
-        spread(&mut hits, SPREAD_MARGIN);
+        spread(&mut hits, WEIGHTS.spread_margin);
     }
     if query.change && !wants_tests {
         show_tests(&mut hits);
@@ -200,12 +193,6 @@ fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx:
 
 /// How many results the first page of an answer holds (`head_limit`'s default).
 const FIRST_PAGE: usize = 10;
-
-/// How much better than the best chunk of a file not yet shown a second chunk of a shown
-/// file must score to come first. Measured on the standard library's 16 questions
-/// (signatures mode): 1.5 lifts files R@10 0.908 → 0.917 and keeps SymHit@10 (0.792); 3 (a
-/// definition's bonus) and spreading always each lost a gold symbol (0.783).
-const SPREAD_MARGIN: f64 = 1.5;
 
 /// Spreads the first two pages over files: a chunk of a file already shown waits for the
 /// best chunk of a file not yet shown unless it is clearly better (by `margin`). A question
@@ -256,9 +243,6 @@ fn show_tests(hits: &mut Vec<Hit>) {
     }
 }
 
-/// What a Rust impl header's score gives each of its members among the hits.
-const IMPL_SHARE: f64 = 0.3;
-
 /// A method of an impl block whose header matches the query shares that match: the header
 /// (`impl<S> OptionalFromRequest<S> for Multipart`) names the trait and type the method's
 /// body works for, words the body itself seldom repeats. (A Python or TypeScript class chunk
@@ -283,32 +267,13 @@ fn inherit_impl_headers(hits: &mut [Hit]) {
             list.iter()
                 .filter(|(line, ty, _)| *line < h.chunk.start_line && ty == parent)
                 .max_by_key(|(line, _, _)| *line)
-                .map_or(0.0, |(_, _, score)| IMPL_SHARE * score.max(0.0))
+                .map_or(0.0, |(_, _, score)| WEIGHTS.impl_share * score.max(0.0))
         })
         .collect();
     for (h, share) in hits.iter_mut().zip(shares) {
         h.score += share;
     }
 }
-
-/// What test code loses against the code it tests, or gains when the query is about tests.
-const TEST_PENALTY: f64 = 4.0;
-
-/// What an import loses among the answers (and gets back when it ranks its file).
-pub const IMPORT_PENALTY: f64 = 2.0;
-
-/// What a chunk in a commit subject's scope, or in a file the query names, gains: `read:
-/// validate bools` is a change to `read.c`, whatever else mentions bools.
-const SCOPE: f64 = 4.0;
-
-/// What prose loses against code when the query does not ask for documentation.
-const PROSE_PENALTY: f64 = 6.0;
-
-/// What release notes lose when the query does not ask for them: enough to come after the
-/// code rather than among it. An entry restates its commit's subject word for word, so its
-/// match alone outscores the code the commit changed by more than prose's penalty (at 12,
-/// requests' HISTORY.md was among the first ten files for 39 of 142 commit subjects; at 30, 11).
-const RELEASE_NOTES_PENALTY: f64 = 30.0;
 
 /// Words that ask for documentation (or release notes) rather than code.
 const DOC_WORDS: &[&str] = &[
@@ -369,30 +334,30 @@ fn is_release_notes(path: &str) -> bool {
 
 fn rerank(c: &Candidate, q: &Query, hints: &[&str], ctx: &Context, annotated: bool) -> f64 {
     let mut s = 0.0;
+    let w = &WEIGHTS;
     if crate::source::chunk::is_code(&c.kind) {
-        s += 3.0;
+        s += w.code;
     }
     if !c.name.is_empty() && names_the_chunk(&c.name, q) {
-        s += 6.0;
+        s += w.named;
     } else if c.parent.as_deref().is_some_and(|p| !p.is_empty() && names_the_chunk(p, q)) {
-        // A member of the type the query names: where that type's work is done.
-        s += 2.0;
+        s += w.member;
     }
-    s += PATH_WORD * path_words(&c.path, q).min(2) as f64;
+    s += w.path_word * path_words(&c.path, q).min(w.path_words_counted) as f64;
     if (!q.scope.is_empty() && in_scope(&c.path, &q.scope)) || names_the_file(&c.path, &q.files) {
-        s += SCOPE;
+        s += w.scope;
     }
     if !hints.is_empty() && hints.contains(&c.kind.as_str()) {
-        s += 2.0;
+        s += w.kind_hint;
     }
     if ctx.focus.iter().any(|p| under(&c.path, p)) {
-        s += 5.0;
+        s += w.focus;
     }
     if ctx.visited.iter().any(|p| under(&c.path, p)) {
-        s -= 3.0;
+        s -= w.visited;
     }
     if annotated {
-        s += 2.0;
+        s += w.annotated;
     }
     s
 }
@@ -417,10 +382,6 @@ pub fn is_test_file(path: &str) -> bool {
         || file.contains(".spec.")
         || file == "conftest.py"
 }
-
-/// What each query word in a file's name (`persist` in `persist.ts`, `sse` in `sse.rs`,
-/// `completions` in `bash_completions.go`) adds to the file's chunks, for at most two words.
-const PATH_WORD: f64 = 0.5;
 
 /// How many of the query's words (of three letters or more) name the file: its stem or a
 /// part of it between `_`, `-` and `.`.

@@ -16,7 +16,7 @@ mod warm;
 pub use embedding::{Embedding, ProjectVectors};
 pub use projects::{Projects, Released};
 pub use snapshot::{Snapshot, Unready};
-pub use warm::WarmRefresh;
+pub use warm::AfterBatch;
 
 use crate::domain::search::postings::Postings;
 use crate::engine::index::{self, IndexReport, Progress};
@@ -366,14 +366,14 @@ impl ProjectHandle {
     }
 
     /// Indexes part of the project from a survey of it (the watcher's batches). The changes
-    /// are searchable when this returns (through FTS5); the returned [`WarmRefresh`] then
+    /// are searchable when this returns (through FTS5); the returned [`AfterBatch`] then
     /// brings the ranking index up to date, so a waiting query need not wait for that too.
     pub fn index_part(
         self: &Arc<Self>,
         tree: index::walk::Tree,
         scope: &crate::source::Survey,
         opts: index::Options,
-    ) -> Result<(IndexReport, WarmRefresh), IndexError> {
+    ) -> Result<(IndexReport, AfterBatch), IndexError> {
         let _one_at_a_time = self.index_lock.lock().unwrap_or_else(|p| p.into_inner());
         if !root_present(&self.root) {
             return Err(IndexError::Missing(self.root.clone()));
@@ -383,7 +383,7 @@ impl ProjectHandle {
         // Hold off a full rebuild of the ranking index: the refresh updates it.
         let claimed = !self.building.swap(true, std::sync::atomic::Ordering::SeqCst);
         let mut refresh =
-            WarmRefresh { handle: Arc::clone(self), store: Arc::clone(&store), before, changed: Vec::new(), claimed };
+            AfterBatch { handle: Arc::clone(self), store: Arc::clone(&store), before, changed: Vec::new(), claimed };
         let report = match index::run_part(&self.root, &store, tree, scope, opts, &self.progress) {
             // Damage found while surveying or writing: a fresh index replaces it, and the
             // followers walk the whole project into it.

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use super::ProjectHandle;
 use crate::domain::search::postings::Postings;
 use crate::domain::search::{Context, Searcher};
-use crate::engine::live::{Freshness, Mode};
+use crate::engine::live::{Freshness, WatchState};
 use crate::engine::registry::Project;
 use crate::store::context::Scope;
 use crate::store::{Store, StoreError};
@@ -59,7 +59,10 @@ impl ProjectHandle {
         let mut opened = self.existing_store();
         // A first index just started (a project registered on first use): its first batch
         // lands within moments; answer from it rather than say there is no index yet.
-        while matches!(opened, Ok(None)) && self.live.mode() == Mode::Starting && started.elapsed() < FIRST_BATCH_WAIT {
+        while matches!(opened, Ok(None))
+            && self.live.mode() == WatchState::Starting
+            && started.elapsed() < FIRST_BATCH_WAIT
+        {
             std::thread::sleep(Duration::from_millis(20));
             opened = self.existing_store();
         }
@@ -72,7 +75,7 @@ impl ProjectHandle {
             self.progress.done.load(Ordering::Relaxed) >= crate::engine::index::BATCH_FILES as u64
                 && self.progress.eta().is_some_and(|eta| eta > left)
         };
-        while self.live.mode() == Mode::Starting
+        while self.live.mode() == WatchState::Starting
             && self.is_indexing()
             && started.elapsed() < FIRST_INDEX_WAIT
             && !hopeless()
@@ -85,7 +88,7 @@ impl ProjectHandle {
             None => return Err(Unready::NoIndex),
         };
         let mut freshness = self.live.wait_fresh();
-        if freshness.state == Mode::Starting && self.is_indexing() {
+        if freshness.state == WatchState::Starting && self.is_indexing() {
             freshness.indexing =
                 Some((self.progress.done.load(Ordering::Relaxed), self.progress.total.load(Ordering::Relaxed)));
         }

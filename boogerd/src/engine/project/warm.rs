@@ -156,9 +156,10 @@ impl ProjectHandle {
     }
 }
 
-/// The ranking index update that follows a partial run; see [`ProjectHandle::index_part`].
-#[must_use = "run() brings the ranking index up to date"]
-pub struct WarmRefresh {
+/// What follows a partial run (a batch of changed files): their embeddings, and the ranking
+/// index brought up to date; see [`ProjectHandle::index_part`].
+#[must_use = "run() embeds the batch's files and brings the ranking index up to date"]
+pub struct AfterBatch {
     pub(super) handle: Arc<ProjectHandle>,
     pub(super) store: Arc<Store>,
     pub(super) before: u64,
@@ -167,7 +168,7 @@ pub struct WarmRefresh {
     pub(super) claimed: bool,
 }
 
-impl WarmRefresh {
+impl AfterBatch {
     pub fn run(mut self) {
         if !self.changed.is_empty() {
             self.handle.embed_changed(&self.changed);
@@ -194,7 +195,7 @@ impl WarmRefresh {
     }
 }
 
-impl Drop for WarmRefresh {
+impl Drop for AfterBatch {
     fn drop(&mut self) {
         if self.claimed {
             self.handle.building.store(false, std::sync::atomic::Ordering::SeqCst);

@@ -10,8 +10,8 @@ use std::time::Instant;
 
 use super::Watcher;
 use crate::engine::index::walk;
-use crate::engine::live::{Batch, Mode, Poll, Resurvey, Work};
-use crate::engine::project::{IndexError, ProjectHandle, WarmRefresh};
+use crate::engine::live::{Batch, Poll, Resurvey, WatchState, Work};
+use crate::engine::project::{AfterBatch, IndexError, ProjectHandle};
 use crate::source::Survey;
 
 /// New directories are re-surveyed one by one after their watch is on, unless there are
@@ -131,7 +131,7 @@ fn run(w: &Arc<Watcher>) {
             Poll::Work(work) => work,
             _ => {
                 w.unwatch(&absolute(&handle, kept.iter()));
-                handle.live.set_mode(Mode::Off, None);
+                handle.live.set_mode(WatchState::Off, None);
                 followers.done(&handle, BTreeSet::new(), true);
                 continue;
             }
@@ -141,7 +141,7 @@ fn run(w: &Arc<Watcher>) {
             Work::CheckMissing => {
                 if crate::engine::project::root_present(&handle.root) {
                     tracing::info!(root = %handle.root.display(), "project directory is back");
-                    live.set_mode(Mode::Starting, None);
+                    live.set_mode(WatchState::Starting, None);
                     live.request_whole();
                 }
                 (None, None)
@@ -219,7 +219,7 @@ fn part(
     handle: &Arc<ProjectHandle>,
     kept: &mut BTreeSet<String>,
     dirs: Vec<String>,
-) -> (Option<Batch>, Option<WarmRefresh>) {
+) -> (Option<Batch>, Option<AfterBatch>) {
     let started = Instant::now();
     // An event from a directory no longer watched (a watch removed while its events were
     // in flight) has nothing to say.
@@ -309,19 +309,19 @@ fn settle(w: &Watcher, handle: &ProjectHandle, (added, refused): (Vec<String>, O
         live.requeue(added);
     }
     if w.manual {
-        live.set_mode(Mode::Manual, None);
+        live.set_mode(WatchState::Manual, None);
         return;
     }
     let trouble = w.unavailable.clone().or(refused);
     match trouble {
         Some(why) => {
-            if live.mode() != Mode::Rescanning {
+            if live.mode() != WatchState::Rescanning {
                 tracing::warn!(root = %handle.root.display(), "{why}");
             }
-            live.set_mode(Mode::Rescanning, Some(why));
+            live.set_mode(WatchState::Rescanning, Some(why));
         }
         // Starting (or recovering) ends with a run that leaves nothing to do.
-        None if !live.has_work() => live.set_mode(Mode::Watching, None),
+        None if !live.has_work() => live.set_mode(WatchState::Watching, None),
         None => {}
     }
 }
@@ -333,14 +333,14 @@ fn failed(w: &Watcher, handle: &ProjectHandle, kept: &mut BTreeSet<String>, e: I
             w.unwatch(&absolute(handle, kept.iter()));
             kept.clear();
             handle.live.set_watched_dirs(0);
-            handle.live.set_mode(Mode::Missing, Some("the project directory is missing".to_owned()));
+            handle.live.set_mode(WatchState::Missing, Some("the project directory is missing".to_owned()));
         }
         IndexError::Store(crate::store::StoreError::Cancelled) => {
             tracing::info!(root = %handle.root.display(), "index run cancelled: the project was removed");
         }
         e => {
             tracing::error!(root = %handle.root.display(), error = %e, "applying changes failed");
-            handle.live.set_mode(Mode::Rescanning, Some(format!("applying changes failed: {e}")));
+            handle.live.set_mode(WatchState::Rescanning, Some(format!("applying changes failed: {e}")));
         }
     }
     None

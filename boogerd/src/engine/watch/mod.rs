@@ -44,8 +44,8 @@ use linux::Source;
 use portable::Source;
 
 use crate::engine::index;
-use crate::engine::live::Mode;
 pub use crate::engine::live::Timing;
+use crate::engine::live::WatchState;
 use crate::engine::project::ProjectHandle;
 
 type Routes = RwLock<Vec<(PathBuf, Arc<ProjectHandle>)>>;
@@ -149,10 +149,10 @@ impl Watcher {
         }
         handle.live.set_link(Arc::new(Link { followers: Arc::clone(&self.followers), source: self.source.clone() }));
         if reconcile {
-            handle.live.set_mode(Mode::Starting, None);
+            handle.live.set_mode(WatchState::Starting, None);
             handle.live.request_whole();
         } else {
-            handle.live.set_mode(Mode::Manual, None);
+            handle.live.set_mode(WatchState::Manual, None);
         }
         self.followers.add(handle);
     }
