@@ -1,5 +1,6 @@
 //! What `tools/list` costs an agent session and what its hints promise: the default list is
-//! small, profiles choose more, and a tool marked read-only changes nothing.
+//! small, profiles choose more, a tool marked read-only changes nothing, and no default
+//! answer carries more than 16 KB of structured content.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -227,4 +228,57 @@ fn a_read_only_tool_writes_nothing_and_an_idempotent_one_writes_once() {
         let what = format!("a second call of {}, marked idempotent,", t.name);
         assert_unchanged(&once, &without_run_record(state()), &what);
     }
+}
+
+/// What an answer may cost a session by default: MCP hands the model the structured content
+/// too (`--json` prints it), so no tool's default answer carries more than this.
+const ANSWER_BYTES: usize = 16 * 1024;
+
+/// Every result-returning tool, called with its defaults on a project large enough to fill any
+/// page (1,200 functions, their tests, a common name everywhere), answers within
+/// [`ANSWER_BYTES`] of structured content; a caller who raises `max_tokens` gets more.
+#[test]
+fn every_default_answer_fits_sixteen_kilobytes_of_structured_content() {
+    let env = Env::new();
+    let _d = env.start_daemon();
+    let proj = env.git_project("wide");
+    for f in 0..60 {
+        let mut body = String::new();
+        for i in 0..20 {
+            body.push_str(&format!(
+                "def search_handler_{f}_{i}(request, options=None):\n    \"\"\"Search the index for the request.\"\"\"\n    return search(request, options)\n\n"
+            ));
+        }
+        booger_tests::write(&proj, &format!("pkg/m{f}.py"), &body);
+        booger_tests::write(
+            &proj,
+            &format!("tests/test_m{f}.py"),
+            format!(
+                "def test_search_{f}():\n    assert search('q{f}')\n\ndef test_search_more_{f}():\n    search('x')\n"
+            ),
+        );
+    }
+    assert!(env.run(&["index", proj.to_str().unwrap()]).status.success());
+    let calls = [
+        ("search", json!({ "query": "search handler request" })),
+        ("search", json!({ "query": "search handler request", "output_mode": "files_with_matches" })),
+        ("symbols", json!({})),
+        ("changed-since", json!({ "since": "2020-01-01" })),
+        ("references", json!({ "symbol": "search" })),
+        ("grep", json!({ "pattern": "search" })),
+        ("directory-summary", json!({})),
+        ("tests-for", json!({ "symbol": "search" })),
+        ("search-expand", json!({ "query": "search handler" })),
+        ("workspace-search", json!({ "query": "search handler" })),
+        ("status", json!({})),
+    ];
+    for (tool, args) in calls {
+        let (_, data, err) = env.call(&proj, "budget", tool, args.clone());
+        assert!(!err, "{tool} {args}: {data}");
+        let bytes = data.to_string().len();
+        assert!(bytes <= ANSWER_BYTES, "{tool} {args}: {bytes} bytes of structured content");
+    }
+    // The budget is the caller's to raise.
+    let (_, data, _) = env.call(&proj, "budget", "symbols", json!({ "max_tokens": 20000 }));
+    assert!(data.to_string().len() > ANSWER_BYTES, "max_tokens raises the budget");
 }

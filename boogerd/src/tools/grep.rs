@@ -48,17 +48,7 @@ pub fn run(call: &Call, a: args::Grep) -> Outcome {
     };
     let mut each = |chunk: &Scanned, content: &str| lines.take(chunk, own_text(chunk, content), &matcher);
     snap.store.scan(&f, grams.as_deref(), keep, &mut each).map_err(|e| failed("grep", e))?;
-    let stopped = timed_out.then(|| {
-        let why = match &grams {
-            None => "has no literal of 3 characters to narrow by, so every chunk is read",
-            Some(_) => "leaves too many chunks to read",
-        };
-        format!(
-            "[stopped after {:.1} s: {} {why}; narrow with path_prefix or language, or a longer literal]\n",
-            SCAN_DEADLINE.as_secs_f64(),
-            quoted(pattern)
-        )
-    });
+    let stopped = timed_out.then(|| stopped_early(pattern, grams.is_some()));
     if lines.total == 0 {
         let why = call.explain_empty(&snap.project, &snap.store, &f, &format!("No lines match {}.", quoted(pattern)));
         let why = stopped.map_or(why.clone(), |s| format!("{s}{why}"));
@@ -170,6 +160,21 @@ impl Lines {
         };
         answer(text.trim_end(), &data)
     }
+}
+
+/// What an answer says when the scan stopped at [`SCAN_DEADLINE`]: why so much was read
+/// (`narrowed`: the trigram index narrowed it, and too little), and how to narrow it.
+fn stopped_early(pattern: &str, narrowed: bool) -> String {
+    let why = if narrowed {
+        "leaves too many chunks to read"
+    } else {
+        "has no literal of 3 characters to narrow by, so every chunk is read"
+    };
+    format!(
+        "[stopped after {:.1} s: {} {why}; narrow with path_prefix or language, or a longer literal]\n",
+        SCAN_DEADLINE.as_secs_f64(),
+        quoted(pattern)
+    )
 }
 
 /// A pattern the trigram index cannot narrow reads chunks for at most this long.

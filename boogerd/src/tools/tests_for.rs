@@ -39,13 +39,17 @@ pub fn run(call: &Call, a: args::TestsFor) -> Outcome {
     let mut chunks: Vec<Candidate> = found.iter().map(|(c, _)| c.clone()).collect();
     chunks.sort_by(|a, b| a.path.cmp(&b.path).then(a.start_line.cmp(&b.start_line)));
     let r = format::outline(&chunks, mode, page(&a.paging, None, 50, 0)?);
-    let why = found.iter().map(|(c, w)| Why {
+    // Why, for the tests this page shows.
+    let shown =
+        |c: &Candidate| r.results.iter().any(|v| v["path"] == c.path.as_str() && v["start_line"] == c.start_line);
+    let why = found.iter().filter(|(c, _)| shown(c)).map(|(c, w)| Why {
         path: c.path.clone(),
         name: c.name.clone(),
         line: Some(u64::from(c.start_line)),
         why: (*w).to_owned(),
     });
-    let data = answers::TestsFor { results: Some(r.results), why: Some(why.collect()), ..Default::default() };
+    let why = why.collect();
+    let data = answers::TestsFor { results: Some(r.results), why: Some(why), ..Default::default() };
     Ok(answer(format!("tests for {symbol}: {}", r.text), &data))
 }
 

@@ -291,6 +291,11 @@ fn qualified(parent: Option<&str>, name: &str) -> String {
     }
 }
 
+/// The share (in percent) of an answer's character budget its structured results may take:
+/// at the default budget, 15,600 of the 16 KB a default answer may carry, with room for the
+/// answer's other fields.
+const STRUCTURED_SHARE: usize = 65;
+
 /// Kinds left out of outlines: text between items, not items.
 const NOT_SYMBOLS: &[&str] = &["block", "raw", "gap"];
 
@@ -326,6 +331,10 @@ pub fn outline(chunks: &[crate::store::search::Candidate], mode: OutputMode, pag
     let mut results = Vec::new();
     let mut next = None;
     let mut last_file = "";
+    // The structured answer is held to its share of the budget too: MCP hands it to the
+    // model, and a symbol's JSON is twice its line (200 of them came to 39 KB).
+    let mut structured = 0;
+    let structured_budget = budget * STRUCTURED_SHARE / 100;
     for (i, c) in items.iter().enumerate().take(end).skip(start) {
         let mut piece = String::new();
         if c.path != last_file {
@@ -333,16 +342,20 @@ pub fn outline(chunks: &[crate::store::search::Candidate], mode: OutputMode, pag
         }
         let sig = if c.signature.is_empty() { c.name.as_str() } else { c.signature.as_str() };
         piece.push_str(&format!("  {}-{} [{}] {sig}\n", c.start_line, c.end_line, c.kind));
-        if text.len() + piece.len() > budget {
+        let item = json!({
+            "path": c.path, "start_line": c.start_line, "end_line": c.end_line, "kind": c.kind,
+            "name": c.name, "parent": c.parent, "signature": c.signature,
+        });
+        let size = item.to_string().len();
+        // The first symbol of a page is always carried: a cursor must move on.
+        if text.len() + piece.len() > budget || (structured + size > structured_budget && !results.is_empty()) {
             next = Some(Cursor { index: i, line: 0, end });
             break;
         }
         text.push_str(&piece);
+        structured += size;
         last_file = &c.path;
-        results.push(json!({
-            "path": c.path, "start_line": c.start_line, "end_line": c.end_line, "kind": c.kind,
-            "name": c.name, "parent": c.parent, "signature": c.signature,
-        }));
+        results.push(item);
     }
     finish(text, results, next, "symbol", page.max_tokens, end, total)
 }
