@@ -409,18 +409,26 @@ pub enum Added {
     Listed(Vec<Value>),
 }
 
+/// `projects`: the list, or what `add`, `add-all` or `remove` did. A project is the
+/// registry's record, one [`Project`] each.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct Projects {
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub projects: Option<Vec<Project>>,
+    #[schemars(with = "Option<Vec<Project>>")]
+    pub projects: Option<Vec<Value>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub project: Option<Project>,
+    #[schemars(with = "Option<Project>")]
+    pub project: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub added: Option<Added>,
+    /// add: the project was registered already, and its index moved (`--in-repo`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moved: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub removed: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub existing: Option<Vec<Project>>,
+    #[schemars(with = "Option<Vec<Project>>")]
+    pub existing: Option<Vec<Value>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub errors: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -441,11 +449,11 @@ pub struct ChangedFile {
     pub status: String,
 }
 
-/// Also carried, and left out of the schema every session reads: `compared_with` (the merge
-/// base), `warnings`, and `omitted_files` with a `hint` when the budget cut the list.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct BranchDiff {
-    pub files: Vec<ChangedFile>,
+    /// One changed file each, with its symbols' changes.
+    #[schemars(with = "Vec<ChangedFile>")]
+    pub files: Vec<Value>,
     pub totals: DiffTotals,
     #[schemars(extend("x-nullable" = true))]
     pub base: Option<String>,
@@ -457,6 +465,19 @@ pub struct BranchDiff {
     pub head_commit: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub include: Option<String>,
+    // Carried, and left out of the schema every session reads (the default tools/list has a
+    // byte budget): the merge base, warnings, and what the budget left out.
+    #[schemars(skip)]
+    pub compared_with: Option<String>,
+    #[schemars(skip)]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    #[schemars(skip)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub omitted_files: Option<u64>,
+    #[schemars(skip)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
@@ -467,6 +488,15 @@ pub struct DraftCommit {
     pub files: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub include: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    /// What was described: `feature vs main (merge base abc1234)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub described: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub totals: Option<DiffTotals>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warnings: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]

@@ -1,11 +1,11 @@
 //! The git tools: `branch-diff`, `draft-commit`, `changelog`. The work is in [`crate::domain::git`];
 //! here the arguments become a [`Request`] and the diff becomes an answer.
 
+use booger_proto::answers::{self, DiffTotals};
 use booger_proto::tools::args;
-use booger_proto::wire::ToolReply;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::call::{Call, Outcome, ToolError, failed};
+use super::call::{Call, Outcome, ToolError, answer, failed};
 use crate::domain::git::repo::{Repo, short};
 use crate::domain::git::{GitError, Include, Request, StructuralDiff, format, structural_diff};
 use crate::engine::Daemon;
@@ -44,17 +44,17 @@ pub fn branch_diff(call: &Call, a: args::BranchDiff) -> Outcome {
     let d = diff(call.daemon, &project, &repo, &request(call.daemon, &a.diff)).map_err(|e| failed("branch-diff", e))?;
     let max_chars = a.max_tokens.unwrap_or(crate::domain::search::format::DEFAULT_MAX_TOKENS) * 4;
     // Read-only: focusing the changed files is the agent's `focus` call, with the paths.
-    let data = diff_json(&d, max_chars);
+    let data = diff_answer(&d, max_chars);
     let text = match a.output_mode.as_deref() {
-        Some("json") => data.to_string(),
+        Some("json") => serde_json::to_string(&data).unwrap_or_default(),
         Some("files") => format::files_text(&d),
         _ => format::diff_text(&d, max_chars).0,
     };
-    Ok(ToolReply::ok(text, data))
+    Ok(answer(text, &data))
 }
 
-/// The diff as JSON within `max_chars`: files past the budget are counted, not listed.
-fn diff_json(d: &StructuralDiff, max_chars: usize) -> Value {
+/// The diff as an answer within `max_chars`: files past the budget are counted, not listed.
+fn diff_answer(d: &StructuralDiff, max_chars: usize) -> answers::BranchDiff {
     let mut files = Vec::new();
     let mut used = 300;
     for f in &d.files {
@@ -66,25 +66,26 @@ fn diff_json(d: &StructuralDiff, max_chars: usize) -> Value {
         used += size;
         files.push(v);
     }
-    let mut out = json!({
-        "base": d.base,
-        "base_commit": d.base_commit,
-        "compared_with": d.compared_with,
-        "head": d.head,
-        "head_commit": d.head_commit,
-        "include": d.include,
-        "totals": format::totals(d),
-        "files": files,
-    });
-    if !d.warnings.is_empty() {
-        out["warnings"] = json!(d.warnings);
-    }
     let omitted = d.files.len() - files.len();
-    if omitted > 0 {
-        out["omitted_files"] = json!(omitted);
-        out["hint"] = json!("raise max_tokens, narrow with path_prefix, or use output_mode=files");
+    answers::BranchDiff {
+        base: Some(d.base.clone()),
+        base_commit: Some(d.base_commit.clone()),
+        compared_with: d.compared_with.clone(),
+        head: Some(d.head.clone()),
+        head_commit: d.head_commit.clone(),
+        include: Some(d.include.name().to_owned()),
+        totals: totals(d),
+        files,
+        warnings: d.warnings.clone(),
+        omitted_files: (omitted > 0).then_some(omitted as u64),
+        hint: (omitted > 0).then(|| "raise max_tokens, narrow with path_prefix, or use output_mode=files".to_owned()),
     }
-    out
+}
+
+/// Totals over every file of `d`.
+fn totals(d: &StructuralDiff) -> DiffTotals {
+    let t = format::totals(d);
+    DiffTotals { files: t.files as u64, added: t.added as u64, modified: t.modified as u64, removed: t.removed as u64 }
 }
 
 pub fn draft_commit(call: &Call, a: args::Diff) -> Outcome {
@@ -111,10 +112,10 @@ pub fn draft_commit(call: &Call, a: args::Diff) -> Outcome {
         } else {
             format!("no {} changes", d.include.name())
         };
-        return Ok(ToolReply::ok(
-            format!("Nothing to describe: {what} in {} ({}).", project.name, format::title(&d)),
-            json!({ "message": null, "files": 0, "include": d.include }),
-        ));
+        let text = format!("Nothing to describe: {what} in {} ({}).", project.name, format::title(&d));
+        let data =
+            answers::DraftCommit { files: Some(0), include: Some(d.include.name().to_owned()), ..Default::default() };
+        return Ok(answer(text, &data));
     }
     let message = format::commit_message(&d);
     let subject = message.lines().next().unwrap_or_default().to_owned();
@@ -122,17 +123,16 @@ pub fn draft_commit(call: &Call, a: args::Diff) -> Outcome {
     for w in &d.warnings {
         text.push_str(&format!("\n(note: {w})"));
     }
-    Ok(ToolReply::ok(
-        text,
-        json!({
-            "message": message,
-            "subject": subject,
-            "include": d.include,
-            "described": format::title(&d),
-            "totals": format::totals(&d),
-            "warnings": d.warnings,
-        }),
-    ))
+    let data = answers::DraftCommit {
+        message: Some(message),
+        subject: Some(subject),
+        include: Some(d.include.name().to_owned()),
+        described: Some(format::title(&d)),
+        totals: Some(totals(&d)),
+        warnings: Some(d.warnings.clone()),
+        files: None,
+    };
+    Ok(answer(text, &data))
 }
 
 pub fn changelog(call: &Call, a: args::Changelog) -> Outcome {
@@ -156,16 +156,14 @@ pub fn changelog(call: &Call, a: args::Changelog) -> Outcome {
     };
     let heading = format!("Changes from {} to {}{range}", d.base, to.as_deref().unwrap_or(&d.head));
     let markdown = format::changelog(&d, &heading);
-    Ok(ToolReply::ok(
-        markdown.clone(),
-        json!({
-            "markdown": markdown,
-            "from": d.base,
-            "to": d.head,
-            "totals": format::totals(&d),
-            "warnings": d.warnings,
-        }),
-    ))
+    let data = answers::Changelog {
+        markdown: markdown.clone(),
+        from: Some(d.base.clone()),
+        to: Some(d.head.clone()),
+        totals: Some(totals(&d)),
+        warnings: Some(d.warnings.clone()),
+    };
+    Ok(answer(markdown, &data))
 }
 
 /// The newest tag before `to`: the one `to` descends from, or when `to` is itself tagged (a

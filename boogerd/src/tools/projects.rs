@@ -2,11 +2,11 @@
 
 use std::path::{Path, PathBuf};
 
+use booger_proto::answers::{self, Added as Registered};
 use booger_proto::tools::args;
 use booger_proto::wire::ToolReply;
-use serde_json::json;
 
-use super::call::{Call, Outcome, Session};
+use super::call::{Call, Outcome, Session, answer};
 use crate::engine::Daemon;
 use crate::engine::registration::{MANIFESTS, start, too_many_files};
 use crate::engine::registry::{Added, Project};
@@ -24,16 +24,19 @@ pub fn run(call: &Call, a: args::Projects) -> Outcome {
 fn list(daemon: &Daemon) -> ToolReply {
     let projects = daemon.registry.read().expect("registry lock").projects().to_vec();
     if projects.is_empty() {
-        return ToolReply::ok(
+        return answer(
             "No projects registered. Add one with `booger projects add PATH` (MCP: projects {\"action\":\"add\",\"path\":\"...\"}).",
-            json!({ "projects": [] }),
+            &answers::Projects { projects: Some(Vec::new()), ..Default::default() },
         );
     }
     let mut text = format!("{} project(s):\n", projects.len());
     for p in &projects {
         text.push_str(&line(p));
     }
-    ToolReply::ok(text.trim_end(), json!({ "projects": projects }))
+    answer(
+        text.trim_end(),
+        &answers::Projects { projects: Some(projects.iter().map(record).collect()), ..Default::default() },
+    )
 }
 
 fn add(daemon: &Daemon, session: &Session, path: Option<&str>, in_repo: bool, force: bool) -> ToolReply {
@@ -52,14 +55,19 @@ fn add(daemon: &Daemon, session: &Session, path: Option<&str>, in_repo: bool, fo
         Ok(Added::New(p)) => {
             start(daemon, &p, "project added");
             let index_dir = daemon.projects.index_dir(&p.root);
-            ToolReply::ok(
+            answer(
                 format!(
                     "Added {} ({}); indexing in the background into {} (`booger status` shows progress)",
                     p.name,
                     display(&p.root),
                     index_dir.display()
                 ),
-                json!({ "added": true, "project": p, "index_dir": index_dir }),
+                &answers::Projects {
+                    added: Some(Registered::New(true)),
+                    project: Some(record(&p)),
+                    index_dir: Some(index_dir.to_string_lossy().into_owned()),
+                    ..Default::default()
+                },
             )
         }
         Ok(Added::Moved(p)) => {
@@ -68,14 +76,20 @@ fn add(daemon: &Daemon, session: &Session, path: Option<&str>, in_repo: bool, fo
             daemon.projects.set_in_repo(&p.root, p.in_repo);
             daemon.follow(&p.root);
             let index_dir = daemon.projects.index_dir(&p.root);
-            ToolReply::ok(
+            answer(
                 format!("{} now keeps its index in {}", p.name, index_dir.display()),
-                json!({ "added": false, "moved": true, "project": p, "index_dir": index_dir }),
+                &answers::Projects {
+                    added: Some(Registered::New(false)),
+                    moved: Some(true),
+                    project: Some(record(&p)),
+                    index_dir: Some(index_dir.to_string_lossy().into_owned()),
+                    ..Default::default()
+                },
             )
         }
-        Ok(Added::Existing(p)) => ToolReply::ok(
+        Ok(Added::Existing(p)) => answer(
             format!("Already registered: {} ({})", p.name, display(&p.root)),
-            json!({ "added": false, "project": p }),
+            &answers::Projects { added: Some(Registered::New(false)), project: Some(record(&p)), ..Default::default() },
         ),
         Err(e) => ToolReply::error(format!("projects add: {e}")),
     }
@@ -101,9 +115,14 @@ fn remove(daemon: &Daemon, key: Option<&str>) -> ToolReply {
                 Ok(()) => format!("its index ({}) is deleted", index_dir.display()),
                 Err(e) => format!("its index could not be deleted: {}: {e}", index_dir.display()),
             };
-            ToolReply::ok(
+            answer(
                 format!("Removed {} ({}); {deleted}", p.name, display(&p.root)),
-                json!({ "removed": true, "project": p, "index_dir": index_dir }),
+                &answers::Projects {
+                    removed: Some(true),
+                    project: Some(record(&p)),
+                    index_dir: Some(index_dir.to_string_lossy().into_owned()),
+                    ..Default::default()
+                },
             )
         }
         Ok(None) => {
@@ -165,7 +184,18 @@ fn add_all(daemon: &Daemon, session: &Session, path: Option<&str>) -> ToolReply 
     if !added.is_empty() {
         text.push_str("\nIndexing them in the background (`booger status` shows progress).");
     }
-    ToolReply::ok(text, json!({ "added": added, "existing": existing, "errors": errors }))
+    let data = answers::Projects {
+        added: Some(Registered::Listed(added.iter().map(record).collect())),
+        existing: Some(existing.iter().map(record).collect()),
+        errors: Some(errors),
+        ..Default::default()
+    };
+    answer(text, &data)
+}
+
+/// A project as the registry records it, as an answer carries it.
+fn record(p: &Project) -> serde_json::Value {
+    serde_json::to_value(p).unwrap_or_default()
 }
 
 /// Git repositories and directories with a manifest; a project's subdirectories are not searched.
