@@ -60,6 +60,8 @@ pub struct Call<'a> {
     /// What the answer was read from, one entry per project snapshot taken: attached to
     /// the reply as its freshness.
     pub(super) answered: RefCell<Vec<Answered>>,
+    /// The progress token the caller gave, if any ([`super::progress`]).
+    progress: super::progress::Followed,
 }
 
 /// One project an answer came from: its name, handle, generation and freshness.
@@ -116,7 +118,17 @@ pub fn parse<A: DeserializeOwned>(arguments: &serde_json::Value) -> Result<A, To
 
 impl<'a> Call<'a> {
     pub fn new(daemon: &'a Daemon, session: &'a Session) -> Self {
-        Self { daemon, session, answered: RefCell::new(Vec::new()) }
+        Self::followed(daemon, session, None)
+    }
+
+    /// A call a client follows by `token` ([`crate::tools::progress_of`]).
+    pub fn followed(daemon: &'a Daemon, session: &'a Session, token: Option<String>) -> Self {
+        Self { daemon, session, answered: RefCell::new(Vec::new()), progress: super::progress::follow(token) }
+    }
+
+    /// How this call's progress is measured, for a client that follows it.
+    pub fn report_progress(&self, measure: impl Fn() -> Option<booger_proto::wire::Progress> + Send + Sync + 'static) {
+        self.progress.report(measure);
     }
 
     /// A project's index for a query (see [`crate::engine::project::ProjectHandle::snapshot`]),

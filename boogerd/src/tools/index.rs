@@ -19,7 +19,7 @@ pub fn run(call: &Call, a: args::Index) -> Outcome {
         handle.set_with_generated(with).map_err(|e| failed(&format!("index {}", project.name), e))?;
     }
     let measured = std::sync::Arc::clone(&handle);
-    super::progress::report(move || super::progress::of_index(&measured));
+    call.report_progress(move || super::progress::of_index(&measured));
     let result = handle.index(Options { full: a.full, ..daemon.projects.defaults() });
     // Watch it from now on (a followed project re-walks, which syncs its watches: cheap,
     // nothing changed since this run).

@@ -107,12 +107,11 @@ pub async fn call(
     let heavy = slot.is_heavy();
     let joined = slot
         .run(move || {
-            let _followed = progress::follow(progress);
             let args = match paths::prepare(&daemon, &session, spec.name, args) {
                 Ok(a) => a,
                 Err(message) => return (ToolReply::error(message), false),
             };
-            let call = Call::new(&daemon, &session);
+            let call = Call::followed(&daemon, &session, progress);
             let run = || handler(&call, &args).unwrap_or_else(ToolReply::from);
             let (reply, timed_out) = hints::for_reader(session.shell, || {
                 if heavy {

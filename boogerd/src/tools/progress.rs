@@ -1,10 +1,10 @@
 //! Progress of a call still running, for a client that asks on another connection
 //! ([`booger_proto::wire::PROGRESS`]): the CLI draws it for any long call without knowing the tool.
 //!
-//! A call made with a progress token is registered while it runs; its handler says how to
-//! measure it ([`report`]), and [`of`] measures it when asked.
+//! A call made with a progress token is registered while it runs (its [`Followed`], held
+//! by the call); its handler says how to measure it ([`Followed::report`], through
+//! `Call::report_progress`), and [`of`] measures it when asked.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -24,24 +24,27 @@ fn running() -> &'static Mutex<HashMap<String, Option<Measure>>> {
     RUNNING.get_or_init(Default::default)
 }
 
-thread_local! {
-    /// The token of the call running on this thread, if its caller gave one.
-    static TOKEN: RefCell<Option<String>> = const { RefCell::new(None) };
-}
-
 /// A call followed under its token until this is dropped.
-pub(super) struct Followed(Option<String>);
+pub struct Followed(Option<String>);
+
+impl Followed {
+    /// How the call's progress is measured (a no-op for a call nobody follows).
+    pub fn report(&self, measure: impl Fn() -> Option<Progress> + Send + Sync + 'static) {
+        if let Some(t) = &self.0 {
+            running().lock().unwrap_or_else(|e| e.into_inner()).insert(t.clone(), Some(Arc::new(measure)));
+        }
+    }
+}
 
 impl Drop for Followed {
     fn drop(&mut self) {
-        TOKEN.take();
         if let Some(token) = self.0.take() {
             running().lock().unwrap_or_else(|e| e.into_inner()).remove(&token);
         }
     }
 }
 
-/// Follows the call about to run on this thread under `token` (none: nothing is followed).
+/// Follows a call under `token` (none: nothing is followed).
 pub(super) fn follow(token: Option<String>) -> Followed {
     let token = token.filter(|t| !t.is_empty() && t.chars().count() <= TOKEN_CHARS);
     let Some(token) = token else { return Followed(None) };
@@ -50,17 +53,7 @@ pub(super) fn follow(token: Option<String>) -> Followed {
         return Followed(None);
     }
     map.insert(token.clone(), None);
-    TOKEN.set(Some(token.clone()));
     Followed(Some(token))
-}
-
-/// How the running call's progress is measured (a no-op for a call nobody follows).
-pub fn report(measure: impl Fn() -> Option<Progress> + Send + Sync + 'static) {
-    TOKEN.with_borrow(|token| {
-        if let Some(t) = token {
-            running().lock().unwrap_or_else(|e| e.into_inner()).insert(t.clone(), Some(Arc::new(measure)));
-        }
-    });
 }
 
 /// The progress of the call followed under `token`, if it runs and reports any.
@@ -91,10 +84,10 @@ mod tests {
     fn a_followed_call_reports_until_it_ends_and_an_unfollowed_one_not_at_all() {
         let step = Arc::new(std::sync::atomic::AtomicU64::new(0));
         {
-            let _followed = follow(Some("t-1".to_owned()));
+            let followed = follow(Some("t-1".to_owned()));
             assert_eq!(of("t-1"), None, "nothing reported yet");
             let s = Arc::clone(&step);
-            report(move || {
+            followed.report(move || {
                 let done = s.load(std::sync::atomic::Ordering::Relaxed);
                 Some(Progress { done, total: 10, unit: "files".to_owned(), per_s: None, eta_s: None })
             });
@@ -102,8 +95,8 @@ mod tests {
             assert_eq!(of("t-1").map(|p| p.done), Some(4));
         }
         assert_eq!(of("t-1"), None, "gone once the call ends");
-        let _unfollowed = follow(None);
-        report(|| unreachable!("nobody asks"));
+        let unfollowed = follow(None);
+        unfollowed.report(|| unreachable!("nobody asks"));
         assert_eq!(of(""), None);
     }
 }
