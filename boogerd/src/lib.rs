@@ -1,7 +1,8 @@
 //! boogerd: the per-machine booger daemon.
 //!
-//! The modules are layers, each using only those below it (a tidy test holds this; see
-//! ARCHITECTURE.md for the codemap and the two named exceptions):
+//! The modules are layers, each using only those below it (`tests/it/layers.rs` holds this,
+//! allowing at most two exceptions named in ARCHITECTURE.md; there are none). The codemap is
+//! in ARCHITECTURE.md:
 //!
 //! - [`serve`]: the daemon's entry point: binds the fronts over the engine and runs them.
 //! - [`fronts`]: the ways in: the local socket ([`fronts::rpc`]), MCP, HTTP.
