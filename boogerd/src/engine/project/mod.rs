@@ -193,7 +193,14 @@ impl ProjectHandle {
         self.live.stop();
         *self.warm.lock().unwrap_or_else(|p| p.into_inner()) = None;
         self.vectors.release();
-        *self.store.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        let store = self.store.lock().unwrap_or_else(|p| p.into_inner()).take();
+        // The WAL folded back now: background work still holding the store would otherwise
+        // keep it open past the daemon's exit, leaving the newest pages only in the WAL.
+        if let Some(store) = store
+            && let Err(e) = store.checkpoint()
+        {
+            tracing::warn!(root = %self.root.display(), error = %e, "checkpoint at close failed");
+        }
     }
 
     /// Closed: the project was removed or the daemon is stopping; background work stops.
