@@ -545,6 +545,22 @@ pub struct Eval {
     pub calibration: Option<Facts>,
 }
 
+/// `publish`: what one commit's publication sent.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct Published {
+    pub project: String,
+    pub commit: String,
+    /// Files of the commit (blobs at a path).
+    pub files: u64,
+    /// Distinct blobs the server lacked, chunked and sent.
+    pub blobs_sent: u64,
+    /// False when the commit was published already (nothing changed).
+    pub new_commit: bool,
+    /// The server, without user or password.
+    pub server: String,
+    pub elapsed_ms: u64,
+}
+
 /// The output schema of the tool `name`, or None for a name the catalogue does not know.
 pub fn schema(name: &str) -> Option<Value> {
     Some(match name {
@@ -568,6 +584,7 @@ pub fn schema(name: &str) -> Option<Value> {
         "changelog" => of::<Changelog>(),
         "embed" => of::<Embed>(),
         "eval" => of::<Eval>(),
+        "publish" => of::<Published>(),
         _ => return None,
     })
 }

@@ -77,6 +77,10 @@ struct Args {
     /// notes); by default HTTP clients only read.
     #[arg(long)]
     http_allow_writes: bool,
+    /// The team index, a PostgreSQL URL (`postgresql://user@host/db?sslmode=...`; the
+    /// password from the URL, `PGPASSWORD` or `~/.pgpass`): where `publish` writes.
+    #[arg(long, env = "BOOGER_TEAM_URL")]
+    team_url: Option<String>,
     /// Print the resolved configuration as JSON and exit without starting.
     #[arg(long)]
     print_config: bool,
@@ -122,6 +126,7 @@ fn main() -> anyhow::Result<()> {
     config.http = (!args.no_http).then_some(args.http);
     config.http_allow_remote = args.http_allow_remote;
     config.http_allow_writes = args.http_allow_writes;
+    config.team_url = args.team_url.filter(|u| !u.is_empty());
     if args.print_config {
         #[allow(clippy::print_stdout)]
         {

@@ -195,7 +195,10 @@ fn a_read_only_tool_writes_nothing_and_an_idempotent_one_writes_once() {
     std::fs::write(root.join("src/extra.rs"), "pub fn extra() -> u32 {\n    1\n}\n").unwrap();
     git(&root, &["add", "-A"]);
     git(&root, &["commit", "-qm", "feat: extra"]);
-    let _d = env.start_daemon_with(&["--no-embed", "--no-watch"]);
+    // `publish` writes to the team index only: a real server, which the snapshot of this
+    // machine's files must not see change.
+    let pg = booger_tests::postgres::start(env.dir.path());
+    let _d = env.start_daemon_with(&["--no-embed", "--no-watch", "--team-url", &pg.url]);
     assert!(env.run_in(Some(&root), &["index"]).status.success());
     // Notes and focus exist, so reading them is exercised too.
     env.call(&root, "t", "annotate", json!({ "target": "src/lib.rs", "note": "entry" }));

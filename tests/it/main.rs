@@ -18,5 +18,6 @@ mod semantic;
 mod services;
 mod setup;
 mod storage;
+mod team;
 mod tidy;
 mod watch;

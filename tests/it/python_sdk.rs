@@ -94,6 +94,7 @@ fn every_answer_is_structured_and_matches_its_output_schema() {
     std::fs::write(repo.join("src/extra.rs"), "pub fn extra() -> u32 {\n    1\n}\n").unwrap();
     booger_tests::git(&repo, &["add", "-A"]);
     booger_tests::git(&repo, &["commit", "-qm", "feat: extra"]);
+    let pg = booger_tests::postgres::start(env.dir.path());
     let _daemon = env.start_daemon();
     for args in [&["projects", "add", repo.to_str().unwrap()][..], &["index"]] {
         let out = env.run_in(Some(&repo), args);
@@ -130,6 +131,7 @@ fn every_answer_is_structured_and_matches_its_output_schema() {
         { "tool": "eval" },
         { "tool": "semantic-search", "arguments": { "query": "read settings" } },
         { "tool": "hybrid-search", "arguments": { "query": "parse settings" } },
+        { "tool": "publish", "arguments": { "team_url": pg.url } },
     ]);
     let report = sdk_client(&env, &repo, &["--calls", &calls.to_string()], &[("BOOGER_TOOLS", "all")]);
     let report = report.as_array().expect("one entry per call");

@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 
 pub mod eval_repos;
 pub mod live;
+pub mod postgres;
 
 /// How long anything in a test may take before the test fails instead of hanging.
 pub const TIMEOUT: Duration = Duration::from_secs(10);

@@ -294,6 +294,17 @@ pub struct Eval {
     pub on: On,
 }
 
+/// `publish`: a commit of a project, to the team index.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct Publish {
+    pub path: Option<String>,
+    pub rev: Option<String>,
+    pub team_url: Option<String>,
+    #[serde(flatten)]
+    pub on: On,
+}
+
 #[cfg(test)]
 mod tests {
     use serde::Serialize;
@@ -365,6 +376,7 @@ mod tests {
             ("changelog", takes_exactly::<Changelog>),
             ("embed", takes_exactly::<Embed>),
             ("eval", takes_exactly::<Eval>),
+            ("publish", takes_exactly::<Publish>),
         ];
         for t in crate::tools::TOOLS {
             assert!(checks.iter().any(|(n, _)| *n == t.name), "{}: no arguments type checked here", t.name);

@@ -19,7 +19,7 @@ const fn required(name: &'static str, kind: Kind, description: &'static str) -> 
     Param { name, kind, required: true, positional: true, description }
 }
 
-const PROJECT: Param = param("project", Kind::String, "Project name or path (default: this session's).");
+pub(super) const PROJECT: Param = param("project", Kind::String, "Project name or path (default: this session's).");
 
 // Arguments shared by the search-side tools, spelled as the seeds spell them.
 const OUTPUT_MODE: Param = param(
@@ -593,4 +593,5 @@ pub const TOOLS: &[ToolSpec] = &[
     STATUS,
     INDEX,
     PROJECTS,
+    super::team::PUBLISH,
 ];

@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 pub mod args;
 mod catalogue;
 mod profile;
+mod team;
 
 pub use catalogue::*;
 pub use profile::Profile;

@@ -33,6 +33,8 @@ pub struct Config {
     /// Let HTTP clients call tools that change something (`--http-allow-writes`): register,
     /// remove, index, notes. Off: a token that leaks reads, it does not write.
     pub http_allow_writes: bool,
+    /// The team index (a PostgreSQL URL) `publish` writes to, when the call names none.
+    pub team_url: Option<String>,
 }
 
 /// Ten minutes: an agent's pauses between questions are shorter, a lunch break is longer.
@@ -65,6 +67,7 @@ impl Config {
             http: DEFAULT_HTTP_ADDR.parse().ok(),
             http_allow_remote: false,
             http_allow_writes: false,
+            team_url: None,
         }
     }
 

@@ -7,6 +7,7 @@ pub mod daemon;
 pub mod index;
 pub mod live;
 pub mod project;
+pub mod publish;
 pub mod registration;
 pub mod registry;
 pub mod watch;

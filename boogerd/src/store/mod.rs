@@ -17,6 +17,7 @@ pub mod scan;
 mod schema;
 pub mod search;
 mod tally;
+pub mod team;
 #[cfg(test)]
 pub(crate) mod testing;
 pub mod vectors;

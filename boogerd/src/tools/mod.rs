@@ -19,6 +19,7 @@ mod index;
 mod paths;
 mod progress;
 mod projects;
+mod publish;
 mod references;
 mod schedule;
 mod search;
@@ -79,6 +80,7 @@ const HANDLERS: &[(&str, Handler)] = &[
     ("changelog", typed!(git::changelog)),
     ("embed", typed!(embed::run)),
     ("eval", typed!(eval::run)),
+    ("publish", typed!(publish::run)),
 ];
 
 /// The call named a tool that does not exist (JSON-RPC -32602, not a tool error).

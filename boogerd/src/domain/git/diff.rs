@@ -327,7 +327,7 @@ fn is_zero(id: &str) -> bool {
 }
 
 /// `git cat-file --batch`: `<id> <type> <size>\n<bytes>\n` per requested id.
-fn read_blobs(repo: &Repo, ids: &[String]) -> Result<HashMap<String, Vec<u8>>, GitError> {
+pub fn read_blobs(repo: &Repo, ids: &[String]) -> Result<HashMap<String, Vec<u8>>, GitError> {
     if ids.is_empty() {
         return Ok(HashMap::new());
     }

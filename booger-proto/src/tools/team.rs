@@ -1,0 +1,37 @@
+//! The team index's tools, declared like every other tool (see the catalogue).
+
+use super::catalogue::PROJECT;
+use super::{Effect, Kind, Param, ToolSpec};
+
+pub const PUBLISH: ToolSpec = ToolSpec {
+    name: "publish",
+    title: "Publish to the team index",
+    summary: "Publish a commit of a project to the team index (PostgreSQL)",
+    description: "Publish one commit of a project to the team index: its files by git blob id, and the chunks of \
+                  the blobs the server does not hold yet.",
+    details: "Writes one commit (default HEAD) of a project to the team index, a PostgreSQL database \
+              (`--team-url`, else the daemon's `BOOGER_TEAM_URL`). Content-addressed by git blob id: a file that is \
+              the same in two commits, branches or forks is stored and chunked once, and only what the server \
+              lacks is sent. The commit appears whole or not at all; publishing it again changes nothing. Made \
+              for CI: the exit code says whether it worked, `--json` gives the figures.",
+    params: &[
+        Param {
+            name: "path",
+            kind: Kind::String,
+            required: false,
+            positional: true,
+            description: "Directory. Default: this session's project.",
+        },
+        PROJECT,
+        Param { name: "rev", kind: Kind::String, required: false, positional: false, description: "Default: HEAD." },
+        Param {
+            name: "team_url",
+            kind: Kind::String,
+            required: false,
+            positional: false,
+            description: "PostgreSQL URL. Default: the daemon's BOOGER_TEAM_URL.",
+        },
+    ],
+    effect: Effect::Idempotent,
+    mcp_json: false,
+};

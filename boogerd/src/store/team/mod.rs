@@ -1,0 +1,168 @@
+//! The team index on PostgreSQL: repositories, their published commits with each commit's
+//! files by git blob id, and each blob's chunks, stored once however many commits, branches,
+//! forks or teammates hold it. The local store (SQLite) stays what a daemon answers from;
+//! this is the shared base a fresh clone can be filled from and a team can search.
+//!
+//! Every statement is parameterised; a URL's password never reaches an error or a log.
+
+mod schema;
+
+use std::collections::HashSet;
+
+use postgres::{Client, NoTls};
+
+use crate::source::chunk::Chunk;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TeamError {
+    #[error("cannot reach the team index at {server}: {source}")]
+    Connect { server: String, source: postgres::Error },
+    #[error("the team index: {0}")]
+    Sql(#[from] postgres::Error),
+    #[error(
+        "the team index was made by a newer booger (schema {found}; this booger knows up to {known}): \
+         upgrade booger to use it"
+    )]
+    TooNew { found: i32, known: i32 },
+}
+
+pub type Result<T> = std::result::Result<T, TeamError>;
+
+/// `url` as an answer or a log may show it: host, port and database, no user or password.
+pub fn server_of(url: &str) -> String {
+    match url.parse::<postgres::Config>() {
+        Ok(c) => {
+            let host = c
+                .get_hosts()
+                .first()
+                .map(|h| match h {
+                    postgres::config::Host::Tcp(h) => h.clone(),
+                    postgres::config::Host::Unix(p) => p.display().to_string(),
+                })
+                .unwrap_or_default();
+            let port = c.get_ports().first().copied().unwrap_or(5432);
+            format!("{host}:{port}/{}", c.get_dbname().unwrap_or(""))
+        }
+        Err(_) => "(an unreadable URL)".to_owned(),
+    }
+}
+
+/// One file's content as the team index stores it: its chunks, its language, and why it was
+/// not chunked structurally, if it was not.
+pub struct Blob<'a> {
+    pub id: &'a str,
+    pub language: &'a str,
+    pub size: usize,
+    pub problem: Option<&'a str>,
+    pub chunks: &'a [Chunk],
+}
+
+/// A connection to the team index, its schema brought up to this booger's.
+pub struct TeamStore {
+    client: Client,
+}
+
+impl TeamStore {
+    pub fn connect(url: &str) -> Result<Self> {
+        let client =
+            Client::connect(url, NoTls).map_err(|source| TeamError::Connect { server: server_of(url), source })?;
+        let mut store = Self { client };
+        schema::migrate(&mut store.client)?;
+        Ok(store)
+    }
+
+    /// Of `ids`, the blobs the team index does not hold yet.
+    pub fn missing_blobs(&mut self, ids: &[String]) -> Result<HashSet<String>> {
+        let held: HashSet<String> = self
+            .client
+            .query("SELECT blob_id FROM blobs WHERE blob_id = ANY($1)", &[&ids])?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        Ok(ids.iter().filter(|id| !held.contains(*id)).cloned().collect())
+    }
+
+    /// Stores `blobs` with their chunks, each blob whole or not at all; a blob another
+    /// publisher stored meanwhile is left as it is.
+    pub fn put_blobs(&mut self, blobs: &[Blob<'_>]) -> Result<()> {
+        let mut tx = self.client.transaction()?;
+        let blob = tx.prepare(
+            "INSERT INTO blobs (blob_id, language, size_bytes, problem) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (blob_id) DO NOTHING",
+        )?;
+        let chunk = tx.prepare(
+            "INSERT INTO chunks (blob_id, ord, kind, name, signature, parent, doc, start_line, end_line,
+                                 start_byte, end_byte, content)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+        )?;
+        for b in blobs {
+            let size = i64::try_from(b.size).unwrap_or(i64::MAX);
+            if tx.execute(&blob, &[&b.id, &b.language, &size, &b.problem])? == 0 {
+                continue; // stored by another publisher
+            }
+            for (ord, c) in b.chunks.iter().enumerate() {
+                let ord = ord as i32;
+                let (start_line, end_line) = (c.start_line as i32, c.end_line as i32);
+                let (start_byte, end_byte) = (c.start_byte as i64, c.end_byte as i64);
+                tx.execute(
+                    &chunk,
+                    &[
+                        &b.id,
+                        &ord,
+                        &c.kind,
+                        &c.name,
+                        &c.signature,
+                        &c.parent,
+                        &c.doc,
+                        &start_line,
+                        &end_line,
+                        &start_byte,
+                        &end_byte,
+                        &c.content,
+                    ],
+                )?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Records `sha` of `repo` with its files (path, blob id), all in one transaction: a
+    /// commit appears whole or not at all. False if it was published already.
+    pub fn publish_commit(&mut self, repo: &str, sha: &str, files: &[(String, String)]) -> Result<bool> {
+        let mut tx = self.client.transaction()?;
+        let repo_id: i64 = tx
+            .query_one(
+                "INSERT INTO repos (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name RETURNING id",
+                &[&repo],
+            )?
+            .get(0);
+        let count = files.len() as i32;
+        let fresh = tx.execute(
+            "INSERT INTO commits (repo_id, sha, files) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+            &[&repo_id, &sha, &count],
+        )?;
+        if fresh == 0 {
+            return Ok(false); // published already, or by a racing publisher
+        }
+        let (paths, blobs): (Vec<&str>, Vec<&str>) = files.iter().map(|(p, b)| (p.as_str(), b.as_str())).unzip();
+        tx.execute(
+            "INSERT INTO commit_files (repo_id, sha, path, blob_id)
+             SELECT $1, $2, path, blob_id FROM unnest($3::text[], $4::text[]) AS f(path, blob_id)",
+            &[&repo_id, &sha, &paths, &blobs],
+        )?;
+        tx.commit()?;
+        Ok(true)
+    }
+
+    /// True if `repo` has `sha` published.
+    pub fn is_published(&mut self, repo: &str, sha: &str) -> Result<bool> {
+        Ok(self
+            .client
+            .query_opt(
+                "SELECT 1 FROM commits c JOIN repos r ON r.id = c.repo_id WHERE r.name = $1 AND c.sha = $2",
+                &[&repo, &sha],
+            )?
+            .is_some())
+    }
+}

@@ -1,0 +1,85 @@
+//! The team index's schema, by version. A migration runs once, under an advisory lock (two
+//! daemons meeting a fresh server do not both create it); a server whose schema is newer than
+//! this booger knows is refused with a clear error, never written to.
+
+use postgres::Client;
+
+use super::{Result, TeamError};
+
+/// A key for `pg_advisory_xact_lock`, booger's own.
+const MIGRATION_LOCK: i64 = 0x626f_6f67_6572;
+
+/// Each migration, in order; the schema version is how many have run.
+const MIGRATIONS: &[&str] = &[
+    // 1: repositories, commits and their files by blob id, blobs and their chunks. Commits'
+    // files are partitioned by repository, so one server holds thousands of repositories and
+    // a distributed PostgreSQL can spread them.
+    "CREATE TABLE repos (
+         id   bigserial PRIMARY KEY,
+         name text NOT NULL UNIQUE
+     );
+     CREATE TABLE blobs (
+         blob_id    text PRIMARY KEY,
+         language   text NOT NULL,
+         size_bytes bigint NOT NULL,
+         problem    text
+     );
+     CREATE TABLE chunks (
+         blob_id    text NOT NULL REFERENCES blobs ON DELETE CASCADE,
+         ord        integer NOT NULL,
+         kind       text NOT NULL,
+         name       text NOT NULL,
+         signature  text NOT NULL,
+         parent     text,
+         doc        text,
+         start_line integer NOT NULL,
+         end_line   integer NOT NULL,
+         start_byte bigint NOT NULL,
+         end_byte   bigint NOT NULL,
+         content    text NOT NULL,
+         PRIMARY KEY (blob_id, ord)
+     );
+     CREATE TABLE commits (
+         repo_id      bigint NOT NULL REFERENCES repos,
+         sha          text NOT NULL,
+         files        integer NOT NULL,
+         published_at timestamptz NOT NULL DEFAULT now(),
+         PRIMARY KEY (repo_id, sha)
+     );
+     CREATE TABLE commit_files (
+         repo_id bigint NOT NULL,
+         sha     text NOT NULL,
+         path    text NOT NULL,
+         blob_id text NOT NULL,
+         PRIMARY KEY (repo_id, sha, path)
+     ) PARTITION BY HASH (repo_id);
+     CREATE TABLE commit_files_0 PARTITION OF commit_files FOR VALUES WITH (MODULUS 4, REMAINDER 0);
+     CREATE TABLE commit_files_1 PARTITION OF commit_files FOR VALUES WITH (MODULUS 4, REMAINDER 1);
+     CREATE TABLE commit_files_2 PARTITION OF commit_files FOR VALUES WITH (MODULUS 4, REMAINDER 2);
+     CREATE TABLE commit_files_3 PARTITION OF commit_files FOR VALUES WITH (MODULUS 4, REMAINDER 3);",
+];
+
+/// Brings the server's schema up to [`MIGRATIONS`], or refuses a newer one.
+pub fn migrate(client: &mut Client) -> Result<()> {
+    let known = MIGRATIONS.len() as i32;
+    let mut tx = client.transaction()?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+    tx.batch_execute("CREATE TABLE IF NOT EXISTS booger_schema (version integer NOT NULL)")?;
+    let found: i32 = match tx.query_opt("SELECT version FROM booger_schema", &[])? {
+        Some(row) => row.get(0),
+        None => {
+            tx.execute("INSERT INTO booger_schema (version) VALUES (0)", &[])?;
+            0
+        }
+    };
+    if found > known {
+        return Err(TeamError::TooNew { found, known });
+    }
+    for (i, m) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        tx.batch_execute(m)?;
+        tx.execute("UPDATE booger_schema SET version = $1", &[&(i as i32 + 1)])?;
+        tracing::info!(version = i + 1, "team index schema migrated");
+    }
+    tx.commit()?;
+    Ok(())
+}

@@ -1,0 +1,50 @@
+//! `publish`: one commit of a project to the team index (see [`crate::engine::publish`]).
+
+use booger_proto::answers;
+use booger_proto::tools::args;
+
+use super::call::{Call, Outcome, ToolError, answer, failed};
+use crate::store::team::server_of;
+
+pub fn run(call: &Call, a: args::Publish) -> Outcome {
+    let named = a.on.project.as_deref().or(a.path.as_deref());
+    let project = call.project(named)?;
+    let url = a.team_url.clone().filter(|u| !u.is_empty()).or_else(|| call.daemon.config.team_url.clone());
+    let Some(url) = url else {
+        return Err(ToolError::Refused(
+            "publish: no team index: pass team_url (a PostgreSQL URL), or start boogerd with --team-url or \
+             BOOGER_TEAM_URL"
+                .to_owned(),
+        ));
+    };
+    let rev = a.rev.as_deref().filter(|r| !r.is_empty()).unwrap_or("HEAD");
+    if rev.starts_with('-') {
+        return Err(ToolError::Refused(format!("publish: {rev:?} is not a revision")));
+    }
+    let max = call.daemon.config.max_file_bytes;
+    let p = crate::engine::publish::publish(&project.root, &project.name, rev, &url, max)
+        .map_err(|e| failed("publish", e))?;
+    let server = server_of(&url);
+    let text = if p.new_commit {
+        format!(
+            "Published {} at {} to {server}: {} files, {} new blobs sent, in {:.1} s",
+            project.name,
+            &p.commit[..p.commit.len().min(12)],
+            p.files,
+            p.blobs_sent,
+            p.elapsed_ms as f64 / 1000.0
+        )
+    } else {
+        format!("{} at {} is published already on {server}", project.name, &p.commit[..p.commit.len().min(12)])
+    };
+    let data = answers::Published {
+        project: project.name,
+        commit: p.commit,
+        files: p.files as u64,
+        blobs_sent: p.blobs_sent as u64,
+        new_commit: p.new_commit,
+        server,
+        elapsed_ms: p.elapsed_ms,
+    };
+    Ok(answer(text, &data))
+}

