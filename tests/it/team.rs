@@ -36,6 +36,13 @@ fn publishing_sends_each_blob_once_and_a_commit_whole() {
     assert_eq!(pg.sql("SELECT count(*) FROM blobs"), "3");
     assert!(pg.sql("SELECT count(*) FROM chunks").parse::<u32>().unwrap() >= 3);
     assert_eq!(pg.sql("SELECT name FROM chunks WHERE kind = 'function' ORDER BY name LIMIT 1"), "helper");
+    // Each blob carries the hash the local index records for the same bytes.
+    let blob = git(&repo, &["rev-parse", "HEAD:src/app.py"]);
+    let hash = pg.sql(&format!("SELECT content_hash FROM blobs WHERE blob_id = '{}'", blob.trim()));
+    assert!(env.run(&["index", repo.to_str().unwrap()]).status.success());
+    let keys = env.store(&repo).chunk_keys().unwrap();
+    let local = keys.iter().find(|(p, _)| p == "src/app.py").and_then(|(_, k)| k.split(':').next());
+    assert_eq!(Some(hash.as_str()), local, "the team's hash of src/app.py is the local index's");
 
     let (ok, again, said) = publish(&env, &repo, &[]);
     assert!(ok, "{said}");

@@ -72,13 +72,15 @@ pub fn publish(root: &Path, name: &str, rev: &str, url: &str, max_file_bytes: u6
                 let bytes = contents.get(id)?;
                 let path = path_of.get(id.as_str())?;
                 let too_large = bytes.len() as u64 > max_file_bytes;
-                Some((id, bytes.len(), chunk_file(Path::new(path), bytes, too_large)))
+                let hash = crate::source::hash::file_hash(bytes);
+                Some((id, hash, bytes.len(), chunk_file(Path::new(path), bytes, too_large)))
             })
             .collect();
         let blobs: Vec<Blob<'_>> = chunked
             .iter()
-            .map(|(id, size, c)| Blob {
+            .map(|(id, hash, size, c)| Blob {
                 id,
+                content_hash: hash,
                 language: c.lang.name(),
                 size: *size,
                 problem: c.problem.as_deref(),

@@ -51,6 +51,8 @@ pub fn server_of(url: &str) -> String {
 /// not chunked structurally, if it was not.
 pub struct Blob<'a> {
     pub id: &'a str,
+    /// The local index's hash of the same bytes ([`crate::source::hash::file_hash`]).
+    pub content_hash: &'a str,
     pub language: &'a str,
     pub size: usize,
     pub problem: Option<&'a str>,
@@ -87,7 +89,7 @@ impl TeamStore {
     pub fn put_blobs(&mut self, blobs: &[Blob<'_>]) -> Result<()> {
         let mut tx = self.client.transaction()?;
         let blob = tx.prepare(
-            "INSERT INTO blobs (blob_id, language, size_bytes, problem) VALUES ($1, $2, $3, $4)
+            "INSERT INTO blobs (blob_id, content_hash, language, size_bytes, problem) VALUES ($1, $2, $3, $4, $5)
              ON CONFLICT (blob_id) DO NOTHING",
         )?;
         let chunk = tx.prepare(
@@ -97,7 +99,7 @@ impl TeamStore {
         )?;
         for b in blobs {
             let size = i64::try_from(b.size).unwrap_or(i64::MAX);
-            if tx.execute(&blob, &[&b.id, &b.language, &size, &b.problem])? == 0 {
+            if tx.execute(&blob, &[&b.id, &b.content_hash, &b.language, &size, &b.problem])? == 0 {
                 continue; // stored by another publisher
             }
             for (ord, c) in b.chunks.iter().enumerate() {

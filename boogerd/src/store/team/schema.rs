@@ -19,8 +19,11 @@ const MIGRATIONS: &[&str] = &[
          name text NOT NULL UNIQUE
      );
      CREATE TABLE blobs (
-         blob_id    text PRIMARY KEY,
-         language   text NOT NULL,
+         blob_id      text PRIMARY KEY,
+         -- What the local index records for the same bytes (BLAKE3): a clone filled from the
+         -- team index has the Merkle root of one indexed from scratch.
+         content_hash text NOT NULL,
+         language     text NOT NULL,
          size_bytes bigint NOT NULL,
          problem    text
      );
