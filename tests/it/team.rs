@@ -85,7 +85,76 @@ fn a_server_out_of_reach_or_too_new_is_refused_clearly() {
 
     let (ok, _, said) = publish(&env, &repo, &["--team-url", &pg.url]);
     assert!(ok, "{said}");
+
+    // A daemon whose team index is out of reach indexes and answers locally, as before.
+    let apart = Env::new();
+    let _d2 = apart.start_daemon_with(&["--team-url", "postgresql://booger@127.0.0.1:1/booger"]);
+    let clone = apart.dir.path().join("clone");
+    git(apart.dir.path(), &["clone", "-q", repo.to_str().unwrap(), clone.to_str().unwrap()]);
+    assert!(apart.run(&["projects", "add", clone.to_str().unwrap()]).status.success());
+    let out = apart.run_in(Some(&clone), &["index"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let found = apart.run_in(Some(&clone), &["search", "--output-mode", "files_with_matches", "a"]);
+    assert!(String::from_utf8_lossy(&found.stdout).contains("a.py"), "{}", describe(&found));
+
     pg.sql("UPDATE booger_schema SET version = 99");
     let (ok, _, said) = publish(&env, &repo, &["--team-url", &pg.url]);
     assert!(!ok && said.contains("newer booger"), "{said}");
+}
+
+/// The root hash of `repo`'s index, after a run, as `status` reports it.
+fn root_hash(env: &Env, repo: &std::path::Path) -> String {
+    let out = env.run_in(Some(repo), &["index", "--json"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["report"]["root_hash"].as_str().unwrap().to_owned()
+}
+
+/// A fresh clone whose HEAD is published fills its index from the team index: the files it
+/// holds unchanged are not parsed, local edits and new files are, and the index is the one a
+/// from-scratch run makes (same Merkle root, same answers).
+#[test]
+fn a_clone_of_a_published_commit_fills_its_index_from_the_team() {
+    let env = Env::new();
+    let pg = booger_tests::postgres::start(env.dir.path());
+    let d = env.start_daemon_with(&["--team-url", &pg.url]);
+    let origin = env.git_project("origin");
+    for i in 0..30 {
+        write(&origin, &format!("pkg/m{i}.py"), format!("def task_{i}(x):\n    return x + {i}\n"));
+    }
+    write(&origin, "README.md", "# Origin\n\nDoes tasks.\n");
+    write(&origin, "blob.bin", [0u8, 1, 2, 3, 0, 9]);
+    commit_all(&origin, "tasks");
+    assert!(env.run(&["projects", "add", origin.to_str().unwrap()]).status.success());
+    let (ok, published, said) = publish(&env, &origin, &[]);
+    assert!(ok && published["new_commit"] == true, "{said}");
+
+    // Two identical clones with the same local work: one filled from the team, one from scratch.
+    let make = |name: &str| {
+        let dir = env.dir.path().join(name);
+        git(env.dir.path(), &["clone", "-q", origin.to_str().unwrap(), dir.to_str().unwrap()]);
+        write(&dir, "pkg/m3.py", "def task_3(x):\n    return x * 300  # edited here\n");
+        write(&dir, "pkg/local.py", "def only_here():\n    return 'untracked'\n");
+        dir
+    };
+    let seeded = make("seeded");
+    assert!(env.run(&["projects", "add", seeded.to_str().unwrap()]).status.success());
+    let seeded_root = root_hash(&env, &seeded);
+    let log = d.log_text();
+    assert!(log.contains("filled from the team index") && log.contains("files=30"), "{log}");
+
+    let other = Env::new();
+    let _plain = other.start_daemon();
+    let scratch = make("scratch");
+    assert!(other.run(&["projects", "add", scratch.to_str().unwrap()]).status.success());
+    assert_eq!(seeded_root, root_hash(&other, &scratch), "the seeded index differs from a from-scratch one");
+
+    // Answers come from both kinds of file: seeded (unchanged) and parsed here (edited, new).
+    let paths = |q: &str| {
+        let out = env.run_in(Some(&seeded), &["search", "--output-mode", "files_with_matches", q]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(paths("task_17").contains("pkg/m17.py"), "{}", paths("task_17"));
+    assert!(paths("edited here").contains("pkg/m3.py"), "{}", paths("edited here"));
+    assert!(paths("only_here").contains("pkg/local.py"), "{}", paths("only_here"));
 }

@@ -48,7 +48,7 @@ impl Daemon {
         } else {
             None
         };
-        let projects = Arc::new(Projects::new(config.data_dir.clone(), defaults, embedding));
+        let projects = Arc::new(Projects::new(config.data_dir.clone(), defaults, embedding, config.team_url.clone()));
         for p in registry.projects().iter().filter(|p| p.in_repo) {
             projects.set_in_repo(&p.root, true);
         }

@@ -10,6 +10,7 @@ pub mod project;
 pub mod publish;
 pub mod registration;
 pub mod registry;
+pub mod seed;
 pub mod watch;
 
 pub use config::Config;

@@ -70,6 +70,10 @@ pub fn publish(root: &Path, name: &str, rev: &str, url: &str, max_file_bytes: u6
             .iter()
             .filter_map(|id| {
                 let bytes = contents.get(id)?;
+                // What a local run would not index (binary, huge) is not published either.
+                if bytes.len() as u64 > crate::source::HUGE_FILE_BYTES || super::index::walk::looks_binary(bytes) {
+                    return None;
+                }
                 let path = path_of.get(id.as_str())?;
                 let too_large = bytes.len() as u64 > max_file_bytes;
                 let hash = crate::source::hash::file_hash(bytes);

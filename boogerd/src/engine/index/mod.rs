@@ -139,7 +139,7 @@ pub fn with_generated(store: &Store) -> Result<bool, StoreError> {
 
 /// Moves the files of `tree` that [`origin`] sets aside out of its files; the rest are marked
 /// for the header check unless the repository's attributes say they are not generated.
-fn sort_out(root: &Path, tree: &mut walk::Tree, extra_dirs: &[String], with_generated: bool) {
+pub(crate) fn sort_out(root: &Path, tree: &mut walk::Tree, extra_dirs: &[String], with_generated: bool) {
     if with_generated {
         return;
     }

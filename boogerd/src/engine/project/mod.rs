@@ -69,6 +69,8 @@ pub struct ProjectHandle {
     /// embedding is off).
     pub vectors: crate::engine::project::ProjectVectors,
     embedding: Option<Arc<crate::engine::project::Embedding>>,
+    /// The team index its first index is filled from ([`crate::engine::seed`]), if any.
+    team: Option<String>,
     /// When a query last used this project (ms on the daemon's clock): the idle ones give
     /// their memory back.
     last_used: std::sync::atomic::AtomicU64,
@@ -91,8 +93,10 @@ impl ProjectHandle {
         data_dir: &Path,
         in_repo: bool,
         embedding: Option<Arc<crate::engine::project::Embedding>>,
+        team: Option<String>,
     ) -> Self {
         Self {
+            team,
             index_dir: crate::base::storage::index_dir(data_dir, &root, in_repo),
             adopt_from: crate::base::storage::index_dir(data_dir, &root, !in_repo),
             owner_mark: crate::base::storage::owner_mark(data_dir, &root).unwrap_or_else(|e| {
@@ -330,6 +334,27 @@ impl ProjectHandle {
     }
 
     /// Brings the index up to date (waits for a run already going, then does its own).
+    /// Fills an empty index from the team index, when there is one and it holds this
+    /// project's HEAD; the run that follows reads only what differs. A team index out of
+    /// reach, or a seed cut short, leaves the rest to the run.
+    fn seed(&self, store: &Store) {
+        let Some(url) = &self.team else { return };
+        if store.file_count().unwrap_or(1) > 0 {
+            return;
+        }
+        let started = std::time::Instant::now();
+        match crate::engine::seed::seed(&self.root, store, url) {
+            Ok(0) => {}
+            Ok(files) => tracing::info!(
+                root = %self.root.display(),
+                files,
+                ms = started.elapsed().as_millis() as u64,
+                "filled from the team index"
+            ),
+            Err(e) => tracing::warn!(root = %self.root.display(), error = %e, "team index not used; indexing locally"),
+        }
+    }
+
     pub fn index(self: &Arc<Self>, opts: index::Options) -> Result<IndexReport, IndexError> {
         let _one_at_a_time = self.index_lock.lock().unwrap_or_else(|p| p.into_inner());
         // A vanished directory must not look like "every file was deleted".
@@ -337,6 +362,9 @@ impl ProjectHandle {
             return Err(IndexError::Missing(self.root.clone()));
         }
         let mut store = self.store()?;
+        if !opts.full {
+            self.seed(&store);
+        }
         let mut before = store.content_generation();
         let mut full = opts.full;
         let report = match index::run(&self.root, &store, opts, &self.progress) {

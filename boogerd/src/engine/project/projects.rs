@@ -26,6 +26,8 @@ pub struct Projects {
     /// Options for runs nobody asked for explicitly (the watcher's).
     defaults: index::Options,
     embedding: Option<Arc<crate::engine::project::Embedding>>,
+    /// The team index a new project's first index is filled from, when it holds its HEAD.
+    team_url: Option<String>,
 }
 
 impl Projects {
@@ -33,8 +35,9 @@ impl Projects {
         data_dir: PathBuf,
         defaults: index::Options,
         embedding: Option<Arc<crate::engine::project::Embedding>>,
+        team_url: Option<String>,
     ) -> Self {
-        Self { handles: Mutex::default(), data_dir, in_repo: Mutex::default(), defaults, embedding }
+        Self { handles: Mutex::default(), data_dir, in_repo: Mutex::default(), defaults, embedding, team_url }
     }
 
     /// Says where `root` keeps its index; a handle made before is dropped so the next one
@@ -62,7 +65,8 @@ impl Projects {
         map.entry(root.to_owned())
             .or_insert_with(|| {
                 let in_repo = self.in_repo.lock().unwrap_or_else(|p| p.into_inner()).contains(root);
-                Arc::new(ProjectHandle::new(root.to_owned(), &self.data_dir, in_repo, self.embedding.clone()))
+                let (embedding, team) = (self.embedding.clone(), self.team_url.clone());
+                Arc::new(ProjectHandle::new(root.to_owned(), &self.data_dir, in_repo, embedding, team))
             })
             .clone()
     }

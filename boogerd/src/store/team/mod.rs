@@ -59,6 +59,15 @@ pub struct Blob<'a> {
     pub chunks: &'a [Chunk],
 }
 
+/// A blob as the team index holds it, chunks and all.
+pub struct StoredBlob {
+    pub id: String,
+    pub content_hash: String,
+    pub language: String,
+    pub problem: Option<String>,
+    pub chunks: Vec<Chunk>,
+}
+
 /// A connection to the team index, its schema brought up to this booger's.
 pub struct TeamStore {
     client: Client,
@@ -155,6 +164,53 @@ impl TeamStore {
         )?;
         tx.commit()?;
         Ok(true)
+    }
+
+    /// True if any repository has `sha` published: a commit id names the same files
+    /// whatever the clone or fork calls itself.
+    pub fn has_commit(&mut self, sha: &str) -> Result<bool> {
+        Ok(self.client.query_opt("SELECT 1 FROM commits WHERE sha = $1 LIMIT 1", &[&sha])?.is_some())
+    }
+
+    /// The stored blobs among `ids`, with their chunks in order.
+    pub fn blobs(&mut self, ids: &[String]) -> Result<Vec<StoredBlob>> {
+        let mut out: Vec<StoredBlob> = self
+            .client
+            .query("SELECT blob_id, content_hash, language, problem FROM blobs WHERE blob_id = ANY($1)", &[&ids])?
+            .iter()
+            .map(|r| StoredBlob {
+                id: r.get(0),
+                content_hash: r.get(1),
+                language: r.get(2),
+                problem: r.get(3),
+                chunks: Vec::new(),
+            })
+            .collect();
+        let index: std::collections::HashMap<String, usize> =
+            out.iter().enumerate().map(|(i, b)| (b.id.clone(), i)).collect();
+        let rows = self.client.query(
+            "SELECT blob_id, kind, name, signature, parent, doc, start_line, end_line, start_byte, end_byte, content
+             FROM chunks WHERE blob_id = ANY($1) ORDER BY blob_id, ord",
+            &[&ids],
+        )?;
+        for r in rows {
+            let id: String = r.get(0);
+            let Some(&i) = index.get(&id) else { continue };
+            let kind: String = r.get(1);
+            out[i].chunks.push(Chunk {
+                kind: crate::source::chunk::intern_kind(&kind),
+                name: r.get(2),
+                signature: r.get(3),
+                parent: r.get(4),
+                doc: r.get(5),
+                start_line: r.get::<_, i32>(6) as u32,
+                end_line: r.get::<_, i32>(7) as u32,
+                start_byte: r.get::<_, i64>(8) as usize,
+                end_byte: r.get::<_, i64>(9) as usize,
+                content: r.get(10),
+            });
+        }
+        Ok(out)
     }
 
     /// True if `repo` has `sha` published.

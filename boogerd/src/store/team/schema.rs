@@ -67,6 +67,8 @@ pub fn migrate(client: &mut Client) -> Result<()> {
     let known = MIGRATIONS.len() as i32;
     let mut tx = client.transaction()?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+    // "already exists, skipping" is not news.
+    tx.batch_execute("SET LOCAL client_min_messages TO warning")?;
     tx.batch_execute("CREATE TABLE IF NOT EXISTS booger_schema (version integer NOT NULL)")?;
     let found: i32 = match tx.query_opt("SELECT version FROM booger_schema", &[])? {
         Some(row) => row.get(0),

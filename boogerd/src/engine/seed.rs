@@ -1,0 +1,96 @@
+//! Filling a new project's empty index from the team index: every file the walk would index
+//! whose blob (`git ls-files -s`, no file read) the team holds, and that is not changed in
+//! the working tree, gets the team's chunks and hash, with its size and time from the walk.
+//! The first run then finds those files unchanged and reads only what differs (local edits,
+//! untracked files, unpublished commits). Nothing is parsed or embedded twice; the Merkle root
+//! is the one a from-scratch index would have.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use super::index::{sort_out, walk, with_generated};
+use crate::domain::git::GitError;
+use crate::domain::git::repo::{Repo, split_z};
+use crate::store::team::{TeamError, TeamStore};
+use crate::store::{FileWrite, Store, StoreError};
+
+/// Files written per transaction.
+const BATCH: usize = 500;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SeedError {
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error(transparent)]
+    Team(#[from] TeamError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Seeds the empty `store` of the repository at `root` from the team index at `url`; the
+/// number of files filled (0 when HEAD is not published or the project is not a repository).
+pub fn seed(root: &Path, store: &Store, url: &str) -> Result<usize, SeedError> {
+    let Ok(repo) = Repo::open(root) else { return Ok(0) };
+    let head = repo.commit_of("HEAD")?;
+    let mut team = TeamStore::connect(url)?;
+    if !team.has_commit(&head)? {
+        return Ok(0);
+    }
+    let staged = staged_blobs(&repo)?;
+    let changed = changed_in_working_tree(&repo)?;
+    let mut tree = walk::walk(root);
+    sort_out(root, &mut tree, &[], with_generated(store)?);
+    let wanted: Vec<(&walk::Walked, &String)> = tree
+        .files
+        .iter()
+        .filter(|w| !changed.contains(&w.rel))
+        .filter_map(|w| staged.get(&w.rel).map(|id| (w, id)))
+        .collect();
+    let now = crate::base::time::now_rfc3339();
+    let mut filled = 0;
+    for batch in wanted.chunks(BATCH) {
+        let ids: Vec<String> = batch.iter().map(|(_, id)| (*id).clone()).collect();
+        let blobs: HashMap<String, crate::store::team::StoredBlob> =
+            team.blobs(&ids)?.into_iter().map(|b| (b.id.clone(), b)).collect();
+        let writes: Vec<FileWrite> = batch
+            .iter()
+            .filter_map(|(w, id)| {
+                let b = blobs.get(*id)?;
+                Some(FileWrite {
+                    path: w.rel.clone(),
+                    size: w.size,
+                    mtime_ns: w.mtime_ns,
+                    hash: b.content_hash.clone(),
+                    language: b.language.clone(),
+                    problem: b.problem.clone(),
+                    chunks: Some(b.chunks.clone()),
+                    grams: None,
+                })
+            })
+            .collect();
+        filled += writes.len();
+        store.write_batch(&writes, &[], &now)?;
+    }
+    Ok(filled)
+}
+
+/// The index's blob of every staged path (stage 0: not in a merge conflict).
+fn staged_blobs(repo: &Repo) -> Result<HashMap<String, String>, GitError> {
+    let out = repo.git.run(&["ls-files", "-s", "-z"])?;
+    Ok(split_z(&out)
+        .filter_map(|e| {
+            // `<mode> <id> <stage>\t<path>`
+            let (meta, path) = e.split_once('\t')?;
+            let mut parts = meta.split(' ');
+            let (mode, id, stage) = (parts.next()?, parts.next()?, parts.next()?);
+            (stage == "0" && (mode == "100644" || mode == "100755")).then(|| (path.to_owned(), id.to_owned()))
+        })
+        .collect())
+}
+
+/// Paths whose working-tree file differs from the index (their staged blob is not what is
+/// on disk).
+fn changed_in_working_tree(repo: &Repo) -> Result<HashSet<String>, GitError> {
+    let out = repo.git.run(&["diff", "--name-only", "-z", "--no-renames"])?;
+    Ok(split_z(&out).collect())
+}
