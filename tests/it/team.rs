@@ -124,6 +124,8 @@ fn a_clone_of_a_published_commit_fills_its_index_from_the_team() {
     }
     write(&origin, "README.md", "# Origin\n\nDoes tasks.\n");
     write(&origin, "blob.bin", [0u8, 1, 2, 3, 0, 9]);
+    // Text with a NUL past the binary sniff: indexed locally, since PostgreSQL's text holds none.
+    write(&origin, "notes/late_nul.txt", format!("{}\0tail\n", "words ".repeat(2000)));
     commit_all(&origin, "tasks");
     assert!(env.run(&["projects", "add", origin.to_str().unwrap()]).status.success());
     let (ok, published, said) = publish(&env, &origin, &[]);

@@ -77,7 +77,9 @@ pub fn publish(root: &Path, name: &str, rev: &str, url: &str, max_file_bytes: u6
                 let path = path_of.get(id.as_str())?;
                 let too_large = bytes.len() as u64 > max_file_bytes;
                 let hash = crate::source::hash::file_hash(bytes);
-                Some((id, hash, bytes.len(), chunk_file(Path::new(path), bytes, too_large)))
+                let chunked = chunk_file(Path::new(path), bytes, too_large);
+                // PostgreSQL's text holds no NUL: such a file stays with local indexing.
+                (!chunked.chunks.iter().any(has_nul)).then_some((id, hash, bytes.len(), chunked))
             })
             .collect();
         let blobs: Vec<Blob<'_>> = chunked
@@ -95,6 +97,12 @@ pub fn publish(root: &Path, name: &str, rev: &str, url: &str, max_file_bytes: u6
     }
     let new_commit = team.publish_commit(name, &commit, &files)?;
     Ok(done(missing.len(), new_commit))
+}
+
+/// True if a field of `c` holds a NUL character, which PostgreSQL's text cannot.
+fn has_nul(c: &crate::source::chunk::Chunk) -> bool {
+    let fields = [Some(c.content.as_str()), Some(&c.name), Some(&c.signature), c.parent.as_deref(), c.doc.as_deref()];
+    fields.into_iter().flatten().any(|f| f.contains('\0'))
 }
 
 /// The files of `commit` as (path, blob id): regular files only (no links, no submodules).

@@ -409,7 +409,7 @@ impl Progress {
     }
 
     /// Marks a run as going until the returned guard drops.
-    fn start(&self, at: Instant) -> ResetOnDrop<'_> {
+    pub(crate) fn start(&self, at: Instant) -> ResetOnDrop<'_> {
         self.total.store(0, Ordering::SeqCst);
         self.done.store(0, Ordering::SeqCst);
         self.running.store(true, Ordering::SeqCst);
@@ -418,7 +418,7 @@ impl Progress {
     }
 }
 
-struct ResetOnDrop<'a>(&'a AtomicBool);
+pub(crate) struct ResetOnDrop<'a>(&'a AtomicBool);
 
 impl Drop for ResetOnDrop<'_> {
     fn drop(&mut self) {

@@ -343,6 +343,8 @@ impl ProjectHandle {
             return;
         }
         let started = std::time::Instant::now();
+        // A first index is being built: answers meanwhile say so.
+        let _running = self.progress.start(started);
         match crate::engine::seed::seed(&self.root, store, url) {
             Ok(0) => {}
             Ok(files) => tracing::info!(

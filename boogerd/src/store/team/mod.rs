@@ -17,7 +17,7 @@ use crate::source::chunk::Chunk;
 pub enum TeamError {
     #[error("cannot reach the team index at {server}: {source}")]
     Connect { server: String, source: postgres::Error },
-    #[error("the team index: {0}")]
+    #[error("the team index: {}", said(.0))]
     Sql(#[from] postgres::Error),
     #[error(
         "the team index was made by a newer booger (schema {found}; this booger knows up to {known}): \
@@ -27,6 +27,14 @@ pub enum TeamError {
 }
 
 pub type Result<T> = std::result::Result<T, TeamError>;
+
+/// What the server said, when it said something ("db error" alone says nothing).
+fn said(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{} ({})", db.message(), db.code().code()),
+        None => e.to_string(),
+    }
+}
 
 /// `url` as an answer or a log may show it: host, port and database, no user or password.
 pub fn server_of(url: &str) -> String {
