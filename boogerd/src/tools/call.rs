@@ -113,7 +113,7 @@ pub fn failed(tool: &str, e: impl std::fmt::Display) -> ToolError {
 
 /// A call's arguments as their tool's type (validated against the catalogue already).
 pub fn parse<A: DeserializeOwned>(arguments: &serde_json::Value) -> Result<A, ToolError> {
-    serde_json::from_value(arguments.clone()).map_err(|e| ToolError::Refused(format!("arguments: {e}")))
+    A::deserialize(arguments).map_err(|e| ToolError::Refused(format!("arguments: {e}")))
 }
 
 impl<'a> Call<'a> {

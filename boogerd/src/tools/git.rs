@@ -1,7 +1,7 @@
 //! The git tools: `branch-diff`, `draft-commit`, `changelog`. The work is in [`crate::domain::git`];
 //! here the arguments become a [`Request`] and the diff becomes an answer.
 
-use booger_proto::answers::{self, DiffTotals};
+use booger_proto::answers;
 use booger_proto::tools::args;
 use serde_json::Value;
 
@@ -74,18 +74,12 @@ fn diff_answer(d: &StructuralDiff, max_chars: usize) -> answers::BranchDiff {
         head: Some(d.head.clone()),
         head_commit: d.head_commit.clone(),
         include: Some(d.include.name().to_owned()),
-        totals: totals(d),
+        totals: format::totals(d),
         files,
         warnings: d.warnings.clone(),
         omitted_files: (omitted > 0).then_some(omitted as u64),
         hint: (omitted > 0).then(|| "raise max_tokens, narrow with path_prefix, or use output_mode=files".to_owned()),
     }
-}
-
-/// Totals over every file of `d`.
-fn totals(d: &StructuralDiff) -> DiffTotals {
-    let t = format::totals(d);
-    DiffTotals { files: t.files as u64, added: t.added as u64, modified: t.modified as u64, removed: t.removed as u64 }
 }
 
 pub fn draft_commit(call: &Call, a: args::Diff) -> Outcome {
@@ -128,7 +122,7 @@ pub fn draft_commit(call: &Call, a: args::Diff) -> Outcome {
         subject: Some(subject),
         include: Some(d.include.name().to_owned()),
         described: Some(format::title(&d)),
-        totals: Some(totals(&d)),
+        totals: Some(format::totals(&d)),
         warnings: Some(d.warnings.clone()),
         files: None,
     };
@@ -160,7 +154,7 @@ pub fn changelog(call: &Call, a: args::Changelog) -> Outcome {
         markdown: markdown.clone(),
         from: Some(d.base.clone()),
         to: Some(d.head.clone()),
-        totals: Some(totals(&d)),
+        totals: Some(format::totals(&d)),
         warnings: Some(d.warnings.clone()),
     };
     Ok(answer(markdown, &data))

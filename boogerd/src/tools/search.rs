@@ -82,7 +82,7 @@ impl Request<'_> {
             let text = if note.is_empty() { why.clone() } else { format!("{note}\n{why}") };
             let mut data = answers::Search { total: Some(0), reason: Some(why), ..Default::default() };
             if warm.is_some() {
-                merge(&mut data, &Confidence::nothing(&Calibration::of(store)));
+                Confidence::nothing(&Calibration::of(store)).fill(&mut data);
             }
             return Ok(answer(text, &data));
         }
@@ -122,7 +122,7 @@ impl Request<'_> {
             ..Default::default()
         };
         if let Some(c) = &confidence {
-            merge(&mut data, c);
+            c.fill(&mut data);
         }
         if doubtful.is_some() {
             let tries = suggestions();
@@ -163,14 +163,6 @@ fn judge(w: &Postings, query: &Query, hits: &[Hit], files: Option<&[FileHit<'_>]
         None => hits.iter().take(10).map(|h| h.chunk.id).collect(),
     };
     confidence::assess(w, &words, &first, &Calibration::of(store))
-}
-
-/// Puts the confidence's fields at the top level of an answer's data.
-fn merge(data: &mut answers::Search, c: &Confidence) {
-    data.confidence = Some(if c.high() { answers::Confidence::High } else { answers::Confidence::Low });
-    data.confidence_score = Some(confidence::round(c.score));
-    data.confidence_threshold = Some(confidence::round(c.threshold));
-    data.calibrated = Some(c.calibrated);
 }
 
 /// The first line of an answer with no good match.

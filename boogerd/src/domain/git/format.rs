@@ -4,26 +4,20 @@
 
 use std::fmt::Write;
 
+use booger_proto::answers::DiffTotals;
+
 use super::StructuralDiff;
 use super::diff::FileDiff;
 use super::repo::short;
 use super::symbols::{Modified, Symbol};
 
-/// Totals over every file.
-#[derive(Debug, Default, Clone, Copy, serde::Serialize)]
-pub struct Totals {
-    pub files: usize,
-    pub added: usize,
-    pub modified: usize,
-    pub removed: usize,
-}
-
-pub fn totals(d: &StructuralDiff) -> Totals {
-    let mut t = Totals { files: d.files.len(), ..Default::default() };
+/// Totals over every file, as the answers carry them.
+pub fn totals(d: &StructuralDiff) -> DiffTotals {
+    let mut t = DiffTotals { files: d.files.len() as u64, ..Default::default() };
     for f in &d.files {
-        t.added += f.changes.added.len();
-        t.modified += f.changes.modified.len();
-        t.removed += f.changes.removed.len();
+        t.added += f.changes.added.len() as u64;
+        t.modified += f.changes.modified.len() as u64;
+        t.removed += f.changes.removed.len() as u64;
     }
     t
 }

@@ -122,19 +122,13 @@ impl Confidence {
         self.score >= self.threshold
     }
 
-    /// `"high"` or `"low"`.
-    pub fn level(&self) -> &'static str {
-        if self.high() { "high" } else { "low" }
-    }
-
-    /// The fields every ranked answer's JSON carries.
-    pub fn json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "confidence": self.level(),
-            "confidence_score": round(self.score),
-            "confidence_threshold": round(self.threshold),
-            "calibrated": self.calibrated,
-        })
+    /// Puts the fields every ranked answer carries into `answer`.
+    pub fn fill(&self, answer: &mut booger_proto::answers::Search) {
+        use booger_proto::answers::Confidence as Level;
+        answer.confidence = Some(if self.high() { Level::High } else { Level::Low });
+        answer.confidence_score = Some(round(self.score));
+        answer.confidence_threshold = Some(round(self.threshold));
+        answer.calibrated = Some(self.calibrated);
     }
 }
 
