@@ -160,3 +160,103 @@ fn a_clone_of_a_published_commit_fills_its_index_from_the_team() {
     assert!(paths("edited here").contains("pkg/m3.py"), "{}", paths("edited here"));
     assert!(paths("only_here").contains("pkg/local.py"), "{}", paths("only_here"));
 }
+
+/// The `(repository-tagged path, line)` of each line of a `grep --json` answer.
+fn grep_lines(v: &Value) -> std::collections::BTreeSet<(String, u64)> {
+    let results = v["results"].as_array().cloned().unwrap_or_default();
+    results.iter().map(|r| (r["path"].as_str().unwrap_or("").to_owned(), r["line"].as_u64().unwrap_or(0))).collect()
+}
+
+/// Repositories nobody here has checked out answer `workspace-search --team` and `grep --team`
+/// from the team index, each at its latest published commit on its default branch; a project
+/// registered here answers from its own index; a team index out of reach costs the local
+/// answer nothing, is said, and is used again once back.
+#[test]
+fn team_search_and_grep_read_published_repositories_at_their_heads() {
+    let env = Env::new();
+    let mut pg = booger_tests::postgres::start(env.dir.path());
+    let _d = env.start_daemon_with(&["--team-url", &pg.url]);
+    let alpha = env.git_project("alpha");
+    git(&alpha, &["checkout", "-qb", "main"]);
+    write(&alpha, "src/ledger.py", "def reconcile_ledger(entries):\n    # TODO: rounding\n    return sum(entries)\n");
+    write(&alpha, "docs/guide.md", "# Guide\n\nReconcile the ledger monthly.\n");
+    commit_all(&alpha, "ledger");
+    let beta = env.git_project("beta");
+    write(&beta, "lib/parser.c", "int parse_header(const char *h) {\n    /* TODO: header */\n    return 0;\n}\n");
+    commit_all(&beta, "parser");
+    for repo in [&alpha, &beta] {
+        assert!(env.run(&["projects", "add", repo.to_str().unwrap()]).status.success());
+        let (ok, _, said) = publish(&env, repo, &[]);
+        assert!(ok, "{said}");
+    }
+    // A feature branch is published but is not the head; main's next commit is.
+    git(&alpha, &["checkout", "-qb", "feature"]);
+    write(&alpha, "src/feature.py", "def feature_only_marker():\n    return 1\n");
+    commit_all(&alpha, "feature");
+    assert!(publish(&env, &alpha, &[]).0);
+    git(&alpha, &["checkout", "-q", "main"]);
+    write(&alpha, "src/settle.py", "def settle_accounts(ledger):\n    # TODO: currencies\n    return ledger\n");
+    commit_all(&alpha, "settle");
+    assert!(publish(&env, &alpha, &[]).0);
+    let head = git(&alpha, &["rev-parse", "HEAD"]).trim()[..12].to_owned();
+
+    // Another machine: its own project, and a clone of beta with work of its own.
+    let here = Env::new();
+    let _d2 = here.start_daemon_with(&["--team-url", &pg.url]);
+    let mine = here.git_project("mine");
+    write(&mine, "mine.py", "def reconcile_local():\n    # TODO: mine\n    return 0\n");
+    commit_all(&mine, "mine");
+    let beta_here = here.dir.path().join("beta");
+    git(here.dir.path(), &["clone", "-q", beta.to_str().unwrap(), beta_here.to_str().unwrap()]);
+    write(&beta_here, "lib/extra.c", "int only_in_working_tree(void) { return 1; }\n");
+    for p in [&mine, &beta_here] {
+        assert!(here.run(&["projects", "add", p.to_str().unwrap()]).status.success());
+        assert!(here.run_in(Some(p), &["index"]).status.success());
+    }
+    let files = |q: &str| {
+        let out = here.run_in(Some(&mine), &["workspace-search", "--team", "--output-mode", "files_with_matches", q]);
+        assert!(out.status.success(), "{}", describe(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let found = files("reconcile ledger");
+    assert!(found.contains(&format!("alpha@{head}:src/ledger.py")), "{found}");
+    assert!(found.contains("mine:mine.py"), "the local project too: {found}");
+    assert!(files("settle_accounts").contains(&format!("alpha@{head}:src/settle.py")));
+    assert!(!files("feature_only_marker").contains("feature.py"), "a branch that is not the head");
+    let beta_hits = files("parse_header only_in_working_tree");
+    assert!(beta_hits.contains("beta:lib/extra.c") && beta_hits.contains("beta:lib/parser.c"), "{beta_hits}");
+    assert!(!beta_hits.contains("beta@"), "beta is registered here: its own index answers: {beta_hits}");
+
+    // grep --team finds exactly the lines git finds in each head, and in this project (grep
+    // reads one project here; every other repository comes from the team index).
+    let out = here.run_in(Some(&mine), &["grep", "--team", "--json", "TODO|return [a-z]+"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let got = grep_lines(&serde_json::from_slice(&out.stdout).unwrap());
+    let mut want = std::collections::BTreeSet::new();
+    for (name, repo) in [("alpha", &alpha), ("beta", &beta), ("mine", &mine)] {
+        let sha = git(repo, &["rev-parse", "HEAD"]).trim().to_owned();
+        let label = if name == "mine" { String::new() } else { format!("{name}@{}:", &sha[..12]) };
+        for line in git(repo, &["grep", "-n", "-E", "TODO|return [a-z]+", &sha]).lines() {
+            let mut parts = line.splitn(4, ':');
+            let (_, path, n) = (parts.next(), parts.next().unwrap(), parts.next().unwrap());
+            want.insert((format!("{label}{path}"), n.parse::<u64>().unwrap()));
+        }
+    }
+    assert_eq!(got, want, "grep --team against git grep");
+
+    // The server goes away: the local answer stands and says so; it comes back: used again.
+    pg.stop();
+    let out =
+        here.run_in(Some(&mine), &["workspace-search", "--team", "--output-mode", "files_with_matches", "reconcile"]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success() && text.contains("mine:mine.py"), "{}", describe(&out));
+    assert!(text.contains("team index not searched"), "{text}");
+    let status = here.run_in(Some(&mine), &["status"]);
+    assert!(String::from_utf8_lossy(&status.stdout).contains("unreachable"), "{}", describe(&status));
+    pg.restart();
+    let back = std::time::Instant::now();
+    while !files("reconcile ledger").contains("alpha@") {
+        assert!(back.elapsed() < std::time::Duration::from_secs(15), "the team index was not used again");
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+}

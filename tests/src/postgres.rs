@@ -28,16 +28,12 @@ pub struct Postgres {
     pub port: u16,
     child: Child,
     data: PathBuf,
+    running: bool,
 }
 
 impl Drop for Postgres {
     fn drop(&mut self) {
-        // SIGINT: PostgreSQL's fast shutdown.
-        // SAFETY: kill only sends a signal to the server this value started.
-        unsafe {
-            libc::kill(self.child.id() as i32, libc::SIGINT);
-        }
-        let _ = self.child.wait();
+        self.stop();
         let _ = std::fs::remove_dir_all(&self.data);
     }
 }
@@ -76,34 +72,65 @@ pub fn start(dir: &Path) -> Postgres {
         .expect("initdb");
     assert!(out.status.success(), "initdb failed: {}", describe(&out));
     let port = TcpListener::bind("127.0.0.1:0").expect("free port").local_addr().unwrap().port();
-    let child = unprivileged(&bin.join("postgres"))
+    let child = serve(&data, port);
+    let server =
+        Postgres { url: format!("postgresql://booger@127.0.0.1:{port}/booger"), port, child, data, running: true };
+    wait_until_up(port, "postgres", "CREATE DATABASE booger");
+    server
+}
+
+/// The server process on `data`, listening on loopback at `port`.
+fn serve(data: &Path, port: u16) -> Child {
+    unprivileged(&bin_dir().join("postgres"))
         .arg("-D")
-        .arg(&data)
+        .arg(data)
         .args(["-p", &port.to_string(), "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"])
         .arg("-k")
-        .arg(&data)
+        .arg(data)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .expect("start postgres");
-    let server = Postgres { url: format!("postgresql://booger@127.0.0.1:{port}/booger"), port, child, data };
+        .expect("start postgres")
+}
+
+/// Runs `statement` in `database` until the server takes it (30 s at most).
+fn wait_until_up(port: u16, database: &str, statement: &str) {
     let started = Instant::now();
     loop {
-        let out = Command::new(bin.join("psql"))
-            .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", "booger", "-d", "postgres", "-Atc"])
-            .arg("CREATE DATABASE booger")
+        let out = Command::new(bin_dir().join("psql"))
+            .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", "booger", "-d", database, "-Atc"])
+            .arg(statement)
             .output()
             .expect("psql");
         if out.status.success() {
-            break;
+            return;
         }
         assert!(started.elapsed() < Duration::from_secs(30), "PostgreSQL did not start: {}", describe(&out));
         std::thread::sleep(Duration::from_millis(100));
     }
-    server
 }
 
 impl Postgres {
+    /// Stops the server (fast shutdown: open connections are closed), keeping its data.
+    pub fn stop(&mut self) {
+        if !std::mem::replace(&mut self.running, false) {
+            return;
+        }
+        // SIGINT: PostgreSQL's fast shutdown.
+        // SAFETY: kill only sends a signal to the server this value started (not yet reaped).
+        unsafe {
+            libc::kill(self.child.id() as i32, libc::SIGINT);
+        }
+        let _ = self.child.wait();
+    }
+
+    /// Starts the stopped server again on its data and port.
+    pub fn restart(&mut self) {
+        self.child = serve(&self.data, self.port);
+        self.running = true;
+        wait_until_up(self.port, "booger", "SELECT 1");
+    }
+
     /// The answer of one SQL statement in the `booger` database, as psql prints it unaligned.
     pub fn sql(&self, statement: &str) -> String {
         let out = Command::new(bin_dir().join("psql"))

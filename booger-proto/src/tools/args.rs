@@ -59,6 +59,16 @@ pub struct Query {
     pub paging: Paging,
 }
 
+/// `workspace-search`: a query over every project, and the team index's repositories too
+/// when `team` is set.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+pub struct Workspace {
+    #[serde(flatten)]
+    pub query: Query,
+    #[serde(default)]
+    pub team: bool,
+}
+
 /// `search` and `semantic-search`: a query in one project.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 pub struct Search {
@@ -122,6 +132,9 @@ pub struct Grep {
     pub case_insensitive: bool,
     #[serde(default)]
     pub context: usize,
+    /// Also every repository published to the team index.
+    #[serde(default)]
+    pub team: bool,
     #[serde(flatten)]
     pub filters: Filters,
     #[serde(flatten)]
@@ -354,7 +367,7 @@ mod tests {
             ("search", takes_exactly::<Search>),
             ("semantic-search", takes_exactly::<Search>),
             ("hybrid-search", takes_exactly::<Hybrid>),
-            ("workspace-search", takes_exactly::<Query>),
+            ("workspace-search", takes_exactly::<Workspace>),
             ("symbols", takes_exactly::<Symbols>),
             ("references", takes_exactly::<References>),
             ("grep", takes_exactly::<Grep>),

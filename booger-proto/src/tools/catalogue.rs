@@ -65,8 +65,8 @@ pub const LANGUAGES: &[&str] = &["rust", "python", "javascript", "typescript", "
 const KIND: Param = param("kind", Kind::Enum(CHUNK_KINDS), "Only chunks of this kind.");
 const LANGUAGE: Param = param("language", Kind::Enum(LANGUAGES), "Only files in this language.");
 const PATH_PREFIX: Param = param("path_prefix", Kind::String, "Only paths under this prefix, or matching a glob.");
-const MAX_TOKENS: Param =
-    param("max_tokens", Kind::Integer { min: 50, max: 20_000 }, "Answer budget in tokens (default 6000).");
+const MAX_TOKENS: Param = param("max_tokens", Kind::Integer { min: 50, max: 20_000 }, "Token budget (default 6000).");
+const TEAM: Param = param("team", Kind::Boolean, "Also the team index.");
 const CURSOR: Param = param("cursor", Kind::String, "Continue a cut answer (same other arguments).");
 const SESSION: Param = param(
     "session",
@@ -161,12 +161,15 @@ pub const GREP: ToolSpec = ToolSpec {
     description: "Regex or literal search over the project's files, from the index: matching lines as path:line:text.",
     details: "Search the indexed text of the project with a regular expression (Rust regex syntax) or a literal \
               string, and get matching lines as path:line:text, with optional context lines; the same lines as \
-              rg finds, narrowed by a trigram index. Output is capped (head_limit matches, max_tokens).",
+              rg finds, narrowed by a trigram index. Output is capped (head_limit matches, max_tokens). With team, \
+              also every other repository published to the team index, at its latest published commit on its \
+              default branch, as repository@commit:path:line:text.",
     params: &[
         required("pattern", Kind::String, "A regex, or plain text with literal=true."),
         param("literal", Kind::Boolean, "Match the pattern as plain text."),
         param("case_insensitive", Kind::Boolean, "Ignore case."),
         param("context", Kind::Integer { min: 0, max: 20 }, "Lines of context around each match."),
+        TEAM,
         param("head_limit", Kind::Integer { min: 1, max: 1_000 }, "Matches. Default: 50."),
         OFFSET,
         CURSOR,
@@ -249,9 +252,12 @@ pub const WORKSPACE_SEARCH: ToolSpec = ToolSpec {
     summary: "Search every registered project at once",
     description: "`search` in every registered project at once, ranked together, tagged with their project.",
     details: "Run `search` in all registered projects in one call; results are ranked together and tagged with \
-              their project.",
+              their project. With team, also every repository published to the team index (`booger publish`), \
+              read at its latest published commit on its default branch and tagged repository@commit:path; \
+              projects registered here answer from their own, fresher, index.",
     params: &[
         required("query", Kind::Text, "As for search."),
+        TEAM,
         OUTPUT_MODE,
         HEAD_LIMIT,
         OFFSET,

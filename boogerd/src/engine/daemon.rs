@@ -28,6 +28,8 @@ pub struct Daemon {
     pub watcher: Arc<crate::engine::watch::Watcher>,
     /// Where HTTP is served, once it is (or why not).
     pub http: std::sync::OnceLock<Result<HttpFacts, String>>,
+    /// The team index, when one is configured.
+    pub team: Option<crate::engine::team::TeamLink>,
     stop: watch::Sender<bool>,
     /// Itself, for work a handler hands to a thread of its own (`eval`).
     me: std::sync::Weak<Daemon>,
@@ -54,8 +56,10 @@ impl Daemon {
         }
         let watcher =
             crate::engine::watch::Watcher::new(defaults, config.max_watches, config.watch_timing, config.watch);
+        let team = config.team_url.clone().map(crate::engine::team::TeamLink::new);
         Arc::new_cyclic(|me| Self {
             me: me.clone(),
+            team,
             config,
             started: Instant::now(),
             started_at: crate::base::time::now_rfc3339(),

@@ -11,6 +11,7 @@ pub mod publish;
 pub mod registration;
 pub mod registry;
 pub mod seed;
+pub mod team;
 pub mod watch;
 
 pub use config::Config;

@@ -8,9 +8,10 @@ use std::path::Path;
 use std::time::Instant;
 
 use crate::domain::git::GitError;
-use crate::domain::git::repo::{Repo, split_z};
+use crate::domain::git::repo::{Head, Repo, split_z};
+use crate::domain::search::lexemes::Stems;
 use crate::source::chunk::chunk_file;
-use crate::store::team::{Blob, TeamError, TeamStore};
+use crate::store::team::{Blob, Refs, TeamError, TeamStore};
 
 /// Blobs read and sent per batch: one `cat-file` and one transaction each.
 const BATCH: usize = 200;
@@ -64,6 +65,7 @@ pub fn publish(root: &Path, name: &str, rev: &str, url: &str, max_file_bytes: u6
         missing.extend(team.missing_blobs(group)?);
     }
     missing.sort();
+    let mut stems = Stems::default();
     for batch in missing.chunks(BATCH) {
         let contents = crate::domain::git::diff::read_blobs(&repo, batch)?;
         let chunked: Vec<_> = batch
@@ -79,24 +81,44 @@ pub fn publish(root: &Path, name: &str, rev: &str, url: &str, max_file_bytes: u6
                 let hash = crate::source::hash::file_hash(bytes);
                 let chunked = chunk_file(Path::new(path), bytes, too_large);
                 // PostgreSQL's text holds no NUL: such a file stays with local indexing.
-                (!chunked.chunks.iter().any(has_nul)).then_some((id, hash, bytes.len(), chunked))
+                if chunked.chunks.iter().any(has_nul) {
+                    return None;
+                }
+                let words: Vec<String> =
+                    chunked.chunks.iter().map(|c| stems.chunk_vector(&c.name, &c.content)).collect();
+                Some((id, hash, bytes.len(), chunked, words))
             })
             .collect();
         let blobs: Vec<Blob<'_>> = chunked
             .iter()
-            .map(|(id, hash, size, c)| Blob {
+            .map(|(id, hash, size, c, words)| Blob {
                 id,
                 content_hash: hash,
                 language: c.lang.name(),
                 size: *size,
                 problem: c.problem.as_deref(),
                 chunks: &c.chunks,
+                words,
             })
             .collect();
         team.put_blobs(&blobs)?;
     }
-    let new_commit = team.publish_commit(name, &commit, &files)?;
+    let new_commit = team.publish_commit(name, &commit, &refs(&repo, rev)?, &files)?;
     Ok(done(missing.len(), new_commit))
+}
+
+/// The branch `rev` names (HEAD: the branch checked out), and the repository's default
+/// branch as [`Repo::default_base`] finds it (without its remote's name).
+fn refs(repo: &Repo, rev: &str) -> Result<Refs, GitError> {
+    let branch = match (&repo.head, rev) {
+        (Head::Branch { name, .. }, "HEAD") => Some(name.clone()),
+        _ => repo.resolve(&format!("refs/heads/{rev}"))?.map(|_| rev.to_owned()),
+    };
+    let default_branch = repo.default_base()?.map(|(name, _)| match name.split_once('/') {
+        Some(("origin", rest)) => rest.to_owned(),
+        _ => name,
+    });
+    Ok(Refs { branch, default_branch })
 }
 
 /// True if a field of `c` holds a NUL character, which PostgreSQL's text cannot.

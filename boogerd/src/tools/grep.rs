@@ -48,7 +48,38 @@ pub fn run(call: &Call, a: args::Grep) -> Outcome {
     };
     let mut each = |chunk: &Scanned, content: &str| lines.take(chunk, own_text(chunk, content), &matcher);
     snap.store.scan(&f, grams.as_deref(), keep, &mut each).map_err(|e| failed("grep", e))?;
+    let mut unreached = None;
+    if a.team && !timed_out {
+        // The team index's other repositories, narrowed by the same trigrams.
+        let link = super::team::link(call, "grep")?;
+        let skip = [snap.project.name.clone()];
+        let tf = super::team::filters("grep", &f, &skip)?;
+        let narrow = grams.as_deref().map(crate::domain::search::grams::as_tsquery);
+        let read = link.with(|t| {
+            t.grep_chunks(narrow.as_deref(), &tf, started + SCAN_DEADLINE, |row| {
+                let chunk = Scanned {
+                    id: 0,
+                    path: super::team::label(&row),
+                    kind: row.chunk.kind,
+                    start_line: row.chunk.start_line,
+                    bytes: row.chunk.end_byte - row.chunk.start_byte,
+                };
+                if matcher.may_match(&row.chunk.content) {
+                    lines.take(&chunk, own_text(&chunk, &row.chunk.content), &matcher);
+                }
+                true
+            })
+        });
+        match read {
+            Ok(all) => timed_out = !all,
+            Err(e) => unreached = Some(super::team::unreachable_note(&e.to_string())),
+        }
+    }
     let stopped = timed_out.then(|| stopped_early(pattern, grams.is_some()));
+    let stopped = match (stopped, unreached) {
+        (Some(s), Some(u)) => Some(format!("{s}{u}")),
+        (s, u) => s.or(u),
+    };
     if lines.total == 0 {
         let why = call.explain_empty(&snap.project, &snap.store, &f, &format!("No lines match {}.", quoted(pattern)));
         let why = stopped.map_or(why.clone(), |s| format!("{s}{why}"));

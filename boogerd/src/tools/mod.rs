@@ -27,6 +27,7 @@ mod semantic;
 mod status;
 mod summary;
 mod symbols;
+mod team;
 mod tests_for;
 mod workspace;
 

@@ -45,6 +45,16 @@ pub fn run(call: &Call, a: args::Status) -> Outcome {
         "events": counters.events.load(Ordering::Relaxed),
         "overflows": counters.overflows.load(Ordering::Relaxed),
     });
+    if let Some(link) = &daemon.team {
+        let h = link.health();
+        let state = match (h.reachable, &h.last_error) {
+            (Some(true), _) => "connected".to_owned(),
+            (Some(false), Some(e)) => format!("unreachable: {e}"),
+            _ => "not used yet".to_owned(),
+        };
+        text.push_str(&format!("team:   {} ({state})\n", h.server));
+        data["team"] = json!({ "server": h.server, "reachable": h.reachable, "error": h.last_error });
+    }
     data["session"] = json!(call.session.id);
     data["project"] = project_json;
     Ok(ToolReply::ok(text.trim_end(), data))

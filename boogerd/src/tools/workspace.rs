@@ -1,4 +1,5 @@
-//! `workspace-search`: one query over every registered project, ranked together.
+//! `workspace-search`: one query over every registered project, ranked together; with
+//! `team`, over every repository of the team index too (see [`super::team`]).
 
 use std::collections::HashMap;
 
@@ -11,6 +12,8 @@ use crate::domain::search::format::{self, OutputMode};
 use crate::domain::search::{Hit, Query};
 use crate::engine::project::Snapshot;
 use crate::store::StoreError;
+use crate::store::search::Candidate;
+use crate::store::team::TeamHit;
 
 /// Projects searched at the same time.
 const CONCURRENCY: usize = 10;
@@ -18,14 +21,18 @@ const CONCURRENCY: usize = 10;
 /// One project's answer: its name, the snapshot its search read, and its hits.
 type Searched = (String, Snapshot, Vec<Hit>);
 
-pub fn run(call: &Call, a: args::Query) -> Outcome {
+pub fn run(call: &Call, a: args::Workspace) -> Outcome {
+    let args::Workspace { query: a, team } = a;
     let (text, query) = (a.query.as_str(), Query::parse(&a.query));
     let f = filters(&a.filters);
     let projects = call.daemon.registry.read().expect("registry lock").projects().to_vec();
-    if projects.is_empty() {
+    let link = if team { Some(super::team::link(call, "workspace-search")?) } else { None };
+    if projects.is_empty() && link.is_none() {
         let text = "No projects registered. Add some with `booger projects add PATH`.";
         return Ok(answer(text, &answers::Search::default()));
     }
+    // Every project registered here answers from its own index, indexed yet or not.
+    let local_names: Vec<String> = projects.iter().map(|p| p.name.clone()).collect();
     let mut snapshots = Vec::new();
     let mut unindexed = Vec::new();
     for p in projects {
@@ -68,16 +75,32 @@ pub fn run(call: &Call, a: args::Query) -> Outcome {
             }
         }
     }
-    merged(per_project, &a, &query, page, unindexed, indexed)
+    let mut header =
+        if unindexed.is_empty() { String::new() } else { format!("(not indexed yet: {})\n", unindexed.join(", ")) };
+    let team_hits = match link {
+        Some(link) => {
+            let tf = super::team::filters("workspace-search", &f, &local_names)?;
+            super::team::search(link, &query, &tf, need).unwrap_or_else(|why| {
+                header.push_str(&super::team::unreachable_note(&why));
+                Vec::new()
+            })
+        }
+        None => Vec::new(),
+    };
+    merged(per_project, team_hits, &a, &query, page, &header, indexed)
 }
+
+/// Where a merged hit came from: a project (its place in the list searched) or the team index.
+const TEAM: usize = usize::MAX;
 
 /// The projects' hits ranked together, in the caller's output mode.
 fn merged(
     per_project: Vec<Searched>,
+    team: Vec<TeamHit>,
     a: &args::Query,
     query: &Query,
     page: format::Page,
-    unindexed: Vec<String>,
+    header: &str,
     indexed: usize,
 ) -> Outcome {
     // One ranking; each hit tagged with its project, ids made unique across projects.
@@ -90,6 +113,23 @@ fn merged(
         }
     }
     all.sort_by(|a, b| b.1.score.total_cmp(&a.1.score));
+    let mut team_text = HashMap::new();
+    if !team.is_empty() {
+        // Two scales that do not compare (bm25 here, PostgreSQL's ts_rank there): fused by
+        // rank, as hybrid search fuses its two rankings.
+        let local = std::mem::take(&mut all);
+        for (rank, (pi, mut h)) in local.into_iter().enumerate() {
+            h.score = rrf(rank);
+            all.push((pi, h));
+        }
+        for (rank, t) in team.into_iter().enumerate() {
+            let key = all.len() as i64;
+            let hit = Hit { chunk: team_candidate(&t, key), score: rrf(rank), notes: Vec::new() };
+            team_text.insert(key, t.chunk.content);
+            all.push((TEAM, hit));
+        }
+        all.sort_by(|a, b| b.1.score.total_cmp(&a.1.score));
+    }
     let mode = OutputMode::parse(a.output_mode.as_deref(), OutputMode::Content);
     let (from, _, to) = page.span(all.len());
     let mut contents = HashMap::new();
@@ -100,7 +140,11 @@ fn merged(
         owner.push(pi);
         let original = h.chunk.id;
         h.chunk.id = i as i64;
-        if mode == OutputMode::Content && i >= from && i < to {
+        if pi == TEAM {
+            if let Some(text) = team_text.remove(&original) {
+                contents.insert(i as i64, text);
+            }
+        } else if mode == OutputMode::Content && i >= from && i < to {
             let store = &per_project[pi].1.store;
             if let Some(text) = store.contents(&[original]).ok().and_then(|mut m| m.remove(&original)) {
                 contents.insert(i as i64, text);
@@ -108,8 +152,6 @@ fn merged(
         }
         hits.push(h);
     }
-    let header =
-        if unindexed.is_empty() { String::new() } else { format!("(not indexed yet: {})\n", unindexed.join(", ")) };
     if hits.is_empty() {
         let text = format!("{header}No matches for {} in {indexed} project(s).", quoted(&a.query));
         return Ok(answer(text, &answers::Search::default()));
@@ -118,9 +160,9 @@ fn merged(
         // Paths carry their project (`name:path`), so files of different projects stay apart.
         let mut files = files::by_file(&hits, files::lexical_evidence);
         cover(&mut files, &owner, &per_project, query).map_err(|e| failed("workspace-search", e))?;
-        (format::render_files(&files, page, &header), files.len())
+        (format::render_files(&files, page, header), files.len())
     } else {
-        (format::render(&hits, &contents, &query.words, mode, page, &header), hits.len())
+        (format::render(&hits, &contents, &query.words, mode, page, header), hits.len())
     };
     let data = answers::Search {
         projects: Some(indexed as u64),
@@ -130,6 +172,28 @@ fn merged(
         ..Default::default()
     };
     Ok(answer(r.text, &data))
+}
+
+/// Reciprocal-rank fusion's score of a place in one ranking.
+fn rrf(rank: usize) -> f64 {
+    1.0 / (60.0 + rank as f64 + 1.0)
+}
+
+/// A team chunk as a ranked candidate, its path naming repository and commit.
+fn team_candidate(t: &TeamHit, id: i64) -> Candidate {
+    Candidate {
+        id,
+        path: super::team::label(t),
+        language: t.language.clone(),
+        kind: t.chunk.kind.to_owned(),
+        name: t.chunk.name.clone(),
+        signature: t.chunk.signature.clone(),
+        parent: t.chunk.parent.clone(),
+        start_line: t.chunk.start_line,
+        end_line: t.chunk.end_line,
+        bytes: t.chunk.end_byte - t.chunk.start_byte,
+        bm25: 0.0,
+    }
 }
 
 /// Each project's first files gain for the share of the query's words they hold, as

@@ -26,6 +26,7 @@ pub mod confidence;
 pub mod files;
 pub mod format;
 pub mod grams;
+pub mod lexemes;
 pub mod lines;
 pub mod passage;
 mod passage_files;

@@ -6,12 +6,16 @@
 //! Every statement is parameterised; a URL's password never reaches an error or a log.
 
 mod schema;
+mod search;
+
+pub use search::{TeamFilters, TeamHit, TeamLine};
 
 use std::collections::HashSet;
 
 use postgres::{Client, NoTls};
 
 use crate::source::chunk::Chunk;
+use crate::store::grams;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TeamError {
@@ -27,6 +31,9 @@ pub enum TeamError {
 }
 
 pub type Result<T> = std::result::Result<T, TeamError>;
+
+/// How long a connection may take to open when the URL does not say.
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// What the server said, when it said something ("db error" alone says nothing).
 fn said(e: &postgres::Error) -> String {
@@ -65,6 +72,8 @@ pub struct Blob<'a> {
     pub size: usize,
     pub problem: Option<&'a str>,
     pub chunks: &'a [Chunk],
+    /// Each chunk's words, as a `tsvector` literal (what team search matches).
+    pub words: &'a [String],
 }
 
 /// Chunks as columns, for one statement of arrays.
@@ -82,10 +91,12 @@ struct ChunkRows<'a> {
     start_byte: Vec<i64>,
     end_byte: Vec<i64>,
     content: Vec<&'a str>,
+    words: Vec<&'a str>,
+    grams: Vec<String>,
 }
 
 impl<'a> ChunkRows<'a> {
-    fn push(&mut self, blob: &'a str, ord: usize, c: &'a Chunk) {
+    fn push(&mut self, blob: &'a str, ord: usize, c: &'a Chunk, words: &'a str) {
         self.blob.push(blob);
         self.ord.push(ord as i32);
         self.kind.push(c.kind);
@@ -98,7 +109,17 @@ impl<'a> ChunkRows<'a> {
         self.start_byte.push(c.start_byte as i64);
         self.end_byte.push(c.end_byte as i64);
         self.content.push(&c.content);
+        self.words.push(words);
     }
+}
+
+/// Where a published commit sits: the branch it was published from, and the repository's
+/// default branch as the publisher saw it (team search reads each repository at its latest
+/// commit on that branch).
+#[derive(Debug, Clone, Default)]
+pub struct Refs {
+    pub branch: Option<String>,
+    pub default_branch: Option<String>,
 }
 
 /// A blob as the team index holds it, chunks and all.
@@ -116,12 +137,29 @@ pub struct TeamStore {
 }
 
 impl TeamStore {
+    /// Connects (within [`CONNECT_TIMEOUT`] unless the URL says otherwise) and brings the
+    /// schema up to this booger's.
     pub fn connect(url: &str) -> Result<Self> {
-        let client =
-            Client::connect(url, NoTls).map_err(|source| TeamError::Connect { server: server_of(url), source })?;
+        let unreachable = |source| TeamError::Connect { server: server_of(url), source };
+        let mut config: postgres::Config = url.parse().map_err(unreachable)?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        let client = config.connect(NoTls).map_err(unreachable)?;
         let mut store = Self { client };
         schema::migrate(&mut store.client)?;
         Ok(store)
+    }
+
+    /// Has the server cancel any statement of this connection that runs longer than `ms`.
+    pub fn limit_statements(&mut self, ms: u32) -> Result<()> {
+        self.client.batch_execute(&format!("SET statement_timeout TO {ms}"))?;
+        Ok(())
+    }
+
+    /// True once the connection is gone (the server stopped, the network dropped it).
+    pub fn is_closed(&self) -> bool {
+        self.client.is_closed()
     }
 
     /// Of `ids`, the blobs the team index does not hold yet.
@@ -158,14 +196,17 @@ impl TeamStore {
         let mut rows = ChunkRows::default();
         for b in blobs.iter().filter(|b| stored.contains(b.id)) {
             for (ord, c) in b.chunks.iter().enumerate() {
-                rows.push(b.id, ord, c);
+                rows.push(b.id, ord, c, b.words.get(ord).map_or("", String::as_str));
             }
+            rows.grams.extend(grams::tokens_of(b.chunks.iter().map(grams::chunk_text)));
         }
         tx.execute(
             "INSERT INTO chunks (blob_id, ord, kind, name, signature, parent, doc, start_line, end_line,
-                                 start_byte, end_byte, content)
-             SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                                  $8::int[], $9::int[], $10::bigint[], $11::bigint[], $12::text[])",
+                                 start_byte, end_byte, content, words, grams)
+             SELECT b, o, k, n, s, p, d, sl, el, sb, eb, c, w::tsvector, g::tsvector
+             FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                         $8::int[], $9::int[], $10::bigint[], $11::bigint[], $12::text[], $13::text[], $14::text[])
+                  AS r(b, o, k, n, s, p, d, sl, el, sb, eb, c, w, g)",
             &[
                 &rows.blob,
                 &rows.ord,
@@ -179,6 +220,8 @@ impl TeamStore {
                 &rows.start_byte,
                 &rows.end_byte,
                 &rows.content,
+                &rows.words,
+                &rows.grams,
             ],
         )?;
         tx.commit()?;
@@ -187,18 +230,20 @@ impl TeamStore {
 
     /// Records `sha` of `repo` with its files (path, blob id), all in one transaction: a
     /// commit appears whole or not at all. False if it was published already.
-    pub fn publish_commit(&mut self, repo: &str, sha: &str, files: &[(String, String)]) -> Result<bool> {
+    pub fn publish_commit(&mut self, repo: &str, sha: &str, refs: &Refs, files: &[(String, String)]) -> Result<bool> {
         let mut tx = self.client.transaction()?;
         let repo_id: i64 = tx
             .query_one(
-                "INSERT INTO repos (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name RETURNING id",
-                &[&repo],
+                "INSERT INTO repos (name, default_branch) VALUES ($1, $2)
+                 ON CONFLICT (name) DO UPDATE SET default_branch = coalesce(EXCLUDED.default_branch, repos.default_branch)
+                 RETURNING id",
+                &[&repo, &refs.default_branch],
             )?
             .get(0);
         let count = files.len() as i32;
         let fresh = tx.execute(
-            "INSERT INTO commits (repo_id, sha, files) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-            &[&repo_id, &sha, &count],
+            "INSERT INTO commits (repo_id, sha, files, branch) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+            &[&repo_id, &sha, &count, &refs.branch],
         )?;
         if fresh == 0 {
             return Ok(false); // published already, or by a racing publisher

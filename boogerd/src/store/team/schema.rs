@@ -60,6 +60,18 @@ const MIGRATIONS: &[&str] = &[
      CREATE TABLE commit_files_1 PARTITION OF commit_files FOR VALUES WITH (MODULUS 4, REMAINDER 1);
      CREATE TABLE commit_files_2 PARTITION OF commit_files FOR VALUES WITH (MODULUS 4, REMAINDER 2);
      CREATE TABLE commit_files_3 PARTITION OF commit_files FOR VALUES WITH (MODULUS 4, REMAINDER 3);",
+    // 2: what team search and grep read. Each chunk's words (booger's tokens and stems,
+    // weighted by field) and trigrams (the local index's `chunk_grams` tokens), each under a
+    // GIN index; which commit is a repository's latest on its default branch; which commits
+    // hold a blob. Chunks stored before this version have neither: grep reads them whole,
+    // search does not find them.
+    "ALTER TABLE repos ADD COLUMN default_branch text;
+     ALTER TABLE commits ADD COLUMN branch text;
+     ALTER TABLE chunks ADD COLUMN words tsvector;
+     ALTER TABLE chunks ADD COLUMN grams tsvector;
+     CREATE INDEX chunks_words ON chunks USING gin (words);
+     CREATE INDEX chunks_grams ON chunks USING gin (grams);
+     CREATE INDEX commit_files_blob ON commit_files (blob_id);",
 ];
 
 /// Brings the server's schema up to [`MIGRATIONS`], or refuses a newer one.

@@ -51,6 +51,12 @@ pub fn required(pattern: &str, case_insensitive: bool) -> Option<String> {
     (need != Need::Anything && terms(&need) <= MAX_TERMS).then(|| expression(&need))
 }
 
+/// [`required`]'s expression as a PostgreSQL `tsquery` over the same tokens (the team
+/// index keeps each chunk's trigram tokens as a `tsvector`).
+pub fn as_tsquery(expression: &str) -> String {
+    expression.replace(" AND ", " & ").replace(" OR ", " | ")
+}
+
 /// Whether `^` and `$` can stand for the newline before and after the line: the index frames
 /// every line so. Not if one is repeated (`(^)+`, `^^`), where two would stand for one.
 fn anchors_mark_lines(hir: &Hir) -> bool {

@@ -1,0 +1,181 @@
+//! Reading the team index: ranked search and grep over every repository at its latest
+//! published commit on its default branch (its head), narrowed by the same words and
+//! trigrams the local index narrows by, under GIN indexes. Every value is a parameter.
+
+use std::time::Instant;
+
+use postgres::types::ToSql;
+
+use super::{Result, TeamStore};
+use crate::source::chunk::{Chunk, intern_kind};
+
+/// Each repository's head: its latest published commit on its default branch, else its
+/// latest published commit. Repositories named in `$1` are left out (answered locally).
+const HEADS: &str = "WITH heads AS (
+        SELECT DISTINCT ON (c.repo_id) c.repo_id, c.sha, r.name
+        FROM commits c JOIN repos r ON r.id = c.repo_id
+        WHERE NOT (r.name = ANY($1::text[]))
+        ORDER BY c.repo_id, (c.branch IS NOT DISTINCT FROM r.default_branch) DESC, c.published_at DESC
+    )";
+
+/// The columns a hit or a grep row reads, after the repository, commit and path.
+const CHUNK_COLUMNS: &str = "b.language, ch.kind, ch.name, ch.signature, ch.parent, ch.start_line, ch.end_line, \
+                             ch.start_byte, ch.end_byte, ch.content";
+
+/// What narrows a team search or grep, besides its words: as the local filters, a glob
+/// excepted (a path is a prefix here).
+#[derive(Debug, Default)]
+pub struct TeamFilters<'a> {
+    pub language: Option<&'a str>,
+    pub kind: Option<&'a str>,
+    pub path_prefix: Option<&'a str>,
+    /// Repositories not to read (those this machine answers for from its own index).
+    pub skip_repos: &'a [String],
+}
+
+/// One ranked chunk of a published repository.
+#[derive(Debug, Clone)]
+pub struct TeamHit {
+    pub repo: String,
+    pub commit: String,
+    pub path: String,
+    pub language: String,
+    pub chunk: Chunk,
+    /// PostgreSQL's `ts_rank` of the chunk's weighted words: higher is better.
+    pub score: f64,
+}
+
+/// One chunk grep reads, in repository, path and line order.
+pub type TeamLine = TeamHit;
+
+impl TeamFilters<'_> {
+    /// SQL conditions over `b` (blobs), `ch` (chunks) and `f` (commit files), their values
+    /// appended to `params`.
+    fn sql<'p>(&'p self, params: &mut Vec<&'p (dyn ToSql + Sync)>) -> String {
+        let mut sql = String::new();
+        if let Some(l) = &self.language {
+            params.push(l);
+            sql.push_str(&format!(" AND b.language = ${}", params.len()));
+        }
+        if let Some(k) = &self.kind {
+            params.push(k);
+            sql.push_str(&format!(" AND ch.kind = ${}", params.len()));
+        }
+        if let Some(p) = &self.path_prefix {
+            params.push(p);
+            let n = params.len();
+            sql.push_str(&format!(
+                " AND (f.path = trim(trailing '/' from ${n}) OR starts_with(f.path, rtrim(${n}, '/') || '/'))"
+            ));
+        }
+        sql
+    }
+}
+
+fn hit(r: &postgres::Row, score: f64) -> TeamHit {
+    let kind: String = r.get(4);
+    TeamHit {
+        repo: r.get(0),
+        commit: r.get(1),
+        path: r.get(2),
+        language: r.get(3),
+        chunk: Chunk {
+            kind: intern_kind(&kind),
+            name: r.get(5),
+            signature: r.get(6),
+            parent: r.get(7),
+            doc: None,
+            start_line: r.get::<_, i32>(8) as u32,
+            end_line: r.get::<_, i32>(9) as u32,
+            start_byte: r.get::<_, i64>(10) as usize,
+            end_byte: r.get::<_, i64>(11) as usize,
+            content: r.get(12),
+        },
+        score,
+    }
+}
+
+impl TeamStore {
+    /// The `limit` best chunks for `tsquery` (a literal of booger's stems) at each
+    /// repository's head, best first.
+    pub fn search(&mut self, tsquery: &str, f: &TeamFilters<'_>, limit: i64) -> Result<Vec<TeamHit>> {
+        let mut params: Vec<&(dyn ToSql + Sync)> = vec![&f.skip_repos, &tsquery, &limit];
+        let filters = f.sql(&mut params);
+        let sql = format!(
+            "{HEADS}
+             SELECT h.name, h.sha, f.path, {CHUNK_COLUMNS}, ts_rank(ch.words, q, 1)::float8 AS score
+             FROM heads h
+             JOIN commit_files f ON f.repo_id = h.repo_id AND f.sha = h.sha
+             JOIN chunks ch ON ch.blob_id = f.blob_id
+             JOIN blobs b ON b.blob_id = f.blob_id,
+             CAST($2::text AS tsquery) q
+             WHERE ch.words @@ q {filters}
+             ORDER BY score DESC, h.name, f.path, ch.ord
+             LIMIT $3"
+        );
+        let rows = self.client.query(&sql, &params)?;
+        Ok(rows.iter().map(|r| hit(r, r.get(13))).collect())
+    }
+
+    /// Every chunk at each repository's head that may hold a match: those whose trigrams
+    /// satisfy `grams` (a `tsquery` literal of the local index's trigram tokens), or every
+    /// chunk when `None`, and chunks stored without trigrams. In repository, path and line
+    /// order, handed to `each` until it returns false or `deadline` passes; true if all were read.
+    pub fn grep_chunks(
+        &mut self,
+        grams: Option<&str>,
+        f: &TeamFilters<'_>,
+        deadline: Instant,
+        mut each: impl FnMut(TeamLine) -> bool,
+    ) -> Result<bool> {
+        let mut params: Vec<&(dyn ToSql + Sync)> = vec![&f.skip_repos];
+        let narrow = match &grams {
+            Some(g) => {
+                params.push(g);
+                format!(" AND (ch.grams IS NULL OR ch.grams @@ CAST(${}::text AS tsquery))", params.len())
+            }
+            None => String::new(),
+        };
+        let filters = f.sql(&mut params);
+        let sql = format!(
+            "{HEADS}
+             SELECT h.name, h.sha, f.path, {CHUNK_COLUMNS}
+             FROM heads h
+             JOIN commit_files f ON f.repo_id = h.repo_id AND f.sha = h.sha
+             JOIN chunks ch ON ch.blob_id = f.blob_id
+             JOIN blobs b ON b.blob_id = f.blob_id
+             WHERE true {narrow} {filters}
+             ORDER BY h.name, f.path, ch.ord"
+        );
+        let mut tx = self.client.transaction()?;
+        let statement = tx.prepare(&sql)?;
+        // A portal read a page at a time: a common pattern's rows are not all held at once.
+        let portal = tx.bind(&statement, &params)?;
+        loop {
+            let rows = tx.query_portal(&portal, 500)?;
+            if rows.is_empty() {
+                return Ok(true);
+            }
+            for r in &rows {
+                if !each(hit(r, 0.0)) || Instant::now() > deadline {
+                    return Ok(false);
+                }
+            }
+        }
+    }
+
+    /// The repositories with a published commit, each with its head: (name, commit, files,
+    /// published at, RFC 3339).
+    pub fn heads(&mut self) -> Result<Vec<(String, String, i64, String)>> {
+        let none: Vec<String> = Vec::new();
+        let rows = self.client.query(
+            &format!(
+                "{HEADS} SELECT h.name, h.sha, c.files::bigint, to_char(c.published_at AT TIME ZONE 'UTC',
+                                 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')
+                 FROM heads h JOIN commits c ON c.repo_id = h.repo_id AND c.sha = h.sha ORDER BY h.name"
+            ),
+            &[&none],
+        )?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1), r.get(2), r.get(3))).collect())
+    }
+}
