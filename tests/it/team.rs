@@ -260,3 +260,45 @@ fn team_search_and_grep_read_published_repositories_at_their_heads() {
         std::thread::sleep(std::time::Duration::from_millis(250));
     }
 }
+
+/// A publish cut off halfway (the server stopped under it) leaves its commit invisible; the
+/// next publish sends only what the server still lacks and completes it.
+#[test]
+fn a_publish_cut_off_halfway_shows_nothing_and_the_next_completes_it() {
+    let env = Env::new();
+    let mut pg = booger_tests::postgres::start(env.dir.path());
+    let _d = env.start_daemon_with(&["--team-url", &pg.url]);
+    let repo = env.git_project("halfway");
+    for i in 0..4000 {
+        write(&repo, &format!("m{}/f{i}.py", i % 40), format!("def unit_{i}(x):\n    return x * {i}\n"));
+    }
+    commit_all(&repo, "many");
+    assert!(env.run(&["projects", "add", repo.to_str().unwrap()]).status.success());
+    let mut publishing = env
+        .booger(Some(&repo))
+        .args(["publish", "--json"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("publish");
+    // Stop the server once some blobs are in and the commit is not.
+    let started = std::time::Instant::now();
+    loop {
+        let blobs: u64 = pg.try_sql("SELECT count(*) FROM blobs").and_then(|n| n.parse().ok()).unwrap_or(0);
+        if blobs > 0 {
+            break;
+        }
+        assert!(publishing.try_wait().unwrap().is_none(), "the publish ended before the server could be stopped");
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "no blob arrived");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    pg.stop();
+    assert!(!publishing.wait().unwrap().success(), "a publish whose server went away must fail");
+    pg.restart();
+    assert_eq!(pg.sql("SELECT count(*) FROM commits"), "0", "a commit half sent is not visible");
+    let sent_before: u64 = pg.sql("SELECT count(*) FROM blobs").parse().unwrap();
+    assert!(sent_before > 0 && sent_before < 4000, "{sent_before}");
+    let (ok, done, said) = publish(&env, &repo, &[]);
+    assert!(ok && done["new_commit"] == true, "{said}");
+    assert_eq!(done["blobs_sent"].as_u64().unwrap() + sent_before, 4000, "only what was missing is sent: {done}");
+    assert_eq!(pg.sql("SELECT count(*) FROM commit_files"), "4000");
+}

@@ -133,12 +133,22 @@ impl Postgres {
 
     /// The answer of one SQL statement in the `booger` database, as psql prints it unaligned.
     pub fn sql(&self, statement: &str) -> String {
-        let out = Command::new(bin_dir().join("psql"))
+        let out = self.psql(statement);
+        assert!(out.status.success(), "{statement}: {}", describe(&out));
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    /// [`sql`](Self::sql), or `None` when the server refuses it (a table not made yet).
+    pub fn try_sql(&self, statement: &str) -> Option<String> {
+        let out = self.psql(statement);
+        out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    }
+
+    fn psql(&self, statement: &str) -> std::process::Output {
+        Command::new(bin_dir().join("psql"))
             .args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", "booger", "-d", "booger", "-Atc"])
             .arg(statement)
             .output()
-            .expect("psql");
-        assert!(out.status.success(), "{statement}: {}", describe(&out));
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+            .expect("psql")
     }
 }

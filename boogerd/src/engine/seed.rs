@@ -30,8 +30,8 @@ pub enum SeedError {
 /// Seeds the empty `store` of the repository at `root` from the team index at `url`; the
 /// number of files filled (0 when HEAD is not published or the project is not a repository).
 pub fn seed(root: &Path, store: &Store, url: &str) -> Result<usize, SeedError> {
-    let Ok(repo) = Repo::open(root) else { return Ok(0) };
-    let head = repo.commit_of("HEAD")?;
+    let Some(head) = head(root) else { return Ok(0) };
+    let repo = Repo::open(root)?;
     let mut team = TeamStore::connect(url)?;
     if !team.has_commit(&head)? {
         return Ok(0);
@@ -72,6 +72,11 @@ pub fn seed(root: &Path, store: &Store, url: &str) -> Result<usize, SeedError> {
         store.write_batch(&writes, &[], &now)?;
     }
     Ok(filled)
+}
+
+/// The commit checked out at `root`, if it is a repository with one.
+pub fn head(root: &Path) -> Option<String> {
+    Repo::open(root).ok()?.commit_of("HEAD").ok()
 }
 
 /// The index's blob of every staged path (stage 0: not in a merge conflict).

@@ -43,6 +43,9 @@ impl<'a> Request<'a> {
 }
 
 pub fn run(call: &Call, a: args::Search) -> Outcome {
+    if let Some(answered) = super::team::while_filling(call, &a) {
+        return answered;
+    }
     let request = Request::open(call, &a)?;
     let hits = request
         .snapshot

@@ -4,11 +4,16 @@
 //! index answers for the rest. A team index out of reach never costs the local answer: it is
 //! said in the answer instead.
 
-use super::call::{Call, ToolError};
-use crate::domain::search::Query;
-use crate::domain::search::lexemes;
+use std::collections::HashMap;
+
+use booger_proto::answers;
+use booger_proto::tools::args;
+
+use super::call::{Call, Outcome, ToolError, answer, page};
+use crate::domain::search::format::{self, OutputMode};
+use crate::domain::search::{Hit, Query, files, lexemes};
 use crate::engine::team::TeamLink;
-use crate::store::search::Filters;
+use crate::store::search::{Candidate, Filters};
 use crate::store::team::{TeamFilters, TeamHit};
 
 /// The daemon's team index, or how to configure one.
@@ -32,6 +37,7 @@ pub fn filters<'a>(tool: &str, f: &'a Filters, skip_repos: &'a [String]) -> Resu
         kind: f.kind.as_deref(),
         path_prefix: f.path.as_deref().map(|p| p.trim_start_matches("./")),
         skip_repos,
+        commit: None,
     })
 }
 
@@ -65,4 +71,70 @@ pub fn search(link: &TeamLink, query: &Query, f: &TeamFilters<'_>, limit: usize)
 /// The line an answer gets when the team index could not be read.
 pub fn unreachable_note(why: &str) -> String {
     format!("(team index not searched: {why})\n")
+}
+
+/// How long a search in a project whose first index is starting waits for its fill from the
+/// team index to begin (the run opens the store first).
+const FILL_START_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// A team chunk as a ranked candidate named `path`.
+pub fn candidate(t: &TeamHit, path: String, id: i64) -> Candidate {
+    Candidate {
+        id,
+        path,
+        language: t.language.clone(),
+        kind: t.chunk.kind.to_owned(),
+        name: t.chunk.name.clone(),
+        signature: t.chunk.signature.clone(),
+        parent: t.chunk.parent.clone(),
+        start_line: t.chunk.start_line,
+        end_line: t.chunk.end_line,
+        bytes: t.chunk.end_byte - t.chunk.start_byte,
+        bm25: 0.0,
+    }
+}
+
+/// A `search` in a project whose empty index is being filled from the team index, answered
+/// from the team index at the commit being filled (the files as committed), saying so; `None`
+/// when that is not the case, or the team index cannot answer (the local index then does).
+pub fn while_filling(call: &Call, a: &args::Search) -> Option<Outcome> {
+    let link = call.daemon.team.as_ref()?;
+    let project = call.project(a.on.project.as_deref()).ok()?;
+    let commit = call.daemon.projects.get(&project.root).filling_from(FILL_START_WAIT)?;
+    let q = &a.query;
+    let query = Query::parse(&q.query);
+    let local = super::call::filters(&q.filters);
+    let tf = TeamFilters { commit: Some(&commit), ..filters("search", &local, &[]).ok()? };
+    let page = page(&q.paging, q.max_lines, 10, 40).ok()?;
+    let found = search(link, &query, &tf, page.reach()).ok().filter(|f| !f.is_empty())?;
+    let mut contents = HashMap::new();
+    let hits: Vec<Hit> = found
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let chunk = candidate(&t, t.path.clone(), i as i64);
+            contents.insert(i as i64, t.chunk.content);
+            Hit { chunk, score: t.score, notes: Vec::new() }
+        })
+        .collect();
+    let header = format!(
+        "(answered from the team index at {}: {} is being filled from it; local edits are not in this answer yet)\n",
+        &commit[..commit.len().min(12)],
+        project.name
+    );
+    let mode = OutputMode::parse(q.output_mode.as_deref(), OutputMode::Content);
+    let (r, total) = if mode == OutputMode::FilesWithMatches {
+        let ranked = files::by_file(&hits, files::lexical_evidence);
+        (format::render_files(&ranked, page, &header), ranked.len())
+    } else {
+        (format::render(&hits, &contents, &query.words, mode, page, &header), hits.len())
+    };
+    let data = answers::Search {
+        project: Some(project.name),
+        total: Some(total as u64),
+        results: r.results,
+        cursor: r.cursor,
+        ..Default::default()
+    };
+    Some(Ok(answer(r.text, &data)))
 }

@@ -12,7 +12,6 @@ use crate::domain::search::format::{self, OutputMode};
 use crate::domain::search::{Hit, Query};
 use crate::engine::project::Snapshot;
 use crate::store::StoreError;
-use crate::store::search::Candidate;
 use crate::store::team::TeamHit;
 
 /// Projects searched at the same time.
@@ -124,7 +123,11 @@ fn merged(
         }
         for (rank, t) in team.into_iter().enumerate() {
             let key = all.len() as i64;
-            let hit = Hit { chunk: team_candidate(&t, key), score: rrf(rank), notes: Vec::new() };
+            let hit = Hit {
+                chunk: super::team::candidate(&t, super::team::label(&t), key),
+                score: rrf(rank),
+                notes: Vec::new(),
+            };
             team_text.insert(key, t.chunk.content);
             all.push((TEAM, hit));
         }
@@ -177,23 +180,6 @@ fn merged(
 /// Reciprocal-rank fusion's score of a place in one ranking.
 fn rrf(rank: usize) -> f64 {
     1.0 / (60.0 + rank as f64 + 1.0)
-}
-
-/// A team chunk as a ranked candidate, its path naming repository and commit.
-fn team_candidate(t: &TeamHit, id: i64) -> Candidate {
-    Candidate {
-        id,
-        path: super::team::label(t),
-        language: t.language.clone(),
-        kind: t.chunk.kind.to_owned(),
-        name: t.chunk.name.clone(),
-        signature: t.chunk.signature.clone(),
-        parent: t.chunk.parent.clone(),
-        start_line: t.chunk.start_line,
-        end_line: t.chunk.end_line,
-        bytes: t.chunk.end_byte - t.chunk.start_byte,
-        bm25: 0.0,
-    }
 }
 
 /// Each project's first files gain for the share of the query's words they hold, as

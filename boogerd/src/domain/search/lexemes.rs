@@ -16,67 +16,103 @@ use crate::store::words::words_for;
 const MAX_POSITION: usize = 16_383;
 /// Positions kept per word: PostgreSQL keeps 256; more say nothing more to its ranking.
 const MAX_POSITIONS: usize = 32;
+/// Longer words are left out: PostgreSQL refuses a lexeme over 2,046 bytes, and a word that
+/// long (an encoded blob) is no one's query.
+const MAX_WORD_BYTES: usize = 255;
 /// Query words a team search asks for: a pasted passage's heaviest, like the ranking index.
 const MAX_QUERY_WORDS: usize = 12;
 
-/// Stems words, each distinct word once: a publish stems a hundred million of them.
+/// Stems words, each distinct word once: a publish stems a hundred million of them, and
+/// looks each up without allocating.
 pub struct Stems {
     stemmer: Stemmer,
-    known: HashMap<String, String>,
+    /// Word → its stem's number in `stems`.
+    known: HashMap<String, u32>,
+    /// Stem → its number: words with one stem share it.
+    numbers: HashMap<String, u32>,
+    stems: Vec<String>,
     buf: String,
+    /// One chunk's (stem, position, weight), reused.
+    seen: Vec<(u32, u16, u8)>,
 }
 
 impl Default for Stems {
     fn default() -> Self {
-        Stems { stemmer: Stemmer::create(Algorithm::English), known: HashMap::new(), buf: String::new() }
+        Stems {
+            stemmer: Stemmer::create(Algorithm::English),
+            known: HashMap::new(),
+            numbers: HashMap::new(),
+            stems: Vec::new(),
+            buf: String::new(),
+            seen: Vec::new(),
+        }
     }
 }
 
 impl Stems {
-    fn stem(&mut self, word: &str) -> &str {
-        if !self.known.contains_key(word) {
-            // A cache for one publish batch, not for ever: a tree's vocabulary is large.
-            if self.known.len() > 200_000 {
-                self.known.clear();
-            }
-            let stem = self.stemmer.stem(word).into_owned();
-            self.known.insert(word.to_owned(), stem);
+    fn stem_id(&mut self, word: &str) -> u32 {
+        if let Some(&id) = self.known.get(word) {
+            return id;
         }
-        &self.known[word]
+        let stem = self.stemmer.stem(word).into_owned();
+        let next = self.stems.len() as u32;
+        let id = *self.numbers.entry(stem.clone()).or_insert(next);
+        if id == next {
+            self.stems.push(stem);
+        }
+        self.known.insert(word.to_owned(), id);
+        id
+    }
+
+    fn stem(&mut self, word: &str) -> &str {
+        let id = self.stem_id(word);
+        &self.stems[id as usize]
     }
 
     /// The `tsvector` literal of a chunk: its name's words weighted A, the parts of its
     /// compound identifiers B, its text D.
     pub fn chunk_vector(&mut self, name: &str, content: &str) -> String {
-        let mut positions: HashMap<String, Vec<(usize, char)>> = HashMap::new();
+        // A cache for a while, not for ever: a large tree's vocabulary is large.
+        if self.known.len() > 500_000 {
+            self.known.clear();
+            self.numbers.clear();
+            self.stems.clear();
+        }
         let compounds = words_for(name, content);
         let mut at = 0usize;
         let mut buf = std::mem::take(&mut self.buf);
-        for (text, weight) in [(name, 'A'), (compounds.as_str(), 'B'), (content, 'D')] {
+        let mut seen = std::mem::take(&mut self.seen);
+        seen.clear();
+        for (text, weight) in [(name, b'A'), (compounds.as_str(), b'B'), (content, b'D')] {
             each_token(text, &mut buf, |tok| {
                 at = (at + 1).min(MAX_POSITION);
-                let stem = self.stem(tok).to_owned();
-                let list = positions.entry(stem).or_default();
-                if list.len() < MAX_POSITIONS {
-                    list.push((at, weight));
+                if tok.len() <= MAX_WORD_BYTES {
+                    seen.push((self.stem_id(tok), at as u16, weight));
                 }
             });
         }
-        self.buf = buf;
+        // By stem (positions in order within each), each stem's first MAX_POSITIONS.
+        seen.sort_unstable_by(|a, b| self.stems[a.0 as usize].cmp(&self.stems[b.0 as usize]).then(a.1.cmp(&b.1)));
         let mut out = String::new();
-        let mut words: Vec<_> = positions.into_iter().collect();
-        words.sort_unstable();
-        for (stem, list) in words {
-            if !out.is_empty() {
-                out.push(' ');
+        let (mut last, mut count) = (u32::MAX, 0);
+        for &(id, pos, weight) in &seen {
+            if id != last {
+                if !out.is_empty() {
+                    out.push(' ');
+                }
+                quote_into(&self.stems[id as usize], &mut out);
+                out.push(':');
+                (last, count) = (id, 0);
+            } else if count < MAX_POSITIONS {
+                out.push(',');
+            } else {
+                continue;
             }
-            quote_into(&stem, &mut out);
-            out.push(':');
-            for (i, (pos, weight)) in list.iter().enumerate() {
-                let sep = if i == 0 { "" } else { "," };
-                let _ = write!(out, "{sep}{pos}{weight}");
-            }
+            count += 1;
+            let _ = write!(out, "{pos}{}", weight as char);
         }
+        self.buf = buf;
+        self.seen = seen;
         out
     }
 }
@@ -135,6 +171,8 @@ mod tests {
         assert!(v.contains("'parseconfig':1A"), "the name's word first, weighted A: {v}");
         assert!(v.contains("'path':"), "stemmed as the ranking index stems: {v}");
         assert!(v.contains('B') && v.contains('D'), "{v}");
+        let long = "x".repeat(3000);
+        assert!(!Stems::default().chunk_vector("f", &long).contains("xxx"), "a word PostgreSQL would refuse");
     }
 
     #[test]

@@ -69,6 +69,9 @@ pub struct ProjectHandle {
     /// embedding is off).
     pub vectors: crate::engine::project::ProjectVectors,
     embedding: Option<Arc<crate::engine::project::Embedding>>,
+    /// The commit the empty index is being filled with from the team index, while it is:
+    /// searches meanwhile are answered from the team index at that commit.
+    filling_from: Mutex<Option<String>>,
     /// The team index its first index is filled from ([`crate::engine::seed`]), if any.
     team: Option<String>,
     /// When a query last used this project (ms on the daemon's clock): the idle ones give
@@ -111,6 +114,7 @@ impl ProjectHandle {
             warm: Mutex::new(None),
             building: std::sync::atomic::AtomicBool::new(false),
             filling: std::sync::atomic::AtomicBool::new(false),
+            filling_from: Mutex::default(),
             wanted: std::sync::atomic::AtomicBool::new(false),
             live: crate::engine::live::Live::default(),
             vectors: crate::engine::project::ProjectVectors::default(),
@@ -156,6 +160,22 @@ impl ProjectHandle {
             return Some((stats, true));
         }
         self.seen.lock().unwrap_or_else(|p| p.into_inner()).clone().map(|s| (s, false))
+    }
+
+    /// The commit this project's empty index is being filled with from the team index, if it
+    /// is. Asked while the first index is starting, waits up to `wait` for the fill to begin.
+    pub fn filling_from(&self, wait: std::time::Duration) -> Option<String> {
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(c) = self.filling_from.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+                return Some(c);
+            }
+            let starting = self.live.mode() == crate::engine::live::WatchState::Starting && self.is_indexing();
+            if !starting || started.elapsed() > wait {
+                return None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 
     /// Whether the store is open (its connections and page caches held).
@@ -345,7 +365,12 @@ impl ProjectHandle {
         let started = std::time::Instant::now();
         // A first index is being built: answers meanwhile say so.
         let _running = self.progress.start(started);
-        match crate::engine::seed::seed(&self.root, store, url) {
+        // Searches meanwhile try the team index at this commit (nothing found there, if it
+        // is not published: they fall back to the local index).
+        *self.filling_from.lock().unwrap_or_else(|p| p.into_inner()) = crate::engine::seed::head(&self.root);
+        let seeded = crate::engine::seed::seed(&self.root, store, url);
+        *self.filling_from.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        match seeded {
             Ok(0) => {}
             Ok(files) => tracing::info!(
                 root = %self.root.display(),

@@ -10,11 +10,12 @@ use super::{Result, TeamStore};
 use crate::source::chunk::{Chunk, intern_kind};
 
 /// Each repository's head: its latest published commit on its default branch, else its
-/// latest published commit. Repositories named in `$1` are left out (answered locally).
+/// latest published commit. Repositories named in `$1` are left out (answered locally); with
+/// a commit in `$2`, only that commit is read (in one repository that holds it).
 const HEADS: &str = "WITH heads AS (
         SELECT DISTINCT ON (c.repo_id) c.repo_id, c.sha, r.name
         FROM commits c JOIN repos r ON r.id = c.repo_id
-        WHERE NOT (r.name = ANY($1::text[]))
+        WHERE NOT (r.name = ANY($1::text[])) AND ($2::text IS NULL OR c.sha = $2::text)
         ORDER BY c.repo_id, (c.branch IS NOT DISTINCT FROM r.default_branch) DESC, c.published_at DESC
     )";
 
@@ -31,6 +32,8 @@ pub struct TeamFilters<'a> {
     pub path_prefix: Option<&'a str>,
     /// Repositories not to read (those this machine answers for from its own index).
     pub skip_repos: &'a [String],
+    /// Only this commit, wherever it is published (a clone's HEAD while its index is filled).
+    pub commit: Option<&'a str>,
 }
 
 /// One ranked chunk of a published repository.
@@ -99,7 +102,7 @@ impl TeamStore {
     /// The `limit` best chunks for `tsquery` (a literal of booger's stems) at each
     /// repository's head, best first.
     pub fn search(&mut self, tsquery: &str, f: &TeamFilters<'_>, limit: i64) -> Result<Vec<TeamHit>> {
-        let mut params: Vec<&(dyn ToSql + Sync)> = vec![&f.skip_repos, &tsquery, &limit];
+        let mut params: Vec<&(dyn ToSql + Sync)> = vec![&f.skip_repos, &f.commit, &tsquery, &limit];
         let filters = f.sql(&mut params);
         let sql = format!(
             "{HEADS}
@@ -108,10 +111,10 @@ impl TeamStore {
              JOIN commit_files f ON f.repo_id = h.repo_id AND f.sha = h.sha
              JOIN chunks ch ON ch.blob_id = f.blob_id
              JOIN blobs b ON b.blob_id = f.blob_id,
-             CAST($2::text AS tsquery) q
+             CAST($3::text AS tsquery) q
              WHERE ch.words @@ q {filters}
              ORDER BY score DESC, h.name, f.path, ch.ord
-             LIMIT $3"
+             LIMIT $4"
         );
         let rows = self.client.query(&sql, &params)?;
         Ok(rows.iter().map(|r| hit(r, r.get(13))).collect())
@@ -128,7 +131,7 @@ impl TeamStore {
         deadline: Instant,
         mut each: impl FnMut(TeamLine) -> bool,
     ) -> Result<bool> {
-        let mut params: Vec<&(dyn ToSql + Sync)> = vec![&f.skip_repos];
+        let mut params: Vec<&(dyn ToSql + Sync)> = vec![&f.skip_repos, &f.commit];
         let narrow = match &grams {
             Some(g) => {
                 params.push(g);
@@ -167,14 +170,14 @@ impl TeamStore {
     /// The repositories with a published commit, each with its head: (name, commit, files,
     /// published at, RFC 3339).
     pub fn heads(&mut self) -> Result<Vec<(String, String, i64, String)>> {
-        let none: Vec<String> = Vec::new();
+        let (none, any): (Vec<String>, Option<&str>) = (Vec::new(), None);
         let rows = self.client.query(
             &format!(
                 "{HEADS} SELECT h.name, h.sha, c.files::bigint, to_char(c.published_at AT TIME ZONE 'UTC',
                                  'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')
                  FROM heads h JOIN commits c ON c.repo_id = h.repo_id AND c.sha = h.sha ORDER BY h.name"
             ),
-            &[&none],
+            &[&none, &any],
         )?;
         Ok(rows.iter().map(|r| (r.get(0), r.get(1), r.get(2), r.get(3))).collect())
     }

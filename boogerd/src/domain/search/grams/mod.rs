@@ -198,6 +198,15 @@ fn expression(n: &Need) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_team_index_reads_the_same_expression_as_a_tsquery() {
+        let e = required("parse_(header|footer)", false).unwrap();
+        let q = as_tsquery(&e);
+        assert!(e.contains(" AND ") && e.contains(" OR "), "{e}");
+        assert_eq!(q, e.replace(" AND ", " & ").replace(" OR ", " | "));
+        assert!(!q.contains("AND") && !q.contains("OR"), "{q}");
+    }
     use crate::store::grams::{DIGIT, SPACE, Shape, UPPER};
 
     /// The token of a three-byte gram, as the index writes it.

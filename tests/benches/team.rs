@@ -1,0 +1,305 @@
+//! The team index on a real PostgreSQL (started here, as the tests start it): what publishing
+//! costs beside a local index, what a fresh clone gains from it, how fast team search and
+//! grep answer over many published repositories, and what a team URL costs an idle daemon.
+//! Each figure is printed beside the issue's goal and a baseline from the same run.
+//!
+//! `cargo bench -p booger-tests --bench team` (release; 10-20 minutes on two cores). The tree:
+//! a clone of `BOOGER_TEAM_TREE` (a git repository) when set, else copies of /usr/include,
+//! the cargo registry's sources and the standard library committed to git. The other
+//! repositories: crates of the cargo registry, each its own repository (`BOOGER_TEAM_REPOS`,
+//! default 49).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use booger_tests::{Env, commit_all, describe, git, proc_status_kb};
+use serde_json::Value;
+
+const HOUR: Duration = Duration::from_secs(3600);
+
+fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+fn run_ok(env: &Env, cwd: Option<&Path>, args: &[&str]) -> Value {
+    let out = env.run_within(cwd, args, HOUR);
+    assert!(out.status.success(), "{args:?}: {}", describe(&out));
+    serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+}
+
+fn main() {
+    let env = Env::new();
+    let mut pg = booger_tests::postgres::start(env.dir.path());
+    let tree = env.dir.path().join("tree");
+    match std::env::var_os("BOOGER_TEAM_TREE") {
+        Some(t) => {
+            git(env.dir.path(), &["clone", "-q", "--local", t.to_str().unwrap(), tree.to_str().unwrap()]);
+        }
+        None => {
+            booger_tests::copy_large_tree(&tree);
+            git(&tree, &["init", "-q"]);
+            commit_all(&tree, "tree");
+        }
+    }
+    git(&tree, &["checkout", "-q", "-B", "main"]);
+    let files = git(&tree, &["ls-files"]).lines().count();
+    println!("tree: {files} files; PostgreSQL 18 on loopback (fsync off)\n");
+    let t = tree.to_str().unwrap();
+    let url = pg.url.clone();
+
+    // 1. The baseline: a local index from scratch.
+    let a = env.start_daemon();
+    let started = Instant::now();
+    let indexed = run_ok(&env, None, &["index", t, "--json"]);
+    let t_index = started.elapsed();
+    println!("local index from scratch           {:>8.1} s", secs(t_index));
+
+    // 2. Publishing: the first commit, the next with 10 changed files, a branch with 1%.
+    let started = Instant::now();
+    let first = run_ok(&env, Some(&tree), &["publish", "--json", "--team-url", &url]);
+    let t_publish = started.elapsed();
+    println!(
+        "first publish                      {:>8.1} s   {:.2}x the index (goal <= 1.5x); {} blobs",
+        secs(t_publish),
+        secs(t_publish) / secs(t_index),
+        first["blobs_sent"]
+    );
+    let listed: Vec<String> =
+        git(&tree, &["ls-files", "*.py", "*.c", "*.h", "*.rs"]).lines().map(str::to_owned).collect();
+    let edit = |n: usize, salt: &str| {
+        for (i, p) in listed.iter().step_by((listed.len() / n).max(1)).take(n).enumerate() {
+            let path = tree.join(p);
+            let mut body = std::fs::read(&path).unwrap();
+            body.extend_from_slice(format!("\n/* team bench {salt} {i} */\n").as_bytes());
+            std::fs::write(&path, body).unwrap();
+        }
+    };
+    edit(10, "next");
+    commit_all(&tree, "ten files");
+    let started = Instant::now();
+    let next = run_ok(&env, Some(&tree), &["publish", "--json", "--team-url", &url]);
+    println!(
+        "next commit, 10 files changed      {:>8.2} s   (goal <= 2 s); {} blobs",
+        secs(started.elapsed()),
+        next["blobs_sent"]
+    );
+    let count = |table: &str| pg.sql(&format!("SELECT count(*) FROM {table}")).parse::<f64>().unwrap();
+    let before = [count("blobs"), count("chunks"), count("commit_files")];
+    git(&tree, &["checkout", "-q", "-b", "bench-branch"]);
+    edit(files / 100, "branch");
+    commit_all(&tree, "one percent");
+    run_ok(&env, Some(&tree), &["publish", "--json", "--team-url", &url]);
+    let after = [count("blobs"), count("chunks"), count("commit_files")];
+    println!(
+        "a branch with 1% of files changed  blobs +{:.2}%, chunks +{:.2}% (goal <= 2%); commit file rows +{:.0}% (one a path)",
+        100.0 * (after[0] - before[0]) / before[0],
+        100.0 * (after[1] - before[1]) / before[1],
+        100.0 * (after[2] - before[2]) / before[2],
+    );
+    git(&tree, &["checkout", "-q", "main"]);
+    let local = run_ok(&env, None, &["index", t, "--json"]);
+    let _ = indexed;
+
+    // 3. A fresh clone on another daemon with the team URL: first answer, whole index.
+    let other = Env::new();
+    let b = other.start_daemon_with(&["--team-url", &url]);
+    let clone = other.dir.path().join("clone");
+    git(other.dir.path(), &["clone", "-q", "--local", t, clone.to_str().unwrap()]);
+    let queries = queries(&listed);
+    let started = Instant::now();
+    run_ok(&other, None, &["projects", "add", clone.to_str().unwrap()]);
+    let first = other.run_within(Some(&clone), &["search", "--json", &queries[0]], HOUR);
+    let t_first = started.elapsed();
+    let answered =
+        serde_json::from_slice::<Value>(&first.stdout).ok().and_then(|v| v["results"].as_array().map(Vec::len));
+    let seeded = run_ok(&other, Some(&clone), &["index", "--json"]);
+    let t_complete = started.elapsed();
+    println!(
+        "clone: first search after add      {:>8.2} s   (goal <= 1 s, with results); {} results",
+        secs(t_first),
+        answered.unwrap_or(0)
+    );
+    println!(
+        "clone: index complete              {:>8.1} s   {:.2}x a from-scratch index (goal <= 0.15x)",
+        secs(t_complete),
+        secs(t_complete) / secs(t_index)
+    );
+    let same_root = seeded["report"]["root_hash"] == local["report"]["root_hash"];
+    let mut same = 0;
+    for q in &queries {
+        let top = |e: &Env, root: &Path| top10(&run_ok(e, Some(root), &["search", "--json", q]));
+        same += usize::from(top(&env, &tree) == top(&other, &clone));
+    }
+    println!(
+        "clone: Merkle root as from scratch  {same_root}; top-10 identical for {same} of {} queries",
+        queries.len()
+    );
+
+    // 4. Team search and grep over many published repositories.
+    let repos =
+        crates(env.dir.path(), std::env::var("BOOGER_TEAM_REPOS").ok().and_then(|n| n.parse().ok()).unwrap_or(49));
+    let started = Instant::now();
+    for r in &repos {
+        run_ok(&env, None, &["projects", "add", r.to_str().unwrap()]);
+        run_ok(&env, Some(r), &["publish", "--json", "--team-url", &url]);
+    }
+    println!("\n{} more repositories published in {:.0} s", repos.len(), secs(started.elapsed()));
+    let away = other.dir.path().join("away");
+    booger_tests::write(&away, "away.txt", "nothing here\n");
+    run_ok(&other, None, &["projects", "add", away.to_str().unwrap()]);
+    let mut times = Vec::new();
+    for _ in 0..3 {
+        for q in &queries[..20] {
+            let started = Instant::now();
+            run_ok(&other, Some(&away), &["workspace-search", "--team", "--json", q]);
+            times.push(secs(started.elapsed()) * 1000.0);
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    let pct = |p: f64| times[((times.len() - 1) as f64 * p) as usize];
+    println!(
+        "workspace-search --team, {} repos   p50 {:.0} ms, p95 {:.0} ms, whole client process (goal p50 <= 100, p95 <= 300)",
+        repos.len() + 1,
+        pct(0.5),
+        pct(0.95)
+    );
+    for pattern in ["fn [a-z_]+_bench", "unsafe impl Send for", "TODO\\(", "#define EPOLL"] {
+        let started = Instant::now();
+        let v = run_ok(
+            &other,
+            Some(&away),
+            &["grep", "--team", "--json", "--head-limit", "1000", "--max-tokens", "20000", pattern],
+        );
+        let took = started.elapsed();
+        let got = lines_of(&v);
+        let want = rg_lines(pattern, &repos, &tree, &clone);
+        println!(
+            "grep --team {pattern:<24} {:>5} lines in {:>4.0} ms; rg {:>5} lines; {} differ{}",
+            got.len(),
+            secs(took) * 1000.0,
+            want.len(),
+            got.symmetric_difference(&want).count(),
+            if v["complete"] == false { " (cut)" } else { "" }
+        );
+    }
+
+    // 5. Footprint: an idle daemon with a team URL beside one without, the same work done.
+    let plain = Env::new();
+    let c = plain.start_daemon();
+    for (e, d, team) in [(&plain, &c, false), (&other, &b, true)] {
+        let small = &repos[0];
+        run_ok(e, Some(small), &["search", "--json", "new"]);
+        if team {
+            run_ok(e, Some(small), &["workspace-search", "--team", "--json", "new"]);
+        }
+        std::thread::sleep(Duration::from_secs(3));
+        let pid = d.child.id();
+        let threads = proc_status_kb(pid, "Threads:");
+        println!(
+            "idle daemon {:<13} RSS {:>6} KB, {threads} threads",
+            if team { "with team:" } else { "without:" },
+            proc_status_kb(pid, "VmRSS:")
+        );
+    }
+
+    // 6. Faults: the server stopped and started again under a daemon that uses it.
+    pg.stop();
+    let v = run_ok(&other, Some(&away), &["workspace-search", "--team", "--json", &queries[1]]);
+    println!(
+        "\nserver stopped: workspace-search --team answers, saying {:?}",
+        v.to_string().contains("team index not searched")
+    );
+    pg.restart();
+    let back = Instant::now();
+    loop {
+        let out = other.run_within(Some(&away), &["workspace-search", "--team", &queries[1]], HOUR);
+        if !String::from_utf8_lossy(&out.stdout).contains("not searched") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    println!("server back: team search used again after {:.1} s", secs(back.elapsed()));
+    drop(a);
+}
+
+/// 50 queries: identifiers and words from the tree's file names, spread over it.
+fn queries(listed: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for p in listed.iter().step_by((listed.len() / 200).max(1)) {
+        let stem = Path::new(p).file_stem().and_then(|s| s.to_str()).unwrap_or("");
+        let words: Vec<&str> = stem.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() > 3).collect();
+        if words.is_empty() {
+            continue;
+        }
+        let q = words.join(" ");
+        if !out.contains(&q) {
+            out.push(q);
+        }
+        if out.len() == 50 {
+            break;
+        }
+    }
+    out
+}
+
+/// The first ten results of a `search --json`, as (path, line).
+fn top10(v: &Value) -> Vec<(String, u64)> {
+    let results = v["results"].as_array().cloned().unwrap_or_default();
+    results
+        .iter()
+        .take(10)
+        .map(|r| (r["path"].as_str().unwrap_or("").to_owned(), r["start_line"].as_u64().unwrap_or(0)))
+        .collect()
+}
+
+/// The `(path, line)` of a `grep --json` answer.
+fn lines_of(v: &Value) -> BTreeSet<(String, u64)> {
+    let results = v["results"].as_array().cloned().unwrap_or_default();
+    results.iter().map(|r| (r["path"].as_str().unwrap_or("").to_owned(), r["line"].as_u64().unwrap_or(0))).collect()
+}
+
+/// `rg`'s lines for `pattern` in each published checkout (every file: each is committed), labelled
+/// as team grep labels them. The big tree's head is the clone's.
+fn rg_lines(pattern: &str, repos: &[PathBuf], tree: &Path, clone: &Path) -> BTreeSet<(String, u64)> {
+    let mut out = BTreeSet::new();
+    let mut all: Vec<(&Path, &Path)> = repos.iter().map(|r| (r.as_path(), r.as_path())).collect();
+    all.push((tree, clone));
+    for (named, dir) in all {
+        let name = named.file_name().unwrap().to_str().unwrap();
+        let head = git(dir, &["rev-parse", "HEAD"]);
+        let mut cmd = std::process::Command::new("rg");
+        cmd.args(["-n", "--no-heading", "--with-filename", "--no-ignore", "--hidden", "-g", "!.git", "-e", pattern])
+            .current_dir(dir);
+        let text = cmd.output().map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
+        for line in text.lines() {
+            let mut parts = line.splitn(3, ':');
+            if let (Some(p), Some(n)) = (parts.next(), parts.next()) {
+                out.insert((format!("{name}@{}:{p}", &head[..12]), n.parse().unwrap_or(0)));
+            }
+        }
+    }
+    out
+}
+
+/// `n` crates of the cargo registry, each copied into its own git repository under `dir`.
+fn crates(dir: &Path, n: usize) -> Vec<PathBuf> {
+    let cargo = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cargo"));
+    let mut found: Vec<PathBuf> = Vec::new();
+    for registry in std::fs::read_dir(cargo.join("registry/src")).into_iter().flatten().flatten() {
+        found.extend(std::fs::read_dir(registry.path()).into_iter().flatten().flatten().map(|e| e.path()));
+    }
+    found.sort();
+    found.dedup_by_key(|p| p.file_name().map(|f| f.to_owned()));
+    let mut out = Vec::new();
+    for src in found.into_iter().step_by(3).take(n) {
+        let dst = dir.join("crates").join(src.file_name().unwrap());
+        booger_tests::copy_tree(&src, &dst, &[], &["target"]);
+        git(&dst, &["init", "-q"]);
+        commit_all(&dst, "crate");
+        out.push(dst);
+    }
+    out
+}
