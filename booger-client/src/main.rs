@@ -106,6 +106,17 @@ fn run(args: &[String]) -> Result<Exit, Failure> {
         "dashboard" => daemon_cmd::dashboard(&socket, &rest[1..], json),
         "model" => model_cmd::run(&socket, &rest[1..], json),
         "mcp" => mcp_command(&socket, &rest[1..]),
+        // `booger team status` and `booger team publish`: the team tools by their group's name.
+        "team" => match rest.get(1).map(String::as_str) {
+            Some(sub @ ("status" | "publish")) => {
+                let name = if sub == "status" { "team-status" } else { "publish" };
+                call_tool(&socket, tools::find(name).expect("a catalogue tool"), &rest[2..], json)
+            }
+            _ => {
+                complain!("booger team: `booger team status` or `booger team publish [PATH]`");
+                Ok(Exit::Usage)
+            }
+        },
         name => match tools::find(name) {
             Some(spec) => call_tool(&socket, spec, &rest[1..], json),
             None => {

@@ -561,6 +561,30 @@ pub struct Published {
     pub elapsed_ms: u64,
 }
 
+/// `team-status`: what the team index holds.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct TeamStatus {
+    /// The server, without user or password.
+    pub server: String,
+    pub schema: u64,
+    pub repositories: Vec<TeamRepository>,
+    pub blobs: u64,
+    pub chunks: u64,
+    pub size_bytes: u64,
+}
+
+/// One repository of the team index, at its head.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct TeamRepository {
+    pub name: String,
+    /// Its latest published commit on its default branch (what team search reads).
+    pub head: String,
+    pub files: u64,
+    pub commits: u64,
+    /// When its latest commit was published (RFC 3339, UTC).
+    pub last_publish: String,
+}
+
 /// The output schema of the tool `name`, or None for a name the catalogue does not know.
 pub fn schema(name: &str) -> Option<Value> {
     Some(match name {
@@ -585,6 +609,7 @@ pub fn schema(name: &str) -> Option<Value> {
         "embed" => of::<Embed>(),
         "eval" => of::<Eval>(),
         "publish" => of::<Published>(),
+        "team-status" => of::<TeamStatus>(),
         _ => return None,
     })
 }

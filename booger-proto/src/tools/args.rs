@@ -318,6 +318,12 @@ pub struct Publish {
     pub on: On,
 }
 
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct TeamStatus {
+    pub team_url: Option<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use serde::Serialize;
@@ -390,6 +396,7 @@ mod tests {
             ("embed", takes_exactly::<Embed>),
             ("eval", takes_exactly::<Eval>),
             ("publish", takes_exactly::<Publish>),
+            ("team-status", takes_exactly::<TeamStatus>),
         ];
         for t in crate::tools::TOOLS {
             assert!(checks.iter().any(|(n, _)| *n == t.name), "{}: no arguments type checked here", t.name);

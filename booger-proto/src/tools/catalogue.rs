@@ -600,4 +600,5 @@ pub const TOOLS: &[ToolSpec] = &[
     INDEX,
     PROJECTS,
     super::team::PUBLISH,
+    super::team::TEAM_STATUS,
 ];

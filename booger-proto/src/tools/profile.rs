@@ -29,7 +29,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
     ("git", &["branch-diff", "draft-commit", "changelog", "changed-since"]),
     ("memory", &["annotate", "annotations", "focus", "visit", "forget"]),
     ("admin", &["status", "index", "projects", "embed", "eval"]),
-    ("team", &["publish"]),
+    ("team", &["publish", "team-status"]),
 ];
 
 /// A set of tools of the catalogue.

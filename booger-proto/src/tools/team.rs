@@ -35,3 +35,24 @@ pub const PUBLISH: ToolSpec = ToolSpec {
     effect: Effect::Idempotent,
     mcp_json: false,
 };
+
+pub const TEAM_STATUS: ToolSpec = ToolSpec {
+    name: "team-status",
+    title: "Team index status",
+    summary: "The team index: its repositories, their heads, sizes and last publish",
+    description: "The team index's repositories (each at its latest published commit on its default branch, \
+                  with its file count, commits and last publish), its schema version and size.",
+    details: "What the team index (PostgreSQL; `--team-url`, else the daemon's `BOOGER_TEAM_URL`) holds: every \
+              repository with its head (the latest published commit on its default branch, what team search \
+              reads), how many commits of it are published and when the last was; the stored blobs and chunks, \
+              the database's size and its schema version. The server is named without user or password.",
+    params: &[Param {
+        name: "team_url",
+        kind: Kind::String,
+        required: false,
+        positional: false,
+        description: "PostgreSQL URL. Default: the daemon's BOOGER_TEAM_URL.",
+    }],
+    effect: Effect::ReadOnly,
+    mcp_json: false,
+};

@@ -10,11 +10,15 @@ use std::time::Instant;
 use crate::domain::git::GitError;
 use crate::domain::git::repo::{Head, Repo, split_z};
 use crate::domain::search::lexemes::Stems;
-use crate::source::chunk::chunk_file;
+use crate::source::chunk::{Chunk, chunk_file};
+use crate::source::lang::Lang;
+use crate::store::Store;
 use crate::store::team::{Blob, Refs, TeamError, TeamStore};
 
 /// Blobs read and sent per batch: one `cat-file` and one transaction each.
 const BATCH: usize = 200;
+/// Blobs sent from which a publish settles the team index's indexes and statistics.
+const SETTLE_AFTER: usize = 1_000;
 /// Blob ids asked about per query.
 const ASKED: usize = 5_000;
 
@@ -37,8 +41,17 @@ pub struct Published {
 }
 
 /// Publishes `rev` of the repository at `root` as `name` to the team index at `url`.
-/// Files over `max_file_bytes` are cut into blocks, as the local index cuts them.
-pub fn publish(root: &Path, name: &str, rev: &str, url: &str, max_file_bytes: u64) -> Result<Published, PublishError> {
+/// Files over `max_file_bytes` are cut into blocks, as the local index cuts them. A blob the
+/// project's local index (`local`) holds at its path, same content, is taken from there
+/// instead of being chunked again.
+pub fn publish(
+    root: &Path,
+    name: &str,
+    rev: &str,
+    url: &str,
+    max_file_bytes: u64,
+    local: Option<&Store>,
+) -> Result<Published, PublishError> {
     let started = Instant::now();
     let repo = Repo::open(root)?;
     let commit = repo.commit_of(rev)?;
@@ -65,10 +78,77 @@ pub fn publish(root: &Path, name: &str, rev: &str, url: &str, max_file_bytes: u6
         missing.extend(team.missing_blobs(group)?);
     }
     missing.sort();
-    let mut stems = Stems::default();
-    for batch in missing.chunks(BATCH) {
-        let contents = crate::domain::git::diff::read_blobs(&repo, batch)?;
-        let chunked: Vec<_> = batch
+    // One thread prepares the next batch (read, chunk, words) while this one sends the last.
+    let prepare = Prepare { repo: &repo, path_of: &path_of, max_file_bytes, local };
+    std::thread::scope(|s| -> Result<(), PublishError> {
+        let (ready, batches) = std::sync::mpsc::sync_channel::<Result<Vec<Prepared>, PublishError>>(1);
+        let missing = &missing;
+        s.spawn(move || {
+            let mut stems = Stems::default();
+            for batch in missing.chunks(BATCH) {
+                if ready.send(prepare.batch(batch, &mut stems)).is_err() {
+                    return; // the sender failed and stopped listening
+                }
+            }
+        });
+        for batch in batches {
+            let batch = batch?;
+            let blobs: Vec<Blob<'_>> = batch.iter().map(Prepared::blob).collect();
+            team.put_blobs(&blobs)?;
+        }
+        Ok(())
+    })?;
+    let new_commit = team.publish_commit(name, &commit, &refs(&repo, rev)?, &files)?;
+    // A publish that added much (a first one): the indexes and statistics caught up now, not
+    // at the next search. A small one leaves them to the server (it would cost seconds).
+    if missing.len() >= SETTLE_AFTER {
+        team.settle();
+    }
+    Ok(done(missing.len(), new_commit))
+}
+
+/// What preparing a batch of blobs reads.
+#[derive(Clone, Copy)]
+struct Prepare<'a> {
+    repo: &'a Repo,
+    path_of: &'a HashMap<&'a str, &'a str>,
+    max_file_bytes: u64,
+    local: Option<&'a Store>,
+}
+
+/// One blob ready to send.
+struct Prepared {
+    id: String,
+    hash: String,
+    size: usize,
+    language: &'static str,
+    problem: Option<String>,
+    chunks: Vec<Chunk>,
+    words: Vec<String>,
+    names: Vec<String>,
+}
+
+impl Prepared {
+    fn blob(&self) -> Blob<'_> {
+        Blob {
+            id: &self.id,
+            content_hash: &self.hash,
+            language: self.language,
+            size: self.size,
+            problem: self.problem.as_deref(),
+            chunks: &self.chunks,
+            words: &self.words,
+            names: &self.names,
+        }
+    }
+}
+
+impl Prepare<'_> {
+    /// Reads the blobs of `batch` through one `git cat-file`, and chunks each (or takes its
+    /// chunks from the local index) with its words.
+    fn batch(&self, batch: &[String], stems: &mut Stems) -> Result<Vec<Prepared>, PublishError> {
+        let contents = crate::domain::git::diff::read_blobs(self.repo, batch)?;
+        Ok(batch
             .iter()
             .filter_map(|id| {
                 let bytes = contents.get(id)?;
@@ -76,35 +156,40 @@ pub fn publish(root: &Path, name: &str, rev: &str, url: &str, max_file_bytes: u6
                 if bytes.len() as u64 > crate::source::HUGE_FILE_BYTES || super::index::walk::looks_binary(bytes) {
                     return None;
                 }
-                let path = path_of.get(id.as_str())?;
-                let too_large = bytes.len() as u64 > max_file_bytes;
+                let path = self.path_of.get(id.as_str())?;
                 let hash = crate::source::hash::file_hash(bytes);
-                let chunked = chunk_file(Path::new(path), bytes, too_large);
+                let language = Lang::detect(Path::new(path), bytes);
+                // (A file the index set aside, generated or vendored, has no chunks there.)
+                let indexed = self
+                    .local
+                    .and_then(|store| store.indexed_version(path, &hash).ok().flatten())
+                    .filter(|(chunks, _)| !chunks.is_empty());
+                let (chunks, problem) = match indexed {
+                    Some(version) => version,
+                    None => {
+                        let c = chunk_file(Path::new(path), bytes, bytes.len() as u64 > self.max_file_bytes);
+                        (c.chunks, c.problem)
+                    }
+                };
                 // PostgreSQL's text holds no NUL: such a file stays with local indexing.
-                if chunked.chunks.iter().any(has_nul) {
+                if chunks.iter().any(has_nul) {
                     return None;
                 }
-                let words: Vec<String> =
-                    chunked.chunks.iter().map(|c| stems.chunk_vector(&c.name, &c.content)).collect();
-                Some((id, hash, bytes.len(), chunked, words))
+                let words = chunks.iter().map(|c| stems.chunk_vector(&c.name, &c.content)).collect();
+                let names = chunks.iter().map(|c| stems.name_vector(&c.name)).collect();
+                Some(Prepared {
+                    id: id.clone(),
+                    hash,
+                    size: bytes.len(),
+                    language: language.name(),
+                    problem,
+                    chunks,
+                    words,
+                    names,
+                })
             })
-            .collect();
-        let blobs: Vec<Blob<'_>> = chunked
-            .iter()
-            .map(|(id, hash, size, c, words)| Blob {
-                id,
-                content_hash: hash,
-                language: c.lang.name(),
-                size: *size,
-                problem: c.problem.as_deref(),
-                chunks: &c.chunks,
-                words,
-            })
-            .collect();
-        team.put_blobs(&blobs)?;
+            .collect())
     }
-    let new_commit = team.publish_commit(name, &commit, &refs(&repo, rev)?, &files)?;
-    Ok(done(missing.len(), new_commit))
 }
 
 /// The branch `rev` names (HEAD: the branch checked out), and the repository's default

@@ -11,6 +11,7 @@ use std::path::Path;
 use super::index::{sort_out, walk, with_generated};
 use crate::domain::git::GitError;
 use crate::domain::git::repo::{Repo, split_z};
+use crate::source::lang::Lang;
 use crate::store::team::{TeamError, TeamStore};
 use crate::store::{FileWrite, Store, StoreError};
 
@@ -55,7 +56,11 @@ pub fn seed(root: &Path, store: &Store, url: &str) -> Result<usize, SeedError> {
         let writes: Vec<FileWrite> = batch
             .iter()
             .filter_map(|(w, id)| {
-                let b = blobs.get(*id)?;
+                let b = blobs.get(*id).filter(|b| same_language(&w.rel, b))?;
+                // Whether its header marks it generated is for the run to read (and set aside).
+                if w.header_decides && may_say_generated(b) {
+                    return None;
+                }
                 Some(FileWrite {
                     path: w.rel.clone(),
                     size: w.size,
@@ -72,6 +77,25 @@ pub fn seed(root: &Path, store: &Store, url: &str) -> Result<usize, SeedError> {
         store.write_batch(&writes, &[], &now)?;
     }
     Ok(filled)
+}
+
+/// Whether `path` reads as the language its blob was chunked as: the team chunked each blob
+/// once, under one of its paths, and a copy under a name of another language (a header kept
+/// as `.txt`) is chunked here instead.
+fn same_language(path: &str, blob: &crate::store::team::StoredBlob) -> bool {
+    // The start of the file, for a shebang: the chunk that starts at its first byte.
+    let head = blob.chunks.iter().find(|c| c.start_byte == 0).map_or("", |c| c.content.as_str());
+    Lang::detect(Path::new(path), head.as_bytes()).name() == blob.language
+}
+
+/// Whether the blob's first bytes mention "generated": every line with text is in a chunk,
+/// so a header that says so is in one that starts within them. A superset of what
+/// [`has_generated_header`](super::index::origin::has_generated_header) finds.
+fn may_say_generated(blob: &crate::store::team::StoredBlob) -> bool {
+    blob.chunks
+        .iter()
+        .filter(|c| c.start_byte < super::index::origin::HEADER_BYTES)
+        .any(|c| c.content.to_ascii_lowercase().contains("generated"))
 }
 
 /// The commit checked out at `root`, if it is a repository with one.

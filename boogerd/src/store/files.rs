@@ -431,14 +431,23 @@ impl Store {
     /// The chunks of `path` if the index holds exactly the version with content hash `hash`
     /// (the git tools reuse them instead of parsing that version again).
     pub fn chunks_if_current(&self, path: &str, hash: &str) -> Result<Option<Vec<Chunk>>> {
-        let current: Option<String> = self.read(|c| {
+        Ok(self.indexed_version(path, hash)?.map(|(chunks, _)| chunks))
+    }
+
+    /// [`chunks_if_current`](Self::chunks_if_current), with the file's problem (why it was not
+    /// chunked structurally, if it was not).
+    pub fn indexed_version(&self, path: &str, hash: &str) -> Result<Option<(Vec<Chunk>, Option<String>)>> {
+        let current: Option<(String, Option<String>)> = self.read(|c| {
             use rusqlite::OptionalExtension;
-            c.query_row("SELECT content_hash FROM files WHERE path = ?1", [path], |r| r.get(0)).optional()
+            c.query_row("SELECT content_hash, problem FROM files WHERE path = ?1", [path], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()
         })?;
-        if current.as_deref() != Some(hash) {
-            return Ok(None);
+        match current {
+            Some((h, problem)) if h == hash => Ok(Some((self.chunks_of(path)?, problem))),
+            _ => Ok(None),
         }
-        self.chunks_of(path).map(Some)
     }
 
     /// Full-text match count for `query` (FTS5 syntax): the index's own self-check.

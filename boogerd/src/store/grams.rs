@@ -226,6 +226,20 @@ impl GramSet {
     }
 }
 
+/// The `chunk_grams` tokens of all of a file's chunks together (each given as its text and
+/// [`own_start`]), each once: what the team index narrows grep by, a blob at a time.
+pub fn blob_tokens<'a>(chunks: impl IntoIterator<Item = (&'a str, usize)>) -> String {
+    thread_local! {
+        static SET: std::cell::RefCell<GramSet> = std::cell::RefCell::new(GramSet::default());
+    }
+    SET.with_borrow_mut(|set| {
+        for (text, own_start) in chunks {
+            set.add_chunk(text, own_start);
+        }
+        set.take_tokens()
+    })
+}
+
 /// The `chunk_grams` tokens of each chunk, given as its text and [`own_start`]. Taken by the
 /// parse workers, beside the chunks, so that the one writer only stores them; each worker
 /// thread keeps its set.

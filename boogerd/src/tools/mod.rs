@@ -28,6 +28,7 @@ mod status;
 mod summary;
 mod symbols;
 mod team;
+mod team_status;
 mod tests_for;
 mod workspace;
 
@@ -82,6 +83,7 @@ const HANDLERS: &[(&str, Handler)] = &[
     ("embed", typed!(embed::run)),
     ("eval", typed!(eval::run)),
     ("publish", typed!(publish::run)),
+    ("team-status", typed!(team_status::run)),
 ];
 
 /// The call named a tool that does not exist (JSON-RPC -32602, not a tool error).

@@ -9,20 +9,15 @@ use crate::store::team::server_of;
 pub fn run(call: &Call, a: args::Publish) -> Outcome {
     let named = a.on.project.as_deref().or(a.path.as_deref());
     let project = call.project(named)?;
-    let url = a.team_url.clone().filter(|u| !u.is_empty()).or_else(|| call.daemon.config.team_url.clone());
-    let Some(url) = url else {
-        return Err(ToolError::Refused(
-            "publish: no team index: pass team_url (a PostgreSQL URL), or start boogerd with --team-url or \
-             BOOGER_TEAM_URL"
-                .to_owned(),
-        ));
-    };
+    let url = super::team::url_of(call, a.team_url.as_deref(), "publish")?;
     let rev = a.rev.as_deref().filter(|r| !r.is_empty()).unwrap_or("HEAD");
     if rev.starts_with('-') {
         return Err(ToolError::Refused(format!("publish: {rev:?} is not a revision")));
     }
     let max = call.daemon.config.max_file_bytes;
-    let p = crate::engine::publish::publish(&project.root, &project.name, rev, &url, max)
+    // The project's own index, to take each file's chunks from where it holds that version.
+    let local = call.daemon.projects.get(&project.root).store().ok();
+    let p = crate::engine::publish::publish(&project.root, &project.name, rev, &url, max, local.as_deref())
         .map_err(|e| failed("publish", e))?;
     let server = server_of(&url);
     let text = if p.new_commit {

@@ -14,13 +14,24 @@ use crate::domain::search::format::{self, OutputMode};
 use crate::domain::search::{Hit, Query, files, lexemes};
 use crate::engine::team::TeamLink;
 use crate::store::search::{Candidate, Filters};
-use crate::store::team::{TeamFilters, TeamHit};
+use crate::store::team::{Matched, TeamFilters, TeamHit};
 
 /// The daemon's team index, or how to configure one.
 pub fn link<'a>(call: &Call<'a>, tool: &str) -> Result<&'a TeamLink, ToolError> {
     call.daemon.team.as_ref().ok_or_else(|| {
         ToolError::Refused(format!(
             "{tool}: team=true needs a team index: start boogerd with --team-url or BOOGER_TEAM_URL (a PostgreSQL URL)"
+        ))
+    })
+}
+
+/// The team index a team tool reads: the URL it was given, else the daemon's.
+pub fn url_of(call: &Call, given: Option<&str>, tool: &str) -> Result<String, ToolError> {
+    let given = given.filter(|u| !u.is_empty()).map(str::to_owned);
+    given.or_else(|| call.daemon.config.team_url.clone()).ok_or_else(|| {
+        ToolError::Refused(format!(
+            "{tool}: no team index: pass team_url (a PostgreSQL URL), or start boogerd with --team-url or \
+             BOOGER_TEAM_URL"
         ))
     })
 }
@@ -47,16 +58,18 @@ pub fn label(hit: &TeamHit) -> String {
 }
 
 /// The `limit` best team chunks for `query`: those holding all its words, then, if too few,
-/// those holding any.
+/// those whose name holds any (every chunk that uses a common word would be too many to rank).
 pub fn search(link: &TeamLink, query: &Query, f: &TeamFilters<'_>, limit: usize) -> Result<Vec<TeamHit>, String> {
     let stems = lexemes::of_query(query);
     if stems.is_empty() {
         return Ok(Vec::new());
     }
     let limit = limit as i64;
-    let mut hits = link.with(|t| t.search(&lexemes::tsquery(&stems, "&"), f, limit)).map_err(|e| e.to_string())?;
+    let all = lexemes::tsquery(&stems, "&");
+    let mut hits = link.with(|t| t.search(&all, Matched::Words, f, limit)).map_err(|e| e.to_string())?;
     if (hits.len() as i64) < limit && stems.len() > 1 {
-        let any = link.with(|t| t.search(&lexemes::tsquery(&stems, "|"), f, limit)).map_err(|e| e.to_string())?;
+        let any = lexemes::tsquery(&stems, "|");
+        let any = link.with(|t| t.search(&any, Matched::Names, f, limit)).map_err(|e| e.to_string())?;
         let seen: std::collections::HashSet<(String, String, u32)> =
             hits.iter().map(|h| (h.repo.clone(), h.path.clone(), h.chunk.start_line)).collect();
         hits.extend(

@@ -117,6 +117,30 @@ impl Stems {
     }
 }
 
+impl Stems {
+    /// The `tsvector` literal of a chunk's name alone: its stems, without positions.
+    pub fn name_vector(&mut self, name: &str) -> String {
+        let mut buf = std::mem::take(&mut self.buf);
+        let mut ids: Vec<u32> = Vec::new();
+        each_token(name, &mut buf, |tok| {
+            if tok.len() <= MAX_WORD_BYTES {
+                ids.push(self.stem_id(tok));
+            }
+        });
+        self.buf = buf;
+        ids.sort_unstable();
+        ids.dedup();
+        let mut out = String::new();
+        for id in ids {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            quote_into(&self.stems[id as usize], &mut out);
+        }
+        out
+    }
+}
+
 /// The stems a team search asks for, heaviest first, each once.
 pub fn of_query(query: &Query) -> Vec<String> {
     let mut stems = Stems::default();

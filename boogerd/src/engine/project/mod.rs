@@ -170,7 +170,9 @@ impl ProjectHandle {
             if let Some(c) = self.filling_from.lock().unwrap_or_else(|p| p.into_inner()).clone() {
                 return Some(c);
             }
-            let starting = self.live.mode() == crate::engine::live::WatchState::Starting && self.is_indexing();
+            // The first index is still to come or running (a call right after `projects add`
+            // can come before the run starts).
+            let starting = self.live.mode() == crate::engine::live::WatchState::Starting;
             if !starting || started.elapsed() > wait {
                 return None;
             }

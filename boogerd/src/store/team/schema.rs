@@ -61,16 +61,22 @@ const MIGRATIONS: &[&str] = &[
      CREATE TABLE commit_files_2 PARTITION OF commit_files FOR VALUES WITH (MODULUS 4, REMAINDER 2);
      CREATE TABLE commit_files_3 PARTITION OF commit_files FOR VALUES WITH (MODULUS 4, REMAINDER 3);",
     // 2: what team search and grep read. Each chunk's words (booger's tokens and stems,
-    // weighted by field) and trigrams (the local index's `chunk_grams` tokens), each under a
-    // GIN index; which commit is a repository's latest on its default branch; which commits
-    // hold a blob. Chunks stored before this version have neither: grep reads them whole,
-    // search does not find them.
+    // weighted by field) and its name's alone (a small index: a search for any of several
+    // words looks there, not among every chunk that uses a common word), each blob's trigrams (the local index's `chunk_grams` tokens of
+    // all its chunks: a file's chunks share most of theirs, so a blob's set is a fraction of
+    // its chunks' sets), each under a GIN index; which commit is a repository's latest on its
+    // default branch; which commits hold a blob. Blobs and chunks stored before this version
+    // have neither: grep and search do not find them (publish them again to a fresh server).
+    // New entries wait in a GIN pending list of up to 64 MB and are merged in bulk: inserted
+    // one by one, the 32 million trigram entries of a 27,000-file tree cost twice as much.
     "ALTER TABLE repos ADD COLUMN default_branch text;
      ALTER TABLE commits ADD COLUMN branch text;
      ALTER TABLE chunks ADD COLUMN words tsvector;
-     ALTER TABLE chunks ADD COLUMN grams tsvector;
-     CREATE INDEX chunks_words ON chunks USING gin (words);
-     CREATE INDEX chunks_grams ON chunks USING gin (grams);
+     ALTER TABLE chunks ADD COLUMN names tsvector;
+     ALTER TABLE blobs ADD COLUMN grams tsvector;
+     CREATE INDEX chunks_words ON chunks USING gin (words) WITH (gin_pending_list_limit = 65536);
+     CREATE INDEX chunks_names ON chunks USING gin (names) WITH (gin_pending_list_limit = 65536);
+     CREATE INDEX blobs_grams ON blobs USING gin (grams) WITH (gin_pending_list_limit = 65536);
      CREATE INDEX commit_files_blob ON commit_files (blob_id);",
 ];
 

@@ -98,10 +98,20 @@ fn hit(r: &postgres::Row, score: f64) -> TeamHit {
     }
 }
 
+/// Which words of a chunk a team search matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Matched {
+    /// All of them (name, compound parts, text).
+    Words,
+    /// Its name's alone.
+    Names,
+}
+
 impl TeamStore {
     /// The `limit` best chunks for `tsquery` (a literal of booger's stems) at each
-    /// repository's head, best first.
-    pub fn search(&mut self, tsquery: &str, f: &TeamFilters<'_>, limit: i64) -> Result<Vec<TeamHit>> {
+    /// repository's head, best first, matched against `matched`.
+    pub fn search(&mut self, tsquery: &str, matched: Matched, f: &TeamFilters<'_>, limit: i64) -> Result<Vec<TeamHit>> {
+        let column = if matched == Matched::Names { "names" } else { "words" };
         let mut params: Vec<&(dyn ToSql + Sync)> = vec![&f.skip_repos, &f.commit, &tsquery, &limit];
         let filters = f.sql(&mut params);
         let sql = format!(
@@ -112,7 +122,7 @@ impl TeamStore {
              JOIN chunks ch ON ch.blob_id = f.blob_id
              JOIN blobs b ON b.blob_id = f.blob_id,
              CAST($3::text AS tsquery) q
-             WHERE ch.words @@ q {filters}
+             WHERE ch.{column} @@ q {filters}
              ORDER BY score DESC, h.name, f.path, ch.ord
              LIMIT $4"
         );
@@ -120,10 +130,10 @@ impl TeamStore {
         Ok(rows.iter().map(|r| hit(r, r.get(13))).collect())
     }
 
-    /// Every chunk at each repository's head that may hold a match: those whose trigrams
-    /// satisfy `grams` (a `tsquery` literal of the local index's trigram tokens), or every
-    /// chunk when `None`, and chunks stored without trigrams. In repository, path and line
-    /// order, handed to `each` until it returns false or `deadline` passes; true if all were read.
+    /// Every chunk at each repository's head that may hold a match: the chunks of the blobs
+    /// whose trigrams satisfy `grams` (a `tsquery` literal of the local index's trigram
+    /// tokens), or of every blob when `None`. In repository, path and line order, handed to
+    /// `each` until it returns false or `deadline` passes; true if all were read.
     pub fn grep_chunks(
         &mut self,
         grams: Option<&str>,
@@ -135,7 +145,9 @@ impl TeamStore {
         let narrow = match &grams {
             Some(g) => {
                 params.push(g);
-                format!(" AND (ch.grams IS NULL OR ch.grams @@ CAST(${}::text AS tsquery))", params.len())
+                // (Blobs stored before trigrams were kept are not read: a condition that let them
+                // in would keep PostgreSQL from the index.)
+                format!(" AND b.grams @@ CAST(${}::text AS tsquery)", params.len())
             }
             None => String::new(),
         };
@@ -167,18 +179,55 @@ impl TeamStore {
         }
     }
 
-    /// The repositories with a published commit, each with its head: (name, commit, files,
-    /// published at, RFC 3339).
-    pub fn heads(&mut self) -> Result<Vec<(String, String, i64, String)>> {
+    /// Every repository with a published commit: its head, its head's files, how many
+    /// commits are published, and when the latest was.
+    pub fn repositories(&mut self) -> Result<Vec<TeamRepo>> {
         let (none, any): (Vec<String>, Option<&str>) = (Vec::new(), None);
         let rows = self.client.query(
             &format!(
-                "{HEADS} SELECT h.name, h.sha, c.files::bigint, to_char(c.published_at AT TIME ZONE 'UTC',
-                                 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')
-                 FROM heads h JOIN commits c ON c.repo_id = h.repo_id AND c.sha = h.sha ORDER BY h.name"
+                "{HEADS} SELECT h.name, h.sha, c.files::bigint, n.commits,
+                         to_char(n.latest AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')
+                 FROM heads h
+                 JOIN commits c ON c.repo_id = h.repo_id AND c.sha = h.sha
+                 JOIN (SELECT repo_id, count(*) AS commits, max(published_at) AS latest FROM commits GROUP BY repo_id) n
+                      ON n.repo_id = h.repo_id
+                 ORDER BY h.name"
             ),
             &[&none, &any],
         )?;
-        Ok(rows.iter().map(|r| (r.get(0), r.get(1), r.get(2), r.get(3))).collect())
+        Ok(rows
+            .iter()
+            .map(|r| TeamRepo {
+                name: r.get(0),
+                head: r.get(1),
+                files: r.get::<_, i64>(2) as u64,
+                commits: r.get::<_, i64>(3) as u64,
+                last_publish: r.get(4),
+            })
+            .collect())
     }
+
+    /// The stored blobs and chunks (the planner's estimates: counting a large table would
+    /// read it), the database's size in bytes, and the schema version.
+    pub fn totals(&mut self) -> Result<(u64, u64, u64, u64)> {
+        let r = self.client.query_one(
+            "SELECT (SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = 'blobs'::regclass),
+                    (SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = 'chunks'::regclass),
+                    pg_database_size(current_database()),
+                    (SELECT version::bigint FROM booger_schema)",
+            &[],
+        )?;
+        let n = |i: usize| r.get::<_, i64>(i).max(0) as u64;
+        Ok((n(0), n(1), n(2), n(3)))
+    }
+}
+
+/// One repository of the team index at its head.
+#[derive(Debug, Clone)]
+pub struct TeamRepo {
+    pub name: String,
+    pub head: String,
+    pub files: u64,
+    pub commits: u64,
+    pub last_publish: String,
 }

@@ -1,0 +1,48 @@
+//! `team-status`: what the team index holds (see [`crate::store::team`]).
+
+use booger_proto::answers;
+use booger_proto::tools::args;
+
+use super::call::{Call, Outcome, answer, failed};
+use crate::store::team::{TeamStore, server_of};
+
+pub fn run(call: &Call, a: args::TeamStatus) -> Outcome {
+    let url = super::team::url_of(call, a.team_url.as_deref(), "team-status")?;
+    let mut team = TeamStore::connect(&url).map_err(|e| failed("team-status", e))?;
+    let repos = team.repositories().map_err(|e| failed("team-status", e))?;
+    let (blobs, chunks, size, schema) = team.totals().map_err(|e| failed("team-status", e))?;
+    let server = server_of(&url);
+    let mut text = format!(
+        "team index {server} (schema {schema}): {} repositories, ~{blobs} blobs, ~{chunks} chunks, {} MB\n",
+        repos.len(),
+        size >> 20
+    );
+    for r in &repos {
+        text.push_str(&format!(
+            "{}  head {}  {} files  {} commit(s), last published {}\n",
+            r.name,
+            &r.head[..r.head.len().min(12)],
+            r.files,
+            r.commits,
+            r.last_publish
+        ));
+    }
+    let data = answers::TeamStatus {
+        server,
+        schema,
+        repositories: repos
+            .into_iter()
+            .map(|r| answers::TeamRepository {
+                name: r.name,
+                head: r.head,
+                files: r.files,
+                commits: r.commits,
+                last_publish: r.last_publish,
+            })
+            .collect(),
+        blobs,
+        chunks,
+        size_bytes: size,
+    };
+    Ok(answer(text.trim_end(), &data))
+}
