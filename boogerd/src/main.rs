@@ -77,10 +77,15 @@ struct Args {
     /// notes); by default HTTP clients only read.
     #[arg(long)]
     http_allow_writes: bool,
-    /// The team index, a PostgreSQL URL (`postgresql://user@host/db?sslmode=...`; the
-    /// password from the URL, `PGPASSWORD` or `~/.pgpass`): where `publish` writes.
+    /// The team index, a PostgreSQL URL (`postgresql://user@host/db`, `?sslmode=require` for
+    /// TLS; the password from the URL, `PGPASSWORD` or `~/.pgpass`): where `publish` writes,
+    /// what `--team` searches and a new clone is filled from.
     #[arg(long, env = "BOOGER_TEAM_URL")]
     team_url: Option<String>,
+    /// A PEM file of CA certificates the team index's server certificate may be signed by,
+    /// besides the public roots (`sslmode=require`).
+    #[arg(long, env = "BOOGER_TEAM_CA")]
+    team_ca: Option<std::path::PathBuf>,
     /// Print the resolved configuration as JSON and exit without starting.
     #[arg(long)]
     print_config: bool,
@@ -127,6 +132,9 @@ fn main() -> anyhow::Result<()> {
     config.http_allow_remote = args.http_allow_remote;
     config.http_allow_writes = args.http_allow_writes;
     config.team_url = args.team_url.filter(|u| !u.is_empty());
+    if let Some(ca) = args.team_ca {
+        boogerd::store::team::trust_ca(ca);
+    }
     if args.print_config {
         #[allow(clippy::print_stdout)]
         {

@@ -320,3 +320,47 @@ fn a_publish_cut_off_halfway_shows_nothing_and_the_next_completes_it() {
     assert_eq!(done["blobs_sent"].as_u64().unwrap() + sent_before, 4000, "only what was missing is sent: {done}");
     assert_eq!(pg.sql("SELECT count(*) FROM commit_files"), "4000");
 }
+
+/// `sslmode=require`: the daemon reaches a server whose certificate the team's CA signed
+/// (`--team-ca`), over TLS; without that CA it refuses the server, saying why.
+#[test]
+fn tls_to_the_team_index_checks_the_servers_certificate() {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+    let env = Env::new();
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let cert = CertificateParams::new(vec!["127.0.0.1".to_owned()]).unwrap().signed_by(&key, &ca, &ca_key).unwrap();
+    let pg = booger_tests::postgres::start(env.dir.path());
+    let proxy = booger_tests::tls_proxy::start(pg.port, &cert.pem(), &key.serialize_pem());
+    let ca_file = env.dir.path().join("team-ca.pem");
+    std::fs::write(&ca_file, ca.pem()).unwrap();
+    let url = format!("postgresql://booger@127.0.0.1:{}/booger?sslmode=require", proxy.port);
+
+    let _d = env.start_daemon_with(&["--team-url", &url, "--team-ca", ca_file.to_str().unwrap()]);
+    let repo = env.git_project("secure");
+    write(&repo, "a.py", "def guarded():\n    return 1\n");
+    commit_all(&repo, "one");
+    assert!(env.run(&["projects", "add", repo.to_str().unwrap()]).status.success());
+    let (ok, _, said) = publish(&env, &repo, &[]);
+    assert!(ok, "{said}");
+    let out =
+        env.run_in(Some(&repo), &["workspace-search", "--team", "--output-mode", "files_with_matches", "guarded"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("a.py"), "{}", describe(&out));
+    assert!(proxy.sessions() >= 2, "the publish and the search each came over TLS");
+
+    // A daemon that does not trust the team's CA refuses the server.
+    let other = Env::new();
+    let _d2 = other.start_daemon_with(&["--team-url", &url]);
+    let theirs = other.git_project("theirs");
+    write(&theirs, "b.py", "def b():\n    return 2\n");
+    commit_all(&theirs, "one");
+    assert!(other.run(&["projects", "add", theirs.to_str().unwrap()]).status.success());
+    let (ok, _, said) = publish(&other, &theirs, &[]);
+    assert!(
+        !ok && said.contains("cannot reach the team index") && said.to_lowercase().contains("certificate"),
+        "{said}"
+    );
+}

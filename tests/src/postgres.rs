@@ -29,6 +29,8 @@ pub struct Postgres {
     child: Child,
     data: PathBuf,
     running: bool,
+    /// Settings the server was started with (`-c name=value` each), for a restart.
+    settings: Vec<String>,
 }
 
 impl Drop for Postgres {
@@ -53,6 +55,11 @@ fn unprivileged(program: &Path) -> Command {
 /// Starts a fresh server with its data under `dir` and a `booger` database for a `booger`
 /// user with trust auth on loopback. Panics, saying why, when it cannot.
 pub fn start(dir: &Path) -> Postgres {
+    start_with(dir, &[])
+}
+
+/// [`start`] with `-c` settings.
+pub fn start_with(dir: &Path, settings: &[&str]) -> Postgres {
     let bin = bin_dir();
     let data = dir.join("pgdata");
     std::fs::create_dir_all(&data).expect("pgdata");
@@ -72,29 +79,33 @@ pub fn start(dir: &Path) -> Postgres {
         .expect("initdb");
     assert!(out.status.success(), "initdb failed: {}", describe(&out));
     let port = TcpListener::bind("127.0.0.1:0").expect("free port").local_addr().unwrap().port();
-    let child = serve(&data, port);
-    let server =
-        Postgres { url: format!("postgresql://booger@127.0.0.1:{port}/booger"), port, child, data, running: true };
-    wait_until_up(port, "postgres", "CREATE DATABASE booger");
+    let settings: Vec<String> = settings.iter().map(|s| (*s).to_owned()).collect();
+    let child = serve(&data, port, &settings);
+    let url = format!("postgresql://booger@127.0.0.1:{port}/booger");
+    let log = data.with_extension("log");
+    let server = Postgres { url, port, child, data, running: true, settings };
+    wait_until_up(port, "postgres", "CREATE DATABASE booger", Some(&log));
     server
 }
 
 /// The server process on `data`, listening on loopback at `port`.
-fn serve(data: &Path, port: u16) -> Child {
-    unprivileged(&bin_dir().join("postgres"))
-        .arg("-D")
-        .arg(data)
-        .args(["-p", &port.to_string(), "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"])
-        .arg("-k")
+fn serve(data: &Path, port: u16, settings: &[String]) -> Child {
+    let mut cmd = unprivileged(&bin_dir().join("postgres"));
+    cmd.arg("-D").arg(data).args(["-p", &port.to_string(), "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"]);
+    for s in settings {
+        cmd.args(["-c", s]);
+    }
+    cmd.arg("-k")
         .arg(data)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        // Beside the data directory (not in it: nobody owns that), for a server that will not start.
+        .stderr(std::fs::File::create(data.with_extension("log")).map(Stdio::from).unwrap_or_else(|_| Stdio::null()))
         .spawn()
         .expect("start postgres")
 }
 
 /// Runs `statement` in `database` until the server takes it (30 s at most).
-fn wait_until_up(port: u16, database: &str, statement: &str) {
+fn wait_until_up(port: u16, database: &str, statement: &str, log: Option<&Path>) {
     let started = Instant::now();
     loop {
         let out = Command::new(bin_dir().join("psql"))
@@ -106,6 +117,9 @@ fn wait_until_up(port: u16, database: &str, statement: &str) {
             return;
         }
         assert!(started.elapsed() < Duration::from_secs(30), "PostgreSQL did not start: {}", describe(&out));
+        if let Some(why) = log.and_then(|l| std::fs::read_to_string(l).ok()).filter(|t| t.contains("FATAL")) {
+            panic!("PostgreSQL did not start: {why}");
+        }
         std::thread::sleep(Duration::from_millis(100));
     }
 }
@@ -126,9 +140,9 @@ impl Postgres {
 
     /// Starts the stopped server again on its data and port.
     pub fn restart(&mut self) {
-        self.child = serve(&self.data, self.port);
+        self.child = serve(&self.data, self.port, &self.settings);
         self.running = true;
-        wait_until_up(self.port, "booger", "SELECT 1");
+        wait_until_up(self.port, "booger", "SELECT 1", Some(&self.data.with_extension("log")));
     }
 
     /// The answer of one SQL statement in the `booger` database, as psql prints it unaligned.

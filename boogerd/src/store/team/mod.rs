@@ -5,24 +5,28 @@
 //!
 //! Every statement is parameterised; a URL's password never reaches an error or a log.
 
+mod connect;
 mod schema;
 mod search;
 
+pub use connect::trust_ca;
 pub use search::{Matched, TeamFilters, TeamHit, TeamLine, TeamRepo};
 
 use std::collections::HashSet;
 
-use postgres::{Client, NoTls};
+use postgres::Client;
 
 use crate::source::chunk::Chunk;
 use crate::store::grams;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TeamError {
-    #[error("cannot reach the team index at {server}: {source}")]
+    #[error("cannot reach the team index at {server}: {}", chain(.source))]
     Connect { server: String, source: postgres::Error },
     #[error("the team index: {}", said(.0))]
     Sql(#[from] postgres::Error),
+    #[error("TLS to the team index: {0}")]
+    Tls(String),
     #[error(
         "the team index was made by a newer booger (schema {found}; this booger knows up to {known}): \
          upgrade booger to use it"
@@ -32,15 +36,28 @@ pub enum TeamError {
 
 pub type Result<T> = std::result::Result<T, TeamError>;
 
-/// How long a connection may take to open when the URL does not say.
-const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
-
 /// What the server said, when it said something ("db error" alone says nothing).
 fn said(e: &postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => format!("{} ({})", db.message(), db.code().code()),
         None => e.to_string(),
     }
+}
+
+/// An error with the causes under it ("error performing TLS handshake: invalid peer
+/// certificate: UnknownIssuer"), each once.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let said = c.to_string();
+        if !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        cause = c.source();
+    }
+    text
 }
 
 /// `url` as an answer or a log may show it: host, port and database, no user or password.
@@ -140,16 +157,10 @@ pub struct TeamStore {
 }
 
 impl TeamStore {
-    /// Connects (within [`CONNECT_TIMEOUT`] unless the URL says otherwise) and brings the
-    /// schema up to this booger's.
+    /// Connects (see [`connect`] for the password, TLS and timeout) and brings the schema up
+    /// to this booger's.
     pub fn connect(url: &str) -> Result<Self> {
-        let unreachable = |source| TeamError::Connect { server: server_of(url), source };
-        let mut config: postgres::Config = url.parse().map_err(unreachable)?;
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(CONNECT_TIMEOUT);
-        }
-        let client = config.connect(NoTls).map_err(unreachable)?;
-        let mut store = Self { client };
+        let mut store = Self { client: connect::open(url)? };
         schema::migrate(&mut store.client)?;
         Ok(store)
     }
