@@ -132,6 +132,7 @@ fn every_answer_is_structured_and_matches_its_output_schema() {
         { "tool": "semantic-search", "arguments": { "query": "read settings" } },
         { "tool": "hybrid-search", "arguments": { "query": "parse settings" } },
         { "tool": "publish", "arguments": { "team_url": pg.url } },
+        { "tool": "team-status", "arguments": { "team_url": pg.url } },
     ]);
     let report = sdk_client(&env, &repo, &["--calls", &calls.to_string()], &[("BOOGER_TOOLS", "all")]);
     let report = report.as_array().expect("one entry per call");
