@@ -269,6 +269,9 @@ fn team_search_and_grep_read_published_repositories_at_their_heads() {
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success() && text.contains("mine:mine.py"), "{}", describe(&out));
     assert!(text.contains("team index not searched"), "{text}");
+    let out = here.run_in(Some(&mine), &["workspace-search", "--team", "--json", "reconcile"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert!(v["note"].as_str().unwrap_or("").contains("team index not searched"), "the JSON says so too: {v}");
     let status = here.run_in(Some(&mine), &["status"]);
     assert!(String::from_utf8_lossy(&status.stdout).contains("unreachable"), "{}", describe(&status));
     pg.restart();

@@ -57,26 +57,31 @@ pub fn label(hit: &TeamHit) -> String {
     format!("{}@{}:{}", hit.repo, &hit.commit[..hit.commit.len().min(12)], hit.path)
 }
 
-/// The `limit` best team chunks for `query`: those holding all its words, then, if too few,
-/// those whose name holds any (every chunk that uses a common word would be too many to rank).
+/// The `limit` best team chunks for `query`: those whose name holds all its words (the
+/// definitions it names), then those holding all its words anywhere, then, if still too
+/// few, those whose name holds any (every chunk that uses a common word would be too many).
 pub fn search(link: &TeamLink, query: &Query, f: &TeamFilters<'_>, limit: usize) -> Result<Vec<TeamHit>, String> {
     let stems = lexemes::of_query(query);
     if stems.is_empty() {
         return Ok(Vec::new());
     }
-    let limit = limit as i64;
-    let all = lexemes::tsquery(&stems, "&");
-    let mut hits = link.with(|t| t.search(&all, Matched::Words, f, limit)).map_err(|e| e.to_string())?;
-    if (hits.len() as i64) < limit && stems.len() > 1 {
-        let any = lexemes::tsquery(&stems, "|");
-        let any = link.with(|t| t.search(&any, Matched::Names, f, limit)).map_err(|e| e.to_string())?;
-        let seen: std::collections::HashSet<(String, String, u32)> =
-            hits.iter().map(|h| (h.repo.clone(), h.path.clone(), h.chunk.start_line)).collect();
-        hits.extend(
-            any.into_iter()
-                .filter(|h| !seen.contains(&(h.repo.clone(), h.path.clone(), h.chunk.start_line)))
-                .take(limit as usize - hits.len()),
-        );
+    let (all, any) = (lexemes::tsquery(&stems, "&"), lexemes::tsquery(&stems, "|"));
+    let mut steps = vec![(all.as_str(), Matched::Names), (all.as_str(), Matched::Words)];
+    if stems.len() > 1 {
+        steps.push((any.as_str(), Matched::Names));
+    }
+    let mut hits: Vec<TeamHit> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (tsquery, matched) in steps {
+        if hits.len() >= limit {
+            break;
+        }
+        let found = link.with(|t| t.search(tsquery, matched, f, limit as i64)).map_err(|e| e.to_string())?;
+        for h in found {
+            if hits.len() < limit && seen.insert((h.repo.clone(), h.path.clone(), h.chunk.start_line)) {
+                hits.push(h);
+            }
+        }
     }
     Ok(hits)
 }

@@ -76,17 +76,27 @@ pub fn run(call: &Call, a: args::Workspace) -> Outcome {
     }
     let mut header =
         if unindexed.is_empty() { String::new() } else { format!("(not indexed yet: {})\n", unindexed.join(", ")) };
+    let mut note = None;
     let team_hits = match link {
         Some(link) => {
             let tf = super::team::filters("workspace-search", &f, &local_names)?;
             super::team::search(link, &query, &tf, need).unwrap_or_else(|why| {
-                header.push_str(&super::team::unreachable_note(&why));
+                let said = super::team::unreachable_note(&why);
+                header.push_str(&said);
+                note = Some(said.trim().to_owned());
                 Vec::new()
             })
         }
         None => Vec::new(),
     };
-    merged(per_project, team_hits, &a, &query, page, &header, indexed)
+    let mut outcome = merged(per_project, team_hits, &a, &query, page, &header, indexed);
+    // Said in the structured answer too, for a client that reads only that.
+    if let (Ok(reply), Some(note)) = (&mut outcome, note)
+        && let Some(data) = reply.data.as_object_mut()
+    {
+        data.insert("note".to_owned(), serde_json::Value::String(note));
+    }
+    outcome
 }
 
 /// Where a merged hit came from: a project (its place in the list searched) or the team index.

@@ -98,6 +98,9 @@ fn hit(r: &postgres::Row, score: f64) -> TeamHit {
     }
 }
 
+/// How many matching chunks a search ranks at most.
+const RANKED: i64 = 3_000;
+
 /// Which words of a chunk a team search matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Matched {
@@ -109,20 +112,25 @@ pub enum Matched {
 
 impl TeamStore {
     /// The `limit` best chunks for `tsquery` (a literal of booger's stems) at each
-    /// repository's head, best first, matched against `matched`.
+    /// repository's head, best first, matched against `matched`. Ranked among the first
+    /// [`RANKED`] chunks that match: a common word matches a hundred thousand, and ranking
+    /// them all took seconds.
     pub fn search(&mut self, tsquery: &str, matched: Matched, f: &TeamFilters<'_>, limit: i64) -> Result<Vec<TeamHit>> {
         let column = if matched == Matched::Names { "names" } else { "words" };
-        let mut params: Vec<&(dyn ToSql + Sync)> = vec![&f.skip_repos, &f.commit, &tsquery, &limit];
+        let ranked = RANKED;
+        let mut params: Vec<&(dyn ToSql + Sync)> = vec![&f.skip_repos, &f.commit, &tsquery, &limit, &ranked];
         let filters = f.sql(&mut params);
         let sql = format!(
-            "{HEADS}
-             SELECT h.name, h.sha, f.path, {CHUNK_COLUMNS}, ts_rank(ch.words, q, 1)::float8 AS score
-             FROM heads h
-             JOIN commit_files f ON f.repo_id = h.repo_id AND f.sha = h.sha
-             JOIN chunks ch ON ch.blob_id = f.blob_id
-             JOIN blobs b ON b.blob_id = f.blob_id,
-             CAST($3::text AS tsquery) q
-             WHERE ch.{column} @@ q {filters}
+            "{HEADS}, matching AS MATERIALIZED (
+                 SELECT blob_id, ord FROM chunks WHERE {column} @@ CAST($3::text AS tsquery) LIMIT $5
+             )
+             SELECT h.name, h.sha, f.path, {CHUNK_COLUMNS}, ts_rank(ch.words, CAST($3::text AS tsquery), 1)::float8 AS score
+             FROM matching m
+             JOIN chunks ch ON ch.blob_id = m.blob_id AND ch.ord = m.ord
+             JOIN commit_files f ON f.blob_id = ch.blob_id
+             JOIN heads h ON h.repo_id = f.repo_id AND h.sha = f.sha
+             JOIN blobs b ON b.blob_id = f.blob_id
+             WHERE true {filters}
              ORDER BY score DESC, h.name, f.path, ch.ord
              LIMIT $4"
         );
