@@ -69,6 +69,9 @@ pub struct ProjectHandle {
     /// embedding is off).
     pub vectors: crate::engine::project::ProjectVectors,
     embedding: Option<Arc<crate::engine::project::Embedding>>,
+    /// True until a first index that the team index could fill has been filled (or found not
+    /// to be): searches meanwhile wait a moment for the fill to start.
+    fillable: std::sync::atomic::AtomicBool,
     /// The commit the empty index is being filled with from the team index, while it is:
     /// searches meanwhile are answered from the team index at that commit.
     filling_from: Mutex<Option<String>>,
@@ -98,9 +101,13 @@ impl ProjectHandle {
         embedding: Option<Arc<crate::engine::project::Embedding>>,
         team: Option<String>,
     ) -> Self {
+        let index_dir = crate::base::storage::index_dir(data_dir, &root, in_repo);
+        // A team index can fill only an index not built yet (not one caught up after a restart).
+        let fillable = team.is_some() && !index_dir.join(DB_FILE).exists();
         Self {
             team,
-            index_dir: crate::base::storage::index_dir(data_dir, &root, in_repo),
+            fillable: std::sync::atomic::AtomicBool::new(fillable),
+            index_dir,
             adopt_from: crate::base::storage::index_dir(data_dir, &root, !in_repo),
             owner_mark: crate::base::storage::owner_mark(data_dir, &root).unwrap_or_else(|e| {
                 tracing::warn!(error = %e, "cannot make the owner mark; in-repo indexes are not trusted");
@@ -170,10 +177,11 @@ impl ProjectHandle {
             if let Some(c) = self.filling_from.lock().unwrap_or_else(|p| p.into_inner()).clone() {
                 return Some(c);
             }
-            // The first index is still to come or running (a call right after `projects add`
-            // can come before the run starts).
-            let starting = self.live.mode() == crate::engine::live::WatchState::Starting;
-            if !starting || started.elapsed() > wait {
+            // A first index still to come or running (a call right after `projects add` can
+            // come before the run starts) that the team index may fill.
+            let fillable = self.fillable.load(std::sync::atomic::Ordering::SeqCst)
+                && self.live.mode() == crate::engine::live::WatchState::Starting;
+            if !fillable || started.elapsed() > wait {
                 return None;
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
@@ -372,6 +380,7 @@ impl ProjectHandle {
         *self.filling_from.lock().unwrap_or_else(|p| p.into_inner()) = crate::engine::seed::head(&self.root);
         let seeded = crate::engine::seed::seed(&self.root, store, url);
         *self.filling_from.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.fillable.store(false, std::sync::atomic::Ordering::SeqCst);
         match seeded {
             Ok(0) => {}
             Ok(files) => tracing::info!(
