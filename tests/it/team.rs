@@ -136,6 +136,12 @@ fn a_clone_of_a_published_commit_fills_its_index_from_the_team() {
     assert!(env.run(&["projects", "add", origin.to_str().unwrap()]).status.success());
     let (ok, published, said) = publish(&env, &origin, &[]);
     assert!(ok && published["new_commit"] == true, "{said}");
+    // The binary file and the one holding a NUL are refused once, and not read again.
+    assert_eq!(pg.sql("SELECT count(*) FROM refused_blobs"), "2");
+    git(&origin, &["commit", "-q", "--allow-empty", "-m", "again"]);
+    let (ok, again, said) = publish(&env, &origin, &[]);
+    assert!(ok && again["new_commit"] == true && again["blobs_sent"] == 0, "{said}");
+    git(&origin, &["reset", "-q", "--hard", "HEAD~1"]);
 
     // Two identical clones with the same local work: one filled from the team, one from scratch.
     let make = |name: &str| {
@@ -215,7 +221,7 @@ fn team_search_and_grep_read_published_repositories_at_their_heads() {
     let alpha_row = repos.iter().find(|r| r["name"] == "alpha").expect("alpha listed");
     assert!(alpha_row["head"].as_str().unwrap().starts_with(&head), "{status}");
     assert_eq!((alpha_row["commits"].clone(), alpha_row["files"].clone()), (3.into(), 3.into()), "{status}");
-    assert_eq!(status["schema"], 2, "{status}");
+    assert_eq!(status["schema"], 3, "{status}");
     assert!(!out.stdout.windows(6).any(|w| w == b"booger@"), "no user in the server's name");
 
     // Another machine: its own project, and a clone of beta with work of its own.

@@ -81,7 +81,7 @@ pub fn publish(
     // One thread prepares the next batch (read, chunk, words) while this one sends the last.
     let prepare = Prepare { repo: &repo, path_of: &path_of, max_file_bytes, local };
     std::thread::scope(|s| -> Result<(), PublishError> {
-        let (ready, batches) = std::sync::mpsc::sync_channel::<Result<Vec<Prepared>, PublishError>>(1);
+        let (ready, batches) = std::sync::mpsc::sync_channel::<Result<Batch, PublishError>>(1);
         let missing = &missing;
         s.spawn(move || {
             let mut stems = Stems::default();
@@ -93,8 +93,9 @@ pub fn publish(
         });
         for batch in batches {
             let batch = batch?;
-            let blobs: Vec<Blob<'_>> = batch.iter().map(Prepared::blob).collect();
+            let blobs: Vec<Blob<'_>> = batch.ready.iter().map(Prepared::blob).collect();
             team.put_blobs(&blobs)?;
+            team.refuse(&batch.refused)?;
         }
         Ok(())
     })?;
@@ -114,6 +115,13 @@ struct Prepare<'a> {
     path_of: &'a HashMap<&'a str, &'a str>,
     max_file_bytes: u64,
     local: Option<&'a Store>,
+}
+
+/// A batch of blobs: those ready to send, and those the team index does not take (binary,
+/// huge, holding a NUL), recorded so that no later publish reads them again.
+struct Batch {
+    ready: Vec<Prepared>,
+    refused: Vec<String>,
 }
 
 /// One blob ready to send.
@@ -146,14 +154,16 @@ impl Prepared {
 impl Prepare<'_> {
     /// Reads the blobs of `batch` through one `git cat-file`, and chunks each (or takes its
     /// chunks from the local index) with its words.
-    fn batch(&self, batch: &[String], stems: &mut Stems) -> Result<Vec<Prepared>, PublishError> {
+    fn batch(&self, batch: &[String], stems: &mut Stems) -> Result<Batch, PublishError> {
         let contents = crate::domain::git::diff::read_blobs(self.repo, batch)?;
-        Ok(batch
+        let mut refused = Vec::new();
+        let ready = batch
             .iter()
             .filter_map(|id| {
                 let bytes = contents.get(id)?;
                 // What a local run would not index (binary, huge) is not published either.
                 if bytes.len() as u64 > crate::source::HUGE_FILE_BYTES || super::index::walk::looks_binary(bytes) {
+                    refused.push(id.clone());
                     return None;
                 }
                 let path = self.path_of.get(id.as_str())?;
@@ -173,6 +183,7 @@ impl Prepare<'_> {
                 };
                 // PostgreSQL's text holds no NUL: such a file stays with local indexing.
                 if chunks.iter().any(has_nul) {
+                    refused.push(id.clone());
                     return None;
                 }
                 let words = chunks.iter().map(|c| stems.chunk_vector(&c.name, &c.content)).collect();
@@ -188,7 +199,8 @@ impl Prepare<'_> {
                     names,
                 })
             })
-            .collect())
+            .collect();
+        Ok(Batch { ready, refused })
     }
 }
 

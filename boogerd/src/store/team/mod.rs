@@ -180,11 +180,27 @@ impl TeamStore {
     pub fn missing_blobs(&mut self, ids: &[String]) -> Result<HashSet<String>> {
         let held: HashSet<String> = self
             .client
-            .query("SELECT blob_id FROM blobs WHERE blob_id = ANY($1)", &[&ids])?
+            .query(
+                "SELECT blob_id FROM blobs WHERE blob_id = ANY($1)
+                 UNION ALL SELECT blob_id FROM refused_blobs WHERE blob_id = ANY($1)",
+                &[&ids],
+            )?
             .iter()
             .map(|r| r.get(0))
             .collect();
         Ok(ids.iter().filter(|id| !held.contains(*id)).cloned().collect())
+    }
+
+    /// Records blobs the team index does not take (binary, huge, holding a NUL): later
+    /// publishes do not read them again, and a clone indexes them itself.
+    pub fn refuse(&mut self, ids: &[String]) -> Result<()> {
+        if !ids.is_empty() {
+            self.client.execute(
+                "INSERT INTO refused_blobs (blob_id) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING",
+                &[&ids],
+            )?;
+        }
+        Ok(())
     }
 
     /// Stores `blobs` with their chunks in one transaction, each table in one statement of

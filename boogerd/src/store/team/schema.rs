@@ -78,6 +78,9 @@ const MIGRATIONS: &[&str] = &[
      CREATE INDEX chunks_names ON chunks USING gin (names) WITH (gin_pending_list_limit = 65536);
      CREATE INDEX blobs_grams ON blobs USING gin (grams) WITH (gin_pending_list_limit = 65536);
      CREATE INDEX commit_files_blob ON commit_files (blob_id);",
+    // 3: blobs the team index does not take (binary, huge, holding a NUL), so that a publish
+    // reads each once.
+    "CREATE TABLE refused_blobs (blob_id text PRIMARY KEY);",
 ];
 
 /// Brings the server's schema up to [`MIGRATIONS`], or refuses a newer one.
