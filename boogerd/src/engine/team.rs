@@ -49,10 +49,6 @@ impl TeamLink {
         Self { url, state: Mutex::default() }
     }
 
-    pub fn url(&self) -> &str {
-        &self.url
-    }
-
     pub fn server(&self) -> String {
         server_of(&self.url)
     }
