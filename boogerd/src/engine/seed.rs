@@ -28,13 +28,12 @@ pub enum SeedError {
     Store(#[from] StoreError),
 }
 
-/// Seeds the empty `store` of the repository at `root` from the team index at `url`; the
-/// number of files filled (0 when HEAD is not published or the project is not a repository).
-pub fn seed(root: &Path, store: &Store, url: &str) -> Result<usize, SeedError> {
-    let Some(head) = head(root) else { return Ok(0) };
+/// Seeds the empty `store` of the repository at `root`, whose HEAD is `head` ([`head`]),
+/// from the team index at `url`; the number of files filled (0 when HEAD is not published).
+pub fn seed(root: &Path, head: &str, store: &Store, url: &str) -> Result<usize, SeedError> {
     let repo = Repo::open(root)?;
     let mut team = TeamStore::connect(url)?;
-    if !team.has_commit(&head)? {
+    if !team.has_commit(head)? {
         return Ok(0);
     }
     let staged = staged_blobs(&repo)?;
@@ -57,8 +56,8 @@ pub fn seed(root: &Path, store: &Store, url: &str) -> Result<usize, SeedError> {
             .iter()
             .filter_map(|(w, id)| {
                 let b = blobs.get(*id).filter(|b| same_language(&w.rel, b))?;
-                // Whether its header marks it generated is for the run to read (and set aside).
-                if w.header_decides && may_say_generated(b) {
+                // A header that marks it generated: the run sets it aside.
+                if w.header_decides && b.generated_header {
                     return None;
                 }
                 Some(FileWrite {
@@ -86,16 +85,6 @@ fn same_language(path: &str, blob: &crate::store::team::StoredBlob) -> bool {
     // The start of the file, for a shebang: the chunk that starts at its first byte.
     let head = blob.chunks.iter().find(|c| c.start_byte == 0).map_or("", |c| c.content.as_str());
     Lang::detect(Path::new(path), head.as_bytes()).name() == blob.language
-}
-
-/// Whether the blob's first bytes mention "generated": every line with text is in a chunk,
-/// so a header that says so is in one that starts within them. A superset of what
-/// [`has_generated_header`](super::index::origin::has_generated_header) finds.
-fn may_say_generated(blob: &crate::store::team::StoredBlob) -> bool {
-    blob.chunks
-        .iter()
-        .filter(|c| c.start_byte < super::index::origin::HEADER_BYTES)
-        .any(|c| c.content.to_ascii_lowercase().contains("generated"))
 }
 
 /// The commit checked out at `root`, if it is a repository with one.

@@ -89,14 +89,14 @@ pub fn run(call: &Call, a: args::Workspace) -> Outcome {
         }
         None => Vec::new(),
     };
-    let mut outcome = merged(per_project, team_hits, &a, &query, page, &header, indexed);
-    // Said in the structured answer too, for a client that reads only that.
-    if let (Ok(reply), Some(note)) = (&mut outcome, note)
-        && let Some(data) = reply.data.as_object_mut()
-    {
-        data.insert("note".to_owned(), serde_json::Value::String(note));
-    }
-    outcome
+    merged(per_project, team_hits, &a, &query, page, &Preamble { header, note }, indexed)
+}
+
+/// What an answer says before its results: projects not indexed yet, a team index not
+/// searched (that also as the structured answer's `note`, for a client that reads only that).
+struct Preamble {
+    header: String,
+    note: Option<String>,
 }
 
 /// Where a merged hit came from: a project (its place in the list searched) or the team index.
@@ -109,9 +109,10 @@ fn merged(
     a: &args::Query,
     query: &Query,
     page: format::Page,
-    header: &str,
+    preamble: &Preamble,
     indexed: usize,
 ) -> Outcome {
+    let header = preamble.header.as_str();
     // One ranking; each hit tagged with its project, ids made unique across projects.
     let mut all: Vec<(usize, Hit)> = Vec::new();
     for (pi, (name, _, hits)) in per_project.iter().enumerate() {
@@ -167,7 +168,7 @@ fn merged(
     }
     if hits.is_empty() {
         let text = format!("{header}No matches for {} in {indexed} project(s).", quoted(&a.query));
-        return Ok(answer(text, &answers::Search::default()));
+        return Ok(answer(text, &answers::Search { note: preamble.note.clone(), ..Default::default() }));
     }
     let (r, total) = if mode == OutputMode::FilesWithMatches {
         // Paths carry their project (`name:path`), so files of different projects stay apart.
@@ -182,6 +183,7 @@ fn merged(
         total: Some(total as u64),
         results: r.results,
         cursor: r.cursor,
+        note: preamble.note.clone(),
         ..Default::default()
     };
     Ok(answer(r.text, &data))

@@ -67,7 +67,7 @@ const LOCKFILES: &[&str] = &[
 const GENERATED_SUFFIXES: &[&str] =
     &[".min.js", ".min.css", ".js.map", ".css.map", ".pb.go", ".pb.cc", ".pb.h", "_pb2.py", "_pb2.pyi", "_pb2_grpc.py"];
 /// A generated file says so this early, or not at all.
-pub const HEADER_BYTES: usize = 1024;
+const HEADER_BYTES: usize = 1024;
 
 /// The three attributes booger reads, each as one matcher per attributes file: lines that
 /// set it match, lines that unset it are exceptions (`!`), so the matcher's last-match-wins

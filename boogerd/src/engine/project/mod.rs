@@ -376,9 +376,13 @@ impl ProjectHandle {
         // A first index is being built: answers meanwhile say so.
         let _running = self.progress.start(started);
         // Searches meanwhile try the team index at this commit (nothing found there, if it
-        // is not published: they fall back to the local index).
-        *self.filling_from.lock().unwrap_or_else(|p| p.into_inner()) = crate::engine::seed::head(&self.root);
-        let seeded = crate::engine::seed::seed(&self.root, store, url);
+        // is not published: they fall back to the local index). Not a repository: no seed.
+        let head = crate::engine::seed::head(&self.root);
+        *self.filling_from.lock().unwrap_or_else(|p| p.into_inner()) = head.clone();
+        let seeded = match &head {
+            Some(head) => crate::engine::seed::seed(&self.root, head, store, url),
+            None => Ok(0),
+        };
         *self.filling_from.lock().unwrap_or_else(|p| p.into_inner()) = None;
         self.fillable.store(false, std::sync::atomic::Ordering::SeqCst);
         match seeded {

@@ -12,7 +12,7 @@ use postgres::{Client, Config, NoTls};
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 
-use super::{Result, TeamError, server_of};
+use super::{Result, TeamError};
 
 /// How long a connection may take to open when the URL does not say.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -24,6 +24,27 @@ static EXTRA_CA: OnceLock<PathBuf> = OnceLock::new();
 /// public roots (a team's own CA). Once per process; later calls change nothing.
 pub fn trust_ca(path: PathBuf) {
     let _ = EXTRA_CA.set(path);
+}
+
+/// `url` as an answer or a log may show it: host, port and database, no user or password.
+pub fn server_of(url: &str) -> String {
+    match url.parse::<Config>() {
+        Ok(c) => {
+            let (host, port) = endpoint(&c);
+            format!("{host}:{port}/{}", c.get_dbname().unwrap_or(""))
+        }
+        Err(_) => "(an unreadable URL)".to_owned(),
+    }
+}
+
+/// The first host (a name, an address or a socket directory) and port `config` names.
+fn endpoint(config: &Config) -> (String, u16) {
+    let host = match config.get_hosts().first() {
+        Some(Host::Tcp(h)) => h.clone(),
+        Some(Host::Unix(p)) => p.display().to_string(),
+        None => String::new(),
+    };
+    (host, config.get_ports().first().copied().unwrap_or(5432))
 }
 
 /// A connection to the server at `url`.
@@ -76,11 +97,8 @@ fn password(config: &Config) -> Option<String> {
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".pgpass")))?;
     let text = private_text(&file)?;
-    let host = match config.get_hosts().first()? {
-        Host::Tcp(h) => h.clone(),
-        Host::Unix(p) => p.display().to_string(),
-    };
-    let port = config.get_ports().first().copied().unwrap_or(5432).to_string();
+    let (host, port) = endpoint(config);
+    let port = port.to_string();
     let wanted = [host.as_str(), port.as_str(), config.get_dbname().unwrap_or(""), config.get_user().unwrap_or("")];
     text.lines().filter(|l| !l.starts_with('#')).find_map(|line| {
         let fields = split_pgpass(line);

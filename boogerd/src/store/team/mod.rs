@@ -9,7 +9,7 @@ mod connect;
 mod schema;
 mod search;
 
-pub use connect::trust_ca;
+pub use connect::{server_of, trust_ca};
 pub use search::{Matched, TeamFilters, TeamHit, TeamLine, TeamRepo};
 
 use std::collections::HashSet;
@@ -60,22 +60,21 @@ fn chain(e: &dyn std::error::Error) -> String {
     text
 }
 
-/// `url` as an answer or a log may show it: host, port and database, no user or password.
-pub fn server_of(url: &str) -> String {
-    match url.parse::<postgres::Config>() {
-        Ok(c) => {
-            let host = c
-                .get_hosts()
-                .first()
-                .map(|h| match h {
-                    postgres::config::Host::Tcp(h) => h.clone(),
-                    postgres::config::Host::Unix(p) => p.display().to_string(),
-                })
-                .unwrap_or_default();
-            let port = c.get_ports().first().copied().unwrap_or(5432);
-            format!("{host}:{port}/{}", c.get_dbname().unwrap_or(""))
-        }
-        Err(_) => "(an unreadable URL)".to_owned(),
+/// The chunk in `r`'s columns from `first` on: kind, name, signature, parent, start and end
+/// line, start and end byte, content (the order search, grep and a seed read them in).
+fn chunk_at(r: &postgres::Row, first: usize, doc: Option<String>) -> Chunk {
+    let kind: String = r.get(first);
+    Chunk {
+        kind: crate::source::chunk::intern_kind(&kind),
+        name: r.get(first + 1),
+        signature: r.get(first + 2),
+        parent: r.get(first + 3),
+        doc,
+        start_line: r.get::<_, i32>(first + 4) as u32,
+        end_line: r.get::<_, i32>(first + 5) as u32,
+        start_byte: r.get::<_, i64>(first + 6) as usize,
+        end_byte: r.get::<_, i64>(first + 7) as usize,
+        content: r.get(first + 8),
     }
 }
 
@@ -88,6 +87,8 @@ pub struct Blob<'a> {
     pub language: &'a str,
     pub size: usize,
     pub problem: Option<&'a str>,
+    /// Its first bytes say it was generated (the index run's header check, on its bytes).
+    pub generated_header: bool,
     pub chunks: &'a [Chunk],
     /// Each chunk's words, as a `tsvector` literal (what team search matches).
     pub words: &'a [String],
@@ -148,6 +149,7 @@ pub struct StoredBlob {
     pub content_hash: String,
     pub language: String,
     pub problem: Option<String>,
+    pub generated_header: bool,
     pub chunks: Vec<Chunk>,
 }
 
@@ -213,16 +215,17 @@ impl TeamStore {
         let languages: Vec<&str> = blobs.iter().map(|b| b.language).collect();
         let sizes: Vec<i64> = blobs.iter().map(|b| i64::try_from(b.size).unwrap_or(i64::MAX)).collect();
         let problems: Vec<Option<&str>> = blobs.iter().map(|b| b.problem).collect();
+        let generated: Vec<bool> = blobs.iter().map(|b| b.generated_header).collect();
         let grams: Vec<String> =
             blobs.iter().map(|b| grams::blob_tokens(b.chunks.iter().map(grams::chunk_text))).collect();
         let stored: std::collections::HashSet<String> = tx
             .query(
-                "INSERT INTO blobs (blob_id, content_hash, language, size_bytes, problem, grams)
-                 SELECT b, h, l, s, p, g::tsvector
-                 FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[])
-                      AS r(b, h, l, s, p, g)
+                "INSERT INTO blobs (blob_id, content_hash, language, size_bytes, problem, grams, generated_header)
+                 SELECT b, h, l, s, p, g::tsvector, gh
+                 FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::bool[])
+                      AS r(b, h, l, s, p, g, gh)
                  ON CONFLICT (blob_id) DO NOTHING RETURNING blob_id",
-                &[&ids, &hashes, &languages, &sizes, &problems, &grams],
+                &[&ids, &hashes, &languages, &sizes, &problems, &grams, &generated],
             )?
             .iter()
             .map(|r| r.get(0))
@@ -319,39 +322,31 @@ impl TeamStore {
     pub fn blobs(&mut self, ids: &[String]) -> Result<Vec<StoredBlob>> {
         let mut out: Vec<StoredBlob> = self
             .client
-            .query("SELECT blob_id, content_hash, language, problem FROM blobs WHERE blob_id = ANY($1)", &[&ids])?
+            .query(
+                "SELECT blob_id, content_hash, language, problem, generated_header FROM blobs WHERE blob_id = ANY($1)",
+                &[&ids],
+            )?
             .iter()
             .map(|r| StoredBlob {
                 id: r.get(0),
                 content_hash: r.get(1),
                 language: r.get(2),
                 problem: r.get(3),
+                generated_header: r.get(4),
                 chunks: Vec::new(),
             })
             .collect();
         let index: std::collections::HashMap<String, usize> =
             out.iter().enumerate().map(|(i, b)| (b.id.clone(), i)).collect();
         let rows = self.client.query(
-            "SELECT blob_id, kind, name, signature, parent, doc, start_line, end_line, start_byte, end_byte, content
+            "SELECT blob_id, doc, kind, name, signature, parent, start_line, end_line, start_byte, end_byte, content
              FROM chunks WHERE blob_id = ANY($1) ORDER BY blob_id, ord",
             &[&ids],
         )?;
         for r in rows {
             let id: String = r.get(0);
             let Some(&i) = index.get(&id) else { continue };
-            let kind: String = r.get(1);
-            out[i].chunks.push(Chunk {
-                kind: crate::source::chunk::intern_kind(&kind),
-                name: r.get(2),
-                signature: r.get(3),
-                parent: r.get(4),
-                doc: r.get(5),
-                start_line: r.get::<_, i32>(6) as u32,
-                end_line: r.get::<_, i32>(7) as u32,
-                start_byte: r.get::<_, i64>(8) as usize,
-                end_byte: r.get::<_, i64>(9) as usize,
-                content: r.get(10),
-            });
+            out[i].chunks.push(chunk_at(&r, 2, r.get(1)));
         }
         Ok(out)
     }

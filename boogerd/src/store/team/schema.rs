@@ -79,8 +79,10 @@ const MIGRATIONS: &[&str] = &[
      CREATE INDEX blobs_grams ON blobs USING gin (grams) WITH (gin_pending_list_limit = 65536);
      CREATE INDEX commit_files_blob ON commit_files (blob_id);",
     // 3: blobs the team index does not take (binary, huge, holding a NUL), so that a publish
-    // reads each once.
-    "CREATE TABLE refused_blobs (blob_id text PRIMARY KEY);",
+    // reads each once; whether a blob's first bytes say it was generated (a clone's run sets
+    // such a file aside where its walk lets the header decide, so the seed leaves it to it).
+    "CREATE TABLE refused_blobs (blob_id text PRIMARY KEY);
+     ALTER TABLE blobs ADD COLUMN generated_header boolean NOT NULL DEFAULT false;",
 ];
 
 /// Brings the server's schema up to [`MIGRATIONS`], or refuses a newer one.

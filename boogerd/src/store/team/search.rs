@@ -7,7 +7,7 @@ use std::time::Instant;
 use postgres::types::ToSql;
 
 use super::{Result, TeamStore};
-use crate::source::chunk::{Chunk, intern_kind};
+use crate::source::chunk::Chunk;
 
 /// Each repository's head: its latest published commit on its default branch, else its
 /// latest published commit. Repositories named in `$1` are left out (answered locally); with
@@ -76,24 +76,12 @@ impl TeamFilters<'_> {
 }
 
 fn hit(r: &postgres::Row, score: f64) -> TeamHit {
-    let kind: String = r.get(4);
     TeamHit {
         repo: r.get(0),
         commit: r.get(1),
         path: r.get(2),
         language: r.get(3),
-        chunk: Chunk {
-            kind: intern_kind(&kind),
-            name: r.get(5),
-            signature: r.get(6),
-            parent: r.get(7),
-            doc: None,
-            start_line: r.get::<_, i32>(8) as u32,
-            end_line: r.get::<_, i32>(9) as u32,
-            start_byte: r.get::<_, i64>(10) as usize,
-            end_byte: r.get::<_, i64>(11) as usize,
-            content: r.get(12),
-        },
+        chunk: super::chunk_at(r, 4, None),
         score,
     }
 }
