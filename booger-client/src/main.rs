@@ -112,8 +112,12 @@ fn run(args: &[String]) -> Result<Exit, Failure> {
                 let name = if sub == "status" { "team-status" } else { "publish" };
                 call_tool(&socket, tools::find(name).expect("a catalogue tool"), &rest[2..], json)
             }
+            Some("token") => token_command(&rest[2..]),
             _ => {
-                complain!("booger team: `booger team status` or `booger team publish [PATH]`");
+                complain!(
+                    "booger team: `booger team status`, `booger team publish [PATH]` or \
+                     `booger team token add|revoke|list`"
+                );
                 Ok(Exit::Usage)
             }
         },
@@ -128,6 +132,14 @@ fn run(args: &[String]) -> Result<Exit, Failure> {
             }
         },
     }
+}
+
+/// `booger team token …`: the team server's tokens are kept in the team index, which
+/// `boogerd` reads; it does the work (`boogerd token …`), with this process's terminal.
+fn token_command(words: &[String]) -> Result<Exit, Failure> {
+    let status =
+        std::process::Command::new(connect::daemon_binary()).arg("token").args(words).status().map_err(Failure::Io)?;
+    Ok(if status.success() { Exit::Ok } else { Exit::ToolError })
 }
 
 /// `booger mcp [PATH] [--no-register] [--tools LIST]`.

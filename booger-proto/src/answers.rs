@@ -616,7 +616,7 @@ pub fn schema(name: &str) -> Option<Value> {
 
 /// `T`'s schema as `tools/list` publishes it: inline, and only what validates (no
 /// descriptions, titles or number formats; every session pays for each byte).
-fn of<T: JsonSchema>() -> Value {
+pub(crate) fn of<T: JsonSchema>() -> Value {
     let generator = schemars::generate::SchemaSettings::draft2020_12()
         .with(|s| {
             s.inline_subschemas = true;

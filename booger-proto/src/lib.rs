@@ -13,5 +13,6 @@
 
 pub mod answers;
 pub mod paths;
+pub mod remote;
 pub mod tools;
 pub mod wire;

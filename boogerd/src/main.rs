@@ -80,15 +80,60 @@ struct Args {
     /// The team index, a PostgreSQL URL (`postgresql://user@host/db`, `?sslmode=require` for
     /// TLS; the password from the URL, `PGPASSWORD` or `~/.pgpass`): where `publish` writes,
     /// what `--team` searches and a new clone is filled from.
-    #[arg(long, env = "BOOGER_TEAM_URL")]
+    #[arg(long, env = "BOOGER_TEAM_URL", global = true)]
     team_url: Option<String>,
     /// A PEM file of CA certificates the team index's server certificate may be signed by,
     /// besides the public roots (`sslmode=require`).
-    #[arg(long, env = "BOOGER_TEAM_CA")]
+    #[arg(long, env = "BOOGER_TEAM_CA", global = true)]
     team_ca: Option<std::path::PathBuf>,
+    /// Serve the team index (--team-url) to remote agents over MCP on this address, any
+    /// interface included, instead of running a local daemon. Each agent needs a token
+    /// (`booger team token add`); see the README's "Team server".
+    #[arg(long, env = "BOOGER_SERVE_TEAM", value_name = "ADDR")]
+    serve_team: Option<std::net::SocketAddr>,
+    /// An origin whose web pages may call the team server (`https://app.example`); pages
+    /// of any other are refused. Repeat for more.
+    #[arg(long = "team-origin", value_name = "ORIGIN")]
+    team_origins: Vec<String>,
+    /// Connections the team server keeps to the team index: calls answered at once.
+    #[arg(long, default_value_t = boogerd::fronts::team::DEFAULT_CONNECTIONS)]
+    team_connections: u32,
     /// Print the resolved configuration as JSON and exit without starting.
     #[arg(long)]
     print_config: bool,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(clap::Subcommand)]
+enum Command {
+    /// Tokens of the team server (on the team index given by --team-url).
+    Token {
+        #[command(subcommand)]
+        action: TokenAction,
+    },
+}
+
+#[derive(clap::Subcommand)]
+enum TokenAction {
+    /// A new token for NAME (a person or a bot), printed once; only its hash is kept.
+    Add {
+        name: String,
+        /// Repositories it may read: names as published, `*` and `?` as wildcards
+        /// (`acme/*`); at least one.
+        #[arg(long, num_args = 1.., required = true)]
+        repos: Vec<String>,
+        /// Calls a minute it may make.
+        #[arg(long, default_value_t = 600)]
+        rate: u32,
+    },
+    /// Revokes NAME's token: refused from the next second on.
+    Revoke { name: String },
+    /// Every token: name, repositories, rate, created, revoked (never a secret).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> anyhow::Result<()> {
@@ -135,6 +180,10 @@ fn main() -> anyhow::Result<()> {
     if let Some(ca) = args.team_ca {
         boogerd::store::team::trust_ca(ca);
     }
+    if let Some(Command::Token { action }) = args.command {
+        let url = config.team_url.clone().context("no team index: pass --team-url or set BOOGER_TEAM_URL")?;
+        return token_command(&url, action);
+    }
     if args.print_config {
         #[allow(clippy::print_stdout)]
         {
@@ -176,6 +225,20 @@ fn main() -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("cannot start tokio")?;
+    if let Some(addr) = args.serve_team {
+        let url = config.team_url.clone().context("--serve-team serves the team index: pass --team-url too")?;
+        let options = boogerd::fronts::team::Options {
+            addr,
+            url,
+            origins: args.team_origins,
+            connections: args.team_connections,
+        };
+        return runtime.block_on(async {
+            let (_, served) = boogerd::fronts::team::serve(options, shutdown_signal()).await?;
+            served.await.context("the team server stopped")?;
+            Ok(())
+        });
+    }
     let result = runtime.block_on(async {
         // Signal handlers go in before the socket exists: a client that can connect can
         // also stop the daemon gracefully.
@@ -197,6 +260,44 @@ fn main() -> anyhow::Result<()> {
     // the index is safe at any instant (SQLite's WAL), so exit rather than wait for it.
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
     result
+}
+
+/// `boogerd token …`: what it prints is for people, but `list --json` and the secret alone
+/// on stdout are for scripts.
+#[allow(clippy::print_stdout)]
+fn token_command(url: &str, action: TokenAction) -> anyhow::Result<()> {
+    let mut team = boogerd::store::team::TeamStore::connect(url)?;
+    match action {
+        TokenAction::Add { name, repos, rate } => {
+            let secret = format!("bgt_{}", boogerd::base::secret::new_token());
+            team.add_token(&name, &repos, rate, &secret).map_err(|e| match e.to_string().contains("23505") {
+                true => anyhow::anyhow!("{name} has a live token: revoke it first to make a new one"),
+                false => e.into(),
+            })?;
+            eprintln!(
+                "token for {name} (repositories {}; {rate} calls a minute); shown once, keep it:",
+                repos.join(" ")
+            );
+            println!("{secret}");
+        }
+        TokenAction::Revoke { name } => {
+            if !team.revoke_token(&name)? {
+                anyhow::bail!("{name} has no live token (`booger team token list` shows them)");
+            }
+            eprintln!("revoked {name}'s token");
+        }
+        TokenAction::List { json } => {
+            let tokens = team.tokens()?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&tokens)?);
+            }
+            for t in tokens.iter().filter(|_| !json) {
+                let state = t.revoked.as_deref().map_or("live".to_owned(), |r| format!("revoked {r}"));
+                println!("{}\t{}\t{}/min\tcreated {}\t{state}", t.name, t.repos.join(" "), t.per_minute, t.created);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Installs the handlers now; the future resolves on SIGINT or SIGTERM (Ctrl-C on Windows).

@@ -19,5 +19,6 @@ mod services;
 mod setup;
 mod storage;
 mod team;
+mod team_server;
 mod tidy;
 mod watch;

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 pub mod eval_repos;
 pub mod live;
 pub mod postgres;
+pub mod team_server;
 pub mod tls_proxy;
 
 /// How long anything in a test may take before the test fails instead of hanging.

@@ -6,6 +6,7 @@ pub mod memory;
 pub mod metrics;
 pub mod repo_file;
 pub(crate) mod rng;
+pub mod secret;
 pub mod storage;
 pub mod text;
 pub mod threads;

@@ -12,6 +12,7 @@ pub mod registration;
 pub mod registry;
 pub mod seed;
 pub mod team;
+pub mod team_pool;
 pub mod watch;
 
 pub use config::Config;

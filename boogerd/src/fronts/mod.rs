@@ -7,5 +7,6 @@ pub mod http;
 pub mod mcp;
 pub mod rpc;
 pub mod session;
+pub mod team;
 
 pub use endpoint::Endpoint;

@@ -300,7 +300,7 @@ impl Store {
 
 /// The one thread every reader pool shares for its housekeeping (r2d2 starts three per pool
 /// by default, which made threads grow with projects).
-fn pool_thread() -> std::sync::Arc<scheduled_thread_pool::ScheduledThreadPool> {
+pub(crate) fn pool_thread() -> std::sync::Arc<scheduled_thread_pool::ScheduledThreadPool> {
     static POOL: std::sync::OnceLock<std::sync::Arc<scheduled_thread_pool::ScheduledThreadPool>> =
         std::sync::OnceLock::new();
     POOL.get_or_init(|| {

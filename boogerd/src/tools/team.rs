@@ -14,7 +14,7 @@ use crate::domain::search::format::{self, OutputMode};
 use crate::domain::search::{Hit, Query, files, lexemes};
 use crate::engine::team::TeamLink;
 use crate::store::search::{Candidate, Filters};
-use crate::store::team::{Matched, TeamFilters, TeamHit};
+use crate::store::team::{TeamFilters, TeamHit};
 
 /// The daemon's team index, or how to configure one.
 pub fn link<'a>(call: &Call<'a>, tool: &str) -> Result<&'a TeamLink, ToolError> {
@@ -48,7 +48,7 @@ pub fn filters<'a>(tool: &str, f: &'a Filters, skip_repos: &'a [String]) -> Resu
         kind: f.kind.as_deref(),
         path_prefix: f.path.as_deref().map(|p| p.trim_start_matches("./")),
         skip_repos,
-        commit: None,
+        ..TeamFilters::default()
     })
 }
 
@@ -57,33 +57,9 @@ pub fn label(hit: &TeamHit) -> String {
     format!("{}@{}:{}", hit.repo, &hit.commit[..hit.commit.len().min(12)], hit.path)
 }
 
-/// The `limit` best team chunks for `query`: those whose name holds all its words (the
-/// definitions it names), then those holding all its words anywhere, then, if still too
-/// few, those whose name holds any (every chunk that uses a common word would be too many).
+/// The `limit` best team chunks for `query` (see [`lexemes::team_search`]).
 pub fn search(link: &TeamLink, query: &Query, f: &TeamFilters<'_>, limit: usize) -> Result<Vec<TeamHit>, String> {
-    let stems = lexemes::of_query(query);
-    if stems.is_empty() {
-        return Ok(Vec::new());
-    }
-    let (all, any) = (lexemes::tsquery(&stems, "&"), lexemes::tsquery(&stems, "|"));
-    let mut steps = vec![(all.as_str(), Matched::Names), (all.as_str(), Matched::Words)];
-    if stems.len() > 1 {
-        steps.push((any.as_str(), Matched::Names));
-    }
-    let mut hits: Vec<TeamHit> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for (tsquery, matched) in steps {
-        if hits.len() >= limit {
-            break;
-        }
-        let found = link.with(|t| t.search(tsquery, matched, f, limit as i64)).map_err(|e| e.to_string())?;
-        for h in found {
-            if hits.len() < limit && seen.insert((h.repo.clone(), h.path.clone(), h.chunk.start_line)) {
-                hits.push(h);
-            }
-        }
-    }
-    Ok(hits)
+    link.with(|t| lexemes::team_search(t, query, f, limit)).map_err(|e| e.to_string())
 }
 
 /// The line an answer gets when the team index could not be read.

@@ -4,12 +4,12 @@ use booger_proto::answers;
 use booger_proto::tools::args;
 
 use super::call::{Call, Outcome, answer, failed};
-use crate::store::team::{TeamStore, server_of};
+use crate::store::team::{Reader, TeamStore, server_of};
 
 pub fn run(call: &Call, a: args::TeamStatus) -> Outcome {
     let url = super::team::url_of(call, a.team_url.as_deref(), "team-status")?;
     let mut team = TeamStore::connect(&url).map_err(|e| failed("team-status", e))?;
-    let repos = team.repositories().map_err(|e| failed("team-status", e))?;
+    let repos = team.repositories(Reader::Everyone).map_err(|e| failed("team-status", e))?;
     let (blobs, chunks, size, schema) = team.totals().map_err(|e| failed("team-status", e))?;
     let server = server_of(&url);
     let mut text = format!(

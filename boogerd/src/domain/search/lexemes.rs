@@ -10,6 +10,7 @@ use rust_stemmers::{Algorithm, Stemmer};
 
 use super::query::Query;
 use super::segment::each_token;
+use crate::store::team::{Matched, TeamError, TeamFilters, TeamHit, TeamStore};
 use crate::store::words::words_for;
 
 /// PostgreSQL's largest position in a `tsvector`; later words keep this one.
@@ -182,6 +183,39 @@ fn quote_into(word: &str, out: &mut String) {
         }
     }
     out.push('\'');
+}
+
+/// The `limit` best team chunks for `query`: those whose name holds all its words (the
+/// definitions it names), then those holding all its words anywhere, then, if still too
+/// few, those whose name holds any (every chunk that uses a common word would be too many).
+pub fn team_search(
+    store: &mut TeamStore,
+    query: &Query,
+    f: &TeamFilters<'_>,
+    limit: usize,
+) -> Result<Vec<TeamHit>, TeamError> {
+    let stems = of_query(query);
+    if stems.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (all, any) = (tsquery(&stems, "&"), tsquery(&stems, "|"));
+    let mut steps = vec![(all.as_str(), Matched::Names), (all.as_str(), Matched::Words)];
+    if stems.len() > 1 {
+        steps.push((any.as_str(), Matched::Names));
+    }
+    let mut hits: Vec<TeamHit> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (tsquery, matched) in steps {
+        if hits.len() >= limit {
+            break;
+        }
+        for h in store.search(tsquery, matched, f, limit as i64)? {
+            if hits.len() < limit && seen.insert((h.repo.clone(), h.path.clone(), h.chunk.start_line)) {
+                hits.push(h);
+            }
+        }
+    }
+    Ok(hits)
 }
 
 #[cfg(test)]

@@ -12,12 +12,8 @@ use axum::response::{IntoResponse, Response};
 
 use super::State as Shared;
 
-/// 32 random bytes, hex.
-pub fn new_token() -> String {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).expect("the OS random source");
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+pub use crate::base::secret::new_token;
+use crate::base::secret::same;
 
 /// Writes `text` to a new file only its user can read.
 pub fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
@@ -102,15 +98,10 @@ fn loopback_authority(authority: &str, port: u16) -> bool {
     p.parse::<u16>() == Ok(port) && matches!(host, "127.0.0.1" | "localhost" | "[::1]")
 }
 
-fn bearer(headers: &HeaderMap) -> Option<String> {
+pub(crate) fn bearer(headers: &HeaderMap) -> Option<String> {
     // The scheme is case-insensitive (RFC 9110).
     let (scheme, token) = headers.get(header::AUTHORIZATION)?.to_str().ok()?.split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_owned())
-}
-
-/// Compares in time independent of where the strings differ.
-fn same(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 #[cfg(test)]
@@ -128,7 +119,5 @@ mod tests {
         assert!(origin_is_loopback("http://localhost:7767", 7767));
         assert!(!origin_is_loopback("http://evil.example", 7767));
         assert!(!origin_is_loopback("https://localhost:7767.evil.example", 7767));
-        assert!(same("abc", "abc") && !same("abc", "abd") && !same("abc", "ab"));
-        assert_eq!(new_token().len(), 64);
     }
 }

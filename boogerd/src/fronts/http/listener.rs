@@ -171,6 +171,16 @@ impl AsyncWrite for Guarded {
     }
 }
 
+/// The address a connection came from, for a handler that asks (`ConnectInfo<Peer>`).
+#[derive(Debug, Clone, Copy)]
+pub struct Peer(pub std::net::SocketAddr);
+
+impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, Bounded>> for Peer {
+    fn connect_info(stream: axum::serve::IncomingStream<'_, Bounded>) -> Self {
+        Peer(*stream.remote_addr())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

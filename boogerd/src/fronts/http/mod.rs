@@ -13,8 +13,8 @@
 //!   tool a second way.
 
 mod events;
-mod guard;
-mod listener;
+pub(crate) mod guard;
+pub(crate) mod listener;
 mod mcp;
 mod overview;
 mod pages;

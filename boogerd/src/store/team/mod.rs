@@ -5,10 +5,14 @@
 //!
 //! Every statement is parameterised; a URL's password never reaches an error or a log.
 
+mod access;
+mod browse;
 mod connect;
 mod schema;
 mod search;
 
+pub use access::{Audited, Reader, Token, TokenInfo, like_pattern};
+pub use browse::{Change, ChangedFile, TeamFile};
 pub use connect::{server_of, trust_ca};
 pub use search::{Matched, TeamFilters, TeamHit, TeamLine, TeamRepo};
 
@@ -170,6 +174,12 @@ impl TeamStore {
     /// Has the server cancel any statement of this connection that runs longer than `ms`.
     pub fn limit_statements(&mut self, ms: u32) -> Result<()> {
         self.client.batch_execute(&format!("SET statement_timeout TO {ms}"))?;
+        Ok(())
+    }
+
+    /// One round trip: the connection still answers.
+    pub fn ping(&mut self) -> Result<()> {
+        self.client.simple_query("")?;
         Ok(())
     }
 

@@ -83,6 +83,32 @@ const MIGRATIONS: &[&str] = &[
     // such a file aside where its walk lets the header decide, so the seed leaves it to it).
     "CREATE TABLE refused_blobs (blob_id text PRIMARY KEY);
      ALTER TABLE blobs ADD COLUMN generated_header boolean NOT NULL DEFAULT false;",
+    // 4: who reads the team index through the team server. A token is kept as its BLAKE3
+    // hash (the secret is 32 random bytes: nothing to guess, so no slow hash is needed), with
+    // the repositories it may read as `LIKE` patterns every query checks, and a rate. At most
+    // one live token per name. The audit says who asked what, of which repository, how long
+    // it took and how much it found.
+    "CREATE TABLE tokens (
+         id          bigserial PRIMARY KEY,
+         name        text NOT NULL,
+         hash        bytea NOT NULL UNIQUE,
+         globs       text[] NOT NULL,
+         likes       text[] NOT NULL,
+         per_minute  integer NOT NULL,
+         created_at  timestamptz NOT NULL DEFAULT now(),
+         revoked_at  timestamptz
+     );
+     CREATE UNIQUE INDEX tokens_live_name ON tokens (name) WHERE revoked_at IS NULL;
+     CREATE TABLE audit (
+         at       timestamptz NOT NULL DEFAULT now(),
+         token_id bigint NOT NULL REFERENCES tokens,
+         tool     text NOT NULL,
+         repo     text,
+         millis   integer NOT NULL,
+         results  integer NOT NULL,
+         ok       boolean NOT NULL
+     );
+     CREATE INDEX audit_token_at ON audit (token_id, at);",
 ];
 
 /// Brings the server's schema up to [`MIGRATIONS`], or refuses a newer one.

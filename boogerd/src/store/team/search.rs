@@ -6,16 +6,24 @@ use std::time::Instant;
 
 use postgres::types::ToSql;
 
+use super::access::Reader;
 use super::{Result, TeamStore};
 use crate::source::chunk::Chunk;
 
 /// Each repository's head: its latest published commit on its default branch, else its
-/// latest published commit. Repositories named in `$1` are left out (answered locally); with
-/// a commit in `$2`, only that commit is read (in one repository that holds it).
-const HEADS: &str = "WITH heads AS (
+/// latest published commit, among the repositories the reader may read (`$3`, a token id,
+/// checked live: see [`super::access`]). Repositories named in `$1` are left out (answered
+/// locally); with `$4`, only that repository; with a commit in `$2` (a commit id, or a prefix
+/// of one, or a branch published from), only that commit.
+pub(super) const HEADS: &str = "WITH heads AS (
         SELECT DISTINCT ON (c.repo_id) c.repo_id, c.sha, r.name
         FROM commits c JOIN repos r ON r.id = c.repo_id
-        WHERE NOT (r.name = ANY($1::text[])) AND ($2::text IS NULL OR c.sha = $2::text)
+        WHERE NOT (r.name = ANY($1::text[]))
+          AND ($2::text IS NULL OR starts_with(c.sha, $2::text) OR c.branch = $2::text)
+          AND ($3::bigint IS NULL OR EXISTS (
+                  SELECT 1 FROM tokens t
+                  WHERE t.id = $3::bigint AND t.revoked_at IS NULL AND r.name LIKE ANY (t.likes)))
+          AND ($4::text IS NULL OR r.name = $4::text)
         ORDER BY c.repo_id, (c.branch IS NOT DISTINCT FROM r.default_branch) DESC, c.published_at DESC
     )";
 
@@ -25,15 +33,20 @@ const CHUNK_COLUMNS: &str = "b.language, ch.kind, ch.name, ch.signature, ch.pare
 
 /// What narrows a team search or grep, besides its words: as the local filters, a glob
 /// excepted (a path is a prefix here).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct TeamFilters<'a> {
     pub language: Option<&'a str>,
     pub kind: Option<&'a str>,
     pub path_prefix: Option<&'a str>,
     /// Repositories not to read (those this machine answers for from its own index).
     pub skip_repos: &'a [String],
-    /// Only this commit, wherever it is published (a clone's HEAD while its index is filled).
+    /// Only this commit, wherever it is published (a clone's HEAD while its index is filled),
+    /// or a prefix of its id, or the latest commit published from this branch.
     pub commit: Option<&'a str>,
+    /// Only this repository.
+    pub repo: Option<&'a str>,
+    /// Whose query it is: what it may read.
+    pub reader: Reader,
 }
 
 /// One ranked chunk of a published repository.
@@ -52,9 +65,14 @@ pub struct TeamHit {
 pub type TeamLine = TeamHit;
 
 impl TeamFilters<'_> {
+    /// The values [`HEADS`] binds, `$1` to `$4`, for `reader` (owned by the caller).
+    pub(super) fn heads_params<'p>(&'p self, reader: &'p Option<i64>) -> Vec<&'p (dyn ToSql + Sync)> {
+        vec![&self.skip_repos, &self.commit, reader, &self.repo]
+    }
+
     /// SQL conditions over `b` (blobs), `ch` (chunks) and `f` (commit files), their values
     /// appended to `params`.
-    fn sql<'p>(&'p self, params: &mut Vec<&'p (dyn ToSql + Sync)>) -> String {
+    pub(super) fn sql<'p>(&'p self, params: &mut Vec<&'p (dyn ToSql + Sync)>) -> String {
         let mut sql = String::new();
         if let Some(l) = &self.language {
             params.push(l);
@@ -75,7 +93,7 @@ impl TeamFilters<'_> {
     }
 }
 
-fn hit(r: &postgres::Row, score: f64) -> TeamHit {
+pub(super) fn hit(r: &postgres::Row, score: f64) -> TeamHit {
     TeamHit {
         repo: r.get(0),
         commit: r.get(1),
@@ -106,13 +124,15 @@ impl TeamStore {
     pub fn search(&mut self, tsquery: &str, matched: Matched, f: &TeamFilters<'_>, limit: i64) -> Result<Vec<TeamHit>> {
         let column = if matched == Matched::Names { "names" } else { "words" };
         let ranked = RANKED;
-        let mut params: Vec<&(dyn ToSql + Sync)> = vec![&f.skip_repos, &f.commit, &tsquery, &limit, &ranked];
+        let reader = f.reader.token();
+        let mut params = f.heads_params(&reader);
+        params.extend([&tsquery as &(dyn ToSql + Sync), &limit, &ranked]);
         let filters = f.sql(&mut params);
         let sql = format!(
             "{HEADS}, matching AS MATERIALIZED (
-                 SELECT blob_id, ord FROM chunks WHERE {column} @@ CAST($3::text AS tsquery) LIMIT $5
+                 SELECT blob_id, ord FROM chunks WHERE {column} @@ CAST($5::text AS tsquery) LIMIT $7
              )
-             SELECT h.name, h.sha, f.path, {CHUNK_COLUMNS}, ts_rank(ch.words, CAST($3::text AS tsquery), 1)::float8 AS score
+             SELECT h.name, h.sha, f.path, {CHUNK_COLUMNS}, ts_rank(ch.words, CAST($5::text AS tsquery), 1)::float8 AS score
              FROM matching m
              JOIN chunks ch ON ch.blob_id = m.blob_id AND ch.ord = m.ord
              JOIN commit_files f ON f.blob_id = ch.blob_id
@@ -120,7 +140,7 @@ impl TeamStore {
              JOIN blobs b ON b.blob_id = f.blob_id
              WHERE true {filters}
              ORDER BY score DESC, h.name, f.path, ch.ord
-             LIMIT $4"
+             LIMIT $6"
         );
         let rows = self.client.query(&sql, &params)?;
         Ok(rows.iter().map(|r| hit(r, r.get(13))).collect())
@@ -137,7 +157,8 @@ impl TeamStore {
         deadline: Instant,
         mut each: impl FnMut(TeamLine) -> bool,
     ) -> Result<bool> {
-        let mut params: Vec<&(dyn ToSql + Sync)> = vec![&f.skip_repos, &f.commit];
+        let reader = f.reader.token();
+        let mut params = f.heads_params(&reader);
         let narrow = match &grams {
             Some(g) => {
                 params.push(g);
@@ -175,10 +196,11 @@ impl TeamStore {
         }
     }
 
-    /// Every repository with a published commit: its head, its head's files, how many
-    /// commits are published, and when the latest was.
-    pub fn repositories(&mut self) -> Result<Vec<TeamRepo>> {
-        let (none, any): (Vec<String>, Option<&str>) = (Vec::new(), None);
+    /// Every repository `reader` may read that has a published commit: its head, its head's
+    /// files, how many commits are published, and when the latest was.
+    pub fn repositories(&mut self, reader: Reader) -> Result<Vec<TeamRepo>> {
+        let f = TeamFilters { reader, ..TeamFilters::default() };
+        let token = reader.token();
         let rows = self.client.query(
             &format!(
                 "{HEADS} SELECT h.name, h.sha, c.files::bigint, n.commits,
@@ -189,7 +211,7 @@ impl TeamStore {
                       ON n.repo_id = h.repo_id
                  ORDER BY h.name"
             ),
-            &[&none, &any],
+            &f.heads_params(&token),
         )?;
         Ok(rows
             .iter()

@@ -1,0 +1,263 @@
+//! `/mcp` on the team server: MCP over Streamable HTTP, one JSON-RPC message per POST.
+//! `initialize` opens a session owned by the token that sent it; every later request names
+//! it (`Mcp-Session-Id`) and must come with the same token. The server starts no requests
+//! of its own, so `GET` (an event stream) is not offered (405), as the transport allows.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Extension;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use booger_proto::remote;
+use booger_proto::wire::code;
+use serde_json::{Value, json};
+
+use super::Shared;
+use crate::fronts::mcp::PROTOCOL_VERSIONS;
+use crate::store::team::{Audited, Reader, Token};
+use crate::tools::remote::{RemoteError, RemoteReply};
+
+const SESSION_HEADER: &str = "mcp-session-id";
+const VERSION_HEADER: &str = "mcp-protocol-version";
+/// Sessions kept at once, and per token; past either, the one unused longest is ended.
+const MAX_SESSIONS: usize = 10_000;
+const MAX_SESSIONS_PER_TOKEN: usize = 256;
+/// A session unused this long is ended.
+const IDLE: Duration = Duration::from_secs(3600);
+
+const INSTRUCTIONS: &str = "booger's team index: code search over the repositories your token may read, \
+    each at its latest published commit unless you name one. `status` lists them; `search`, `grep`, \
+    `symbols` and `references` take `repository` and `commit`.";
+
+struct Session {
+    token: i64,
+    last_used: Instant,
+}
+
+#[derive(Default)]
+pub struct Sessions(Mutex<HashMap<String, Session>>);
+
+impl Sessions {
+    pub fn len(&self) -> usize {
+        self.0.lock().expect("sessions lock").len()
+    }
+
+    /// True if `id` is a session of `token` (and marks it used).
+    fn owned_by(&self, id: &str, token: i64) -> bool {
+        let mut map = self.0.lock().expect("sessions lock");
+        match map.get_mut(id) {
+            Some(s) if s.token == token => {
+                s.last_used = Instant::now();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// A new session for `token`, making room by ending idle ones, then the token's (or
+    /// anyone's) least recently used.
+    fn open(&self, token: i64) -> String {
+        let id = crate::base::secret::new_token();
+        let mut map = self.0.lock().expect("sessions lock");
+        map.retain(|_, s| s.last_used.elapsed() < IDLE);
+        let mine = map.values().filter(|s| s.token == token).count();
+        if mine >= MAX_SESSIONS_PER_TOKEN || map.len() >= MAX_SESSIONS {
+            let oldest = map
+                .iter()
+                .filter(|(_, s)| mine < MAX_SESSIONS_PER_TOKEN || s.token == token)
+                .min_by_key(|(_, s)| s.last_used)
+                .map(|(k, _)| k.clone());
+            if let Some(k) = oldest {
+                map.remove(&k);
+            }
+        }
+        map.insert(id.clone(), Session { token, last_used: Instant::now() });
+        id
+    }
+
+    fn close(&self, id: &str, token: i64) -> bool {
+        let mut map = self.0.lock().expect("sessions lock");
+        if map.get(id).is_some_and(|s| s.token == token) {
+            map.remove(id);
+            return true;
+        }
+        false
+    }
+}
+
+fn refuse(status: StatusCode, why: &str) -> Response {
+    (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], format!("{why}\n")).into_response()
+}
+
+fn json_reply(status: StatusCode, body: Value) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+}
+
+fn error(id: &Value, code: i64, message: &str) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
+}
+
+fn session_id(headers: &HeaderMap) -> Option<&str> {
+    headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok())
+}
+
+pub async fn post(
+    State(s): State<Arc<Shared>>,
+    Extension(token): Extension<Token>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let message: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => {
+            return json_reply(
+                StatusCode::BAD_REQUEST,
+                error(&Value::Null, code::PARSE_ERROR, &format!("Parse error: {e}")),
+            );
+        }
+    };
+    let Some(obj) = message.as_object() else {
+        let why = "one JSON-RPC message (an object) per request: batches are not taken";
+        return json_reply(StatusCode::BAD_REQUEST, error(&Value::Null, code::INVALID_REQUEST, why));
+    };
+    let id = obj.get("id").cloned();
+    let method = obj.get("method").and_then(Value::as_str);
+    let params = obj.get("params").cloned().unwrap_or(Value::Null);
+    if method == Some("initialize") {
+        let Some(id) = id else {
+            return refuse(StatusCode::BAD_REQUEST, "`initialize` must be a request (with an id)");
+        };
+        return initialize(&s, &token, &id, &params);
+    }
+    if !session_id(&headers).is_some_and(|sid| s.sessions.owned_by(sid, token.id)) {
+        // Whether the session exists for another token is not said.
+        return refuse(StatusCode::NOT_FOUND, "no such MCP session for this token: send `initialize` first");
+    }
+    if let Some(v) = headers.get(VERSION_HEADER).and_then(|v| v.to_str().ok())
+        && !PROTOCOL_VERSIONS.contains(&v)
+    {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            &format!("MCP-Protocol-Version {v} is not one booger speaks ({})", PROTOCOL_VERSIONS.join(", ")),
+        );
+    }
+    let (Some(id), Some(method)) = (id, method) else {
+        // A notification or a response: nothing to answer.
+        return StatusCode::ACCEPTED.into_response();
+    };
+    let answer = match method {
+        "ping" => Ok(json!({})),
+        "tools/list" => Ok(tools_list()),
+        "tools/call" => tools_call(&s, &token, params).await,
+        other => {
+            Err((code::METHOD_NOT_FOUND, format!("method {other:?} is not served here: tools/list and tools/call are")))
+        }
+    };
+    let body = match answer {
+        Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+        Err((c, m)) => error(&id, c, &m),
+    };
+    json_reply(StatusCode::OK, body)
+}
+
+fn initialize(s: &Shared, token: &Token, id: &Value, params: &Value) -> Response {
+    let Some(requested) = params.get("protocolVersion").and_then(Value::as_str) else {
+        let why = "initialize: `protocolVersion` (a string such as \"2025-11-25\") is required";
+        return json_reply(StatusCode::OK, error(id, code::INVALID_PARAMS, why));
+    };
+    let version = PROTOCOL_VERSIONS.iter().find(|v| **v == requested).copied().unwrap_or(PROTOCOL_VERSIONS[0]);
+    let session = s.sessions.open(token.id);
+    tracing::info!(token = %token.name, version, "team session opened");
+    let result = json!({
+        "protocolVersion": version,
+        "capabilities": { "tools": { "listChanged": false } },
+        "serverInfo": { "name": "booger-team", "title": "booger team index", "version": env!("CARGO_PKG_VERSION") },
+        "instructions": INSTRUCTIONS,
+    });
+    let mut r = json_reply(StatusCode::OK, json!({ "jsonrpc": "2.0", "id": id, "result": result }));
+    r.headers_mut().insert(SESSION_HEADER, HeaderValue::from_str(&session).expect("hex is a valid header"));
+    r
+}
+
+fn tools_list() -> Value {
+    let tools: Vec<Value> = remote::TOOLS
+        .iter()
+        .map(|t| {
+            json!({
+                "name": t.name,
+                "title": t.title,
+                "description": t.description,
+                "inputSchema": t.input_schema(),
+                "outputSchema": remote::output_schema(t.name),
+                "annotations": { "readOnlyHint": true, "openWorldHint": false },
+            })
+        })
+        .collect();
+    json!({ "tools": tools })
+}
+
+/// Runs one tool on a connection of the pool, at most as many at once as it holds; audits it.
+async fn tools_call(s: &Arc<Shared>, token: &Token, params: Value) -> Result<Value, (i64, String)> {
+    let Some(name) = params.get("name").and_then(Value::as_str).map(str::to_owned) else {
+        return Err((code::INVALID_PARAMS, "tools/call: `name` (a tool from tools/list) is required".to_owned()));
+    };
+    let args = params.get("arguments").cloned().unwrap_or(Value::Null);
+    let repo = args.get("repository").and_then(Value::as_str).map(str::to_owned);
+    let started = Instant::now();
+    let outcome = {
+        let _slot = s.running.acquire().await.expect("the semaphore is never closed");
+        let (pool, reader, tool) = (s.pool.clone(), Reader::Token(token.id), name.clone());
+        tokio::task::spawn_blocking(move || {
+            let mut conn = pool.get().map_err(|e| e.to_string())?;
+            Ok::<_, String>(crate::tools::remote::call(&mut conn, reader, &tool, args))
+        })
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|r| r)
+    };
+    let took = started.elapsed();
+    let reply = match outcome {
+        Ok(Ok(reply)) => reply,
+        Ok(Err(RemoteError::Unknown(tool))) => {
+            return Err((code::INVALID_PARAMS, RemoteError::Unknown(tool).to_string()));
+        }
+        Ok(Err(e)) => failure(e.to_string()),
+        Err(why) => failure(format!("the team index cannot be read now ({why}); try again shortly")),
+    };
+    s.metrics.called(&token.name, &name, took, !reply.is_error);
+    s.audit.lock().expect("audit lock").push(Audited {
+        token: token.id,
+        tool: name,
+        repo,
+        millis: took.as_millis().min(u32::MAX as u128) as u32,
+        results: reply.results.min(u32::MAX as usize) as u32,
+        ok: !reply.is_error,
+    });
+    let mut answer = json!({ "content": [{ "type": "text", "text": reply.text }], "isError": reply.is_error });
+    if reply.data.is_object() {
+        answer["structuredContent"] = reply.data;
+    }
+    Ok(answer)
+}
+
+fn failure(text: String) -> RemoteReply {
+    RemoteReply { text, data: Value::Null, is_error: true, results: 0 }
+}
+
+/// No event stream: the server has nothing to send unasked.
+pub async fn get() -> Response {
+    let mut r = refuse(StatusCode::METHOD_NOT_ALLOWED, "the team server sends no events: POST requests to /mcp");
+    r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
+    r
+}
+
+pub async fn delete(State(s): State<Arc<Shared>>, Extension(token): Extension<Token>, headers: HeaderMap) -> Response {
+    match session_id(&headers) {
+        Some(id) if s.sessions.close(id, token.id) => StatusCode::NO_CONTENT.into_response(),
+        _ => refuse(StatusCode::NOT_FOUND, "no such MCP session for this token"),
+    }
+}

@@ -1,0 +1,171 @@
+//! The team server (`boogerd --serve-team ADDR`): the team index served over MCP Streamable
+//! HTTP to agents on other machines, each through a token of its own.
+//!
+//! Invariants:
+//! - Only read-only tools, on published repositories (`tools::remote`); nothing reads this
+//!   machine's disk or writes anything but the audit.
+//! - Every request but `/health` needs a live token (`Authorization: Bearer`); what it may read
+//!   is checked by every query in SQL, so a revoked token reads nothing from its next
+//!   statement on, and a cached check lives [`access::FRESH`] at most.
+//! - A session (`Mcp-Session-Id`) belongs to the token that opened it; another token's
+//!   request with its id is told there is no such session.
+//! - Calls a minute per token, a 429 with `Retry-After` past them; at most as many calls at
+//!   once as there are connections to the team index; bodies as large as the socket takes;
+//!   connections bounded and timed as on the local face.
+//! - A browser page (an `Origin` header) is refused unless its origin is allowed
+//!   (`--team-origin`): tokens are for agents, not for pages a user happens to visit.
+
+mod access;
+mod mcp;
+mod metrics;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{ConnectInfo, DefaultBodyLimit, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::json;
+
+use crate::engine::team_pool::TeamPool;
+use crate::fronts::http::listener::{Bounded, Limits, Peer};
+use crate::store::team::Audited;
+
+/// Connections to the team index, and so calls answered at once.
+pub const DEFAULT_CONNECTIONS: u32 = 8;
+/// Connections served at once: fifty agents with a few each, and room for idle ones.
+const MAX_CLIENT_CONNECTIONS: usize = 2048;
+/// How often the audit is written (in one statement for all calls since the last write).
+const AUDIT_EVERY: Duration = Duration::from_secs(1);
+/// Calls kept for the audit while the team index cannot take them; older ones are dropped.
+const AUDIT_BACKLOG: usize = 100_000;
+
+/// What `--serve-team` was told.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub addr: SocketAddr,
+    pub url: String,
+    /// Origins whose pages may call (`https://app.example`); none by default.
+    pub origins: Vec<String>,
+    pub connections: u32,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("cannot listen on {addr}: {source}")]
+    Bind { addr: SocketAddr, source: std::io::Error },
+}
+
+/// Shared by the handlers.
+pub(crate) struct Shared {
+    pool: Arc<TeamPool>,
+    tokens: access::Tokens,
+    limits: access::Limits,
+    sessions: mcp::Sessions,
+    metrics: metrics::Calls,
+    audit: Mutex<Vec<Audited>>,
+    /// Calls running at once: one per connection to the team index.
+    running: tokio::sync::Semaphore,
+    origins: Vec<String>,
+}
+
+/// Binds `options.addr` and serves until `stopped`; the address bound is returned as soon as
+/// the server listens (the rest runs on its own task).
+pub async fn serve(
+    options: Options,
+    stopped: impl Future<Output = ()> + Send + 'static,
+) -> Result<(SocketAddr, tokio::task::JoinHandle<()>), ServeError> {
+    let addr = options.addr;
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|source| ServeError::Bind { addr, source })?;
+    let bound = listener.local_addr().map_err(|source| ServeError::Bind { addr, source })?;
+    let pool = Arc::new(TeamPool::new(&options.url, options.connections));
+    let shared = Arc::new(Shared {
+        pool: pool.clone(),
+        tokens: access::Tokens::default(),
+        limits: access::Limits::default(),
+        sessions: mcp::Sessions::default(),
+        metrics: metrics::Calls::default(),
+        audit: Mutex::default(),
+        running: tokio::sync::Semaphore::new(options.connections.max(1) as usize),
+        origins: options.origins,
+    });
+    let app = Router::new()
+        .route("/mcp", get(mcp::get).post(mcp::post).delete(mcp::delete))
+        .layer(axum::middleware::from_fn_with_state(shared.clone(), access::check))
+        .route("/health", get(health))
+        .route("/metrics", get(prometheus))
+        .layer(DefaultBodyLimit::max(crate::fronts::rpc::MAX_LINE))
+        .with_state(shared.clone());
+    let limits = Limits { connections: MAX_CLIENT_CONNECTIONS, ..Limits::default() };
+    tokio::spawn(write_audit(shared.clone()));
+    let task = tokio::spawn(async move {
+        let server = axum::serve(Bounded::new(listener, limits), app.into_make_service_with_connect_info::<Peer>())
+            .with_graceful_shutdown(stopped);
+        if let Err(e) = server.await {
+            tracing::warn!(error = %e, "team server stopped");
+        }
+        flush_audit(&shared).await;
+    });
+    tracing::info!(url = %format!("http://{bound}/mcp"), team_index = %pool.server(), "serving the team index");
+    Ok((bound, task))
+}
+
+/// `/health`: up, and whether the team index answered lately (no query of its own: anyone
+/// may ask this, as often as they like).
+async fn health(State(s): State<Arc<Shared>>) -> Response {
+    let (open, idle) = s.pool.state();
+    axum::Json(json!({
+        "status": "ok",
+        "version": env!("CARGO_PKG_VERSION"),
+        "team_index": { "server": s.pool.server(), "connections": open, "idle": idle },
+        "sessions": s.sessions.len(),
+    }))
+    .into_response()
+}
+
+/// `/metrics`: calls and latencies per token and tool, refusals; to this machine only (it
+/// names the tokens).
+async fn prometheus(State(s): State<Arc<Shared>>, ConnectInfo(Peer(peer)): ConnectInfo<Peer>) -> Response {
+    if !peer.ip().is_loopback() {
+        return (StatusCode::FORBIDDEN, "/metrics answers this machine only (it names the tokens)\n").into_response();
+    }
+    let (open, idle) = s.pool.state();
+    let text = s.metrics.render(open, idle, s.sessions.len());
+    ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
+}
+
+/// Writes the calls made since the last write, every [`AUDIT_EVERY`].
+async fn write_audit(s: Arc<Shared>) {
+    loop {
+        tokio::time::sleep(AUDIT_EVERY).await;
+        flush_audit(&s).await;
+        if Arc::strong_count(&s) == 1 {
+            return; // the server is gone
+        }
+    }
+}
+
+async fn flush_audit(s: &Arc<Shared>) {
+    let calls = std::mem::take(&mut *s.audit.lock().expect("audit lock"));
+    if calls.is_empty() {
+        return;
+    }
+    let pool = s.pool.clone();
+    let written = tokio::task::spawn_blocking(move || {
+        let result = pool.get().map_err(|e| e.to_string()).and_then(|mut t| t.audit(&calls).map_err(|e| e.to_string()));
+        result.map_err(|e| (e, calls))
+    })
+    .await;
+    if let Ok(Err((why, calls))) = written {
+        tracing::warn!(error = %why, calls = calls.len(), "audit not written yet");
+        let mut kept = s.audit.lock().expect("audit lock");
+        let mut calls = calls;
+        calls.append(&mut kept);
+        let over = calls.len().saturating_sub(AUDIT_BACKLOG);
+        calls.drain(..over);
+        *kept = calls;
+    }
+}

@@ -1,0 +1,177 @@
+//! Reading a published commit the way an agent browses a checkout: its definitions, its
+//! files under a directory, and what changed between two commits. Every statement starts from
+//! [`HEADS`], so it reads only commits its reader may read.
+
+use postgres::types::ToSql;
+
+use super::search::{HEADS, TeamFilters, hit};
+use super::{Result, TeamHit, TeamStore};
+
+/// Kinds that are not definitions: what `symbols` leaves out.
+const NOT_DEFINITIONS: &str = "'{block,gap,raw,section,import}'::text[]";
+
+/// One file of a published commit.
+#[derive(Debug, Clone)]
+pub struct TeamFile {
+    pub repo: String,
+    pub commit: String,
+    pub path: String,
+    /// None for a blob the team index does not hold (binary, huge).
+    pub language: Option<String>,
+    pub bytes: u64,
+    /// Its top-level definitions, in order (asked for only for a directory's own files).
+    pub names: Vec<String>,
+}
+
+/// How a file differs between two commits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Change {
+    Added,
+    Removed,
+    Modified,
+}
+
+/// A file that differs between two commits, and the definitions that did.
+#[derive(Debug, Clone)]
+pub struct ChangedFile {
+    pub path: String,
+    pub change: Change,
+    /// Definitions new or changed in the later commit.
+    pub changed: Vec<String>,
+    /// Definitions gone from it.
+    pub removed: Vec<String>,
+}
+
+impl TeamStore {
+    /// The definitions at each readable head (or the filters' commit), in repository, path
+    /// and line order, at most `limit`; with `name`, those whose name holds it (any case),
+    /// found first by `name_words` (a `tsquery` literal of its stems) in the names index.
+    pub fn symbols(&mut self, f: &TeamFilters<'_>, name: Option<(&str, &str)>, limit: i64) -> Result<Vec<TeamHit>> {
+        let reader = f.reader.token();
+        let mut params = f.heads_params(&reader);
+        params.push(&limit);
+        let mut named = String::new();
+        if let Some((text, words)) = &name {
+            params.push(words);
+            params.push(text);
+            let (w, t) = (params.len() - 1, params.len());
+            named = format!(
+                " AND ch.names @@ CAST(${w}::text AS tsquery) AND strpos(lower(ch.name), lower(${t}::text)) > 0"
+            );
+        }
+        let filters = f.sql(&mut params);
+        let sql = format!(
+            "{HEADS}
+             SELECT h.name, h.sha, f.path, b.language, ch.kind, ch.name, ch.signature, ch.parent, ch.start_line,
+                    ch.end_line, ch.start_byte, ch.end_byte, ''::text
+             FROM heads h
+             JOIN commit_files f ON f.repo_id = h.repo_id AND f.sha = h.sha
+             JOIN chunks ch ON ch.blob_id = f.blob_id
+             JOIN blobs b ON b.blob_id = f.blob_id
+             WHERE ch.name <> '' AND ch.kind <> ALL ({NOT_DEFINITIONS}) {named} {filters}
+             ORDER BY h.name, f.path, ch.ord
+             LIMIT $5"
+        );
+        Ok(self.client.query(&sql, &params)?.iter().map(|r| hit(r, 0.0)).collect())
+    }
+
+    /// The files at each readable head (or the filters' commit) under the filters' path
+    /// prefix, in path order, at most `limit`; those directly in `dir` (a prefix ending in
+    /// `/`, or empty) with their top-level definitions.
+    pub fn files(&mut self, f: &TeamFilters<'_>, dir: &str, limit: i64) -> Result<Vec<TeamFile>> {
+        let reader = f.reader.token();
+        let depth = dir.chars().count() as i32;
+        let mut params = f.heads_params(&reader);
+        params.extend([&limit as &(dyn ToSql + Sync), &depth]);
+        let filters = f.sql(&mut params);
+        let sql = format!(
+            "{HEADS}
+             SELECT h.name, h.sha, f.path, b.language, coalesce(b.size_bytes, 0),
+                    CASE WHEN strpos(substr(f.path, $6 + 1), '/') = 0 THEN array(
+                        SELECT ch.name FROM chunks ch
+                        WHERE ch.blob_id = f.blob_id AND ch.name <> '' AND ch.parent IS NULL
+                              AND ch.kind <> ALL ({NOT_DEFINITIONS})
+                        ORDER BY ch.ord LIMIT 12) ELSE '{{}}'::text[] END
+             FROM heads h
+             JOIN commit_files f ON f.repo_id = h.repo_id AND f.sha = h.sha
+             LEFT JOIN blobs b ON b.blob_id = f.blob_id
+             WHERE true {filters}
+             ORDER BY h.name, f.path
+             LIMIT $5"
+        );
+        Ok(self
+            .client
+            .query(&sql, &params)?
+            .iter()
+            .map(|r| TeamFile {
+                repo: r.get(0),
+                commit: r.get(1),
+                path: r.get(2),
+                language: r.get(3),
+                bytes: r.get::<_, i64>(4).max(0) as u64,
+                names: r.get(5),
+            })
+            .collect())
+    }
+
+    /// The commit `f` picks in its one repository (its head, or the commit or branch it
+    /// names), if its reader may read it.
+    pub fn resolve(&mut self, f: &TeamFilters<'_>) -> Result<Option<(String, String)>> {
+        let reader = f.reader.token();
+        let params = f.heads_params(&reader);
+        let row = self.client.query_opt(&format!("{HEADS} SELECT h.name, h.sha FROM heads h LIMIT 1"), &params)?;
+        Ok(row.map(|r| (r.get(0), r.get(1))))
+    }
+
+    /// The files that differ between `base` (a full commit id of the same repository) and
+    /// the commit `f` picks, with the definitions that changed, in path order, at most
+    /// `limit`.
+    pub fn changed_files(&mut self, f: &TeamFilters<'_>, base: &str, limit: i64) -> Result<Vec<ChangedFile>> {
+        let reader = f.reader.token();
+        let mut params = f.heads_params(&reader);
+        params.extend([&base as &(dyn ToSql + Sync), &limit]);
+        let sql = format!(
+            "{HEADS},
+             later AS (SELECT f.path, f.blob_id FROM heads h
+                       JOIN commit_files f ON f.repo_id = h.repo_id AND f.sha = h.sha),
+             earlier AS (SELECT f.path, f.blob_id FROM heads h
+                         JOIN commit_files f ON f.repo_id = h.repo_id AND f.sha = $5::text),
+             d AS (SELECT coalesce(l.path, e.path) AS path, e.blob_id AS old, l.blob_id AS new
+                   FROM later l FULL JOIN earlier e ON e.path = l.path
+                   WHERE e.blob_id IS DISTINCT FROM l.blob_id)
+             SELECT d.path, d.old IS NULL, d.new IS NULL,
+                    array(SELECT n.name FROM chunks n
+                          WHERE n.blob_id = d.new AND n.name <> '' AND n.kind <> ALL ({NOT_DEFINITIONS})
+                                AND NOT EXISTS (SELECT 1 FROM chunks o
+                                                WHERE o.blob_id = d.old AND o.name = n.name AND o.content = n.content)
+                          ORDER BY n.ord),
+                    array(SELECT o.name FROM chunks o
+                          WHERE o.blob_id = d.old AND o.name <> '' AND o.kind <> ALL ({NOT_DEFINITIONS})
+                                AND NOT EXISTS (SELECT 1 FROM chunks n WHERE n.blob_id = d.new AND n.name = o.name)
+                          ORDER BY o.ord)
+             FROM d ORDER BY d.path LIMIT $6"
+        );
+        Ok(self
+            .client
+            .query(&sql, &params)?
+            .iter()
+            .map(|r| {
+                let (added, removed): (bool, bool) = (r.get(1), r.get(2));
+                let change = if added {
+                    Change::Added
+                } else if removed {
+                    Change::Removed
+                } else {
+                    Change::Modified
+                };
+                let dedup = |mut v: Vec<String>| {
+                    let mut seen = std::collections::HashSet::new();
+                    v.retain(|n| seen.insert(n.clone()));
+                    v
+                };
+                ChangedFile { path: r.get(0), change, changed: dedup(r.get(3)), removed: dedup(r.get(4)) }
+            })
+            .collect())
+    }
+}

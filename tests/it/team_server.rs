@@ -1,0 +1,406 @@
+//! The team server (`boogerd --serve-team`) on a real PostgreSQL: remote agents with tokens of
+//! their own, each reading only the repositories its token names.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use booger_tests::postgres::Postgres;
+use booger_tests::team_server::{Remote, TeamServer, add_token, agent, post, revoke_token, text};
+use booger_tests::{DaemonProc, Env, commit_all, describe, git, write};
+use serde_json::{Value, json};
+
+/// Two published repositories, two commits each, and a token for each.
+struct Fixture {
+    server: TeamServer,
+    _daemon: DaemonProc,
+    pg: Postgres,
+    env: Env,
+    /// Reads `alpha` only.
+    alpha: String,
+    /// Reads `beta` only.
+    beta: String,
+    /// beta's commits, first and second: what no alpha token may learn.
+    beta_commits: [String; 2],
+    alpha_commits: [String; 2],
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let env = Env::new();
+        let pg = booger_tests::postgres::start(env.dir.path());
+        let daemon = env.start_daemon_with(&["--team-url", &pg.url]);
+        let publish = |name: &str, word: &str, class: &str| {
+            let repo = env.git_project(name);
+            write(
+                &repo,
+                &format!("src/{word}.py"),
+                format!(
+                    "def {word}_swim(depth):\n    return depth * 2\n\nclass {class}:\n    def hold(self):\n        return {word}_swim(3)\n"
+                ),
+            );
+            write(&repo, "README.md", format!("# {name}\n\nNotes about the {word}.\n"));
+            commit_all(&repo, "first");
+            assert!(env.run(&["projects", "add", repo.to_str().unwrap()]).status.success());
+            let out = env.run_in(Some(&repo), &["publish"]);
+            assert!(out.status.success(), "{}", describe(&out));
+            let first = git(&repo, &["rev-parse", "HEAD"]).trim().to_owned();
+            write(
+                &repo,
+                &format!("src/{word}.py"),
+                format!(
+                    "def {word}_swim(depth, speed):\n    return depth * speed\n\ndef {word}_rest():\n    return 0\n\nclass {class}:\n    def hold(self):\n        return {word}_swim(3, 1)\n"
+                ),
+            );
+            commit_all(&repo, "second");
+            let out = env.run_in(Some(&repo), &["publish"]);
+            assert!(out.status.success(), "{}", describe(&out));
+            [first, git(&repo, &["rev-parse", "HEAD"]).trim().to_owned()]
+        };
+        let alpha_commits = publish("alpha", "aardvark", "Burrow");
+        let beta_commits = publish("beta", "zebrafish", "Reef");
+        let alpha = add_token(&env, &pg.url, "alice", &["alpha"], None);
+        let beta = add_token(&env, &pg.url, "bob", &["be?a"], None);
+        let server = TeamServer::start(&env, &pg.url, &[]);
+        Fixture { server, _daemon: daemon, pg, env, alpha, beta, beta_commits, alpha_commits }
+    }
+}
+
+/// How many tests use the shared fixture: the last one to finish stops it.
+const USERS: usize = 13;
+static SHARED: Mutex<(Option<Arc<Fixture>>, usize)> = Mutex::new((None, 0));
+
+struct Lease(Arc<Fixture>);
+
+impl std::ops::Deref for Lease {
+    type Target = Fixture;
+    fn deref(&self) -> &Fixture {
+        &self.0
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        let mut shared = SHARED.lock().unwrap_or_else(|p| p.into_inner());
+        shared.1 += 1;
+        if shared.1 == USERS {
+            shared.0 = None;
+        }
+    }
+}
+
+fn fixture() -> Lease {
+    let mut shared = SHARED.lock().unwrap_or_else(|p| p.into_inner());
+    let f = shared.0.get_or_insert_with(|| Arc::new(Fixture::new()));
+    Lease(f.clone())
+}
+
+/// Calls that try every way to reach beta (by name, by its commits, by its words), with the
+/// calls that find the same in alpha.
+fn probes(tool: &str, f: &Fixture) -> Vec<(Value, Value)> {
+    let [b1, b2] = &f.beta_commits;
+    let [a1, _] = &f.alpha_commits;
+    let pair = |beta: Value, alpha: Value| (beta, alpha);
+    match tool {
+        "search" => vec![
+            pair(
+                json!({"query": "zebrafish swim Reef", "repository": "beta"}),
+                json!({"query": "aardvark swim Burrow", "repository": "alpha"}),
+            ),
+            pair(json!({"query": "zebrafish swim Reef"}), json!({"query": "aardvark swim Burrow"})),
+            pair(json!({"query": "zebrafish", "commit": &b1[..10]}), json!({"query": "aardvark", "commit": &a1[..10]})),
+        ],
+        "workspace-search" => {
+            vec![pair(json!({"query": "zebrafish swim Reef hold"}), json!({"query": "aardvark swim Burrow hold"}))]
+        }
+        "grep" => vec![
+            pair(json!({"pattern": "zebrafish"}), json!({"pattern": "aardvark"})),
+            pair(
+                json!({"pattern": "z.brafish", "repository": "beta", "commit": b1}),
+                json!({"pattern": "a.rdvark", "repository": "alpha", "commit": a1}),
+            ),
+            pair(
+                json!({"pattern": "Notes", "path_prefix": "README.md"}),
+                json!({"pattern": "aardvark", "path_prefix": "README.md"}),
+            ),
+        ],
+        "symbols" => vec![
+            pair(json!({"repository": "beta"}), json!({"repository": "alpha"})),
+            pair(
+                json!({"repository": "beta", "name": "swim", "commit": "main"}),
+                json!({"repository": "alpha", "name": "swim"}),
+            ),
+            pair(json!({"repository": "alpha", "commit": b2}), json!({"repository": "alpha", "commit": a1})),
+        ],
+        "references" => vec![
+            pair(json!({"name": "zebrafish_swim"}), json!({"name": "aardvark_swim"})),
+            pair(
+                json!({"name": "zebrafish_swim", "repository": "beta"}),
+                json!({"name": "aardvark_swim", "repository": "alpha"}),
+            ),
+        ],
+        "directory-summary" => vec![
+            pair(json!({"repository": "beta"}), json!({"repository": "alpha"})),
+            pair(json!({"repository": "beta", "path": "src"}), json!({"repository": "alpha", "path": "src"})),
+        ],
+        "branch-diff" => vec![
+            pair(json!({"repository": "beta", "base": b1}), json!({"repository": "alpha", "base": a1})),
+            pair(json!({"repository": "alpha", "base": b1, "head": b2}), json!({"repository": "alpha", "base": a1})),
+        ],
+        "status" => vec![pair(json!({}), json!({}))],
+        other => panic!("no probes for {other}"),
+    }
+}
+
+/// What of beta no alpha token may see: its words, names, paths and commits (less what the
+/// call itself named: an error may echo the arguments it was given).
+fn beta_secrets(f: &Fixture) -> Vec<String> {
+    let mut s: Vec<String> = ["zebrafish", "Reef", "beta"].map(str::to_owned).to_vec();
+    for c in &f.beta_commits {
+        s.push(c[..8].to_owned());
+    }
+    s
+}
+
+/// A token for alpha gets nothing of beta from `tool` (the same calls for alpha find
+/// alpha's: the check can fail), and beta's token finds beta's.
+fn sees_nothing_of_another(tool: &str) {
+    let f = fixture();
+    let (alice, bob) = (Remote::open(&f.server.mcp(), &f.alpha), Remote::open(&f.server.mcp(), &f.beta));
+    for (to_beta, to_alpha) in probes(tool, &f) {
+        let answer = alice.call(tool, to_beta.clone()).to_string();
+        for secret in beta_secrets(&f).iter().filter(|s| !to_beta.to_string().contains(s.as_str())) {
+            assert!(!answer.contains(secret.as_str()), "{tool} {to_beta}: alpha's token learned {secret:?}: {answer}");
+        }
+        let own = alice.call(tool, to_alpha.clone());
+        assert_eq!(own["isError"], false, "{tool} {to_alpha}: {own}");
+        assert!(own.to_string().contains("aardvark") || own.to_string().contains("alpha"), "{tool} {to_alpha}: {own}");
+    }
+    let (to_beta, _) = probes(tool, &f).remove(0);
+    let theirs = bob.call(tool, to_beta.clone());
+    assert!(
+        theirs.to_string().contains("zebrafish") || theirs.to_string().contains("beta"),
+        "{tool} {to_beta}: beta's token: {theirs}"
+    );
+}
+
+macro_rules! access {
+    ($($test:ident: $tool:literal),+ $(,)?) => {$(
+        #[test]
+        fn $test() {
+            sees_nothing_of_another($tool);
+        }
+    )+};
+}
+
+access! {
+    search_gives_a_token_nothing_of_a_repository_it_may_not_read: "search",
+    workspace_search_gives_a_token_nothing_of_a_repository_it_may_not_read: "workspace-search",
+    grep_gives_a_token_nothing_of_a_repository_it_may_not_read: "grep",
+    symbols_give_a_token_nothing_of_a_repository_it_may_not_read: "symbols",
+    references_give_a_token_nothing_of_a_repository_it_may_not_read: "references",
+    directory_summary_gives_a_token_nothing_of_a_repository_it_may_not_read: "directory-summary",
+    branch_diff_gives_a_token_nothing_of_a_repository_it_may_not_read: "branch-diff",
+    status_gives_a_token_nothing_of_a_repository_it_may_not_read: "status",
+}
+
+#[test]
+fn every_remote_tool_is_probed_and_none_writes() {
+    let f = fixture();
+    let list = post(
+        &agent(),
+        &f.server.mcp(),
+        Some(&f.alpha),
+        Some(&Remote::open(&f.server.mcp(), &f.alpha).session),
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+    );
+    let tools = list.json()["result"]["tools"].as_array().unwrap().clone();
+    for t in &tools {
+        let name = t["name"].as_str().unwrap();
+        assert!(!probes(name, &f).is_empty(), "{name}");
+        assert_eq!(t["annotations"]["readOnlyHint"], true, "{t}");
+    }
+    assert_eq!(tools.len(), 8);
+}
+
+/// No token, a wrong one, a revoked one: 401, the revoked one within a second. A session is
+/// its token's: another token's request naming it is told there is no such session.
+#[test]
+fn tokens_are_checked_revoked_within_a_second_and_sessions_are_their_tokens() {
+    let f = fixture();
+    let url = f.server.mcp();
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let http = agent();
+    let none = post(&http, &url, None, None, &list);
+    assert_eq!(none.status, 401, "{none:?}");
+    assert!(none.body.contains("Authorization: Bearer"), "{none:?}");
+    let wrong = post(&http, &url, Some("bgt_0000"), None, &list);
+    assert_eq!(wrong.status, 401, "{wrong:?}");
+
+    let carol = add_token(&f.env, &f.pg.url, "carol", &["alpha"], None);
+    let remote = Remote::open(&url, &carol);
+    assert_eq!(remote.call("status", json!({}))["isError"], false);
+    // Alice's token with carol's session: not hers.
+    let replay = post(&http, &url, Some(&f.alpha), Some(&remote.session), &list);
+    assert_eq!(replay.status, 404, "{replay:?}");
+    assert!(post(&http, &url, Some(&carol), Some(&remote.session), &list).status == 200);
+
+    revoke_token(&f.env, &f.pg.url, "carol");
+    let revoked = Instant::now();
+    loop {
+        let a = remote.ask("status", json!({}));
+        if a.status == 401 {
+            break;
+        }
+        assert!(revoked.elapsed() < Duration::from_secs(1), "a revoked token still answered after 1 s: {a:?}");
+        // Meanwhile, it reads nothing: every query checks the token.
+        assert!(!a.body.contains("alpha@"), "a revoked token read alpha: {a:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Bad arguments are the caller's to fix.
+    let bad = Remote::open(&url, &f.alpha).call("grep", json!({"pattern": "("}));
+    assert_eq!(bad["isError"], true, "{bad}");
+    assert!(text(&bad).contains("literal=true"), "{bad}");
+    let unknown = Remote::open(&url, &f.alpha).ask("index", json!({}));
+    assert_eq!(unknown.json()["error"]["code"], -32602, "{unknown:?}");
+}
+
+/// Past its rate a token gets 429 with Retry-After, every time; another token is served.
+#[test]
+fn past_its_rate_a_token_gets_429_and_others_are_served() {
+    let f = fixture();
+    let url = f.server.mcp();
+    let hasty = add_token(&f.env, &f.pg.url, "hasty", &["alpha"], Some(30));
+    // initialize and its notification are calls too: 28 of 30 are left.
+    let remote = Remote::open(&url, &hasty);
+    let answers: Vec<_> = (0..1_030).map(|_| remote.ask("status", json!({}))).collect();
+    let ok = answers.iter().filter(|a| a.status == 200).count();
+    let limited: Vec<_> = answers.iter().filter(|a| a.status == 429).collect();
+    // (The bucket refills a call every 2 s while the loop runs.)
+    assert!((27..=30).contains(&ok) && ok + limited.len() == answers.len(), "{ok} answered, {} refused", limited.len());
+    for a in &limited {
+        assert!(
+            a.retry_after.as_deref().is_some_and(|r| r.parse::<u64>().is_ok_and(|s| (1..=3).contains(&s))),
+            "{a:?}"
+        );
+    }
+    assert!(limited[0].body.contains("30 calls a minute"), "{:?}", limited[0]);
+    let other = Remote::open(&url, &f.alpha).call("status", json!({}));
+    assert_eq!(other["isError"], false, "{other}");
+    let metrics =
+        agent().get(format!("{}/metrics", f.server.base)).call().unwrap().body_mut().read_to_string().unwrap();
+    let counted = format!("booger_team_rate_limited_total{{token=\"hasty\"}} {}", limited.len());
+    assert!(metrics.contains(&counted), "{counted} not in {metrics}");
+}
+
+/// A 100 MB body is refused without being read whole, and five hundred idle connections
+/// and a client that sends its headers a byte at a time do not keep others from answers.
+#[test]
+fn a_huge_body_idle_connections_and_a_slow_client_leave_others_served() {
+    use std::io::{Read, Write};
+    let f = fixture();
+    let addr = f.server.base.trim_start_matches("http://").to_owned();
+    let mut big = std::net::TcpStream::connect(&addr).unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        f.alpha,
+        100 << 20
+    );
+    big.write_all(head.as_bytes()).unwrap();
+    let chunk = vec![b' '; 1 << 20];
+    for _ in 0..100 {
+        if big.write_all(&chunk).is_err() {
+            break; // the server stopped reading: it answered already
+        }
+    }
+    let mut reply = String::new();
+    big.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let _ = big.read_to_string(&mut reply);
+    assert!(reply.starts_with("HTTP/1.1 413"), "{reply:?}");
+
+    let idle: Vec<std::net::TcpStream> = (0..500).map(|_| std::net::TcpStream::connect(&addr).unwrap()).collect();
+    let mut slow = std::net::TcpStream::connect(&addr).unwrap();
+    slow.write_all(b"POST /mcp HTTP/1.1\r\nHo").unwrap();
+    let started = Instant::now();
+    let answer = Remote::open(&f.server.mcp(), &f.alpha).call("search", json!({"query": "aardvark"}));
+    assert_eq!(answer["isError"], false, "{answer}");
+    assert!(started.elapsed() < Duration::from_secs(2), "served in {:?}", started.elapsed());
+    drop(idle);
+}
+
+/// The official MCP Python SDK's Streamable HTTP client lists the tools and calls them; it
+/// checks each answer against the outputSchema the tool published.
+#[test]
+fn official_sdk_lists_and_calls_the_team_server() {
+    let f = fixture();
+    let calls = json!([
+        {"tool": "status"},
+        {"tool": "search", "arguments": {"query": "aardvark swim"}},
+        {"tool": "workspace-search", "arguments": {"query": "Burrow"}},
+        {"tool": "grep", "arguments": {"pattern": "aardvark_swim"}},
+        {"tool": "symbols", "arguments": {"repository": "alpha"}},
+        {"tool": "references", "arguments": {"name": "aardvark_swim"}},
+        {"tool": "directory-summary", "arguments": {"repository": "alpha"}},
+        {"tool": "branch-diff", "arguments": {"repository": "alpha", "base": f.alpha_commits[0]}},
+        {"tool": "search", "arguments": {"query": "zebrafish", "repository": "beta"}},
+    ]);
+    let mut py = booger_tests::python_with_mcp(&f.env);
+    py.env("BOOGER_TEAM_TOKEN", &f.alpha)
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("python/mcp_team_client.py"))
+        .arg(f.server.mcp())
+        .arg(calls.to_string());
+    let out = booger_tests::output_within(py, Duration::from_secs(120));
+    assert!(out.status.success(), "{}", describe(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", describe(&out)));
+    assert_eq!(v["server"], "booger-team", "{v}");
+    assert_eq!(v["tools"].as_array().unwrap().len(), 8, "{v}");
+    let results = v["calls"].as_array().unwrap();
+    for r in &results[..8] {
+        assert_eq!(r["isError"], false, "{r}");
+    }
+    assert!(results[1]["text"].as_str().unwrap().contains("alpha@"), "{v}");
+    assert!(
+        results[7]["text"].as_str().unwrap().contains("aardvark_rest"),
+        "branch-diff names the new definition: {v}"
+    );
+    assert_eq!(results[8]["isError"], true, "{v}");
+}
+
+/// PostgreSQL restarted under a running team server: calls meanwhile fail cleanly, saying
+/// to retry; once it is back, calls succeed without restarting boogerd.
+#[test]
+fn the_team_server_rides_out_a_restart_of_postgresql() {
+    let env = Env::new();
+    let mut pg = booger_tests::postgres::start(env.dir.path());
+    let _daemon = env.start_daemon_with(&["--team-url", &pg.url]);
+    let repo = env.git_project("gamma");
+    write(&repo, "lib.rs", "pub fn gamma_ray() -> u32 {\n    7\n}\n");
+    commit_all(&repo, "one");
+    assert!(env.run(&["projects", "add", repo.to_str().unwrap()]).status.success());
+    assert!(env.run_in(Some(&repo), &["publish"]).status.success());
+    let token = add_token(&env, &pg.url, "ci", &["*"], None);
+    let server = TeamServer::start(&env, &pg.url, &[]);
+    let remote = Remote::open(&server.mcp(), &token);
+    assert_eq!(remote.call("search", json!({"query": "gamma ray"}))["isError"], false);
+    pg.stop();
+    let down = remote.ask("search", json!({"query": "gamma ray"}));
+    match down.status {
+        200 => {
+            let v = down.json();
+            assert_eq!(v["result"]["isError"], true, "{v}");
+            assert!(text(&v["result"]).contains("try again"), "{v}");
+        }
+        503 => assert_eq!(down.retry_after.as_deref(), Some("1"), "{down:?}"),
+        _ => panic!("{down:?}"),
+    }
+    pg.restart();
+    let back = Instant::now();
+    loop {
+        let a = remote.ask("search", json!({"query": "gamma ray"}));
+        if a.status == 200 && a.json()["result"]["isError"] == false {
+            assert!(a.body.contains("gamma@"), "{a:?}");
+            break;
+        }
+        assert!(back.elapsed() < Duration::from_secs(15), "not back: {a:?}\n{}", server.said());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
