@@ -272,3 +272,69 @@ fn setup_never_writes_through_a_link_out_and_runs_one_at_a_time() {
         assert!(!r.join(".cursor/mcp.json").exists(), "{} kept its entry: a lost ledger record", r.display());
     }
 }
+
+/// `--remote` writes an HTTP entry for a team server, with the token in a header, beside the
+/// local entry; the file is made private; a second run changes nothing; `--remove` takes the
+/// team entry out and leaves the local one, and a last `--remove` gives back every byte.
+#[test]
+fn setup_remote_writes_a_team_server_entry_beside_the_local_one_and_takes_it_out() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let home = env.dir.path();
+    let claude = home.join(".claude.json");
+    write(&claude, "{\n  // mine\n  \"theme\": \"dark\"\n}\n");
+    std::fs::create_dir_all(home.join(".codex")).unwrap();
+    std::fs::create_dir_all(home.join(".cursor")).unwrap();
+    let before = snapshot(home, &env.home);
+    let token_file = home.join("team.token");
+    write(&token_file, "bgt_secret123\n");
+    let url = "https://booger.example/mcp";
+    let remote = ["--remote", url, "--token-file", token_file.to_str().unwrap()];
+
+    let out = setup(&env, home, &[&remote[..], &["claude-code", "codex", "cursor", "zed"]].concat());
+    assert!(out.status.success(), "{}", describe(&out));
+    assert!(
+        booger_tests::stdout(&out).contains("zed: its configuration takes no remote MCP server"),
+        "{}",
+        describe(&out)
+    );
+    let entry = |path: &Path| -> serde_json::Value {
+        let text = std::fs::read_to_string(path).unwrap();
+        let clean: String = text.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
+        serde_json::from_str(&clean).unwrap()
+    };
+    let c = entry(&claude);
+    assert_eq!(c["mcpServers"]["booger-team"]["type"], "http", "{c}");
+    assert_eq!(c["mcpServers"]["booger-team"]["url"], url, "{c}");
+    assert_eq!(c["mcpServers"]["booger-team"]["headers"]["Authorization"], "Bearer bgt_secret123", "{c}");
+    assert_eq!(c["theme"], "dark");
+    assert_eq!(std::fs::metadata(&claude).unwrap().permissions().mode() & 0o777, 0o600, "it holds a token");
+    let cursor = entry(&home.join(".cursor/mcp.json"));
+    assert_eq!(cursor["mcpServers"]["booger-team"]["url"], url, "{cursor}");
+    let codex = std::fs::read_to_string(home.join(".codex/config.toml")).unwrap();
+    assert!(
+        codex.contains("[mcp_servers.booger-team]") && codex.contains(url) && codex.contains("Bearer bgt_secret123"),
+        "{codex}"
+    );
+
+    let again = setup(&env, home, &[&remote[..], &["claude-code"]].concat());
+    assert!(booger_tests::stdout(&again).contains("unchanged"), "{}", describe(&again));
+
+    // The local entry beside it; then the team entry out, the local one kept.
+    assert!(setup(&env, home, &["claude-code"]).status.success());
+    let out = setup(&env, home, &["--remote", url, "--remove", "claude-code"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let c = entry(&claude);
+    assert!(c["mcpServers"].get("booger-team").is_none(), "{c}");
+    assert_eq!(c["mcpServers"]["booger"]["type"], "stdio", "{c}");
+    let out = setup(&env, home, &["--remove"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let out = setup(&env, home, &["--remote", url, "--remove", "codex", "cursor"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let mut after = snapshot(home, &env.home);
+    after.remove(&token_file);
+    assert_eq!(after, before, "every file as it was");
+
+    let bad = setup(&env, home, &["--remote", url, "claude-code"]);
+    assert!(!bad.status.success() && booger_tests::stderr(&bad).contains("--token-file"), "{}", describe(&bad));
+}

@@ -90,8 +90,20 @@ impl Drop for Lease {
 
 fn fixture() -> Lease {
     let mut shared = SHARED.lock().unwrap_or_else(|p| p.into_inner());
-    let f = shared.0.get_or_insert_with(|| Arc::new(Fixture::new()));
+    let f = shared.0.get_or_insert_with(|| {
+        // When only some of these tests run, the last user never comes: the fixture is
+        // stopped as the test process exits.
+        // SAFETY: registers a function with no arguments that only drops the fixture.
+        unsafe { libc::atexit(stop_shared) };
+        Arc::new(Fixture::new())
+    });
     Lease(f.clone())
+}
+
+extern "C" fn stop_shared() {
+    if let Ok(mut shared) = SHARED.try_lock() {
+        shared.0 = None;
+    }
 }
 
 /// Calls that try every way to reach beta (by name, by its commits, by its words), with the
@@ -363,6 +375,15 @@ fn official_sdk_lists_and_calls_the_team_server() {
         "branch-diff names the new definition: {v}"
     );
     assert_eq!(results[8]["isError"], true, "{v}");
+    // The audit says who asked what of which repository, and how much it found (written
+    // within a second or so).
+    let audited = "SELECT count(*) FROM audit a JOIN tokens t ON t.id = a.token_id
+                   WHERE t.name = 'alice' AND a.tool = 'branch-diff' AND a.repo = 'alpha' AND a.results = 1 AND a.ok";
+    let started = Instant::now();
+    while f.pg.sql(audited) == "0" {
+        assert!(started.elapsed() < Duration::from_secs(5), "no audit row: {}", f.pg.sql("SELECT * FROM audit"));
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 /// PostgreSQL restarted under a running team server: calls meanwhile fail cleanly, saying

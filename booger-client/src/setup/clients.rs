@@ -201,6 +201,20 @@ impl Client {
         self.project.is_some()
     }
 
+    /// The entry that reaches a team server at `url` with `token` in a header, in this
+    /// client's shape; None for a client that takes no remote servers in its configuration.
+    pub fn remote_entry(&self, url: &str, token: &str) -> Option<Value> {
+        let headers = json!({ "Authorization": format!("Bearer {token}") });
+        Some(match self.id {
+            "claude-code" | "vscode" => json!({ "type": "http", "url": url, "headers": headers }),
+            "cursor" => json!({ "url": url, "headers": headers }),
+            "gemini" => json!({ "httpUrl": url, "headers": headers }),
+            "windsurf" => json!({ "serverUrl": url, "headers": headers }),
+            "codex" => json!({ "url": url, "http_headers": headers }),
+            _ => return None,
+        })
+    }
+
     /// The entry that runs `booger mcp`, in this client's shape.
     pub fn entry(&self, booger: &Path, env: &[(String, String)]) -> Value {
         let mut e = Map::new();

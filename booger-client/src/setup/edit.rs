@@ -11,42 +11,44 @@ use super::clients::Format;
 
 /// The name booger's entry has in every client's server list.
 pub const SERVER_NAME: &str = "booger";
+/// The name of a team server's entry (`booger setup --remote`), beside the local one.
+pub const REMOTE_NAME: &str = "booger-team";
 
 /// Why a configuration cannot be edited; the file is then left as it is.
 #[derive(Debug)]
 pub struct Unparsable(pub String);
 
 /// `text` with booger's entry set to `entry` under `key`, or None when it already is.
-pub fn add(format: Format, key: &str, text: &str, entry: &Value) -> Result<Option<String>, Unparsable> {
+pub fn add(format: Format, key: &str, name: &str, text: &str, entry: &Value) -> Result<Option<String>, Unparsable> {
     match format {
-        Format::Json => json_add(key, text, entry),
-        Format::Toml => toml_add(key, text, entry),
+        Format::Json => json_add(key, name, text, entry),
+        Format::Toml => toml_add(key, name, text, entry),
     }
 }
 
 /// `text` without booger's entry, or None when it has none.
-pub fn remove(format: Format, key: &str, text: &str) -> Result<Option<String>, Unparsable> {
+pub fn remove(format: Format, key: &str, name: &str, text: &str) -> Result<Option<String>, Unparsable> {
     match format {
-        Format::Json => json_remove(key, text),
-        Format::Toml => toml_remove(key, text),
+        Format::Json => json_remove(key, name, text),
+        Format::Toml => toml_remove(key, name, text),
     }
 }
 
 /// booger's entry in `text`, if any (to report what is configured).
-pub fn current(format: Format, key: &str, text: &str) -> Result<Option<Value>, Unparsable> {
+pub fn current(format: Format, key: &str, name: &str, text: &str) -> Result<Option<Value>, Unparsable> {
     match format {
         Format::Json => {
             let root = json_parse(text)?;
             Ok(root
                 .object_value()
                 .and_then(|o| o.object_value(key))
-                .and_then(|s| s.get(SERVER_NAME))
+                .and_then(|s| s.get(name))
                 .and_then(|p| p.value())
                 .and_then(|v| v.to_serde_value()))
         }
         Format::Toml => {
             let doc = toml_parse(text)?;
-            Ok(doc.get(key).and_then(|s| s.get(SERVER_NAME)).map(toml_entry))
+            Ok(doc.get(key).and_then(|s| s.get(name)).map(toml_entry))
         }
     }
 }
@@ -60,23 +62,23 @@ fn json_parse(text: &str) -> Result<CstRootNode, Unparsable> {
     Ok(root)
 }
 
-fn json_add(key: &str, text: &str, entry: &Value) -> Result<Option<String>, Unparsable> {
+fn json_add(key: &str, name: &str, text: &str, entry: &Value) -> Result<Option<String>, Unparsable> {
     let root = json_parse(text)?;
     let top = root.object_value_or_set();
     let servers = top.object_value_or_create(key).ok_or_else(|| Unparsable(format!("its `{key}` is not an object")))?;
-    match servers.get(SERVER_NAME) {
+    match servers.get(name) {
         Some(prop) if prop.value().and_then(|v| v.to_serde_value()).as_ref() == Some(entry) => return Ok(None),
         Some(prop) => prop.set_value(cst_value(entry)),
         None => {
-            servers.append(SERVER_NAME, cst_value(entry));
+            servers.append(name, cst_value(entry));
         }
     }
     Ok(Some(root.to_string()))
 }
 
-fn json_remove(key: &str, text: &str) -> Result<Option<String>, Unparsable> {
+fn json_remove(key: &str, name: &str, text: &str) -> Result<Option<String>, Unparsable> {
     let root = json_parse(text)?;
-    let Some(prop) = root.object_value().and_then(|o| o.object_value(key)).and_then(|s| s.get(SERVER_NAME)) else {
+    let Some(prop) = root.object_value().and_then(|o| o.object_value(key)).and_then(|s| s.get(name)) else {
         return Ok(None);
     };
     prop.remove();
@@ -97,7 +99,7 @@ fn cst_value(v: &Value) -> CstInputValue {
 /// An object's fields in the order people write a server entry (kind, command, arguments,
 /// environment), not alphabetically.
 fn ordered(v: &Value) -> impl Iterator<Item = (&str, &Value)> {
-    const ORDER: [&str; 5] = ["type", "source", "command", "args", "env"];
+    const ORDER: [&str; 6] = ["type", "source", "command", "url", "args", "env"];
     let mut fields: Vec<(&str, &Value)> = v.as_object().into_iter().flatten().map(|(k, v)| (k.as_str(), v)).collect();
     fields.sort_by_key(|(k, _)| ORDER.iter().position(|o| o == k).unwrap_or(ORDER.len()));
     fields.into_iter()
@@ -107,9 +109,9 @@ fn toml_parse(text: &str) -> Result<toml_edit::DocumentMut, Unparsable> {
     text.parse::<toml_edit::DocumentMut>().map_err(|e| Unparsable(format!("not valid TOML: {}", e.to_string().trim())))
 }
 
-fn toml_add(key: &str, text: &str, entry: &Value) -> Result<Option<String>, Unparsable> {
+fn toml_add(key: &str, name: &str, text: &str, entry: &Value) -> Result<Option<String>, Unparsable> {
     let mut doc = toml_parse(text)?;
-    if doc.get(key).and_then(|s| s.get(SERVER_NAME)).map(toml_entry).as_ref() == Some(entry) {
+    if doc.get(key).and_then(|s| s.get(name)).map(toml_entry).as_ref() == Some(entry) {
         return Ok(None);
     }
     let servers = doc
@@ -122,16 +124,16 @@ fn toml_add(key: &str, text: &str, entry: &Value) -> Result<Option<String>, Unpa
         })
         .as_table_like_mut()
         .ok_or_else(|| Unparsable(format!("its `{key}` is not a table")))?;
-    servers.insert(SERVER_NAME, toml_edit::Item::Table(toml_table(entry)));
+    servers.insert(name, toml_edit::Item::Table(toml_table(entry)));
     Ok(Some(doc.to_string()))
 }
 
-fn toml_remove(key: &str, text: &str) -> Result<Option<String>, Unparsable> {
+fn toml_remove(key: &str, name: &str, text: &str) -> Result<Option<String>, Unparsable> {
     let mut doc = toml_parse(text)?;
     let Some(servers) = doc.get_mut(key).and_then(|s| s.as_table_like_mut()) else {
         return Ok(None);
     };
-    if servers.remove(SERVER_NAME).is_none() {
+    if servers.remove(name).is_none() {
         return Ok(None);
     }
     if servers.is_empty() {
@@ -205,40 +207,47 @@ mod tests {
     #[test]
     fn json_keeps_comments_order_and_other_servers() {
         let text = "{\n  // mine\n  \"mcpServers\": {\n    \"other\": { \"command\": \"x\" } // keep\n  },\n  \"theme\": \"dark\",\n}\n";
-        let added = add(Format::Json, "mcpServers", text, &entry()).unwrap().unwrap();
+        let added = add(Format::Json, "mcpServers", SERVER_NAME, text, &entry()).unwrap().unwrap();
         assert!(added.contains("// mine") && added.contains("// keep"), "{added}");
         assert!(added.find("\"other\"").unwrap() < added.find("\"booger\"").unwrap(), "{added}");
         assert!(added.find("\"booger\"").unwrap() < added.find("\"theme\"").unwrap(), "{added}");
-        assert_eq!(add(Format::Json, "mcpServers", &added, &entry()).unwrap(), None, "a second add changes nothing");
-        assert_eq!(current(Format::Json, "mcpServers", &added).unwrap(), Some(entry()));
-        let removed = remove(Format::Json, "mcpServers", &added).unwrap().unwrap();
+        assert_eq!(
+            add(Format::Json, "mcpServers", SERVER_NAME, &added, &entry()).unwrap(),
+            None,
+            "a second add changes nothing"
+        );
+        assert_eq!(current(Format::Json, "mcpServers", SERVER_NAME, &added).unwrap(), Some(entry()));
+        let removed = remove(Format::Json, "mcpServers", SERVER_NAME, &added).unwrap().unwrap();
         assert_eq!(removed, text, "taking booger out gives the text back");
     }
 
     #[test]
     fn json_from_nothing_and_refusals() {
-        let added = add(Format::Json, "servers", "", &entry()).unwrap().unwrap();
+        let added = add(Format::Json, "servers", SERVER_NAME, "", &entry()).unwrap().unwrap();
         let v: Value = serde_json::from_str(&added).unwrap();
         assert_eq!(v["servers"]["booger"], entry());
-        assert!(add(Format::Json, "servers", "{ \"servers\": ", &entry()).is_err());
-        assert!(add(Format::Json, "servers", "[1, 2]", &entry()).is_err());
-        assert!(add(Format::Json, "servers", "{\"servers\": 3}", &entry()).is_err());
+        assert!(add(Format::Json, "servers", SERVER_NAME, "{ \"servers\": ", &entry()).is_err());
+        assert!(add(Format::Json, "servers", SERVER_NAME, "[1, 2]", &entry()).is_err());
+        assert!(add(Format::Json, "servers", SERVER_NAME, "{\"servers\": 3}", &entry()).is_err());
     }
 
     #[test]
     fn toml_keeps_the_rest_and_round_trips() {
         let text =
             "model = \"o3\" # mine\n\n[mcp_servers.other]\ncommand = \"x\"\n\n[profiles.fast]\nmodel = \"mini\"\n";
-        let added = add(Format::Toml, "mcp_servers", text, &entry()).unwrap().unwrap();
+        let added = add(Format::Toml, "mcp_servers", SERVER_NAME, text, &entry()).unwrap().unwrap();
         // booger's table joins the other servers; the rest is as it was.
         assert!(added.starts_with("model = \"o3\" # mine\n\n[mcp_servers.other]\ncommand = \"x\"\n"), "{added}");
         assert!(added.ends_with("[profiles.fast]\nmodel = \"mini\"\n"), "{added}");
         assert!(added.contains("[mcp_servers.booger]\ncommand = \"/opt/bin/booger\"\nargs = [\"mcp\"]\n"), "{added}");
         assert!(!added.contains("[mcp_servers]\n"), "{added}");
-        assert_eq!(add(Format::Toml, "mcp_servers", &added, &entry()).unwrap(), None);
-        assert_eq!(remove(Format::Toml, "mcp_servers", &added).unwrap().unwrap().trim_end(), text.trim_end());
-        let fresh = add(Format::Toml, "mcp_servers", "", &entry()).unwrap().unwrap();
-        assert_eq!(remove(Format::Toml, "mcp_servers", &fresh).unwrap().unwrap().trim(), "");
-        assert!(add(Format::Toml, "mcp_servers", "model = ", &entry()).is_err());
+        assert_eq!(add(Format::Toml, "mcp_servers", SERVER_NAME, &added, &entry()).unwrap(), None);
+        assert_eq!(
+            remove(Format::Toml, "mcp_servers", SERVER_NAME, &added).unwrap().unwrap().trim_end(),
+            text.trim_end()
+        );
+        let fresh = add(Format::Toml, "mcp_servers", SERVER_NAME, "", &entry()).unwrap().unwrap();
+        assert_eq!(remove(Format::Toml, "mcp_servers", SERVER_NAME, &fresh).unwrap().unwrap().trim(), "");
+        assert!(add(Format::Toml, "mcp_servers", SERVER_NAME, "model = ", &entry()).is_err());
     }
 }

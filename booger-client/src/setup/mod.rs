@@ -33,6 +33,7 @@ macro_rules! say {
 }
 
 pub const USAGE: &str = "usage: booger setup [CLIENT...] [--all] [--project PATH] [--print] [--skills] [--remove]
+       booger setup --remote URL --token-file FILE CLIENT... [--remove]
 
 Connect booger to your MCP clients. Without CLIENT or --all, lists what it finds and changes
 nothing.
@@ -44,7 +45,12 @@ nothing.
   --skills        also write the agent skill (Claude Code, Codex) that says when to use which
                   tool; alone, only the skill
   --remove        undo: restore each file setup changed (or take booger's entry out of it);
-                  alone, undoes everything, skills included";
+                  alone, undoes everything, skills included
+  --remote URL    a team server instead (`boogerd --serve-team`; URL ends in /mcp), as the
+                  entry `booger-team` beside the local one, for the clients that take remote
+                  servers: claude-code, cursor, vscode, codex, gemini, windsurf
+  --token-file F  the file holding your token (`booger team token add`); it is written into
+                  the client's configuration, which is then made private to you";
 
 struct Options {
     clients: Vec<&'static Client>,
@@ -53,10 +59,22 @@ struct Options {
     print: bool,
     skills: bool,
     remove: bool,
+    /// A team server's URL, and the file with the token for it.
+    remote: Option<String>,
+    token_file: Option<PathBuf>,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
-    let mut o = Options { clients: Vec::new(), all: false, project: None, print: false, skills: false, remove: false };
+    let mut o = Options {
+        clients: Vec::new(),
+        all: false,
+        project: None,
+        print: false,
+        skills: false,
+        remove: false,
+        remote: None,
+        token_file: None,
+    };
     let mut words = args.iter();
     while let Some(w) = words.next() {
         match w.as_str() {
@@ -64,6 +82,18 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--print" | "--dry-run" => o.print = true,
             "--skills" => o.skills = true,
             "--remove" | "--undo" => o.remove = true,
+            "--remote" => {
+                let url =
+                    words.next().ok_or("--remote needs the team server's URL: --remote https://booger.example/mcp")?;
+                if !(url.starts_with("https://") || url.starts_with("http://")) {
+                    return Err(format!("--remote {url}: an http:// or https:// URL"));
+                }
+                o.remote = Some(url.clone());
+            }
+            "--token-file" => {
+                let f = words.next().ok_or("--token-file needs the file holding your token")?;
+                o.token_file = Some(crate::absolute(Path::new(f)));
+            }
             "--project" => {
                 let p = words.next().ok_or("--project needs a path: --project ~/src/myrepo")?;
                 o.project = Some(crate::absolute(Path::new(p)));
@@ -82,6 +112,16 @@ fn parse(args: &[String]) -> Result<Options, String> {
     }
     if o.all && !o.clients.is_empty() {
         return Err("name clients or give --all, not both".into());
+    }
+    if o.remote.is_some() && (o.skills || o.all || o.clients.is_empty()) {
+        return Err("--remote: name the clients (no --all or --skills)".into());
+    }
+    match (&o.remote, &o.token_file) {
+        (Some(_), None) if !o.remove => {
+            return Err("--remote needs --token-file FILE (the token `booger team token add` printed)".into());
+        }
+        (None, Some(_)) => return Err("--token-file goes with --remote URL".into()),
+        _ => {}
     }
     Ok(o)
 }
@@ -104,7 +144,18 @@ pub fn run(args: &[String]) -> Exit {
     };
     // One setup at a time: two at once lost each other's ledger records.
     let _lock = target::lock(&paths::data_dir().join("setup"));
-    let mut setup = Setup { dirs, ledger: Ledger::load(&paths::data_dir()), failed: false, changed: 0 };
+    let name = if o.remote.is_some() { edit::REMOTE_NAME } else { edit::SERVER_NAME };
+    let mut setup = Setup { dirs, ledger: Ledger::load(&paths::data_dir()), failed: false, changed: 0, name };
+    let token = match (&o.token_file, o.remove) {
+        (Some(f), false) => match read_token(f) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                complain!("booger setup: {e}");
+                return Exit::Usage;
+            }
+        },
+        _ => None,
+    };
     let project = o.project.as_deref();
     // Where a configuration that is a link may lead: the project for a project's, the home
     // directory for the user's.
@@ -146,10 +197,23 @@ pub fn run(args: &[String]) -> Exit {
                 continue;
             }
         };
+        let entry = match (&o.remote, &token) {
+            (Some(url), Some(t)) => match c.remote_entry(url, t) {
+                Some(e) => e,
+                None => {
+                    say!("{}: its configuration takes no remote MCP server; skipped", c.id);
+                    continue;
+                }
+            },
+            _ => c.entry(&booger, &env),
+        };
         if o.remove {
             setup.remove(c, &real, o.print);
         } else {
-            setup.add(c, &real, &c.entry(&booger, &env), o.print);
+            setup.add(c, &real, &entry, o.print);
+            if token.is_some() && !o.print {
+                setup.make_private(c, &real);
+            }
         }
     }
     if with_skills {
@@ -175,6 +239,21 @@ struct Setup {
     ledger: Ledger,
     failed: bool,
     changed: usize,
+    /// The entry's name: booger's, or a team server's.
+    name: &'static str,
+}
+
+/// The token in `file`: its one line.
+fn read_token(file: &Path) -> Result<String, String> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("--token-file {}: {e}", file.display()))?;
+    let token = text.trim();
+    if token.is_empty() || token.contains(char::is_whitespace) {
+        return Err(format!(
+            "--token-file {}: holds no token (one line, as `booger team token add` printed it)",
+            file.display()
+        ));
+    }
+    Ok(token.to_owned())
 }
 
 impl Setup {
@@ -189,7 +268,7 @@ impl Setup {
             } else {
                 let bytes = target::read(&path).ok().flatten().unwrap_or_default();
                 let text = String::from_utf8_lossy(&bytes);
-                match edit::current(c.format, c.key, &text) {
+                match edit::current(c.format, c.key, edit::SERVER_NAME, &text) {
                     Err(e) => format!("cannot read it ({}); setup would leave it alone", e.0),
                     Ok(Some(v)) if v == c.entry(&booger, &env) => "booger is set up".to_owned(),
                     Ok(Some(_)) => "booger is set up with another command; setup would update it".to_owned(),
@@ -225,10 +304,10 @@ impl Setup {
             Some(Ok(t)) => t.to_owned(),
             Some(Err(_)) => return self.refuse(c, path, "it is not UTF-8 text"),
         };
-        let new = match edit::add(c.format, c.key, &text, entry) {
+        let new = match edit::add(c.format, c.key, self.name, &text, entry) {
             Err(e) => return self.refuse(c, path, &e.0),
             Ok(None) => {
-                say!("{}: {} already runs booger; unchanged", c.id, self.dirs.show(path));
+                say!("{}: {} already has {}; unchanged", c.id, self.dirs.show(path), self.name);
                 return;
             }
             Ok(Some(new)) => new,
@@ -252,10 +331,22 @@ impl Setup {
         }
     }
 
+    /// The file now holds a token: only its user may read it.
+    fn make_private(&mut self, c: &Client, path: &Path) {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            if let Err(e) = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)) {
+                self.failed = true;
+                complain!("{}: {} holds your token but could not be made private: {e}", c.id, self.dirs.show(path));
+            }
+        }
+    }
+
     fn remove(&mut self, c: &Client, path: &Path, print: bool) {
         let Ok(Some(bytes)) = target::read(path) else { return };
         let Ok(text) = String::from_utf8(bytes) else { return };
-        let new = match edit::remove(c.format, c.key, &text) {
+        let new = match edit::remove(c.format, c.key, self.name, &text) {
             // A file setup never wrote and cannot read holds no booger entry of setup's.
             Err(_) if !self.ledger.knows(path) => return,
             Err(e) => return self.refuse(c, path, &e.0),
@@ -265,6 +356,19 @@ impl Setup {
         if print {
             say!("{}: would change {}:", c.id, self.dirs.show(path));
             print_diff(&text, &new);
+            return;
+        }
+        // The other entry (local or team) stays: the file keeps it, and the ledger the copy
+        // from before either.
+        let other = if self.name == edit::SERVER_NAME { edit::REMOTE_NAME } else { edit::SERVER_NAME };
+        if matches!(edit::current(c.format, c.key, other, &new), Ok(Some(_))) && self.ledger.knows(path) {
+            match self.ledger.write(c.id, path, Some(text.as_bytes()), &new) {
+                Ok(()) => say!("{}: took {} out of {}", c.id, self.name, self.dirs.show(path)),
+                Err(e) => {
+                    self.failed = true;
+                    complain!("{}: could not write {}: {e}", c.id, self.dirs.show(path));
+                }
+            }
             return;
         }
         let done = match self.ledger.undo(path) {
