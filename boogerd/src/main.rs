@@ -95,6 +95,12 @@ struct Args {
     /// of any other are refused. Repeat for more.
     #[arg(long = "team-origin", value_name = "ORIGIN")]
     team_origins: Vec<String>,
+    /// TLS for --serve-team: its certificate chain (PEM; with --team-key).
+    #[arg(long, env = "BOOGER_TEAM_CERT", requires = "team_key", value_name = "PEM")]
+    team_cert: Option<PathBuf>,
+    /// TLS for --serve-team: the certificate's private key (PEM).
+    #[arg(long, env = "BOOGER_TEAM_KEY", requires = "team_cert", value_name = "PEM")]
+    team_key: Option<PathBuf>,
     /// Connections the team server keeps to the team index: calls answered at once.
     #[arg(long, default_value_t = boogerd::fronts::team::DEFAULT_CONNECTIONS)]
     team_connections: u32,
@@ -232,6 +238,7 @@ fn main() -> anyhow::Result<()> {
             url,
             origins: args.team_origins,
             connections: args.team_connections,
+            tls: args.team_cert.zip(args.team_key),
         };
         return runtime.block_on(async {
             let (_, served) = boogerd::fronts::team::serve(options, shutdown_signal()).await?;

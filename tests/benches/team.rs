@@ -142,8 +142,10 @@ fn main() {
     );
 
     // 4. Team search and grep over many published repositories.
-    let repos =
-        crates(env.dir.path(), std::env::var("BOOGER_TEAM_REPOS").ok().and_then(|n| n.parse().ok()).unwrap_or(49));
+    let repos = booger_tests::team_server::crates(
+        env.dir.path(),
+        std::env::var("BOOGER_TEAM_REPOS").ok().and_then(|n| n.parse().ok()).unwrap_or(49),
+    );
     let started = Instant::now();
     for r in &repos {
         run_ok(&env, None, &["projects", "add", r.to_str().unwrap()]);
@@ -294,28 +296,6 @@ fn rg_lines(pattern: &str, repos: &[PathBuf], tree: &Path, clone: &Path) -> BTre
                 out.insert((format!("{name}@{}:{p}", &head[..12]), n.parse().unwrap_or(0)));
             }
         }
-    }
-    out
-}
-
-/// `n` crates of the cargo registry, each copied into its own git repository under `dir`.
-fn crates(dir: &Path, n: usize) -> Vec<PathBuf> {
-    let cargo = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cargo"));
-    let mut found: Vec<PathBuf> = Vec::new();
-    for registry in std::fs::read_dir(cargo.join("registry/src")).into_iter().flatten().flatten() {
-        found.extend(std::fs::read_dir(registry.path()).into_iter().flatten().flatten().map(|e| e.path()));
-    }
-    found.sort();
-    found.dedup_by_key(|p| p.file_name().map(|f| f.to_owned()));
-    let mut out = Vec::new();
-    for src in found.into_iter().step_by(3).take(n) {
-        let dst = dir.join("crates").join(src.file_name().unwrap());
-        booger_tests::copy_tree(&src, &dst, &[], &["target"]);
-        git(&dst, &["init", "-q"]);
-        commit_all(&dst, "crate");
-        out.push(dst);
     }
     out
 }

@@ -24,8 +24,8 @@ impl Drop for TeamServer {
 }
 
 impl TeamServer {
-    /// Starts `boogerd --serve-team` on a free port over the team index at `url`, and waits
-    /// until `/health` answers.
+    /// Starts `boogerd --serve-team` on a free port over the team index at `url` (TLS when
+    /// `extra` gives `--team-cert`), and waits until it listens.
     pub fn start(env: &Env, url: &str, extra: &[&str]) -> TeamServer {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let log = env.dir.path().join(format!("team-server-{port}.log"));
@@ -37,9 +37,10 @@ impl TeamServer {
             .stderr(std::fs::File::create(&log).map(Stdio::from).unwrap())
             .spawn()
             .expect("start boogerd --serve-team");
-        let server = TeamServer { base: format!("http://127.0.0.1:{port}"), log, child };
+        let scheme = if extra.contains(&"--team-cert") { "https" } else { "http" };
+        let server = TeamServer { base: format!("{scheme}://127.0.0.1:{port}"), log, child };
         let started = Instant::now();
-        while agent().get(format!("{}/health", server.base)).call().is_err() {
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(started.elapsed() < Duration::from_secs(20), "the team server did not start: {}", server.said());
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -167,4 +168,27 @@ impl Remote {
 /// The text of a tool result.
 pub fn text(result: &Value) -> String {
     result["content"][0]["text"].as_str().unwrap_or_default().to_owned()
+}
+
+/// `n` crates of the cargo registry, each copied into its own git repository under `dir`:
+/// many small repositories to publish.
+pub fn crates(dir: &std::path::Path, n: usize) -> Vec<PathBuf> {
+    let cargo = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cargo"));
+    let mut found: Vec<PathBuf> = Vec::new();
+    for registry in std::fs::read_dir(cargo.join("registry/src")).into_iter().flatten().flatten() {
+        found.extend(std::fs::read_dir(registry.path()).into_iter().flatten().flatten().map(|e| e.path()));
+    }
+    found.sort();
+    found.dedup_by_key(|p| p.file_name().map(|f| f.to_owned()));
+    let mut out = Vec::new();
+    for src in found.into_iter().step_by(3).take(n) {
+        let dst = dir.join("crates").join(src.file_name().unwrap());
+        crate::copy_tree(&src, &dst, &[], &["target"]);
+        crate::git(&dst, &["init", "-q"]);
+        crate::commit_all(&dst, "crate");
+        out.push(dst);
+    }
+    out
 }

@@ -91,25 +91,48 @@ fn foreign_origin<'a>(headers: &'a HeaderMap, allowed: &[String]) -> Option<&'a 
 }
 
 /// Every `/mcp` request: an allowed origin (or none), a live token, a call left in its
-/// bucket. The token goes on to the handler.
+/// bucket. The token goes on to the handler; a refusal is answered after the request's body
+/// is read (see [`refused`]).
 pub async fn check(State(s): State<Arc<Shared>>, mut request: Request, next: Next) -> Response {
-    if let Some(origin) = foreign_origin(request.headers(), &s.origins) {
-        return refuse(
-            StatusCode::FORBIDDEN,
-            &format!(
-                "requests from web pages of {origin} are refused (start the server with --team-origin to allow it)"
-            ),
-        );
+    match admit(&s, request.headers()).await {
+        Ok(token) => {
+            request.extensions_mut().insert(token);
+            next.run(request).await
+        }
+        Err(refusal) => refused(request, refusal).await,
     }
-    let Some(secret) = crate::fronts::http::guard::bearer(request.headers()) else {
+}
+
+/// A body read before a refusal at most: a client's next request may follow on the same
+/// connection only once this one's body is off it.
+const DRAINED: usize = 64 * 1024;
+
+/// `response` to `request`, its body read first so the connection can carry the next
+/// request; a larger body is left unread and the connection closed (said in the answer, so
+/// a client does not send its next request into a closing connection).
+async fn refused(request: Request, mut response: Response) -> Response {
+    if axum::body::to_bytes(request.into_body(), DRAINED).await.is_err() {
+        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
+}
+
+async fn admit(s: &Arc<Shared>, headers: &HeaderMap) -> Result<Token, Response> {
+    if let Some(origin) = foreign_origin(headers, &s.origins) {
+        let why = format!(
+            "requests from web pages of {origin} are refused (start the server with --team-origin to allow it)"
+        );
+        return Err(refuse(StatusCode::FORBIDDEN, &why));
+    }
+    let Some(secret) = crate::fronts::http::guard::bearer(headers) else {
         s.metrics.unauthorized();
-        return unauthorized("send the token as `Authorization: Bearer TOKEN` (booger team token add makes one)");
+        return Err(unauthorized("send the token as `Authorization: Bearer TOKEN` (booger team token add makes one)"));
     };
     let token = match s.tokens.check(&s.pool, &secret).await {
         Ok(Some(t)) => t,
         Ok(None) => {
             s.metrics.unauthorized();
-            return unauthorized("the token is unknown or revoked");
+            return Err(unauthorized("the token is unknown or revoked"));
         }
         Err(why) => {
             let mut r = refuse(
@@ -117,7 +140,7 @@ pub async fn check(State(s): State<Arc<Shared>>, mut request: Request, next: Nex
                 &format!("the team index cannot be reached to check the token ({why}); try again shortly"),
             );
             r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-            return r;
+            return Err(r);
         }
     };
     if let Err(wait) = s.limits.take(&token) {
@@ -128,10 +151,9 @@ pub async fn check(State(s): State<Arc<Shared>>, mut request: Request, next: Nex
             &format!("this token may make {} calls a minute; try again in {secs} s", token.per_minute),
         );
         r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
-        return r;
+        return Err(r);
     }
-    request.extensions_mut().insert(token);
-    next.run(request).await
+    Ok(token)
 }
 
 fn unauthorized(why: &str) -> Response {

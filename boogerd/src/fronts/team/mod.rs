@@ -18,6 +18,7 @@
 mod access;
 mod mcp;
 mod metrics;
+mod tls;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -51,12 +52,17 @@ pub struct Options {
     /// Origins whose pages may call (`https://app.example`); none by default.
     pub origins: Vec<String>,
     pub connections: u32,
+    /// A PEM certificate chain and its private key: TLS on this listener (else plain HTTP,
+    /// for a reverse proxy or a private network).
+    pub tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
     #[error("cannot listen on {addr}: {source}")]
     Bind { addr: SocketAddr, source: std::io::Error },
+    #[error("TLS: {0}")]
+    Tls(#[from] tls::TlsError),
 }
 
 /// Shared by the handlers.
@@ -79,6 +85,8 @@ pub async fn serve(
     stopped: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(SocketAddr, tokio::task::JoinHandle<()>), ServeError> {
     let addr = options.addr;
+    // A bad certificate or key is said before anything listens.
+    let acceptor = options.tls.as_ref().map(|(cert, key)| tls::acceptor(cert, key)).transpose()?;
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|source| ServeError::Bind { addr, source })?;
     let bound = listener.local_addr().map_err(|source| ServeError::Bind { addr, source })?;
     let pool = Arc::new(TeamPool::new(&options.url, options.connections));
@@ -101,15 +109,23 @@ pub async fn serve(
         .with_state(shared.clone());
     let limits = Limits { connections: MAX_CLIENT_CONNECTIONS, ..Limits::default() };
     tokio::spawn(write_audit(shared.clone()));
+    let bounded = Bounded::new(listener, limits);
+    let scheme = if acceptor.is_some() { "https" } else { "http" };
     let task = tokio::spawn(async move {
-        let server = axum::serve(Bounded::new(listener, limits), app.into_make_service_with_connect_info::<Peer>())
-            .with_graceful_shutdown(stopped);
-        if let Err(e) = server.await {
+        let made = app.into_make_service_with_connect_info::<Peer>();
+        let served = match acceptor {
+            Some(acceptor) => match tls::TlsListener::new(bounded, acceptor) {
+                Ok(l) => axum::serve(l, made).with_graceful_shutdown(stopped).await,
+                Err(e) => Err(e),
+            },
+            None => axum::serve(bounded, made).with_graceful_shutdown(stopped).await,
+        };
+        if let Err(e) = served {
             tracing::warn!(error = %e, "team server stopped");
         }
         flush_audit(&shared).await;
     });
-    tracing::info!(url = %format!("http://{bound}/mcp"), team_index = %pool.server(), "serving the team index");
+    tracing::info!(url = %format!("{scheme}://{bound}/mcp"), team_index = %pool.server(), "serving the team index");
     Ok((bound, task))
 }
 

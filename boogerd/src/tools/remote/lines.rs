@@ -50,9 +50,6 @@ fn scan(
     defines: Option<&str>,
 ) -> Outcome {
     let f = ask.scope(a, true)?;
-    if a.repository.is_some() && ask.store.resolve(&f)?.is_none() {
-        return Err(ask.not_found(a));
-    }
     let mut found: Vec<Line> = Vec::new();
     let mut out = String::new();
     // The last line taken, as (repository, path, line): a line two chunks share is taken once.
@@ -89,6 +86,9 @@ fn scan(
         !full
     })?;
     let complete = all && !full;
+    if found.is_empty() && a.repository.is_some() && ask.store.resolve(&f)?.is_none() {
+        return Err(ask.not_found(a));
+    }
     if found.is_empty() {
         out.push_str("No lines match.");
     }
