@@ -57,6 +57,13 @@ pub const TOOLS: &[ToolSpec] = &[
         &[required("query", Kind::Text, "What to find."), REPOSITORY, COMMIT, PATH_PREFIX, LANGUAGE, KIND, HEAD_LIMIT],
     ),
     read_only(
+        "hybrid-search",
+        "Hybrid search",
+        "The search by words and meaning; the team index holds no embeddings yet, so it answers by words (as \
+         search), and says so.",
+        &[required("query", Kind::Text, "What to find."), REPOSITORY, COMMIT, PATH_PREFIX, LANGUAGE, KIND, HEAD_LIMIT],
+    ),
+    read_only(
         "workspace-search",
         "Search every repository",
         "The search across every repository this token may read, each at its head.",
@@ -104,6 +111,17 @@ pub const TOOLS: &[ToolSpec] = &[
         ],
     ),
     read_only(
+        "tests-for",
+        "Tests for",
+        "Test code that exercises a definition: named after it, or calling or mentioning it.",
+        &[
+            required("symbol", Kind::String, "Definition name, e.g. parse_config or Config.load."),
+            REPOSITORY,
+            COMMIT,
+            param("head_limit", Kind::Integer { min: 1, max: 200 }, "Results. Default: 20."),
+        ],
+    ),
+    read_only(
         "directory-summary",
         "Directory summary",
         "A directory of a published commit: its subdirectories with file counts, its files with language and \
@@ -142,6 +160,7 @@ pub struct Args {
     pub query: Option<String>,
     pub pattern: Option<String>,
     pub name: Option<String>,
+    pub symbol: Option<String>,
     pub repository: Option<String>,
     pub commit: Option<String>,
     pub path_prefix: Option<String>,
@@ -272,9 +291,9 @@ pub struct Status {
 pub fn output_schema(name: &str) -> Option<Value> {
     use crate::answers::of;
     Some(match name {
-        "search" | "workspace-search" => of::<Search>(),
+        "search" | "hybrid-search" | "workspace-search" => of::<Search>(),
         "grep" | "references" => of::<Lines>(),
-        "symbols" => of::<Symbols>(),
+        "symbols" | "tests-for" => of::<Symbols>(),
         "directory-summary" => of::<Summary>(),
         "branch-diff" => of::<Diff>(),
         "status" => of::<Status>(),

@@ -39,6 +39,11 @@ impl Fixture {
                 ),
             );
             write(&repo, "README.md", format!("# {name}\n\nNotes about the {word}.\n"));
+            write(
+                &repo,
+                &format!("tests/test_{word}.py"),
+                format!("def test_{word}_swims():\n    assert {word}_swim(2, 1) == 2\n"),
+            );
             commit_all(&repo, "first");
             assert!(env.run(&["projects", "add", repo.to_str().unwrap()]).status.success());
             let out = env.run_in(Some(&repo), &["publish"]);
@@ -66,7 +71,7 @@ impl Fixture {
 }
 
 /// How many tests use the shared fixture: the last one to finish stops it.
-const USERS: usize = 14;
+const USERS: usize = 16;
 static SHARED: Mutex<(Option<Arc<Fixture>>, usize)> = Mutex::new((None, 0));
 
 struct Lease(Arc<Fixture>);
@@ -120,6 +125,20 @@ fn probes(tool: &str, f: &Fixture) -> Vec<(Value, Value)> {
             ),
             pair(json!({"query": "zebrafish swim Reef"}), json!({"query": "aardvark swim Burrow"})),
             pair(json!({"query": "zebrafish", "commit": &b1[..10]}), json!({"query": "aardvark", "commit": &a1[..10]})),
+        ],
+        "hybrid-search" => vec![
+            pair(
+                json!({"query": "zebrafish swim Reef", "repository": "beta"}),
+                json!({"query": "aardvark swim Burrow", "repository": "alpha"}),
+            ),
+            pair(json!({"query": "zebrafish swim Reef"}), json!({"query": "aardvark swim Burrow"})),
+        ],
+        "tests-for" => vec![
+            pair(json!({"symbol": "zebrafish_swim"}), json!({"symbol": "aardvark_swim"})),
+            pair(
+                json!({"symbol": "zebrafish_swim", "repository": "beta"}),
+                json!({"symbol": "aardvark_swim", "repository": "alpha"}),
+            ),
         ],
         "workspace-search" => {
             vec![pair(json!({"query": "zebrafish swim Reef hold"}), json!({"query": "aardvark swim Burrow hold"}))]
@@ -206,6 +225,8 @@ macro_rules! access {
 
 access! {
     search_gives_a_token_nothing_of_a_repository_it_may_not_read: "search",
+    hybrid_search_gives_a_token_nothing_of_a_repository_it_may_not_read: "hybrid-search",
+    tests_for_gives_a_token_nothing_of_a_repository_it_may_not_read: "tests-for",
     workspace_search_gives_a_token_nothing_of_a_repository_it_may_not_read: "workspace-search",
     grep_gives_a_token_nothing_of_a_repository_it_may_not_read: "grep",
     symbols_give_a_token_nothing_of_a_repository_it_may_not_read: "symbols",
@@ -231,7 +252,7 @@ fn every_remote_tool_is_probed_and_none_writes() {
         assert!(!probes(name, &f).is_empty(), "{name}");
         assert_eq!(t["annotations"]["readOnlyHint"], true, "{t}");
     }
-    assert_eq!(tools.len(), 8);
+    assert_eq!(tools.len(), 10);
 }
 
 /// No token, a wrong one, a revoked one: 401, the revoked one within a second. A session is
@@ -359,6 +380,8 @@ fn official_sdk_lists_and_calls_the_team_server() {
         {"tool": "directory-summary", "arguments": {"repository": "alpha"}},
         {"tool": "branch-diff", "arguments": {"repository": "alpha", "base": f.alpha_commits[0]}},
         {"tool": "search", "arguments": {"query": "zebrafish", "repository": "beta"}},
+        {"tool": "hybrid-search", "arguments": {"query": "aardvark swim"}},
+        {"tool": "tests-for", "arguments": {"symbol": "aardvark_swim", "repository": "alpha"}},
     ]);
     let mut py = booger_tests::python_with_mcp(&f.env);
     py.env("BOOGER_TEAM_TOKEN", &f.alpha)
@@ -369,7 +392,7 @@ fn official_sdk_lists_and_calls_the_team_server() {
     assert!(out.status.success(), "{}", describe(&out));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", describe(&out)));
     assert_eq!(v["server"], "booger-team", "{v}");
-    assert_eq!(v["tools"].as_array().unwrap().len(), 8, "{v}");
+    assert_eq!(v["tools"].as_array().unwrap().len(), 10, "{v}");
     let results = v["calls"].as_array().unwrap();
     for r in &results[..8] {
         assert_eq!(r["isError"], false, "{r}");
@@ -380,6 +403,9 @@ fn official_sdk_lists_and_calls_the_team_server() {
         "branch-diff names the new definition: {v}"
     );
     assert_eq!(results[8]["isError"], true, "{v}");
+    assert_eq!(results[9]["isError"], false, "{v}");
+    assert!(results[9]["text"].as_str().unwrap().contains("no embeddings"), "{v}");
+    assert!(results[10]["text"].as_str().unwrap().contains("test_aardvark_swims"), "tests-for finds the test: {v}");
     // The audit says who asked what of which repository, and how much it found (written
     // within a second or so).
     let audited = "SELECT count(*) FROM audit a JOIN tokens t ON t.id = a.token_id

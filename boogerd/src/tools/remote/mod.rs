@@ -52,8 +52,14 @@ pub fn call(store: &mut TeamStore, reader: Reader, tool: &str, args: Value) -> O
     let mut ask = Ask { store, reader, tool };
     match tool {
         "search" => find::search(&mut ask, &a, true),
+        // No embeddings in the team index yet: by words, saying so.
+        "hybrid-search" => find::search(&mut ask, &a, true).map(|mut r| {
+            r.text.insert_str(0, "(the team index holds no embeddings yet: answered by words, as search)\n");
+            r
+        }),
         "workspace-search" => find::search(&mut ask, &a, false),
         "symbols" => find::symbols(&mut ask, &a),
+        "tests-for" => find::tests_for(&mut ask, &a),
         "grep" => lines::grep(&mut ask, &a),
         "references" => lines::references(&mut ask, &a),
         "directory-summary" => browse::summary(&mut ask, &a),
