@@ -33,17 +33,7 @@ pub(super) fn search(ask: &mut Ask, a: &Args, scoped: bool) -> Outcome {
     }
     for h in &hits {
         let c = &h.chunk;
-        let _ = writeln!(
-            out,
-            "{}@{}:{}:{}-{} {} {}",
-            h.repo,
-            short(&h.commit),
-            h.path,
-            c.start_line,
-            c.end_line,
-            c.kind,
-            c.name
-        );
+        let _ = writeln!(out, "{}", heading(h));
         for line in c.content.lines().take(SHOWN_LINES) {
             let _ = writeln!(out, "  {}", clip(line));
         }
@@ -91,6 +81,12 @@ pub(super) fn symbols(ask: &mut Ask, a: &Args) -> Outcome {
     }
     let results = found.iter().map(symbol_of).collect();
     reply(out, &Symbols { results }, found.len())
+}
+
+/// A result's first line: where it is, its kind and name.
+fn heading(h: &TeamHit) -> String {
+    let c = &h.chunk;
+    format!("{}@{}:{}:{}-{} {} {}", h.repo, short(&h.commit), h.path, c.start_line, c.end_line, c.kind, c.name)
 }
 
 fn symbol_of(h: &TeamHit) -> Symbol {
@@ -148,18 +144,7 @@ pub(super) fn tests_for(ask: &mut Ask, a: &Args) -> Outcome {
         let _ = writeln!(out, "No tests found for {symbol:?} (test code that is named after it or mentions it).");
     }
     for h in &tests {
-        let c = &h.chunk;
-        let _ = writeln!(
-            out,
-            "{}@{}:{}:{}-{} {} {}",
-            h.repo,
-            short(&h.commit),
-            h.path,
-            c.start_line,
-            c.end_line,
-            c.kind,
-            c.name
-        );
+        let _ = writeln!(out, "{}", heading(h));
     }
     let results: Vec<Symbol> = tests.iter().map(|h| symbol_of(h)).collect();
     let n = results.len();
