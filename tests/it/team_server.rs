@@ -268,6 +268,15 @@ fn tokens_are_checked_revoked_within_a_second_and_sessions_are_their_tokens() {
     assert!(none.body.contains("Authorization: Bearer"), "{none:?}");
     let wrong = post(&http, &url, Some("bgt_0000"), None, &list);
     assert_eq!(wrong.status, 401, "{wrong:?}");
+    // A web page's request, even with a live token: its origin is not allowed.
+    let page = http
+        .post(&url)
+        .header("authorization", &format!("Bearer {}", f.alpha))
+        .header("origin", "https://evil.example")
+        .header("content-type", "application/json")
+        .send(list.to_string())
+        .unwrap();
+    assert_eq!(page.status().as_u16(), 403);
 
     let carol = add_token(&f.env, &f.pg.url, "carol", &["alpha"], None);
     let remote = Remote::open(&url, &carol);
