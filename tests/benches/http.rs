@@ -15,7 +15,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-use booger_tests::{Env, python_stdlib};
+use booger_tests::{Env, cpu_ticks_over, python_stdlib};
 use serde_json::{Value, json};
 
 fn main() {
@@ -240,19 +240,6 @@ fn tcp_floor(n: usize) -> Vec<Duration> {
 }
 
 /// CPU ticks (user + system) `pid` spends over the next `secs` seconds.
-fn cpu_ticks_over(pid: u32, secs: u64) -> u64 {
-    let ticks = || {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-        // Fields after the command's closing parenthesis; utime and stime are 14 and 15.
-        let rest = &stat[stat.rfind(')').unwrap() + 2..];
-        let f: Vec<u64> = rest.split_whitespace().map(|x| x.parse().unwrap_or(0)).collect();
-        f[11] + f[12]
-    };
-    let before = ticks();
-    std::thread::sleep(Duration::from_secs(secs));
-    ticks() - before
-}
-
 fn row(label: &str, size: &str, v: &[Duration]) {
     println!("| {label} | {size} | {} | {} | {} |", fmt(percentile(v, 50)), fmt(percentile(v, 95)), v.len());
 }

@@ -580,6 +580,20 @@ pub fn proc_status_kb(pid: u32, key: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// CPU ticks (1/100 s) process `pid` used over the next `secs` seconds.
+pub fn cpu_ticks_over(pid: u32, secs: u64) -> u64 {
+    let ticks = || {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // Fields after the command's closing parenthesis; utime and stime are 14 and 15.
+        let rest = stat.rfind(')').map_or("", |i| &stat[i + 2..]);
+        let f: Vec<u64> = rest.split_whitespace().map(|x| x.parse().unwrap_or(0)).collect();
+        f.get(11).unwrap_or(&0) + f.get(12).unwrap_or(&0)
+    };
+    let before = ticks();
+    std::thread::sleep(Duration::from_secs(secs));
+    ticks() - before
+}
+
 /// stdout and stderr of a finished command, for assertion messages.
 /// Chromium for the browser checks: BOOGER_CHROMIUM, else `chromium` or `chromium-browser`
 /// on the PATH.

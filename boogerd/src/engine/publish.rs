@@ -78,26 +78,34 @@ pub fn publish(
         missing.extend(team.missing_blobs(group)?);
     }
     missing.sort();
-    // One thread prepares the next batch (read, chunk, words) while this one sends the last.
+    // One thread prepares the batches (read, chunk, words) while they are sent; a large
+    // publish sends on two connections at once: PostgreSQL's share (parsing the words,
+    // growing the GIN indexes) is the larger, and one connection is one server process.
     let prepare = Prepare { repo: &repo, path_of: &path_of, max_file_bytes, local };
+    let mut second = None;
+    if missing.len() > 2 * BATCH {
+        team.for_bulk_writes()?;
+        let mut other = TeamStore::connect(url)?;
+        other.for_bulk_writes()?;
+        second = Some(other);
+    }
+    let (ready, batches) = std::sync::mpsc::sync_channel::<Result<Batch, PublishError>>(2);
+    let batches = std::sync::Mutex::new(Some(batches));
     std::thread::scope(|s| -> Result<(), PublishError> {
-        let (ready, batches) = std::sync::mpsc::sync_channel::<Result<Batch, PublishError>>(1);
         let missing = &missing;
         s.spawn(move || {
             let mut stems = Stems::default();
             for batch in missing.chunks(BATCH) {
                 if ready.send(prepare.batch(batch, &mut stems)).is_err() {
-                    return; // the sender failed and stopped listening
+                    return; // the senders failed and stopped listening
                 }
             }
         });
-        for batch in batches {
-            let batch = batch?;
-            let blobs: Vec<Blob<'_>> = batch.ready.iter().map(Prepared::blob).collect();
-            team.put_blobs(&blobs)?;
-            team.refuse(&batch.refused)?;
-        }
-        Ok(())
+        let batches = &batches;
+        let helper = second.as_mut().map(|team| s.spawn(move || send(team, batches)));
+        let mine = send(&mut team, batches);
+        let theirs = helper.map_or(Ok(()), |h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        mine.and(theirs)
     })?;
     let new_commit = team.publish_commit(name, &commit, &refs(&repo, rev)?, &files)?;
     // What this publish added to the word and trigram indexes waits in their pending lists,
@@ -109,6 +117,29 @@ pub fn publish(
         team.settle(missing.len() >= SETTLE_AFTER);
     }
     Ok(done(missing.len(), new_commit))
+}
+
+/// Sends prepared batches on `team` until there are none; on a failure, stops every sender
+/// and the preparing thread (the receiver is dropped) and returns it.
+fn send(
+    team: &mut TeamStore,
+    batches: &std::sync::Mutex<Option<std::sync::mpsc::Receiver<Result<Batch, PublishError>>>>,
+) -> Result<(), PublishError> {
+    let result = (|| loop {
+        let next = match batches.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            Some(rx) => rx.recv(),
+            None => return Ok(()), // another sender failed
+        };
+        let Ok(batch) = next else { return Ok(()) };
+        let batch = batch?;
+        let blobs: Vec<Blob<'_>> = batch.ready.iter().map(Prepared::blob).collect();
+        team.put_blobs(&blobs)?;
+        team.refuse(&batch.refused)?;
+    })();
+    if result.is_err() {
+        batches.lock().unwrap_or_else(|p| p.into_inner()).take();
+    }
+    result
 }
 
 /// What preparing a batch of blobs reads.
