@@ -162,22 +162,39 @@ fn main() {
     let away = other.dir.path().join("away");
     booger_tests::write(&away, "away.txt", "nothing here\n");
     run_ok(&other, None, &["projects", "add", away.to_str().unwrap()]);
-    let mut times = Vec::new();
-    for _ in 0..3 {
-        for q in &queries[..20] {
-            let started = Instant::now();
-            run_ok(&other, Some(&away), &["workspace-search", "--team", "--json", q]);
-            times.push(secs(started.elapsed()) * 1000.0);
+    // Right after the publishes, while PostgreSQL's autovacuum may still be going over what
+    // they wrote; then again once it has finished.
+    let measure = |when: &str| {
+        let mut times = Vec::new();
+        for _ in 0..3 {
+            for q in &queries[..20] {
+                let started = Instant::now();
+                run_ok(&other, Some(&away), &["workspace-search", "--team", "--json", q]);
+                times.push(secs(started.elapsed()) * 1000.0);
+            }
         }
+        times.sort_by(f64::total_cmp);
+        let pct = |p: f64| times[((times.len() - 1) as f64 * p) as usize];
+        println!(
+            "workspace-search --team, {} repos   p50 {:.0} ms, p95 {:.0} ms, whole client process, {when} (goal p50 <= 100, p95 <= 300)",
+            repos.len() + 1,
+            pct(0.5),
+            pct(0.95)
+        );
+    };
+    let autovacuum = "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'";
+    println!("(autovacuum workers running: {})", pg.sql(autovacuum));
+    measure("right after publishing");
+    let waited = Instant::now();
+    // Autovacuum looks every minute (autovacuum_naptime): past one, wait while it works.
+    while waited.elapsed() < Duration::from_secs(65) || pg.sql(autovacuum) != "0" {
+        if waited.elapsed() > Duration::from_secs(600) {
+            break;
+        }
+        std::thread::sleep(Duration::from_secs(1));
     }
-    times.sort_by(f64::total_cmp);
-    let pct = |p: f64| times[((times.len() - 1) as f64 * p) as usize];
-    println!(
-        "workspace-search --team, {} repos   p50 {:.0} ms, p95 {:.0} ms, whole client process (goal p50 <= 100, p95 <= 300)",
-        repos.len() + 1,
-        pct(0.5),
-        pct(0.95)
-    );
+    println!("(autovacuum done {:.0} s later)", secs(waited.elapsed()));
+    measure("autovacuum done");
     for pattern in ["fn [a-z_]+_bench", "unsafe impl Send for", "TODO\\(", "#define EPOLL"] {
         let started = Instant::now();
         let v = run_ok(
