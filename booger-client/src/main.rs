@@ -34,6 +34,10 @@ usage:
                                   memory, admin; tool names), comma-separated
   booger setup [CLIENT...|--all] [--project PATH] [--print] [--skills] [--remove]
                                   connect booger to your agents (Claude Code, Cursor, VS Code, ...)
+  booger setup --remote URL --token-file FILE CLIENT... [--remove]
+                                  connect your agents to a team server instead
+  booger team status|publish [PATH]|token add NAME --repos PATTERN...|token revoke NAME|token list
+                                  the team index (PostgreSQL, BOOGER_TEAM_URL) and its tokens
   booger daemon start|stop|status|logs|install|uninstall
   booger dashboard [--open]       the daemon's status page address (with its access token)
   booger model install|status|remove  the transformer tier's model (all-MiniLM-L6-v2, via pip)
