@@ -144,14 +144,20 @@ impl Stems {
 
 /// The stems a team search asks for, heaviest first, each once.
 pub fn of_query(query: &Query) -> Vec<String> {
+    weighted_stems(query).into_iter().map(|(s, _)| s).collect()
+}
+
+/// The stems a team search asks for with the query's weight of each (a pasted issue's title
+/// and repeated words weigh more), heaviest first, each once.
+pub fn weighted_stems(query: &Query) -> Vec<(String, f64)> {
     let mut stems = Stems::default();
     let mut tokens = query.weighted_tokens();
     tokens.sort_by(|a, b| b.1.total_cmp(&a.1));
-    let mut out: Vec<String> = Vec::new();
-    for (word, _) in tokens {
+    let mut out: Vec<(String, f64)> = Vec::new();
+    for (word, weight) in tokens {
         let stem = stems.stem(&word.to_lowercase()).to_owned();
-        if !stem.is_empty() && !out.contains(&stem) {
-            out.push(stem);
+        if !stem.is_empty() && !out.iter().any(|(s, _)| *s == stem) {
+            out.push((stem, weight));
         }
         if out.len() == MAX_QUERY_WORDS {
             break;
@@ -185,36 +191,59 @@ fn quote_into(word: &str, out: &mut String) {
     out.push('\'');
 }
 
+/// Chunks counted per stem at most, to tell a rare stem from a common one.
+const COUNTED: i64 = 3_000;
+/// Rare stems whose chunks are ranked.
+const RARE_STEMS: usize = 6;
+
 /// The `limit` best team chunks for `query`: those whose name holds all its words (the
-/// definitions it names), then those holding all its words anywhere, then, if still too
-/// few, those whose name holds any (every chunk that uses a common word would be too many).
+/// definitions it names) first; then the chunks holding its rarer stems, each stem weighed
+/// by how rare it is (its inverse chunk frequency) and by the query's own weight of it, more
+/// in a name than in a body, as local search weighs words; a query whose every stem is
+/// common falls back to the chunks holding all of them.
 pub fn team_search(
     store: &mut TeamStore,
     query: &Query,
     f: &TeamFilters<'_>,
     limit: usize,
 ) -> Result<Vec<TeamHit>, TeamError> {
-    let stems = of_query(query);
-    if stems.is_empty() {
+    let weighted = weighted_stems(query);
+    if weighted.is_empty() {
         return Ok(Vec::new());
     }
-    let (all, any) = (tsquery(&stems, "&"), tsquery(&stems, "|"));
-    let mut steps = vec![(all.as_str(), Matched::Names), (all.as_str(), Matched::Words)];
-    if stems.len() > 1 {
-        steps.push((any.as_str(), Matched::Names));
-    }
+    let stems: Vec<String> = weighted.iter().map(|(s, _)| s.clone()).collect();
     let mut hits: Vec<TeamHit> = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for (tsquery, matched) in steps {
-        if hits.len() >= limit {
-            break;
-        }
-        for h in store.search(tsquery, matched, f, limit as i64)? {
+    let mut take = |found: Vec<TeamHit>, hits: &mut Vec<TeamHit>| {
+        for h in found {
             if hits.len() < limit && seen.insert((h.repo.clone(), h.path.clone(), h.chunk.start_line)) {
                 hits.push(h);
             }
         }
+    };
+    let all = tsquery(&stems, "&");
+    take(store.search(&all, Matched::Names, f, limit as i64)?, &mut hits);
+    if hits.len() >= limit {
+        return Ok(hits);
     }
+    let (counts, total) = store.stem_counts(&stems, COUNTED)?;
+    let total = total.max(1) as f64;
+    let mut rare: Vec<(usize, i64)> =
+        counts.iter().enumerate().filter(|(_, n)| **n > 0 && **n < COUNTED).map(|(i, n)| (i, *n)).collect();
+    rare.sort_by_key(|(_, n)| *n);
+    rare.truncate(RARE_STEMS);
+    if rare.is_empty() {
+        take(store.search(&all, Matched::Words, f, limit as i64)?, &mut hits);
+        return Ok(hits);
+    }
+    let weights: Vec<f64> = weighted
+        .iter()
+        .zip(&counts)
+        .map(|((_, w), n)| if *n == 0 { 0.0 } else { w * (1.0 + total / *n as f64).ln() })
+        .collect();
+    let rare_stems: Vec<String> = rare.iter().map(|(i, _)| stems[*i].clone()).collect();
+    let candidates = tsquery(&rare_stems, "|");
+    take(store.search_weighted(&stems, &weights, &candidates, f, limit as i64)?, &mut hits);
     Ok(hits)
 }
 

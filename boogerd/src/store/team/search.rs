@@ -104,6 +104,11 @@ pub(super) fn hit(r: &postgres::Row, score: f64) -> TeamHit {
     }
 }
 
+/// `stem` as a `tsquery` literal of one quoted lexeme.
+fn quoted(stem: &str) -> String {
+    format!("'{}'", stem.replace('\\', "\\\\").replace('\'', "''"))
+}
+
 /// How many matching chunks a search ranks at most.
 const RANKED: i64 = 3_000;
 
@@ -141,6 +146,63 @@ impl TeamStore {
              WHERE true {filters}
              ORDER BY score DESC, h.name, f.path, ch.ord
              LIMIT $6"
+        );
+        let rows = self.client.query(&sql, &params)?;
+        Ok(rows.iter().map(|r| hit(r, r.get(13))).collect())
+    }
+
+    /// How many chunks hold each of `stems` (counted up to `cap`: enough to tell a rare stem
+    /// from a common one), and how many chunks there are (the planner's estimate).
+    pub fn stem_counts(&mut self, stems: &[String], cap: i64) -> Result<(Vec<i64>, i64)> {
+        let rows = self.client.query(
+            "SELECT (SELECT count(*) FROM (SELECT 1 FROM chunks WHERE words @@ CAST(s AS tsquery) LIMIT $2) x)
+             FROM unnest($1::text[]) WITH ORDINALITY AS u(s, i) ORDER BY i",
+            &[&stems.iter().map(|s| quoted(s)).collect::<Vec<_>>(), &cap],
+        )?;
+        let total: i64 = self
+            .client
+            .query_one("SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = 'chunks'::regclass", &[])?
+            .get(0);
+        let counts: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
+        let seen = counts.iter().copied().max().unwrap_or(0);
+        Ok((counts, total.max(seen)))
+    }
+
+    /// The `limit` best chunks at each repository's head among those matching `candidates`
+    /// (a `tsquery` literal), scored by the `weights` of the `stems` each holds, a stem in
+    /// its name counting twice, over a slowly growing function of its length (a long chunk
+    /// holds more words by chance).
+    pub fn search_weighted(
+        &mut self,
+        stems: &[String],
+        weights: &[f64],
+        candidates: &str,
+        f: &TeamFilters<'_>,
+        limit: i64,
+    ) -> Result<Vec<TeamHit>> {
+        let ranked = RANKED;
+        let reader = f.reader.token();
+        let quoted: Vec<String> = stems.iter().map(|s| quoted(s)).collect();
+        let mut params = f.heads_params(&reader);
+        params.extend([&quoted as &(dyn ToSql + Sync), &weights, &candidates, &limit, &ranked]);
+        let filters = f.sql(&mut params);
+        let sql = format!(
+            "{HEADS}, q AS (SELECT CAST(s AS tsquery) AS s, w FROM unnest($5::text[], $6::float8[]) AS u(s, w)),
+             matching AS MATERIALIZED (
+                 SELECT blob_id, ord FROM chunks WHERE words @@ CAST($7::text AS tsquery) LIMIT $9
+             )
+             SELECT h.name, h.sha, f.path, {CHUNK_COLUMNS},
+                    ((SELECT coalesce(sum(q.w * CASE WHEN ch.names @@ q.s THEN 2.0 ELSE 1.0 END), 0)
+                      FROM q WHERE ch.words @@ q.s)
+                     / (1.0 + 0.05 * ln(1.0 + length(ch.words))))::float8 AS score
+             FROM matching m
+             JOIN chunks ch ON ch.blob_id = m.blob_id AND ch.ord = m.ord
+             JOIN commit_files f ON f.blob_id = ch.blob_id
+             JOIN heads h ON h.repo_id = f.repo_id AND h.sha = f.sha
+             JOIN blobs b ON b.blob_id = f.blob_id
+             WHERE true {filters}
+             ORDER BY score DESC, h.name, f.path, ch.ord
+             LIMIT $8"
         );
         let rows = self.client.query(&sql, &params)?;
         Ok(rows.iter().map(|r| hit(r, r.get(13))).collect())
