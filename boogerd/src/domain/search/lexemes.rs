@@ -192,9 +192,11 @@ fn quote_into(word: &str, out: &mut String) {
 }
 
 /// Chunks counted per stem at most, to tell a rare stem from a common one.
-const COUNTED: i64 = 3_000;
-/// Rare stems whose chunks are ranked.
-const RARE_STEMS: usize = 6;
+const COUNTED: i64 = 1_000;
+/// Chunks a query's rarer stems bring to be ranked, about: the rarest stems are taken while
+/// their chunks together stay within it (scoring a chunk reads its words; 3,000 of them made
+/// a search over fifty repositories 50 ms).
+const CANDIDATES: i64 = 1_000;
 
 /// The `limit` best team chunks for `query`: those whose name holds all its words (the
 /// definitions it names) first; then the chunks holding its rarer stems, each stem weighed
@@ -231,7 +233,14 @@ pub fn team_search(
     let mut rare: Vec<(usize, i64)> =
         counts.iter().enumerate().filter(|(_, n)| **n > 0 && **n < COUNTED).map(|(i, n)| (i, *n)).collect();
     rare.sort_by_key(|(_, n)| *n);
-    rare.truncate(RARE_STEMS);
+    let mut brought = 0;
+    rare.retain(|(_, n)| {
+        let keep = brought == 0 || brought + n <= CANDIDATES;
+        if keep {
+            brought += n;
+        }
+        keep
+    });
     if rare.is_empty() {
         take(store.search(&all, Matched::Words, f, limit as i64)?, &mut hits);
         return Ok(hits);
@@ -243,7 +252,10 @@ pub fn team_search(
         .collect();
     let rare_stems: Vec<String> = rare.iter().map(|(i, _)| stems[*i].clone()).collect();
     let candidates = tsquery(&rare_stems, "|");
-    take(store.search_weighted(&stems, &weights, &candidates, f, limit as i64)?, &mut hits);
+    take(
+        store.search_weighted(&stems, &weights, &candidates, f, limit as i64, brought.clamp(1, CANDIDATES))?,
+        &mut hits,
+    );
     Ok(hits)
 }
 

@@ -168,8 +168,8 @@ impl TeamStore {
         Ok((counts, total.max(seen)))
     }
 
-    /// The `limit` best chunks at each repository's head among those matching `candidates`
-    /// (a `tsquery` literal), scored by the `weights` of the `stems` each holds, a stem in
+    /// The `limit` best chunks at each repository's head among the first `ranked` matching
+    /// `candidates` (a `tsquery` literal), scored by the `weights` of the `stems` each holds, a stem in
     /// its name counting twice, over a slowly growing function of its length (a long chunk
     /// holds more words by chance).
     pub fn search_weighted(
@@ -179,8 +179,9 @@ impl TeamStore {
         candidates: &str,
         f: &TeamFilters<'_>,
         limit: i64,
+        ranked: i64,
     ) -> Result<Vec<TeamHit>> {
-        let ranked = RANKED;
+        let ranked = ranked.min(RANKED);
         let reader = f.reader.token();
         let quoted: Vec<String> = stems.iter().map(|s| quoted(s)).collect();
         let mut params = f.heads_params(&reader);
