@@ -41,12 +41,7 @@ fn main() {
     println!("# booger embedding benchmark (static tier)\n");
     println!("{} files, {} chunks (imports left out); table load {:.0} ms\n", files.len(), items.len(), ms(load));
 
-    let queries: Vec<Value> =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval/stdlib-queries.jsonl"))
-            .expect("../shared/eval/stdlib-queries.jsonl")
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+    let queries = booger_tests::stdlib_queries();
 
     println!("| text embedded | chunks/s (one thread) | all | nl |");
     println!("|---|---|---|---|");

@@ -36,12 +36,7 @@ fn score(label: &str, ranks: &[Option<usize>]) {
 }
 
 fn main() {
-    let queries: Vec<Value> =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval/stdlib-queries.jsonl"))
-            .expect("../shared/eval/stdlib-queries.jsonl")
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+    let queries = booger_tests::stdlib_queries();
     let env = Env::new();
     let pg = booger_tests::postgres::start(env.dir.path());
     let stdlib = env.dir.path().join("stdlib");

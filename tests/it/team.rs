@@ -334,18 +334,12 @@ fn a_publish_cut_off_halfway_shows_nothing_and_the_next_completes_it() {
 /// (`--team-ca`), over TLS; without that CA it refuses the server, saying why.
 #[test]
 fn tls_to_the_team_index_checks_the_servers_certificate() {
-    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
     let env = Env::new();
-    let ca_key = KeyPair::generate().unwrap();
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca = ca_params.self_signed(&ca_key).unwrap();
-    let key = KeyPair::generate().unwrap();
-    let cert = CertificateParams::new(vec!["127.0.0.1".to_owned()]).unwrap().signed_by(&key, &ca, &ca_key).unwrap();
+    let certs = booger_tests::tls_proxy::test_certs();
     let pg = booger_tests::postgres::start(env.dir.path());
-    let proxy = booger_tests::tls_proxy::start(pg.port, &cert.pem(), &key.serialize_pem());
+    let proxy = booger_tests::tls_proxy::start(pg.port, &certs.cert, &certs.key);
     let ca_file = env.dir.path().join("team-ca.pem");
-    std::fs::write(&ca_file, ca.pem()).unwrap();
+    std::fs::write(&ca_file, &certs.ca).unwrap();
     let url = format!("postgresql://booger@127.0.0.1:{}/booger?sslmode=require", proxy.port);
 
     let _d = env.start_daemon_with(&["--team-url", &url, "--team-ca", ca_file.to_str().unwrap()]);

@@ -473,18 +473,13 @@ fn the_team_server_rides_out_a_restart_of_postgresql() {
 fn tls_on_the_team_servers_own_listener() {
     use std::io::{Read, Write};
 
-    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+    use rustls::pki_types::pem::PemObject;
     let f = fixture();
-    let ca_key = KeyPair::generate().unwrap();
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca = ca_params.self_signed(&ca_key).unwrap();
-    let key = KeyPair::generate().unwrap();
-    let cert = CertificateParams::new(vec!["127.0.0.1".to_owned()]).unwrap().signed_by(&key, &ca, &ca_key).unwrap();
+    let certs = booger_tests::tls_proxy::test_certs();
     let dir = tempfile::tempdir().unwrap();
     let (cert_file, key_file) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
-    std::fs::write(&cert_file, cert.pem()).unwrap();
-    std::fs::write(&key_file, key.serialize_pem()).unwrap();
+    std::fs::write(&cert_file, &certs.cert).unwrap();
+    std::fs::write(&key_file, &certs.key).unwrap();
     let server = TeamServer::start(
         &f.env,
         &f.pg.url,
@@ -519,16 +514,11 @@ fn tls_on_the_team_servers_own_listener() {
         tls.read_to_string(&mut reply)?;
         Ok(reply)
     };
-    use rustls::pki_types::pem::PemObject;
-    let reply = https(&ca.pem()).unwrap();
+    let reply = https(&certs.ca).unwrap();
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
     assert!(reply.to_ascii_lowercase().contains("mcp-session-id:"), "{reply}");
     // A CA the server's certificate does not come from: the handshake fails.
-    let other_key = KeyPair::generate().unwrap();
-    let mut other = CertificateParams::new(Vec::<String>::new()).unwrap();
-    other.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let other = other.self_signed(&other_key).unwrap();
-    assert!(https(&other.pem()).is_err(), "a certificate from an unknown CA was trusted");
+    assert!(https(&booger_tests::tls_proxy::test_certs().ca).is_err(), "a certificate from an unknown CA was trusted");
     // Plain HTTP to the TLS port gets no HTTP answer.
     let mut plain = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     plain.set_read_timeout(Some(Duration::from_secs(5))).unwrap();

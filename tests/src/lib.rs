@@ -570,6 +570,16 @@ pub fn python_stdlib() -> PathBuf {
     PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
 }
 
+/// The 120 hand-written queries of ../shared/eval over the standard library, with their
+/// gold answers.
+pub fn stdlib_queries() -> Vec<Value> {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval/stdlib-queries.jsonl"))
+        .expect("../shared/eval/stdlib-queries.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON query"))
+        .collect()
+}
+
 /// A `/proc/<pid>/status` figure in kB (`"VmRSS:"`, `"VmHWM:"`), 0 if unreadable.
 pub fn proc_status_kb(pid: u32, key: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();

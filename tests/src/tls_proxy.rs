@@ -12,6 +12,25 @@ use std::time::Duration;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
+/// A certificate authority made for one test and a certificate it signed for 127.0.0.1, as
+/// PEM.
+pub struct TestCerts {
+    pub ca: String,
+    pub cert: String,
+    pub key: String,
+}
+
+pub fn test_certs() -> TestCerts {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let cert = CertificateParams::new(vec!["127.0.0.1".to_owned()]).unwrap().signed_by(&key, &ca, &ca_key).unwrap();
+    TestCerts { ca: ca.pem(), cert: cert.pem(), key: key.serialize_pem() }
+}
+
 /// PostgreSQL's `SSLRequest` code.
 const SSL_REQUEST: u32 = 80_877_103;
 

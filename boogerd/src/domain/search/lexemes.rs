@@ -228,7 +228,9 @@ pub fn team_search(
     if hits.len() >= limit {
         return Ok(hits);
     }
-    let (counts, total) = store.stem_counts(&stems, COUNTED)?;
+    // Each stem as a `tsquery` of its own.
+    let singles: Vec<String> = stems.iter().map(|s| tsquery(std::slice::from_ref(s), "&")).collect();
+    let (counts, total) = store.stem_counts(&singles, COUNTED)?;
     let total = total.max(1) as f64;
     let mut rare: Vec<(usize, i64)> =
         counts.iter().enumerate().filter(|(_, n)| **n > 0 && **n < COUNTED).map(|(i, n)| (i, *n)).collect();
@@ -253,7 +255,7 @@ pub fn team_search(
     let rare_stems: Vec<String> = rare.iter().map(|(i, _)| stems[*i].clone()).collect();
     let candidates = tsquery(&rare_stems, "|");
     take(
-        store.search_weighted(&stems, &weights, &candidates, f, limit as i64, brought.clamp(1, CANDIDATES))?,
+        store.search_weighted(&singles, &weights, &candidates, f, limit as i64, brought.clamp(1, CANDIDATES))?,
         &mut hits,
     );
     Ok(hits)

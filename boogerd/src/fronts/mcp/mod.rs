@@ -57,20 +57,20 @@ pub fn initialize(params: &Value, conn: &Connection) -> Result<Value, ErrorObjec
 
 /// The tools of the session's profile (every tool stays callable).
 pub fn tools_list(profile: Profile) -> Value {
-    let tools: Vec<Value> = profile
-        .tools()
-        .map(|t| {
-            json!({
-                "name": t.name,
-                "title": t.title,
-                "description": t.description,
-                "inputSchema": t.input_schema(),
-                "outputSchema": t.output_schema(),
-                "annotations": t.effect.annotations(),
-            })
-        })
-        .collect();
+    let tools: Vec<Value> = profile.tools().map(|t| tool_entry(t, t.output_schema())).collect();
     json!({ "tools": tools })
+}
+
+/// One tool as `tools/list` describes it, with the schema of its answer.
+pub fn tool_entry(t: &booger_proto::tools::ToolSpec, output_schema: Value) -> Value {
+    json!({
+        "name": t.name,
+        "title": t.title,
+        "description": t.description,
+        "inputSchema": t.input_schema(),
+        "outputSchema": output_schema,
+        "annotations": t.effect.annotations(),
+    })
 }
 
 pub async fn tools_call(params: Value, daemon: Arc<Daemon>, conn: &Connection) -> Result<Value, ErrorObjectOwned> {

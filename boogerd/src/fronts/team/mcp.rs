@@ -187,14 +187,10 @@ fn tools_list() -> Value {
     let tools: Vec<Value> = remote::TOOLS
         .iter()
         .map(|t| {
-            json!({
-                "name": t.name,
-                "title": t.title,
-                "description": t.description,
-                "inputSchema": t.input_schema(),
-                "outputSchema": remote::output_schema(t.name),
-                "annotations": { "readOnlyHint": true, "openWorldHint": false },
-            })
+            crate::fronts::mcp::tool_entry(
+                t,
+                remote::output_schema(t.name).unwrap_or_else(|| json!({ "type": "object" })),
+            )
         })
         .collect();
     json!({ "tools": tools })

@@ -104,9 +104,14 @@ pub(super) fn hit(r: &postgres::Row, score: f64) -> TeamHit {
     }
 }
 
-/// `stem` as a `tsquery` literal of one quoted lexeme.
-fn quoted(stem: &str) -> String {
-    format!("'{}'", stem.replace('\\', "\\\\").replace('\'', "''"))
+/// A ranked team search: the chunks it ranks (a condition on `chunks` and its `LIMIT`, after
+/// [`HEADS`] and any `ctes` of its own), how it scores one (`ch`), and its `LIMIT`
+/// parameter.
+struct Ranking<'a> {
+    ctes: &'a str,
+    matching: &'a str,
+    score: &'a str,
+    limit: &'a str,
 }
 
 /// How many matching chunks a search ranks at most.
@@ -123,55 +128,44 @@ pub enum Matched {
 
 impl TeamStore {
     /// The `limit` best chunks for `tsquery` (a literal of booger's stems) at each
-    /// repository's head, best first, matched against `matched`. Ranked among the first
-    /// [`RANKED`] chunks that match: a common word matches a hundred thousand, and ranking
-    /// them all took seconds.
+    /// repository's head, best first, matched against `matched`, by PostgreSQL's `ts_rank`.
+    /// Ranked among the first [`RANKED`] chunks that match: a common word matches a hundred
+    /// thousand, and ranking them all took seconds.
     pub fn search(&mut self, tsquery: &str, matched: Matched, f: &TeamFilters<'_>, limit: i64) -> Result<Vec<TeamHit>> {
         let column = if matched == Matched::Names { "names" } else { "words" };
         let ranked = RANKED;
         let reader = f.reader.token();
         let mut params = f.heads_params(&reader);
         params.extend([&tsquery as &(dyn ToSql + Sync), &limit, &ranked]);
-        let filters = f.sql(&mut params);
-        let sql = format!(
-            "{HEADS}, matching AS MATERIALIZED (
-                 SELECT blob_id, ord FROM chunks WHERE {column} @@ CAST($5::text AS tsquery) LIMIT $7
-             )
-             SELECT h.name, h.sha, f.path, {CHUNK_COLUMNS}, ts_rank(ch.words, CAST($5::text AS tsquery), 1)::float8 AS score
-             FROM matching m
-             JOIN chunks ch ON ch.blob_id = m.blob_id AND ch.ord = m.ord
-             JOIN commit_files f ON f.blob_id = ch.blob_id
-             JOIN heads h ON h.repo_id = f.repo_id AND h.sha = f.sha
-             JOIN blobs b ON b.blob_id = f.blob_id
-             WHERE true {filters}
-             ORDER BY score DESC, h.name, f.path, ch.ord
-             LIMIT $6"
-        );
-        let rows = self.client.query(&sql, &params)?;
-        Ok(rows.iter().map(|r| hit(r, r.get(13))).collect())
+        let sql = Ranking {
+            ctes: "",
+            matching: &format!("{column} @@ CAST($5::text AS tsquery) LIMIT $7"),
+            score: "ts_rank(ch.words, CAST($5::text AS tsquery), 1)",
+            limit: "$6",
+        };
+        self.ranked(&sql, f, params)
     }
 
-    /// How many chunks hold each of `stems` (counted up to `cap`: enough to tell a rare stem
-    /// from a common one), and how many chunks there are (the planner's estimate).
+    /// How many chunks match each of `stems` (`tsquery` literals, one a stem), counted up to
+    /// `cap` (enough to tell a rare stem from a common one), and how many chunks there are
+    /// (the planner's estimate, or the largest count before any).
     pub fn stem_counts(&mut self, stems: &[String], cap: i64) -> Result<(Vec<i64>, i64)> {
         let rows = self.client.query(
-            "SELECT (SELECT count(*) FROM (SELECT 1 FROM chunks WHERE words @@ CAST(s AS tsquery) LIMIT $2) x)
+            "SELECT (SELECT count(*) FROM (SELECT 1 FROM chunks WHERE words @@ CAST(s AS tsquery) LIMIT $2) x),
+                    (SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = 'chunks'::regclass)
              FROM unnest($1::text[]) WITH ORDINALITY AS u(s, i) ORDER BY i",
-            &[&stems.iter().map(|s| quoted(s)).collect::<Vec<_>>(), &cap],
+            &[&stems, &cap],
         )?;
-        let total: i64 = self
-            .client
-            .query_one("SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = 'chunks'::regclass", &[])?
-            .get(0);
         let counts: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
-        let seen = counts.iter().copied().max().unwrap_or(0);
-        Ok((counts, total.max(seen)))
+        let total = rows.first().map_or(0, |r| r.get::<_, i64>(1));
+        let most = counts.iter().copied().max().unwrap_or(0);
+        Ok((counts, total.max(most)))
     }
 
     /// The `limit` best chunks at each repository's head among the first `ranked` matching
-    /// `candidates` (a `tsquery` literal), scored by the `weights` of the `stems` each holds, a stem in
-    /// its name counting twice, over a slowly growing function of its length (a long chunk
-    /// holds more words by chance).
+    /// `candidates` (a `tsquery` literal), scored by the `weights` of the `stems` (`tsquery`
+    /// literals) each holds, a stem in its name counting twice, over a slowly growing
+    /// function of its length (a long chunk holds more words by chance).
     pub fn search_weighted(
         &mut self,
         stems: &[String],
@@ -183,19 +177,30 @@ impl TeamStore {
     ) -> Result<Vec<TeamHit>> {
         let ranked = ranked.min(RANKED);
         let reader = f.reader.token();
-        let quoted: Vec<String> = stems.iter().map(|s| quoted(s)).collect();
         let mut params = f.heads_params(&reader);
-        params.extend([&quoted as &(dyn ToSql + Sync), &weights, &candidates, &limit, &ranked]);
+        params.extend([&stems as &(dyn ToSql + Sync), &weights, &candidates, &limit, &ranked]);
+        let sql = Ranking {
+            ctes: ", q AS (SELECT CAST(s AS tsquery) AS s, w FROM unnest($5::text[], $6::float8[]) AS u(s, w))",
+            matching: "words @@ CAST($7::text AS tsquery) LIMIT $9",
+            score: "(SELECT coalesce(sum(q.w * CASE WHEN ch.names @@ q.s THEN 2.0 ELSE 1.0 END), 0)
+                     FROM q WHERE ch.words @@ q.s) / (1.0 + 0.05 * ln(1.0 + length(ch.words)))",
+            limit: "$8",
+        };
+        self.ranked(&sql, f, params)
+    }
+
+    /// The chunks a [`Ranking`] picks, best first, at the heads `f` reads.
+    fn ranked<'p>(
+        &mut self,
+        r: &Ranking<'_>,
+        f: &'p TeamFilters<'_>,
+        mut params: Vec<&'p (dyn ToSql + Sync)>,
+    ) -> Result<Vec<TeamHit>> {
         let filters = f.sql(&mut params);
+        let Ranking { ctes, matching, score, limit } = r;
         let sql = format!(
-            "{HEADS}, q AS (SELECT CAST(s AS tsquery) AS s, w FROM unnest($5::text[], $6::float8[]) AS u(s, w)),
-             matching AS MATERIALIZED (
-                 SELECT blob_id, ord FROM chunks WHERE words @@ CAST($7::text AS tsquery) LIMIT $9
-             )
-             SELECT h.name, h.sha, f.path, {CHUNK_COLUMNS},
-                    ((SELECT coalesce(sum(q.w * CASE WHEN ch.names @@ q.s THEN 2.0 ELSE 1.0 END), 0)
-                      FROM q WHERE ch.words @@ q.s)
-                     / (1.0 + 0.05 * ln(1.0 + length(ch.words))))::float8 AS score
+            "{HEADS}{ctes}, matching AS MATERIALIZED (SELECT blob_id, ord FROM chunks WHERE {matching})
+             SELECT h.name, h.sha, f.path, {CHUNK_COLUMNS}, ({score})::float8 AS score
              FROM matching m
              JOIN chunks ch ON ch.blob_id = m.blob_id AND ch.ord = m.ord
              JOIN commit_files f ON f.blob_id = ch.blob_id
@@ -203,7 +208,7 @@ impl TeamStore {
              JOIN blobs b ON b.blob_id = f.blob_id
              WHERE true {filters}
              ORDER BY score DESC, h.name, f.path, ch.ord
-             LIMIT $8"
+             LIMIT {limit}"
         );
         let rows = self.client.query(&sql, &params)?;
         Ok(rows.iter().map(|r| hit(r, r.get(13))).collect())
