@@ -559,6 +559,25 @@ pub struct Published {
     /// The server, without user or password.
     pub server: String,
     pub elapsed_ms: u64,
+    /// The project's own index offered with the commit, for fresh clones to start from
+    /// (absent when the project has no index here).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prebuilt_index: Option<PrebuiltIndex>,
+}
+
+/// A project's index offered with a published commit.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct PrebuiltIndex {
+    /// "sent", "stored already", "not needed" (one of a commit that changed little is
+    /// stored: clones start from it) or "skipped".
+    pub state: String,
+    /// Its size, and sent compressed (when sent).
+    pub bytes: u64,
+    pub packed_bytes: u64,
+    /// Why it was not sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    pub elapsed_ms: u64,
 }
 
 /// `team-status`: what the team index holds.
@@ -583,6 +602,9 @@ pub struct TeamRepository {
     pub commits: u64,
     /// When its latest commit was published (RFC 3339, UTC).
     pub last_publish: String,
+    /// The commit of its latest prebuilt index (what a fresh clone starts from), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prebuilt_index: Option<String>,
 }
 
 /// The output schema of the tool `name`, or None for a name the catalogue does not know.

@@ -72,6 +72,17 @@ fn main() {
         secs(t_publish) / secs(t_index),
         first["blobs_sent"]
     );
+    let pre = &first["prebuilt_index"];
+    let rows = secs(t_publish) - pre["elapsed_ms"].as_f64().unwrap_or(0.0) / 1000.0;
+    println!(
+        "  of which its index for clones    {:>8.1} s   ({}: {:.0} MB, {:.0} MB compressed); rows alone {:.1} s = {:.2}x",
+        pre["elapsed_ms"].as_f64().unwrap_or(0.0) / 1000.0,
+        pre["state"].as_str().unwrap_or("none"),
+        pre["bytes"].as_f64().unwrap_or(0.0) / 1e6,
+        pre["packed_bytes"].as_f64().unwrap_or(0.0) / 1e6,
+        rows,
+        rows / secs(t_index)
+    );
     let listed: Vec<String> =
         git(&tree, &["ls-files", "*.py", "*.c", "*.h", "*.rs"]).lines().map(str::to_owned).collect();
     let edit = |n: usize, salt: &str| {
@@ -87,9 +98,10 @@ fn main() {
     let started = Instant::now();
     let next = run_ok(&env, Some(&tree), &["publish", "--json", "--team-url", &url]);
     println!(
-        "next commit, 10 files changed      {:>8.2} s   (goal <= 2 s); {} blobs",
+        "next commit, 10 files changed      {:>8.2} s   (goal <= 2 s); {} blobs; its index for clones: {}",
         secs(started.elapsed()),
-        next["blobs_sent"]
+        next["blobs_sent"],
+        next["prebuilt_index"]["state"]
     );
     let count = |table: &str| pg.sql(&format!("SELECT count(*) FROM {table}")).parse::<f64>().unwrap();
     let before = [count("blobs"), count("chunks"), count("commit_files")];

@@ -1,6 +1,8 @@
 //! The team index on a real PostgreSQL server (started by the test itself; see
 //! `booger_tests::postgres`): publishing commits content-addressed by blob id.
 
+use std::os::unix::fs::PermissionsExt;
+
 use booger_tests::{Env, commit_all, describe, git, write};
 use serde_json::Value;
 
@@ -133,9 +135,15 @@ fn a_clone_of_a_published_commit_fills_its_index_from_the_team() {
     // Text with a NUL past the binary sniff: indexed locally, since PostgreSQL's text holds none.
     write(&origin, "notes/late_nul.txt", format!("{}\0tail\n", "words ".repeat(2000)));
     commit_all(&origin, "tasks");
+    // A file git does not track: the origin's own index is not the commit's, so it is not
+    // offered as a prebuilt index (clones are filled file by file, as this test means).
+    write(&origin, "scratch.py", "def draft():\n    return 'mine'\n");
     assert!(env.run(&["projects", "add", origin.to_str().unwrap()]).status.success());
     let (ok, published, said) = publish(&env, &origin, &[]);
     assert!(ok && published["new_commit"] == true, "{said}");
+    let prebuilt = &published["prebuilt_index"];
+    assert!(prebuilt["state"] == "skipped" && prebuilt["why"].as_str().unwrap().contains("scratch.py"), "{said}");
+    assert_eq!(pg.sql("SELECT count(*) FROM snapshot_parts"), "0");
     // The binary file and the one holding a NUL are refused once, and not read again.
     assert_eq!(pg.sql("SELECT count(*) FROM refused_blobs"), "2");
     git(&origin, &["commit", "-q", "--allow-empty", "-m", "again"]);
@@ -173,6 +181,84 @@ fn a_clone_of_a_published_commit_fills_its_index_from_the_team() {
     assert!(paths("task_17").contains("pkg/m17.py"), "{}", paths("task_17"));
     assert!(paths("edited here").contains("pkg/m3.py"), "{}", paths("edited here"));
     assert!(paths("only_here").contains("pkg/local.py"), "{}", paths("only_here"));
+}
+
+/// A publish from an index that holds just the commit offers it whole; a fresh clone of that
+/// commit starts from it (nothing parsed but its own edits), and its index is a from-scratch
+/// one's. A stored copy that is not as stored (its parts altered) is not used: the clone is
+/// filled file by file instead, to the same index.
+#[test]
+fn a_clone_starts_from_the_prebuilt_index_published_with_its_commit() {
+    let env = Env::new();
+    let pg = booger_tests::postgres::start(env.dir.path());
+    let _d = env.start_daemon_with(&["--team-url", &pg.url]);
+    let origin = env.git_project("origin");
+    for i in 0..40 {
+        write(&origin, &format!("lib/part{i}.py"), format!("def piece_{i}(x):\n    return x - {i}\n"));
+    }
+    write(&origin, "README.md", "# Parts\n");
+    commit_all(&origin, "parts");
+    assert!(env.run(&["projects", "add", origin.to_str().unwrap()]).status.success());
+    assert!(env.run_in(Some(&origin), &["index"]).status.success());
+    let (ok, published, said) = publish(&env, &origin, &[]);
+    assert!(ok, "{said}");
+    let prebuilt = &published["prebuilt_index"];
+    assert_eq!(prebuilt["state"], "sent", "{said}");
+    assert!(prebuilt["packed_bytes"].as_u64().unwrap() < prebuilt["bytes"].as_u64().unwrap(), "{said}");
+    // Publishing again stores nothing new.
+    let (ok, again, said) = publish(&env, &origin, &[]);
+    assert!(ok && again["prebuilt_index"]["state"] == "stored already", "{said}");
+    // A commit that changes little sends none: clones of it start from the one stored.
+    let first = git(&origin, &["rev-parse", "HEAD"]);
+    git(&origin, &["commit", "-q", "--allow-empty", "-m", "nothing changed"]);
+    let (ok, next, said) = publish(&env, &origin, &[]);
+    assert!(ok && next["new_commit"] == true && next["prebuilt_index"]["state"] == "not needed", "{said}");
+
+    let make = |name: &str| {
+        let dir = env.dir.path().join(name);
+        git(env.dir.path(), &["clone", "-q", origin.to_str().unwrap(), dir.to_str().unwrap()]);
+        write(&dir, "lib/part7.py", "def piece_7(x):\n    return x * 700  # changed in this clone\n");
+        write(&dir, "lib/fresh.py", "def brand_new():\n    return 'untracked'\n");
+        dir
+    };
+    let other = Env::new();
+    let o = other.start_daemon_with(&["--team-url", &pg.url]);
+    let clone = make("clone");
+    assert!(other.run(&["projects", "add", clone.to_str().unwrap()]).status.success());
+    let out = other.run_in(Some(&clone), &["index", "--json"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let log = o.log_text();
+    assert!(log.contains(&format!("commit={} ", first.trim())), "started from the one stored: {log}");
+    // (The first run may be the one `projects add` started: its line in the log says.)
+    assert!(log.contains("parsed=2 ") && !log.contains("parsed=4"), "only the edit and the new file are parsed: {log}");
+    let db = other.index_dir(&clone).join("index.db");
+    assert_eq!(std::fs::metadata(&db).unwrap().permissions().mode() & 0o777, 0o600);
+    let found = |q: &str| {
+        let out = other.run_in(Some(&clone), &["search", "--output-mode", "files_with_matches", q]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(found("piece_23").contains("lib/part23.py"), "{}", found("piece_23"));
+    assert!(found("changed in this clone").contains("lib/part7.py"), "{}", found("changed in this clone"));
+    assert!(found("brand_new").contains("lib/fresh.py"), "{}", found("brand_new"));
+
+    let plain = Env::new();
+    let _p = plain.start_daemon();
+    let scratch = make("scratch");
+    assert!(plain.run(&["projects", "add", scratch.to_str().unwrap()]).status.success());
+    let want = root_hash(&plain, &scratch);
+    assert_eq!(report["report"]["root_hash"], want.as_str(), "the clone's index differs from a from-scratch one");
+
+    // Parts altered on the server: refused, and the clone is filled file by file.
+    pg.sql("UPDATE snapshot_parts SET data = overlay(data placing '\\x00ff'::bytea from 40)");
+    let third = Env::new();
+    let t = third.start_daemon_with(&["--team-url", &pg.url]);
+    let altered = make("altered");
+    assert!(third.run(&["projects", "add", altered.to_str().unwrap()]).status.success());
+    assert_eq!(root_hash(&third, &altered), want);
+    let log = t.log_text();
+    assert!(log.contains("prebuilt index not used") && log.contains("filled from the team index"), "{log}");
+    assert!(!third.index_dir(&altered).join("index.db.from-team").exists());
 }
 
 /// The `(repository-tagged path, line)` of each line of a `grep --json` answer.
@@ -221,7 +307,7 @@ fn team_search_and_grep_read_published_repositories_at_their_heads() {
     let alpha_row = repos.iter().find(|r| r["name"] == "alpha").expect("alpha listed");
     assert!(alpha_row["head"].as_str().unwrap().starts_with(&head), "{status}");
     assert_eq!((alpha_row["commits"].clone(), alpha_row["files"].clone()), (3.into(), 3.into()), "{status}");
-    assert_eq!(status["schema"], 4, "{status}");
+    assert_eq!(status["schema"], 5, "{status}");
     assert!(!out.stdout.windows(6).any(|w| w == b"booger@"), "no user in the server's name");
 
     // Another machine: its own project, and a clone of beta with work of its own.

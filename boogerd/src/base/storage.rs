@@ -117,6 +117,22 @@ pub fn create_private_file(path: &Path) -> io::Result<()> {
     }
 }
 
+/// The bytes free to this user on the filesystem holding `dir`.
+pub fn free_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    let mut stat = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: a NUL-terminated path and a statvfs to fill; read only when the call succeeds.
+    if unsafe { libc::statvfs(path.as_ptr(), stat.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // SAFETY: filled by the successful call above.
+    let stat = unsafe { stat.assume_init() };
+    // The fields' types differ between platforms (u32 on some): widened either way.
+    #[allow(clippy::unnecessary_cast)]
+    Some(stat.f_bavail as u64 * stat.f_frsize as u64)
+}
+
 /// If `to` has no database and `from` has one, moves it (with its WAL) to `to`: renamed when
 /// both are on one filesystem, else copied and then removed from `from` (left there when
 /// `from` is read-only). Returns whether an index moved.

@@ -11,6 +11,7 @@ pub mod publish;
 pub mod registration;
 pub mod registry;
 pub mod seed;
+pub mod snapshot;
 pub mod team;
 pub mod team_pool;
 pub mod watch;

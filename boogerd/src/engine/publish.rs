@@ -15,6 +15,8 @@ use crate::source::lang::Lang;
 use crate::store::Store;
 use crate::store::team::{Blob, Refs, TeamError, TeamStore};
 
+use super::snapshot::{self, Commit, Offered};
+
 /// Blobs read and sent per batch: one `cat-file` and one transaction each.
 const BATCH: usize = 200;
 /// Blobs sent from which a publish also refreshes the team index's statistics.
@@ -38,6 +40,9 @@ pub struct Published {
     pub blobs_sent: usize,
     pub new_commit: bool,
     pub elapsed_ms: u64,
+    /// The project's index offered with the commit (none without a local index), and how
+    /// long that took (within `elapsed_ms`).
+    pub prebuilt: Option<(Offered, u64)>,
 }
 
 /// Publishes `rev` of the repository at `root` as `name` to the team index at `url`.
@@ -57,15 +62,26 @@ pub fn publish(
     let commit = repo.commit_of(rev)?;
     let mut team = TeamStore::connect(url)?;
     let files = tree(&repo, &commit)?;
-    let done = |blobs_sent, new_commit| Published {
+    let refs = refs(&repo, rev)?;
+    // The project's own index, offered with the commit (whenever it is not stored yet: a
+    // publish that skipped it, or made before, is made good by the next).
+    let offer = |team: &mut TeamStore| {
+        let local = local?;
+        let began = Instant::now();
+        let commit = Commit { repo: &repo, name, sha: &commit, branch: refs.branch.as_deref(), files: &files };
+        Some((snapshot::offer(team, &commit, local), began.elapsed().as_millis() as u64))
+    };
+    let done = |blobs_sent, new_commit, prebuilt| Published {
         commit: commit.clone(),
         files: files.len(),
         blobs_sent,
         new_commit,
         elapsed_ms: started.elapsed().as_millis() as u64,
+        prebuilt,
     };
     if team.is_published(name, &commit)? {
-        return Ok(done(0, false));
+        let prebuilt = offer(&mut team);
+        return Ok(done(0, false, prebuilt));
     }
     // Each blob once, under the first path that holds it (its language comes from there).
     let mut path_of: HashMap<&str, &str> = HashMap::new();
@@ -107,7 +123,7 @@ pub fn publish(
         let theirs = helper.map_or(Ok(()), |h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
         mine.and(theirs)
     })?;
-    let new_commit = team.publish_commit(name, &commit, &refs(&repo, rev)?, &files)?;
+    let new_commit = team.publish_commit(name, &commit, &refs, &files)?;
     // What this publish added to the word and trigram indexes waits in their pending lists,
     // which every search reads through: merged now (cheap for a few blobs; fifty small
     // publishes left unmerged made each team search 20 ms slower). A publish that added much
@@ -116,7 +132,8 @@ pub fn publish(
     if !missing.is_empty() {
         team.settle(missing.len() >= SETTLE_AFTER);
     }
-    Ok(done(missing.len(), new_commit))
+    let prebuilt = offer(&mut team);
+    Ok(done(missing.len(), new_commit, prebuilt))
 }
 
 /// Sends prepared batches on `team` until there are none; on a failure, stops every sender

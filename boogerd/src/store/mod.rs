@@ -16,6 +16,7 @@ mod reuse;
 pub mod scan;
 mod schema;
 pub mod search;
+pub mod snapshot;
 mod tally;
 pub mod team;
 #[cfg(test)]
@@ -220,6 +221,12 @@ impl Store {
     }
 
     /// Files in the index (kept by the writes: no scan once counted).
+    /// True if the index holds no file (one row read, where [`Store::file_count`] counts
+    /// every chunk the first time).
+    pub fn is_empty(&self) -> Result<bool> {
+        self.read(|c| c.query_row("SELECT NOT EXISTS (SELECT 1 FROM files)", [], |r| r.get(0)))
+    }
+
     pub fn file_count(&self) -> Result<u64> {
         self.with_tally(|t| t.languages.values().map(|(files, _)| files).sum())
     }

@@ -4,6 +4,7 @@ use booger_proto::answers;
 use booger_proto::tools::args;
 
 use super::call::{Call, Outcome, ToolError, answer, failed};
+use crate::engine::snapshot::Offered;
 use crate::store::team::server_of;
 
 pub fn run(call: &Call, a: args::Publish) -> Outcome {
@@ -32,6 +33,36 @@ pub fn run(call: &Call, a: args::Publish) -> Outcome {
     } else {
         format!("{} at {} is published already on {server}", project.name, &p.commit[..p.commit.len().min(12)])
     };
+    let prebuilt_index = p.prebuilt.map(|(offered, ms)| {
+        let mut out = answers::PrebuiltIndex { elapsed_ms: ms, ..Default::default() };
+        match offered {
+            Offered::Sent { bytes, packed } => {
+                (out.state, out.bytes, out.packed_bytes) = ("sent".into(), bytes, packed)
+            }
+            Offered::Already => out.state = "stored already".into(),
+            Offered::Near { sha, changed } => {
+                out.state = "not needed".into();
+                out.why = Some(format!(
+                    "the team index holds one of {} ({changed} files changed since): clones start from it",
+                    &sha[..sha.len().min(12)]
+                ));
+            }
+            Offered::Skipped(why) => (out.state, out.why) = ("skipped".into(), Some(why)),
+        }
+        out
+    });
+    let text = match &prebuilt_index {
+        Some(p) if p.state == "sent" => format!(
+            "{text}\nIts index sent for fresh clones to start from: {:.0} MB ({:.0} MB compressed) in {:.1} s",
+            p.bytes as f64 / 1e6,
+            p.packed_bytes as f64 / 1e6,
+            p.elapsed_ms as f64 / 1000.0
+        ),
+        Some(p) if p.state == "skipped" => {
+            format!("{text}\nIts index not sent for fresh clones: {}", p.why.as_deref().unwrap_or_default())
+        }
+        _ => text,
+    };
     let data = answers::Published {
         project: project.name,
         commit: p.commit,
@@ -40,6 +71,7 @@ pub fn run(call: &Call, a: args::Publish) -> Outcome {
         new_commit: p.new_commit,
         server,
         elapsed_ms: p.elapsed_ms,
+        prebuilt_index,
     };
     Ok(answer(text, &data))
 }

@@ -18,8 +18,12 @@ pub fn run(call: &Call, a: args::TeamStatus) -> Outcome {
         size >> 20
     );
     for r in &repos {
+        let prebuilt = r
+            .prebuilt
+            .as_deref()
+            .map_or_else(String::new, |p| format!(", prebuilt index at {}", &p[..p.len().min(12)]));
         text.push_str(&format!(
-            "{}  head {}  {} files  {} commit(s), last published {}\n",
+            "{}  head {}  {} files  {} commit(s), last published {}{prebuilt}\n",
             r.name,
             &r.head[..r.head.len().min(12)],
             r.files,
@@ -38,6 +42,7 @@ pub fn run(call: &Call, a: args::TeamStatus) -> Outcome {
                 files: r.files,
                 commits: r.commits,
                 last_publish: r.last_publish,
+                prebuilt_index: r.prebuilt,
             })
             .collect(),
         blobs,

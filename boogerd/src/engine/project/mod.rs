@@ -369,7 +369,7 @@ impl ProjectHandle {
     /// reach, or a seed cut short, leaves the rest to the run.
     fn seed(&self, store: &Store) {
         let Some(url) = &self.team else { return };
-        if store.file_count().unwrap_or(1) > 0 {
+        if !store.is_empty().unwrap_or(false) {
             return;
         }
         let started = std::time::Instant::now();
@@ -397,11 +397,49 @@ impl ProjectHandle {
         }
     }
 
+    /// A project with no index yet, whose HEAD (or merge base with the default branch) has
+    /// a prebuilt index in the team index, starts from that: written in place before the
+    /// store is first opened (queries meanwhile find no index, or answer from the team
+    /// index). Anything amiss leaves the file unused: the seed and the run then do it all.
+    fn start_from_team(&self) {
+        let Some(url) = &self.team else { return };
+        let db = self.index_dir.join(DB_FILE);
+        if !self.fillable.load(std::sync::atomic::Ordering::SeqCst) || db.exists() {
+            return;
+        }
+        let Some(head) = crate::engine::seed::head(&self.root) else { return };
+        let started = std::time::Instant::now();
+        let _running = self.progress.start(started);
+        *self.filling_from.lock().unwrap_or_else(|p| p.into_inner()) = Some(head.clone());
+        let part = self.index_dir.join(format!("{DB_FILE}.from-team"));
+        let restored = crate::base::storage::prepare(&self.index_dir, &self.root)
+            .map_err(crate::engine::snapshot::SnapshotError::from)
+            .and_then(|()| crate::engine::snapshot::restore(&self.root, url, &head, &part, &[index::WITH_GENERATED]));
+        match restored {
+            Ok(Some(commit)) => {
+                // Only into a place nobody has opened meanwhile.
+                let slot = self.store.lock().unwrap_or_else(|p| p.into_inner());
+                if slot.is_none() && !db.exists() && std::fs::rename(&part, &db).is_ok() {
+                    self.fillable.store(false, std::sync::atomic::Ordering::SeqCst);
+                    tracing::info!(root = %self.root.display(), commit = %commit,
+                        ms = started.elapsed().as_millis() as u64, "started from the team's prebuilt index");
+                }
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(root = %self.root.display(), error = %e, "prebuilt index not used"),
+        }
+        let _ = std::fs::remove_file(&part);
+        *self.filling_from.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
     pub fn index(self: &Arc<Self>, opts: index::Options) -> Result<IndexReport, IndexError> {
         let _one_at_a_time = self.index_lock.lock().unwrap_or_else(|p| p.into_inner());
         // A vanished directory must not look like "every file was deleted".
         if !root_present(&self.root) {
             return Err(IndexError::Missing(self.root.clone()));
+        }
+        if !opts.full {
+            self.start_from_team();
         }
         let mut store = self.store()?;
         if !opts.full {

@@ -10,11 +10,13 @@ mod browse;
 mod connect;
 mod schema;
 mod search;
+mod snapshot;
 
 pub use access::{Audited, Reader, Token, TokenInfo, like_pattern};
 pub use browse::{Change, ChangedFile, TeamFile};
 pub use connect::{server_of, trust_ca};
 pub use search::{Matched, TeamFilters, TeamHit, TeamLine, TeamRepo};
+pub use snapshot::{SnapshotInfo, Upload};
 
 use std::collections::HashSet;
 

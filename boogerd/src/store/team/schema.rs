@@ -109,6 +109,32 @@ const MIGRATIONS: &[&str] = &[
          ok       boolean NOT NULL
      );
      CREATE INDEX audit_token_at ON audit (token_id, at);",
+    // 5: prebuilt local indexes: a publisher's own index of a commit, offered whole
+    // (compressed, in parts) so that a fresh clone of that commit starts from it instead of
+    // writing every row. The latest per repository and branch is kept. Parts are stored as
+    // they come (they are compressed already: no second compression by the server).
+    "CREATE TABLE snapshots (
+         sha     text PRIMARY KEY,
+         repo_id bigint NOT NULL REFERENCES repos,
+         branch  text,
+         -- The local index's schema version: only a booger of the same one takes it.
+         format  integer NOT NULL,
+         -- Its size once unpacked, and the BLAKE3 of the parts in order.
+         bytes   bigint NOT NULL,
+         hash    text NOT NULL,
+         made_at timestamptz NOT NULL DEFAULT now()
+     );
+     CREATE TABLE snapshot_parts (
+         sha  text NOT NULL,
+         part integer NOT NULL,
+         data bytea NOT NULL,
+         PRIMARY KEY (sha, part)
+     );
+     ALTER TABLE snapshot_parts ALTER COLUMN data SET STORAGE EXTERNAL;
+     -- Read by key only: a vacuum after a large insert (which would read it all, competing
+     -- with searches right after a publish) does nothing for it. Deletions still bring one.
+     ALTER TABLE snapshot_parts SET (autovacuum_vacuum_insert_threshold = -1,
+                                     toast.autovacuum_vacuum_insert_threshold = -1);",
 ];
 
 /// Brings the server's schema up to [`MIGRATIONS`], or refuses a newer one.

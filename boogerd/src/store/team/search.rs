@@ -272,7 +272,8 @@ impl TeamStore {
         let rows = self.client.query(
             &format!(
                 "{HEADS} SELECT h.name, h.sha, c.files::bigint, n.commits,
-                         to_char(n.latest AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')
+                         to_char(n.latest AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),
+                         (SELECT s.sha FROM snapshots s WHERE s.repo_id = h.repo_id ORDER BY s.made_at DESC LIMIT 1)
                  FROM heads h
                  JOIN commits c ON c.repo_id = h.repo_id AND c.sha = h.sha
                  JOIN (SELECT repo_id, count(*) AS commits, max(published_at) AS latest FROM commits GROUP BY repo_id) n
@@ -289,6 +290,7 @@ impl TeamStore {
                 files: r.get::<_, i64>(2) as u64,
                 commits: r.get::<_, i64>(3) as u64,
                 last_publish: r.get(4),
+                prebuilt: r.get(5),
             })
             .collect())
     }
@@ -316,4 +318,6 @@ pub struct TeamRepo {
     pub files: u64,
     pub commits: u64,
     pub last_publish: String,
+    /// The commit of its latest prebuilt index, if it has one.
+    pub prebuilt: Option<String>,
 }

@@ -1,0 +1,134 @@
+//! Prebuilt local indexes in the team index: a publisher's index of a commit, compressed and
+//! stored in parts, whole or not at all (one transaction); the latest per repository and
+//! branch kept. A clone reads one part at a time, all from one consistent view of the server.
+
+use super::{Result, TeamError, TeamStore};
+
+/// A stored prebuilt index.
+#[derive(Debug, Clone)]
+pub struct SnapshotInfo {
+    pub sha: String,
+    /// The local index's schema version it was made with.
+    pub format: i32,
+    /// Its size unpacked.
+    pub bytes: i64,
+    /// The BLAKE3 of its parts, in order.
+    pub hash: String,
+}
+
+/// A prebuilt index being stored: invisible until [`Upload::finish`] commits it.
+pub struct Upload<'a> {
+    tx: postgres::Transaction<'a>,
+    repo_id: i64,
+    branch: Option<String>,
+    sha: String,
+    parts: i32,
+}
+
+impl TeamStore {
+    /// The prebuilt indexes stored for the repositories that published any of `shas` (the
+    /// commits themselves need not be published); `repo`'s alone when given by name.
+    pub fn snapshots_near(&mut self, shas: &[String], repo: Option<&str>) -> Result<Vec<SnapshotInfo>> {
+        let rows = self.client.query(
+            "SELECT sha, format, bytes, hash FROM snapshots
+              WHERE repo_id IN (SELECT repo_id FROM commits WHERE sha = ANY($1)
+                                UNION SELECT id FROM repos WHERE name = $2)
+              ORDER BY made_at DESC",
+            &[&shas, &repo],
+        )?;
+        Ok(rows
+            .iter()
+            .map(|r| SnapshotInfo { sha: r.get(0), format: r.get(1), bytes: r.get(2), hash: r.get(3) })
+            .collect())
+    }
+
+    /// The local index's hash (BLAKE3 of the bytes) of each stored blob among `ids`.
+    pub fn content_hashes(&mut self, ids: &[String]) -> Result<std::collections::HashMap<String, String>> {
+        let rows = self.client.query("SELECT blob_id, content_hash FROM blobs WHERE blob_id = ANY($1)", &[&ids])?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    /// Starts storing the prebuilt index of `sha`, published in `repo` (on `branch`); `None`
+    /// when one is stored already (a racing publisher's waits here until that one is done or
+    /// abandoned).
+    pub fn begin_snapshot(
+        &mut self,
+        repo: &str,
+        sha: &str,
+        branch: Option<&str>,
+        format: i32,
+    ) -> Result<Option<Upload<'_>>> {
+        let mut tx = self.client.transaction()?;
+        let Some(repo_id) = tx.query_opt("SELECT id FROM repos WHERE name = $1", &[&repo])?.map(|r| r.get::<_, i64>(0))
+        else {
+            return Ok(None); // the commit is published first
+        };
+        let fresh = tx.execute(
+            "INSERT INTO snapshots (sha, repo_id, branch, format, bytes, hash) VALUES ($1, $2, $3, $4, 0, '')
+             ON CONFLICT (sha) DO NOTHING",
+            &[&sha, &repo_id, &branch, &format],
+        )?;
+        if fresh == 0 {
+            return Ok(None);
+        }
+        Ok(Some(Upload { tx, repo_id, branch: branch.map(str::to_owned), sha: sha.to_owned(), parts: 0 }))
+    }
+
+    /// Reads the prebuilt index of `sha` part by part into `each`, streamed (the server sends
+    /// the next parts while `each` works; the connection reads a part ahead at most), all
+    /// parts from one view of the server (a newer one replacing it meanwhile does not cut
+    /// this read short).
+    pub fn read_snapshot<E: From<TeamError>>(
+        &mut self,
+        sha: &str,
+        mut each: impl FnMut(&[u8]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        use postgres::fallible_iterator::FallibleIterator;
+        let mut tx = self
+            .client
+            .build_transaction()
+            .isolation_level(postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(TeamError::from)?;
+        let mut rows = tx
+            .query_raw("SELECT data FROM snapshot_parts WHERE sha = $1 ORDER BY part", [sha])
+            .map_err(TeamError::from)?;
+        while let Some(row) = rows.next().map_err(TeamError::from)? {
+            each(row.get::<_, &[u8]>(0))?;
+        }
+        drop(rows);
+        tx.commit().map_err(TeamError::from)?;
+        Ok(())
+    }
+}
+
+impl Upload<'_> {
+    /// Stores the next part.
+    pub fn part(&mut self, data: &[u8]) -> Result<()> {
+        self.tx.execute(
+            "INSERT INTO snapshot_parts (sha, part, data) VALUES ($1, $2, $3)",
+            &[&self.sha, &self.parts, &data],
+        )?;
+        self.parts += 1;
+        Ok(())
+    }
+
+    /// Makes the prebuilt index visible, `bytes` long unpacked with its parts' BLAKE3
+    /// `hash`, and drops the one it replaces (the same repository and branch).
+    pub fn finish(mut self, bytes: u64, hash: &str) -> Result<()> {
+        let bytes = bytes as i64;
+        self.tx.execute("UPDATE snapshots SET bytes = $2, hash = $3 WHERE sha = $1", &[&self.sha, &bytes, &hash])?;
+        let older = "SELECT sha FROM snapshots WHERE repo_id = $1 AND branch IS NOT DISTINCT FROM $2 AND sha <> $3";
+        self.tx.execute(
+            &format!("DELETE FROM snapshot_parts WHERE sha IN ({older})"),
+            &[&self.repo_id, &self.branch, &self.sha],
+        )?;
+        self.tx.execute(
+            &format!("DELETE FROM snapshots WHERE sha IN ({older})"),
+            &[&self.repo_id, &self.branch, &self.sha],
+        )?;
+        self.tx.commit()?;
+        Ok(())
+    }
+}
