@@ -120,9 +120,17 @@ fn main() {
     let local = run_ok(&env, None, &["index", t, "--json"]);
     let _ = indexed;
 
-    // 3. A fresh clone on another daemon with the team URL: first answer, whole index.
+    // 3. A fresh clone on another daemon with the team URL: first answer, whole index. The
+    // clone stands for another machine: the publishing daemon's passes after its last run
+    // and the server's vacuum after the publishes run elsewhere, so they are waited for.
+    let autovacuum = "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'";
+    let settled = Instant::now();
+    while (booger_tests::cpu_ticks_over(a.child.id(), 2) > 2 || pg.sql(autovacuum) != "0")
+        && settled.elapsed() < Duration::from_secs(600)
+    {}
+    println!("(publishing daemon and server quiet {:.0} s later)", secs(settled.elapsed()));
     let other = Env::new();
-    let _b = other.start_daemon_with(&["--team-url", &url]);
+    let b = other.start_daemon_with(&["--team-url", &url]);
     let clone = other.dir.path().join("clone");
     git(other.dir.path(), &["clone", "-q", "--local", t, clone.to_str().unwrap()]);
     let queries = queries(&listed);
@@ -144,6 +152,12 @@ fn main() {
         secs(t_complete),
         secs(t_complete) / secs(t_index)
     );
+    // Where the time went, as the daemons logged it.
+    for (d, what) in [(&a, "prebuilt index offered"), (&b, "prebuilt index received"), (&b, "indexed root")] {
+        if let Some(line) = d.log_text().lines().find(|l| l.contains(what)) {
+            println!("  ({})", line.split_once(" INFO ").map_or(line, |(_, l)| l).trim());
+        }
+    }
     let same_root = seeded["report"]["root_hash"] == local["report"]["root_hash"];
     // Both answer from their ranking index (the clone's is built after its run).
     ranking_ready(&env, &tree);
@@ -178,13 +192,18 @@ fn main() {
     // they wrote; then again once it has finished.
     let measure = |when: &str| {
         let mut times = Vec::new();
+        let mut slowest: Vec<(f64, &str)> = Vec::new();
         for _ in 0..3 {
             for q in &queries[..20] {
                 let started = Instant::now();
                 run_ok(&other, Some(&away), &["workspace-search", "--team", "--json", q]);
                 times.push(secs(started.elapsed()) * 1000.0);
+                slowest.push((secs(started.elapsed()) * 1000.0, q));
             }
         }
+        slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let named: Vec<String> = slowest.iter().take(4).map(|(ms, q)| format!("{q:?} {ms:.0} ms")).collect();
+        println!("  (slowest: {})", named.join(", "));
         times.sort_by(f64::total_cmp);
         let pct = |p: f64| times[((times.len() - 1) as f64 * p) as usize];
         println!(
@@ -194,8 +213,23 @@ fn main() {
             pct(0.95)
         );
     };
-    let autovacuum = "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'";
     println!("(autovacuum workers running: {})", pg.sql(autovacuum));
+    // Who else is busy meanwhile (CPU ticks over 2 s; 200 is one core): the publishing
+    // daemon (indexing the crates it registered), the clone's, the machine.
+    let busy = |d: &booger_tests::DaemonProc| booger_tests::cpu_ticks_over(d.child.id(), 2);
+    let total = || {
+        let line = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+        let f: Vec<u64> =
+            line.lines().next().unwrap_or("").split_whitespace().skip(1).map(|x| x.parse().unwrap_or(0)).collect();
+        (f.iter().sum::<u64>(), f.get(3).copied().unwrap_or(0))
+    };
+    let (all0, idle0) = total();
+    let (ta, tb) = (busy(&a), busy(&b));
+    let (all1, idle1) = total();
+    println!(
+        "(busy over 4 s before measuring: publishing daemon {ta}, clone's daemon {tb} ticks per 2 s; machine {:.0}% busy)",
+        100.0 * (1.0 - (idle1 - idle0) as f64 / (all1 - all0).max(1) as f64)
+    );
     measure("right after publishing");
     let waited = Instant::now();
     // Autovacuum looks every minute (autovacuum_naptime): past one, wait while it works.

@@ -213,6 +213,9 @@ fn a_clone_starts_from_the_prebuilt_index_published_with_its_commit() {
     git(&origin, &["commit", "-q", "--allow-empty", "-m", "nothing changed"]);
     let (ok, next, said) = publish(&env, &origin, &[]);
     assert!(ok && next["new_commit"] == true && next["prebuilt_index"]["state"] == "not needed", "{said}");
+    let out = env.run(&["team", "status", "--json"]);
+    let status: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(status["repositories"][0]["prebuilt_index"], first.trim(), "{}", describe(&out));
 
     let make = |name: &str| {
         let dir = env.dir.path().join(name);

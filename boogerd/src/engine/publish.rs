@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use crate::domain::git::GitError;
-use crate::domain::git::repo::{Head, Repo, split_z};
+use crate::domain::git::repo::{Head, Repo};
 use crate::domain::search::lexemes::Stems;
 use crate::source::chunk::{Chunk, chunk_file};
 use crate::source::lang::Lang;
@@ -61,7 +61,7 @@ pub fn publish(
     let repo = Repo::open(root)?;
     let commit = repo.commit_of(rev)?;
     let mut team = TeamStore::connect(url)?;
-    let files = tree(&repo, &commit)?;
+    let files = repo.files_at(&commit)?;
     let refs = refs(&repo, rev)?;
     // The project's own index, offered with the commit (whenever it is not stored yet: a
     // publish that skipped it, or made before, is made good by the next).
@@ -126,11 +126,12 @@ pub fn publish(
     let new_commit = team.publish_commit(name, &commit, &refs, &files)?;
     // What this publish added to the word and trigram indexes waits in their pending lists,
     // which every search reads through: merged now (cheap for a few blobs; fifty small
-    // publishes left unmerged made each team search 20 ms slower). A publish that added much
-    // (a first one) also brings the planner's statistics up to date, which costs seconds on
-    // a large index and is otherwise left to the server's autovacuum.
-    if !missing.is_empty() {
-        team.settle(missing.len() >= SETTLE_AFTER);
+    // publishes left unmerged made each team search 20 ms slower). The planner learns of the
+    // new commit (cheap); a publish that added much (a first one) also brings every table's
+    // statistics up to date, which costs seconds on a large index and is otherwise left to
+    // the server's autovacuum.
+    if new_commit {
+        team.settle(missing.len(), missing.len() >= SETTLE_AFTER);
     }
     let prebuilt = offer(&mut team);
     Ok(done(missing.len(), new_commit, prebuilt))
@@ -276,20 +277,4 @@ fn refs(repo: &Repo, rev: &str) -> Result<Refs, GitError> {
 fn has_nul(c: &crate::source::chunk::Chunk) -> bool {
     let fields = [Some(c.content.as_str()), Some(&c.name), Some(&c.signature), c.parent.as_deref(), c.doc.as_deref()];
     fields.into_iter().flatten().any(|f| f.contains('\0'))
-}
-
-/// The files of `commit` as (path, blob id): regular files only (no links, no submodules).
-fn tree(repo: &Repo, commit: &str) -> Result<Vec<(String, String)>, GitError> {
-    let out = repo.git.run(&["ls-tree", "-r", "-z", "--full-tree", commit])?;
-    let mut files = Vec::new();
-    for entry in split_z(&out) {
-        // `<mode> <type> <id>\t<path>`
-        let Some((meta, path)) = entry.split_once('\t') else { continue };
-        let mut parts = meta.split(' ');
-        let (Some(mode), Some(kind), Some(id)) = (parts.next(), parts.next(), parts.next()) else { continue };
-        if kind == "blob" && (mode == "100644" || mode == "100755") {
-            files.push((path.to_owned(), id.to_owned()));
-        }
-    }
-    Ok(files)
 }

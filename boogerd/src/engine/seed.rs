@@ -5,12 +5,12 @@
 //! untracked files, unpublished commits). Nothing is parsed or embedded twice; the Merkle root
 //! is the one a from-scratch index would have.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 
 use super::index::{sort_out, walk, with_generated};
 use crate::domain::git::GitError;
-use crate::domain::git::repo::{Repo, split_z};
+use crate::domain::git::repo::Repo;
 use crate::source::lang::Lang;
 use crate::store::team::{TeamError, TeamStore};
 use crate::store::{FileWrite, Store, StoreError};
@@ -36,8 +36,8 @@ pub fn seed(root: &Path, head: &str, store: &Store, url: &str) -> Result<usize, 
     if !team.has_commit(head)? {
         return Ok(0);
     }
-    let staged = staged_blobs(&repo)?;
-    let changed = changed_in_working_tree(&repo)?;
+    let staged = repo.staged_files()?;
+    let changed = repo.unstaged_changes()?;
     let mut tree = walk::walk(root);
     sort_out(root, &mut tree, &[], with_generated(store)?);
     let wanted: Vec<(&walk::Walked, &String)> = tree
@@ -90,25 +90,4 @@ fn same_language(path: &str, blob: &crate::store::team::StoredBlob) -> bool {
 /// The commit checked out at `root`, if it is a repository with one.
 pub fn head(root: &Path) -> Option<String> {
     Repo::open(root).ok()?.commit_of("HEAD").ok()
-}
-
-/// The index's blob of every staged path (stage 0: not in a merge conflict).
-fn staged_blobs(repo: &Repo) -> Result<HashMap<String, String>, GitError> {
-    let out = repo.git.run(&["ls-files", "-s", "-z"])?;
-    Ok(split_z(&out)
-        .filter_map(|e| {
-            // `<mode> <id> <stage>\t<path>`
-            let (meta, path) = e.split_once('\t')?;
-            let mut parts = meta.split(' ');
-            let (mode, id, stage) = (parts.next()?, parts.next()?, parts.next()?);
-            (stage == "0" && (mode == "100644" || mode == "100755")).then(|| (path.to_owned(), id.to_owned()))
-        })
-        .collect())
-}
-
-/// Paths whose working-tree file differs from the index (their staged blob is not what is
-/// on disk).
-fn changed_in_working_tree(repo: &Repo) -> Result<HashSet<String>, GitError> {
-    let out = repo.git.run(&["diff", "--name-only", "-z", "--no-renames"])?;
-    Ok(split_z(&out).collect())
 }

@@ -86,15 +86,25 @@ fn is_virtual(entries: &[SchemaEntry], name: &str) -> bool {
 }
 
 /// Makes a checked file this machine's: a content generation counted from now (as a new
-/// index's), and the publisher's own choices (the `meta` keys `choices`) dropped.
-pub fn adopt_received(file: &Path, choices: &[&str]) -> std::result::Result<(), Refused> {
-    let c = Connection::open_with_flags(file, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
+/// index's), the publisher's own choices (the `meta` keys `choices`) dropped, and the files
+/// `here` as (path, size, time) on disk: the caller knows them to hold what the file says
+/// they hold, so a run finds them unchanged without reading them.
+pub fn adopt_received(file: &Path, choices: &[&str], here: &[(String, u64, i64)]) -> std::result::Result<(), Refused> {
+    let mut c = Connection::open_with_flags(file, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
     defend(&c)?;
+    let tx = c.transaction()?;
     let generation = super::first_generation().to_string();
-    c.execute("UPDATE meta SET value = ?1 WHERE key = 'generation'", [&generation])?;
+    tx.execute("UPDATE meta SET value = ?1 WHERE key = 'generation'", [&generation])?;
     for key in choices {
-        c.execute("DELETE FROM meta WHERE key = ?1", [key])?;
+        tx.execute("DELETE FROM meta WHERE key = ?1", [key])?;
     }
+    {
+        let mut stamp = tx.prepare("UPDATE files SET size_bytes = ?2, mtime_ns = ?3 WHERE path = ?1")?;
+        for (path, size, mtime_ns) in here {
+            stamp.execute(rusqlite::params![path, *size as i64, mtime_ns])?;
+        }
+    }
+    tx.commit()?;
     Ok(())
 }
 
@@ -152,7 +162,7 @@ mod tests {
         let (_dir, copy) = copied();
         check_received(&copy).unwrap();
         assert_eq!(files_of(&copy).unwrap(), vec![("a.py".to_owned(), "def a():\n    return 1\n".to_owned())]);
-        adopt_received(&copy, &["with_generated"]).unwrap();
+        adopt_received(&copy, &["with_generated"], &[("a.py".to_owned(), 22, 7)]).unwrap();
         check_received(&copy).unwrap();
     }
 

@@ -1,6 +1,7 @@
 //! What booger needs to know about a repository before diffing: where it is, what HEAD is,
 //! which branch a change is measured against, and whether git is in the middle of something.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use super::GitError;
@@ -227,6 +228,44 @@ pub fn short(id: &str) -> &str {
 }
 
 /// The NUL-separated fields of `-z` output.
+/// The regular files (no links, no submodules) of `ls-tree -r -z` (`<mode> <type> <id>\t<path>`)
+/// or, `staged`, of `ls-files -s -z` (`<mode> <id> <stage>\t<path>`, stage 0 only: not in a
+/// merge conflict), as (path, blob id).
+fn regular_files(out: &[u8], staged: bool) -> Vec<(String, String)> {
+    split_z(out)
+        .filter_map(|entry| {
+            let (meta, path) = entry.split_once('\t')?;
+            let parts: Vec<&str> = meta.split(' ').collect();
+            let (mode, id, fits) = match (staged, parts.as_slice()) {
+                (false, [mode, kind, id]) => (*mode, *id, *kind == "blob"),
+                (true, [mode, id, stage]) => (*mode, *id, *stage == "0"),
+                _ => return None,
+            };
+            (fits && (mode == "100644" || mode == "100755")).then(|| (path.to_owned(), id.to_owned()))
+        })
+        .collect()
+}
+
+impl Repo {
+    /// The files of `commit` as (path, blob id): regular files only.
+    pub fn files_at(&self, commit: &str) -> Result<Vec<(String, String)>, GitError> {
+        let out = self.git.run(&["ls-tree", "-r", "-z", "--full-tree", commit])?;
+        Ok(regular_files(&out, false))
+    }
+
+    /// The blob staged for each path (stage 0: not in a merge conflict): regular files only.
+    pub fn staged_files(&self) -> Result<HashMap<String, String>, GitError> {
+        let out = self.git.run(&["ls-files", "-s", "-z"])?;
+        Ok(regular_files(&out, true).into_iter().collect())
+    }
+
+    /// Paths whose working-tree file differs from what is staged.
+    pub fn unstaged_changes(&self) -> Result<HashSet<String>, GitError> {
+        let out = self.git.run(&["diff", "--name-only", "-z", "--no-renames"])?;
+        Ok(split_z(&out).collect())
+    }
+}
+
 pub fn split_z(out: &[u8]) -> impl Iterator<Item = String> + '_ {
     out.split(|&b| b == 0).filter(|s| !s.is_empty()).map(|s| String::from_utf8_lossy(s).into_owned())
 }

@@ -315,19 +315,26 @@ impl TeamStore {
         Ok(true)
     }
 
-    /// After a publish: merges the entries it left in the GIN indexes' pending lists into the
-    /// indexes themselves, so searches do not read them one by one, and with `analyze`
-    /// refreshes the planner's statistics (without them, a search over a fresh tree read
-    /// every chunk of it instead of using the word index: 1.1 s instead of 0.16). Best effort:
-    /// a server that does not allow it (the tables belong to another role) does both on its
-    /// own schedule (autovacuum).
-    pub fn settle(&mut self, analyze: bool) {
-        let mut sql = "SELECT gin_clean_pending_list('blobs_grams'), gin_clean_pending_list('chunks_words'),
-                              gin_clean_pending_list('chunks_names');"
-            .to_owned();
-        if analyze {
-            sql.push_str("ANALYZE blobs, chunks, commit_files, commits, repos");
+    /// After a publish that sent `blobs`: merges the entries it left in the GIN indexes'
+    /// pending lists into the indexes themselves, so searches do not read them one by one;
+    /// refreshes the planner's statistics of the commits and repositories (small, and what
+    /// every search starts from) and, with `analyze`, of every table (without them, a search
+    /// over a fresh tree read every chunk of it instead of using the word index: 1.1 s
+    /// instead of 0.16). Best effort: a server that does not allow it (the tables belong to
+    /// another role) does both on its own schedule (autovacuum).
+    pub fn settle(&mut self, blobs: usize, analyze: bool) {
+        let mut sql = String::new();
+        if blobs > 0 {
+            sql.push_str(
+                "SELECT gin_clean_pending_list('blobs_grams'), gin_clean_pending_list('chunks_words'),
+                        gin_clean_pending_list('chunks_names');",
+            );
         }
+        sql.push_str(if analyze {
+            "ANALYZE blobs, chunks, commit_files, commits, repos"
+        } else {
+            "ANALYZE commits, repos"
+        });
         if let Err(e) = self.client.batch_execute(&sql) {
             tracing::debug!(error = %said(&e), "team index: left to autovacuum");
         }
