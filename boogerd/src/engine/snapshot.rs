@@ -39,6 +39,8 @@ pub enum SnapshotError {
     Refused(#[from] Refused),
     #[error("the prebuilt index is not as stored: {0}")]
     Mismatch(String),
+    #[error("the prebuilt index ({bytes} bytes) would take more than half the free disk ({free} bytes)")]
+    NoRoom { bytes: u64, free: u64 },
 }
 
 /// What offering the project's index with a published commit did.
@@ -224,10 +226,7 @@ fn usable(stored: Vec<SnapshotInfo>) -> Vec<SnapshotInfo> {
 fn nearest<'a>(repo: &Repo, stored: &'a [SnapshotInfo], target: &str) -> Option<(&'a SnapshotInfo, usize)> {
     stored
         .iter()
-        .filter_map(|s| {
-            let out = repo.git.run(&["diff", "--name-only", "-z", "--no-renames", &s.sha, target]).ok()?;
-            Some((s, crate::domain::git::repo::split_z(&out).count()))
-        })
+        .filter_map(|s| Some((s, repo.files_changed_between(&s.sha, target).ok()?)))
         .min_by_key(|(_, changed)| *changed)
 }
 
@@ -246,45 +245,37 @@ pub fn restore(
     let repo = Repo::open(root)?;
     let mut known = vec![head.to_owned()];
     if let Ok(Some((_, base))) = repo.default_base()
-        && let Ok(bytes) = repo.git.run(&["merge-base", head, &base])
+        && let Ok(Some(merge_base)) = repo.merge_base(head, &base)
     {
-        known.push(String::from_utf8_lossy(&bytes).trim().to_owned());
+        known.push(merge_base);
     }
     let mut team = TeamStore::connect(url)?;
     let stored = usable(team.snapshots_near(&known, None)?);
-    let chosen = match stored.iter().find(|s| s.sha == head) {
-        Some(own) => Some(own),
-        None => nearest(&repo, &stored, head).map(|(s, _)| s),
-    };
-    if let Some(info) = chosen {
-        let started = std::time::Instant::now();
-        let sha = &info.sha;
-        let dir = into.parent().unwrap_or(Path::new("."));
-        let free = crate::base::storage::free_bytes(dir).unwrap_or(u64::MAX);
-        if info.bytes as u64 > free / 2 {
-            return Err(SnapshotError::Mismatch(format!(
-                "{} bytes would take more than half the free space ({free} bytes)",
-                info.bytes
-            )));
-        }
-        crate::base::storage::create_private_file(into)?;
-        let file = std::fs::OpenOptions::new().write(true).truncate(true).open(into)?;
-        let (written, hash) = receive(&mut team, info, file)?;
-        if hash != info.hash || written != info.bytes as u64 {
-            return Err(SnapshotError::Mismatch(format!("{written} bytes of {}, hash {hash}", info.bytes)));
-        }
-        let fetched = started.elapsed();
-        check_received(into)?;
-        adopt_received(into, choices, &unchanged_here(&repo, root, sha)?)?;
-        tracing::info!(
-            bytes = info.bytes,
-            fetch_ms = fetched.as_millis() as u64,
-            check_ms = (started.elapsed() - fetched).as_millis() as u64,
-            "prebuilt index received"
-        );
-        return Ok(Some(sha.clone()));
+    let chosen = stored.iter().find(|s| s.sha == head).or_else(|| nearest(&repo, &stored, head).map(|(s, _)| s));
+    let Some(info) = chosen else { return Ok(None) };
+    let started = std::time::Instant::now();
+    let sha = &info.sha;
+    let dir = into.parent().unwrap_or(Path::new("."));
+    let free = crate::base::storage::free_bytes(dir).unwrap_or(u64::MAX);
+    if info.bytes as u64 > free / 2 {
+        return Err(SnapshotError::NoRoom { bytes: info.bytes as u64, free });
     }
-    Ok(None)
+    crate::base::storage::create_private_file(into)?;
+    let file = std::fs::OpenOptions::new().write(true).truncate(true).open(into)?;
+    let (written, hash) = receive(&mut team, info, file)?;
+    if hash != info.hash || written != info.bytes as u64 {
+        return Err(SnapshotError::Mismatch(format!("{written} bytes of {}, hash {hash}", info.bytes)));
+    }
+    let fetched = started.elapsed();
+    check_received(into)?;
+    adopt_received(into, choices, &unchanged_here(&repo, root, sha)?)?;
+    tracing::info!(
+        bytes = info.bytes,
+        fetch_ms = fetched.as_millis() as u64,
+        check_ms = (started.elapsed() - fetched).as_millis() as u64,
+        "prebuilt index received"
+    );
+    Ok(Some(sha.clone()))
 }
 
 /// Reads the prebuilt index `info` from the team index into `file`, unpacked on a thread of

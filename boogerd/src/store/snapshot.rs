@@ -174,13 +174,29 @@ mod tests {
         (dir, copy)
     }
 
+    /// A copy is taken, and adopting it gives it a generation of its own, drops the
+    /// publisher's choices and stamps the files said to be on disk as they are.
     #[test]
-    fn a_copy_of_a_real_index_is_taken_and_holds_its_files() {
+    fn a_copy_of_a_real_index_is_taken_and_made_this_machines() {
         let (_dir, copy) = copied();
         check_received(&copy).unwrap();
         assert_eq!(files_of(&copy).unwrap(), vec![("a.py".to_owned(), "def a():\n    return 1\n".to_owned())]);
+        let meta = |key: &str| -> Option<String> {
+            let c = Connection::open(&copy).unwrap();
+            c.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0)).ok()
+        };
+        Connection::open(&copy).unwrap().execute("INSERT INTO meta VALUES ('with_generated', 'true')", []).unwrap();
+        let before = meta("generation");
+        std::thread::sleep(std::time::Duration::from_millis(2));
         adopt_received(&copy, &["with_generated"], &[("a.py".to_owned(), 22, 7)]).unwrap();
         check_received(&copy).unwrap();
+        assert_ne!(meta("generation"), before);
+        assert_eq!(meta("with_generated"), None);
+        let stamped: (i64, i64) = Connection::open(&copy)
+            .unwrap()
+            .query_row("SELECT size_bytes, mtime_ns FROM files WHERE path = 'a.py'", [], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap();
+        assert_eq!(stamped, (22, 7));
     }
 
     /// Whatever a hostile copy adds to its schema (a view, a trigger, an index, a table) it

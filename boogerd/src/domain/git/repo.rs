@@ -204,6 +204,30 @@ impl Repo {
         let out = self.git.run(&["for-each-ref", "--count=20", "--format=%(refname:short)", "refs/heads"])?;
         Ok(String::from_utf8_lossy(&out).lines().map(str::to_owned).collect())
     }
+
+    /// The files of `commit` as (path, blob id): regular files only.
+    pub fn files_at(&self, commit: &str) -> Result<Vec<(String, String)>, GitError> {
+        let out = self.git.run(&["ls-tree", "-r", "-z", "--full-tree", commit])?;
+        Ok(regular_files(&out, false))
+    }
+
+    /// The blob staged for each path (stage 0: not in a merge conflict): regular files only.
+    pub fn staged_files(&self) -> Result<HashMap<String, String>, GitError> {
+        let out = self.git.run(&["ls-files", "-s", "-z"])?;
+        Ok(regular_files(&out, true).into_iter().collect())
+    }
+
+    /// Paths whose working-tree file differs from what is staged.
+    pub fn unstaged_changes(&self) -> Result<HashSet<String>, GitError> {
+        let out = self.git.run(&["diff", "--no-ext-diff", "--name-only", "-z", "--no-renames"])?;
+        Ok(split_z(&out).collect())
+    }
+
+    /// How many files differ between commits `a` and `b`.
+    pub fn files_changed_between(&self, a: &str, b: &str) -> Result<usize, GitError> {
+        let out = self.git.run(&["diff", "--no-ext-diff", "--name-only", "-z", "--no-renames", a, b])?;
+        Ok(split_z(&out).count())
+    }
 }
 
 /// A revision given by a caller: never something git would read as an option.
@@ -228,6 +252,10 @@ pub fn short(id: &str) -> &str {
 }
 
 /// The NUL-separated fields of `-z` output.
+pub fn split_z(out: &[u8]) -> impl Iterator<Item = String> + '_ {
+    out.split(|&b| b == 0).filter(|s| !s.is_empty()).map(|s| String::from_utf8_lossy(s).into_owned())
+}
+
 /// The regular files (no links, no submodules) of `ls-tree -r -z` (`<mode> <type> <id>\t<path>`)
 /// or, `staged`, of `ls-files -s -z` (`<mode> <id> <stage>\t<path>`, stage 0 only: not in a
 /// merge conflict), as (path, blob id).
@@ -244,28 +272,4 @@ fn regular_files(out: &[u8], staged: bool) -> Vec<(String, String)> {
             (fits && (mode == "100644" || mode == "100755")).then(|| (path.to_owned(), id.to_owned()))
         })
         .collect()
-}
-
-impl Repo {
-    /// The files of `commit` as (path, blob id): regular files only.
-    pub fn files_at(&self, commit: &str) -> Result<Vec<(String, String)>, GitError> {
-        let out = self.git.run(&["ls-tree", "-r", "-z", "--full-tree", commit])?;
-        Ok(regular_files(&out, false))
-    }
-
-    /// The blob staged for each path (stage 0: not in a merge conflict): regular files only.
-    pub fn staged_files(&self) -> Result<HashMap<String, String>, GitError> {
-        let out = self.git.run(&["ls-files", "-s", "-z"])?;
-        Ok(regular_files(&out, true).into_iter().collect())
-    }
-
-    /// Paths whose working-tree file differs from what is staged.
-    pub fn unstaged_changes(&self) -> Result<HashSet<String>, GitError> {
-        let out = self.git.run(&["diff", "--name-only", "-z", "--no-renames"])?;
-        Ok(split_z(&out).collect())
-    }
-}
-
-pub fn split_z(out: &[u8]) -> impl Iterator<Item = String> + '_ {
-    out.split(|&b| b == 0).filter(|s| !s.is_empty()).map(|s| String::from_utf8_lossy(s).into_owned())
 }
