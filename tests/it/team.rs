@@ -283,6 +283,10 @@ fn team_search_and_grep_read_published_repositories_at_their_heads() {
     git(&alpha, &["checkout", "-qb", "main"]);
     write(&alpha, "src/ledger.py", "def reconcile_ledger(entries):\n    # TODO: rounding\n    return sum(entries)\n");
     write(&alpha, "docs/guide.md", "# Guide\n\nReconcile the ledger monthly.\n");
+    // Enough files that main's next commit is kept as what it changes from this one.
+    for i in 0..30 {
+        write(&alpha, &format!("src/part_{i}.py"), format!("def part_{i}(value):\n    return value\n"));
+    }
     commit_all(&alpha, "ledger");
     let beta = env.git_project("beta");
     write(&beta, "lib/parser.c", "int parse_header(const char *h) {\n    /* TODO: header */\n    return 0;\n}\n");
@@ -299,9 +303,17 @@ fn team_search_and_grep_read_published_repositories_at_their_heads() {
     assert!(publish(&env, &alpha, &[]).0);
     git(&alpha, &["checkout", "-q", "main"]);
     write(&alpha, "src/settle.py", "def settle_accounts(ledger):\n    # TODO: currencies\n    return ledger\n");
+    write(&alpha, "src/part_3.py", "def part_three(value):\n    # TODO: rename\n    return value\n");
+    std::fs::remove_file(alpha.join("src/part_7.py")).unwrap();
     commit_all(&alpha, "settle");
     assert!(publish(&env, &alpha, &[]).0);
-    let head = git(&alpha, &["rev-parse", "HEAD"]).trim()[..12].to_owned();
+    // Its list is the three files it changed, kept against the first commit's.
+    let head = git(&alpha, &["rev-parse", "HEAD"]).trim().to_owned();
+    let rows = format!(
+        "SELECT count(*) FROM commit_files f JOIN commits c USING (repo_id, sha) WHERE c.sha = '{head}' AND c.base IS NOT NULL"
+    );
+    assert_eq!(pg.sql(&rows), "3", "the head's list is kept as what it changed");
+    let head = head[..12].to_owned();
     // team-status: each repository at its head, with its commits.
     let out = env.run(&["team", "status", "--json"]);
     assert!(out.status.success(), "{}", describe(&out));
@@ -309,8 +321,8 @@ fn team_search_and_grep_read_published_repositories_at_their_heads() {
     let repos = status["repositories"].as_array().cloned().unwrap_or_default();
     let alpha_row = repos.iter().find(|r| r["name"] == "alpha").expect("alpha listed");
     assert!(alpha_row["head"].as_str().unwrap().starts_with(&head), "{status}");
-    assert_eq!((alpha_row["commits"].clone(), alpha_row["files"].clone()), (3.into(), 3.into()), "{status}");
-    assert_eq!(status["schema"], 5, "{status}");
+    assert_eq!((alpha_row["commits"].clone(), alpha_row["files"].clone()), (3.into(), 32.into()), "{status}");
+    assert_eq!(status["schema"], 6, "{status}");
     assert!(!out.stdout.windows(6).any(|w| w == b"booger@"), "no user in the server's name");
 
     // Another machine: its own project, and a clone of beta with work of its own.
@@ -336,6 +348,10 @@ fn team_search_and_grep_read_published_repositories_at_their_heads() {
     assert!(found.contains("mine:mine.py"), "the local project too: {found}");
     assert!(files("settle_accounts").contains(&format!("alpha@{head}:src/settle.py")));
     assert!(!files("feature_only_marker").contains("feature.py"), "a branch that is not the head");
+    // A file the head changed, one it has from its base, one it no longer has.
+    assert!(files("part_three").contains(&format!("alpha@{head}:src/part_3.py")));
+    assert!(files("part_5").contains(&format!("alpha@{head}:src/part_5.py")));
+    assert!(!files("part_7").contains("src/part_7.py"));
     let beta_hits = files("parse_header only_in_working_tree");
     assert!(beta_hits.contains("beta:lib/extra.c") && beta_hits.contains("beta:lib/parser.c"), "{beta_hits}");
     assert!(!beta_hits.contains("beta@"), "beta is registered here: its own index answers: {beta_hits}");

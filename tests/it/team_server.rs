@@ -44,6 +44,10 @@ impl Fixture {
                 &format!("tests/test_{word}.py"),
                 format!("def test_{word}_swims():\n    assert {word}_swim(2, 1) == 2\n"),
             );
+            // Enough files that the second commit is kept as what it changed.
+            for i in 0..8 {
+                write(&repo, &format!("src/{word}_part_{i}.py"), format!("def part_{i}():\n    return {i}\n"));
+            }
             commit_all(&repo, "first");
             assert!(env.run(&["projects", "add", repo.to_str().unwrap()]).status.success());
             let out = env.run_in(Some(&repo), &["publish"]);

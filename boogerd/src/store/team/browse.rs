@@ -4,7 +4,7 @@
 
 use postgres::types::ToSql;
 
-use super::search::{HEADS, TeamFilters, hit};
+use super::search::{HEADS, TeamFilters, file_of, hit};
 use super::{Result, TeamHit, TeamStore};
 
 /// Kinds that are not definitions: what `symbols` leaves out.
@@ -61,12 +61,13 @@ impl TeamStore {
             );
         }
         let filters = f.sql(&mut params);
+        let head_file = file_of("f", "h.repo_id", "h.sha", "h.base");
         let sql = format!(
             "{HEADS}
              SELECT h.name, h.sha, f.path, b.language, ch.kind, ch.name, ch.signature, ch.parent, ch.start_line,
                     ch.end_line, ch.start_byte, ch.end_byte, ''::text
              FROM heads h
-             JOIN commit_files f ON f.repo_id = h.repo_id AND f.sha = h.sha
+             JOIN commit_files f ON {head_file}
              JOIN chunks ch ON ch.blob_id = f.blob_id
              JOIN blobs b ON b.blob_id = f.blob_id
              WHERE ch.name <> '' AND ch.kind <> ALL ({NOT_DEFINITIONS}) {named} {filters}
@@ -85,6 +86,7 @@ impl TeamStore {
         let mut params = f.heads_params(&reader);
         params.extend([&limit as &(dyn ToSql + Sync), &depth]);
         let filters = f.sql(&mut params);
+        let head_file = file_of("f", "h.repo_id", "h.sha", "h.base");
         let sql = format!(
             "{HEADS}
              SELECT h.name, h.sha, f.path, b.language, coalesce(b.size_bytes, 0),
@@ -94,7 +96,7 @@ impl TeamStore {
                               AND ch.kind <> ALL ({NOT_DEFINITIONS})
                         ORDER BY ch.ord LIMIT 12) ELSE '{{}}'::text[] END
              FROM heads h
-             JOIN commit_files f ON f.repo_id = h.repo_id AND f.sha = h.sha
+             JOIN commit_files f ON {head_file}
              LEFT JOIN blobs b ON b.blob_id = f.blob_id
              WHERE true {filters}
              ORDER BY h.name, f.path
@@ -131,12 +133,14 @@ impl TeamStore {
         let reader = f.reader.token();
         let mut params = f.heads_params(&reader);
         params.extend([&base as &(dyn ToSql + Sync), &limit]);
+        let (head_file, base_file) =
+            (file_of("f", "h.repo_id", "h.sha", "h.base"), file_of("f", "h.repo_id", "e.sha", "e.base"));
         let sql = format!(
             "{HEADS},
-             later AS (SELECT f.path, f.blob_id FROM heads h
-                       JOIN commit_files f ON f.repo_id = h.repo_id AND f.sha = h.sha),
+             later AS (SELECT f.path, f.blob_id FROM heads h JOIN commit_files f ON {head_file}),
              earlier AS (SELECT f.path, f.blob_id FROM heads h
-                         JOIN commit_files f ON f.repo_id = h.repo_id AND f.sha = $5::text),
+                         JOIN commits e ON e.repo_id = h.repo_id AND e.sha = $5::text
+                         JOIN commit_files f ON {base_file}),
              d AS (SELECT coalesce(l.path, e.path) AS path, e.blob_id AS old, l.blob_id AS new
                    FROM later l FULL JOIN earlier e ON e.path = l.path
                    WHERE e.blob_id IS DISTINCT FROM l.blob_id)

@@ -18,7 +18,8 @@ pub use connect::{server_of, trust_ca};
 pub use search::{Matched, TeamFilters, TeamHit, TeamLine, TeamRepo};
 pub use snapshot::{SnapshotInfo, Upload};
 
-use std::collections::HashSet;
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 
 use postgres::Client;
 
@@ -100,6 +101,64 @@ pub struct Blob<'a> {
     pub words: &'a [String],
     /// Each chunk's name's words, the same way.
     pub names: &'a [String],
+}
+
+/// A commit's list is kept against a base when it names at most one file in this many: a
+/// longer list of differences costs every read of the commit more than it saves.
+const DELTA_SHARE: usize = 8;
+
+/// A path of a commit's list, and its blob (none: a path its base has and it does not).
+type FileRow<'a> = (Cow<'a, str>, Option<&'a str>);
+
+/// The rows that record `files` as the commit `sha`'s list, and the base they are kept
+/// against: of the latest whole lists of the repository (published from `branches`, its own
+/// and the default, or from anywhere), the one it differs from least, when that is at most
+/// one file in [`DELTA_SHARE`]; else every file, with no base.
+fn file_rows<'a>(
+    tx: &mut postgres::Transaction<'_>,
+    repo_id: i64,
+    sha: &str,
+    branches: [Option<&str>; 2],
+    files: &'a [(String, String)],
+) -> Result<(Option<String>, Vec<FileRow<'a>>)> {
+    let most = files.len() / DELTA_SHARE;
+    let candidates: Vec<String> = if most == 0 {
+        Vec::new()
+    } else {
+        tx.query(
+            "(SELECT sha FROM commits WHERE repo_id = $1 AND base IS NULL AND sha <> $2 AND branch = $3
+              ORDER BY published_at DESC LIMIT 1)
+             UNION (SELECT sha FROM commits WHERE repo_id = $1 AND base IS NULL AND sha <> $2 AND branch = $4
+              ORDER BY published_at DESC LIMIT 1)
+             UNION (SELECT sha FROM commits WHERE repo_id = $1 AND base IS NULL AND sha <> $2
+              ORDER BY published_at DESC LIMIT 1)",
+            &[&repo_id, &sha, &branches[0], &branches[1]],
+        )?
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+    };
+    let mine: HashMap<&str, &str> = files.iter().map(|(p, b)| (p.as_str(), b.as_str())).collect();
+    let mut best: Option<(String, Vec<FileRow<'a>>)> = None;
+    for candidate in candidates {
+        let rows = tx
+            .query("SELECT path, blob_id FROM commit_files WHERE repo_id = $1 AND sha = $2", &[&repo_id, &candidate])?;
+        let theirs: HashMap<&str, &str> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+        let changed = files.iter().filter(|(p, b)| theirs.get(p.as_str()) != Some(&b.as_str()));
+        let gone = theirs.keys().filter(|p| !mine.contains_key(*p));
+        let delta: Vec<FileRow<'a>> = changed
+            .map(|(p, b)| (Cow::Borrowed(p.as_str()), Some(b.as_str())))
+            .chain(gone.map(|p| (Cow::Owned((*p).to_owned()), None)))
+            .take(most + 1)
+            .collect();
+        if delta.len() <= most && best.as_ref().is_none_or(|(_, d)| delta.len() < d.len()) {
+            best = Some((candidate, delta));
+        }
+    }
+    Ok(match best {
+        Some((base, delta)) => (Some(base), delta),
+        None => (None, files.iter().map(|(p, b)| (Cow::Borrowed(p.as_str()), Some(b.as_str()))).collect()),
+    })
 }
 
 /// Chunks as columns, for one statement of arrays.
@@ -238,7 +297,7 @@ impl TeamStore {
         let generated: Vec<bool> = blobs.iter().map(|b| b.generated_header).collect();
         let grams: Vec<String> =
             blobs.iter().map(|b| grams::blob_tokens(b.chunks.iter().map(grams::chunk_text))).collect();
-        let stored: std::collections::HashSet<String> = tx
+        let stored: HashSet<String> = tx
             .query(
                 "INSERT INTO blobs (blob_id, content_hash, language, size_bytes, problem, grams, generated_header)
                  SELECT b, h, l, s, p, g::tsvector, gh
@@ -286,26 +345,32 @@ impl TeamStore {
     }
 
     /// Records `sha` of `repo` with its files (path, blob id), all in one transaction: a
-    /// commit appears whole or not at all. False if it was published already.
+    /// commit appears whole or not at all. Its list is kept as what differs from a base when
+    /// that is small (see [`file_rows`]). False if it was published already.
     pub fn publish_commit(&mut self, repo: &str, sha: &str, refs: &Refs, files: &[(String, String)]) -> Result<bool> {
         let mut tx = self.client.transaction()?;
-        let repo_id: i64 = tx
-            .query_one(
-                "INSERT INTO repos (name, default_branch) VALUES ($1, $2)
-                 ON CONFLICT (name) DO UPDATE SET default_branch = coalesce(EXCLUDED.default_branch, repos.default_branch)
-                 RETURNING id",
-                &[&repo, &refs.default_branch],
-            )?
-            .get(0);
+        let row = tx.query_one(
+            "INSERT INTO repos (name, default_branch) VALUES ($1, $2)
+             ON CONFLICT (name) DO UPDATE SET default_branch = coalesce(EXCLUDED.default_branch, repos.default_branch)
+             RETURNING id, default_branch",
+            &[&repo, &refs.default_branch],
+        )?;
+        let (repo_id, default_branch): (i64, Option<String>) = (row.get(0), row.get(1));
+        if tx.query_opt("SELECT 1 FROM commits WHERE repo_id = $1 AND sha = $2", &[&repo_id, &sha])?.is_some() {
+            return Ok(false);
+        }
+        let branches = [refs.branch.as_deref(), default_branch.as_deref()];
+        let (base, rows) = file_rows(&mut tx, repo_id, sha, branches, files)?;
         let count = files.len() as i32;
         let fresh = tx.execute(
-            "INSERT INTO commits (repo_id, sha, files, branch) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
-            &[&repo_id, &sha, &count, &refs.branch],
+            "INSERT INTO commits (repo_id, sha, files, branch, base) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+            &[&repo_id, &sha, &count, &refs.branch, &base],
         )?;
         if fresh == 0 {
-            return Ok(false); // published already, or by a racing publisher
+            return Ok(false); // a racing publisher's
         }
-        let (paths, blobs): (Vec<&str>, Vec<&str>) = files.iter().map(|(p, b)| (p.as_str(), b.as_str())).unzip();
+        let paths: Vec<&str> = rows.iter().map(|(p, _)| p.as_ref()).collect();
+        let blobs: Vec<Option<&str>> = rows.iter().map(|(_, b)| *b).collect();
         tx.execute(
             "INSERT INTO commit_files (repo_id, sha, path, blob_id)
              SELECT $1, $2, path, blob_id FROM unnest($3::text[], $4::text[]) AS f(path, blob_id)",
@@ -364,8 +429,7 @@ impl TeamStore {
                 chunks: Vec::new(),
             })
             .collect();
-        let index: std::collections::HashMap<String, usize> =
-            out.iter().enumerate().map(|(i, b)| (b.id.clone(), i)).collect();
+        let index: HashMap<String, usize> = out.iter().enumerate().map(|(i, b)| (b.id.clone(), i)).collect();
         let rows = self.client.query(
             "SELECT blob_id, doc, kind, name, signature, parent, start_line, end_line, start_byte, end_byte, content
              FROM chunks WHERE blob_id = ANY($1) ORDER BY blob_id, ord",

@@ -135,6 +135,12 @@ const MIGRATIONS: &[&str] = &[
      -- with searches right after a publish) does nothing for it. Deletions still bring one.
      ALTER TABLE snapshot_parts SET (autovacuum_vacuum_insert_threshold = -1,
                                      toast.autovacuum_vacuum_insert_threshold = -1);",
+    // 6: a commit's file list as what differs from a base: a commit of the same repository
+    // whose list is whole. Its own rows are the paths it adds or changes, and the paths it
+    // no longer has, with no blob; every other path is the base's. A branch or the next
+    // commit adds a row per file it changed, not one per path of the tree.
+    "ALTER TABLE commits ADD COLUMN base text;
+     ALTER TABLE commit_files ALTER COLUMN blob_id DROP NOT NULL;",
 ];
 
 /// Brings the server's schema up to [`MIGRATIONS`], or refuses a newer one.

@@ -16,7 +16,7 @@ use crate::source::chunk::Chunk;
 /// locally); with `$4`, only that repository; with a commit in `$2` (a commit id, or a prefix
 /// of one, or a branch published from), only that commit.
 pub(super) const HEADS: &str = "WITH heads AS (
-        SELECT DISTINCT ON (c.repo_id) c.repo_id, c.sha, r.name
+        SELECT DISTINCT ON (c.repo_id) c.repo_id, c.sha, c.base, r.name
         FROM commits c JOIN repos r ON r.id = c.repo_id
         WHERE NOT (r.name = ANY($1::text[]))
           AND ($2::text IS NULL OR starts_with(c.sha, $2::text) OR c.branch = $2::text)
@@ -26,6 +26,18 @@ pub(super) const HEADS: &str = "WITH heads AS (
           AND ($4::text IS NULL OR r.name = $4::text)
         ORDER BY c.repo_id, (c.branch IS NOT DISTINCT FROM r.default_branch) DESC, c.published_at DESC
     )";
+
+/// The condition that `f` (a `commit_files` row) is a file of the commit `sha` of `repo`
+/// whose list is kept against `base` (schema version 6): its own row, unless that says the
+/// path is gone, or its base's for a path its own rows do not name. (`sha = ANY` of both
+/// reads both lists by the primary key; with no base, the `OR` stops at its first test.)
+pub(super) fn file_of(f: &str, repo: &str, sha: &str, base: &str) -> String {
+    format!(
+        "{f}.repo_id = {repo} AND {f}.sha = ANY (ARRAY[{sha}, {base}]) AND {f}.blob_id IS NOT NULL
+         AND ({f}.sha = {sha} OR NOT EXISTS (SELECT 1 FROM commit_files o
+                                             WHERE o.repo_id = {repo} AND o.sha = {sha} AND o.path = {f}.path))"
+    )
+}
 
 /// The columns a hit or a grep row reads, after the repository, commit and path.
 const CHUNK_COLUMNS: &str = "b.language, ch.kind, ch.name, ch.signature, ch.parent, ch.start_line, ch.end_line, \
@@ -198,13 +210,14 @@ impl TeamStore {
     ) -> Result<Vec<TeamHit>> {
         let filters = f.sql(&mut params);
         let Ranking { ctes, matching, score, limit } = r;
+        let head_file = file_of("f", "h.repo_id", "h.sha", "h.base");
         let sql = format!(
             "{HEADS}{ctes}, matching AS MATERIALIZED (SELECT blob_id, ord FROM chunks WHERE {matching})
              SELECT h.name, h.sha, f.path, {CHUNK_COLUMNS}, ({score})::float8 AS score
              FROM matching m
              JOIN chunks ch ON ch.blob_id = m.blob_id AND ch.ord = m.ord
              JOIN commit_files f ON f.blob_id = ch.blob_id
-             JOIN heads h ON h.repo_id = f.repo_id AND h.sha = f.sha
+             JOIN heads h ON {head_file}
              JOIN blobs b ON b.blob_id = f.blob_id
              WHERE true {filters}
              ORDER BY score DESC, h.name, f.path, ch.ord
@@ -237,11 +250,12 @@ impl TeamStore {
             None => String::new(),
         };
         let filters = f.sql(&mut params);
+        let head_file = file_of("f", "h.repo_id", "h.sha", "h.base");
         let sql = format!(
             "{HEADS}
              SELECT h.name, h.sha, f.path, {CHUNK_COLUMNS}
              FROM heads h
-             JOIN commit_files f ON f.repo_id = h.repo_id AND f.sha = h.sha
+             JOIN commit_files f ON {head_file}
              JOIN chunks ch ON ch.blob_id = f.blob_id
              JOIN blobs b ON b.blob_id = f.blob_id
              WHERE true {narrow} {filters}
