@@ -61,7 +61,7 @@ impl TeamStore {
             );
         }
         let filters = f.sql(&mut params);
-        let head_file = file_of("f", "h.repo_id", "h.sha", "h.base");
+        let head_file = file_of("f", "h.repo_id", "h.sha", "h.base", "hidden");
         let sql = format!(
             "{HEADS}
              SELECT h.name, h.sha, f.path, b.language, ch.kind, ch.name, ch.signature, ch.parent, ch.start_line,
@@ -86,7 +86,7 @@ impl TeamStore {
         let mut params = f.heads_params(&reader);
         params.extend([&limit as &(dyn ToSql + Sync), &depth]);
         let filters = f.sql(&mut params);
-        let head_file = file_of("f", "h.repo_id", "h.sha", "h.base");
+        let head_file = file_of("f", "h.repo_id", "h.sha", "h.base", "hidden");
         let sql = format!(
             "{HEADS}
              SELECT h.name, h.sha, f.path, b.language, coalesce(b.size_bytes, 0),
@@ -133,10 +133,16 @@ impl TeamStore {
         let reader = f.reader.token();
         let mut params = f.heads_params(&reader);
         params.extend([&base as &(dyn ToSql + Sync), &limit]);
-        let (head_file, base_file) =
-            (file_of("f", "h.repo_id", "h.sha", "h.base"), file_of("f", "h.repo_id", "e.sha", "e.base"));
+        let (head_file, base_file) = (
+            file_of("f", "h.repo_id", "h.sha", "h.base", "hidden"),
+            file_of("f", "h.repo_id", "e.sha", "e.base", "hidden_e"),
+        );
         let sql = format!(
             "{HEADS},
+             hidden_e AS MATERIALIZED (SELECT e.repo_id, e.base, o.path FROM heads h
+                                       JOIN commits e ON e.repo_id = h.repo_id AND e.sha = $5::text
+                                       JOIN commit_files o ON o.repo_id = e.repo_id AND o.sha = e.sha
+                                       WHERE e.base IS NOT NULL),
              later AS (SELECT f.path, f.blob_id FROM heads h JOIN commit_files f ON {head_file}),
              earlier AS (SELECT f.path, f.blob_id FROM heads h
                          JOIN commits e ON e.repo_id = h.repo_id AND e.sha = $5::text
