@@ -4,7 +4,7 @@
 
 use postgres::types::ToSql;
 
-use super::search::{HEADS, TeamFilters, file_of, hit};
+use super::search::{HEADS, TeamFilters, file_of, head_file, hit};
 use super::{Result, TeamHit, TeamStore};
 
 /// Kinds that are not definitions: what `symbols` leaves out.
@@ -61,7 +61,7 @@ impl TeamStore {
             );
         }
         let filters = f.sql(&mut params);
-        let head_file = file_of("f", "h.repo_id", "h.sha", "h.base", "hidden");
+        let head_file = head_file();
         let sql = format!(
             "{HEADS}
              SELECT h.name, h.sha, f.path, b.language, ch.kind, ch.name, ch.signature, ch.parent, ch.start_line,
@@ -86,7 +86,7 @@ impl TeamStore {
         let mut params = f.heads_params(&reader);
         params.extend([&limit as &(dyn ToSql + Sync), &depth]);
         let filters = f.sql(&mut params);
-        let head_file = file_of("f", "h.repo_id", "h.sha", "h.base", "hidden");
+        let head_file = head_file();
         let sql = format!(
             "{HEADS}
              SELECT h.name, h.sha, f.path, b.language, coalesce(b.size_bytes, 0),
@@ -133,10 +133,7 @@ impl TeamStore {
         let reader = f.reader.token();
         let mut params = f.heads_params(&reader);
         params.extend([&base as &(dyn ToSql + Sync), &limit]);
-        let (head_file, base_file) = (
-            file_of("f", "h.repo_id", "h.sha", "h.base", "hidden"),
-            file_of("f", "h.repo_id", "e.sha", "e.base", "hidden_e"),
-        );
+        let (head_file, base_file) = (head_file(), file_of("f", "h.repo_id", "e.sha", "e.base", "hidden_e"));
         let sql = format!(
             "{HEADS},
              hidden_e AS MATERIALIZED (SELECT e.repo_id, e.base, o.path FROM heads h

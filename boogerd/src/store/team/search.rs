@@ -14,7 +14,8 @@ use crate::source::chunk::Chunk;
 /// latest published commit, among the repositories the reader may read (`$3`, a token id,
 /// checked live: see [`super::access`]). Repositories named in `$1` are left out (answered
 /// locally); with `$4`, only that repository; with a commit in `$2` (a commit id, or a prefix
-/// of one, or a branch published from), only that commit.
+/// of one, or a branch published from), only that commit. With them, `hidden`: what
+/// [`file_of`] needs of the heads kept as what they changed.
 pub(super) const HEADS: &str = "WITH heads AS (
         SELECT DISTINCT ON (c.repo_id) c.repo_id, c.sha, c.base, r.name
         FROM commits c JOIN repos r ON r.id = c.repo_id
@@ -42,6 +43,11 @@ pub(super) fn file_of(f: &str, repo: &str, sha: &str, base: &str, hidden: &str) 
         "{f}.repo_id = {repo} AND {f}.sha = ANY (ARRAY[{sha}, {base}]) AND {f}.blob_id IS NOT NULL
          AND NOT EXISTS (SELECT 1 FROM {hidden} x WHERE x.repo_id = {f}.repo_id AND x.base = {f}.sha AND x.path = {f}.path)"
     )
+}
+
+/// [`file_of`] for `f` at the head `h` of [`HEADS`].
+pub(super) fn head_file() -> String {
+    file_of("f", "h.repo_id", "h.sha", "h.base", "hidden")
 }
 
 /// The columns a hit or a grep row reads, after the repository, commit and path.
@@ -215,7 +221,7 @@ impl TeamStore {
     ) -> Result<Vec<TeamHit>> {
         let filters = f.sql(&mut params);
         let Ranking { ctes, matching, score, limit } = r;
-        let head_file = file_of("f", "h.repo_id", "h.sha", "h.base", "hidden");
+        let head_file = head_file();
         let sql = format!(
             "{HEADS}{ctes}, matching AS MATERIALIZED (SELECT blob_id, ord FROM chunks WHERE {matching})
              SELECT h.name, h.sha, f.path, {CHUNK_COLUMNS}, ({score})::float8 AS score
@@ -255,7 +261,7 @@ impl TeamStore {
             None => String::new(),
         };
         let filters = f.sql(&mut params);
-        let head_file = file_of("f", "h.repo_id", "h.sha", "h.base", "hidden");
+        let head_file = head_file();
         let sql = format!(
             "{HEADS}
              SELECT h.name, h.sha, f.path, {CHUNK_COLUMNS}
