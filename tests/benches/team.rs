@@ -22,6 +22,14 @@ fn secs(d: Duration) -> f64 {
     d.as_secs_f64()
 }
 
+/// What the kernel holds written but not yet on disk, in MB.
+fn dirty_mb() -> u64 {
+    let info = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let kb =
+        info.lines().find_map(|l| l.strip_prefix("Dirty:")).and_then(|v| v.split_whitespace().next()?.parse().ok());
+    kb.unwrap_or(0u64) / 1024
+}
+
 fn run_ok(env: &Env, cwd: Option<&Path>, args: &[&str]) -> Value {
     let out = env.run_within(cwd, args, HOUR);
     assert!(out.status.success(), "{args:?}: {}", describe(&out));
@@ -123,13 +131,21 @@ fn main() {
 
     // 3. A fresh clone on another daemon with the team URL: first answer, whole index. The
     // clone stands for another machine: the publishing daemon's passes after its last run
-    // and the server's vacuum after the publishes run elsewhere, so they are waited for.
+    // and the server's vacuum after the publishes run elsewhere, so they are waited for, and
+    // so is the kernel's writing out of what they wrote (gigabytes the clone's own writes
+    // would otherwise queue behind).
     let autovacuum = "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'";
     let settled = Instant::now();
     while (booger_tests::cpu_ticks_over(a.child.id(), 2) > 2 || pg.sql(autovacuum) != "0")
         && settled.elapsed() < Duration::from_secs(600)
     {}
-    println!("(publishing daemon and server quiet {:.0} s later)", secs(settled.elapsed()));
+    let dirty = dirty_mb();
+    // SAFETY: sync takes no arguments and only asks the kernel to write out dirty pages.
+    unsafe { libc::sync() };
+    println!(
+        "(publishing daemon and server quiet {:.0} s later; {dirty} MB not yet written out then)",
+        secs(settled.elapsed())
+    );
     let other = Env::new();
     let b = other.start_daemon_with(&["--team-url", &url]);
     let clone = other.dir.path().join("clone");
