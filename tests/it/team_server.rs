@@ -75,7 +75,7 @@ impl Fixture {
 }
 
 /// How many tests use the shared fixture: the last one to finish stops it.
-const USERS: usize = 16;
+const USERS: usize = 17;
 static SHARED: Mutex<(Option<Arc<Fixture>>, usize)> = Mutex::new((None, 0));
 
 struct Lease(Arc<Fixture>);
@@ -238,6 +238,27 @@ access! {
     directory_summary_gives_a_token_nothing_of_a_repository_it_may_not_read: "directory-summary",
     branch_diff_gives_a_token_nothing_of_a_repository_it_may_not_read: "branch-diff",
     status_gives_a_token_nothing_of_a_repository_it_may_not_read: "status",
+}
+
+/// Branch-diff between a commit kept as what it changed and the whole one it is kept against,
+/// both ways: the one file the second commit changed, with its definitions, and none of the
+/// files it did not touch.
+#[test]
+fn branch_diff_reads_a_commit_kept_as_what_it_changed_both_ways() {
+    let f = fixture();
+    let alice = Remote::open(&f.server.mcp(), &f.alpha);
+    let [a1, a2] = &f.alpha_commits;
+    let kept = f.pg.sql(&format!("SELECT count(*) FROM commits WHERE sha = '{a2}' AND base = '{a1}'"));
+    assert_eq!(kept, "1", "the second commit is kept against the first");
+    for (base, head, gone) in [(a1, a2, false), (a2, a1, true)] {
+        let r = alice.call("branch-diff", json!({"repository": "alpha", "base": base, "head": head}));
+        let files = r["structuredContent"]["files"].as_array().cloned().unwrap_or_default();
+        assert_eq!(files.len(), 1, "{r}");
+        let (path, change) = (files[0]["path"].as_str(), files[0]["change"].as_str());
+        assert_eq!((path, change), (Some("src/aardvark.py"), Some("modified")), "{r}");
+        assert_eq!(files[0]["removed"].to_string().contains("aardvark_rest"), gone, "{r}");
+        assert_eq!(files[0]["changed"].to_string().contains("aardvark_rest"), !gone, "{r}");
+    }
 }
 
 #[test]
