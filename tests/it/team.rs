@@ -139,6 +139,9 @@ fn a_clone_of_a_published_commit_fills_its_index_from_the_team() {
     // offered as a prebuilt index (clones are filled file by file, as this test means).
     write(&origin, "scratch.py", "def draft():\n    return 'mine'\n");
     assert!(env.run(&["projects", "add", origin.to_str().unwrap()]).status.success());
+    // (Indexed first: a publish while the first run is still going finds an index that holds
+    // too little, and says that instead.)
+    assert!(env.run_in(Some(&origin), &["index"]).status.success());
     let (ok, published, said) = publish(&env, &origin, &[]);
     assert!(ok && published["new_commit"] == true, "{said}");
     let prebuilt = &published["prebuilt_index"];
