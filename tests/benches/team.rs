@@ -9,7 +9,7 @@
 //! repositories: crates of the cargo registry, each its own repository (`BOOGER_TEAM_REPOS`,
 //! default 49).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -72,8 +72,35 @@ fn main() {
 
     // 2. Publishing: the first commit, the next with 10 changed files, a branch with 1%.
     let started = Instant::now();
-    let first = run_ok(&env, Some(&tree), &["publish", "--json", "--team-url", &url]);
+    // What the server is doing meanwhile, sampled each second: where the time goes when a
+    // run is slower than the same steps by hand.
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let (first, seen) = std::thread::scope(|s| {
+        let sampler = s.spawn(|| {
+            let mut seen: BTreeMap<String, u32> = BTreeMap::new();
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let rows = pg.try_sql(
+                    "SELECT backend_type || ' ' || coalesce(wait_event_type || ':' || wait_event, 'on CPU')
+                     FROM pg_stat_activity WHERE state IS DISTINCT FROM 'idle' AND pid <> pg_backend_pid()
+                       AND coalesce(wait_event, '') NOT IN ('CheckpointerMain', 'BgwriterHibernate', 'BgwriterMain',
+                           'WalWriterMain', 'AutovacuumMain', 'LogicalLauncherMain', 'IoWorkerMain', 'SysLoggerMain')",
+                );
+                for row in rows.unwrap_or_default().lines().filter(|l| !l.is_empty()) {
+                    *seen.entry(row.to_owned()).or_default() += 1;
+                }
+                std::thread::sleep(Duration::from_secs(1));
+            }
+            seen
+        });
+        let first = run_ok(&env, Some(&tree), &["publish", "--json", "--team-url", &url]);
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        (first, sampler.join().unwrap_or_default())
+    });
     let t_publish = started.elapsed();
+    let mut seen: Vec<(u32, String)> = seen.into_iter().map(|(k, n)| (n, k)).collect();
+    seen.sort_by(|a, b| b.cmp(a));
+    let seen: Vec<String> = seen.iter().take(8).map(|(n, k)| format!("{k} {n}")).collect();
+    println!("  (server, samples a second during it: {})", seen.join(", "));
     println!(
         "first publish                      {:>8.1} s   {:.2}x the index (goal <= 1.5x); {} blobs",
         secs(t_publish),
