@@ -21,8 +21,6 @@ use super::snapshot::{self, Commit, Offered};
 const BATCH: usize = 200;
 /// Blobs sent from which a publish also refreshes the team index's statistics.
 const SETTLE_AFTER: usize = 1_000;
-/// Blob ids asked about per query.
-const ASKED: usize = 5_000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PublishError {
@@ -89,10 +87,7 @@ pub fn publish(
         path_of.entry(id.as_str()).or_insert(path.as_str());
     }
     let ids: Vec<String> = path_of.keys().map(|id| (*id).to_owned()).collect();
-    let mut missing = Vec::new();
-    for group in ids.chunks(ASKED) {
-        missing.extend(team.missing_blobs(group)?);
-    }
+    let mut missing: Vec<String> = team.missing_blobs(&ids)?.into_iter().collect();
     missing.sort();
     // One thread prepares the batches (read, chunk, words) while they are sent; a large
     // publish sends on two connections at once: PostgreSQL's share (parsing the words,

@@ -136,10 +136,7 @@ fn differs(
         return Ok(Some(format!("the local index holds {path}, which the commit does not")));
     }
     let ids: Vec<String> = indexed.iter().map(|(p, _)| blob_of[p.as_str()].to_owned()).collect();
-    let mut hash_of = HashMap::new();
-    for group in ids.chunks(5_000) {
-        hash_of.extend(team.content_hashes(group)?);
-    }
+    let mut hash_of = team.content_hashes(&ids)?;
     // Blobs the team index did not take (a NUL in a text file): hashed from git.
     let unknown: Vec<String> = ids.iter().filter(|id| !hash_of.contains_key(*id)).cloned().collect();
     for (id, bytes) in crate::domain::git::diff::read_blobs(commit.repo, &unknown)? {

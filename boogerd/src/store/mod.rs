@@ -220,13 +220,13 @@ impl Store {
         Ok(out)
     }
 
-    /// Files in the index (kept by the writes: no scan once counted).
     /// True if the index holds no file (one row read, where [`Store::file_count`] counts
     /// every chunk the first time).
     pub fn is_empty(&self) -> Result<bool> {
         self.read(|c| c.query_row("SELECT NOT EXISTS (SELECT 1 FROM files)", [], |r| r.get(0)))
     }
 
+    /// Files in the index (kept by the writes: no scan once counted).
     pub fn file_count(&self) -> Result<u64> {
         self.with_tally(|t| t.languages.values().map(|(files, _)| files).sum())
     }

@@ -103,6 +103,9 @@ pub struct Blob<'a> {
     pub names: &'a [String],
 }
 
+/// Blob ids asked about per query: a statement's array stays a few hundred KB.
+const ASKED: usize = 5_000;
+
 /// A commit's list is kept against a base when it names at most one file in this many: a
 /// longer list of differences costs every read of the commit more than it saves.
 const DELTA_SHARE: usize = 8;
@@ -257,18 +260,17 @@ impl TeamStore {
         self.client.is_closed()
     }
 
-    /// Of `ids`, the blobs the team index does not hold yet.
+    /// Of `ids`, the blobs the team index does not hold yet (asked [`ASKED`] at a time).
     pub fn missing_blobs(&mut self, ids: &[String]) -> Result<HashSet<String>> {
-        let held: HashSet<String> = self
-            .client
-            .query(
+        let mut held: HashSet<String> = HashSet::new();
+        for group in ids.chunks(ASKED) {
+            let rows = self.client.query(
                 "SELECT blob_id FROM blobs WHERE blob_id = ANY($1)
                  UNION ALL SELECT blob_id FROM refused_blobs WHERE blob_id = ANY($1)",
-                &[&ids],
-            )?
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
+                &[&group],
+            )?;
+            held.extend(rows.iter().map(|r| r.get(0)));
+        }
         Ok(ids.iter().filter(|id| !held.contains(*id)).cloned().collect())
     }
 

@@ -42,10 +42,16 @@ impl TeamStore {
             .collect())
     }
 
-    /// The local index's hash (BLAKE3 of the bytes) of each stored blob among `ids`.
+    /// The local index's hash (BLAKE3 of the bytes) of each stored blob among `ids` (asked
+    /// [`super::ASKED`] at a time).
     pub fn content_hashes(&mut self, ids: &[String]) -> Result<std::collections::HashMap<String, String>> {
-        let rows = self.client.query("SELECT blob_id, content_hash FROM blobs WHERE blob_id = ANY($1)", &[&ids])?;
-        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+        let mut hashes = std::collections::HashMap::new();
+        for group in ids.chunks(super::ASKED) {
+            let rows =
+                self.client.query("SELECT blob_id, content_hash FROM blobs WHERE blob_id = ANY($1)", &[&group])?;
+            hashes.extend(rows.iter().map(|r| (r.get(0), r.get(1))));
+        }
+        Ok(hashes)
     }
 
     /// Starts storing the prebuilt index of `sha`, published in `repo` (on `branch`); `None`
