@@ -112,6 +112,27 @@ fn root_hash(env: &Env, repo: &std::path::Path) -> String {
     v["report"]["root_hash"].as_str().unwrap().to_owned()
 }
 
+/// Waits until every embeddable chunk of `repo` has a vector; how many there are.
+fn fully_embedded(env: &Env, repo: &std::path::Path) -> u64 {
+    let deadline = std::time::Instant::now() + booger_tests::TIMEOUT;
+    loop {
+        let (text, d, is_error) = env.call(repo, "team-tests", "embed", serde_json::json!({}));
+        assert!(!is_error, "{text}");
+        if d["embedded"] == d["embeddable"] && d["running"] == false && d["embeddable"].as_u64() > Some(0) {
+            return d["embedded"].as_u64().unwrap();
+        }
+        assert!(std::time::Instant::now() < deadline, "never fully embedded: {d}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// The number a daemon's log line saying `what` gives as `key`.
+fn logged(log: &str, what: &str, key: &str) -> Option<u64> {
+    let line = log.lines().find(|l| l.contains(what))?;
+    let value = line.split(&format!(" {key}=")).nth(1)?;
+    value.split(' ').next()?.parse().ok()
+}
+
 /// A fresh clone whose HEAD is published fills its index from the team index: the files it
 /// holds unchanged are not parsed, local edits and new files are, and the index is the one a
 /// from-scratch run makes (same Merkle root, same answers).
@@ -188,8 +209,10 @@ fn a_clone_of_a_published_commit_fills_its_index_from_the_team() {
 
 /// A publish from an index that holds just the commit offers it whole; a fresh clone of that
 /// commit starts from it (nothing parsed but its own edits), and its index is a from-scratch
-/// one's. A stored copy that is not as stored (its parts altered) is not used: the clone is
-/// filled file by file instead, to the same index.
+/// one's. Its vectors follow apart: the clone takes those of the chunks it holds as published
+/// and embeds only its own edits. A stored copy that is not as stored (its parts altered) is
+/// not used: damaged vectors are embedded here instead; a damaged index is filled file by
+/// file instead, to the same index.
 #[test]
 fn a_clone_starts_from_the_prebuilt_index_published_with_its_commit() {
     let env = Env::new();
@@ -203,6 +226,7 @@ fn a_clone_starts_from_the_prebuilt_index_published_with_its_commit() {
     commit_all(&origin, "parts");
     assert!(env.run(&["projects", "add", origin.to_str().unwrap()]).status.success());
     assert!(env.run_in(Some(&origin), &["index"]).status.success());
+    let vectors = fully_embedded(&env, &origin);
     let (ok, published, said) = publish(&env, &origin, &[]);
     assert!(ok, "{said}");
     let prebuilt = &published["prebuilt_index"];
@@ -247,6 +271,12 @@ fn a_clone_starts_from_the_prebuilt_index_published_with_its_commit() {
     assert!(found("piece_23").contains("lib/part23.py"), "{}", found("piece_23"));
     assert!(found("changed in this clone").contains("lib/part7.py"), "{}", found("changed in this clone"));
     assert!(found("brand_new").contains("lib/fresh.py"), "{}", found("brand_new"));
+    // Every vector but the edited function's came from the team; the edit and the new file's
+    // function are embedded here.
+    assert_eq!(fully_embedded(&other, &clone), vectors + 1);
+    let log = o.log_text();
+    assert_eq!(logged(&log, "vectors taken from the team index", "vectors"), Some(vectors - 1), "{log}");
+    assert_eq!(logged(&log, "INFO boogerd::engine::project::embedding: embedded", "chunks"), Some(2), "{log}");
 
     let plain = Env::new();
     let _p = plain.start_daemon();
@@ -254,6 +284,22 @@ fn a_clone_starts_from_the_prebuilt_index_published_with_its_commit() {
     assert!(plain.run(&["projects", "add", scratch.to_str().unwrap()]).status.success());
     let want = root_hash(&plain, &scratch);
     assert_eq!(report["report"]["root_hash"], want.as_str(), "the clone's index differs from a from-scratch one");
+
+    // Vectors altered on the server: none taken, all embedded here.
+    pg.sql("UPDATE snapshot_vectors SET data = overlay(data placing '\\x00ff'::bytea from 40)");
+    let fourth = Env::new();
+    let f = fourth.start_daemon_with(&["--team-url", &pg.url]);
+    let damaged = make("damaged");
+    assert!(fourth.run(&["projects", "add", damaged.to_str().unwrap()]).status.success());
+    assert_eq!(root_hash(&fourth, &damaged), want);
+    assert_eq!(fully_embedded(&fourth, &damaged), vectors + 1);
+    let log = f.log_text();
+    assert!(log.contains("vectors not taken from the team index"), "{log}");
+    assert_eq!(
+        logged(&log, "INFO boogerd::engine::project::embedding: embedded", "chunks"),
+        Some(vectors + 1),
+        "{log}"
+    );
 
     // Parts altered on the server: refused, and the clone is filled file by file.
     pg.sql("UPDATE snapshot_parts SET data = overlay(data placing '\\x00ff'::bytea from 40)");
@@ -325,7 +371,7 @@ fn team_search_and_grep_read_published_repositories_at_their_heads() {
     let alpha_row = repos.iter().find(|r| r["name"] == "alpha").expect("alpha listed");
     assert!(alpha_row["head"].as_str().unwrap().starts_with(&head), "{status}");
     assert_eq!((alpha_row["commits"].clone(), alpha_row["files"].clone()), (3.into(), 32.into()), "{status}");
-    assert_eq!(status["schema"], 6, "{status}");
+    assert_eq!(status["schema"], 7, "{status}");
     assert!(!out.stdout.windows(6).any(|w| w == b"booger@"), "no user in the server's name");
 
     // Another machine: its own project, and a clone of beta with work of its own.

@@ -11,6 +11,7 @@ use std::path::Path;
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags};
 
+use super::vectors::ChunkVector;
 use super::{Result, Store, StoreError, migrate, schema};
 
 /// The version of the index's schema: a copy is taken only by a booger of the same one.
@@ -20,10 +21,16 @@ pub fn format() -> i32 {
 
 impl Store {
     /// A consistent copy of the index (not the notes) at `to`, written by one read: the
-    /// writer goes on meanwhile.
+    /// writer goes on meanwhile. The copy is scratch, not synced to disk (a copy takes the
+    /// connection's `synchronous`, and waiting for the disk to hold 1.5 GB took seconds).
     pub fn copy_into(&self, to: &Path) -> Result<()> {
         let to = to.to_string_lossy().into_owned();
-        self.read(|c| c.execute("VACUUM main INTO ?1", [&to]).map(|_| ()))
+        self.read(|c| {
+            c.execute_batch("PRAGMA main.synchronous = OFF")?;
+            let copied = c.execute("VACUUM main INTO ?1", [&to]).map(|_| ());
+            c.execute_batch("PRAGMA main.synchronous = NORMAL")?;
+            copied
+        })
     }
 }
 
@@ -34,6 +41,52 @@ pub fn files_of(file: &Path) -> Result<Vec<(String, String)>> {
     let mut stmt = c.prepare("SELECT path, content_hash FROM files").map_err(sql)?;
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).map_err(sql)?;
     rows.collect::<rusqlite::Result<_>>().map_err(sql)
+}
+
+/// Calls `each` with every vector an index file holds, in chunk order, with what makes its
+/// chunk the same one in a copy of the file ([`ChunkVector`]), until it returns false.
+pub fn vectors_in(file: &Path, mut each: impl FnMut(ChunkVector) -> bool) -> Result<()> {
+    let sql = |source| StoreError::Sqlite { path: file.to_owned(), source };
+    let c = open_untrusted(file).map_err(sql)?;
+    let mut stmt = c
+        .prepare(
+            "SELECT e.chunk_id, c.start_byte, c.end_byte, f.path, f.content_hash, e.model, e.vector
+             FROM embeddings e JOIN chunks c ON c.id = e.chunk_id JOIN files f ON f.id = c.file_id",
+        )
+        .map_err(sql)?;
+    let mut rows = stmt.query([]).map_err(sql)?;
+    while let Some(r) = rows.next().map_err(sql)? {
+        let vector = ChunkVector {
+            chunk_id: r.get(0).map_err(sql)?,
+            start_byte: r.get(1).map_err(sql)?,
+            end_byte: r.get(2).map_err(sql)?,
+            path: r.get(3).map_err(sql)?,
+            content_hash: r.get(4).map_err(sql)?,
+            model: r.get(5).map_err(sql)?,
+            vector: r.get(6).map_err(sql)?,
+        };
+        if !each(vector) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Empties the vectors of the index file `file` (a copy of this booger's own, about to be
+/// offered without them), their pages overwritten with zeros: they take no room once
+/// compressed, and a clone writes no bytes for them.
+pub fn clear_vectors(file: &Path) -> Result<()> {
+    let sql = |source| StoreError::Sqlite { path: file.to_owned(), source };
+    // This booger's own copy, so not opened defensively (which would keep the journal): a
+    // crash meanwhile just leaves it to be made again. Without foreign keys the table is
+    // emptied page by page, not row by row.
+    let c = Connection::open_with_flags(file, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        .map_err(sql)?;
+    c.execute_batch(
+        "PRAGMA foreign_keys = OFF; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;
+         PRAGMA secure_delete = ON; DELETE FROM embeddings;",
+    )
+    .map_err(sql)
 }
 
 /// Why a received index file was not taken.

@@ -177,6 +177,56 @@ impl Store {
     }
 }
 
+/// A vector as it travels with a prebuilt index: its chunk's id there, and what makes that
+/// chunk the same one here (its bytes in a file of that path and content), so a vector is
+/// saved only onto the chunk it was made from, whatever ids the index reused since.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChunkVector {
+    pub chunk_id: i64,
+    pub start_byte: i64,
+    pub end_byte: i64,
+    pub path: String,
+    pub content_hash: String,
+    pub model: String,
+    pub vector: Vec<u8>,
+}
+
+impl Store {
+    /// Saves `vectors` that came with a prebuilt index, each only onto the chunk it was made
+    /// from and only where that chunk has none of its model yet; how many were saved.
+    pub fn save_chunk_vectors(&self, vectors: &[ChunkVector]) -> Result<usize> {
+        self.write(|c| {
+            let tx = c.transaction()?;
+            let mut change = super::tally::Change::default();
+            let mut saved = 0;
+            {
+                let mut insert = tx.prepare_cached(
+                    "INSERT OR IGNORE INTO embeddings(chunk_id, model, vector)
+                     SELECT c.id, ?2, ?3 FROM chunks c JOIN files f ON f.id = c.file_id
+                     WHERE c.id = ?1 AND c.start_byte = ?4 AND c.end_byte = ?5 AND f.path = ?6
+                       AND f.content_hash = ?7",
+                )?;
+                for v in vectors {
+                    let n = insert.execute(params![
+                        v.chunk_id,
+                        v.model,
+                        v.vector,
+                        v.start_byte,
+                        v.end_byte,
+                        v.path,
+                        v.content_hash
+                    ])?;
+                    change.vector(&v.model, n as i64);
+                    saved += n;
+                }
+            }
+            tx.commit()?;
+            self.tallied(&change);
+            Ok(saved)
+        })
+    }
+}
+
 /// `?1, ?2, …` for `items` (at least one, so `NOT IN ()` never appears).
 fn placeholders<T>(items: &[T]) -> String {
     (1..=items.len().max(1)).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", ")
@@ -184,6 +234,7 @@ fn placeholders<T>(items: &[T]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::ChunkVector;
     use crate::store::Store;
 
     #[test]
@@ -251,6 +302,49 @@ mod tests {
         .unwrap();
         assert_tally_exact(&store);
         store.drop_vectors("m2").unwrap();
+        assert_tally_exact(&store);
+    }
+
+    /// A vector that came with a prebuilt index lands only on the chunk it was made from: the
+    /// same id, bytes, path and file content, and only where there is none yet.
+    #[test]
+    fn a_received_vector_lands_only_on_its_own_chunk() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("a.py"), "def one():\n    pass\n").unwrap();
+        let store = Store::open(&root.join(".booger"), root).unwrap();
+        let progress = crate::engine::index::Progress::default();
+        crate::engine::index::run(root, &store, crate::engine::index::Options::default(), &progress).unwrap();
+        let (id, start, end, hash): (i64, i64, i64, String) = store
+            .read(|c| {
+                c.query_row(
+                    "SELECT c.id, c.start_byte, c.end_byte, f.content_hash FROM chunks c JOIN files f ON f.id = c.file_id
+                     WHERE c.name = 'one'",
+                    [],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                )
+            })
+            .unwrap();
+        let right = ChunkVector {
+            chunk_id: id,
+            start_byte: start,
+            end_byte: end,
+            path: "a.py".to_owned(),
+            content_hash: hash,
+            model: "m1".to_owned(),
+            vector: vec![1],
+        };
+        let wrong = [
+            ChunkVector { start_byte: start + 1, ..right.clone() },
+            ChunkVector { end_byte: end + 1, ..right.clone() },
+            ChunkVector { path: "b.py".to_owned(), ..right.clone() },
+            ChunkVector { content_hash: "0".repeat(64), ..right.clone() },
+            ChunkVector { chunk_id: id + 1, ..right.clone() },
+        ];
+        assert_eq!(store.save_chunk_vectors(&wrong).unwrap(), 0);
+        assert_eq!(store.save_chunk_vectors(std::slice::from_ref(&right)).unwrap(), 1);
+        assert_eq!(store.save_chunk_vectors(&[ChunkVector { vector: vec![2], ..right.clone() }]).unwrap(), 0);
+        assert_eq!(store.vectors_of("m1", &[id]).unwrap(), [(id, vec![1])]);
         assert_tally_exact(&store);
     }
 

@@ -10,6 +10,11 @@
 use crate::store::{Store, StoreError};
 
 /// `v` (unit length) as stored: an f32 scale, then one i8 per dimension.
+/// The size of a stored vector of `dims` dimensions ([`encode`]'s).
+pub fn encoded_len(dims: usize) -> usize {
+    4 + dims
+}
+
 pub fn encode(v: &[f32]) -> Vec<u8> {
     let (scale, q) = quantize(v);
     let mut out = Vec::with_capacity(4 + q.len());

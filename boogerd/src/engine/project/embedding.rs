@@ -3,7 +3,8 @@
 //! semantic search works within seconds, then the better tier if one is configured), in
 //! batches written in short transactions: queries never wait on it. A slow tier yields to
 //! other projects between batches. Vectors of models no tier uses are dropped once the
-//! tiers cover the index.
+//! tiers cover the index. A project started from a prebuilt index first takes the vectors
+//! that came with it from the team index, and embeds only what they leave.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::ProjectHandle;
 use crate::domain::embed::Embedder;
-use crate::domain::embed::vectors::{VectorIndex, encode};
+use crate::domain::embed::vectors::{VectorIndex, encode, encoded_len};
 use crate::store::Store;
 
 /// Chunks per batch: one transaction each.
@@ -73,6 +74,9 @@ pub struct ProjectVectors {
     pub last_error: Mutex<Option<String>>,
     /// What the queued pass will look at.
     scope: Mutex<Option<Scope>>,
+    /// The team index (URL) and commit whose prebuilt index's vectors this project takes
+    /// before its first pass.
+    from_team: Mutex<Option<(String, String)>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -106,6 +110,12 @@ impl ProjectVectors {
     pub fn forget(&self) {
         *lock(&self.index) = None;
         lock(&self.ready).clear();
+    }
+
+    /// The vectors of the prebuilt index of `sha` in the team index at `url` are to be
+    /// taken before the next pass embeds anything.
+    pub fn take_from_team(&self, url: &str, sha: &str) {
+        *lock(&self.from_team) = Some((url.to_owned(), sha.to_owned()));
     }
 
     /// Embedding was asked for at least once since the daemon started.
@@ -263,6 +273,9 @@ impl Embedding {
                 return false;
             }
         };
+        if let Some((url, sha)) = lock(&project.vectors.from_team).take() {
+            self.receive_from_team(project, &store, &url, &sha);
+        }
         let mut failed = false;
         for tier in &self.tiers {
             let pass = self.embed_tier(project, &store, tier.as_ref(), scope);
@@ -301,6 +314,35 @@ impl Embedding {
             }
         }
         false
+    }
+
+    /// Takes the vectors of the prebuilt index of `sha` for this booger's tiers; whatever
+    /// they leave (or all, if the team index fails) the tiers embed as usual.
+    fn receive_from_team(&self, project: &ProjectHandle, store: &Store, url: &str, sha: &str) {
+        let started = Instant::now();
+        let models = self.tiers.iter().map(|t| (t.id().to_owned(), encoded_len(t.dims()))).collect();
+        match crate::engine::snapshot::vectors::receive_vectors(url, sha, store, &models) {
+            Ok(saved) => {
+                // A third of the index arrived through the WAL: folded back now, not at the
+                // next run.
+                if let Err(e) = store.checkpoint() {
+                    tracing::debug!(error = %e, "checkpoint after the team's vectors failed");
+                }
+                tracing::info!(root = %project.root.display(), vectors = saved,
+                    ms = started.elapsed().as_millis() as u64, "vectors taken from the team index");
+            }
+            Err(e) => {
+                // Vectors saved before the stream proved damaged (or was cut short) are not
+                // trusted: the index had none before, so none of these models' stay.
+                for tier in &self.tiers {
+                    if let Err(e) = store.drop_vectors(tier.id()) {
+                        tracing::warn!(error = %e, "dropping the team's vectors failed");
+                    }
+                }
+                tracing::warn!(root = %project.root.display(), error = %e,
+                    "vectors not taken from the team index; embedding them here");
+            }
+        }
     }
 
     fn embed_tier(&self, project: &ProjectHandle, store: &Store, tier: &dyn Embedder, scope: &Scope) -> Pass {

@@ -416,12 +416,15 @@ impl ProjectHandle {
             .map_err(crate::engine::snapshot::SnapshotError::from)
             .and_then(|()| crate::engine::snapshot::restore(&self.root, url, &head, &part, &[index::WITH_GENERATED]));
         match restored {
-            Ok(Some(commit)) => {
+            Ok(Some(restored)) => {
                 // Only into a place nobody has opened meanwhile.
                 let slot = self.store.lock().unwrap_or_else(|p| p.into_inner());
                 if slot.is_none() && !db.exists() && std::fs::rename(&part, &db).is_ok() {
                     self.fillable.store(false, std::sync::atomic::Ordering::SeqCst);
-                    tracing::info!(root = %self.root.display(), commit = %commit,
+                    if restored.vectors_apart {
+                        self.vectors.take_from_team(url, &restored.sha);
+                    }
+                    tracing::info!(root = %self.root.display(), commit = %restored.sha,
                         ms = started.elapsed().as_millis() as u64, "started from the team's prebuilt index");
                 }
             }

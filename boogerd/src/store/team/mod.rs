@@ -16,7 +16,7 @@ pub use access::{Audited, Reader, Token, TokenInfo, like_pattern};
 pub use browse::{Change, ChangedFile, TeamFile};
 pub use connect::{server_of, trust_ca};
 pub use search::{Matched, TeamFilters, TeamHit, TeamLine, TeamRepo};
-pub use snapshot::{SnapshotInfo, Upload};
+pub use snapshot::{Piece, SnapshotInfo, Stored, Upload};
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};

@@ -144,6 +144,20 @@ const MIGRATIONS: &[&str] = &[
     "ALTER TABLE commits ADD COLUMN base text;
      ALTER TABLE commit_files ALTER COLUMN blob_id DROP NOT NULL;
      ALTER TABLE blobs ALTER COLUMN grams SET STORAGE EXTERNAL;",
+    // 7: a prebuilt index's vectors stored apart from it: a clone's index is complete without
+    // them (as a from-scratch index is before its embedding), and they follow in the
+    // background instead of being a third of what the clone writes before its first run.
+    "ALTER TABLE snapshots ADD COLUMN vector_bytes bigint NOT NULL DEFAULT 0,
+                           ADD COLUMN vector_hash text NOT NULL DEFAULT '';
+     CREATE TABLE snapshot_vectors (
+         sha  text NOT NULL,
+         part integer NOT NULL,
+         data bytea NOT NULL,
+         PRIMARY KEY (sha, part)
+     );
+     ALTER TABLE snapshot_vectors ALTER COLUMN data SET STORAGE EXTERNAL;
+     ALTER TABLE snapshot_vectors SET (autovacuum_vacuum_insert_threshold = -1,
+                                       toast.autovacuum_vacuum_insert_threshold = -1);",
 ];
 
 /// Brings the server's schema up to [`MIGRATIONS`], or refuses a newer one.

@@ -1,6 +1,7 @@
 //! Prebuilt local indexes in the team index: a publisher's index of a commit, compressed and
-//! stored in parts, whole or not at all (one transaction); the latest per repository and
-//! branch kept. A clone reads one part at a time, all from one consistent view of the server.
+//! stored in parts, and its vectors apart (a clone reads them after its first run), whole or
+//! not at all (one transaction); the latest per repository and branch kept. A clone reads one
+//! part at a time, all from one consistent view of the server.
 
 use super::{Result, TeamError, TeamStore};
 
@@ -10,10 +11,49 @@ pub struct SnapshotInfo {
     pub sha: String,
     /// The local index's schema version it was made with.
     pub format: i32,
-    /// Its size unpacked.
-    pub bytes: i64,
-    /// The BLAKE3 of its parts, in order.
+    /// The index: its size unpacked, and the BLAKE3 of its parts in order.
+    pub index: Stored,
+    /// Its vectors, when stored apart (an index offered by an older booger holds them).
+    pub vectors: Option<Stored>,
+}
+
+/// One piece of a prebuilt index as stored: its size unpacked, and the BLAKE3 of its
+/// compressed parts in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stored {
+    pub bytes: u64,
     pub hash: String,
+}
+
+/// The two pieces of a prebuilt index, each stored in parts of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Piece {
+    /// The index file, without its vectors.
+    Index,
+    /// Its vectors, as a stream of records (see `engine::snapshot::vectors`).
+    Vectors,
+}
+
+impl Piece {
+    fn table(self) -> &'static str {
+        match self {
+            Piece::Index => "snapshot_parts",
+            Piece::Vectors => "snapshot_vectors",
+        }
+    }
+}
+
+const INFO: &str = "SELECT sha, format, bytes, hash, vector_bytes, vector_hash FROM snapshots";
+
+fn info_of(r: &postgres::Row) -> SnapshotInfo {
+    let stored = |bytes: i64, hash: String| Stored { bytes: bytes.max(0) as u64, hash };
+    let vector_bytes: i64 = r.get(4);
+    SnapshotInfo {
+        sha: r.get(0),
+        format: r.get(1),
+        index: stored(r.get(2), r.get(3)),
+        vectors: (vector_bytes > 0).then(|| stored(vector_bytes, r.get(5))),
+    }
 }
 
 /// A prebuilt index being stored: invisible until [`Upload::finish`] commits it.
@@ -22,7 +62,8 @@ pub struct Upload<'a> {
     repo_id: i64,
     branch: Option<String>,
     sha: String,
-    parts: i32,
+    /// Parts stored so far, per piece.
+    parts: [i32; 2],
 }
 
 impl TeamStore {
@@ -30,16 +71,19 @@ impl TeamStore {
     /// commits themselves need not be published); `repo`'s alone when given by name.
     pub fn snapshots_near(&mut self, shas: &[String], repo: Option<&str>) -> Result<Vec<SnapshotInfo>> {
         let rows = self.client.query(
-            "SELECT sha, format, bytes, hash FROM snapshots
-              WHERE repo_id IN (SELECT repo_id FROM commits WHERE sha = ANY($1)
-                                UNION SELECT id FROM repos WHERE name = $2)
-              ORDER BY made_at DESC",
+            &format!(
+                "{INFO} WHERE repo_id IN (SELECT repo_id FROM commits WHERE sha = ANY($1)
+                                          UNION SELECT id FROM repos WHERE name = $2)
+                 ORDER BY made_at DESC"
+            ),
             &[&shas, &repo],
         )?;
-        Ok(rows
-            .iter()
-            .map(|r| SnapshotInfo { sha: r.get(0), format: r.get(1), bytes: r.get(2), hash: r.get(3) })
-            .collect())
+        Ok(rows.iter().map(info_of).collect())
+    }
+
+    /// The prebuilt index stored for `sha`, if any.
+    pub fn snapshot(&mut self, sha: &str) -> Result<Option<SnapshotInfo>> {
+        Ok(self.client.query_opt(&format!("{INFO} WHERE sha = $1"), &[&sha])?.as_ref().map(info_of))
     }
 
     /// The local index's hash (BLAKE3 of the bytes) of each stored blob among `ids` (asked
@@ -77,16 +121,17 @@ impl TeamStore {
         if fresh == 0 {
             return Ok(None);
         }
-        Ok(Some(Upload { tx, repo_id, branch: branch.map(str::to_owned), sha: sha.to_owned(), parts: 0 }))
+        Ok(Some(Upload { tx, repo_id, branch: branch.map(str::to_owned), sha: sha.to_owned(), parts: [0, 0] }))
     }
 
-    /// Reads the prebuilt index of `sha` part by part into `each`, streamed (the server sends
-    /// the next parts while `each` works; the connection reads a part ahead at most), all
-    /// parts from one view of the server (a newer one replacing it meanwhile does not cut
-    /// this read short).
+    /// Reads `piece` of the prebuilt index of `sha` part by part into `each`, streamed (the
+    /// server sends the next parts while `each` works; the connection reads a part ahead at
+    /// most), all parts from one view of the server (a newer one replacing it meanwhile does
+    /// not cut this read short).
     pub fn read_snapshot<E: From<TeamError>>(
         &mut self,
         sha: &str,
+        piece: Piece,
         mut each: impl FnMut(&[u8]) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
         use postgres::fallible_iterator::FallibleIterator;
@@ -98,7 +143,7 @@ impl TeamStore {
             .start()
             .map_err(TeamError::from)?;
         let mut rows = tx
-            .query_raw("SELECT data FROM snapshot_parts WHERE sha = $1 ORDER BY part", [sha])
+            .query_raw(&format!("SELECT data FROM {} WHERE sha = $1 ORDER BY part", piece.table()), [sha])
             .map_err(TeamError::from)?;
         while let Some(row) = rows.next().map_err(TeamError::from)? {
             each(row.get::<_, &[u8]>(0))?;
@@ -110,26 +155,32 @@ impl TeamStore {
 }
 
 impl Upload<'_> {
-    /// Stores the next part.
-    pub fn part(&mut self, data: &[u8]) -> Result<()> {
+    /// Stores the next part of `piece`.
+    pub fn part(&mut self, piece: Piece, data: &[u8]) -> Result<()> {
+        let n = &mut self.parts[piece as usize];
         self.tx.execute(
-            "INSERT INTO snapshot_parts (sha, part, data) VALUES ($1, $2, $3)",
-            &[&self.sha, &self.parts, &data],
+            &format!("INSERT INTO {} (sha, part, data) VALUES ($1, $2, $3)", piece.table()),
+            &[&self.sha, &*n, &data],
         )?;
-        self.parts += 1;
+        *n += 1;
         Ok(())
     }
 
-    /// Makes the prebuilt index visible, `bytes` long unpacked with its parts' BLAKE3
-    /// `hash`, and drops the one it replaces (the same repository and branch).
-    pub fn finish(mut self, bytes: u64, hash: &str) -> Result<()> {
-        let bytes = bytes as i64;
-        self.tx.execute("UPDATE snapshots SET bytes = $2, hash = $3 WHERE sha = $1", &[&self.sha, &bytes, &hash])?;
-        let older = "SELECT sha FROM snapshots WHERE repo_id = $1 AND branch IS NOT DISTINCT FROM $2 AND sha <> $3";
+    /// Makes the prebuilt index visible, its `index` and its `vectors` as stored, and drops
+    /// the one it replaces (the same repository and branch).
+    pub fn finish(mut self, index: &Stored, vectors: &Stored) -> Result<()> {
+        let bytes = |s: &Stored| i64::try_from(s.bytes).unwrap_or(i64::MAX);
         self.tx.execute(
-            &format!("DELETE FROM snapshot_parts WHERE sha IN ({older})"),
-            &[&self.repo_id, &self.branch, &self.sha],
+            "UPDATE snapshots SET bytes = $2, hash = $3, vector_bytes = $4, vector_hash = $5 WHERE sha = $1",
+            &[&self.sha, &bytes(index), &index.hash, &bytes(vectors), &vectors.hash],
         )?;
+        let older = "SELECT sha FROM snapshots WHERE repo_id = $1 AND branch IS NOT DISTINCT FROM $2 AND sha <> $3";
+        for piece in [Piece::Index, Piece::Vectors] {
+            self.tx.execute(
+                &format!("DELETE FROM {} WHERE sha IN ({older})", piece.table()),
+                &[&self.repo_id, &self.branch, &self.sha],
+            )?;
+        }
         self.tx.execute(
             &format!("DELETE FROM snapshots WHERE sha IN ({older})"),
             &[&self.repo_id, &self.branch, &self.sha],

@@ -2,28 +2,29 @@
 //! of the commit it published, when that index holds nothing but the commit's files as
 //! committed (a copy holding an uncommitted edit, or a file git does not track, would hand
 //! teammates what was never published). A fresh clone whose HEAD (or its merge base with the
-//! default branch) has one starts from it: written as a file, no row inserted, every tier
-//! (trigram rows, vectors) with it; the files git shows as they were committed get their
-//! size and time on disk, so the first run reads only what differs.
+//! default branch) has one starts from it: written as a file, no row inserted, its trigram
+//! rows with it; the files git shows as they were committed get their size and time on disk,
+//! so the first run reads only what differs. Its vectors are stored apart and follow on the
+//! embedding thread ([`vectors`]).
+
+mod parts;
+pub mod vectors;
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::domain::git::GitError;
 use crate::domain::git::repo::Repo;
-use crate::store::snapshot::{Refused, adopt_received, check_received, files_of, format};
-use crate::store::team::{SnapshotInfo, TeamError, TeamStore, Upload};
+use crate::store::snapshot::{Refused, adopt_received, check_received, clear_vectors, files_of, format};
+use crate::store::team::{Piece, SnapshotInfo, TeamError, TeamStore};
 use crate::store::{Store, StoreError};
 
-/// Compressed bytes per stored part (1 MB stored and read faster than 8, and holds less).
-const PART_BYTES: usize = 1 << 20;
+use parts::{Sparse, Unpacked, send};
+
 /// A stored prebuilt index serves a commit that changes at most one file in this many of
 /// it: a clone of that commit indexes those files itself (a 1% branch of a 27,000-file tree:
 /// under a second), and a publish of it sends no index of its own.
 const NEAR_ENOUGH: usize = 50;
-/// zstd's level: the fastest (1.5 GB of index in under 3 s on two cores, to 40%).
-const LEVEL: i32 = 1;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {
@@ -46,7 +47,7 @@ pub enum SnapshotError {
 /// What offering the project's index with a published commit did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Offered {
-    /// Stored: its size, and compressed.
+    /// Stored: its size, and compressed (its vectors' among them).
     Sent { bytes: u64, packed: u64 },
     /// The team index holds one for the commit already.
     Already,
@@ -104,14 +105,33 @@ fn try_offer(team: &mut TeamStore, commit: &Commit<'_>, local: &Store) -> Result
     let Some(upload) = team.begin_snapshot(commit.name, commit.sha, commit.branch, format())? else {
         return Ok(Offered::Already);
     };
-    let bytes = std::fs::metadata(&copy.0)?.len();
-    let packed = send(upload, &copy.0, bytes)?;
+    // The vectors first, read from the copy; then the copy without them.
+    let mut count = 0;
+    let (upload, vectors) = send(upload, Piece::Vectors, |w| {
+        count = vectors::write_vectors(&copy.0, w)?;
+        Ok(())
+    })?;
+    let vectors_sent = started.elapsed();
+    clear_vectors(&copy.0)?;
+    let cleared = started.elapsed();
+    let (upload, index) = send(upload, Piece::Index, |w| {
+        std::io::copy(&mut std::fs::File::open(&copy.0)?, w)?;
+        Ok(())
+    })?;
+    upload.finish(&index.stored, &vectors.stored)?;
+    let (bytes, packed) = (index.stored.bytes + vectors.stored.bytes, index.packed + vectors.packed);
+    let ms = |d: std::time::Duration| d.as_millis() as u64;
     tracing::info!(
-        bytes,
-        packed,
-        copy_ms = copied.as_millis() as u64,
-        check_ms = (checked - copied).as_millis() as u64,
-        send_ms = (started.elapsed() - checked).as_millis() as u64,
+        bytes = index.stored.bytes,
+        packed = index.packed,
+        vectors = count,
+        vector_bytes = vectors.stored.bytes,
+        vectors_packed = vectors.packed,
+        copy_ms = ms(copied),
+        check_ms = ms(checked - copied),
+        vectors_ms = ms(vectors_sent - checked),
+        clear_ms = ms(cleared - vectors_sent),
+        send_ms = ms(started.elapsed() - cleared),
         "prebuilt index offered"
     );
     Ok(Offered::Sent { bytes, packed })
@@ -148,71 +168,6 @@ fn differs(
     }))
 }
 
-/// Compresses the file at `path` (`bytes` long) into parts that `upload` stores as they
-/// come, on a thread of their own (the server stores one part while the next is
-/// compressed), then makes it visible; its compressed size.
-fn send(mut upload: Upload<'_>, path: &Path, bytes: u64) -> Result<u64, SnapshotError> {
-    let (parts, ready) = std::sync::mpsc::sync_channel::<Vec<u8>>(2);
-    std::thread::scope(|s| {
-        let storing = s.spawn(move || -> Result<Upload<'_>, SnapshotError> {
-            for part in ready {
-                upload.part(&part)?;
-            }
-            Ok(upload)
-        });
-        let mut out =
-            Parts { pending: Vec::with_capacity(PART_BYTES), parts, hasher: blake3::Hasher::new(), packed: 0 };
-        let compressed = (|| -> std::io::Result<()> {
-            let mut encoder = zstd::stream::write::Encoder::new(&mut out, LEVEL)?;
-            encoder.multithread(crate::base::threads::cores().min(4) as u32)?;
-            std::io::copy(&mut std::fs::File::open(path)?, &mut encoder)?;
-            encoder.finish()?;
-            out.hand_over()
-        })();
-        let Parts { parts, hasher, packed, .. } = out;
-        drop(parts); // the storing thread ends once it has stored the last part
-        let upload = storing.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
-        compressed?; // (a failure to store shows first: it is why compressing stopped)
-        let hash = hasher.finalize().to_hex().to_string();
-        upload.finish(bytes, &hash)?;
-        Ok(packed)
-    })
-}
-
-/// Compressed bytes gathered into parts, each handed to the storing thread as it fills.
-struct Parts {
-    pending: Vec<u8>,
-    parts: std::sync::mpsc::SyncSender<Vec<u8>>,
-    hasher: blake3::Hasher,
-    packed: u64,
-}
-
-impl Parts {
-    fn hand_over(&mut self) -> std::io::Result<()> {
-        if self.pending.is_empty() {
-            return Ok(());
-        }
-        self.hasher.update(&self.pending);
-        self.packed += self.pending.len() as u64;
-        let part = std::mem::replace(&mut self.pending, Vec::with_capacity(PART_BYTES));
-        self.parts.send(part).map_err(|_| std::io::Error::other("storing the prebuilt index stopped"))
-    }
-}
-
-impl Write for &mut Parts {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.pending.extend_from_slice(buf);
-        if self.pending.len() >= PART_BYTES {
-            self.hand_over()?;
-        }
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// The stored prebuilt indexes this booger can take (made with its schema).
 fn usable(stored: Vec<SnapshotInfo>) -> Vec<SnapshotInfo> {
     stored.into_iter().filter(|s| s.format == format()).collect()
@@ -227,18 +182,27 @@ fn nearest<'a>(repo: &Repo, stored: &'a [SnapshotInfo], target: &str) -> Option<
         .min_by_key(|(_, changed)| *changed)
 }
 
+/// A prebuilt index written for a clone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Restored {
+    /// The commit it is of.
+    pub sha: String,
+    /// Its vectors are stored apart: [`vectors::receive_vectors`] reads them.
+    pub vectors_apart: bool,
+}
+
 /// Writes the prebuilt index nearest the clone at `root` (HEAD `head`) to `into`, checked
-/// and made this machine's; the commit it is of, or `None` when the team index holds none
-/// for this repository. The repository is known by HEAD or its merge base with the default
-/// branch being published; the nearest is HEAD's own, else the one fewest files away (the
-/// run then indexes those). `into` is left half-written on a failure: the caller removes it.
+/// and made this machine's; `None` when the team index holds none for this repository. The
+/// repository is known by HEAD or its merge base with the default branch being published;
+/// the nearest is HEAD's own, else the one fewest files away (the run then indexes those).
+/// `into` is left half-written on a failure: the caller removes it.
 pub fn restore(
     root: &Path,
     url: &str,
     head: &str,
     into: &Path,
     choices: &[&str],
-) -> Result<Option<String>, SnapshotError> {
+) -> Result<Option<Restored>, SnapshotError> {
     let repo = Repo::open(root)?;
     let mut known = vec![head.to_owned()];
     if let Ok(Some((_, base))) = repo.default_base()
@@ -254,46 +218,48 @@ pub fn restore(
     let sha = &info.sha;
     let dir = into.parent().unwrap_or(Path::new("."));
     let free = crate::base::storage::free_bytes(dir).unwrap_or(u64::MAX);
-    if info.bytes as u64 > free / 2 {
-        return Err(SnapshotError::NoRoom { bytes: info.bytes as u64, free });
+    if info.index.bytes > free / 2 {
+        return Err(SnapshotError::NoRoom { bytes: info.index.bytes, free });
     }
     crate::base::storage::create_private_file(into)?;
     let file = std::fs::OpenOptions::new().write(true).truncate(true).open(into)?;
-    let (written, hash) = receive(&mut team, info, file)?;
-    if hash != info.hash || written != info.bytes as u64 {
-        return Err(SnapshotError::Mismatch(format!("{written} bytes of {}, hash {hash}", info.bytes)));
+    // Which files of the clone are as committed (git's work, a stat each) is learnt while
+    // the index arrives.
+    let (hash, here) = std::thread::scope(|s| {
+        let here = s.spawn(|| unchanged_here(&repo, root, sha));
+        let received = receive(&mut team, info, file);
+        (received, here.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+    });
+    if hash? != info.index.hash {
+        return Err(SnapshotError::Mismatch("its hash differs".to_owned()));
     }
     let fetched = started.elapsed();
     check_received(into)?;
-    adopt_received(into, choices, &unchanged_here(&repo, root, sha)?)?;
+    adopt_received(into, choices, &here?)?;
     tracing::info!(
-        bytes = info.bytes,
+        bytes = info.index.bytes,
         fetch_ms = fetched.as_millis() as u64,
         check_ms = (started.elapsed() - fetched).as_millis() as u64,
         "prebuilt index received"
     );
-    Ok(Some(sha.clone()))
+    Ok(Some(Restored { sha: sha.clone(), vectors_apart: info.vectors.is_some() }))
 }
 
 /// Reads the prebuilt index `info` from the team index into `file`, unpacked on a thread of
-/// its own (the server reads the next part meanwhile); the bytes written and the parts' hash.
-fn receive(team: &mut TeamStore, info: &SnapshotInfo, file: std::fs::File) -> Result<(u64, String), SnapshotError> {
+/// its own (the server reads the next part meanwhile); the parts' hash.
+fn receive(team: &mut TeamStore, info: &SnapshotInfo, file: std::fs::File) -> Result<String, SnapshotError> {
     let (parts, ready) = std::sync::mpsc::sync_channel::<Vec<u8>>(2);
     std::thread::scope(|s| {
-        let unpacking = s.spawn(move || -> Result<(u64, String), SnapshotError> {
-            let capped = Capped { inner: std::io::BufWriter::with_capacity(1 << 20, file), left: info.bytes as u64 };
-            let mut decoder = zstd::stream::write::Decoder::new(capped)?;
-            let mut hasher = blake3::Hasher::new();
+        let unpacking = s.spawn(move || -> Result<String, SnapshotError> {
+            let mut unpacked = Unpacked::new(Sparse::new(file), info.index.bytes)?;
             for part in ready {
-                hasher.update(&part);
-                decoder.write_all(&part)?;
+                unpacked.take(&part)?;
             }
-            decoder.flush()?;
-            let mut capped = decoder.into_inner();
-            capped.inner.flush()?;
-            Ok((info.bytes as u64 - capped.left, hasher.finalize().to_hex().to_string()))
+            let (sparse, hash) = unpacked.finish()?;
+            sparse.finish()?;
+            Ok(hash)
         });
-        let fetched = team.read_snapshot(&info.sha, |data| -> Result<(), SnapshotError> {
+        let fetched = team.read_snapshot(&info.sha, Piece::Index, |data| -> Result<(), SnapshotError> {
             parts.send(data.to_vec()).map_err(|_| std::io::Error::other("unpacking the prebuilt index stopped").into())
         });
         drop(parts);
@@ -318,27 +284,6 @@ fn unchanged_here(repo: &Repo, root: &Path, sha: &str) -> Result<Vec<(String, u6
             Some((path, meta.len(), mtime_ns))
         })
         .collect())
-}
-
-/// A writer that takes at most `left` bytes: what a stored size says, and not a byte more.
-struct Capped<W> {
-    inner: W,
-    left: u64,
-}
-
-impl<W: Write> Write for Capped<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        if buf.len() as u64 > self.left {
-            return Err(std::io::Error::other("the prebuilt index unpacks larger than its stored size"));
-        }
-        self.left -= buf.len() as u64;
-        self.inner.write_all(buf)?;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
-    }
 }
 
 /// A scratch file removed when dropped.
