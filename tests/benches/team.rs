@@ -72,12 +72,13 @@ fn main() {
 
     // 2. Publishing: the first commit, the next with 10 changed files, a branch with 1%.
     let started = Instant::now();
-    // What the server is doing meanwhile, sampled each second: where the time goes when a
+    // What the server, the daemon and the machine are doing meanwhile, sampled each second
+    // and split afterwards into the rows and the prebuilt index: where the time goes when a
     // run is slower than the same steps by hand.
     let done = std::sync::atomic::AtomicBool::new(false);
     let (first, seen) = std::thread::scope(|s| {
         let sampler = s.spawn(|| {
-            let mut seen: BTreeMap<String, u32> = BTreeMap::new();
+            let mut seen: Vec<Sample> = Vec::new();
             while !done.load(std::sync::atomic::Ordering::Relaxed) {
                 let rows = pg.try_sql(
                     "SELECT backend_type || ' ' || coalesce(wait_event_type || ':' || wait_event, 'on CPU')
@@ -85,9 +86,12 @@ fn main() {
                        AND coalesce(wait_event, '') NOT IN ('CheckpointerMain', 'BgwriterHibernate', 'BgwriterMain',
                            'WalWriterMain', 'AutovacuumMain', 'LogicalLauncherMain', 'IoWorkerMain', 'SysLoggerMain')",
                 );
-                for row in rows.unwrap_or_default().lines().filter(|l| !l.is_empty()) {
-                    *seen.entry(row.to_owned()).or_default() += 1;
-                }
+                seen.push(Sample {
+                    at: started.elapsed(),
+                    server: rows.unwrap_or_default().lines().filter(|l| !l.is_empty()).map(str::to_owned).collect(),
+                    daemon: booger_tests::cpu_ticks(a.child.id()),
+                    machine: booger_tests::machine_ticks(),
+                });
                 std::thread::sleep(Duration::from_secs(1));
             }
             seen
@@ -97,10 +101,6 @@ fn main() {
         (first, sampler.join().unwrap_or_default())
     });
     let t_publish = started.elapsed();
-    let mut seen: Vec<(u32, String)> = seen.into_iter().map(|(k, n)| (n, k)).collect();
-    seen.sort_by(|a, b| b.cmp(a));
-    let seen: Vec<String> = seen.iter().take(8).map(|(n, k)| format!("{k} {n}")).collect();
-    println!("  (server, samples a second during it: {})", seen.join(", "));
     println!(
         "first publish                      {:>8.1} s   {:.2}x the index (goal <= 1.5x); {} blobs",
         secs(t_publish),
@@ -108,16 +108,20 @@ fn main() {
         first["blobs_sent"]
     );
     let pre = &first["prebuilt_index"];
-    let rows = secs(t_publish) - pre["elapsed_ms"].as_f64().unwrap_or(0.0) / 1000.0;
+    let t_pre = Duration::from_millis(pre["elapsed_ms"].as_u64().unwrap_or(0));
+    let rows = secs(t_publish - t_pre);
     println!(
         "  of which its index for clones    {:>8.1} s   ({}: {:.0} MB, {:.0} MB compressed); rows alone {:.1} s = {:.2}x",
-        pre["elapsed_ms"].as_f64().unwrap_or(0.0) / 1000.0,
+        secs(t_pre),
         pre["state"].as_str().unwrap_or("none"),
         pre["bytes"].as_f64().unwrap_or(0.0) / 1e6,
         pre["packed_bytes"].as_f64().unwrap_or(0.0) / 1e6,
         rows,
         rows / secs(t_index)
     );
+    let split = t_publish - t_pre;
+    println!("  (rows:         {})", phase(&seen, Duration::ZERO, split));
+    println!("  (for clones:   {})", phase(&seen, split, t_publish));
     let listed: Vec<String> =
         git(&tree, &["ls-files", "*.py", "*.c", "*.h", "*.rs"]).lines().map(str::to_owned).collect();
     let edit = |n: usize, salt: &str| {
@@ -347,6 +351,45 @@ fn main() {
 }
 
 /// Waits until the project at `root` answers from its ranking index.
+/// What was seen at one moment of a publish.
+struct Sample {
+    at: Duration,
+    /// The server's busy connections, as `pg_stat_activity` describes each.
+    server: Vec<String>,
+    /// The publishing daemon's CPU ticks so far, and the machine's ([`booger_tests::machine_ticks`]).
+    daemon: u64,
+    machine: [u64; 4],
+}
+
+/// The samples from `from` to `to`, summed up: the daemon's share of the machine, the
+/// machine's user, system, I/O-wait and idle shares, and the server's commonest states.
+fn phase(seen: &[Sample], from: Duration, to: Duration) -> String {
+    let within: Vec<&Sample> = seen.iter().filter(|s| s.at >= from && s.at <= to).collect();
+    let (Some(first), Some(last)) = (within.first(), within.last()) else { return "no samples".to_owned() };
+    let machine: Vec<u64> = (0..4).map(|i| last.machine[i] - first.machine[i]).collect();
+    let total = machine.iter().sum::<u64>().max(1) as f64;
+    let pct = |n: u64| 100.0 * n as f64 / total;
+    let mut states: BTreeMap<&str, u32> = BTreeMap::new();
+    for s in &within {
+        for row in &s.server {
+            *states.entry(row).or_default() += 1;
+        }
+    }
+    let mut states: Vec<(u32, &str)> = states.into_iter().map(|(k, n)| (n, k)).collect();
+    states.sort_by(|a, b| b.cmp(a));
+    let states: Vec<String> = states.iter().take(5).map(|(n, k)| format!("{k} {n}")).collect();
+    format!(
+        "{} s; daemon {:.0}%, machine user {:.0}% system {:.0}% iowait {:.0}% idle {:.0}% of all cores; server: {}",
+        within.len(),
+        pct(last.daemon - first.daemon),
+        pct(machine[0]),
+        pct(machine[1]),
+        pct(machine[2]),
+        pct(machine[3]),
+        states.join(", ")
+    )
+}
+
 fn ranking_ready(env: &Env, root: &Path) {
     let started = Instant::now();
     while run_ok(env, Some(root), &["status", "--json"])["project"]["index"]["ranking_index"] != "ready" {

@@ -592,16 +592,28 @@ pub fn proc_status_kb(pid: u32, key: &str) -> u64 {
 
 /// CPU ticks (1/100 s) process `pid` used over the next `secs` seconds.
 pub fn cpu_ticks_over(pid: u32, secs: u64) -> u64 {
-    let ticks = || {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        // Fields after the command's closing parenthesis; utime and stime are 14 and 15.
-        let rest = stat.rfind(')').map_or("", |i| &stat[i + 2..]);
-        let f: Vec<u64> = rest.split_whitespace().map(|x| x.parse().unwrap_or(0)).collect();
-        f.get(11).unwrap_or(&0) + f.get(12).unwrap_or(&0)
-    };
-    let before = ticks();
+    let before = cpu_ticks(pid);
     std::thread::sleep(Duration::from_secs(secs));
-    ticks() - before
+    cpu_ticks(pid) - before
+}
+
+/// CPU ticks (1/100 s) process `pid` has used so far.
+pub fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command's closing parenthesis; utime and stime are 14 and 15.
+    let rest = stat.rfind(')').map_or("", |i| &stat[i + 2..]);
+    let f: Vec<u64> = rest.split_whitespace().map(|x| x.parse().unwrap_or(0)).collect();
+    f.get(11).unwrap_or(&0) + f.get(12).unwrap_or(&0)
+}
+
+/// The machine's CPU ticks so far, all cores: user (with nice), system (with interrupts),
+/// waiting for I/O, idle.
+pub fn machine_ticks() -> [u64; 4] {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let f: Vec<u64> =
+        stat.lines().next().unwrap_or("").split_whitespace().skip(1).map(|x| x.parse().unwrap_or(0)).collect();
+    let at = |i: usize| f.get(i).copied().unwrap_or(0);
+    [at(0) + at(1), at(2) + at(5) + at(6), at(4), at(3)]
 }
 
 /// stdout and stderr of a finished command, for assertion messages.

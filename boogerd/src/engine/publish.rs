@@ -125,10 +125,17 @@ pub fn publish(
     // new commit (cheap); a publish that added much (a first one) also brings every table's
     // statistics up to date, which costs seconds on a large index and is otherwise left to
     // the server's autovacuum.
-    if new_commit {
-        team.settle(missing.len(), missing.len() >= SETTLE_AFTER);
-    }
-    let prebuilt = offer(&mut team);
+    let (sent, analyze) = (missing.len(), missing.len() >= SETTLE_AFTER);
+    let prebuilt = std::thread::scope(|s| {
+        match second.as_mut() {
+            // A large publish: the server settles on the second connection while this one
+            // offers the local index (booger's copying and the server's merging, a core each).
+            Some(other) if new_commit => drop(s.spawn(move || other.settle(sent, analyze))),
+            _ if new_commit => team.settle(sent, analyze),
+            _ => {}
+        }
+        offer(&mut team)
+    });
     Ok(done(missing.len(), new_commit, prebuilt))
 }
 

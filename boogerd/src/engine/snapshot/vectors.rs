@@ -27,6 +27,8 @@ const MOST_BYTES: usize = 1 << 16;
 
 /// Writes the vectors of the index file `file` to `out` as records; how many.
 pub fn write_vectors(file: &Path, out: &mut dyn Write) -> Result<usize, SnapshotError> {
+    // Records are a few bytes a field: gathered before the compressor sees them.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
     out.write_all(MAGIC)?;
     let (mut model, mut path, mut count) = (String::new(), String::new(), 0);
     let mut failed = None;
@@ -34,12 +36,12 @@ pub fn write_vectors(file: &Path, out: &mut dyn Write) -> Result<usize, Snapshot
         let mut write = || -> std::io::Result<()> {
             if v.model != model {
                 out.write_all(b"M")?;
-                short(out, v.model.as_bytes())?;
+                short(&mut out, v.model.as_bytes())?;
                 model = v.model.clone();
             }
             if v.path != path {
                 out.write_all(b"F")?;
-                short(out, v.path.as_bytes())?;
+                short(&mut out, v.path.as_bytes())?;
                 out.write_all(&[v.content_hash.len().min(255) as u8])?;
                 out.write_all(&v.content_hash.as_bytes()[..v.content_hash.len().min(255)])?;
                 path = v.path.clone();
@@ -64,7 +66,10 @@ pub fn write_vectors(file: &Path, out: &mut dyn Write) -> Result<usize, Snapshot
     })?;
     match failed {
         Some(e) => Err(e.into()),
-        None => Ok(count),
+        None => {
+            out.flush()?;
+            Ok(count)
+        }
     }
 }
 

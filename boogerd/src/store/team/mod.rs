@@ -402,8 +402,10 @@ impl TeamStore {
         } else {
             "ANALYZE commits, repos"
         });
-        if let Err(e) = self.client.batch_execute(&sql) {
-            tracing::debug!(error = %said(&e), "team index: left to autovacuum");
+        let started = std::time::Instant::now();
+        match self.client.batch_execute(&sql) {
+            Ok(()) => tracing::info!(blobs, analyze, ms = started.elapsed().as_millis() as u64, "team index settled"),
+            Err(e) => tracing::debug!(error = %said(&e), "team index: left to autovacuum"),
         }
     }
 
