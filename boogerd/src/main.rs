@@ -216,10 +216,7 @@ fn main() -> anyhow::Result<()> {
         return Ok(());
     }
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env(booger_proto::paths::LOG_ENV)
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
+        .with_env_filter(log_filter(std::env::var(booger_proto::paths::LOG_ENV).ok().as_deref()))
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .init();
@@ -327,4 +324,16 @@ fn shutdown_signal() -> impl std::future::Future<Output = ()> {
             let _ = tokio::signal::ctrl_c().await;
         }
     }
+}
+
+/// The daemon's log filter from what `BOOGER_LOG` asks (`info` when unset or unreadable).
+/// The PostgreSQL client logs every statement with its parameters at `debug`: a file's
+/// chunks and a prebuilt index's megabyte parts, escaped. Under `BOOGER_LOG=debug` a publish
+/// of a 27,000-file tree wrote 3.9 GB of log and ran several times slower; so that client
+/// stays at `info` unless it is named.
+fn log_filter(asked: Option<&str>) -> tracing_subscriber::EnvFilter {
+    let asked = asked.unwrap_or("info");
+    let directives =
+        if asked.contains("tokio_postgres") { asked.to_owned() } else { format!("{asked},tokio_postgres=info") };
+    tracing_subscriber::EnvFilter::try_new(directives).unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"))
 }

@@ -217,7 +217,7 @@ fn a_clone_of_a_published_commit_fills_its_index_from_the_team() {
 fn a_clone_starts_from_the_prebuilt_index_published_with_its_commit() {
     let env = Env::new();
     let pg = booger_tests::postgres::start(env.dir.path());
-    let _d = env.start_daemon_with(&["--team-url", &pg.url]);
+    let d = env.start_daemon_with(&["--team-url", &pg.url]);
     let origin = env.git_project("origin");
     for i in 0..40 {
         write(&origin, &format!("lib/part{i}.py"), format!("def piece_{i}(x):\n    return x - {i}\n"));
@@ -235,6 +235,10 @@ fn a_clone_starts_from_the_prebuilt_index_published_with_its_commit() {
     // Publishing again stores nothing new.
     let (ok, again, said) = publish(&env, &origin, &[]);
     assert!(ok && again["prebuilt_index"]["state"] == "stored already", "{said}");
+    // Even at `BOOGER_LOG=debug` (the tests' level), the statements and their parameters (a
+    // file's chunks, a prebuilt index's parts) stay out of the log.
+    let log = d.log_text();
+    assert!(log.contains("DEBUG") && !log.contains("executing statement"), "{}", &log[..log.len().min(2000)]);
     // A commit that changes little sends none: clones of it start from the one stored.
     let first = git(&origin, &["rev-parse", "HEAD"]);
     git(&origin, &["commit", "-q", "--allow-empty", "-m", "nothing changed"]);
