@@ -323,7 +323,7 @@ impl Embedding {
         let models = self.tiers.iter().map(|t| (t.id().to_owned(), encoded_len(t.dims()))).collect();
         match crate::engine::snapshot::vectors::receive_vectors(url, sha, store, &models) {
             Ok(saved) => {
-                // A third of the index arrived through the WAL: folded back now, not at the
+                // A quarter of the index arrived through the WAL: folded back now, not at the
                 // next run.
                 if let Err(e) = store.checkpoint() {
                     tracing::debug!(error = %e, "checkpoint after the team's vectors failed");

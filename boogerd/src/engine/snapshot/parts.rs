@@ -159,6 +159,36 @@ impl<W: Write> Write for Capped<W> {
     }
 }
 
+/// Bytes handed to another thread in pieces of about a megabyte, as they are written.
+pub(super) struct Handoff {
+    pending: Vec<u8>,
+    to: std::sync::mpsc::SyncSender<Vec<u8>>,
+}
+
+impl Handoff {
+    pub(super) fn new(to: std::sync::mpsc::SyncSender<Vec<u8>>) -> Self {
+        Self { pending: Vec::with_capacity(SPARSE_BUFFER), to }
+    }
+}
+
+impl Write for Handoff {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        if self.pending.len() >= SPARSE_BUFFER {
+            self.flush()?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let piece = std::mem::replace(&mut self.pending, Vec::with_capacity(SPARSE_BUFFER));
+        self.to.send(piece).map_err(|_| std::io::Error::other("writing the prebuilt index stopped"))
+    }
+}
+
 /// Bytes per page looked at for zeros (SQLite's page size here).
 const PAGE: usize = 4096;
 /// Bytes gathered before they are written.
