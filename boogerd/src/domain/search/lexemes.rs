@@ -3,6 +3,7 @@
 //! written as a PostgreSQL `tsvector` literal weighted by field, so that a team search
 //! matches the words a local search matches and weighs a name above a body, as it does.
 
+use std::collections::HashMap;
 use std::fmt::Write;
 
 use rust_stemmers::{Algorithm, Stemmer};
@@ -24,16 +25,12 @@ const MAX_QUERY_WORDS: usize = 12;
 
 /// Stems words, each distinct word once: a publish stems a hundred million of them, and
 /// looks each up without allocating.
-type Words = std::collections::HashMap<String, u32, foldhash::fast::RandomState>;
-
 pub struct Stems {
     stemmer: Stemmer,
-    /// Word → its stem's number in `stems`. Looked up for every word of every chunk a publish
-    /// sends: hashed with foldhash (std's SipHash was a tenth of boogerd's share of a large
-    /// publish), seeded per process, so a repository cannot ship words that collide.
-    known: Words,
+    /// Word → its stem's number in `stems`.
+    known: HashMap<String, u32>,
     /// Stem → its number: words with one stem share it.
-    numbers: Words,
+    numbers: HashMap<String, u32>,
     stems: Vec<String>,
     buf: String,
     /// One chunk's (stem, position, weight), reused.
@@ -44,8 +41,8 @@ impl Default for Stems {
     fn default() -> Self {
         Stems {
             stemmer: Stemmer::create(Algorithm::English),
-            known: Words::default(),
-            numbers: Words::default(),
+            known: HashMap::new(),
+            numbers: HashMap::new(),
             stems: Vec::new(),
             buf: String::new(),
             seen: Vec::new(),
