@@ -43,19 +43,6 @@ fn call(env: &Env, root: &Path, tool: &str, args: Value) -> (String, Value) {
     (text, data)
 }
 
-/// Waits until every embeddable chunk has a vector.
-fn embedded(env: &Env, root: &Path) -> Value {
-    let deadline = Instant::now() + TIMEOUT;
-    loop {
-        let (_, d) = call(env, root, "embed", json!({}));
-        if d["embedded"] == d["embeddable"] && d["running"] == false && d["embeddable"].as_u64() > Some(0) {
-            return d;
-        }
-        assert!(Instant::now() < deadline, "never fully embedded: {d}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 fn first(data: &Value) -> String {
     data["results"][0]["name"].as_str().unwrap_or_default().to_owned()
 }
@@ -64,7 +51,7 @@ fn first(data: &Value) -> String {
 fn semantic_search_finds_code_described_in_other_words() {
     let env = Env::new();
     let root = project(&env, "sem");
-    let coverage = embedded(&env, &root);
+    let coverage = env.embedded(&root);
     assert!(coverage["model"].as_str().unwrap().starts_with("static-"), "{coverage}");
     for (query, want) in [
         ("notify people by electronic mail", "send_email"),
@@ -92,7 +79,7 @@ fn semantic_search_finds_code_described_in_other_words() {
 fn edits_are_embedded_and_deleted_chunks_lose_their_vectors() {
     let env = Env::new();
     let root = project(&env, "edits");
-    let before = embedded(&env, &root);
+    let before = env.embedded(&root);
     write(
         &root,
         "app/cache.py",
@@ -109,7 +96,7 @@ fn edits_are_embedded_and_deleted_chunks_lose_their_vectors() {
         assert!(Instant::now() < deadline, "the new function was never found semantically: {data}");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let after = embedded(&env, &root);
+    let after = env.embedded(&root);
     assert_eq!(after["embeddable"], before["embeddable"], "one function added, one removed: {before} {after}");
     let (_, data) = call(
         &env,
@@ -122,14 +109,14 @@ fn edits_are_embedded_and_deleted_chunks_lose_their_vectors() {
     // force: everything again, same coverage.
     let (text, _) = call(&env, &root, "embed", json!({ "action": "force" }));
     assert!(text.contains("embedded"), "{text}");
-    assert_eq!(embedded(&env, &root)["embedded"], after["embedded"]);
+    assert_eq!(env.embedded(&root)["embedded"], after["embedded"]);
 }
 
 #[test]
 fn hybrid_search_fuses_both_rankings() {
     let env = Env::new();
     let root = project(&env, "hybrid");
-    embedded(&env, &root);
+    env.embedded(&root);
     // An identifier (lexical) and a description (semantic) both land.
     let (_, data) = call(&env, &root, "hybrid-search", json!({ "query": "parse_timestamp" }));
     assert_eq!(first(&data), "parse_timestamp");
@@ -160,7 +147,7 @@ fn semantic_files_rank_by_meaning_not_by_the_words_they_hold() {
         "def tally(rows):\n    \"\"\"Sum the rows.\"\"\"\n    # notify people by electronic mail\n    return sum(rows)\n",
     );
     assert!(env.run(&["index", root.to_str().unwrap()]).status.success());
-    embedded(&env, &root);
+    env.embedded(&root);
     let args = json!({ "query": "notify people by electronic mail", "output_mode": "files_with_matches" });
     let (text, data) = call(&env, &root, "semantic-search", args);
     assert_eq!(data["results"][0]["path"], "app/mail.py", "{text}");

@@ -112,20 +112,6 @@ fn root_hash(env: &Env, repo: &std::path::Path) -> String {
     v["report"]["root_hash"].as_str().unwrap().to_owned()
 }
 
-/// Waits until every embeddable chunk of `repo` has a vector; how many there are.
-fn fully_embedded(env: &Env, repo: &std::path::Path) -> u64 {
-    let deadline = std::time::Instant::now() + booger_tests::TIMEOUT;
-    loop {
-        let (text, d, is_error) = env.call(repo, "team-tests", "embed", serde_json::json!({}));
-        assert!(!is_error, "{text}");
-        if d["embedded"] == d["embeddable"] && d["running"] == false && d["embeddable"].as_u64() > Some(0) {
-            return d["embedded"].as_u64().unwrap();
-        }
-        assert!(std::time::Instant::now() < deadline, "never fully embedded: {d}");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-}
-
 /// The number a daemon's log line saying `what` gives as `key`.
 fn logged(log: &str, what: &str, key: &str) -> Option<u64> {
     let line = log.lines().find(|l| l.contains(what))?;
@@ -226,7 +212,7 @@ fn a_clone_starts_from_the_prebuilt_index_published_with_its_commit() {
     commit_all(&origin, "parts");
     assert!(env.run(&["projects", "add", origin.to_str().unwrap()]).status.success());
     assert!(env.run_in(Some(&origin), &["index"]).status.success());
-    let vectors = fully_embedded(&env, &origin);
+    let vectors = env.embedded(&origin)["embedded"].as_u64().unwrap();
     let (ok, published, said) = publish(&env, &origin, &[]);
     assert!(ok, "{said}");
     let prebuilt = &published["prebuilt_index"];
@@ -277,7 +263,7 @@ fn a_clone_starts_from_the_prebuilt_index_published_with_its_commit() {
     assert!(found("brand_new").contains("lib/fresh.py"), "{}", found("brand_new"));
     // Every vector but the edited function's came from the team; the edit and the new file's
     // function are embedded here.
-    assert_eq!(fully_embedded(&other, &clone), vectors + 1);
+    assert_eq!(other.embedded(&clone)["embedded"].as_u64().unwrap(), vectors + 1);
     let log = o.log_text();
     assert_eq!(logged(&log, "vectors taken from the team index", "vectors"), Some(vectors - 1), "{log}");
     assert_eq!(logged(&log, "INFO boogerd::engine::project::embedding: embedded", "chunks"), Some(2), "{log}");
@@ -296,7 +282,7 @@ fn a_clone_starts_from_the_prebuilt_index_published_with_its_commit() {
     let damaged = make("damaged");
     assert!(fourth.run(&["projects", "add", damaged.to_str().unwrap()]).status.success());
     assert_eq!(root_hash(&fourth, &damaged), want);
-    assert_eq!(fully_embedded(&fourth, &damaged), vectors + 1);
+    assert_eq!(fourth.embedded(&damaged)["embedded"].as_u64().unwrap(), vectors + 1);
     let log = f.log_text();
     assert!(log.contains("vectors not taken from the team index"), "{log}");
     assert_eq!(

@@ -196,6 +196,21 @@ impl Env {
         Raw { reader: BufReader::new(stream.try_clone().expect("clone")), stream }
     }
 
+    /// Waits until every embeddable chunk of `project` has a vector; the `embed` tool's
+    /// answer then.
+    pub fn embedded(&self, project: &Path) -> Value {
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let (text, d, is_error) = self.call(project, "wait-embedded", "embed", serde_json::json!({}));
+            assert!(!is_error, "embed: {text}");
+            if d["embedded"] == d["embeddable"] && d["running"] == false && d["embeddable"].as_u64() > Some(0) {
+                return d;
+            }
+            assert!(Instant::now() < deadline, "never fully embedded: {d}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Calls a tool through the daemon as a session whose default project is `project`:
     /// returns (text, data, is_error).
     pub fn call(&self, project: &Path, session: &str, tool: &str, arguments: Value) -> (String, Value, bool) {

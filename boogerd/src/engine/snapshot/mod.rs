@@ -261,7 +261,8 @@ fn receive(team: &mut TeamStore, info: &SnapshotInfo, file: std::fs::File) -> Re
             sparse.finish()
         });
         let unpacking = s.spawn(move || -> Result<String, SnapshotError> {
-            let mut unpacker = Unpacked::new(Handoff::new(unpacked), info.index.bytes)?;
+            let mut unpacker =
+                Unpacked::new(Handoff::new(unpacked, "writing the prebuilt index stopped"), info.index.bytes)?;
             for part in ready {
                 unpacker.take(&part)?;
             }

@@ -7,8 +7,9 @@ use std::io::Write;
 use super::SnapshotError;
 use crate::store::team::{Piece, Stored, Upload};
 
-/// Compressed bytes per stored part (1 MB stored and read faster than 8, and holds less).
-const PART_BYTES: usize = 1 << 20;
+/// Bytes per piece handed between threads: a stored part is this much compressed (1 MB
+/// stored and read faster than 8, and holds less), and the sparse writer gathers this much.
+const PIECE_BYTES: usize = 1 << 20;
 /// zstd's level: the fastest (1.5 GB of index in under 3 s on two cores, to 40%).
 const LEVEL: i32 = 1;
 
@@ -19,7 +20,8 @@ pub(super) struct Sent {
 }
 
 /// Compresses what `write` writes into parts of `piece` that `upload` stores as they come, on
-/// a thread of their own (the server stores one part while the next is compressed).
+/// a thread of their own (the server stores one part while the next is compressed; that
+/// thread also hashes and counts them).
 pub(super) fn send<'u>(
     mut upload: Upload<'u>,
     piece: Piece,
@@ -27,30 +29,29 @@ pub(super) fn send<'u>(
 ) -> Result<(Upload<'u>, Sent), SnapshotError> {
     let (parts, ready) = std::sync::mpsc::sync_channel::<Vec<u8>>(2);
     std::thread::scope(|s| {
-        let storing = s.spawn(move || -> Result<Upload<'u>, SnapshotError> {
+        let storing = s.spawn(move || -> Result<(Upload<'u>, String, u64), SnapshotError> {
+            let (mut hasher, mut packed) = (blake3::Hasher::new(), 0);
             for part in ready {
+                hasher.update(&part);
+                packed += part.len() as u64;
                 upload.part(piece, &part)?;
             }
-            Ok(upload)
+            Ok((upload, hasher.finalize().to_hex().to_string(), packed))
         });
-        let mut out =
-            Parts { pending: Vec::with_capacity(PART_BYTES), parts, hasher: blake3::Hasher::new(), packed: 0 };
         let mut raw = 0;
         let compressed = (|| -> Result<(), SnapshotError> {
+            let mut out = Handoff::new(parts, "storing the prebuilt index stopped");
             let mut encoder = zstd::stream::write::Encoder::new(&mut out, LEVEL)?;
             encoder.multithread(crate::base::threads::cores().min(4) as u32)?;
             let mut counted = Counted { inner: &mut encoder, bytes: 0 };
             write(&mut counted)?;
             raw = counted.bytes;
             encoder.finish()?;
-            Ok(out.hand_over()?)
+            Ok(out.flush()?) // (and dropped: the storing thread ends once it has the last part)
         })();
-        let Parts { parts, hasher, packed, .. } = out;
-        drop(parts); // the storing thread ends once it has stored the last part
-        let upload = storing.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+        let (upload, hash, packed) = storing.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
         compressed?; // (a failure to store shows first: it is why compressing stopped)
-        let stored = Stored { bytes: raw, hash: hasher.finalize().to_hex().to_string() };
-        Ok((upload, Sent { stored, packed }))
+        Ok((upload, Sent { stored: Stored { bytes: raw, hash }, packed }))
     })
 }
 
@@ -69,40 +70,6 @@ impl<W: Write> Write for Counted<W> {
 
     fn flush(&mut self) -> std::io::Result<()> {
         self.inner.flush()
-    }
-}
-
-/// Compressed bytes gathered into parts, each handed to the storing thread as it fills.
-struct Parts {
-    pending: Vec<u8>,
-    parts: std::sync::mpsc::SyncSender<Vec<u8>>,
-    hasher: blake3::Hasher,
-    packed: u64,
-}
-
-impl Parts {
-    fn hand_over(&mut self) -> std::io::Result<()> {
-        if self.pending.is_empty() {
-            return Ok(());
-        }
-        self.hasher.update(&self.pending);
-        self.packed += self.pending.len() as u64;
-        let part = std::mem::replace(&mut self.pending, Vec::with_capacity(PART_BYTES));
-        self.parts.send(part).map_err(|_| std::io::Error::other("storing the prebuilt index stopped"))
-    }
-}
-
-impl Write for &mut Parts {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.pending.extend_from_slice(buf);
-        if self.pending.len() >= PART_BYTES {
-            self.hand_over()?;
-        }
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }
 
@@ -159,22 +126,25 @@ impl<W: Write> Write for Capped<W> {
     }
 }
 
-/// Bytes handed to another thread in pieces of about a megabyte, as they are written.
+/// Bytes handed to another thread in pieces of [`PIECE_BYTES`] as they are written (a
+/// part to store, unpacked bytes to write); a flush hands over the rest.
 pub(super) struct Handoff {
     pending: Vec<u8>,
     to: std::sync::mpsc::SyncSender<Vec<u8>>,
+    /// What a write says when the other thread has stopped taking.
+    stopped: &'static str,
 }
 
 impl Handoff {
-    pub(super) fn new(to: std::sync::mpsc::SyncSender<Vec<u8>>) -> Self {
-        Self { pending: Vec::with_capacity(SPARSE_BUFFER), to }
+    pub(super) fn new(to: std::sync::mpsc::SyncSender<Vec<u8>>, stopped: &'static str) -> Self {
+        Self { pending: Vec::with_capacity(PIECE_BYTES), to, stopped }
     }
 }
 
 impl Write for Handoff {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.pending.extend_from_slice(buf);
-        if self.pending.len() >= SPARSE_BUFFER {
+        if self.pending.len() >= PIECE_BYTES {
             self.flush()?;
         }
         Ok(buf.len())
@@ -184,15 +154,13 @@ impl Write for Handoff {
         if self.pending.is_empty() {
             return Ok(());
         }
-        let piece = std::mem::replace(&mut self.pending, Vec::with_capacity(SPARSE_BUFFER));
-        self.to.send(piece).map_err(|_| std::io::Error::other("writing the prebuilt index stopped"))
+        let piece = std::mem::replace(&mut self.pending, Vec::with_capacity(PIECE_BYTES));
+        self.to.send(piece).map_err(|_| std::io::Error::other(self.stopped))
     }
 }
 
 /// Bytes per page looked at for zeros (SQLite's page size here).
 const PAGE: usize = 4096;
-/// Bytes gathered before they are written.
-const SPARSE_BUFFER: usize = 1 << 20;
 
 /// A file written from its start in which pages of zeros are left as holes: they cost no
 /// write (a prebuilt index's emptied vector pages are such pages).
@@ -205,7 +173,7 @@ pub(super) struct Sparse {
 
 impl Sparse {
     pub(super) fn new(file: std::fs::File) -> Self {
-        Self { file, buf: Vec::with_capacity(SPARSE_BUFFER), at: 0 }
+        Self { file, buf: Vec::with_capacity(PIECE_BYTES), at: 0 }
     }
 
     /// Writes the whole pages gathered (and, with `all`, the rest), skipping pages of zeros.
@@ -243,7 +211,7 @@ impl Sparse {
 impl Write for Sparse {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.buf.extend_from_slice(buf);
-        if self.buf.len() >= SPARSE_BUFFER {
+        if self.buf.len() >= PIECE_BYTES {
             self.spill(false)?;
         }
         Ok(buf.len())
@@ -258,7 +226,7 @@ impl Write for Sparse {
 mod tests {
     use std::io::Write;
 
-    use super::{PAGE, SPARSE_BUFFER, Sparse};
+    use super::{PAGE, PIECE_BYTES, Sparse};
 
     /// What a sparse write leaves reads back byte for byte, whatever the pieces it came in:
     /// pages of zeros at the start, between others, across a buffer's end and at the end.
@@ -266,7 +234,7 @@ mod tests {
     fn a_sparse_file_reads_back_as_written() {
         let mut want = vec![0u8; 3 * PAGE];
         want.extend((0..PAGE + 17).map(|i| (i % 251) as u8 + 1));
-        want.extend(vec![0u8; SPARSE_BUFFER + 5 * PAGE]);
+        want.extend(vec![0u8; PIECE_BYTES + 5 * PAGE]);
         want.extend([7u8; 100]);
         want.extend(vec![0u8; 2 * PAGE + 3]);
         let dir = tempfile::tempdir().unwrap();
