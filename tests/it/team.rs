@@ -361,7 +361,7 @@ fn team_search_and_grep_read_published_repositories_at_their_heads() {
     let alpha_row = repos.iter().find(|r| r["name"] == "alpha").expect("alpha listed");
     assert!(alpha_row["head"].as_str().unwrap().starts_with(&head), "{status}");
     assert_eq!((alpha_row["commits"].clone(), alpha_row["files"].clone()), (3.into(), 32.into()), "{status}");
-    assert_eq!(status["schema"], 7, "{status}");
+    assert_eq!(status["schema"], 8, "{status}");
     assert!(!out.stdout.windows(6).any(|w| w == b"booger@"), "no user in the server's name");
 
     // Another machine: its own project, and a clone of beta with work of its own.

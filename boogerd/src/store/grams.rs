@@ -200,6 +200,30 @@ impl GramSet {
         }
     }
 
+    /// Everything added since the last call as the team index keeps it ([`team_gram`],
+    /// [`team_shape`]), in order; starts afresh.
+    pub fn take_ids(&mut self) -> Vec<i32> {
+        self.set.sort_unstable();
+        self.shapes.sort_unstable();
+        let mut out = Vec::with_capacity(self.set.len() + self.shapes.len());
+        out.extend(self.set.iter().map(|&g| team_gram(g)));
+        out.extend(self.shapes.iter().map(|&g| team_shape(g)));
+        self.clear();
+        out
+    }
+
+    /// Forgets everything added since the last take.
+    fn clear(&mut self) {
+        for &g in &self.set {
+            self.seen[(g / 64) as usize] = 0;
+        }
+        for &g in &self.shapes {
+            self.seen_shapes[(g / 64) as usize] = 0;
+        }
+        self.set.clear();
+        self.shapes.clear();
+    }
+
     /// The tokens of everything added since the last call (byte trigrams, then shape
     /// trigrams, each in order); starts afresh.
     pub fn take_tokens(&mut self) -> String {
@@ -211,24 +235,34 @@ impl GramSet {
                 out.push(' ');
             }
             token(g, &mut out);
-            self.seen[(g / 64) as usize] = 0;
         }
         for &g in &self.shapes {
             if !out.is_empty() {
                 out.push(' ');
             }
             shape_token(g, &mut out);
-            self.seen_shapes[(g / 64) as usize] = 0;
         }
-        self.set.clear();
-        self.shapes.clear();
+        self.clear();
         out
     }
 }
 
-/// The `chunk_grams` tokens of all of a file's chunks together (each given as its text and
-/// [`own_start`]), each once: what the team index narrows grep by, a blob at a time.
-pub fn blob_tokens<'a>(chunks: impl IntoIterator<Item = (&'a str, usize)>) -> String {
+/// A byte trigram as the team index keeps it: a number (an array of them under a GIN index
+/// costs PostgreSQL a fifth less to grow than the same trigrams as `tsvector` words, and
+/// needs no parsing).
+pub fn team_gram(g: Gram) -> i32 {
+    (g & 0x00ff_ffff) as i32
+}
+
+/// A shape trigram as the team index keeps it: above every byte trigram's number.
+pub fn team_shape(g: ShapeGram) -> i32 {
+    ((1 << 24) | (g & 0x3_ffff)) as i32
+}
+
+/// The trigrams of all of a file's chunks together (each given as its text and
+/// [`own_start`]), each once, as [`team_gram`] and [`team_shape`] number them: what the team
+/// index narrows grep by, a blob at a time.
+pub fn blob_grams<'a>(chunks: impl IntoIterator<Item = (&'a str, usize)>) -> Vec<i32> {
     thread_local! {
         static SET: std::cell::RefCell<GramSet> = std::cell::RefCell::new(GramSet::default());
     }
@@ -236,7 +270,7 @@ pub fn blob_tokens<'a>(chunks: impl IntoIterator<Item = (&'a str, usize)>) -> St
         for (text, own_start) in chunks {
             set.add_chunk(text, own_start);
         }
-        set.take_tokens()
+        set.take_ids()
     })
 }
 

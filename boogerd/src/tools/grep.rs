@@ -54,9 +54,9 @@ pub fn run(call: &Call, a: args::Grep) -> Outcome {
         let link = super::team::link(call, "grep")?;
         let skip = [snap.project.name.clone()];
         let tf = super::team::filters("grep", &f, &skip)?;
-        let narrow = grams.as_deref().map(crate::domain::search::grams::as_tsquery);
+        let narrow = crate::domain::search::grams::required_in_team(&source, a.case_insensitive);
         let read = link.with(|t| {
-            t.grep_chunks(narrow.as_deref(), &tf, started + SCAN_DEADLINE, |row| {
+            t.grep_chunks(narrow.as_ref(), &tf, started + SCAN_DEADLINE, |row| {
                 let chunk = Scanned {
                     id: 0,
                     path: super::team::label(&row),

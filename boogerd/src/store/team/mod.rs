@@ -15,7 +15,7 @@ mod snapshot;
 pub use access::{Audited, Reader, Token, TokenInfo, like_pattern};
 pub use browse::{Change, ChangedFile, TeamFile};
 pub use connect::{server_of, trust_ca};
-pub use search::{Matched, TeamFilters, TeamHit, TeamLine, TeamRepo};
+pub use search::{Matched, TeamFilters, TeamGrams, TeamHit, TeamLine, TeamRepo};
 pub use snapshot::{Piece, SnapshotInfo, Stored, Upload};
 
 use std::borrow::Cow;
@@ -297,16 +297,23 @@ impl TeamStore {
         let sizes: Vec<i64> = blobs.iter().map(|b| i64::try_from(b.size).unwrap_or(i64::MAX)).collect();
         let problems: Vec<Option<&str>> = blobs.iter().map(|b| b.problem).collect();
         let generated: Vec<bool> = blobs.iter().map(|b| b.generated_header).collect();
-        let grams: Vec<String> =
-            blobs.iter().map(|b| grams::blob_tokens(b.chunks.iter().map(grams::chunk_text))).collect();
+        // Every blob's trigrams in one array, each blob's a slice of it (arrays of arrays must
+        // be of one length).
+        let (mut grams, mut firsts, mut lasts) = (Vec::new(), Vec::new(), Vec::new());
+        for b in blobs {
+            firsts.push(grams.len() as i32 + 1);
+            grams.extend(grams::blob_grams(b.chunks.iter().map(grams::chunk_text)));
+            lasts.push(grams.len() as i32);
+        }
         let stored: HashSet<String> = tx
             .query(
-                "INSERT INTO blobs (blob_id, content_hash, language, size_bytes, problem, grams, generated_header)
-                 SELECT b, h, l, s, p, g::tsvector, gh
-                 FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::bool[])
-                      AS r(b, h, l, s, p, g, gh)
+                "INSERT INTO blobs (blob_id, content_hash, language, size_bytes, problem, gram_ids, generated_header)
+                 SELECT b, h, l, s, p, ($6::int4[])[g1:g2], gh
+                 FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $7::int4[], $8::int4[],
+                             $9::bool[])
+                      AS r(b, h, l, s, p, g1, g2, gh)
                  ON CONFLICT (blob_id) DO NOTHING RETURNING blob_id",
-                &[&ids, &hashes, &languages, &sizes, &problems, &grams, &generated],
+                &[&ids, &hashes, &languages, &sizes, &problems, &grams, &firsts, &lasts, &generated],
             )?
             .iter()
             .map(|r| r.get(0))
@@ -393,7 +400,7 @@ impl TeamStore {
         let mut sql = String::new();
         if blobs > 0 {
             sql.push_str(
-                "SELECT gin_clean_pending_list('blobs_grams'), gin_clean_pending_list('chunks_words'),
+                "SELECT gin_clean_pending_list('blobs_gram_ids'), gin_clean_pending_list('chunks_words'),
                         gin_clean_pending_list('chunks_names');",
             );
         }

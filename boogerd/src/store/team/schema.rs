@@ -158,6 +158,23 @@ const MIGRATIONS: &[&str] = &[
      ALTER TABLE snapshot_vectors ALTER COLUMN data SET STORAGE EXTERNAL;
      ALTER TABLE snapshot_vectors SET (autovacuum_vacuum_insert_threshold = -1,
                                        toast.autovacuum_vacuum_insert_threshold = -1);",
+    // 8: a blob's trigrams as numbers (`int4[]`, see `grams::team_gram`) instead of
+    // `tsvector` words: the GIN index grows a fifth cheaper, the column is a third smaller,
+    // and nothing is parsed. The words stored before are turned into their numbers here
+    // (five base-32 digits; a shape trigram's four after an `x`, numbered above 2^24).
+    "CREATE FUNCTION pg_temp.booger_digit(t text, i int) RETURNS int4 LANGUAGE sql IMMUTABLE AS $$
+         SELECT strpos('0123456789abcdefghijklmnopqrstuv', substr(t, i, 1)) - 1 $$;
+     CREATE FUNCTION pg_temp.booger_gram(t text) RETURNS int4 LANGUAGE sql IMMUTABLE AS $$
+         SELECT (CASE WHEN left(t, 1) = 'x' THEN 16777216 ELSE (pg_temp.booger_digit(t, 1) << 20) END)
+                | (pg_temp.booger_digit(t, 2) << 15) | (pg_temp.booger_digit(t, 3) << 10)
+                | (pg_temp.booger_digit(t, 4) << 5) | pg_temp.booger_digit(t, 5) $$;
+     ALTER TABLE blobs ADD COLUMN gram_ids int4[];
+     ALTER TABLE blobs ALTER COLUMN gram_ids SET STORAGE EXTERNAL;
+     UPDATE blobs SET gram_ids = ARRAY(SELECT pg_temp.booger_gram(t) FROM unnest(tsvector_to_array(grams)) AS t
+                                       ORDER BY 1)
+      WHERE grams IS NOT NULL;
+     ALTER TABLE blobs DROP COLUMN grams;
+     CREATE INDEX blobs_gram_ids ON blobs USING gin (gram_ids) WITH (gin_pending_list_limit = 65536);",
 ];
 
 /// Brings the server's schema up to [`MIGRATIONS`], or refuses a newer one.

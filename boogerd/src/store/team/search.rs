@@ -239,24 +239,28 @@ impl TeamStore {
     }
 
     /// Every chunk at each repository's head that may hold a match: the chunks of the blobs
-    /// whose trigrams satisfy `grams` (a `tsquery` literal of the local index's trigram
-    /// tokens), or of every blob when `None`. In repository, path and line order, handed to
-    /// `each` until it returns false or `deadline` passes; true if all were read.
+    /// whose trigrams satisfy `grams`, or of every blob when `None`. In repository, path and
+    /// line order, handed to `each` until it returns false or `deadline` passes; true if all
+    /// were read.
     pub fn grep_chunks(
         &mut self,
-        grams: Option<&str>,
+        grams: Option<&TeamGrams>,
         f: &TeamFilters<'_>,
         deadline: Instant,
         mut each: impl FnMut(TeamLine) -> bool,
     ) -> Result<bool> {
         let reader = f.reader.token();
+        let arrays: Vec<Vec<i32>>;
         let mut params = f.heads_params(&reader);
-        let narrow = match &grams {
+        // (Blobs stored before trigrams were kept are not read: a condition that let them in
+        // would keep PostgreSQL from the index.)
+        let narrow = match grams {
             Some(g) => {
-                params.push(g);
-                // (Blobs stored before trigrams were kept are not read: a condition that let them
-                // in would keep PostgreSQL from the index.)
-                format!(" AND b.grams @@ CAST(${}::text AS tsquery)", params.len())
+                let mut listed = Vec::new();
+                let condition = g.condition(params.len(), &mut listed);
+                arrays = listed;
+                params.extend(arrays.iter().map(|a| a as &(dyn ToSql + Sync)));
+                format!(" AND {condition}")
             }
             None => String::new(),
         };
@@ -332,6 +336,43 @@ impl TeamStore {
         )?;
         let n = |i: usize| r.get::<_, i64>(i).max(0) as u64;
         Ok((n(0), n(1), n(2), n(3)))
+    }
+}
+
+/// What a blob's trigrams must include for a chunk of it to hold a grep's match, as numbers
+/// ([`crate::store::grams::team_gram`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TeamGrams {
+    Gram(i32),
+    All(Vec<TeamGrams>),
+    OneOf(Vec<TeamGrams>),
+}
+
+impl TeamGrams {
+    /// This condition on `b.gram_ids`: the trigrams of a group in one array (`@>` for all of
+    /// them, `&&` for any), pushed to `arrays` and numbered as parameters after the first
+    /// `before`.
+    fn condition(&self, before: usize, arrays: &mut Vec<Vec<i32>>) -> String {
+        let (parts, all) = match self {
+            TeamGrams::Gram(_) => (std::slice::from_ref(self), true),
+            TeamGrams::All(parts) => (parts.as_slice(), true),
+            TeamGrams::OneOf(arms) => (arms.as_slice(), false),
+        };
+        let grams: Vec<i32> =
+            parts.iter().filter_map(|p| if let TeamGrams::Gram(g) = p { Some(*g) } else { None }).collect();
+        let mut terms = Vec::new();
+        if !grams.is_empty() {
+            arrays.push(grams);
+            terms.push(format!("b.gram_ids {} ${}::int4[]", if all { "@>" } else { "&&" }, before + arrays.len()));
+        }
+        for group in parts.iter().filter(|p| !matches!(p, TeamGrams::Gram(_))) {
+            terms.push(group.condition(before, arrays));
+        }
+        match terms.len() {
+            0 if all => "true".to_owned(),
+            0 => "false".to_owned(),
+            _ => format!("({})", terms.join(if all { " AND " } else { " OR " })),
+        }
     }
 }
 

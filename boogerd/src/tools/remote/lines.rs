@@ -10,7 +10,7 @@ use super::find::clip;
 use super::{Ask, Outcome, reply, short};
 use crate::domain::search::grams;
 use crate::domain::search::lines::LineMatcher;
-use crate::store::team::TeamHit;
+use crate::store::team::{TeamGrams, TeamHit};
 
 /// Reading stops after this long; the answer then says it is incomplete.
 const DEADLINE: Duration = Duration::from_secs(5);
@@ -24,8 +24,8 @@ pub(super) fn grep(ask: &mut Ask, a: &Args) -> Outcome {
             e.to_string().lines().last().unwrap_or_default().trim()
         ))
     })?;
-    let narrow = grams::required(&source, a.case_insensitive).map(|g| grams::as_tsquery(&g));
-    scan(ask, a, &matcher, narrow.as_deref(), a.head_limit.unwrap_or(50), None)
+    let narrow = grams::required_in_team(&source, a.case_insensitive);
+    scan(ask, a, &matcher, narrow.as_ref(), a.head_limit.unwrap_or(50), None)
 }
 
 pub(super) fn references(ask: &mut Ask, a: &Args) -> Outcome {
@@ -35,8 +35,8 @@ pub(super) fn references(ask: &mut Ask, a: &Args) -> Outcome {
     }
     let source = format!(r"\b{}\b", regex::escape(name));
     let matcher = LineMatcher::new(&source, false).map_err(|e| ask.refuse(&e.to_string()))?;
-    let narrow = grams::required(&source, false).map(|g| grams::as_tsquery(&g));
-    scan(ask, a, &matcher, narrow.as_deref(), a.head_limit.unwrap_or(50), Some(name))
+    let narrow = grams::required_in_team(&source, false);
+    scan(ask, a, &matcher, narrow.as_ref(), a.head_limit.unwrap_or(50), Some(name))
 }
 
 /// The matching lines of the chunks left by `narrow`, at most `limit`; with `defines`, a
@@ -45,7 +45,7 @@ fn scan(
     ask: &mut Ask,
     a: &Args,
     matcher: &LineMatcher,
-    narrow: Option<&str>,
+    narrow: Option<&TeamGrams>,
     limit: usize,
     defines: Option<&str>,
 ) -> Outcome {

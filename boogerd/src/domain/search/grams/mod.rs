@@ -18,6 +18,7 @@ use regex_syntax::hir::{Hir, HirKind};
 use regex_syntax::hir::Look;
 
 use crate::store::grams::{self, Gram, ShapeGram};
+use crate::store::team::TeamGrams;
 
 /// A literal contributes at most this many trigrams (spread along it): enough to narrow, and a
 /// 4,000-character literal does not become a 4,000-term query.
@@ -42,19 +43,24 @@ const MAX_TERMS: usize = 200;
 /// neither its literals nor its shapes narrow anything (the caller scans). The pattern is
 /// parsed as written; `case_insensitive` is the flag the search applies on top.
 pub fn required(pattern: &str, case_insensitive: bool) -> Option<String> {
+    need(pattern, case_insensitive).map(|n| expression(&n))
+}
+
+/// [`required`]'s condition as the team index asks it, of the numbers it keeps a blob's
+/// trigrams as.
+pub fn required_in_team(pattern: &str, case_insensitive: bool) -> Option<TeamGrams> {
+    need(pattern, case_insensitive).map(|n| in_team(&n))
+}
+
+/// What every line matching `pattern` holds, when that narrows anything and is not too long.
+fn need(pattern: &str, case_insensitive: bool) -> Option<Need> {
     let hir = regex_syntax::ParserBuilder::new().build().parse(pattern).ok()?;
     let needs = Needs { ascii_only: case_insensitive, anchors: anchors_mark_lines(&hir) };
     let need = match simplify(needs.of(&hir)) {
         Need::Anything => simplify(shapes::need(pattern, case_insensitive)?),
         n => n,
     };
-    (need != Need::Anything && terms(&need) <= MAX_TERMS).then(|| expression(&need))
-}
-
-/// [`required`]'s expression as a PostgreSQL `tsquery` over the same tokens (the team
-/// index keeps each chunk's trigram tokens as a `tsvector`).
-pub fn as_tsquery(expression: &str) -> String {
-    expression.replace(" AND ", " & ").replace(" OR ", " | ")
+    (need != Need::Anything && terms(&need) <= MAX_TERMS).then_some(need)
 }
 
 /// Whether `^` and `$` can stand for the newline before and after the line: the index frames
@@ -177,6 +183,17 @@ fn simplify(n: Need) -> Need {
     }
 }
 
+/// A simplified need (nothing in it is [`Need::Anything`]) in the team index's numbers.
+fn in_team(n: &Need) -> TeamGrams {
+    match n {
+        Need::Anything => TeamGrams::All(Vec::new()),
+        Need::Gram(g) => TeamGrams::Gram(grams::team_gram(*g)),
+        Need::Shape(g) => TeamGrams::Gram(grams::team_shape(*g)),
+        Need::All(parts) => TeamGrams::All(parts.iter().map(in_team).collect()),
+        Need::OneOf(arms) => TeamGrams::OneOf(arms.iter().map(in_team).collect()),
+    }
+}
+
 fn expression(n: &Need) -> String {
     match n {
         Need::Anything => String::new(),
@@ -199,24 +216,34 @@ fn expression(n: &Need) -> String {
 mod tests {
     use super::*;
 
-    /// The tsquery keeps the expression's tokens and grouping, with PostgreSQL's operators
-    /// (what team grep finds is checked against `git grep` end to end).
+    /// The team index asks the same trigrams with the same grouping, in its numbers (what
+    /// team grep finds is checked against `rg` end to end).
     #[test]
-    fn the_team_index_reads_the_same_expression_as_a_tsquery() {
-        let e = required("parse_(header|footer)", false).unwrap();
-        let q = as_tsquery(&e);
-        let tokens = |s: &str| {
-            s.split([' ', '(', ')'])
-                .filter(|t| !t.is_empty() && !["AND", "OR", "&", "|"].contains(t))
-                .map(str::to_owned)
-                .collect::<Vec<_>>()
+    fn the_team_index_asks_the_same_condition_in_numbers() {
+        let number = |text: &str| {
+            let mut g = 0;
+            grams::each_gram(text.as_bytes(), |x| g = x);
+            TeamGrams::Gram(grams::team_gram(g))
         };
-        assert_eq!(tokens(&q), tokens(&e), "{q}");
-        assert_eq!(
-            (q.matches(" & ").count(), q.matches(" | ").count()),
-            (e.matches(" AND ").count(), e.matches(" OR ").count())
-        );
-        assert!(q.matches(" | ").count() > 0 && q.matches('(').count() == e.matches('(').count(), "{q}");
+        let team = required_in_team("parse_(header|footer)", false).unwrap();
+        let TeamGrams::All(parts) = &team else { panic!("{team:?}") };
+        for literal in ["par", "ars", "rse", "se_"] {
+            assert!(parts.contains(&number(literal)), "{literal}: {team:?}");
+        }
+        let arms = parts.iter().find_map(|p| if let TeamGrams::OneOf(a) = p { Some(a) } else { None }).unwrap();
+        assert_eq!(arms.len(), 2, "{team:?}");
+        let TeamGrams::All(header) = &arms[0] else { panic!("{team:?}") };
+        assert!(header.contains(&number("ead")) && !header.contains(&number("oot")), "{team:?}");
+        // Shapes are numbered apart from every byte trigram.
+        fn numbers(g: &TeamGrams, out: &mut Vec<i32>) {
+            match g {
+                TeamGrams::Gram(n) => out.push(*n),
+                TeamGrams::All(parts) | TeamGrams::OneOf(parts) => parts.iter().for_each(|p| numbers(p, out)),
+            }
+        }
+        let mut shapes = Vec::new();
+        numbers(&required_in_team(r"\d{4}-\d{2}", false).unwrap(), &mut shapes);
+        assert!(!shapes.is_empty() && shapes.iter().all(|n| *n >= 1 << 24), "{shapes:?}");
     }
     use crate::store::grams::{DIGIT, SPACE, Shape, UPPER};
 
