@@ -92,25 +92,32 @@ impl Stems {
                 }
             });
         }
-        // By stem (positions in order within each), each stem's first MAX_POSITIONS.
-        seen.sort_unstable_by(|a, b| self.stems[a.0 as usize].cmp(&self.stems[b.0 as usize]).then(a.1.cmp(&b.1)));
-        let mut out = String::new();
-        let (mut last, mut count) = (u32::MAX, 0);
-        for &(id, pos, weight) in &seen {
-            if id != last {
-                if !out.is_empty() {
-                    out.push(' ');
-                }
-                quote_into(&self.stems[id as usize], &mut out);
-                out.push(':');
-                (last, count) = (id, 0);
-            } else if count < MAX_POSITIONS {
-                out.push(',');
-            } else {
-                continue;
+        // By stem (positions in order within each), each stem's first MAX_POSITIONS: sorted
+        // by number, then each stem's run put in the order of the stems' text (PostgreSQL's
+        // order, which then has nothing to sort), comparing text once per stem, not per word.
+        seen.sort_unstable();
+        let mut runs: Vec<(u32, usize, usize)> = Vec::new();
+        for (i, &(id, _, _)) in seen.iter().enumerate() {
+            match runs.last_mut() {
+                Some(run) if run.0 == id => run.2 = i + 1,
+                _ => runs.push((id, i, i + 1)),
             }
-            count += 1;
-            let _ = write!(out, "{pos}{}", weight as char);
+        }
+        runs.sort_unstable_by(|a, b| self.stems[a.0 as usize].cmp(&self.stems[b.0 as usize]));
+        let mut out = String::new();
+        for (id, from, to) in runs {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            quote_into(&self.stems[id as usize], &mut out);
+            out.push(':');
+            for (k, &(_, pos, weight)) in seen[from..to].iter().take(MAX_POSITIONS).enumerate() {
+                if k > 0 {
+                    out.push(',');
+                }
+                push_number(pos, &mut out);
+                out.push(weight as char);
+            }
         }
         self.buf = buf;
         self.seen = seen;
@@ -179,6 +186,21 @@ pub fn tsquery(stems: &[String], op: &str) -> String {
 }
 
 /// `word` as a quoted lexeme: quotes doubled, backslashes escaped.
+/// Writes `n` in decimal (`write!` costs more than the rest of a word's entry).
+fn push_number(n: u16, out: &mut String) {
+    let mut digits = [0u8; 5];
+    let (mut n, mut at) = (n, digits.len());
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend(digits[at..].iter().map(|&d| d as char));
+}
+
 fn quote_into(word: &str, out: &mut String) {
     out.push('\'');
     for c in word.chars() {
@@ -272,6 +294,23 @@ mod tests {
         assert!(v.contains("'parseconfig':1A"), "the name's word first, weighted A: {v}");
         assert!(v.contains("'path':"), "stemmed as the ranking index stems: {v}");
         assert!(v.contains('B') && v.contains('D'), "{v}");
+        // Words in PostgreSQL's order (by bytes), each word's positions rising and at most
+        // MAX_POSITIONS of them.
+        let v = Stems::default().chunk_vector("b", &"zeta alpha beta ".repeat(40));
+        let words: Vec<&str> = v.split(' ').map(|w| w.split(':').next().unwrap()).collect();
+        assert_eq!(words, ["'alpha'", "'b'", "'beta'", "'zeta'"], "{v}");
+        let alpha: Vec<u16> = v
+            .split(' ')
+            .next()
+            .unwrap()
+            .split(':')
+            .nth(1)
+            .unwrap()
+            .split(',')
+            .map(|p| p.trim_end_matches(['A', 'B', 'D']).parse().unwrap())
+            .collect();
+        assert_eq!(alpha.len(), MAX_POSITIONS, "{v}");
+        assert!(alpha.windows(2).all(|w| w[0] < w[1]) && alpha[0] == 3, "{alpha:?}");
         let long = "x".repeat(3000);
         assert!(!Stems::default().chunk_vector("f", &long).contains("xxx"), "a word PostgreSQL would refuse");
     }

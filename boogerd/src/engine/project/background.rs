@@ -1,5 +1,6 @@
-//! The daemon's one thread for derived data that a run leaves behind: ranking-index builds
-//! and the trigram rows `grep` narrows by. A daemon starting with many projects does their
+//! The daemon's one thread for derived data that a run leaves behind: ranking-index builds,
+//! the trigram rows `grep` narrows by, and the merging a large publish leaves on the team
+//! index. A daemon starting with many projects does their
 //! work one after another, not all in memory at once, and without a thread per project.
 
 use std::collections::VecDeque;
@@ -8,6 +9,7 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use super::ProjectHandle;
 use crate::store::Store;
+use crate::store::team::TeamStore;
 
 /// Files per transaction of a trigram pass: short enough that the watcher's writes and the
 /// queries' reads interleave with it.
@@ -18,6 +20,14 @@ pub(super) enum Job {
     Ranking(Arc<ProjectHandle>, Arc<Store>),
     /// Write the trigram rows a large run left pending.
     Grams(Arc<ProjectHandle>, Arc<Store>),
+    /// Merge and measure what a publish added to the team index ([`TeamStore::settle`]).
+    Settle(Box<TeamStore>, usize, bool),
+}
+
+/// Has the background thread settle what a publish of `blobs` blobs added to the team index,
+/// on the publish's connection `team` (closed after).
+pub fn settle_team(team: TeamStore, blobs: usize, analyze: bool) {
+    queue(Job::Settle(Box::new(team), blobs, analyze));
 }
 
 struct Queue {
@@ -51,6 +61,7 @@ fn queue_thread() -> &'static Queue {
                     match job {
                         Job::Ranking(handle, store) => handle.build_warm(&store),
                         Job::Grams(handle, store) => handle.fill_grams(&store),
+                        Job::Settle(mut team, blobs, analyze) => team.settle(blobs, analyze),
                     }
                 }
             })

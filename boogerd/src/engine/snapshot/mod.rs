@@ -93,12 +93,18 @@ fn try_offer(team: &mut TeamStore, commit: &Commit<'_>, local: &Store) -> Result
     {
         return Ok(Offered::Near { sha: near.sha.clone(), changed });
     }
+    // The live index first: a working tree with edits (a publish from a laptop) is told so
+    // at once, without copying the index.
+    if let Some(why) = differs(team, commit, &local.hashes()?)? {
+        return Ok(Offered::Skipped(why));
+    }
     let started = std::time::Instant::now();
     let copy = Scratch(local.path().with_extension("db.offer"));
     copy.clear();
     crate::base::storage::create_private_file(&copy.0)?;
     local.copy_into(&copy.0)?;
     let copied = started.elapsed();
+    // The copy is what is offered: checked again (the index may have changed meanwhile).
     if let Some(why) = differs(team, commit, &files_of(&copy.0)?)? {
         return Ok(Offered::Skipped(why));
     }
