@@ -10,10 +10,11 @@ use std::time::Instant;
 use crate::domain::git::GitError;
 use crate::domain::git::repo::{Head, Repo};
 use crate::domain::search::lexemes::Stems;
+use crate::engine::project;
 use crate::source::chunk::{Chunk, chunk_file};
 use crate::source::lang::Lang;
 use crate::store::Store;
-use crate::store::team::{Blob, Refs, TeamError, TeamStore};
+use crate::store::team::{Blob, Refs, TeamError, TeamStore, TsVector};
 
 use super::snapshot::{self, Commit, Offered};
 
@@ -133,7 +134,9 @@ pub fn publish(
             // connection once the publish has answered (searches find every row meanwhile,
             // only slower). Settling while the local index was offered slowed both: on two
             // cores the offer took 14-16 s instead of 10.
-            Some(other) => crate::engine::project::settle_team(other, sent, analyze),
+            Some(other) => project::settle_team(other, sent, analyze),
+            // Behind the one under way (merging now would wait for it to finish).
+            None if project::settling_team() => project::settle_team(team, sent, analyze),
             None => team.settle(sent, analyze),
         }
     }
@@ -188,8 +191,8 @@ struct Prepared {
     problem: Option<String>,
     generated_header: bool,
     chunks: Vec<Chunk>,
-    words: Vec<String>,
-    names: Vec<String>,
+    words: Vec<TsVector>,
+    names: Vec<TsVector>,
 }
 
 impl Prepared {

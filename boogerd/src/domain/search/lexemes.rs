@@ -10,11 +10,9 @@ use rust_stemmers::{Algorithm, Stemmer};
 
 use super::query::Query;
 use super::segment::each_token;
-use crate::store::team::{Matched, TeamError, TeamFilters, TeamHit, TeamStore};
+use crate::store::team::{MAX_POSITION, Matched, TeamError, TeamFilters, TeamHit, TeamStore, TsVector, Weight};
 use crate::store::words::words_for;
 
-/// PostgreSQL's largest position in a `tsvector`; later words keep this one.
-const MAX_POSITION: usize = 16_383;
 /// Positions kept per word: PostgreSQL keeps 256; more say nothing more to its ranking.
 const MAX_POSITIONS: usize = 32;
 /// Longer words are left out: PostgreSQL refuses a lexeme over 2,046 bytes, and a word that
@@ -34,7 +32,7 @@ pub struct Stems {
     stems: Vec<String>,
     buf: String,
     /// One chunk's (stem, position, weight), reused.
-    seen: Vec<(u32, u16, u8)>,
+    seen: Vec<(u32, u16, Weight)>,
 }
 
 impl Default for Stems {
@@ -70,9 +68,9 @@ impl Stems {
         &self.stems[id as usize]
     }
 
-    /// The `tsvector` literal of a chunk: its name's words weighted A, the parts of its
-    /// compound identifiers B, its text D.
-    pub fn chunk_vector(&mut self, name: &str, content: &str) -> String {
+    /// The `tsvector` of a chunk: its name's words weighted A, the parts of its compound
+    /// identifiers B, its text D.
+    pub fn chunk_vector(&mut self, name: &str, content: &str) -> TsVector {
         // A cache for a while, not for ever: a large tree's vocabulary is large.
         if self.known.len() > 500_000 {
             self.known.clear();
@@ -84,9 +82,9 @@ impl Stems {
         let mut buf = std::mem::take(&mut self.buf);
         let mut seen = std::mem::take(&mut self.seen);
         seen.clear();
-        for (text, weight) in [(name, b'A'), (compounds.as_str(), b'B'), (content, b'D')] {
+        for (text, weight) in [(name, Weight::A), (compounds.as_str(), Weight::B), (content, Weight::D)] {
             each_token(text, &mut buf, |tok| {
-                at = (at + 1).min(MAX_POSITION);
+                at = (at + 1).min(MAX_POSITION as usize);
                 if tok.len() <= MAX_WORD_BYTES {
                     seen.push((self.stem_id(tok), at as u16, weight));
                 }
@@ -94,8 +92,8 @@ impl Stems {
         }
         // By stem (positions in order within each), each stem's first MAX_POSITIONS: sorted
         // by number, then each stem's run put in the order of the stems' text (PostgreSQL's
-        // order, which then has nothing to sort), comparing text once per stem, not per word.
-        seen.sort_unstable();
+        // order), comparing text once per stem, not per word.
+        seen.sort_unstable_by_key(|&(id, at, _)| (id, at));
         let mut runs: Vec<(u32, usize, usize)> = Vec::new();
         for (i, &(id, _, _)) in seen.iter().enumerate() {
             match runs.last_mut() {
@@ -104,30 +102,18 @@ impl Stems {
             }
         }
         runs.sort_unstable_by(|a, b| self.stems[a.0 as usize].cmp(&self.stems[b.0 as usize]));
-        let mut out = String::new();
+        let mut out = TsVector::default();
         for (id, from, to) in runs {
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            quote_into(&self.stems[id as usize], &mut out);
-            out.push(':');
-            for (k, &(_, pos, weight)) in seen[from..to].iter().take(MAX_POSITIONS).enumerate() {
-                if k > 0 {
-                    out.push(',');
-                }
-                push_number(pos, &mut out);
-                out.push(weight as char);
-            }
+            let positions = seen[from..to].iter().take(MAX_POSITIONS).map(|&(_, at, weight)| (at, weight));
+            out.push(&self.stems[id as usize], positions);
         }
         self.buf = buf;
         self.seen = seen;
         out
     }
-}
 
-impl Stems {
-    /// The `tsvector` literal of a chunk's name alone: its stems, without positions.
-    pub fn name_vector(&mut self, name: &str) -> String {
+    /// The `tsvector` of a chunk's name alone: its stems, without positions.
+    pub fn name_vector(&mut self, name: &str) -> TsVector {
         let mut buf = std::mem::take(&mut self.buf);
         let mut ids: Vec<u32> = Vec::new();
         each_token(name, &mut buf, |tok| {
@@ -138,12 +124,10 @@ impl Stems {
         self.buf = buf;
         ids.sort_unstable();
         ids.dedup();
-        let mut out = String::new();
+        ids.sort_unstable_by(|a, b| self.stems[*a as usize].cmp(&self.stems[*b as usize]));
+        let mut out = TsVector::default();
         for id in ids {
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            quote_into(&self.stems[id as usize], &mut out);
+            out.push(&self.stems[id as usize], []);
         }
         out
     }
@@ -186,21 +170,6 @@ pub fn tsquery(stems: &[String], op: &str) -> String {
 }
 
 /// `word` as a quoted lexeme: quotes doubled, backslashes escaped.
-/// Writes `n` in decimal (`write!` costs more than the rest of a word's entry).
-fn push_number(n: u16, out: &mut String) {
-    let mut digits = [0u8; 5];
-    let (mut n, mut at) = (n, digits.len());
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend(digits[at..].iter().map(|&d| d as char));
-}
-
 fn quote_into(word: &str, out: &mut String) {
     out.push('\'');
     for c in word.chars() {
@@ -289,14 +258,14 @@ mod tests {
 
     #[test]
     fn a_chunk_vector_weighs_its_name_above_its_text_and_stems_as_the_ranking_index() {
-        let v = Stems::default().chunk_vector("parseConfig", "def parseConfig(paths):\n    return paths");
+        let v = Stems::default().chunk_vector("parseConfig", "def parseConfig(paths):\n    return paths").literal();
         assert!(v.contains("'config':"), "{v}");
         assert!(v.contains("'parseconfig':1A"), "the name's word first, weighted A: {v}");
         assert!(v.contains("'path':"), "stemmed as the ranking index stems: {v}");
         assert!(v.contains('B') && v.contains('D'), "{v}");
         // Words in PostgreSQL's order (by bytes), each word's positions rising and at most
         // MAX_POSITIONS of them.
-        let v = Stems::default().chunk_vector("b", &"zeta alpha beta ".repeat(40));
+        let v = Stems::default().chunk_vector("b", &"zeta alpha beta ".repeat(40)).literal();
         let words: Vec<&str> = v.split(' ').map(|w| w.split(':').next().unwrap()).collect();
         assert_eq!(words, ["'alpha'", "'b'", "'beta'", "'zeta'"], "{v}");
         let alpha: Vec<u16> = v
@@ -312,7 +281,9 @@ mod tests {
         assert_eq!(alpha.len(), MAX_POSITIONS, "{v}");
         assert!(alpha.windows(2).all(|w| w[0] < w[1]) && alpha[0] == 3, "{alpha:?}");
         let long = "x".repeat(3000);
-        assert!(!Stems::default().chunk_vector("f", &long).contains("xxx"), "a word PostgreSQL would refuse");
+        assert!(!Stems::default().chunk_vector("f", &long).literal().contains("xxx"), "a word PostgreSQL would refuse");
+        // A name's words in byte order, each once, without positions.
+        assert_eq!(Stems::default().name_vector("zeta_alpha_zeta").literal(), "'alpha' 'zeta'");
     }
 
     #[test]

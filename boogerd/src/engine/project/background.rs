@@ -4,7 +4,7 @@
 //! work one after another, not all in memory at once, and without a thread per project.
 
 use std::collections::VecDeque;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use super::ProjectHandle;
@@ -24,10 +24,20 @@ pub(super) enum Job {
     Settle(Box<TeamStore>, usize, bool),
 }
 
+/// Settles queued or under way ([`settle_team`]).
+static SETTLING: AtomicUsize = AtomicUsize::new(0);
+
 /// Has the background thread settle what a publish of `blobs` blobs added to the team index,
 /// on the publish's connection `team` (closed after).
 pub fn settle_team(team: TeamStore, blobs: usize, analyze: bool) {
+    SETTLING.fetch_add(1, Ordering::SeqCst);
     queue(Job::Settle(Box::new(team), blobs, analyze));
+}
+
+/// True while a settle is queued or under way: merging the pending lists meanwhile would
+/// wait for it (PostgreSQL merges a GIN index's list once at a time).
+pub fn settling_team() -> bool {
+    SETTLING.load(Ordering::SeqCst) > 0
 }
 
 struct Queue {
@@ -61,7 +71,10 @@ fn queue_thread() -> &'static Queue {
                     match job {
                         Job::Ranking(handle, store) => handle.build_warm(&store),
                         Job::Grams(handle, store) => handle.fill_grams(&store),
-                        Job::Settle(mut team, blobs, analyze) => team.settle(blobs, analyze),
+                        Job::Settle(mut team, blobs, analyze) => {
+                            team.settle(blobs, analyze);
+                            SETTLING.fetch_sub(1, Ordering::SeqCst);
+                        }
                     }
                 }
             })

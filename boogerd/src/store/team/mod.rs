@@ -11,12 +11,14 @@ mod connect;
 mod schema;
 mod search;
 mod snapshot;
+mod tsvector;
 
 pub use access::{Audited, Reader, Token, TokenInfo, like_pattern};
 pub use browse::{Change, ChangedFile, TeamFile};
 pub use connect::{server_of, trust_ca};
 pub use search::{Matched, TeamFilters, TeamGrams, TeamHit, TeamLine, TeamRepo};
 pub use snapshot::{Piece, SnapshotInfo, Stored, Upload};
+pub use tsvector::{MAX_POSITION, TsVector, Weight};
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -97,11 +99,14 @@ pub struct Blob<'a> {
     /// Its first bytes say it was generated (the index run's header check, on its bytes).
     pub generated_header: bool,
     pub chunks: &'a [Chunk],
-    /// Each chunk's words, as a `tsvector` literal (what team search matches).
-    pub words: &'a [String],
-    /// Each chunk's name's words, the same way.
-    pub names: &'a [String],
+    /// Each chunk's words (what team search matches).
+    pub words: &'a [TsVector],
+    /// Each chunk's name's words.
+    pub names: &'a [TsVector],
 }
+
+/// The words of a chunk that has none.
+static NO_WORDS: TsVector = TsVector::new();
 
 /// Blob ids asked about per query: a statement's array stays a few hundred KB.
 const ASKED: usize = 5_000;
@@ -179,12 +184,12 @@ struct ChunkRows<'a> {
     start_byte: Vec<i64>,
     end_byte: Vec<i64>,
     content: Vec<&'a str>,
-    words: Vec<&'a str>,
-    names: Vec<&'a str>,
+    words: Vec<&'a TsVector>,
+    names: Vec<&'a TsVector>,
 }
 
 impl<'a> ChunkRows<'a> {
-    fn push(&mut self, blob: &'a str, ord: usize, c: &'a Chunk, words: &'a str, names: &'a str) {
+    fn push(&mut self, blob: &'a str, ord: usize, c: &'a Chunk, words: &'a TsVector, names: &'a TsVector) {
         self.blob.push(blob);
         self.ord.push(ord as i32);
         self.kind.push(c.kind);
@@ -322,15 +327,16 @@ impl TeamStore {
         for b in blobs.iter().filter(|b| stored.contains(b.id)) {
             for (ord, c) in b.chunks.iter().enumerate() {
                 let (words, names) = (b.words.get(ord), b.names.get(ord));
-                rows.push(b.id, ord, c, words.map_or("", String::as_str), names.map_or("", String::as_str));
+                rows.push(b.id, ord, c, words.unwrap_or(&NO_WORDS), names.unwrap_or(&NO_WORDS));
             }
         }
         tx.execute(
             "INSERT INTO chunks (blob_id, ord, kind, name, signature, parent, doc, start_line, end_line,
                                  start_byte, end_byte, content, words, names)
-             SELECT b, o, k, n, s, p, d, sl, el, sb, eb, c, w::tsvector, nw::tsvector
+             SELECT b, o, k, n, s, p, d, sl, el, sb, eb, c, w, nw
              FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                         $8::int[], $9::int[], $10::bigint[], $11::bigint[], $12::text[], $13::text[], $14::text[])
+                         $8::int[], $9::int[], $10::bigint[], $11::bigint[], $12::text[], $13::tsvector[],
+                         $14::tsvector[])
                   AS r(b, o, k, n, s, p, d, sl, el, sb, eb, c, w, nw)",
             &[
                 &rows.blob,
