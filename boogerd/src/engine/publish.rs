@@ -133,7 +133,7 @@ pub fn publish(
             // A large publish: the daemon's background thread settles it on the second
             // connection once the publish has answered (searches find every row meanwhile,
             // only slower). Settling while the local index was offered slowed both: on two
-            // cores the offer took 14-16 s instead of 10.
+            // cores the offer took 14-16 s instead of 11-12.
             Some(other) => project::settle_team(other, sent, analyze),
             // Behind the one under way (merging now would wait for it to finish).
             None if project::settling_team() => project::settle_team(team, sent, analyze),

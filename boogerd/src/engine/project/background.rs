@@ -1,7 +1,7 @@
 //! The daemon's one thread for derived data that a run leaves behind: ranking-index builds,
 //! the trigram rows `grep` narrows by, and the merging a large publish leaves on the team
-//! index. A daemon starting with many projects does their
-//! work one after another, not all in memory at once, and without a thread per project.
+//! index. A daemon starting with many projects does their work one after another, not all
+//! in memory at once, and without a thread per project.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
