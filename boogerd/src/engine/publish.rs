@@ -10,7 +10,6 @@ use std::time::Instant;
 use crate::domain::git::GitError;
 use crate::domain::git::repo::{Head, Repo};
 use crate::domain::search::lexemes::Stems;
-use crate::engine::project;
 use crate::source::chunk::{Chunk, chunk_file};
 use crate::source::lang::Lang;
 use crate::store::Store;
@@ -121,25 +120,23 @@ pub fn publish(
     })?;
     let new_commit = team.publish_commit(name, &commit, &refs, &files)?;
     // What this publish added to the word and trigram indexes waits in their pending lists,
-    // which every search reads through: merged (cheap for a few blobs; fifty small publishes
-    // left unmerged made each team search 20 ms slower). The planner learns of the new
-    // commit (cheap); a publish that added much (a first one) also brings every table's
+    // which every search reads through: merged now (cheap for a few blobs; fifty small
+    // publishes left unmerged made each team search 20 ms slower). The planner learns of the
+    // new commit (cheap); a publish that added much (a first one) also brings every table's
     // statistics up to date, which costs seconds on a large index and is otherwise left to
     // the server's autovacuum.
     let (sent, analyze) = (missing.len(), missing.len() >= SETTLE_AFTER);
-    let prebuilt = offer(&mut team);
-    if new_commit {
-        match second {
-            // A large publish: the daemon's background thread settles it on the second
-            // connection once the publish has answered (searches find every row meanwhile,
-            // only slower). Settling while the local index was offered slowed both: on two
-            // cores the offer took 14-16 s instead of 11-12.
-            Some(other) => project::settle_team(other, sent, analyze),
-            // Behind the one under way (merging now would wait for it to finish).
-            None if project::settling_team() => project::settle_team(team, sent, analyze),
-            None => team.settle(sent, analyze),
+    let prebuilt = std::thread::scope(|s| {
+        match second.as_mut() {
+            // A large publish: the server settles on the second connection while this one
+            // offers the local index (booger's copying and the server's merging, a core each;
+            // left to after the publish answered, the server's autovacuum took its place).
+            Some(other) if new_commit => drop(s.spawn(move || other.settle(sent, analyze))),
+            _ if new_commit => team.settle(sent, analyze),
+            _ => {}
         }
-    }
+        offer(&mut team)
+    });
     Ok(done(missing.len(), new_commit, prebuilt))
 }
 

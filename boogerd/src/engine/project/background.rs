@@ -1,15 +1,13 @@
-//! The daemon's one thread for derived data that a run leaves behind: ranking-index builds,
-//! the trigram rows `grep` narrows by, and the merging a large publish leaves on the team
-//! index. A daemon starting with many projects does their work one after another, not all
-//! in memory at once, and without a thread per project.
+//! The daemon's one thread for derived data that a run leaves behind: ranking-index builds
+//! and the trigram rows `grep` narrows by. A daemon starting with many projects does their
+//! work one after another, not all in memory at once, and without a thread per project.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use super::ProjectHandle;
 use crate::store::Store;
-use crate::store::team::TeamStore;
 
 /// Files per transaction of a trigram pass: short enough that the watcher's writes and the
 /// queries' reads interleave with it.
@@ -20,24 +18,6 @@ pub(super) enum Job {
     Ranking(Arc<ProjectHandle>, Arc<Store>),
     /// Write the trigram rows a large run left pending.
     Grams(Arc<ProjectHandle>, Arc<Store>),
-    /// Merge and measure what a publish added to the team index ([`TeamStore::settle`]).
-    Settle(Box<TeamStore>, usize, bool),
-}
-
-/// Settles queued or under way ([`settle_team`]).
-static SETTLING: AtomicUsize = AtomicUsize::new(0);
-
-/// Has the background thread settle what a publish of `blobs` blobs added to the team index,
-/// on the publish's connection `team` (closed after).
-pub fn settle_team(team: TeamStore, blobs: usize, analyze: bool) {
-    SETTLING.fetch_add(1, Ordering::SeqCst);
-    queue(Job::Settle(Box::new(team), blobs, analyze));
-}
-
-/// True while a settle is queued or under way: merging the pending lists meanwhile would
-/// wait for it (PostgreSQL merges a GIN index's list once at a time).
-pub fn settling_team() -> bool {
-    SETTLING.load(Ordering::SeqCst) > 0
 }
 
 struct Queue {
@@ -71,10 +51,6 @@ fn queue_thread() -> &'static Queue {
                     match job {
                         Job::Ranking(handle, store) => handle.build_warm(&store),
                         Job::Grams(handle, store) => handle.fill_grams(&store),
-                        Job::Settle(mut team, blobs, analyze) => {
-                            team.settle(blobs, analyze);
-                            SETTLING.fetch_sub(1, Ordering::SeqCst);
-                        }
                     }
                 }
             })

@@ -13,7 +13,6 @@ mod projects;
 mod snapshot;
 mod warm;
 
-pub use background::{settle_team, settling_team};
 pub use embedding::{Embedding, ProjectVectors};
 pub use projects::{Projects, Released};
 pub use snapshot::{Snapshot, Unready};
