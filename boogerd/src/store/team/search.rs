@@ -387,3 +387,22 @@ pub struct TeamRepo {
     /// The commit of its latest prebuilt index, if it has one.
     pub prebuilt: Option<String>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::TeamGrams::{self, All, Gram, OneOf};
+
+    /// A group's trigrams are one array parameter (`@>` for all, `&&` for any), numbered after
+    /// the parameters before; groups nest as the pattern's alternations do.
+    #[test]
+    fn a_trigram_condition_asks_each_group_as_one_array() {
+        let need = All(vec![Gram(1), Gram(2), OneOf(vec![Gram(3), All(vec![Gram(4), Gram(5)])])]);
+        let mut arrays = Vec::new();
+        let sql = need.condition(3, &mut arrays);
+        assert_eq!(sql, "(b.gram_ids @> $4::int4[] AND (b.gram_ids && $5::int4[] OR (b.gram_ids @> $6::int4[])))");
+        assert_eq!(arrays, vec![vec![1, 2], vec![3], vec![4, 5]]);
+        let mut arrays = Vec::new();
+        assert_eq!(TeamGrams::Gram(7).condition(0, &mut arrays), "(b.gram_ids @> $1::int4[])");
+        assert_eq!(arrays, vec![vec![7]]);
+    }
+}
