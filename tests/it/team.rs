@@ -104,6 +104,46 @@ fn a_server_out_of_reach_or_too_new_is_refused_clearly() {
     assert!(!ok && said.contains("newer booger"), "{said}");
 }
 
+/// A server of schema 7 kept a blob's trigrams as `tsvector` words (five base-32 digits; a
+/// shape trigram's four after an `x`); the step to 8 turns each back into the number a fresh
+/// publish stores.
+#[test]
+fn a_schema_7_server_keeps_its_trigrams_through_the_migration() {
+    let env = Env::new();
+    let pg = booger_tests::postgres::start(env.dir.path());
+    let _d = env.start_daemon_with(&["--team-url", &pg.url]);
+    let repo = env.git_project("oldgrams");
+    write(&repo, "src/parse.py", "def parse_header(line):\n    return line.upper()  # TODO: Unicode\n");
+    write(&repo, "include/poll.h", "#define EPOLL_WAIT 3\nint wait_for(int fd, long ms);\n");
+    commit_all(&repo, "first");
+    assert!(env.run(&["projects", "add", repo.to_str().unwrap()]).status.success());
+    let (ok, _, said) = publish(&env, &repo, &[]);
+    assert!(ok, "{said}");
+    let grams = "SELECT string_agg(blob_id || '=' || array_to_string(gram_ids, ','), ';' ORDER BY blob_id) FROM blobs";
+    let published = pg.sql(grams);
+    assert!(published.matches('=').count() == 2 && published.len() > 200, "{published}");
+    // Back to schema 7: each number written as the word it was stored as.
+    let digit = |shift: u32| format!("substr('0123456789abcdefghijklmnopqrstuv', ((g >> {shift}) & 31) + 1, 1)");
+    let byte_word = [20, 15, 10, 5, 0].map(digit).join(" || ");
+    let shape_word = [15, 10, 5, 0].map(digit).join(" || ");
+    pg.sql(&format!(
+        "ALTER TABLE blobs ADD COLUMN grams tsvector;
+         UPDATE blobs SET grams = (SELECT string_agg(CASE WHEN g >= 16777216 THEN 'x' || {shape_word}
+                                                     ELSE {byte_word} END, ' ')
+                                   FROM unnest(gram_ids) AS g)::tsvector;
+         ALTER TABLE blobs DROP COLUMN gram_ids;
+         CREATE INDEX blobs_grams ON blobs USING gin (grams);
+         UPDATE booger_schema SET version = 7"
+    ));
+    assert_eq!(pg.sql("SELECT count(*) FROM blobs WHERE length(grams) > 50"), "2");
+    // The next connection migrates: the same numbers, under their index.
+    let (ok, _, said) = publish(&env, &repo, &[]);
+    assert!(ok, "{said}");
+    assert_eq!(pg.sql("SELECT version FROM booger_schema"), "8");
+    assert_eq!(pg.sql(grams), published);
+    assert_eq!(pg.sql("SELECT count(*) FROM pg_indexes WHERE indexname = 'blobs_gram_ids'"), "1");
+}
+
 /// The root hash of `repo`'s index, after a run, as `status` reports it.
 fn root_hash(env: &Env, repo: &std::path::Path) -> String {
     let out = env.run_in(Some(repo), &["index", "--json"]);
