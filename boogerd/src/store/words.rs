@@ -41,39 +41,63 @@ pub fn words_for(name: &str, content: &str) -> String {
     let mut seen = HashSet::new();
     let mut out = String::new();
     for text in [name, content] {
-        let mut start = None;
-        for (i, c) in text.char_indices().chain(std::iter::once((text.len(), ' '))) {
-            let ident_char = c.is_alphanumeric() || c == '_';
-            match (start, ident_char) {
-                (None, true) => start = Some(i),
-                (Some(s), false) => {
-                    let ident = &text[s..i];
-                    start = None;
-                    if is_mixed_case(ident) && seen.insert(ident) {
-                        let parts = split_identifier(ident);
-                        if parts.len() > 1 {
-                            if !out.is_empty() {
-                                out.push(' ');
-                            }
-                            out.push_str(&parts.join(" "));
-                        }
+        each_identifier(text, |ident| {
+            if is_mixed_case(ident) && seen.insert(ident) {
+                let parts = split_identifier(ident);
+                if parts.len() > 1 {
+                    if !out.is_empty() {
+                        out.push(' ');
                     }
+                    out.push_str(&parts.join(" "));
                 }
-                _ => {}
             }
-        }
+        });
     }
     out
 }
 
+/// Calls `f` with each identifier of `text`: each run of letters, digits and underscores.
+/// Byte by byte where the text is ASCII (every chunk of every file passes here).
+fn each_identifier<'t>(text: &'t str, mut f: impl FnMut(&'t str)) {
+    let bytes = text.as_bytes();
+    let (mut start, mut i) = (None, 0);
+    while i < bytes.len() {
+        let (ident_char, width) = match bytes[i] {
+            b if b.is_ascii() => (b.is_ascii_alphanumeric() || b == b'_', 1),
+            _ => text[i..].chars().next().map_or((false, 1), |c| (c.is_alphanumeric(), c.len_utf8())),
+        };
+        match (start, ident_char) {
+            (None, true) => start = Some(i),
+            (Some(s), false) => {
+                f(&text[s..i]);
+                start = None;
+            }
+            _ => {}
+        }
+        i += width;
+    }
+    if let Some(s) = start {
+        f(&text[s..]);
+    }
+}
+
 fn is_mixed_case(ident: &str) -> bool {
+    if ident.is_ascii() {
+        mixed(ident.bytes().map(|b| (b.is_ascii_lowercase(), b.is_ascii_uppercase())))
+    } else {
+        mixed(ident.chars().map(|c| (c.is_lowercase(), c.is_uppercase())))
+    }
+}
+
+/// Whether letters given as (lowercase, uppercase) make a mixed-case name.
+fn mixed(letters: impl Iterator<Item = (bool, bool)>) -> bool {
     let mut lower = false;
     let mut upper_after = false;
     let mut upper = 0;
-    for c in ident.chars() {
-        if c.is_lowercase() {
+    for (is_lower, is_upper) in letters {
+        if is_lower {
             lower = true;
-        } else if c.is_uppercase() {
+        } else if is_upper {
             upper += 1;
             upper_after |= lower;
         }
@@ -99,5 +123,10 @@ mod tests {
     fn words_cover_mixed_case_identifiers_once() {
         let w = words_for("parseConfig", "let s = HTTPServer::new(parseConfig(x)); plain_name; ALLCAPS");
         assert_eq!(w, "parse config http server");
+        // Identifiers are runs of letters, digits and underscores of any script, the last
+        // one ending the text; each mixed-case one once, whichever field it is in.
+        let w = words_for("ÉcoleNormale", "x = größeWert+ÉcoleNormale;getHTTPCode");
+        assert_eq!(w, "école normale größe wert get http code");
+        assert_eq!(words_for("", "naïve_café aB"), "a b");
     }
 }

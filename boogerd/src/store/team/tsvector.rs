@@ -32,6 +32,16 @@ impl TsVector {
         Self { words: 0, bytes: Vec::new() }
     }
 
+    /// One with room for `bytes` of words and positions (see [`TsVector::room`]).
+    pub fn with_capacity(bytes: usize) -> Self {
+        Self { words: 0, bytes: Vec::with_capacity(bytes) }
+    }
+
+    /// The bytes a word of `len` bytes at `positions` positions takes at most.
+    pub const fn room(len: usize, positions: usize) -> usize {
+        len + 3 + 2 * positions
+    }
+
     /// Adds `word` (after every word added before it in byte order, holding no NUL) at
     /// `positions` (rising; a repeat is dropped; none for a word without positions).
     pub fn push(&mut self, word: &str, positions: impl IntoIterator<Item = (u16, Weight)>) {
