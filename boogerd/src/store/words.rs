@@ -129,4 +129,20 @@ mod tests {
         assert_eq!(w, "école normale größe wert get http code");
         assert_eq!(words_for("", "naïve_café aB"), "a b");
     }
+
+    /// Identifiers found byte by byte are the runs of letters, digits and underscores that
+    /// a walk over the characters finds, on random text of any script.
+    #[test]
+    fn identifiers_are_found_as_a_walk_over_characters_finds_them() {
+        let pieces = ["a", "Z", "9", "_", " ", ":", "é", "Σ", "٣", "\u{301}", "😀", "ǅ", "ß", "xY"];
+        let mut rng = crate::base::rng::Rng::new(45);
+        for _ in 0..2_000 {
+            let text: String = (0..rng.below(24)).map(|_| *rng.pick(&pieces)).collect();
+            let mut found = Vec::new();
+            each_identifier(&text, |ident| found.push(ident));
+            let walked: Vec<&str> =
+                text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|t| !t.is_empty()).collect();
+            assert_eq!(found, walked, "{text:?}");
+        }
+    }
 }

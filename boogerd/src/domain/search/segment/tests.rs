@@ -67,3 +67,18 @@ fn each_token_lends_the_same_tokens() {
         assert_eq!(lent, super::tokens(text).collect::<Vec<_>>(), "{text:?}");
     }
 }
+
+/// The same on random text of every kind of character the tokenizer meets (ASCII, other
+/// scripts' letters and digits, marks, symbols, a final sigma).
+#[test]
+fn each_token_lends_the_same_tokens_on_any_text() {
+    let pieces = ["a", "Z", "9", "_", " ", "-", "\n", "é", "Σ", "ς", "İ", "٣", "\u{301}", "😀", "ǅ", "ß", "ﬁ", "x1"];
+    let mut rng = crate::base::rng::Rng::new(45);
+    let mut buf = String::new();
+    for _ in 0..2_000 {
+        let text: String = (0..rng.below(24)).map(|_| *rng.pick(&pieces)).collect();
+        let mut lent = Vec::new();
+        super::each_token(&text, &mut buf, |t| lent.push(t.to_owned()));
+        assert_eq!(lent, super::tokens(&text).collect::<Vec<_>>(), "{text:?}");
+    }
+}
