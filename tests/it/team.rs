@@ -14,6 +14,14 @@ fn publish(env: &Env, repo: &std::path::Path, extra: &[&str]) -> (bool, Value, S
     (out.status.success(), json, describe(&out))
 }
 
+/// Registers `repo` and publishes its HEAD, which must work: the publish's answer.
+fn add_and_publish(env: &Env, repo: &std::path::Path) -> Value {
+    assert!(env.run(&["projects", "add", repo.to_str().unwrap()]).status.success());
+    let (ok, published, said) = publish(env, repo, &[]);
+    assert!(ok, "{said}");
+    published
+}
+
 /// A commit is published once: its files by blob id, the blobs the server lacks sent once
 /// whatever their paths, branches or later commits; publishing again sends nothing.
 #[test]
@@ -27,10 +35,7 @@ fn publishing_sends_each_blob_once_and_a_commit_whole() {
     write(&repo, "copy/util.py", "def helper(x):\n    return x * 2\n");
     write(&repo, "README.md", "# Team repo\n\nServes things.\n");
     commit_all(&repo, "first");
-    assert!(env.run(&["projects", "add", repo.to_str().unwrap()]).status.success());
-
-    let (ok, first, said) = publish(&env, &repo, &[]);
-    assert!(ok, "{said}");
+    let first = add_and_publish(&env, &repo);
     assert_eq!(first["files"], 4, "{first}");
     assert_eq!(first["blobs_sent"], 3, "the two identical files are one blob: {first}");
     assert_eq!(first["new_commit"], true, "{first}");
@@ -116,9 +121,7 @@ fn a_schema_7_server_keeps_its_trigrams_through_the_migration() {
     write(&repo, "src/parse.py", "def parse_header(line):\n    return line.upper()  # TODO: Unicode\n");
     write(&repo, "include/poll.h", "#define EPOLL_WAIT 3\nint wait_for(int fd, long ms);\n");
     commit_all(&repo, "first");
-    assert!(env.run(&["projects", "add", repo.to_str().unwrap()]).status.success());
-    let (ok, _, said) = publish(&env, &repo, &[]);
-    assert!(ok, "{said}");
+    add_and_publish(&env, &repo);
     let grams = "SELECT string_agg(blob_id || '=' || array_to_string(gram_ids, ','), ';' ORDER BY blob_id) FROM blobs";
     let published = pg.sql(grams);
     assert!(published.matches('=').count() == 2 && published.len() > 200, "{published}");
@@ -371,9 +374,7 @@ fn team_search_and_grep_read_published_repositories_at_their_heads() {
     write(&beta, "lib/parser.c", "int parse_header(const char *h) {\n    /* TODO: header */\n    return 0;\n}\n");
     commit_all(&beta, "parser");
     for repo in [&alpha, &beta] {
-        assert!(env.run(&["projects", "add", repo.to_str().unwrap()]).status.success());
-        let (ok, _, said) = publish(&env, repo, &[]);
-        assert!(ok, "{said}");
+        add_and_publish(&env, repo);
     }
     // A feature branch is published but is not the head; main's next commit is.
     git(&alpha, &["checkout", "-qb", "feature"]);
@@ -530,9 +531,7 @@ fn tls_to_the_team_index_checks_the_servers_certificate() {
     let repo = env.git_project("secure");
     write(&repo, "a.py", "def guarded():\n    return 1\n");
     commit_all(&repo, "one");
-    assert!(env.run(&["projects", "add", repo.to_str().unwrap()]).status.success());
-    let (ok, _, said) = publish(&env, &repo, &[]);
-    assert!(ok, "{said}");
+    add_and_publish(&env, &repo);
     let out =
         env.run_in(Some(&repo), &["workspace-search", "--team", "--output-mode", "files_with_matches", "guarded"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("a.py"), "{}", describe(&out));

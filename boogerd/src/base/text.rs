@@ -1,5 +1,5 @@
-//! Cutting text that goes into an answer or a record to a length, and making a name safe
-//! to print.
+//! Cutting text that goes into an answer or a record to a length, making a name safe to
+//! print, and finding the runs of a kind of character (words, identifiers) in text.
 
 /// `s` cut to at most `max` bytes (at a character boundary), marked with `…` when cut.
 pub fn clip(s: &str, max: usize) -> String {
@@ -16,6 +16,32 @@ pub fn printable(s: &str) -> String {
     s.chars().map(|c| if c.is_control() { c.escape_debug().to_string() } else { c.to_string() }).collect()
 }
 
+/// Calls `f` with each longest run of `text`'s characters that `member` takes, and whether
+/// the run is ASCII. Byte by byte where the text is ASCII: every chunk of every file passes
+/// here, for its tokens and its identifiers.
+pub fn each_run<'t>(text: &'t str, member: impl Fn(char) -> bool, mut f: impl FnMut(&'t str, bool)) {
+    let bytes = text.as_bytes();
+    let (mut start, mut ascii, mut i) = (None, true, 0);
+    while i < bytes.len() {
+        let (taken, width) = match bytes[i] {
+            b if b.is_ascii() => (member(char::from(b)), 1),
+            _ => text[i..].chars().next().map_or((false, 1), |c| (member(c), c.len_utf8())),
+        };
+        if taken {
+            if start.is_none() {
+                (start, ascii) = (Some(i), true);
+            }
+            ascii &= width == 1;
+        } else if let Some(s) = start.take() {
+            f(&text[s..i], ascii);
+        }
+        i += width;
+    }
+    if let Some(s) = start {
+        f(&text[s..], ascii);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -29,5 +55,23 @@ mod tests {
         assert_eq!(super::printable("src/a.rs"), "src/a.rs");
         assert_eq!(super::printable("x\nauth.rs:42: pw"), "x\\nauth.rs:42: pw");
         assert_eq!(super::printable("t\u{1b}]52;c;aGk=\u{7}"), "t\\u{1b}]52;c;aGk=\\u{7}");
+    }
+
+    /// Runs found byte by byte are the ones a walk over the characters finds, with whether
+    /// each is ASCII, on random text of any script (marks, symbols, a final sigma).
+    #[test]
+    fn runs_are_found_as_a_walk_over_characters_finds_them() {
+        let pieces = ["a", "Z", "9", "_", " ", ":", "\n", "é", "Σ", "ς", "٣", "\u{301}", "😀", "ǅ", "ß", "xY"];
+        let mut rng = crate::base::rng::Rng::new(45);
+        for _ in 0..2_000 {
+            let text: String = (0..rng.below(24)).map(|_| *rng.pick(&pieces)).collect();
+            for member in [char::is_alphanumeric, |c: char| c.is_alphanumeric() || c == '_'] {
+                let mut found = Vec::new();
+                super::each_run(&text, member, |run, ascii| found.push((run, ascii)));
+                let walked: Vec<(&str, bool)> =
+                    text.split(|c| !member(c)).filter(|t| !t.is_empty()).map(|t| (t, t.is_ascii())).collect();
+                assert_eq!(found, walked, "{text:?}");
+            }
+        }
     }
 }

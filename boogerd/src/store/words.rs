@@ -57,28 +57,8 @@ pub fn words_for(name: &str, content: &str) -> String {
 }
 
 /// Calls `f` with each identifier of `text`: each run of letters, digits and underscores.
-/// Byte by byte where the text is ASCII (every chunk of every file passes here).
 fn each_identifier<'t>(text: &'t str, mut f: impl FnMut(&'t str)) {
-    let bytes = text.as_bytes();
-    let (mut start, mut i) = (None, 0);
-    while i < bytes.len() {
-        let (ident_char, width) = match bytes[i] {
-            b if b.is_ascii() => (b.is_ascii_alphanumeric() || b == b'_', 1),
-            _ => text[i..].chars().next().map_or((false, 1), |c| (c.is_alphanumeric(), c.len_utf8())),
-        };
-        match (start, ident_char) {
-            (None, true) => start = Some(i),
-            (Some(s), false) => {
-                f(&text[s..i]);
-                start = None;
-            }
-            _ => {}
-        }
-        i += width;
-    }
-    if let Some(s) = start {
-        f(&text[s..]);
-    }
+    crate::base::text::each_run(text, |c| c.is_alphanumeric() || c == '_', |ident, _| f(ident));
 }
 
 fn is_mixed_case(ident: &str) -> bool {
@@ -128,21 +108,5 @@ mod tests {
         let w = words_for("ÉcoleNormale", "x = größeWert+ÉcoleNormale;getHTTPCode");
         assert_eq!(w, "école normale größe wert get http code");
         assert_eq!(words_for("", "naïve_café aB"), "a b");
-    }
-
-    /// Identifiers found byte by byte are the runs of letters, digits and underscores that
-    /// a walk over the characters finds, on random text of any script.
-    #[test]
-    fn identifiers_are_found_as_a_walk_over_characters_finds_them() {
-        let pieces = ["a", "Z", "9", "_", " ", ":", "é", "Σ", "٣", "\u{301}", "😀", "ǅ", "ß", "xY"];
-        let mut rng = crate::base::rng::Rng::new(45);
-        for _ in 0..2_000 {
-            let text: String = (0..rng.below(24)).map(|_| *rng.pick(&pieces)).collect();
-            let mut found = Vec::new();
-            each_identifier(&text, |ident| found.push(ident));
-            let walked: Vec<&str> =
-                text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|t| !t.is_empty()).collect();
-            assert_eq!(found, walked, "{text:?}");
-        }
     }
 }

@@ -68,10 +68,7 @@ pub fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
 /// The same tokens as [`tokens`], each lent to `f` from one reused buffer: building a
 /// segment sees a hundred million of them, and a string each made the heap grow in holes.
 pub fn each_token(text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
-    // Byte by byte where the text is ASCII; a token is a run of alphanumeric characters.
-    let bytes = text.as_bytes();
-    let (mut start, mut ascii, mut i) = (None, true, 0);
-    let mut lend = |token: &str, ascii: bool| {
+    crate::base::text::each_run(text, char::is_alphanumeric, |token, ascii| {
         if ascii {
             buf.clear();
             buf.push_str(token);
@@ -81,25 +78,7 @@ pub fn each_token(text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
             // Full Unicode lowercasing depends on context (a final sigma): as `tokens` does.
             f(&token.to_lowercase());
         }
-    };
-    while i < bytes.len() {
-        let (alphanumeric, width) = match bytes[i] {
-            b if b.is_ascii() => (b.is_ascii_alphanumeric(), 1),
-            _ => text[i..].chars().next().map_or((false, 1), |c| (c.is_alphanumeric(), c.len_utf8())),
-        };
-        if alphanumeric {
-            if start.is_none() {
-                (start, ascii) = (Some(i), true);
-            }
-            ascii &= width == 1;
-        } else if let Some(s) = start.take() {
-            lend(&text[s..i], ascii);
-        }
-        i += width;
-    }
-    if let Some(s) = start {
-        lend(&text[s..], ascii);
-    }
+    });
 }
 
 /// One byte of four 2-bit counts, or this escape and the four counts in full.
