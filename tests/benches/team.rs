@@ -446,7 +446,8 @@ fn rg_lines(pattern: &str, repos: &[PathBuf], tree: &Path, clone: &Path) -> BTre
         let mut cmd = std::process::Command::new("rg");
         cmd.args(["-n", "--no-heading", "--with-filename", "--no-ignore", "--hidden", "-g", "!.git", "-e", pattern])
             .current_dir(dir);
-        let text = cmd.output().map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
+        let found = cmd.output().expect("rg, the baseline (apt-get install ripgrep)");
+        let text = String::from_utf8_lossy(&found.stdout);
         for line in text.lines() {
             let mut parts = line.splitn(3, ':');
             if let (Some(p), Some(n)) = (parts.next(), parts.next()) {

@@ -268,6 +268,8 @@ fn a_clone_starts_from_the_prebuilt_index_published_with_its_commit() {
     // file's chunks, a prebuilt index's parts) stay out of the log.
     let log = d.log_text();
     assert!(log.contains("DEBUG") && !log.contains("executing statement"), "{}", &log[..log.len().min(2000)]);
+    // The working tree is the commit's: the index was copied while the rows were sent.
+    assert!(log.contains("prebuilt index offered") && log.contains("copied_ahead=true"), "{log}");
     // A commit that changes little sends none: clones of it start from the one stored.
     let first = git(&origin, &["rev-parse", "HEAD"]);
     git(&origin, &["commit", "-q", "--allow-empty", "-m", "nothing changed"]);

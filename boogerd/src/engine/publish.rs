@@ -5,6 +5,8 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use crate::domain::git::GitError;
@@ -61,13 +63,14 @@ pub fn publish(
     let mut team = TeamStore::connect(url)?;
     let files = repo.files_at(&commit)?;
     let refs = refs(&repo, rev)?;
+    let offered = || Commit { repo: &repo, name, sha: &commit, branch: refs.branch.as_deref(), files: &files };
     // The project's own index, offered with the commit (whenever it is not stored yet: a
-    // publish that skipped it, or made before, is made good by the next).
-    let offer = |team: &mut TeamStore| {
+    // publish that skipped it, or made before, is made good by the next); `ahead` is its copy
+    // made while the rows were sent, if one was.
+    let offer = |team: &mut TeamStore, ahead| {
         let local = local?;
         let began = Instant::now();
-        let commit = Commit { repo: &repo, name, sha: &commit, branch: refs.branch.as_deref(), files: &files };
-        Some((snapshot::offer(team, &commit, local), began.elapsed().as_millis() as u64))
+        Some((snapshot::offer(team, &offered(), local, ahead), began.elapsed().as_millis() as u64))
     };
     let done = |blobs_sent, new_commit, prebuilt| Published {
         commit: commit.clone(),
@@ -78,7 +81,7 @@ pub fn publish(
         prebuilt,
     };
     if team.is_published(name, &commit)? {
-        let prebuilt = offer(&mut team);
+        let prebuilt = offer(&mut team, None);
         return Ok(done(0, false, prebuilt));
     }
     // Each blob once, under the first path that holds it (its language comes from there).
@@ -100,10 +103,55 @@ pub fn publish(
         other.for_bulk_writes()?;
         second = Some(other);
     }
+    // The project's index is copied for its offer while the rows are sent: the copy is
+    // mostly the disk's work, the rows the processors' (a 1.7 GB index took 9-17 s after
+    // the rows, by hand).
+    let copy_ahead = local.filter(|l| snapshot::worth_copying_ahead(&mut team, &offered(), l));
+    let stop_copying = Arc::new(AtomicBool::new(false));
+    std::thread::scope(|s| {
+        let stop = &stop_copying;
+        let ahead = copy_ahead.map(|local| s.spawn(move || snapshot::copy(local, stop)));
+        let sent = send_rows(&mut team, second.as_mut(), prepare, &missing)
+            .and_then(|()| Ok(team.publish_commit(name, &commit, &refs, &files)?));
+        // A publish that failed says so at once, not once the copy is made.
+        stop_copying.store(sent.is_err(), Ordering::Relaxed);
+        let new_commit = sent?;
+        // What this publish added to the word and trigram indexes waits in their pending
+        // lists, which every search reads through: merged now (cheap for a few blobs; fifty
+        // small publishes left unmerged made each team search 20 ms slower). The planner
+        // learns of the new commit (cheap); a publish that added much (a first one) also
+        // brings every table's statistics up to date, which costs seconds on a large index
+        // and is otherwise left to the server's autovacuum.
+        let (sent, analyze) = (missing.len(), missing.len() >= SETTLE_AFTER);
+        // (Joined as the scope ends: the publish answers once the server has settled.)
+        let _settling = match second.as_mut() {
+            // A large publish: the server settles on the second connection while this one
+            // offers the local index (booger's copying and the server's merging, a core each;
+            // left to after the publish answered, the server's autovacuum took its place).
+            Some(other) if new_commit => Some(s.spawn(move || other.settle(sent, analyze))),
+            _ if new_commit => {
+                team.settle(sent, analyze);
+                None
+            }
+            _ => None,
+        };
+        let ahead = ahead.map(|copying| copying.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        let prebuilt = offer(&mut team, ahead);
+        Ok(done(missing.len(), new_commit, prebuilt))
+    })
+}
+
+/// Sends the blobs `missing`, prepared on a thread of their own, on `team` (and `second`
+/// alongside, for a large publish).
+fn send_rows(
+    team: &mut TeamStore,
+    second: Option<&mut TeamStore>,
+    prepare: Prepare<'_>,
+    missing: &[String],
+) -> Result<(), PublishError> {
     let (ready, batches) = std::sync::mpsc::sync_channel::<Result<Batch, PublishError>>(2);
     let batches = std::sync::Mutex::new(Some(batches));
     std::thread::scope(|s| -> Result<(), PublishError> {
-        let missing = &missing;
         s.spawn(move || {
             let mut stems = Stems::default();
             for batch in missing.chunks(BATCH) {
@@ -113,31 +161,11 @@ pub fn publish(
             }
         });
         let batches = &batches;
-        let helper = second.as_mut().map(|team| s.spawn(move || send(team, batches)));
-        let mine = send(&mut team, batches);
+        let helper = second.map(|team| s.spawn(move || send(team, batches)));
+        let mine = send(team, batches);
         let theirs = helper.map_or(Ok(()), |h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
         mine.and(theirs)
-    })?;
-    let new_commit = team.publish_commit(name, &commit, &refs, &files)?;
-    // What this publish added to the word and trigram indexes waits in their pending lists,
-    // which every search reads through: merged now (cheap for a few blobs; fifty small
-    // publishes left unmerged made each team search 20 ms slower). The planner learns of the
-    // new commit (cheap); a publish that added much (a first one) also brings every table's
-    // statistics up to date, which costs seconds on a large index and is otherwise left to
-    // the server's autovacuum.
-    let (sent, analyze) = (missing.len(), missing.len() >= SETTLE_AFTER);
-    let prebuilt = std::thread::scope(|s| {
-        match second.as_mut() {
-            // A large publish: the server settles on the second connection while this one
-            // offers the local index (booger's copying and the server's merging, a core each;
-            // left to after the publish answered, the server's autovacuum took its place).
-            Some(other) if new_commit => drop(s.spawn(move || other.settle(sent, analyze))),
-            _ if new_commit => team.settle(sent, analyze),
-            _ => {}
-        }
-        offer(&mut team)
-    });
-    Ok(done(missing.len(), new_commit, prebuilt))
+    })
 }
 
 /// Sends prepared batches on `team` until there are none; on a failure, stops every sender

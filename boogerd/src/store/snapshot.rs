@@ -7,6 +7,8 @@
 //! booger makes and SQLite finds nothing damaged in it.
 
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags};
@@ -23,11 +25,15 @@ impl Store {
     /// A consistent copy of the index (not the notes) at `to`, written by one read: the
     /// writer goes on meanwhile. The copy is scratch, not synced to disk (a copy takes the
     /// connection's `synchronous`, and waiting for the disk to hold 1.5 GB took seconds).
-    pub fn copy_into(&self, to: &Path) -> Result<()> {
+    /// Abandoned, with an error, soon after `stop` is set.
+    pub fn copy_into(&self, to: &Path, stop: &Arc<AtomicBool>) -> Result<()> {
         let to = to.to_string_lossy().into_owned();
         self.read(|c| {
             c.execute_batch("PRAGMA main.synchronous = OFF")?;
+            let stop = Arc::clone(stop);
+            c.progress_handler(1_000, Some(move || stop.load(Ordering::Relaxed)))?;
             let copied = c.execute("VACUUM main INTO ?1", [&to]).map(|_| ());
+            c.progress_handler(0, None::<fn() -> bool>)?;
             c.execute_batch("PRAGMA main.synchronous = NORMAL")?;
             copied
         })
@@ -223,8 +229,25 @@ mod tests {
         let store = Store::open(&index, &root).unwrap();
         store.write_batch(&[file_write("a.py", "def a():\n    return 1\n", true)], &[], "now").unwrap();
         let copy = dir.path().join("copy.db");
-        store.copy_into(&copy).unwrap();
+        store.copy_into(&copy, &Arc::default()).unwrap();
         (dir, copy)
+    }
+
+    /// A copy told to stop ends with an error soon after, instead of copying the whole index
+    /// (a publish that failed does not wait for it).
+    #[test]
+    fn a_copy_told_to_stop_ends_early() {
+        let (dir, root, index) = project(&[]);
+        let store = Store::open(&index, &root).unwrap();
+        let files: Vec<_> = (0..300)
+            .map(|i| file_write(&format!("m{i}.py"), &format!("def f_{i}(x):\n    return x + {i}\n"), true))
+            .collect();
+        store.write_batch(&files, &[], "now").unwrap();
+        let copy = dir.path().join("copy.db");
+        assert!(store.copy_into(&copy, &Arc::new(AtomicBool::new(true))).is_err());
+        std::fs::remove_file(&copy).ok();
+        store.copy_into(&copy, &Arc::default()).unwrap();
+        assert_eq!(files_of(&copy).unwrap().len(), 300);
     }
 
     /// A copy is taken, and adopting it gives it a generation of its own, drops the

@@ -13,6 +13,8 @@ pub mod vectors;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use crate::domain::git::GitError;
 use crate::domain::git::repo::Repo;
@@ -70,11 +72,81 @@ pub struct Commit<'a> {
     pub files: &'a [(String, String)],
 }
 
+/// A copy of the project's index made for an offer, and how long copying took.
+pub struct Copied {
+    file: Scratch,
+    took: std::time::Duration,
+}
+
+/// Copies the project's index for an offer (abandoned soon after `stop` is set). Made while
+/// the commit's rows are sent when [`worth_copying_ahead`] says so: the copy is mostly the
+/// disk's work, the rows the processors'.
+pub fn copy(local: &Store, stop: &Arc<AtomicBool>) -> Result<Copied, SnapshotError> {
+    let started = std::time::Instant::now();
+    let file = Scratch(local.path().with_extension("db.offer"));
+    file.clear();
+    crate::base::storage::create_private_file(&file.0)?;
+    local.copy_into(&file.0, stop)?;
+    Ok(Copied { file, took: started.elapsed() })
+}
+
+/// Whether to copy the project's index before the commit's rows are sent: the team index
+/// holds no prebuilt index of the commit or of one near it, and git says the working tree
+/// holds the commit as committed wherever the local index holds a file. (Only a guess: the
+/// offer checks the copy against the published rows. A working tree with edits is not
+/// copied.)
+pub fn worth_copying_ahead(team: &mut TeamStore, commit: &Commit<'_>, local: &Store) -> bool {
+    let mut guess = || -> Result<bool, SnapshotError> {
+        if !matches!(stored_for(team, commit)?, Stored::None) || commit.repo.commit_of("HEAD")? != commit.sha {
+            return Ok(false);
+        }
+        let indexed = local.hashes()?;
+        if indexed.len() * 2 < commit.files.len() {
+            return Ok(false);
+        }
+        let blob_of: HashMap<&str, &str> = commit.files.iter().map(|(p, b)| (p.as_str(), b.as_str())).collect();
+        let (staged, edited) = (commit.repo.staged_files()?, commit.repo.unstaged_changes()?);
+        Ok(indexed.iter().all(|(path, _)| {
+            blob_of.get(path.as_str()).is_some_and(|blob| staged.get(path).is_some_and(|s| s == blob))
+                && !edited.contains(path)
+        }))
+    };
+    guess().unwrap_or_else(|e| {
+        tracing::debug!(error = %e, "prebuilt index: not copied ahead");
+        false
+    })
+}
+
+/// What the team index holds for a commit about to be offered.
+enum Stored {
+    None,
+    Already,
+    Near { sha: String, changed: usize },
+}
+
+fn stored_for(team: &mut TeamStore, commit: &Commit<'_>) -> Result<Stored, SnapshotError> {
+    let stored = usable(team.snapshots_near(&[], Some(commit.name))?);
+    if stored.iter().any(|s| s.sha == commit.sha) {
+        return Ok(Stored::Already);
+    }
+    if let Some((near, changed)) = nearest(commit.repo, &stored, commit.sha)
+        && changed * NEAR_ENOUGH <= commit.files.len()
+    {
+        return Ok(Stored::Near { sha: near.sha.clone(), changed });
+    }
+    Ok(Stored::None)
+}
+
 /// Offers `local` (the project's index) as the prebuilt index of `commit`, if it holds only
-/// the commit's files as committed. A failure is reported as a skip: the commit is
-/// published either way.
-pub fn offer(team: &mut TeamStore, commit: &Commit<'_>, local: &Store) -> Offered {
-    match try_offer(team, commit, local) {
+/// the commit's files as committed; `ahead` is the copy made while the rows were sent, if
+/// one was. A failure is reported as a skip: the commit is published either way.
+pub fn offer(
+    team: &mut TeamStore,
+    commit: &Commit<'_>,
+    local: &Store,
+    ahead: Option<Result<Copied, SnapshotError>>,
+) -> Offered {
+    match try_offer(team, commit, local, ahead) {
         Ok(offered) => offered,
         Err(e) => {
             tracing::warn!(error = %e, "prebuilt index not offered");
@@ -83,28 +155,37 @@ pub fn offer(team: &mut TeamStore, commit: &Commit<'_>, local: &Store) -> Offere
     }
 }
 
-fn try_offer(team: &mut TeamStore, commit: &Commit<'_>, local: &Store) -> Result<Offered, SnapshotError> {
-    let stored = usable(team.snapshots_near(&[], Some(commit.name))?);
-    if stored.iter().any(|s| s.sha == commit.sha) {
-        return Ok(Offered::Already);
-    }
-    if let Some((near, changed)) = nearest(commit.repo, &stored, commit.sha)
-        && changed * NEAR_ENOUGH <= commit.files.len()
-    {
-        return Ok(Offered::Near { sha: near.sha.clone(), changed });
-    }
-    // The live index first: a working tree with edits (a publish from a laptop) is told so
-    // at once, without copying the index.
-    if let Some(why) = differs(team, commit, &local.hashes()?)? {
-        return Ok(Offered::Skipped(why));
+fn try_offer(
+    team: &mut TeamStore,
+    commit: &Commit<'_>,
+    local: &Store,
+    ahead: Option<Result<Copied, SnapshotError>>,
+) -> Result<Offered, SnapshotError> {
+    match stored_for(team, commit)? {
+        Stored::Already => return Ok(Offered::Already),
+        Stored::Near { sha, changed } => return Ok(Offered::Near { sha, changed }),
+        Stored::None => {}
     }
     let started = std::time::Instant::now();
-    let copy = Scratch(local.path().with_extension("db.offer"));
-    copy.clear();
-    crate::base::storage::create_private_file(&copy.0)?;
-    local.copy_into(&copy.0)?;
-    let copied = started.elapsed();
-    // The copy is what is offered: checked again (the index may have changed meanwhile).
+    let copied_ahead = matches!(ahead, Some(Ok(_)));
+    let copied = match ahead {
+        Some(Ok(copied)) => copied,
+        ahead => {
+            if let Some(Err(e)) = ahead {
+                tracing::debug!(error = %e, "prebuilt index: the copy made ahead failed; copying again");
+            }
+            // The live index first: a working tree with edits (a publish from a laptop) is
+            // told so at once, without copying the index.
+            if let Some(why) = differs(team, commit, &local.hashes()?)? {
+                return Ok(Offered::Skipped(why));
+            }
+            copy(local, &Arc::default())?
+        }
+    };
+    let copied_in = started.elapsed();
+    let copy = &copied.file;
+    // The copy is what is offered: checked against the commit (the index may have changed
+    // since git was asked, or while it was copied).
     if let Some(why) = differs(team, commit, &files_of(&copy.0)?)? {
         return Ok(Offered::Skipped(why));
     }
@@ -134,8 +215,10 @@ fn try_offer(team: &mut TeamStore, commit: &Commit<'_>, local: &Store) -> Result
         vectors = count,
         vector_bytes = vectors.stored.bytes,
         vectors_packed = vectors.packed,
-        copy_ms = ms(copied),
-        check_ms = ms(checked - copied),
+        copied_ahead,
+        copy_ms = ms(copied.took),
+        copy_wait_ms = ms(copied_in),
+        check_ms = ms(checked - copied_in),
         vectors_ms = ms(vectors_sent - checked),
         clear_ms = ms(cleared - vectors_sent),
         send_ms = ms(started.elapsed() - cleared),
