@@ -614,11 +614,25 @@ pub fn cpu_ticks_over(pid: u32, secs: u64) -> u64 {
 
 /// CPU ticks (1/100 s) process `pid` has used so far.
 pub fn cpu_ticks(pid: u32) -> u64 {
+    let f = stat_fields(pid);
+    f[11] + f[12]
+}
+
+/// [`cpu_ticks`] with those of the child processes `pid` has ended and waited for (git's,
+/// for a daemon).
+pub fn cpu_ticks_with_children(pid: u32) -> u64 {
+    stat_fields(pid)[11..=14].iter().sum()
+}
+
+/// The numbers of `/proc/<pid>/stat` after the command's closing parenthesis (zeros for a
+/// process gone): the parent's pid is 1, utime and stime 11 and 12, the waited-for
+/// children's cutime and cstime 13 and 14.
+pub fn stat_fields(pid: u32) -> Vec<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // Fields after the command's closing parenthesis; utime and stime are 14 and 15.
     let rest = stat.rfind(')').map_or("", |i| &stat[i + 2..]);
-    let f: Vec<u64> = rest.split_whitespace().map(|x| x.parse().unwrap_or(0)).collect();
-    f.get(11).unwrap_or(&0) + f.get(12).unwrap_or(&0)
+    let mut f: Vec<u64> = rest.split_whitespace().map(|x| x.parse().unwrap_or(0)).collect();
+    f.resize(f.len().max(15), 0);
+    f
 }
 
 /// The machine's CPU ticks so far, all cores: user (with nice), system (with interrupts),

@@ -125,6 +125,23 @@ fn wait_until_up(port: u16, database: &str, statement: &str, log: Option<&Path>)
 }
 
 impl Postgres {
+    /// CPU ticks (1/100 s) the server has used so far: the postmaster, the processes it ended
+    /// and waited for (each connection was one), and those still running. A connection just
+    /// closed may be neither for a moment: read it a second after the last one closed.
+    pub fn cpu_ticks(&self) -> u64 {
+        let pid = self.child.id();
+        let running: u64 = std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            .map(crate::stat_fields)
+            .filter(|f| f[1] == u64::from(pid))
+            .map(|f| f[11] + f[12])
+            .sum();
+        crate::cpu_ticks_with_children(pid) + running
+    }
+
     /// Stops the server (fast shutdown: open connections are closed), keeping its data.
     pub fn stop(&mut self) {
         if !std::mem::replace(&mut self.running, false) {

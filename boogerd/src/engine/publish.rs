@@ -103,9 +103,10 @@ pub fn publish(
         other.for_bulk_writes()?;
         second = Some(other);
     }
-    // The project's index is copied for its offer while the rows are sent: the copy is
-    // mostly the disk's work, the rows the processors' (a 1.7 GB index took 9-17 s after
-    // the rows, by hand).
+    // The project's index is copied for its offer while the rows are sent: during the rows
+    // the publisher mostly waits on the server, which a team runs on another machine (a
+    // 1.7 GB index took 9-33 s to copy after the rows; on two cores shared with the server
+    // the copy mostly moves instead).
     let copy_ahead = local.filter(|l| snapshot::worth_copying_ahead(&mut team, &offered(), l));
     let stop_copying = Arc::new(AtomicBool::new(false));
     std::thread::scope(|s| {

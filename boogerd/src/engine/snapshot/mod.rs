@@ -79,8 +79,8 @@ pub struct Copied {
 }
 
 /// Copies the project's index for an offer (abandoned soon after `stop` is set). Made while
-/// the commit's rows are sent when [`worth_copying_ahead`] says so: the copy is mostly the
-/// disk's work, the rows the processors'.
+/// the commit's rows are sent when [`worth_copying_ahead`] says so (the publisher then
+/// mostly waits on the server).
 pub fn copy(local: &Store, stop: &Arc<AtomicBool>) -> Result<Copied, SnapshotError> {
     let started = std::time::Instant::now();
     let file = Scratch(local.path().with_extension("db.offer"));
