@@ -234,10 +234,7 @@ fn large_tree(env: &Env) {
 
 /// User + system CPU time of a process, in ms.
 fn proc_cpu_ms(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
-    let ticks: u64 = fields.get(11).and_then(|v| v.parse().ok()).unwrap_or(0)
-        + fields.get(12).and_then(|v| v.parse().ok()).unwrap_or(0);
+    let ticks = booger_tests::cpu_ticks(pid);
     // SAFETY: sysconf has no preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
     ticks * 1000 / hz
