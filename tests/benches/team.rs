@@ -156,18 +156,20 @@ fn main() {
         next["prebuilt_index"]["state"]
     );
     let count = |table: &str| pg.sql(&format!("SELECT count(*) FROM {table}")).parse::<f64>().unwrap();
-    let before = [count("blobs"), count("chunks"), count("commit_files")];
+    let tables = ["blobs", "chunks", "commit_files", "blob_groups"];
+    let before = tables.map(count);
     git(&tree, &["checkout", "-q", "-b", "bench-branch"]);
     edit(files / 100, "branch");
     commit_all(&tree, "one percent");
     run_ok(&env, Some(&tree), &["publish", "--json", "--team-url", &url]);
-    let after = [count("blobs"), count("chunks"), count("commit_files")];
+    let after = tables.map(count);
     println!(
-        "a branch with 1% of files changed  rows +{:.2}% (goal <= 2%): blobs +{:.2}%, chunks +{:.2}%, commit file rows +{:.2}%",
+        "a branch with 1% of files changed  rows +{:.2}% (goal <= 2%): blobs +{:.2}%, chunks +{:.2}%, commit file rows +{:.2}%, trigram groups +{:.2}%",
         100.0 * (after.iter().sum::<f64>() - before.iter().sum::<f64>()) / before.iter().sum::<f64>(),
         100.0 * (after[0] - before[0]) / before[0],
         100.0 * (after[1] - before[1]) / before[1],
         100.0 * (after[2] - before[2]) / before[2],
+        100.0 * (after[3] - before[3]) / before[3],
     );
     git(&tree, &["checkout", "-q", "main"]);
     let local = run_ok(&env, None, &["index", t, "--json"]);

@@ -111,7 +111,7 @@ fn a_server_out_of_reach_or_too_new_is_refused_clearly() {
 
 /// A server of schema 7 kept a blob's trigrams as `tsvector` words (five base-32 digits; a
 /// shape trigram's four after an `x`); the step to 8 turns each back into the number a fresh
-/// publish stores.
+/// publish stores, and the step to 9 indexes them by group.
 #[test]
 fn a_schema_7_server_keeps_its_trigrams_through_the_migration() {
     let env = Env::new();
@@ -125,7 +125,7 @@ fn a_schema_7_server_keeps_its_trigrams_through_the_migration() {
     let grams = "SELECT string_agg(blob_id || '=' || array_to_string(gram_ids, ','), ';' ORDER BY blob_id) FROM blobs";
     let published = pg.sql(grams);
     assert!(published.matches('=').count() == 2 && published.len() > 200, "{published}");
-    // Back to schema 7: each number written as the word it was stored as.
+    // Back to schema 7: each number written as the word it was stored as, no groups.
     let digit = |shift: u32| format!("substr('0123456789abcdefghijklmnopqrstuv', ((g >> {shift}) & 31) + 1, 1)");
     let byte_word = [20, 15, 10, 5, 0].map(digit).join(" || ");
     let shape_word = [15, 10, 5, 0].map(digit).join(" || ");
@@ -134,7 +134,8 @@ fn a_schema_7_server_keeps_its_trigrams_through_the_migration() {
          UPDATE blobs SET grams = (SELECT string_agg(CASE WHEN g >= 16777216 THEN 'x' || {shape_word}
                                                      ELSE {byte_word} END, ' ')
                                    FROM unnest(gram_ids) AS g)::tsvector;
-         ALTER TABLE blobs DROP COLUMN gram_ids;
+         ALTER TABLE blobs DROP COLUMN gram_ids, DROP COLUMN group_id;
+         DROP TABLE blob_groups;
          CREATE INDEX blobs_grams ON blobs USING gin (grams);
          UPDATE booger_schema SET version = 7"
     ));
@@ -142,9 +143,28 @@ fn a_schema_7_server_keeps_its_trigrams_through_the_migration() {
     // The next connection migrates: the same numbers, under their index.
     let (ok, _, said) = publish(&env, &repo, &[]);
     assert!(ok, "{said}");
-    assert_eq!(pg.sql("SELECT version FROM booger_schema"), "8");
+    assert_eq!(pg.sql("SELECT version FROM booger_schema"), "9");
     assert_eq!(pg.sql(grams), published);
-    assert_eq!(pg.sql("SELECT count(*) FROM pg_indexes WHERE indexname = 'blobs_gram_ids'"), "1");
+    // The step to 9 puts them in a group whose trigrams hold theirs, under the group's index.
+    let grouped = "SELECT count(*) FROM blobs b JOIN blob_groups g ON g.id = b.group_id WHERE g.gram_ids @> b.gram_ids";
+    assert_eq!(pg.sql(grouped), "2");
+    assert_eq!(pg.sql("SELECT count(*) FROM pg_indexes WHERE indexname = 'blob_groups_gram_ids'"), "1");
+    // grep --team finds a blob through its group (from a daemon where it is not registered).
+    let apart = Env::new();
+    let _d2 = apart.start_daemon_with(&["--team-url", &pg.url]);
+    let away = apart.git_project("away");
+    write(&away, "x.txt", "nothing\n");
+    commit_all(&away, "x");
+    assert!(apart.run(&["projects", "add", away.to_str().unwrap()]).status.success());
+    let found = apart.run_in(Some(&away), &["grep", "--team", "--json", "EPOLL_WAIT"]);
+    assert!(String::from_utf8_lossy(&found.stdout).contains("oldgrams@"), "{}", describe(&found));
+    assert!(String::from_utf8_lossy(&found.stdout).contains("include/poll.h"), "{}", describe(&found));
+    let none = apart.run_in(Some(&away), &["grep", "--team", "--json", "EPOLL_NEVER_WRITTEN"]);
+    assert!(
+        none.status.success() && !String::from_utf8_lossy(&none.stdout).contains("oldgrams@"),
+        "{}",
+        describe(&none)
+    );
 }
 
 /// The root hash of `repo`'s index, after a run, as `status` reports it.
@@ -404,7 +424,7 @@ fn team_search_and_grep_read_published_repositories_at_their_heads() {
     let alpha_row = repos.iter().find(|r| r["name"] == "alpha").expect("alpha listed");
     assert!(alpha_row["head"].as_str().unwrap().starts_with(&head), "{status}");
     assert_eq!((alpha_row["commits"].clone(), alpha_row["files"].clone()), (3.into(), 32.into()), "{status}");
-    assert_eq!(status["schema"], 8, "{status}");
+    assert_eq!(status["schema"], 9, "{status}");
     assert!(!out.stdout.windows(6).any(|w| w == b"booger@"), "no user in the server's name");
 
     // Another machine: its own project, and a clone of beta with work of its own.

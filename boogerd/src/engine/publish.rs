@@ -91,7 +91,9 @@ pub fn publish(
     }
     let ids: Vec<String> = path_of.keys().map(|id| (*id).to_owned()).collect();
     let mut missing: Vec<String> = team.missing_blobs(&ids)?.into_iter().collect();
-    missing.sort();
+    // In path order: a batch's blobs are the tree's neighbours, which share most of their
+    // trigrams (the team index indexes them by group of neighbours).
+    missing.sort_by(|a, b| path_of[a.as_str()].cmp(path_of[b.as_str()]));
     // One thread prepares the batches (read, chunk, words) while they are sent; a large
     // publish sends on two connections at once: PostgreSQL's share (parsing the words,
     // growing the GIN indexes) is the larger, and one connection is one server process.

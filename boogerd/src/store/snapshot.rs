@@ -78,10 +78,14 @@ pub fn vectors_in(file: &Path, mut each: impl FnMut(ChunkVector) -> bool) -> Res
     Ok(())
 }
 
-/// Empties the vectors of the index file `file` (a copy of this booger's own, about to be
-/// offered without them), their pages overwritten with zeros: they take no room once
-/// compressed, and a clone writes no bytes for them.
-pub fn clear_vectors(file: &Path) -> Result<()> {
+/// Empties from the index file `file` (a copy of this booger's own, about to be offered)
+/// what a clone makes again after its first run, as a from-scratch run leaves it for after:
+/// the vectors (offered apart, received in the background) and grep's trigram rows (written
+/// by the clone's background pass, every file listed as pending; grep reads a pending file
+/// whole meanwhile). The trigram rows are near random: a third of the offer once compressed.
+/// Their pages are overwritten with zeros: they take no room compressed, and a clone writes
+/// no bytes for them.
+pub fn clear_for_clones(file: &Path) -> Result<()> {
     let sql = |source| StoreError::Sqlite { path: file.to_owned(), source };
     // This booger's own copy, so not opened defensively (which would keep the journal): a
     // crash meanwhile just leaves it to be made again. Without foreign keys the table is
@@ -90,7 +94,9 @@ pub fn clear_vectors(file: &Path) -> Result<()> {
         .map_err(sql)?;
     c.execute_batch(
         "PRAGMA foreign_keys = OFF; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;
-         PRAGMA secure_delete = ON; DELETE FROM embeddings;",
+         PRAGMA secure_delete = ON; DELETE FROM embeddings;
+         INSERT INTO chunk_grams(chunk_grams) VALUES ('delete-all');
+         DELETE FROM grams_pending; INSERT INTO grams_pending SELECT id FROM files;",
     )
     .map_err(sql)
 }
@@ -273,6 +279,31 @@ mod tests {
             .query_row("SELECT size_bytes, mtime_ns FROM files WHERE path = 'a.py'", [], |r| Ok((r.get(0)?, r.get(1)?)))
             .unwrap();
         assert_eq!(stamped, (22, 7));
+    }
+
+    /// A copy cleared for clones holds no trigram rows and lists every file as pending: a
+    /// daemon opening it finds the same chunks by trigram before its pass (reading pending
+    /// files whole) and after.
+    #[test]
+    fn a_copy_cleared_for_clones_leaves_grep_its_pass() {
+        let (dir, copy) = copied();
+        clear_for_clones(&copy).unwrap();
+        check_received(&copy).unwrap();
+        let count = |sql: &str| -> i64 { Connection::open(&copy).unwrap().query_row(sql, [], |r| r.get(0)).unwrap() };
+        assert_eq!(count("SELECT count(*) FROM grams_pending"), count("SELECT count(*) FROM files"));
+        let index = dir.path().join("clone");
+        std::fs::create_dir_all(&index).unwrap();
+        std::fs::rename(&copy, index.join(super::super::DB_FILE)).unwrap();
+        let store = Store::open(&index, &dir.path().join("p")).unwrap();
+        let names = |store: &Store| -> Vec<String> {
+            let mut set = crate::store::grams::GramSet::default();
+            set.add("return 1");
+            let expr = set.take_tokens().replace(' ', " AND ");
+            crate::store::testing::scanned(store, &expr).iter().map(|c| c.path.clone()).collect()
+        };
+        assert_eq!(names(&store), ["a.py"]);
+        assert_eq!(store.fill_grams(10).unwrap(), 1);
+        assert_eq!((store.grams_pending().unwrap(), names(&store)), (0, vec!["a.py".to_owned()]));
     }
 
     /// Whatever a hostile copy adds to its schema (a view, a trigger, an index, a table) it

@@ -18,7 +18,7 @@ use std::sync::atomic::AtomicBool;
 
 use crate::domain::git::GitError;
 use crate::domain::git::repo::Repo;
-use crate::store::snapshot::{Refused, adopt_received, check_received, clear_vectors, files_of, format};
+use crate::store::snapshot::{Refused, adopt_received, check_received, clear_for_clones, files_of, format};
 use crate::store::team::{Piece, SnapshotInfo, TeamError, TeamStore};
 use crate::store::{Store, StoreError};
 
@@ -193,14 +193,15 @@ fn try_offer(
     let Some(upload) = team.begin_snapshot(commit.name, commit.sha, commit.branch, format())? else {
         return Ok(Offered::Already);
     };
-    // The vectors first, read from the copy; then the copy without them.
+    // The vectors first, read from the copy; then the copy without them (and without what
+    // else a clone makes again).
     let mut count = 0;
     let (upload, vectors) = send(upload, Piece::Vectors, |w| {
         count = vectors::write_vectors(&copy.0, w)?;
         Ok(())
     })?;
     let vectors_sent = started.elapsed();
-    clear_vectors(&copy.0)?;
+    clear_for_clones(&copy.0)?;
     let cleared = started.elapsed();
     let (upload, index) = send(upload, Piece::Index, |w| {
         std::io::copy(&mut std::fs::File::open(&copy.0)?, w)?;
