@@ -1,7 +1,8 @@
 //! Threads that do background or heavy work run at a lower CPU priority, so that on a busy
 //! machine the indexer's writer and the answers to short queries come first: parse workers
 //! yield to the one SQLite writer (worth about a quarter of a full index's time on two cores),
-//! the embedder to everything, heavy calls (`grep` over every chunk, git history) to `search`.
+//! the embedder and the ranking and trigram passes to everything, heavy calls (`grep` over
+//! every chunk, git history) to `search`.
 
 /// Lowers the calling thread's priority (nice 10) for good. On Linux a thread's nice value
 /// is its own, and threads it starts (such as the transformer's matrix-multiply pool)

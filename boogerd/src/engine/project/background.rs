@@ -38,6 +38,9 @@ fn queue_thread() -> &'static Queue {
         std::thread::Builder::new()
             .name("booger-rank".to_owned())
             .spawn(move || {
+                // Background work: a fresh clone's trigram pass took a core from the
+                // answers its own daemon gave meanwhile.
+                crate::base::threads::lower_priority();
                 loop {
                     let job = {
                         let mut jobs = q.jobs.lock().unwrap_or_else(|p| p.into_inner());
