@@ -541,3 +541,29 @@ impl TeamStore {
             .is_some())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{GROUP, Groups};
+
+    /// Each group's trigrams are the sorted union of its blobs', sliced as PostgreSQL
+    /// slices (1-based, inclusive); the last group takes what is left.
+    #[test]
+    fn a_group_holds_the_union_of_its_blobs_trigrams() {
+        let blobs: Vec<Vec<i32>> = (0..GROUP + 2).map(|i| vec![1, 10 + i as i32 % 3, 100]).collect();
+        let (mut grams, mut firsts, mut lasts) = (Vec::new(), Vec::new(), Vec::new());
+        for b in &blobs {
+            firsts.push(grams.len() as i32 + 1);
+            grams.extend(b);
+            lasts.push(grams.len() as i32);
+        }
+        let groups = Groups::of(&grams, &firsts, &lasts);
+        assert_eq!(groups.count(), 2);
+        let slice = |g: usize| &groups.grams[groups.firsts[g] as usize - 1..groups.lasts[g] as usize];
+        assert_eq!(slice(0), [1, 10, 11, 12, 100]);
+        let mut rest: Vec<i32> = blobs[GROUP..].concat();
+        rest.sort_unstable();
+        rest.dedup();
+        assert_eq!(slice(1), rest);
+    }
+}
