@@ -117,7 +117,10 @@ fn wait_until_up(port: u16, database: &str, statement: &str, log: Option<&Path>)
             return;
         }
         assert!(started.elapsed() < Duration::from_secs(30), "PostgreSQL did not start: {}", describe(&out));
-        if let Some(why) = log.and_then(|l| std::fs::read_to_string(l).ok()).filter(|t| t.contains("FATAL")) {
+        // A server that cannot start says FATAL in its log; so does one refusing psql while
+        // it starts up or recovers ("the database system is starting up"), only a reason to wait.
+        let fatal = |t: &String| t.lines().any(|l| l.contains("FATAL") && !l.contains("the database system is"));
+        if let Some(why) = log.and_then(|l| std::fs::read_to_string(l).ok()).filter(fatal) {
             panic!("PostgreSQL did not start: {why}");
         }
         std::thread::sleep(Duration::from_millis(100));
