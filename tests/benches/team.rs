@@ -280,11 +280,10 @@ fn main() {
     // Who else is busy meanwhile (CPU ticks over 2 s; 200 is one core): the publishing
     // daemon (indexing the crates it registered), the clone's, the machine.
     let busy = |d: &booger_tests::DaemonProc| booger_tests::cpu_ticks_over(d.child.id(), 2);
+    // The machine's ticks so far, and its idle ones.
     let total = || {
-        let line = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-        let f: Vec<u64> =
-            line.lines().next().unwrap_or("").split_whitespace().skip(1).map(|x| x.parse().unwrap_or(0)).collect();
-        (f.iter().sum::<u64>(), f.get(3).copied().unwrap_or(0))
+        let t = booger_tests::machine_ticks();
+        (t.iter().sum::<u64>(), t[3])
     };
     let (all0, idle0) = total();
     let (ta, tb) = (busy(&a), busy(&b));

@@ -104,12 +104,8 @@ pub fn worth_copying_ahead(team: &mut TeamStore, commit: &Commit<'_>, local: &St
         if indexed.len() * 2 < commit.files.len() {
             return Ok(false);
         }
-        let blob_of: HashMap<&str, &str> = commit.files.iter().map(|(p, b)| (p.as_str(), b.as_str())).collect();
-        let (staged, edited) = (commit.repo.staged_files()?, commit.repo.unstaged_changes()?);
-        Ok(indexed.iter().all(|(path, _)| {
-            blob_of.get(path.as_str()).is_some_and(|blob| staged.get(path).is_some_and(|s| s == blob))
-                && !edited.contains(path)
-        }))
+        let committed: std::collections::HashSet<&str> = as_committed(commit.repo, commit.files)?.collect();
+        Ok(indexed.iter().all(|(path, _)| committed.contains(path.as_str())))
     };
     guess().unwrap_or_else(|e| {
         tracing::debug!(error = %e, "prebuilt index: not copied ahead");
@@ -375,18 +371,24 @@ fn receive(team: &mut TeamStore, info: &SnapshotInfo, file: std::fs::File) -> Re
 /// The files of `sha` this clone holds as committed (staged as in `sha`, unchanged since),
 /// as (path, size, time) on disk: a prebuilt index of `sha` holds them as they are here.
 fn unchanged_here(repo: &Repo, root: &Path, sha: &str) -> Result<Vec<(String, u64, i64)>, GitError> {
-    let staged = repo.staged_files()?;
-    let changed = repo.unstaged_changes()?;
-    Ok(repo
-        .files_at(sha)?
-        .into_iter()
-        .filter(|(path, blob)| staged.get(path) == Some(blob) && !changed.contains(path))
-        .filter_map(|(path, _)| {
-            let meta = std::fs::symlink_metadata(root.join(&path)).ok().filter(std::fs::Metadata::is_file)?;
+    let files = repo.files_at(sha)?;
+    Ok(as_committed(repo, &files)?
+        .filter_map(|path| {
+            let meta = std::fs::symlink_metadata(root.join(path)).ok().filter(std::fs::Metadata::is_file)?;
             let mtime_ns = super::index::walk::mtime_ns(&meta);
-            Some((path, meta.len(), mtime_ns))
+            Some((path.to_owned(), meta.len(), mtime_ns))
         })
         .collect())
+}
+
+/// The paths of `files` (a commit's, as (path, blob id)) that the working tree holds as
+/// committed: staged as that blob, with no unstaged change.
+fn as_committed<'f>(repo: &Repo, files: &'f [(String, String)]) -> Result<impl Iterator<Item = &'f str>, GitError> {
+    let (staged, changed) = (repo.staged_files()?, repo.unstaged_changes()?);
+    Ok(files
+        .iter()
+        .filter(move |(path, blob)| staged.get(path) == Some(blob) && !changed.contains(path))
+        .map(|(path, _)| path.as_str()))
 }
 
 /// A scratch file removed when dropped.
