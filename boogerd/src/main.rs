@@ -182,7 +182,10 @@ fn main() -> anyhow::Result<()> {
     config.http = (!args.no_http).then_some(args.http);
     config.http_allow_remote = args.http_allow_remote;
     config.http_allow_writes = args.http_allow_writes;
-    config.team_url = args.team_url.filter(|u| !u.is_empty());
+    // The local daemon keeps the team URL it is given for its next start; a token command
+    // and the team server use it without keeping it.
+    let keep_team_url = args.command.is_none() && args.serve_team.is_none() && !args.print_config;
+    config.settle_team_url(args.team_url, keep_team_url).context("cannot keep the team URL")?;
     if let Some(ca) = args.team_ca {
         boogerd::store::team::trust_ca(ca);
     }
@@ -210,6 +213,7 @@ fn main() -> anyhow::Result<()> {
                     "memory_budget_mb": config.memory_budget >> 20,
                     "confirm_above_files": config.confirm_above_files,
                     "http": config.http,
+                    "team": config.team_url.as_deref().map(boogerd::store::team::server_of),
                 })
             );
         }
@@ -236,6 +240,8 @@ fn main() -> anyhow::Result<()> {
             origins: args.team_origins,
             connections: args.team_connections,
             tls: args.team_cert.zip(args.team_key),
+            // From the environment only, so the secret never shows in `ps`.
+            metrics_token: std::env::var("BOOGER_TEAM_METRICS_TOKEN").ok().filter(|t| !t.is_empty()),
         };
         return runtime.block_on(async {
             let (_, served) = boogerd::fronts::team::serve(options, shutdown_signal()).await?;

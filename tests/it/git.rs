@@ -466,6 +466,33 @@ fn a_project_in_a_subdirectory_sees_only_its_own_files() {
 /// a zip or a shared folder delivers with the files) are all switched off for booger's git.
 #[test]
 fn a_repository_configuration_runs_no_program() {
+    configured_programs_do_not_run(|root, key, value| {
+        git(root, &["config", key, value]);
+    });
+}
+
+/// Nor does what `.git/config` pulls in from a file of its own through `[include]` or
+/// `[includeIf]` (round two read only `.git/config` itself: a filter defined in an included
+/// file ran from branch-diff, draft-commit and publish).
+#[test]
+fn an_included_configuration_runs_no_program() {
+    configured_programs_do_not_run(|root, key, value| {
+        let git_dir = root.join(".git");
+        let (file, section) = if key.starts_with("filter.") {
+            ("plain.inc", "include")
+        } else {
+            ("conditional.inc", "includeIf.gitdir:{dir}/")
+        };
+        let section = section.replace("{dir}", &git_dir.parent().unwrap().display().to_string());
+        let inc = git_dir.join(file);
+        git(root, &["config", "--file", inc.to_str().unwrap(), key, value]);
+        git(root, &["config", "--replace-all", &format!("{section}.path"), file]);
+    });
+}
+
+/// Sets each program-running key with `set(root, key, value)`, then calls every git tool;
+/// nothing may run.
+fn configured_programs_do_not_run(set: impl Fn(&Path, &str, &str)) {
     let env = Env::new();
     let root = repo(&env, "hostile", &[("a.py", "def a():\n    return 1\n"), ("b.py", "def b():\n    return 1\n")]);
     git(&root, &["checkout", "-q", "-b", "feature"]);
@@ -488,7 +515,7 @@ fn a_repository_configuration_runs_no_program() {
         ("core.pager", run("pager")),
         ("core.hooksPath", marks.display().to_string()),
     ] {
-        git(&root, &["config", key, &value]);
+        set(&root, key, &value);
     }
     for args in [json!({}), json!({ "include": "unstaged" }), json!({ "include": "staged" })] {
         ok(&env, &root, "branch-diff", args);

@@ -20,5 +20,6 @@ mod setup;
 mod storage;
 mod team;
 mod team_server;
+mod team_trust;
 mod tidy;
 mod watch;

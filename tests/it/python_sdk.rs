@@ -95,7 +95,7 @@ fn every_answer_is_structured_and_matches_its_output_schema() {
     booger_tests::git(&repo, &["add", "-A"]);
     booger_tests::git(&repo, &["commit", "-qm", "feat: extra"]);
     let pg = booger_tests::postgres::start(env.dir.path());
-    let _daemon = env.start_daemon();
+    let _daemon = env.start_daemon_with(&["--team-url", &pg.url]);
     for args in [&["projects", "add", repo.to_str().unwrap()][..], &["index"]] {
         let out = env.run_in(Some(&repo), args);
         assert!(out.status.success(), "{args:?}: {}", describe(&out));
@@ -131,8 +131,8 @@ fn every_answer_is_structured_and_matches_its_output_schema() {
         { "tool": "eval" },
         { "tool": "semantic-search", "arguments": { "query": "read settings" } },
         { "tool": "hybrid-search", "arguments": { "query": "parse settings" } },
-        { "tool": "publish", "arguments": { "team_url": pg.url } },
-        { "tool": "team-status", "arguments": { "team_url": pg.url } },
+        { "tool": "publish" },
+        { "tool": "team-status" },
     ]);
     let report = sdk_client(&env, &repo, &["--calls", &calls.to_string()], &[("BOOGER_TOOLS", "all")]);
     let report = report.as_array().expect("one entry per call");

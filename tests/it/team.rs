@@ -78,19 +78,23 @@ fn publishing_sends_each_blob_once_and_a_commit_whole() {
 fn a_server_out_of_reach_or_too_new_is_refused_clearly() {
     let env = Env::new();
     let pg = booger_tests::postgres::start(env.dir.path());
-    let _d = env.start_daemon();
     let repo = env.git_project("lonely");
     write(&repo, "a.py", "def a():\n    return 1\n");
     commit_all(&repo, "one");
-    assert!(env.run(&["projects", "add", repo.to_str().unwrap()]).status.success());
-
+    {
+        let _d = env.start_daemon_with(&["--team-url", ""]);
+        assert!(env.run(&["projects", "add", repo.to_str().unwrap()]).status.success());
+        let (ok, _, said) = publish(&env, &repo, &[]);
+        assert!(!ok && said.contains("no team index"), "{said}");
+    }
+    {
+        let _d = env.start_daemon_with(&["--team-url", "postgresql://booger:secret@127.0.0.1:1/booger"]);
+        let (ok, _, said) = publish(&env, &repo, &[]);
+        assert!(!ok && said.contains("cannot reach the team index at 127.0.0.1:1/booger"), "{said}");
+        assert!(!said.contains("secret"), "the password leaked: {said}");
+    }
+    let _d = env.start_daemon_with(&["--team-url", &pg.url]);
     let (ok, _, said) = publish(&env, &repo, &[]);
-    assert!(!ok && said.contains("no team index"), "{said}");
-    let (ok, _, said) = publish(&env, &repo, &["--team-url", "postgresql://booger:secret@127.0.0.1:1/booger"]);
-    assert!(!ok && said.contains("cannot reach the team index at 127.0.0.1:1/booger"), "{said}");
-    assert!(!said.contains("secret"), "the password leaked: {said}");
-
-    let (ok, _, said) = publish(&env, &repo, &["--team-url", &pg.url]);
     assert!(ok, "{said}");
 
     // A daemon whose team index is out of reach indexes and answers locally, as before.
@@ -105,7 +109,7 @@ fn a_server_out_of_reach_or_too_new_is_refused_clearly() {
     assert!(String::from_utf8_lossy(&found.stdout).contains("a.py"), "{}", describe(&found));
 
     pg.sql("UPDATE booger_schema SET version = 99");
-    let (ok, _, said) = publish(&env, &repo, &["--team-url", &pg.url]);
+    let (ok, _, said) = publish(&env, &repo, &[]);
     assert!(!ok && said.contains("newer booger"), "{said}");
 }
 

@@ -23,6 +23,9 @@ impl Drop for TeamServer {
     }
 }
 
+/// The secret the tests' team servers ask for on `/metrics`.
+pub const METRICS_TOKEN: &str = "metrics-secret-for-tests";
+
 impl TeamServer {
     /// Starts `boogerd --serve-team` on a free port over the team index at `url` (TLS when
     /// `extra` gives `--team-cert`), and waits until it listens.
@@ -32,6 +35,7 @@ impl TeamServer {
         let child = env
             .command(bin("boogerd"))
             .args(["--serve-team", &format!("127.0.0.1:{port}"), "--team-url", url])
+            .env("BOOGER_TEAM_METRICS_TOKEN", METRICS_TOKEN)
             .args(extra)
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).map(Stdio::from).unwrap())

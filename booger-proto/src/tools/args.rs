@@ -313,16 +313,13 @@ pub struct Eval {
 pub struct Publish {
     pub path: Option<String>,
     pub rev: Option<String>,
-    pub team_url: Option<String>,
     #[serde(flatten)]
     pub on: On,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
-pub struct TeamStatus {
-    pub team_url: Option<String>,
-}
+pub struct TeamStatus {}
 
 #[cfg(test)]
 mod tests {

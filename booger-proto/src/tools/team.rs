@@ -10,7 +10,7 @@ pub const PUBLISH: ToolSpec = ToolSpec {
     description: "Publish one commit of a project to the team index: its files by git blob id, and the chunks of \
                   the blobs the server does not hold yet.",
     details: "Writes one commit (default HEAD) of a project to the team index, a PostgreSQL database \
-              (`--team-url`, else the daemon's `BOOGER_TEAM_URL`). Content-addressed by git blob id: a file that is \
+              (the daemon's own: `boogerd --team-url` or `BOOGER_TEAM_URL`, kept for its next start). Content-addressed by git blob id: a file that is \
               the same in two commits, branches or forks is stored and chunked once, and only what the server \
               lacks is sent. The commit appears whole or not at all; publishing it again changes nothing. Made \
               for CI: the exit code says whether it worked, `--json` gives the figures.",
@@ -24,13 +24,6 @@ pub const PUBLISH: ToolSpec = ToolSpec {
         },
         PROJECT,
         Param { name: "rev", kind: Kind::String, required: false, positional: false, description: "Default: HEAD." },
-        Param {
-            name: "team_url",
-            kind: Kind::String,
-            required: false,
-            positional: false,
-            description: "PostgreSQL URL. Default: the daemon's BOOGER_TEAM_URL.",
-        },
     ],
     effect: Effect::Idempotent,
     mcp_json: false,
@@ -42,17 +35,11 @@ pub const TEAM_STATUS: ToolSpec = ToolSpec {
     summary: "The team index: its repositories, their heads, sizes and last publish",
     description: "The team index's repositories (each at its latest published commit on its default branch, \
                   with its file count, commits and last publish), its schema version and size.",
-    details: "What the team index (PostgreSQL; `--team-url`, else the daemon's `BOOGER_TEAM_URL`) holds: every \
+    details: "What the team index (PostgreSQL; the daemon's `--team-url` or `BOOGER_TEAM_URL`) holds: every \
               repository with its head (the latest published commit on its default branch, what team search \
               reads), how many commits of it are published and when the last was; the stored blobs and chunks, \
               the database's size and its schema version. The server is named without user or password.",
-    params: &[Param {
-        name: "team_url",
-        kind: Kind::String,
-        required: false,
-        positional: false,
-        description: "PostgreSQL URL. Default: the daemon's BOOGER_TEAM_URL.",
-    }],
+    params: &[],
     effect: Effect::ReadOnly,
     mcp_json: false,
 };

@@ -33,9 +33,16 @@ pub struct Config {
     /// Let HTTP clients call tools that change something (`--http-allow-writes`): register,
     /// remove, index, notes. Off: a token that leaks reads, it does not write.
     pub http_allow_writes: bool,
-    /// The team index (a PostgreSQL URL) `publish` writes to, when the call names none.
+    /// The team index (a PostgreSQL URL): where `publish` writes, what `--team` reads and a
+    /// new clone is filled from. Only ever the daemon's own (a flag, the environment, or the
+    /// one kept from an earlier start: [`Config::settle_team_url`]), never a tool argument,
+    /// so that the password this daemon holds goes to no other server.
     pub team_url: Option<String>,
 }
+
+/// Where the daemon keeps the team URL it was last given, for starts that give none (the
+/// client's autostart from an agent's bare environment, the service).
+pub const TEAM_URL_FILE: &str = "team-url";
 
 /// Ten minutes: an agent's pauses between questions are shorter, a lunch break is longer.
 /// Where `boogerd` serves HTTP by default.
@@ -69,6 +76,35 @@ impl Config {
             http_allow_writes: false,
             team_url: None,
         }
+    }
+
+    /// Settles the team URL: one `given` (flag or environment) is kept in the data directory
+    /// (private to the user) and used; an empty one forgets the kept one; none given, the kept
+    /// one is used, so a daemon started again without it sees the same team. Without `keep`
+    /// (a one-off command, the team server) the kept one is read, never written.
+    pub fn settle_team_url(&mut self, given: Option<String>, keep: bool) -> std::io::Result<()> {
+        let kept = self.data_dir.join(TEAM_URL_FILE);
+        self.team_url = match given.map(|u| u.trim().to_owned()) {
+            Some(url) if !keep => Some(url).filter(|u| !u.is_empty()),
+            Some(url) if url.is_empty() => {
+                match std::fs::remove_file(&kept) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+                    _ => {}
+                }
+                None
+            }
+            Some(url) => {
+                crate::base::storage::create_private_dir(&self.data_dir)?;
+                crate::base::storage::write_private(&kept, format!("{url}\n").as_bytes())?;
+                Some(url)
+            }
+            None => match std::fs::read_to_string(&kept) {
+                Ok(text) => Some(text.trim().to_owned()).filter(|u| !u.is_empty()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(e),
+            },
+        };
+        Ok(())
     }
 
     pub fn registry_file(&self) -> PathBuf {

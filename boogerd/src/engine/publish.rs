@@ -12,7 +12,7 @@ use std::time::Instant;
 use crate::domain::git::GitError;
 use crate::domain::git::repo::{Head, Repo};
 use crate::domain::search::lexemes::Stems;
-use crate::source::chunk::{Chunk, chunk_file};
+use crate::source::chunk::{Chunk, chunk_file, verify};
 use crate::source::lang::Lang;
 use crate::store::Store;
 use crate::store::team::{Blob, Refs, TeamError, TeamStore, TsVector};
@@ -30,6 +30,11 @@ pub enum PublishError {
     Git(#[from] GitError),
     #[error(transparent)]
     Team(#[from] TeamError),
+    #[error(
+        "git gave no blob that hashes to {id} ({path}): the repository is damaged or its objects were edited \
+         (`git fsck` says which); nothing of this commit was published"
+    )]
+    Unverified { id: String, path: String },
 }
 
 /// What one publication did.
@@ -244,6 +249,12 @@ impl Prepare<'_> {
     /// chunks from the local index) with its words.
     fn batch(&self, batch: &[String], stems: &mut Stems) -> Result<Batch, PublishError> {
         let contents = crate::domain::git::diff::read_blobs(self.repo, batch)?;
+        // What is published under an id is that blob (git read without replace objects, each
+        // object's bytes hashed): one git does not give as such stops the publish.
+        if let Some(id) = batch.iter().find(|id| !contents.contains_key(*id)) {
+            let path = self.path_of.get(id.as_str()).copied().unwrap_or_default();
+            return Err(PublishError::Unverified { id: id.clone(), path: crate::base::text::printable(path) });
+        }
         let mut refused = Vec::new();
         let ready = batch
             .iter()
@@ -257,11 +268,20 @@ impl Prepare<'_> {
                 let path = self.path_of.get(id.as_str())?;
                 let hash = crate::source::hash::file_hash(bytes);
                 let language = Lang::detect(Path::new(path), bytes);
-                // (A file the index set aside, generated or vendored, has no chunks there.)
+                // (A file the index set aside, generated or vendored, has no chunks there.) The
+                // index is a file anyone with the user's rights could edit: its chunks are
+                // taken only if they are these bytes'.
                 let indexed = self
                     .local
                     .and_then(|store| store.indexed_version(path, &hash).ok().flatten())
-                    .filter(|(chunks, _)| !chunks.is_empty());
+                    .filter(|(chunks, _)| !chunks.is_empty())
+                    .filter(|(chunks, _)| match verify::check(bytes, chunks) {
+                        Ok(()) => true,
+                        Err(why) => {
+                            tracing::warn!(path = %crate::base::text::printable(path), %why, "local chunks not published: chunked again");
+                            false
+                        }
+                    });
                 let (chunks, problem) = match indexed {
                     Some(version) => version,
                     None => {

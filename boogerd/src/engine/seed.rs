@@ -1,6 +1,7 @@
 //! Filling a new project's empty index from the team index: every file the walk would index
-//! whose blob (`git ls-files -s`, no file read) the team holds, and that is not changed in
-//! the working tree, gets the team's chunks and hash, with its size and time from the walk.
+//! whose blob (`git ls-files -s`) the team holds, and that is not changed in the working
+//! tree, gets the team's chunks and hash, with its size and time from the walk, once the
+//! chunks are checked against the file's bytes (a read and a hash, no parse).
 //! The first run then finds those files unchanged and reads only what differs (local edits,
 //! untracked files, unpublished commits). Nothing is parsed or embedded twice; the Merkle root
 //! is the one a from-scratch index would have.
@@ -11,6 +12,7 @@ use std::path::Path;
 use super::index::{sort_out, walk, with_generated};
 use crate::domain::git::GitError;
 use crate::domain::git::repo::Repo;
+use crate::source::chunk::verify;
 use crate::source::lang::Lang;
 use crate::store::team::{TeamError, TeamStore};
 use crate::store::{FileWrite, Store, StoreError};
@@ -32,7 +34,7 @@ pub enum SeedError {
 /// from the team index at `url`; the number of files filled (0 when HEAD is not published).
 pub fn seed(root: &Path, head: &str, store: &Store, url: &str) -> Result<usize, SeedError> {
     let repo = Repo::open(root)?;
-    let mut team = TeamStore::connect(url)?;
+    let mut team = TeamStore::connect_to_read(url)?;
     if !team.has_commit(head)? {
         return Ok(0);
     }
@@ -60,6 +62,11 @@ pub fn seed(root: &Path, head: &str, store: &Store, url: &str) -> Result<usize, 
                 if w.header_decides && b.generated_header {
                     return None;
                 }
+                // Taken only if it is this file's: the run chunks any other itself.
+                if let Err(why) = holds(&root.join(&w.rel), b) {
+                    tracing::warn!(path = %w.rel, %why, "team chunks not taken: they are not the file's");
+                    return None;
+                }
                 Some(FileWrite {
                     path: w.rel.clone(),
                     size: w.size,
@@ -76,6 +83,17 @@ pub fn seed(root: &Path, head: &str, store: &Store, url: &str) -> Result<usize, 
         store.write_batch(&writes, &[], &now)?;
     }
     Ok(filled)
+}
+
+/// Whether the team's chunks of `blob` are the file at `path` on disk: its bytes hash as the
+/// blob says, and every chunk is a slice of them ([`verify::check`]). A teammate's publish is
+/// not believed: what reaches this index is in the file.
+fn holds(path: &Path, blob: &crate::store::team::StoredBlob) -> Result<(), String> {
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    if crate::source::hash::file_hash(&bytes) != blob.content_hash {
+        return Err("its hash is not the file's".to_owned());
+    }
+    verify::check(&bytes, &blob.chunks).map_err(|e| e.to_string())
 }
 
 /// Whether `path` reads as the language its blob was chunked as: the team chunked each blob

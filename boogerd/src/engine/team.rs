@@ -64,11 +64,15 @@ impl TeamLink {
                     retry_in: at.saturating_duration_since(Instant::now()).as_secs().max(1),
                 });
             }
-            match TeamStore::connect(&self.url).and_then(|mut s| s.limit_statements(STATEMENT_TIMEOUT_MS).map(|()| s)) {
+            match TeamStore::connect_to_read(&self.url)
+                .and_then(|mut s| s.limit_statements(STATEMENT_TIMEOUT_MS).map(|()| s))
+            {
                 Ok(s) => {
                     tracing::info!(server = %self.server(), "team index connected");
                     *state = State { conn: Some(s), ..State::default() };
                 }
+                // An empty team index is not a server down: the next call asks again.
+                Err(e @ TeamError::NotReady { .. }) => return Err(e.into()),
                 Err(e) => {
                     state.failed(&e);
                     return Err(e.into());
@@ -101,6 +105,19 @@ impl TeamLink {
             None
         };
         LinkHealth { server: self.server(), reachable, last_error: state.last_error.clone() }
+    }
+}
+
+/// The synchronous PostgreSQL client closes its connection on a runtime of its own, which
+/// cannot start on a thread of the daemon's (the daemon is dropped there as it stops: that
+/// panicked in every clean shutdown with a team index): the connection is closed on a thread
+/// of its own.
+impl Drop for TeamLink {
+    fn drop(&mut self) {
+        let conn = self.state.get_mut().unwrap_or_else(|p| p.into_inner()).conn.take();
+        if let Some(conn) = conn {
+            let _ = std::thread::Builder::new().name("team-close".into()).spawn(move || drop(conn)).map(|t| t.join());
+        }
     }
 }
 

@@ -34,7 +34,7 @@ impl ManageConnection for Manager {
     type Error = TeamError;
 
     fn connect(&self) -> Result<TeamStore, TeamError> {
-        let mut store = TeamStore::connect(&self.url)?;
+        let mut store = TeamStore::connect_to_read(&self.url)?;
         store.limit_statements(STATEMENT_TIMEOUT_MS)?;
         Ok(store)
     }

@@ -13,6 +13,15 @@ pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;
 /// this size is not code an agent reads, and holding it would cost memory twice its size.
 pub const HUGE_FILE_BYTES: u64 = 32 * 1024 * 1024;
 
+/// `name` (a path below a project's root, as bytes) if booger indexes a file by it: UTF-8
+/// without control characters. The one rule for every index, local and team: answers print
+/// paths as lines an agent reads (a newline in a name could forge a result line, an escape
+/// sequence would reach a terminal), and a name that is not UTF-8 could not be opened again
+/// by the name printed.
+pub fn indexable_name(name: &[u8]) -> Option<&str> {
+    std::str::from_utf8(name).ok().filter(|s| !s.chars().any(char::is_control))
+}
+
 /// The part of a project a partial run surveys: the files directly in each `shallow`
 /// directory and every file under each `deep` one (relative paths, `""` is the root).
 #[derive(Debug, Clone, Default)]

@@ -15,6 +15,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::vectors::ChunkVector;
 use super::{Result, Store, StoreError, migrate, schema};
+use crate::source::chunk::Chunk;
 
 /// The version of the index's schema: a copy is taken only by a booger of the same one.
 pub fn format() -> i32 {
@@ -47,6 +48,55 @@ pub fn files_of(file: &Path) -> Result<Vec<(String, String)>> {
     let mut stmt = c.prepare("SELECT path, content_hash FROM files").map_err(sql)?;
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).map_err(sql)?;
     rows.collect::<rusqlite::Result<_>>().map_err(sql)
+}
+
+/// Calls `each` with every file an index file holds, as (path, content hash, its chunks), one
+/// file at a time, until it returns false.
+pub fn files_with_chunks(file: &Path, mut each: impl FnMut(String, String, Vec<Chunk>) -> bool) -> Result<()> {
+    let sql = |source| StoreError::Sqlite { path: file.to_owned(), source };
+    let c = open_untrusted(file).map_err(sql)?;
+    let mut stmt = c
+        .prepare(
+            "SELECT f.path, f.content_hash, c.kind, c.name, c.signature, c.parent, c.doc, c.content, c.start_line,
+                    c.end_line, c.start_byte, c.end_byte
+             FROM files f LEFT JOIN chunks c ON c.file_id = f.id ORDER BY f.id",
+        )
+        .map_err(sql)?;
+    let mut rows = stmt.query([]).map_err(sql)?;
+    let mut current: Option<(String, String, Vec<Chunk>)> = None;
+    while let Some(r) = rows.next().map_err(sql)? {
+        let path: String = r.get(0).map_err(sql)?;
+        if current.as_ref().is_some_and(|(p, _, _)| *p != path)
+            && let Some((p, h, chunks)) = current.take()
+            && !each(p, h, chunks)
+        {
+            return Ok(());
+        }
+        let (_, _, chunks) = match &mut current {
+            Some(c) => c,
+            None => current.insert((path, r.get(1).map_err(sql)?, Vec::new())),
+        };
+        let Some(kind) = r.get::<_, Option<String>>(2).map_err(sql)? else { continue };
+        let chunk = || -> rusqlite::Result<Chunk> {
+            Ok(Chunk {
+                kind: crate::source::chunk::intern_kind(&kind),
+                name: r.get(3)?,
+                signature: r.get(4)?,
+                parent: r.get(5)?,
+                doc: r.get(6)?,
+                content: r.get(7)?,
+                start_line: r.get(8)?,
+                end_line: r.get(9)?,
+                start_byte: usize::try_from(r.get::<_, i64>(10)?).unwrap_or(usize::MAX),
+                end_byte: usize::try_from(r.get::<_, i64>(11)?).unwrap_or(usize::MAX),
+            })
+        };
+        chunks.push(chunk().map_err(sql)?);
+    }
+    if let Some((p, h, chunks)) = current {
+        each(p, h, chunks);
+    }
+    Ok(())
 }
 
 /// Calls `each` with every vector an index file holds, in chunk order, with what makes its
@@ -169,9 +219,10 @@ fn is_virtual(entries: &[SchemaEntry], name: &str) -> bool {
 
 /// Makes a checked file this machine's: a content generation counted from now (as a new
 /// index's), the publisher's own choices (the `meta` keys `choices`) dropped, and the files
-/// `here` as (path, size, time) on disk: the caller knows them to hold what the file says
-/// they hold, so a run finds them unchanged without reading them.
-pub fn adopt_received(file: &Path, choices: &[&str], here: &[(String, u64, i64)]) -> std::result::Result<(), Refused> {
+/// `here` as (path, size, time) on disk: the caller checked them to hold what the file says
+/// they hold, so a run finds them unchanged without reading them. Every other file is marked
+/// changed (no hash, no time): the run chunks it afresh, whatever the file said of it.
+pub fn adopt_received(file: &Path, choices: &[&str], here: &[Verified]) -> std::result::Result<(), Refused> {
     let mut c = Connection::open_with_flags(file, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
     defend(&c)?;
     let tx = c.transaction()?;
@@ -180,15 +231,20 @@ pub fn adopt_received(file: &Path, choices: &[&str], here: &[(String, u64, i64)]
     for key in choices {
         tx.execute("DELETE FROM meta WHERE key = ?1", [key])?;
     }
+    tx.execute("UPDATE files SET mtime_ns = -1, content_hash = ''", [])?;
     {
-        let mut stamp = tx.prepare("UPDATE files SET size_bytes = ?2, mtime_ns = ?3 WHERE path = ?1")?;
-        for (path, size, mtime_ns) in here {
-            stamp.execute(rusqlite::params![path, *size as i64, mtime_ns])?;
+        let mut stamp =
+            tx.prepare("UPDATE files SET size_bytes = ?2, mtime_ns = ?3, content_hash = ?4 WHERE path = ?1")?;
+        for (path, size, mtime_ns, hash) in here {
+            stamp.execute(rusqlite::params![path, *size as i64, mtime_ns, hash])?;
         }
     }
     tx.commit()?;
     Ok(())
 }
+
+/// A file of a received index found to be as it is on disk: (path, size, time, content hash).
+pub type Verified = (String, u64, i64, String);
 
 /// An index file opened to be read, nothing in its schema trusted to run.
 fn open_untrusted(file: &Path) -> rusqlite::Result<Connection> {
@@ -270,15 +326,31 @@ mod tests {
         Connection::open(&copy).unwrap().execute("INSERT INTO meta VALUES ('with_generated', 'true')", []).unwrap();
         let before = meta("generation");
         std::thread::sleep(std::time::Duration::from_millis(2));
-        adopt_received(&copy, &["with_generated"], &[("a.py".to_owned(), 22, 7)]).unwrap();
+        let mut seen = Vec::new();
+        files_with_chunks(&copy, |path, hash, chunks| {
+            seen.push((path, hash, chunks.iter().map(|c| c.content.clone()).collect::<Vec<_>>()));
+            true
+        })
+        .unwrap();
+        assert_eq!(
+            seen,
+            [("a.py".to_owned(), "def a():\n    return 1\n".to_owned(), vec!["def a():\n    return 1".to_owned()])]
+        );
+        let stamped = || -> (i64, i64, String) {
+            let c = Connection::open(&copy).unwrap();
+            c.query_row("SELECT size_bytes, mtime_ns, content_hash FROM files WHERE path = 'a.py'", [], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .unwrap()
+        };
+        // Not found on disk as the file says: marked changed, for the run to chunk afresh.
+        adopt_received(&copy, &[], &[]).unwrap();
+        assert_eq!((stamped().1, stamped().2), (-1, String::new()));
+        adopt_received(&copy, &["with_generated"], &[("a.py".to_owned(), 22, 7, "h".to_owned())]).unwrap();
         check_received(&copy).unwrap();
         assert_ne!(meta("generation"), before);
         assert_eq!(meta("with_generated"), None);
-        let stamped: (i64, i64) = Connection::open(&copy)
-            .unwrap()
-            .query_row("SELECT size_bytes, mtime_ns FROM files WHERE path = 'a.py'", [], |r| Ok((r.get(0)?, r.get(1)?)))
-            .unwrap();
-        assert_eq!(stamped, (22, 7));
+        assert_eq!(stamped(), (22, 7, "h".to_owned()));
     }
 
     /// A copy cleared for clones holds no trigram rows and lists every file as pending: a

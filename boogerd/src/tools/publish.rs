@@ -10,7 +10,7 @@ use crate::store::team::server_of;
 pub fn run(call: &Call, a: args::Publish) -> Outcome {
     let named = a.on.project.as_deref().or(a.path.as_deref());
     let project = call.project(named)?;
-    let url = super::team::url_of(call, a.team_url.as_deref(), "publish")?;
+    let url = super::team::url_of(call, "publish")?;
     let rev = a.rev.as_deref().filter(|r| !r.is_empty()).unwrap_or("HEAD");
     if rev.starts_with('-') {
         return Err(ToolError::Refused(format!("publish: {rev:?} is not a revision")));

@@ -25,13 +25,13 @@ pub fn link<'a>(call: &Call<'a>, tool: &str) -> Result<&'a TeamLink, ToolError> 
     })
 }
 
-/// The team index a team tool reads: the URL it was given, else the daemon's.
-pub fn url_of(call: &Call, given: Option<&str>, tool: &str) -> Result<String, ToolError> {
-    let given = given.filter(|u| !u.is_empty()).map(str::to_owned);
-    given.or_else(|| call.daemon.config.team_url.clone()).ok_or_else(|| {
+/// The daemon's own team index: a tool never names another (its password would go there).
+pub fn url_of(call: &Call, tool: &str) -> Result<String, ToolError> {
+    call.daemon.config.team_url.clone().ok_or_else(|| {
         ToolError::Refused(format!(
-            "{tool}: no team index: pass team_url (a PostgreSQL URL), or start boogerd with --team-url or \
-             BOOGER_TEAM_URL"
+            "{tool}: no team index: start the daemon with one (`booger daemon stop`, then \
+             `BOOGER_TEAM_URL=postgresql://user@host/db booger daemon start`, or boogerd --team-url); \
+             it is kept for its later starts"
         ))
     })
 }

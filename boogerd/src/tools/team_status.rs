@@ -4,14 +4,22 @@ use booger_proto::answers;
 use booger_proto::tools::args;
 
 use super::call::{Call, Outcome, answer, failed};
-use crate::store::team::{Reader, TeamStore, server_of};
+use crate::store::team::{Reader, TeamError, TeamStore, server_of};
 
-pub fn run(call: &Call, a: args::TeamStatus) -> Outcome {
-    let url = super::team::url_of(call, a.team_url.as_deref(), "team-status")?;
-    let mut team = TeamStore::connect(&url).map_err(|e| failed("team-status", e))?;
+pub fn run(call: &Call, _: args::TeamStatus) -> Outcome {
+    let url = super::team::url_of(call, "team-status")?;
+    let server = server_of(&url);
+    let mut team = match TeamStore::connect_to_read(&url) {
+        Ok(team) => team,
+        // A database nothing was published to: said as it is (reading makes no schema there).
+        Err(TeamError::NotReady { found: 0, .. }) => {
+            let text = format!("team index {server}: nothing published yet (the first publish makes its schema)");
+            return Ok(answer(text, &answers::TeamStatus { server, ..Default::default() }));
+        }
+        Err(e) => return Err(failed("team-status", e)),
+    };
     let repos = team.repositories(Reader::Everyone).map_err(|e| failed("team-status", e))?;
     let (blobs, chunks, size, schema) = team.totals().map_err(|e| failed("team-status", e))?;
-    let server = server_of(&url);
     let mut text = format!(
         "team index {server} (schema {schema}): {} repositories, ~{blobs} blobs, ~{chunks} chunks, {} MB\n",
         repos.len(),

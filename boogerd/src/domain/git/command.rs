@@ -54,13 +54,16 @@ impl Git {
         git
     }
 
-    /// `name=` for every program-running key of a filter or diff driver in the repository's
-    /// own configuration (its `.git/config`, its worktree's, what they include): an empty
-    /// command is no command to git. Reading configuration runs nothing.
+    /// `name=` for every program-running key of a filter or diff driver defined anywhere git
+    /// reads configuration from here: the repository's `.git/config` and its worktree's, the
+    /// user's and the system's, and every file those pull in through `[include]` and
+    /// `[includeIf]` (a repository's configuration can include a file it ships). An empty
+    /// command is no command to git; a driver `.gitattributes` names but nothing defines runs
+    /// nothing. Reading configuration runs nothing.
     fn configured_drivers(&self) -> Vec<String> {
         let pattern = r"^(filter|diff|merge)\..+\.(clean|smudge|process|textconv|command|driver)$";
-        let Ok(out) = self.output(&["config", "--local", "--null", "--name-only", "--get-regexp", pattern], None)
-        else {
+        let args = ["config", "--includes", "--null", "--name-only", "--get-regexp", pattern];
+        let Ok(out) = self.output(&args, None) else {
             return Vec::new();
         };
         out.stdout
@@ -101,6 +104,13 @@ impl Git {
             .env("GIT_OPTIONAL_LOCKS", "0")
             .env("GIT_TERMINAL_PROMPT", "0")
             .env("LC_ALL", "C")
+            // What git reads is what the objects' ids name: no replace refs, no grafts (a
+            // repository's own `git replace` would hand another blob's bytes out under an id).
+            .env("GIT_NO_REPLACE_OBJECTS", "1")
+            // (A path that cannot exist: git reads no grafts and says nothing of it.)
+            .env("GIT_GRAFT_FILE", "/dev/null/grafts")
+            .env_remove("GIT_REPLACE_REF_BASE")
+            .env_remove("GIT_CONFIG_COUNT")
             .env_remove("GIT_DIR")
             .env_remove("GIT_WORK_TREE")
             .env_remove("GIT_INDEX_FILE")

@@ -341,7 +341,9 @@ pub fn read_blobs(repo: &Repo, ids: &[String]) -> Result<HashMap<String, Vec<u8>
 }
 
 /// The blobs in `git cat-file --batch` output, by id; a missing object is skipped, and a
-/// cut-off answer ends the parse.
+/// cut-off answer ends the parse. An object whose bytes do not hash to its id (an edited
+/// object file: git does not check what it reads) is skipped too, and said in the log: what
+/// booger hands on as a blob is that blob.
 pub fn parse_batch(out: &[u8]) -> HashMap<String, Vec<u8>> {
     let mut blobs = HashMap::new();
     let mut rest = out;
@@ -357,10 +359,29 @@ pub fn parse_batch(out: &[u8]) -> HashMap<String, Vec<u8>> {
         if size > rest.len() {
             break;
         }
-        blobs.insert(parts[0].to_owned(), rest[..size].to_vec());
+        if is_blob_named(parts[0], &rest[..size]) {
+            blobs.insert(parts[0].to_owned(), rest[..size].to_vec());
+        } else {
+            tracing::warn!(id = parts[0], "git object skipped: its bytes do not hash to its id");
+        }
         rest = rest.get(size + 1..).unwrap_or_default();
     }
     blobs
+}
+
+/// Whether `bytes` are the blob git names `id`: the SHA-1 of `blob <size>\0` and the bytes.
+/// (A repository of SHA-256 ids is taken as git gives it.)
+pub fn is_blob_named(id: &str, bytes: &[u8]) -> bool {
+    use sha1::Digest;
+    if id.len() != 40 {
+        return id.len() == 64;
+    }
+    let mut hasher = sha1::Sha1::new();
+    hasher.update(format!("blob {}\0", bytes.len()).as_bytes());
+    hasher.update(bytes);
+    let digest = hasher.finalize();
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    hex.eq_ignore_ascii_case(id)
 }
 
 /// A file as it is on disk; a symbolic link as its target, as git stores it. `None` when it
@@ -508,4 +529,20 @@ fn compare_file(job: &Job, max_file_bytes: u64, indexed: &Indexed<'_>) -> FileDi
         (None, None) => Changes::default(),
     };
     file
+}
+
+#[cfg(test)]
+mod tests {
+    /// git's id of a blob is the SHA-1 of its header and bytes (`git hash-object`): the
+    /// empty blob and one line; other bytes under the same id are not it.
+    #[test]
+    fn a_blob_is_checked_against_its_id() {
+        assert!(super::is_blob_named("e69de29bb2d1d6434b8b29ae775ad8c2e48c5391", b""));
+        assert!(super::is_blob_named("ce013625030ba8dba906f756967f9e9ca394464a", b"hello\n"));
+        assert!(!super::is_blob_named("ce013625030ba8dba906f756967f9e9ca394464a", b"hellO\n"));
+        let batch = b"ce013625030ba8dba906f756967f9e9ca394464a blob 6\nhellO\n\n\
+                      e69de29bb2d1d6434b8b29ae775ad8c2e48c5391 blob 0\n\n";
+        let read = super::parse_batch(batch);
+        assert_eq!(read.keys().collect::<Vec<_>>(), ["e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"]);
+    }
 }

@@ -259,10 +259,14 @@ pub fn split_z(out: &[u8]) -> impl Iterator<Item = String> + '_ {
 /// The regular files (no links, no submodules) of `ls-tree -r -z` (`<mode> <type> <id>\t<path>`)
 /// or, `staged`, of `ls-files -s -z` (`<mode> <id> <stage>\t<path>`, stage 0 only: not in a
 /// merge conflict), as (path, blob id).
+/// Names booger does not index ([`crate::source::indexable_name`]) are left out, as the
+/// walk leaves them out.
 fn regular_files(out: &[u8], staged: bool) -> Vec<(String, String)> {
-    split_z(out)
+    out.split(|&b| b == 0)
         .filter_map(|entry| {
-            let (meta, path) = entry.split_once('\t')?;
+            let tab = entry.iter().position(|&b| b == b'\t')?;
+            let meta = std::str::from_utf8(&entry[..tab]).ok()?;
+            let path = crate::source::indexable_name(&entry[tab + 1..])?;
             let parts: Vec<&str> = meta.split(' ').collect();
             let (mode, id, fits) = match (staged, parts.as_slice()) {
                 (false, [mode, kind, id]) => (*mode, *id, *kind == "blob"),

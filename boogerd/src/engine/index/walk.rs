@@ -155,7 +155,8 @@ fn walk_into(root: &Path, dir: &str, max_depth: Option<usize>, tree: &mut Tree) 
 
 /// True if `path`, below `root`, is UTF-8 without control characters.
 fn is_safe_name(root: &Path, path: &Path) -> bool {
-    path.strip_prefix(root).unwrap_or(path).to_str().is_some_and(|s| !s.chars().any(char::is_control))
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    rel.to_str().is_some_and(|s| crate::source::indexable_name(s.as_bytes()).is_some())
 }
 
 /// `path` below `root` as it can be printed: escapes for control characters and for bytes

@@ -2,9 +2,10 @@
 //! of the commit it published, when that index holds nothing but the commit's files as
 //! committed (a copy holding an uncommitted edit, or a file git does not track, would hand
 //! teammates what was never published). A fresh clone whose HEAD (or its merge base with the
-//! default branch) has one starts from it: written as a file, no row inserted, its trigram
-//! rows with it; the files git shows as they were committed get their size and time on disk,
-//! so the first run reads only what differs. Its vectors are stored apart and follow on the
+//! default branch) has one starts from it: written as a file, no row inserted; the files git
+//! shows as they were committed, once their entries are checked against the files on disk,
+//! get their size and time there, so the first run reads only what differs (and every file
+//! whose entry is not the file's). Its vectors are stored apart and follow on the
 //! embedding thread ([`vectors`]).
 
 mod parts;
@@ -18,7 +19,10 @@ use std::sync::atomic::AtomicBool;
 
 use crate::domain::git::GitError;
 use crate::domain::git::repo::Repo;
-use crate::store::snapshot::{Refused, adopt_received, check_received, clear_for_clones, files_of, format};
+use crate::source::chunk::{Chunk, verify};
+use crate::store::snapshot::{
+    Refused, Verified, adopt_received, check_received, clear_for_clones, files_of, files_with_chunks, format,
+};
 use crate::store::team::{Piece, SnapshotInfo, TeamError, TeamStore};
 use crate::store::{Store, StoreError};
 
@@ -297,7 +301,7 @@ pub fn restore(
     {
         known.push(merge_base);
     }
-    let mut team = TeamStore::connect(url)?;
+    let mut team = TeamStore::connect_to_read(url)?;
     let stored = usable(team.snapshots_near(&known, None)?);
     let chosen = stored.iter().find(|s| s.sha == head).or_else(|| nearest(&repo, &stored, head).map(|(s, _)| s));
     let Some(info) = chosen else { return Ok(None) };
@@ -322,14 +326,70 @@ pub fn restore(
     }
     let fetched = started.elapsed();
     check_received(into)?;
-    adopt_received(into, choices, &here?)?;
+    let checked = started.elapsed();
+    let (verified, refused) = verify_here(into, root, here?)?;
+    adopt_received(into, choices, &verified)?;
     tracing::info!(
         bytes = info.index.bytes,
         fetch_ms = fetched.as_millis() as u64,
-        check_ms = (started.elapsed() - fetched).as_millis() as u64,
+        check_ms = (checked - fetched).as_millis() as u64,
+        verify_ms = (started.elapsed() - checked).as_millis() as u64,
+        verified = verified.len(),
+        refused,
         "prebuilt index received"
     );
     Ok(Some(Restored { sha: sha.clone(), vectors_apart: info.vectors.is_some() }))
+}
+
+/// Of the files `here` (as committed in this clone, as (path, size, time)), those whose
+/// entries in the received index `file` are the files on disk: the bytes hash as the entry
+/// says and every chunk is a slice of them ([`verify::check`]); and how many were not. A
+/// publisher's index is a file they could edit: what it says is taken only where the clone's
+/// own files prove it, and the run chunks every other file afresh. Checked on a thread per
+/// core (a read, a hash and a comparison a file; no parse).
+fn verify_here(
+    file: &Path,
+    root: &Path,
+    here: Vec<(String, u64, i64)>,
+) -> Result<(Vec<Verified>, usize), SnapshotError> {
+    let mut stamps: HashMap<String, (u64, i64)> = here.into_iter().map(|(p, size, t)| (p, (size, t))).collect();
+    let (send, work) = std::sync::mpsc::sync_channel::<(String, String, Vec<Chunk>, (u64, i64))>(256);
+    let work = std::sync::Mutex::new(work);
+    let (verified, refused) = (std::sync::Mutex::new(Vec::new()), std::sync::atomic::AtomicUsize::new(0));
+    let read = std::thread::scope(|s| {
+        for _ in 0..crate::base::threads::cores().clamp(1, 8) {
+            s.spawn(|| {
+                loop {
+                    let next = work.lock().unwrap_or_else(|p| p.into_inner()).recv();
+                    let Ok((path, hash, chunks, (size, mtime))) = next else { return };
+                    match is_on_disk(&root.join(&path), &hash, &chunks) {
+                        Ok(()) => verified.lock().unwrap_or_else(|p| p.into_inner()).push((path, size, mtime, hash)),
+                        Err(why) => {
+                            refused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            tracing::warn!(path = %path, %why, "prebuilt index: a file's entry is not the file; indexed afresh");
+                        }
+                    }
+                }
+            });
+        }
+        let read = files_with_chunks(file, |path, hash, chunks| match stamps.remove(&path) {
+            Some(stamp) => send.send((path, hash, chunks, stamp)).is_ok(),
+            None => true,
+        });
+        drop(send);
+        read
+    });
+    read?;
+    Ok((verified.into_inner().unwrap_or_else(|p| p.into_inner()), refused.into_inner()))
+}
+
+/// Whether the file at `path` hashes to `hash` and holds `chunks`.
+fn is_on_disk(path: &Path, hash: &str, chunks: &[Chunk]) -> Result<(), String> {
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    if crate::source::hash::file_hash(&bytes) != hash {
+        return Err("its hash is not the file's".to_owned());
+    }
+    verify::check(&bytes, chunks).map_err(|e| e.to_string())
 }
 
 /// Reads the prebuilt index `info` from the team index into `file`: the server reads the

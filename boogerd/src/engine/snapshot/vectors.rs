@@ -88,7 +88,7 @@ pub fn receive_vectors(
     store: &Store,
     models: &HashMap<String, usize>,
 ) -> Result<usize, SnapshotError> {
-    let mut team = TeamStore::connect(url)?;
+    let mut team = TeamStore::connect_to_read(url)?;
     let Some(stored) = team.snapshot(sha)?.and_then(|s| s.vectors) else { return Ok(0) };
     let records = Records {
         store,

@@ -1,12 +1,14 @@
-//! Accepting HTTP connections within bounds: at most [`MAX_CONNECTIONS`] at once (one more is
-//! answered 503 and closed); a connection that has not sent its first request's headers
+//! Accepting HTTP connections within bounds: at most [`MAX_CONNECTIONS`] at once, and a share
+//! of them per client address (one more is answered 503 and closed); a connection that has not sent its first request's headers
 //! within [`HEADER_DEADLINE`], or that moves no byte either way for [`IDLE`], is closed. Idle
 //! connections that never send a byte held a descriptor each until their client left, and
 //! enough of them starved the socket clients.
 
+use std::collections::HashMap;
 use std::io;
+use std::net::IpAddr;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -30,25 +32,59 @@ Connection: close\r\n\r\nrefused: too many open HTTP connections\r\n";
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     pub connections: usize,
+    /// Connections from one client address at once: a flood from one address leaves the
+    /// rest for others.
+    pub per_address: usize,
     pub headers: Duration,
     pub idle: Duration,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { connections: MAX_CONNECTIONS, headers: HEADER_DEADLINE, idle: IDLE }
+        Self { connections: MAX_CONNECTIONS, per_address: MAX_CONNECTIONS, headers: HEADER_DEADLINE, idle: IDLE }
     }
 }
 
 pub struct Bounded {
     inner: TcpListener,
     permits: Arc<Semaphore>,
+    by_address: Arc<Mutex<HashMap<IpAddr, usize>>>,
     limits: Limits,
 }
 
 impl Bounded {
     pub fn new(inner: TcpListener, limits: Limits) -> Self {
-        Self { inner, permits: Arc::new(Semaphore::new(limits.connections)), limits }
+        let permits = Arc::new(Semaphore::new(limits.connections));
+        Self { inner, permits, by_address: Arc::default(), limits }
+    }
+
+    /// A place for one more connection from `ip`, unless it has its share already.
+    fn slot_for(&self, ip: IpAddr) -> Option<AddressSlot> {
+        let mut map = self.by_address.lock().unwrap_or_else(|p| p.into_inner());
+        let n = map.entry(ip).or_default();
+        if *n >= self.limits.per_address {
+            return None;
+        }
+        *n += 1;
+        Some(AddressSlot { ip, counts: Arc::clone(&self.by_address) })
+    }
+}
+
+/// One connection's place among its address's, given back when it closes.
+struct AddressSlot {
+    ip: IpAddr,
+    counts: Arc<Mutex<HashMap<IpAddr, usize>>>,
+}
+
+impl Drop for AddressSlot {
+    fn drop(&mut self) {
+        let mut map = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = map.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                map.remove(&self.ip);
+            }
+        }
     }
 }
 
@@ -68,8 +104,13 @@ impl axum::serve::Listener for Bounded {
                     continue;
                 }
             };
+            let Some(slot) = self.slot_for(addr.ip()) else {
+                let _ = stream.try_write(REFUSAL);
+                tracing::debug!(%addr, "HTTP connection refused: too many open from its address");
+                continue;
+            };
             match Arc::clone(&self.permits).try_acquire_owned() {
-                Ok(permit) => return (Guarded::new(stream, permit, self.limits), addr),
+                Ok(permit) => return (Guarded::new(stream, (permit, slot), self.limits), addr),
                 Err(_) => {
                     let _ = stream.try_write(REFUSAL);
                     tracing::debug!(%addr, "HTTP connection refused: too many open");
@@ -88,7 +129,7 @@ impl axum::serve::Listener for Bounded {
 /// back by every byte read or written.
 pub struct Guarded {
     io: TcpStream,
-    _permit: OwnedSemaphorePermit,
+    _permit: (OwnedSemaphorePermit, AddressSlot),
     headers: Option<Pin<Box<Sleep>>>,
     idle: Pin<Box<Sleep>>,
     idle_after: Duration,
@@ -97,7 +138,7 @@ pub struct Guarded {
 }
 
 impl Guarded {
-    fn new(io: TcpStream, permit: OwnedSemaphorePermit, limits: Limits) -> Self {
+    fn new(io: TcpStream, permit: (OwnedSemaphorePermit, AddressSlot), limits: Limits) -> Self {
         Self {
             io,
             _permit: permit,
@@ -171,16 +212,6 @@ impl AsyncWrite for Guarded {
     }
 }
 
-/// The address a connection came from, for a handler that asks (`ConnectInfo<Peer>`).
-#[derive(Debug, Clone, Copy)]
-pub struct Peer(pub std::net::SocketAddr);
-
-impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, Bounded>> for Peer {
-    fn connect_info(stream: axum::serve::IncomingStream<'_, Bounded>) -> Self {
-        Peer(*stream.remote_addr())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,7 +229,7 @@ mod tests {
     #[tokio::test]
     async fn a_connection_that_moves_nothing_is_closed() {
         let ms = Duration::from_millis;
-        let limits = Limits { connections: 4, headers: ms(300), idle: ms(600) };
+        let limits = Limits { connections: 4, per_address: 4, headers: ms(300), idle: ms(600) };
         let (mut served, _client) = pair(limits).await;
         let mut buf = [0u8; 16];
         let e = served.read(&mut buf).await.unwrap_err();

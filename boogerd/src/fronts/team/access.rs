@@ -39,6 +39,7 @@ impl Tokens {
         }
         let (pool, secret) = (pool.clone(), secret.to_owned());
         let found = tokio::task::spawn_blocking(move || {
+            // (`pool` is the server's connection kept for token checks.)
             let mut conn = pool.get().map_err(|e| e.to_string())?;
             conn.token(&secret).map_err(|e| e.to_string())
         })
@@ -84,6 +85,41 @@ impl Limits {
     }
 }
 
+/// Calls each token has running, by token id.
+#[derive(Default)]
+pub struct InFlight(Mutex<HashMap<i64, usize>>);
+
+/// One running call of a token, counted until dropped.
+pub struct Running<'a> {
+    calls: &'a InFlight,
+    token: i64,
+}
+
+impl InFlight {
+    /// Counts one more call of `token`, unless it has `most` running.
+    fn start(&self, token: i64, most: usize) -> Option<Running<'_>> {
+        let mut map = self.0.lock().expect("in-flight lock");
+        let n = map.entry(token).or_default();
+        if *n >= most {
+            return None;
+        }
+        *n += 1;
+        Some(Running { calls: self, token })
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        let mut map = self.calls.0.lock().expect("in-flight lock");
+        if let Some(n) = map.get_mut(&self.token) {
+            *n -= 1;
+            if *n == 0 {
+                map.remove(&self.token);
+            }
+        }
+    }
+}
+
 /// The origin of a browser page, when it is not one allowed.
 fn foreign_origin<'a>(headers: &'a HeaderMap, allowed: &[String]) -> Option<&'a str> {
     let origin = headers.get(header::ORIGIN)?.to_str().unwrap_or("(not text)");
@@ -96,6 +132,15 @@ fn foreign_origin<'a>(headers: &'a HeaderMap, allowed: &[String]) -> Option<&'a 
 pub async fn check(State(s): State<Arc<Shared>>, mut request: Request, next: Next) -> Response {
     match admit(&s, request.headers()).await {
         Ok(token) => {
+            let Some(_running) = s.in_flight.start(token.id, s.per_token) else {
+                let why = format!(
+                    "this token has {} calls running already (the most one token runs at once); try again when one is answered",
+                    s.per_token
+                );
+                let mut r = refuse(StatusCode::TOO_MANY_REQUESTS, &why);
+                r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                return refused(request, r).await;
+            };
             request.extensions_mut().insert(token);
             next.run(request).await
         }
@@ -128,17 +173,16 @@ async fn admit(s: &Arc<Shared>, headers: &HeaderMap) -> Result<Token, Response> 
         s.metrics.unauthorized();
         return Err(unauthorized("send the token as `Authorization: Bearer TOKEN` (booger team token add makes one)"));
     };
-    let token = match s.tokens.check(&s.pool, &secret).await {
+    let token = match s.tokens.check(&s.token_pool, &secret).await {
         Ok(Some(t)) => t,
         Ok(None) => {
             s.metrics.unauthorized();
             return Err(unauthorized("the token is unknown or revoked"));
         }
         Err(why) => {
-            let mut r = refuse(
-                StatusCode::SERVICE_UNAVAILABLE,
-                &format!("the team index cannot be reached to check the token ({why}); try again shortly"),
-            );
+            // Said in the log: a caller not known yet learns nothing of the server behind.
+            tracing::warn!(error = %why, "a token could not be checked");
+            let mut r = refuse(StatusCode::SERVICE_UNAVAILABLE, "the token cannot be checked now; try again shortly");
             r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
             return Err(r);
         }

@@ -10,8 +10,11 @@
 //! - A session (`Mcp-Session-Id`) belongs to the token that opened it; another token's
 //!   request with its id is told there is no such session.
 //! - Calls a minute per token, a 429 with `Retry-After` past them; at most as many calls at
-//!   once as there are connections to the team index; bodies as large as the socket takes;
-//!   connections bounded and timed as on the local face.
+//!   once as there are connections to the team index, and half of them for one token; token
+//!   checks on a connection of their own; bodies as large as the socket takes; connections
+//!   bounded and timed as on the local face, and per client address.
+//! - `/metrics` only with its own secret; a refusal to a caller without a live token names
+//!   nothing of the server behind.
 //! - A browser page (an `Origin` header) is refused unless its origin is allowed
 //!   (`--team-origin`): tokens are for agents, not for pages a user happens to visit.
 
@@ -25,20 +28,24 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{ConnectInfo, DefaultBodyLimit, State};
+use axum::extract::{DefaultBodyLimit, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::json;
 
 use crate::engine::team_pool::TeamPool;
-use crate::fronts::http::listener::{Bounded, Limits, Peer};
+use crate::fronts::http::listener::{Bounded, Limits};
 use crate::store::team::Audited;
 
 /// Connections to the team index, and so calls answered at once.
 pub const DEFAULT_CONNECTIONS: u32 = 8;
 /// Connections served at once: fifty agents with a few each, and room for idle ones.
 const MAX_CLIENT_CONNECTIONS: usize = 2048;
+/// Connections served at once from one client address: an eighth, so that a flood from one
+/// address (before any token is checked) leaves most of them to others. (Behind a reverse
+/// proxy every client shares the proxy's address: size the proxy's own limits.)
+const PER_ADDRESS_CONNECTIONS: usize = MAX_CLIENT_CONNECTIONS / 8;
 /// How often the audit is written (in one statement for all calls since the last write).
 const AUDIT_EVERY: Duration = Duration::from_secs(1);
 /// Calls kept for the audit while the team index cannot take them; older ones are dropped.
@@ -55,6 +62,10 @@ pub struct Options {
     /// A PEM certificate chain and its private key: TLS on this listener (else plain HTTP,
     /// for a reverse proxy or a private network).
     pub tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
+    /// The bearer secret `/metrics` asks for (`BOOGER_TEAM_METRICS_TOKEN`); none: no
+    /// `/metrics`. Not the peer's address: behind a reverse proxy on the same host, every
+    /// peer is loopback.
+    pub metrics_token: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -68,6 +79,13 @@ pub enum ServeError {
 /// Shared by the handlers.
 pub(crate) struct Shared {
     pool: Arc<TeamPool>,
+    /// A connection of its own for checking tokens: calls that hold every pooled connection
+    /// do not keep another token's check waiting.
+    token_pool: Arc<TeamPool>,
+    /// Calls each token has running: at most [`Shared::per_token`] at once.
+    in_flight: access::InFlight,
+    per_token: usize,
+    metrics_token: Option<String>,
     tokens: access::Tokens,
     limits: access::Limits,
     sessions: mcp::Sessions,
@@ -90,14 +108,20 @@ pub async fn serve(
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|source| ServeError::Bind { addr, source })?;
     let bound = listener.local_addr().map_err(|source| ServeError::Bind { addr, source })?;
     let pool = Arc::new(TeamPool::new(&options.url, options.connections));
+    let connections = options.connections.max(1) as usize;
     let shared = Arc::new(Shared {
         pool: pool.clone(),
+        token_pool: Arc::new(TeamPool::new(&options.url, 1)),
+        in_flight: access::InFlight::default(),
+        // Half the connections: one token's slow calls leave the other half to the rest.
+        per_token: connections.div_ceil(2),
+        metrics_token: options.metrics_token,
         tokens: access::Tokens::default(),
         limits: access::Limits::default(),
         sessions: mcp::Sessions::default(),
         metrics: metrics::Calls::default(),
         audit: Mutex::default(),
-        running: tokio::sync::Semaphore::new(options.connections.max(1) as usize),
+        running: tokio::sync::Semaphore::new(connections),
         origins: options.origins,
     });
     let app = Router::new()
@@ -107,12 +131,13 @@ pub async fn serve(
         .route("/metrics", get(prometheus))
         .layer(DefaultBodyLimit::max(crate::fronts::rpc::MAX_LINE))
         .with_state(shared.clone());
-    let limits = Limits { connections: MAX_CLIENT_CONNECTIONS, ..Limits::default() };
+    let limits =
+        Limits { connections: MAX_CLIENT_CONNECTIONS, per_address: PER_ADDRESS_CONNECTIONS, ..Limits::default() };
     tokio::spawn(write_audit(shared.clone()));
     let bounded = Bounded::new(listener, limits);
     let scheme = if acceptor.is_some() { "https" } else { "http" };
     let task = tokio::spawn(async move {
-        let made = app.into_make_service_with_connect_info::<Peer>();
+        let made = app.into_make_service();
         let served = match acceptor {
             Some(acceptor) => match tls::TlsListener::new(bounded, acceptor) {
                 Ok(l) => axum::serve(l, made).with_graceful_shutdown(stopped).await,
@@ -141,11 +166,17 @@ async fn health(State(s): State<Arc<Shared>>) -> Response {
     .into_response()
 }
 
-/// `/metrics`: calls and latencies per token and tool, refusals; to this machine only (it
-/// names the tokens).
-async fn prometheus(State(s): State<Arc<Shared>>, ConnectInfo(Peer(peer)): ConnectInfo<Peer>) -> Response {
-    if !peer.ip().is_loopback() {
-        return (StatusCode::FORBIDDEN, "/metrics answers this machine only (it names the tokens)\n").into_response();
+/// `/metrics`: calls and latencies per token and tool, refusals; to whoever holds the
+/// metrics secret (it names the tokens), and to nobody when none is set.
+async fn prometheus(State(s): State<Arc<Shared>>, headers: axum::http::HeaderMap) -> Response {
+    let Some(wanted) = s.metrics_token.as_deref() else {
+        let why = "/metrics is off: start the team server with BOOGER_TEAM_METRICS_TOKEN set, and send it as a bearer token\n";
+        return (StatusCode::NOT_FOUND, why).into_response();
+    };
+    let given = crate::fronts::http::guard::bearer(&headers).unwrap_or_default();
+    if !crate::base::secret::same(&given, wanted) {
+        return (StatusCode::UNAUTHORIZED, "/metrics needs the metrics token as `Authorization: Bearer`\n")
+            .into_response();
     }
     let (open, idle) = s.pool.state();
     let text = s.metrics.render(open, idle, s.sessions.len());

@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
 
-use crate::fronts::http::listener::{Bounded, Guarded, Peer};
+use crate::fronts::http::listener::{Bounded, Guarded};
 
 /// Time a client has to finish its handshake.
 const HANDSHAKE: Duration = Duration::from_secs(10);
@@ -97,11 +97,5 @@ impl axum::serve::Listener for TlsListener {
 
     fn local_addr(&self) -> io::Result<Self::Addr> {
         Ok(self.local)
-    }
-}
-
-impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, TlsListener>> for Peer {
-    fn connect_info(stream: axum::serve::IncomingStream<'_, TlsListener>) -> Self {
-        Peer(*stream.remote_addr())
     }
 }

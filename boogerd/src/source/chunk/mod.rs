@@ -13,6 +13,7 @@ pub mod code;
 pub mod js;
 pub mod markdown;
 pub mod raw;
+pub mod verify;
 
 use std::path::Path;
 

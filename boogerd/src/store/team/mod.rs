@@ -41,6 +41,11 @@ pub enum TeamError {
          upgrade booger to use it"
     )]
     TooNew { found: i32, known: i32 },
+    #[error(
+        "the team index holds no booger schema {known} (found {found}): a publish with this booger makes \
+         or upgrades it; reading never writes"
+    )]
+    NotReady { found: i32, known: i32 },
 }
 
 pub type Result<T> = std::result::Result<T, TeamError>;
@@ -280,6 +285,14 @@ impl TeamStore {
     pub fn connect(url: &str) -> Result<Self> {
         let mut store = Self { client: connect::open(url)? };
         schema::migrate(&mut store.client)?;
+        Ok(store)
+    }
+
+    /// Connects to read: the schema must be this booger's already (a reader never creates or
+    /// upgrades one, so pointing it at a database writes nothing there).
+    pub fn connect_to_read(url: &str) -> Result<Self> {
+        let mut store = Self { client: connect::open(url)? };
+        schema::check(&mut store.client)?;
         Ok(store)
     }
 

@@ -200,6 +200,21 @@ const MIGRATIONS: &[&str] = &[
      CREATE INDEX blobs_group ON blobs (group_id);",
 ];
 
+/// Checks that the server's schema is this booger's, changing nothing.
+pub fn check(client: &mut Client) -> Result<()> {
+    let known = MIGRATIONS.len() as i32;
+    let exists: bool = client.query_one("SELECT to_regclass('booger_schema') IS NOT NULL", &[])?.get(0);
+    let found: i32 = match exists {
+        true => client.query_opt("SELECT version FROM booger_schema", &[])?.map_or(0, |r| r.get(0)),
+        false => 0,
+    };
+    match found.cmp(&known) {
+        std::cmp::Ordering::Equal => Ok(()),
+        std::cmp::Ordering::Greater => Err(TeamError::TooNew { found, known }),
+        std::cmp::Ordering::Less => Err(TeamError::NotReady { found, known }),
+    }
+}
+
 /// Brings the server's schema up to [`MIGRATIONS`], or refuses a newer one.
 pub fn migrate(client: &mut Client) -> Result<()> {
     let known = MIGRATIONS.len() as i32;
