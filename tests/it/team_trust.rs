@@ -211,3 +211,103 @@ fn names_that_cannot_be_printed_are_not_published() {
     let out = booger_tests::stdout(&env.run_in(Some(&repo), &["grep", "forged_result", "--team"]));
     assert!(!out.lines().any(|l| l.starts_with("ok.py:1:")), "{out}");
 }
+
+/// A team server over one published repository, and two tokens that read it.
+struct Served {
+    env: Env,
+    pg: booger_tests::postgres::Postgres,
+    _daemon: booger_tests::DaemonProc,
+    server: booger_tests::team_server::TeamServer,
+    tokens: [String; 2],
+}
+
+fn served() -> Served {
+    let env = Env::new();
+    let pg = booger_tests::postgres::start(env.dir.path());
+    let daemon = env.start_daemon_with(&["--team-url", &pg.url]);
+    let repo = env.git_project("shared");
+    write(&repo, "lib.py", "def shared():\n    return 1\n");
+    commit_all(&repo, "one");
+    add(&env, &repo);
+    let (ok, _, said) = publish(&env, &repo);
+    assert!(ok, "{said}");
+    let tokens = ["hog", "fair"].map(|name| booger_tests::team_server::add_token(&env, &pg.url, name, &["*"], None));
+    let server = booger_tests::team_server::TeamServer::start(&env, &pg.url, &[]);
+    Served { env, pg, _daemon: daemon, server, tokens }
+}
+
+/// One token's slow calls take at most half the team server's connections to the team index,
+/// and token checks have a connection of their own: another token is served (round three: 16
+/// slow greps of one token made another's call wait 15 s or get a 503). A caller whose token
+/// cannot be checked (PostgreSQL down) is told nothing of the server behind.
+#[test]
+fn one_token_cannot_starve_another() {
+    use booger_tests::team_server::Remote;
+    let mut s = served();
+    let url = s.server.mcp();
+    let hogs: Vec<Remote> = (0..8).map(|_| Remote::open(&url, &s.tokens[0])).collect();
+    let fair = Remote::open(&url, &s.tokens[1]);
+    // Every call that reads the repositories waits on this lock for three seconds.
+    let mut lock = s
+        .pg
+        .sql_in_background("BEGIN; LOCK TABLE repos, commits IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3); COMMIT;");
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    let (hogged, served) = std::thread::scope(|scope| {
+        let hogged: Vec<_> = hogs.iter().map(|r| scope.spawn(move || r.ask("status", json!({})))).collect();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let started = std::time::Instant::now();
+        let served = fair.ask("status", json!({}));
+        let hogged: Vec<_> = hogged.into_iter().map(|h| h.join().unwrap()).collect();
+        (hogged, (served, started.elapsed()))
+    });
+    lock.wait().unwrap();
+    let refused: Vec<_> = hogged.iter().filter(|a| a.status == 429).collect();
+    assert_eq!(refused.len(), 4, "of 8 connections, one token holds 4 at most: {hogged:?}");
+    assert!(refused[0].body.contains("calls running already") && refused[0].retry_after.is_some(), "{:?}", refused[0]);
+    let (answer, took) = served;
+    assert!(answer.status == 200 && answer.json()["result"]["isError"] == false, "{answer:?}");
+    assert!(took < std::time::Duration::from_secs(6), "the other token waited {took:?}");
+
+    s.pg.stop();
+    let stranger = booger_tests::team_server::post(
+        &booger_tests::team_server::agent(),
+        &url,
+        Some("bgt_guessed"),
+        None,
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}),
+    );
+    assert_eq!(stranger.status, 503, "{stranger:?}");
+    for secret in [s.pg.port.to_string(), "booger".to_owned(), "127.0.0.1".to_owned()] {
+        assert!(!stranger.body.contains(&secret), "the refusal names {secret}: {stranger:?}");
+    }
+    drop(s.env);
+}
+
+/// A flood of connections from one address (no token needed to open one) takes at most its
+/// share: a caller from another address is still served (round three: 13 of 20 calls failed).
+#[test]
+fn a_connection_flood_from_one_address_leaves_others_served() {
+    use std::io::Read;
+    let s = served();
+    let port: u16 = s.server.base.rsplit(':').next().unwrap().parse().unwrap();
+    let target: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
+    let flood: Vec<std::net::TcpStream> = (0..300)
+        .map(|_| {
+            let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+            socket.bind(&std::net::SocketAddr::from(([127, 0, 0, 2], 0)).into()).unwrap();
+            socket.connect(&target.into()).unwrap();
+            socket.into()
+        })
+        .collect();
+    // Past its share, the address's connections are answered 503 and closed.
+    let mut last = &flood[flood.len() - 1];
+    last.set_read_timeout(Some(std::time::Duration::from_secs(10))).unwrap();
+    let mut reply = String::new();
+    let _ = last.read_to_string(&mut reply);
+    assert!(reply.starts_with("HTTP/1.1 503"), "{reply:?}");
+    let started = std::time::Instant::now();
+    let answer = booger_tests::team_server::Remote::open(&s.server.mcp(), &s.tokens[1]).call("status", json!({}));
+    assert_eq!(answer["isError"], false, "{answer}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(3), "served in {:?}", started.elapsed());
+    drop(flood);
+}

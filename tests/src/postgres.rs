@@ -178,6 +178,16 @@ impl Postgres {
         out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
     }
 
+    /// Runs `statement` in a psql of its own, in the background (a lock held for a while).
+    pub fn sql_in_background(&self, statement: &str) -> Child {
+        Command::new(bin_dir().join("psql"))
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", "booger", "-d", "booger", "-Atc"])
+            .arg(statement)
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("psql")
+    }
+
     fn psql(&self, statement: &str) -> std::process::Output {
         Command::new(bin_dir().join("psql"))
             .args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", "booger", "-d", "booger", "-Atc"])
