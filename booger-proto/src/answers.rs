@@ -549,6 +549,8 @@ pub struct Eval {
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct Published {
     pub project: String,
+    /// The name it is published under in the team index.
+    pub repository: String,
     pub commit: String,
     /// Files of the commit (blobs at a path).
     pub files: u64,

@@ -235,6 +235,11 @@ fn setup_never_writes_through_a_link_out_and_runs_one_at_a_time() {
     assert!(!out.status.success(), "{}", describe(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("outside"), "{}", describe(&out));
     assert_eq!(std::fs::read_to_string(&secret).unwrap(), "keep me");
+    // A folder of the project that links out: nothing is written there either.
+    std::os::unix::fs::symlink(&outside, repo.join(".vscode")).unwrap();
+    let out = setup(&env, &home, &["--project", repo.to_str().unwrap(), "vscode"]);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("outside"), "{}", describe(&out));
+    assert!(!outside.join("mcp.json").exists());
 
     let fifo = home.join(".cursor/mcp.json");
     std::fs::create_dir_all(fifo.parent().unwrap()).unwrap();
@@ -291,8 +296,21 @@ fn setup_remote_writes_a_team_server_entry_beside_the_local_one_and_takes_it_out
     let url = "https://booger.example/mcp";
     let remote = ["--remote", url, "--token-file", token_file.to_str().unwrap()];
 
+    // --print shows the change, never the token.
+    let shown = setup(&env, home, &[&remote[..], &["--print", "claude-code"]].concat());
+    assert!(shown.status.success() && booger_tests::stdout(&shown).contains("booger-team"), "{}", describe(&shown));
+    assert!(!describe(&shown).contains("bgt_secret123"), "--print showed the token: {}", describe(&shown));
+    // A token file that is a FIFO is refused at once, not waited on.
+    let fifo = home.join("team.fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let out = setup(&env, home, &["--remote", url, "--token-file", fifo.to_str().unwrap(), "claude-code"]);
+    assert!(!out.status.success() && describe(&out).contains("not a regular file"), "{}", describe(&out));
+    std::fs::remove_file(&fifo).unwrap();
+
     let out = setup(&env, home, &[&remote[..], &["claude-code", "codex", "cursor", "zed"]].concat());
     assert!(out.status.success(), "{}", describe(&out));
+    assert!(booger_tests::stdout(&out).contains("claude-code: added booger-team to"), "{}", describe(&out));
     assert!(
         booger_tests::stdout(&out).contains("zed: its configuration takes no remote MCP server"),
         "{}",

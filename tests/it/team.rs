@@ -147,7 +147,7 @@ fn a_schema_7_server_keeps_its_trigrams_through_the_migration() {
     // The next connection migrates: the same numbers, under their index.
     let (ok, _, said) = publish(&env, &repo, &[]);
     assert!(ok, "{said}");
-    assert_eq!(pg.sql("SELECT version FROM booger_schema"), "9");
+    assert_eq!(pg.sql("SELECT version FROM booger_schema"), "10");
     assert_eq!(pg.sql(grams), published);
     // The step to 9 puts them in a group whose trigrams hold theirs, under the group's index.
     let grouped = "SELECT count(*) FROM blobs b JOIN blob_groups g ON g.id = b.group_id WHERE g.gram_ids @> b.gram_ids";
@@ -428,7 +428,7 @@ fn team_search_and_grep_read_published_repositories_at_their_heads() {
     let alpha_row = repos.iter().find(|r| r["name"] == "alpha").expect("alpha listed");
     assert!(alpha_row["head"].as_str().unwrap().starts_with(&head), "{status}");
     assert_eq!((alpha_row["commits"].clone(), alpha_row["files"].clone()), (3.into(), 32.into()), "{status}");
-    assert_eq!(status["schema"], 9, "{status}");
+    assert_eq!(status["schema"], 10, "{status}");
     assert!(!out.stdout.windows(6).any(|w| w == b"booger@"), "no user in the server's name");
 
     // Another machine: its own project, and a clone of beta with work of its own.
@@ -491,6 +491,11 @@ fn team_search_and_grep_read_published_repositories_at_their_heads() {
     assert!(v["note"].as_str().unwrap_or("").contains("team index not searched"), "the JSON says so too: {v}");
     let status = here.run_in(Some(&mine), &["status"]);
     assert!(String::from_utf8_lossy(&status.stdout).contains("unreachable"), "{}", describe(&status));
+    // Nothing local matches and the team index was not read: a failure, not "no matches".
+    for args in [&["grep", "--team", "zebra_unheard_of"][..], &["workspace-search", "--team", "zebra_unheard_of"]] {
+        let out = here.run_in(Some(&mine), args);
+        assert!(!out.status.success() && describe(&out).contains("team index not searched"), "{}", describe(&out));
+    }
     pg.restart();
     let back = std::time::Instant::now();
     while !files("reconcile ledger").contains("alpha@") {

@@ -311,3 +311,77 @@ fn a_connection_flood_from_one_address_leaves_others_served() {
     assert!(started.elapsed() < std::time::Duration::from_secs(3), "served in {:?}", started.elapsed());
     drop(flood);
 }
+
+/// A repository is published under `owner/name` of its `origin` remote, so that a token's
+/// `acme/*` reads it; one without a remote under its folder's name, which an unrelated
+/// repository in a folder of the same name cannot take (round three: it became the name's
+/// latest commit for every reader) unless it says `--force`.
+#[test]
+fn a_repository_is_named_by_its_remote_and_known_by_its_history() {
+    let env = Env::new();
+    let pg = booger_tests::postgres::start(env.dir.path());
+    let _d = env.start_daemon_with(&["--team-url", &pg.url]);
+    let api = env.git_project("a_b");
+    write(&api, "api.py", "def handler():\n    return 200\n");
+    commit_all(&api, "api");
+    git(&api, &["remote", "add", "origin", "git@github.com:acme/api.git"]);
+    add(&env, &api);
+    let (ok, published, said) = publish(&env, &api);
+    assert!(ok && published["repository"] == "acme/api", "{said}");
+
+    let mine = env.dir.path().join("one").join("a_b");
+    let theirs = env.dir.path().join("two").join("a_b");
+    for (dir, body) in [(&mine, "def mine():\n    return 1\n"), (&theirs, "def theirs():\n    return 2\n")] {
+        std::fs::create_dir_all(dir).unwrap();
+        git(dir, &["init", "-q", "-b", "main"]);
+        write(dir, "lib.py", body);
+        commit_all(dir, "first");
+    }
+    add(&env, &mine);
+    let out = env.run_in(Some(&mine), &["publish", "--json", "--repository", "a_b"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    add(&env, &theirs);
+    let out = env.run_in(Some(&theirs), &["publish", "--json", "--repository", "a_b"]);
+    assert!(!out.status.success() && describe(&out).contains("another repository's history"), "{}", describe(&out));
+    assert_eq!(pg.sql("SELECT count(*) FROM commits c JOIN repos r ON r.id = c.repo_id WHERE r.name = 'a_b'"), "1");
+    // The same history, later, publishes under its name; another takes it only when forced.
+    write(&mine, "lib.py", "def mine():\n    return 3\n");
+    commit_all(&mine, "second");
+    let out = env.run_in(Some(&mine), &["publish", "--json", "--repository", "a_b"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let out = env.run_in(Some(&theirs), &["publish", "--json", "--repository", "a_b", "--force"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let out = env.run_in(Some(&mine), &["publish", "--json", "--repository", "a b\n"]);
+    assert!(!out.status.success() && describe(&out).contains("is not a repository name"), "{}", describe(&out));
+
+    // A token for `acme/*` reads acme/api and nothing else.
+    let token = booger_tests::team_server::add_token(&env, &pg.url, "acme-bot", &["acme/*"], None);
+    let server = booger_tests::team_server::TeamServer::start(&env, &pg.url, &[]);
+    let status = booger_tests::team_server::Remote::open(&server.mcp(), &token).call("status", json!({}));
+    let text = booger_tests::team_server::text(&status);
+    assert!(text.contains("acme/api") && !text.contains("a_b"), "{text}");
+}
+
+/// What people meet on the way: `booger publish PATH` takes a folder not registered yet (as
+/// `booger index PATH` does), and `booger team status` right after counts what was sent
+/// (round three: "~0 blobs, ~0 chunks" after a publish of 230).
+#[test]
+fn publish_takes_a_new_folder_and_status_counts_what_it_sent() {
+    let env = Env::new();
+    let pg = booger_tests::postgres::start(env.dir.path());
+    let _d = env.start_daemon_with(&["--team-url", &pg.url]);
+    let repo = env.git_project("fresh");
+    for i in 0..5 {
+        write(&repo, &format!("m{i}.py"), format!("def f_{i}():\n    return {i}\n"));
+    }
+    commit_all(&repo, "five");
+    let out = env.run_in(Some(env.dir.path()), &["publish", repo.to_str().unwrap(), "--json"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let published: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(published["blobs_sent"], 5, "{published}");
+    let status: Value = serde_json::from_slice(&env.run(&["team", "status", "--json"]).stdout).unwrap();
+    assert_eq!(status["blobs"], 5, "{status}");
+    assert_eq!(status["chunks"].as_u64(), pg.sql("SELECT count(*) FROM chunks").parse().ok(), "{status}");
+    let projects = booger_tests::stdout(&env.run(&["projects"]));
+    assert!(projects.contains("fresh"), "{projects}");
+}

@@ -197,7 +197,10 @@ pub fn run(args: &[String]) -> Exit {
                 continue;
             }
         };
-        let entry = match (&o.remote, &token) {
+        // `--print` shows the change with the token held back: a terminal's scrollback and a
+        // shared screen are no place for it.
+        let shown = token.as_ref().map(|t| if o.print { "<the token in --token-file>".to_owned() } else { t.clone() });
+        let entry = match (&o.remote, &shown) {
             (Some(url), Some(t)) => match c.remote_entry(url, t) {
                 Some(e) => e,
                 None => {
@@ -243,9 +246,17 @@ struct Setup {
     name: &'static str,
 }
 
-/// The token in `file`: its one line.
+/// The token in `file`: its one line. Only a regular file is read (a FIFO would block the
+/// read for ever), and at most a few KB of it.
 fn read_token(file: &Path) -> Result<String, String> {
-    let text = std::fs::read_to_string(file).map_err(|e| format!("--token-file {}: {e}", file.display()))?;
+    use std::io::Read;
+    let failed = |e: &dyn std::fmt::Display| format!("--token-file {}: {e}", file.display());
+    let meta = std::fs::metadata(file).map_err(|e| failed(&e))?;
+    if !meta.is_file() {
+        return Err(failed(&"not a regular file; write the token into a file"));
+    }
+    let mut text = String::new();
+    std::fs::File::open(file).and_then(|f| f.take(4096).read_to_string(&mut text)).map_err(|e| failed(&e))?;
     let token = text.trim();
     if token.is_empty() || token.contains(char::is_whitespace) {
         return Err(format!(
@@ -320,7 +331,7 @@ impl Setup {
         match self.ledger.write(c.id, path, old.as_deref(), &new) {
             Ok(()) => {
                 self.changed += 1;
-                let verb = if old.is_some() { "added booger to" } else { "created" };
+                let verb = if old.is_some() { format!("added {} to", self.name) } else { "created".to_owned() };
                 let backup = self.ledger.backup_of(path).map(|b| format!(" (original kept as {})", self.dirs.show(b)));
                 say!("{}: {verb} {}{}", c.id, self.dirs.show(path), backup.unwrap_or_default());
             }

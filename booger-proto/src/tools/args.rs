@@ -313,6 +313,8 @@ pub struct Eval {
 pub struct Publish {
     pub path: Option<String>,
     pub rev: Option<String>,
+    pub repository: Option<String>,
+    pub force: bool,
     #[serde(flatten)]
     pub on: On,
 }

@@ -12,7 +12,9 @@ pub const PUBLISH: ToolSpec = ToolSpec {
     details: "Writes one commit (default HEAD) of a project to the team index, a PostgreSQL database \
               (the daemon's own: `boogerd --team-url` or `BOOGER_TEAM_URL`, kept for its next start). Content-addressed by git blob id: a file that is \
               the same in two commits, branches or forks is stored and chunked once, and only what the server \
-              lacks is sent. The commit appears whole or not at all; publishing it again changes nothing. Made \
+              lacks is sent. A repository is named by its `origin` remote (`acme/api`), else its folder; the \
+              first publish under a name records its history's root commit, and a repository with other \
+              history is refused that name unless `--force`. The commit appears whole or not at all; publishing it again changes nothing. Made \
               for CI: the exit code says whether it worked, `--json` gives the figures.",
     params: &[
         Param {
@@ -24,6 +26,20 @@ pub const PUBLISH: ToolSpec = ToolSpec {
         },
         PROJECT,
         Param { name: "rev", kind: Kind::String, required: false, positional: false, description: "Default: HEAD." },
+        Param {
+            name: "repository",
+            kind: Kind::String,
+            required: false,
+            positional: false,
+            description: "Name in the team index. Default: owner/name of the origin remote, else the folder's name.",
+        },
+        Param {
+            name: "force",
+            kind: Kind::Boolean,
+            required: false,
+            positional: false,
+            description: "Take over a name that holds another repository's history.",
+        },
     ],
     effect: Effect::Idempotent,
     mcp_json: false,

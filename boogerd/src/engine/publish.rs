@@ -15,7 +15,7 @@ use crate::domain::search::lexemes::Stems;
 use crate::source::chunk::{Chunk, chunk_file, verify};
 use crate::source::lang::Lang;
 use crate::store::Store;
-use crate::store::team::{Blob, Refs, TeamError, TeamStore, TsVector};
+use crate::store::team::{Blob, Lineage, Refs, TeamError, TeamStore, TsVector};
 
 use super::snapshot::{self, Commit, Offered};
 
@@ -61,11 +61,16 @@ pub fn publish(
     url: &str,
     max_file_bytes: u64,
     local: Option<&Store>,
+    force: bool,
 ) -> Result<Published, PublishError> {
     let started = Instant::now();
     let repo = Repo::open(root)?;
     let commit = repo.commit_of(rev)?;
+    let lineage = Lineage { roots: repo.roots(&commit)?, force };
     let mut team = TeamStore::connect(url)?;
+    // Another repository's name is refused before anything is sent (and again as the commit
+    // is recorded, against a racing publish).
+    team.check_lineage(name, &lineage)?;
     let files = repo.files_at(&commit)?;
     let refs = refs(&repo, rev)?;
     let offered = || Commit { repo: &repo, name, sha: &commit, branch: refs.branch.as_deref(), files: &files };
@@ -120,7 +125,7 @@ pub fn publish(
         let stop = &stop_copying;
         let ahead = copy_ahead.map(|local| s.spawn(move || snapshot::copy(local, stop)));
         let sent = send_rows(&mut team, second.as_mut(), prepare, &missing)
-            .and_then(|()| Ok(team.publish_commit(name, &commit, &refs, &files)?));
+            .and_then(|()| Ok(team.publish_commit(name, &commit, &refs, &lineage, &files)?));
         // A publish that failed says so at once, not once the copy is made.
         stop_copying.store(sent.is_err(), Ordering::Relaxed);
         let new_commit = sent?;

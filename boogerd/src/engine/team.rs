@@ -56,6 +56,11 @@ impl TeamLink {
     /// Runs `f` on the connection, connecting first if there is none and the backoff allows.
     pub fn with<T>(&self, f: impl FnOnce(&mut TeamStore) -> Result<T, TeamError>) -> Result<T, LinkError> {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        // A connection the server closed (a restart) is made again at once, not after a
+        // backoff: the first call after a restart would otherwise fail for nothing.
+        if state.conn.as_ref().is_some_and(TeamStore::is_closed) {
+            state.conn = None;
+        }
         if state.conn.is_none() {
             if let Some(at) = state.retry_at.filter(|at| *at > Instant::now()) {
                 return Err(LinkError::Down {

@@ -75,6 +75,12 @@ pub fn run(call: &Call, a: args::Grep) -> Outcome {
             Err(e) => unreached = Some(super::team::unreachable_note(&e.to_string())),
         }
     }
+    if lines.total == 0
+        && let Some(unreached) = &unreached
+    {
+        // Asked of the team index, which was not read: no answer, not "no matches".
+        return Err(ToolError::Refused(format!("grep: {}; nothing local matched either", unreached.trim())));
+    }
     let stopped = timed_out.then(|| stopped_early(pattern, grams.is_some()));
     let stopped = match (stopped, unreached) {
         (Some(s), Some(u)) => Some(format!("{s}{u}")),

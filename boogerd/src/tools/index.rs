@@ -55,18 +55,25 @@ fn target(call: &Call, a: &args::Index) -> Result<Project, ToolError> {
         (None, Some(base)) => base.clone(),
         (None, None) => return Err(ToolError::Refused("index: give `path`, the directory to index".to_owned())),
     };
-    let existing = std::fs::canonicalize(&dir)
+    registered(call, &dir, "index")
+}
+
+/// The project holding `dir`, registered now if none does (`index` and `publish` take a
+/// directory booger has not seen, as `projects add` does).
+pub fn registered(call: &Call, dir: &std::path::Path, tool: &str) -> Result<Project, ToolError> {
+    let daemon = call.daemon;
+    let existing = std::fs::canonicalize(dir)
         .ok()
         .and_then(|d| daemon.registry.read().expect("registry lock").containing(&d).cloned());
     if let Some(p) = existing {
         return Ok(p);
     }
-    if let Some(why) = crate::engine::registration::too_many_files(daemon, &dir) {
-        return Err(ToolError::Refused(format!("index: {why}")));
+    if let Some(why) = crate::engine::registration::too_many_files(daemon, dir) {
+        return Err(ToolError::Refused(format!("{tool}: {why}")));
     }
-    match daemon.registry.write().expect("registry lock").add(&dir, false, false) {
+    match daemon.registry.write().expect("registry lock").add(dir, false, false) {
         Ok(Added::New(p) | Added::Existing(p) | Added::Moved(p)) => Ok(p),
-        Err(e) => Err(failed("index", e)),
+        Err(e) => Err(failed(tool, e)),
     }
 }
 

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use booger_proto::answers;
 use booger_proto::tools::args;
 
-use super::call::{Call, Outcome, answer, failed, filters, page, quoted};
+use super::call::{Call, Outcome, ToolError, answer, failed, filters, page, quoted};
 use crate::domain::search::files::{self, FileHit};
 use crate::domain::search::format::{self, OutputMode};
 use crate::domain::search::{Hit, Query};
@@ -89,6 +89,11 @@ pub fn run(call: &Call, a: args::Workspace) -> Outcome {
         }
         None => Vec::new(),
     };
+    // The team index was asked for and not read, and nothing local matched: that is no
+    // answer, and a script or an agent must not read it as "no matches".
+    if let Some(note) = note.as_deref().filter(|_| per_project.iter().all(|(_, _, hits)| hits.is_empty())) {
+        return Err(ToolError::Refused(format!("workspace-search: {note}; nothing local matched either")));
+    }
     merged(per_project, team_hits, &a, &query, page, &Preamble { header, note }, indexed)
 }
 

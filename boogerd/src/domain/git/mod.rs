@@ -2,6 +2,7 @@
 //!
 //! - [`command`]: running git (a child process, explicit arguments, a deadline).
 //! - [`repo`]: HEAD, the base branch, merge bases, operations in progress.
+//! - [`identity`]: which repository a tree is to the team index (remote name, root commits).
 //! - [`diff`]: the structural diff between two snapshots (commits, staging area, disk).
 //! - [`parsed`]: file versions already chunked, by content.
 //! - [`symbols`]: matching two versions' chunks by (kind, parent, name, occurrence).
@@ -10,6 +11,7 @@
 pub mod command;
 pub mod diff;
 pub mod format;
+pub mod identity;
 pub mod parsed;
 pub mod repo;
 pub mod symbols;

@@ -8,6 +8,7 @@
 mod access;
 mod browse;
 mod connect;
+mod identity;
 mod schema;
 mod search;
 mod snapshot;
@@ -16,6 +17,7 @@ mod tsvector;
 pub use access::{Audited, Reader, Token, TokenInfo, like_pattern};
 pub use browse::{Change, ChangedFile, TeamFile};
 pub use connect::{server_of, trust_ca};
+pub use identity::Lineage;
 pub use search::{Matched, TeamFilters, TeamGrams, TeamHit, TeamLine, TeamRepo};
 pub use snapshot::{Piece, SnapshotInfo, Stored, Upload};
 pub use tsvector::{MAX_POSITION, TsVector, Weight};
@@ -46,6 +48,12 @@ pub enum TeamError {
          or upgrades it; reading never writes"
     )]
     NotReady { found: i32, known: i32 },
+    #[error(
+        "{name} in the team index holds another repository's history (its first publish came from a repository \
+         with other root commits): publish under another name (`--repository owner/name`), or take the name \
+         over with `--force`"
+    )]
+    Unrelated { name: String },
 }
 
 pub type Result<T> = std::result::Result<T, TeamError>;
@@ -445,15 +453,23 @@ impl TeamStore {
     /// Records `sha` of `repo` with its files (path, blob id), all in one transaction: a
     /// commit appears whole or not at all. Its list is kept as what differs from a base when
     /// that is small (see [`file_rows`]). False if it was published already.
-    pub fn publish_commit(&mut self, repo: &str, sha: &str, refs: &Refs, files: &[(String, String)]) -> Result<bool> {
+    pub fn publish_commit(
+        &mut self,
+        repo: &str,
+        sha: &str,
+        refs: &Refs,
+        lineage: &Lineage,
+        files: &[(String, String)],
+    ) -> Result<bool> {
         let mut tx = self.client.transaction()?;
         let row = tx.query_one(
             "INSERT INTO repos (name, default_branch) VALUES ($1, $2)
              ON CONFLICT (name) DO UPDATE SET default_branch = coalesce(EXCLUDED.default_branch, repos.default_branch)
-             RETURNING id, default_branch",
+             RETURNING id, default_branch, root_commit",
             &[&repo, &refs.default_branch],
         )?;
         let (repo_id, default_branch): (i64, Option<String>) = (row.get(0), row.get(1));
+        identity::claim(&mut tx, repo_id, repo, row.get::<_, Option<String>>(2).as_deref(), lineage)?;
         if tx.query_opt("SELECT 1 FROM commits WHERE repo_id = $1 AND sha = $2", &[&repo_id, &sha])?.is_some() {
             return Ok(false);
         }

@@ -198,6 +198,10 @@ const MIGRATIONS: &[&str] = &[
      DROP INDEX blobs_gram_ids;
      CREATE INDEX blob_groups_gram_ids ON blob_groups USING gin (gram_ids) WITH (gin_pending_list_limit = 65536);
      CREATE INDEX blobs_group ON blobs (group_id);",
+    // 10: which repository a name is: the root commit of the history first published under
+    // it (none from a shallow clone). A publish of other history under the name is refused
+    // unless forced; names published before this version take the next publish's.
+    "ALTER TABLE repos ADD COLUMN IF NOT EXISTS root_commit text;",
 ];
 
 /// Checks that the server's schema is this booger's, changing nothing.

@@ -337,8 +337,12 @@ impl TeamStore {
     /// read it), the database's size in bytes, and the schema version.
     pub fn totals(&mut self) -> Result<(u64, u64, u64, u64)> {
         let r = self.client.query_one(
-            "SELECT (SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = 'blobs'::regclass),
-                    (SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = 'chunks'::regclass),
+            // The planner's estimate where counting would cost (it is 0 or -1 until the
+            // table's first ANALYZE: a publish just made said "~0 chunks"), else a count.
+            "SELECT (SELECT CASE WHEN reltuples >= 100000 THEN reltuples::bigint ELSE (SELECT count(*) FROM blobs) END
+                     FROM pg_class WHERE oid = 'blobs'::regclass),
+                    (SELECT CASE WHEN reltuples >= 100000 THEN reltuples::bigint ELSE (SELECT count(*) FROM chunks) END
+                     FROM pg_class WHERE oid = 'chunks'::regclass),
                     pg_database_size(current_database()),
                     (SELECT version::bigint FROM booger_schema)",
             &[],
