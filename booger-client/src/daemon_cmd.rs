@@ -207,7 +207,30 @@ fn install(args: &[String]) -> Result<Exit, Failure> {
     }
     std::fs::write(&path, contents)?;
     say!("wrote {}\nstart it with: {enable}\n(`booger daemon uninstall` removes it)", path.display());
+    keep_team_url()?;
     Ok(Exit::Ok)
+}
+
+/// The team index this shell names (`BOOGER_TEAM_URL`), kept where the service's daemon reads
+/// it (a file private to the user, not the service file: the URL may hold a password).
+fn keep_team_url() -> std::io::Result<()> {
+    let Some(url) = std::env::var(paths::TEAM_URL_ENV).ok().filter(|u| !u.trim().is_empty()) else { return Ok(()) };
+    let dir = paths::data_dir();
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(&dir)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    std::io::Write::write_all(
+        &mut options.open(dir.join(paths::TEAM_URL_FILE))?,
+        format!("{}\n", url.trim()).as_bytes(),
+    )?;
+    say!("the service's daemon will use the team index of BOOGER_TEAM_URL (kept in {})", dir.display());
+    Ok(())
 }
 
 /// `uninstall [--print]`: removes what `install` wrote (and systemd's enable link to it).

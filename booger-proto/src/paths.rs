@@ -19,6 +19,10 @@ pub const SOCKET_FILE: &str = "boogerd.sock";
 pub const LOG_FILE: &str = "boogerd.log";
 pub const DAEMON_LOCK_FILE: &str = "boogerd.lock";
 pub const REGISTRY_FILE: &str = "projects.json";
+/// The team index's URL a daemon was last given, kept (0600) in the data directory for its
+/// later starts: the client's autostart from an agent's bare environment, the service.
+pub const TEAM_URL_FILE: &str = "team-url";
+pub const TEAM_URL_ENV: &str = "BOOGER_TEAM_URL";
 /// The transformer tier's model folder, under the data directory (`booger model install`).
 pub const MINILM_DIR: &str = "models/all-minilm-l6-v2";
 

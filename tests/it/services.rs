@@ -134,6 +134,18 @@ fn install_writes_where_systemd_reads_and_uninstall_removes_it() {
     assert!(out.status.success(), "{}", describe(&out));
     assert!(stdout(&out).contains("systemctl --user enable --now boogerd.service"), "{}", describe(&out));
     assert!(std::fs::read_to_string(&unit).unwrap().contains("ExecStart=/"));
+    // The shell's team index goes to the service's daemon through the data directory (a
+    // private file), not through the service file.
+    let url = "postgresql://booger@db.example/booger";
+    let mut cmd = env.booger(None);
+    cmd.args(["daemon", "install"]).env("XDG_CONFIG_HOME", &config).env("BOOGER_TEAM_URL", url);
+    let out = booger_tests::output_within(cmd, booger_tests::TIMEOUT);
+    assert!(out.status.success(), "{}", describe(&out));
+    let kept = env.home.join("team-url");
+    assert_eq!(std::fs::read_to_string(&kept).unwrap().trim(), url);
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&kept).unwrap().permissions().mode() & 0o777, 0o600);
+    assert!(!std::fs::read_to_string(&unit).unwrap().contains("db.example"));
     // What `systemctl --user enable` would add; uninstall takes it away too.
     let wants = config.join("systemd/user/default.target.wants");
     std::fs::create_dir_all(&wants).unwrap();

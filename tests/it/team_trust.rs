@@ -80,6 +80,7 @@ fn the_team_index_is_the_daemons_own_never_a_tool_arguments() {
     let status: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     assert_eq!(status["repositories"][0]["name"], "own", "{}", describe(&out));
     // A clean stop with a team link open says nothing of a panic.
+    assert!(env.run_in(Some(&repo), &["workspace-search", "--team", "def a"]).status.success());
     d.signal(libc::SIGTERM);
     assert!(d.wait().success(), "{}", d.log_text());
     assert!(!d.log_text().contains("panicked"), "{}", d.log_text());
@@ -285,6 +286,7 @@ fn one_token_cannot_starve_another() {
 
 /// A flood of connections from one address (no token needed to open one) takes at most its
 /// share: a caller from another address is still served (round three: 13 of 20 calls failed).
+/// The server then stops cleanly (it panicked closing its connections to the team index).
 #[test]
 fn a_connection_flood_from_one_address_leaves_others_served() {
     use std::io::Read;
@@ -310,6 +312,17 @@ fn a_connection_flood_from_one_address_leaves_others_served() {
     assert_eq!(answer["isError"], false, "{answer}");
     assert!(started.elapsed() < std::time::Duration::from_secs(3), "served in {:?}", started.elapsed());
     drop(flood);
+    // A clean stop, its connections to the team index open, says nothing of a panic.
+    // SAFETY: kill only sends a signal to the server this test started.
+    unsafe { libc::kill(s.server.pid() as i32, libc::SIGTERM) };
+    let stopping = std::time::Instant::now();
+    while std::path::Path::new(&format!("/proc/{}/stat", s.server.pid())).exists()
+        && !std::fs::read_to_string(format!("/proc/{}/stat", s.server.pid())).unwrap_or_default().contains(") Z")
+    {
+        assert!(stopping.elapsed() < std::time::Duration::from_secs(10), "{}", s.server.said());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(!s.server.said().contains("panicked"), "{}", s.server.said());
 }
 
 /// A repository is published under `owner/name` of its `origin` remote, so that a token's

@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use booger_proto::paths::TEAM_URL_FILE;
+
 #[derive(Debug, Clone)]
 pub struct Config {
     /// The local socket (a named pipe path on Windows).
@@ -39,10 +41,6 @@ pub struct Config {
     /// so that the password this daemon holds goes to no other server.
     pub team_url: Option<String>,
 }
-
-/// Where the daemon keeps the team URL it was last given, for starts that give none (the
-/// client's autostart from an agent's bare environment, the service).
-pub const TEAM_URL_FILE: &str = "team-url";
 
 /// Ten minutes: an agent's pauses between questions are shorter, a lunch break is longer.
 /// Where `boogerd` serves HTTP by default.

@@ -49,7 +49,8 @@ impl ManageConnection for Manager {
 }
 
 pub struct TeamPool {
-    pool: Pool<Manager>,
+    /// Always here but while dropped (see `Drop`).
+    pool: Option<Pool<Manager>>,
     server: String,
 }
 
@@ -66,7 +67,11 @@ impl TeamPool {
             // The one housekeeping thread every pool shares, not r2d2's three.
             .thread_pool(crate::store::pool_thread())
             .build_unchecked(Manager { url: url.to_owned() });
-        Self { pool, server }
+        Self { pool: Some(pool), server }
+    }
+
+    fn pool(&self) -> &Pool<Manager> {
+        self.pool.as_ref().expect("a pool until dropped")
     }
 
     pub fn server(&self) -> &str {
@@ -75,12 +80,23 @@ impl TeamPool {
 
     /// A connection, or why none can be had now.
     pub fn get(&self) -> Result<Pooled, Unavailable> {
-        self.pool.get().map_err(|e| Unavailable { server: self.server.clone(), why: e.to_string() })
+        self.pool().get().map_err(|e| Unavailable { server: self.server.clone(), why: e.to_string() })
     }
 
     /// Connections open, and of those idle.
     pub fn state(&self) -> (u32, u32) {
-        let s = self.pool.state();
+        let s = self.pool().state();
         (s.connections, s.idle_connections)
+    }
+}
+
+/// The synchronous PostgreSQL client closes a connection on a runtime of its own, which cannot
+/// start on a thread of the server's runtime (the pool is dropped there as the server stops:
+/// that panicked in every clean stop): the pool is dropped on a thread of its own.
+impl Drop for TeamPool {
+    fn drop(&mut self) {
+        if let Some(pool) = self.pool.take() {
+            let _ = std::thread::Builder::new().name("team-close".into()).spawn(move || drop(pool)).map(|t| t.join());
+        }
     }
 }
