@@ -288,6 +288,8 @@ fn setup_remote_writes_a_team_server_entry_beside_the_local_one_and_takes_it_out
     let home = env.dir.path();
     let claude = home.join(".claude.json");
     write(&claude, "{\n  // mine\n  \"theme\": \"dark\"\n}\n");
+    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let claude_mode = 0o644;
     std::fs::create_dir_all(home.join(".codex")).unwrap();
     std::fs::create_dir_all(home.join(".cursor")).unwrap();
     let before = snapshot(home, &env.home);
@@ -352,6 +354,7 @@ fn setup_remote_writes_a_team_server_entry_beside_the_local_one_and_takes_it_out
     let mut after = snapshot(home, &env.home);
     after.remove(&token_file);
     assert_eq!(after, before, "every file as it was");
+    assert_eq!(std::fs::metadata(&claude).unwrap().permissions().mode() & 0o777, claude_mode, "its mode as it was");
 
     let bad = setup(&env, home, &["--remote", url, "claude-code"]);
     assert!(!bad.status.success() && booger_tests::stderr(&bad).contains("--token-file"), "{}", describe(&bad));

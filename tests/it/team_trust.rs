@@ -293,14 +293,8 @@ fn a_connection_flood_from_one_address_leaves_others_served() {
     let s = served();
     let port: u16 = s.server.base.rsplit(':').next().unwrap().parse().unwrap();
     let target: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
-    let flood: Vec<std::net::TcpStream> = (0..300)
-        .map(|_| {
-            let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-            socket.bind(&std::net::SocketAddr::from(([127, 0, 0, 2], 0)).into()).unwrap();
-            socket.connect(&target.into()).unwrap();
-            socket.into()
-        })
-        .collect();
+    let flood: Vec<std::net::TcpStream> =
+        (0..300).map(|_| booger_tests::connect_from([127, 0, 0, 2], target)).collect();
     // Past its share, the address's connections are answered 503 and closed.
     let mut last = &flood[flood.len() - 1];
     last.set_read_timeout(Some(std::time::Duration::from_secs(10))).unwrap();

@@ -23,6 +23,15 @@ pub mod tls_proxy;
 /// How long anything in a test may take before the test fails instead of hanging.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
 
+/// A TCP connection to `target` from the loopback address `source` (`127.0.0.2`: another
+/// client address on the same machine, for the team server's per-address limits).
+pub fn connect_from(source: [u8; 4], target: std::net::SocketAddr) -> std::net::TcpStream {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).expect("socket");
+    socket.bind(&std::net::SocketAddr::from((source, 0)).into()).expect("bind the source address");
+    socket.connect(&target.into()).expect("connect");
+    socket.into()
+}
+
 /// Path of a workspace binary, built once per test run so tests never run stale binaries.
 pub fn bin(name: &str) -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();

@@ -27,6 +27,9 @@ struct Record {
     written: String,
     /// Directories setup created for the file, innermost first (removed again when empty).
     created_dirs: Vec<PathBuf>,
+    /// The file's permission bits before setup first changed it (a team token makes it
+    /// private; putting the copy back puts these back too).
+    mode: Option<u32>,
 }
 
 /// What `--remove` did with a file.
@@ -56,7 +59,8 @@ impl Ledger {
                     .and_then(Value::as_array)
                     .map(|a| a.iter().filter_map(Value::as_str).map(PathBuf::from).collect())
                     .unwrap_or_default();
-                Some(Record { path, backup, written, created_dirs })
+                let mode = r.get("mode").and_then(Value::as_u64).and_then(|m| u32::try_from(m).ok());
+                Some(Record { path, backup, written, created_dirs, mode })
             })
             .collect();
         Ledger { file, backups: dir.join("backups"), records }
@@ -84,6 +88,7 @@ impl Ledger {
                 dir = d.parent();
             }
         }
+        let mode = known.is_none().then(|| permission_bits(path)).flatten();
         let backup = match (known, old) {
             (None, Some(bytes)) => {
                 create_private_dir(&self.backups)?;
@@ -103,7 +108,7 @@ impl Ledger {
         let written = format!("{:016x}", fingerprint(new.as_bytes()));
         match known {
             Some(i) => self.records[i].written = written,
-            None => self.records.push(Record { path: path.to_owned(), backup, written, created_dirs }),
+            None => self.records.push(Record { path: path.to_owned(), backup, written, created_dirs, mode }),
         }
         self.save()
     }
@@ -119,7 +124,14 @@ impl Ledger {
             return Ok(Undo::EditOut);
         }
         match &r.backup {
-            Some(copy) => replace_file(path, &std::fs::read(copy)?)?,
+            Some(copy) => {
+                replace_file(path, &std::fs::read(copy)?)?;
+                #[cfg(unix)]
+                if let Some(mode) = r.mode {
+                    use std::os::unix::fs::PermissionsExt;
+                    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
+                }
+            }
             None => {
                 std::fs::remove_file(path)?;
                 for d in &r.created_dirs {
@@ -154,6 +166,7 @@ impl Ledger {
                     "backup": r.backup,
                     "written": r.written,
                     "created_dirs": r.created_dirs,
+                    "mode": r.mode,
                 })
             })
             .collect();
@@ -162,6 +175,20 @@ impl Ledger {
         }
         let text = serde_json::to_string_pretty(&json!({ "files": files })).expect("ledger serializes");
         replace_file(&self.file, text.as_bytes())
+    }
+}
+
+/// `path`'s permission bits, if it exists (Unix).
+fn permission_bits(path: &Path) -> Option<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path).ok().map(|m| m.permissions().mode() & 0o7777)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
     }
 }
 

@@ -83,6 +83,11 @@ impl TeamPool {
         self.pool().get().map_err(|e| Unavailable { server: self.server.clone(), why: e.to_string() })
     }
 
+    /// A connection if one is free now, without waiting.
+    pub fn try_get(&self) -> Option<Pooled> {
+        self.pool().try_get()
+    }
+
     /// Connections open, and of those idle.
     pub fn state(&self) -> (u32, u32) {
         let s = self.pool().state();

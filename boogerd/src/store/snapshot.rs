@@ -50,19 +50,35 @@ pub fn files_of(file: &Path) -> Result<Vec<(String, String)>> {
     rows.collect::<rusqlite::Result<_>>().map_err(sql)
 }
 
-/// Calls `each` with every file an index file holds, as (path, content hash, its chunks), one
-/// file at a time, until it returns false.
-pub fn files_with_chunks(file: &Path, mut each: impl FnMut(String, String, Vec<Chunk>) -> bool) -> Result<()> {
+/// The files of an index file in pieces of about `files` each, as ranges of their ids (for
+/// [`files_with_chunks`] on several threads).
+pub fn file_id_pieces(file: &Path, files: i64) -> Result<Vec<std::ops::Range<i64>>> {
+    let sql = |source| StoreError::Sqlite { path: file.to_owned(), source };
+    let c = open_untrusted(file).map_err(sql)?;
+    let (low, high): (Option<i64>, Option<i64>) =
+        c.query_row("SELECT min(id), max(id) FROM files", [], |r| Ok((r.get(0)?, r.get(1)?))).map_err(sql)?;
+    let (Some(low), Some(high)) = (low, high) else { return Ok(Vec::new()) };
+    let step = files.max(1);
+    Ok((low..=high).step_by(step as usize).map(|a| a..(a + step).min(high + 1)).collect())
+}
+
+/// Calls `each` with every file whose id is in `ids` an index file holds, as (path, content
+/// hash, its chunks), one file at a time, until it returns false.
+pub fn files_with_chunks(
+    file: &Path,
+    ids: std::ops::Range<i64>,
+    mut each: impl FnMut(String, String, Vec<Chunk>) -> bool,
+) -> Result<()> {
     let sql = |source| StoreError::Sqlite { path: file.to_owned(), source };
     let c = open_untrusted(file).map_err(sql)?;
     let mut stmt = c
         .prepare(
             "SELECT f.path, f.content_hash, c.kind, c.name, c.signature, c.parent, c.doc, c.content, c.start_line,
                     c.end_line, c.start_byte, c.end_byte
-             FROM files f LEFT JOIN chunks c ON c.file_id = f.id ORDER BY f.id",
+             FROM files f LEFT JOIN chunks c ON c.file_id = f.id WHERE f.id >= ?1 AND f.id < ?2 ORDER BY f.id",
         )
         .map_err(sql)?;
-    let mut rows = stmt.query([]).map_err(sql)?;
+    let mut rows = stmt.query([ids.start, ids.end]).map_err(sql)?;
     let mut current: Option<(String, String, Vec<Chunk>)> = None;
     while let Some(r) = rows.next().map_err(sql)? {
         let path: String = r.get(0).map_err(sql)?;
@@ -327,7 +343,7 @@ mod tests {
         let before = meta("generation");
         std::thread::sleep(std::time::Duration::from_millis(2));
         let mut seen = Vec::new();
-        files_with_chunks(&copy, |path, hash, chunks| {
+        files_with_chunks(&copy, 0..i64::MAX, |path, hash, chunks| {
             seen.push((path, hash, chunks.iter().map(|c| c.content.clone()).collect::<Vec<_>>()));
             true
         })

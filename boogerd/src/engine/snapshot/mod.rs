@@ -21,7 +21,8 @@ use crate::domain::git::GitError;
 use crate::domain::git::repo::Repo;
 use crate::source::chunk::{Chunk, verify};
 use crate::store::snapshot::{
-    Refused, Verified, adopt_received, check_received, clear_for_clones, files_of, files_with_chunks, format,
+    Refused, Verified, adopt_received, check_received, clear_for_clones, file_id_pieces, files_of, files_with_chunks,
+    format,
 };
 use crate::store::team::{Piece, SnapshotInfo, TeamError, TeamStore};
 use crate::store::{Store, StoreError};
@@ -346,41 +347,46 @@ pub fn restore(
 /// says and every chunk is a slice of them ([`verify::check`]); and how many were not. A
 /// publisher's index is a file they could edit: what it says is taken only where the clone's
 /// own files prove it, and the run chunks every other file afresh. Checked on a thread per
-/// core (a read, a hash and a comparison a file; no parse).
+/// core, each reading its own pieces of the index (a read, a hash and a comparison a file;
+/// no parse).
 fn verify_here(
     file: &Path,
     root: &Path,
     here: Vec<(String, u64, i64)>,
 ) -> Result<(Vec<Verified>, usize), SnapshotError> {
-    let mut stamps: HashMap<String, (u64, i64)> = here.into_iter().map(|(p, size, t)| (p, (size, t))).collect();
-    let (send, work) = std::sync::mpsc::sync_channel::<(String, String, Vec<Chunk>, (u64, i64))>(256);
-    let work = std::sync::Mutex::new(work);
-    let (verified, refused) = (std::sync::Mutex::new(Vec::new()), std::sync::atomic::AtomicUsize::new(0));
-    let read = std::thread::scope(|s| {
-        for _ in 0..crate::base::threads::cores().clamp(1, 8) {
-            s.spawn(|| {
-                loop {
-                    let next = work.lock().unwrap_or_else(|p| p.into_inner()).recv();
-                    let Ok((path, hash, chunks, (size, mtime))) = next else { return };
-                    match is_on_disk(&root.join(&path), &hash, &chunks) {
-                        Ok(()) => verified.lock().unwrap_or_else(|p| p.into_inner()).push((path, size, mtime, hash)),
-                        Err(why) => {
-                            refused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            tracing::warn!(path = %path, %why, "prebuilt index: a file's entry is not the file; indexed afresh");
-                        }
+    let stamps: HashMap<String, (u64, i64)> = here.into_iter().map(|(p, size, t)| (p, (size, t))).collect();
+    let pieces = file_id_pieces(file, 500)?;
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let refused = std::sync::atomic::AtomicUsize::new(0);
+    let verified = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..crate::base::threads::cores().clamp(1, 8))
+            .map(|_| {
+                s.spawn(|| -> Result<Vec<Verified>, SnapshotError> {
+                    let mut verified = Vec::new();
+                    while let Some(ids) = pieces.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                        files_with_chunks(file, ids.clone(), |path, hash, chunks| {
+                            let Some(&(size, mtime)) = stamps.get(&path) else { return true };
+                            match is_on_disk(&root.join(&path), &hash, &chunks) {
+                                Ok(()) => verified.push((path, size, mtime, hash)),
+                                Err(why) => {
+                                    refused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                                    tracing::warn!(path = %path, %why, "prebuilt index: a file's entry is not the file; indexed afresh");
+                                }
+                            }
+                            true
+                        })?;
                     }
-                }
-            });
+                    Ok(verified)
+                })
+            })
+            .collect();
+        let mut all = Vec::new();
+        for w in workers {
+            all.extend(w.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?);
         }
-        let read = files_with_chunks(file, |path, hash, chunks| match stamps.remove(&path) {
-            Some(stamp) => send.send((path, hash, chunks, stamp)).is_ok(),
-            None => true,
-        });
-        drop(send);
-        read
-    });
-    read?;
-    Ok((verified.into_inner().unwrap_or_else(|p| p.into_inner()), refused.into_inner()))
+        Ok::<_, SnapshotError>(all)
+    })?;
+    Ok((verified, refused.into_inner()))
 }
 
 /// Whether the file at `path` hashes to `hash` and holds `chunks`.

@@ -30,17 +30,22 @@ pub struct Tokens(Mutex<HashMap<[u8; 32], (Token, Instant)>>);
 impl Tokens {
     /// The live token `secret` is, asked of the team index unless checked within [`FRESH`];
     /// `Err` when the team index cannot be asked.
-    async fn check(&self, pool: &Arc<TeamPool>, secret: &str) -> Result<Option<Token>, String> {
+    /// A free connection of the calls' `pool` is taken when there is one; else the
+    /// connection kept for checks (`kept`), so that calls holding every pooled connection do
+    /// not keep a check waiting.
+    async fn check(&self, pool: &Arc<TeamPool>, kept: &Arc<TeamPool>, secret: &str) -> Result<Option<Token>, String> {
         let key = crate::base::secret::fingerprint(secret);
         if let Some((t, at)) = self.0.lock().expect("tokens lock").get(&key)
             && at.elapsed() < FRESH
         {
             return Ok(Some(t.clone()));
         }
-        let (pool, secret) = (pool.clone(), secret.to_owned());
+        let (pool, kept, secret) = (pool.clone(), kept.clone(), secret.to_owned());
         let found = tokio::task::spawn_blocking(move || {
-            // (`pool` is the server's connection kept for token checks.)
-            let mut conn = pool.get().map_err(|e| e.to_string())?;
+            let mut conn = match pool.try_get() {
+                Some(conn) => conn,
+                None => kept.get().map_err(|e| e.to_string())?,
+            };
             conn.token(&secret).map_err(|e| e.to_string())
         })
         .await
@@ -173,7 +178,7 @@ async fn admit(s: &Arc<Shared>, headers: &HeaderMap) -> Result<Token, Response> 
         s.metrics.unauthorized();
         return Err(unauthorized("send the token as `Authorization: Bearer TOKEN` (booger team token add makes one)"));
     };
-    let token = match s.tokens.check(&s.token_pool, &secret).await {
+    let token = match s.tokens.check(&s.pool, &s.token_pool, &secret).await {
         Ok(Some(t)) => t,
         Ok(None) => {
             s.metrics.unauthorized();

@@ -11,7 +11,7 @@
 //!   request with its id is told there is no such session.
 //! - Calls a minute per token, a 429 with `Retry-After` past them; at most as many calls at
 //!   once as there are connections to the team index, and half of them for one token; token
-//!   checks on a connection of their own; bodies as large as the socket takes; connections
+//!   checks on a connection kept for them; bodies as large as the socket takes; connections
 //!   bounded and timed as on the local face, and per client address.
 //! - `/metrics` only with its own secret; a refusal to a caller without a live token names
 //!   nothing of the server behind.
@@ -79,8 +79,9 @@ pub enum ServeError {
 /// Shared by the handlers.
 pub(crate) struct Shared {
     pool: Arc<TeamPool>,
-    /// A connection of its own for checking tokens: calls that hold every pooled connection
-    /// do not keep another token's check waiting.
+    /// A connection kept for checking tokens when calls hold every pooled one: they do not
+    /// keep another token's check waiting (a free pooled one is taken first, so the server
+    /// runs no more processes than calls need).
     token_pool: Arc<TeamPool>,
     /// Calls each token has running: at most [`Shared::per_token`] at once.
     in_flight: access::InFlight,

@@ -110,7 +110,7 @@ impl Lines {
 }
 
 fn memchr_iter(needle: u8, hay: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    hay.iter().enumerate().filter(move |(_, b)| **b == needle).map(|(i, _)| i)
+    memchr::memchr_iter(needle, hay)
 }
 
 /// Text of a byte range, lossily decoded (content is stored as UTF-8).
