@@ -1,4 +1,5 @@
-//! Every chunker, on any bytes under any file name: no panic, and every chunk inside the file.
+//! Every chunker, on any bytes under any file name: no panic, every chunk inside the file, and
+//! the check chunks made elsewhere must pass (`verify::check`) passes a file's own chunks.
 #![no_main]
 
 use std::path::Path;
@@ -36,4 +37,6 @@ fuzz_target!(|data: &[u8]| {
         assert!(1 <= c.start_line && c.start_line <= c.end_line && c.end_line <= lines, "{name}: {c:?}");
         assert!(c.start_byte <= c.end_byte && c.end_byte <= bytes.len(), "{name}: {c:?}");
     }
+    let checked = boogerd::source::chunk::verify::check(bytes, &chunked.chunks);
+    assert_eq!(checked, Ok(()), "{name}: a file's own chunks refused");
 });

@@ -158,7 +158,8 @@ fn pieces(bytes: &[u8], start: usize, end: usize) -> Vec<(usize, usize, usize)> 
         .collect()
 }
 
-fn floor_boundary(bytes: &[u8], mut i: usize) -> usize {
+/// `i`, moved back to the first byte of the character it is in.
+pub(super) fn floor_boundary(bytes: &[u8], mut i: usize) -> usize {
     while i > 0 && i < bytes.len() && (bytes[i] & 0xC0) == 0x80 {
         i -= 1;
     }

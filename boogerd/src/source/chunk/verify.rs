@@ -65,11 +65,22 @@ fn is_text_at_place(bytes: &[u8], at_place: &str, c: &Chunk) -> bool {
     if at_place.strip_prefix(c.content.as_str()).is_some_and(|rest| rest.trim().is_empty()) {
         return true;
     }
-    // (A character boundary can move the lead-in's start back by up to three bytes.)
-    let most = markdown::OVERLAP + 3;
-    c.content.strip_suffix(at_place).is_some_and(|lead| {
-        lead.len() <= most && text(bytes, c.start_byte.saturating_sub(most), c.start_byte).ends_with(lead)
-    })
+    // The lead-in starts no earlier than the chunker's own start for it: OVERLAP bytes back,
+    // then back to a character's first byte (far, over bytes that are not UTF-8).
+    let earliest = markdown::floor_boundary(bytes, c.start_byte.saturating_sub(markdown::OVERLAP));
+    let lead_in =
+        c.content.strip_suffix(at_place).is_some_and(|lead| text(bytes, earliest, c.start_byte).ends_with(lead));
+    // Bytes that are not UTF-8 across the lead-in's end read otherwise apart than together:
+    // the places the lead-in can start (the first, or whitespace), read with the piece.
+    lead_in
+        || (std::str::from_utf8(bytes).is_err()
+            && (earliest..c.start_byte)
+                .filter(|&from| from == earliest || bytes[from].is_ascii_whitespace())
+                .take(64)
+                .any(|from| {
+                    let together = text(bytes, from, c.end_byte);
+                    together.strip_prefix(c.content.as_str()).is_some_and(|rest| rest.trim().is_empty())
+                }))
 }
 
 /// Whether every word of `field` is a word of the file. A name, signature or doc is in its
@@ -159,6 +170,15 @@ mod tests {
         let long = format!("# Title\n\n{}\n## Part\n\nSome prose.\n", "word ".repeat(3000));
         files.push(("doc.md".into(), long.into_bytes()));
         files.push(("notes.txt".into(), "line one\nline two\n\n".repeat(200).into_bytes()));
+        // Bytes that are not UTF-8 in a Markdown piece's lead-in (found by fuzzing): they
+        // read three bytes each, and a cut inside them moves back over all of them.
+        let mut odd = b"# Title\n\n".to_vec();
+        for _ in 0..6 {
+            odd.extend(b"word ".repeat(120));
+            odd.extend([0x8B; 150]);
+            odd.extend(b" tail\n\n");
+        }
+        files.push(("odd.md".into(), odd));
         assert!(files.len() >= 7);
         for (name, bytes) in files {
             for too_large in [false, true] {
