@@ -93,9 +93,9 @@ fn a_server_out_of_reach_or_too_new_is_refused_clearly() {
         assert!(!ok && said.contains("cannot reach the team index at 127.0.0.1:1/booger"), "{said}");
         assert!(!said.contains("secret"), "the password leaked: {said}");
     }
-    let _d = env.start_daemon_with(&["--team-url", &pg.url]);
+    let d = env.start_daemon_with(&["--team-url", &pg.url]);
     let (ok, _, said) = publish(&env, &repo, &[]);
-    assert!(ok, "{said}");
+    assert!(ok, "{said}\n{}", d.log_text());
 
     // A daemon whose team index is out of reach indexes and answers locally, as before.
     let apart = Env::new();
