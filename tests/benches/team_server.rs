@@ -203,14 +203,7 @@ fn main() {
     summary("10 agents beside 500 idle connections from one other address", &with_idle);
     drop(idle);
 
-    let metrics = http
-        .get(format!("{}/metrics", server.base))
-        .header("Authorization", format!("Bearer {}", booger_tests::team_server::METRICS_TOKEN))
-        .call()
-        .unwrap()
-        .body_mut()
-        .read_to_string()
-        .unwrap();
+    let metrics = booger_tests::team_server::metrics(&server.base);
     println!("\nserver-side mean per call, all runs:");
     for tool in ["search", "grep", "symbols", "workspace-search"] {
         let total = |what: &str| -> f64 {

@@ -74,6 +74,18 @@ pub fn agent() -> ureq::Agent {
         .into()
 }
 
+/// `/metrics` of the team server at `base`, asked with its secret: the text.
+pub fn metrics(base: &str) -> String {
+    agent()
+        .get(format!("{base}/metrics"))
+        .header("Authorization", format!("Bearer {METRICS_TOKEN}"))
+        .call()
+        .expect("GET /metrics")
+        .body_mut()
+        .read_to_string()
+        .expect("its text")
+}
+
 /// `booger team token add NAME --repos …` on the team index at `url`: the secret it printed.
 pub fn add_token(env: &Env, url: &str, name: &str, repos: &[&str], rate: Option<u32>) -> String {
     let mut cmd = env.booger(None);

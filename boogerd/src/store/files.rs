@@ -409,21 +409,7 @@ impl Store {
                 "SELECT kind, name, signature, parent, doc, content, start_line, end_line, start_byte, end_byte
                  FROM chunks WHERE file_id = (SELECT id FROM files WHERE path = ?1) ORDER BY start_byte, id",
             )?;
-            let rows = stmt.query_map([path], |r| {
-                let kind: String = r.get(0)?;
-                Ok(Chunk {
-                    kind: crate::source::chunk::intern_kind(&kind),
-                    name: r.get(1)?,
-                    signature: r.get(2)?,
-                    parent: r.get(3)?,
-                    doc: r.get(4)?,
-                    content: r.get(5)?,
-                    start_line: r.get(6)?,
-                    end_line: r.get(7)?,
-                    start_byte: r.get::<_, i64>(8)? as usize,
-                    end_byte: r.get::<_, i64>(9)? as usize,
-                })
-            })?;
+            let rows = stmt.query_map([path], |r| chunk_at(r, 0))?;
             rows.collect()
         })
     }
@@ -457,6 +443,27 @@ impl Store {
                 .map(|n| n as u64)
         })
     }
+}
+
+/// A chunk read from a row whose columns from `at` on are kind, name, signature, parent, doc,
+/// content, start and end line, start and end byte (a kind this booger does not know reads
+/// as `raw`; a negative offset as past any file, which no check passes).
+pub(super) fn chunk_at(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Chunk> {
+    let kind: String = r.get(at)?;
+    let offset =
+        |i: usize| -> rusqlite::Result<usize> { Ok(usize::try_from(r.get::<_, i64>(at + i)?).unwrap_or(usize::MAX)) };
+    Ok(Chunk {
+        kind: crate::source::chunk::intern_kind(&kind),
+        name: r.get(at + 1)?,
+        signature: r.get(at + 2)?,
+        parent: r.get(at + 3)?,
+        doc: r.get(at + 4)?,
+        content: r.get(at + 5)?,
+        start_line: r.get(at + 6)?,
+        end_line: r.get(at + 7)?,
+        start_byte: offset(8)?,
+        end_byte: offset(9)?,
+    })
 }
 
 #[cfg(test)]

@@ -92,22 +92,10 @@ pub fn files_with_chunks(
             Some(c) => c,
             None => current.insert((path, r.get(1).map_err(sql)?, Vec::new())),
         };
-        let Some(kind) = r.get::<_, Option<String>>(2).map_err(sql)? else { continue };
-        let chunk = || -> rusqlite::Result<Chunk> {
-            Ok(Chunk {
-                kind: crate::source::chunk::intern_kind(&kind),
-                name: r.get(3)?,
-                signature: r.get(4)?,
-                parent: r.get(5)?,
-                doc: r.get(6)?,
-                content: r.get(7)?,
-                start_line: r.get(8)?,
-                end_line: r.get(9)?,
-                start_byte: usize::try_from(r.get::<_, i64>(10)?).unwrap_or(usize::MAX),
-                end_byte: usize::try_from(r.get::<_, i64>(11)?).unwrap_or(usize::MAX),
-            })
-        };
-        chunks.push(chunk().map_err(sql)?);
+        if r.get_ref(2).map_err(sql)?.as_str_or_null().map_err(|e| sql(e.into()))?.is_none() {
+            continue; // a file without chunks
+        }
+        chunks.push(super::files::chunk_at(r, 2).map_err(sql)?);
     }
     if let Some((p, h, chunks)) = current {
         each(p, h, chunks);
