@@ -221,14 +221,7 @@ fn keep_team_url() -> std::io::Result<()> {
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
     builder.create(&dir)?;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    std::io::Write::write_all(
-        &mut options.open(dir.join(paths::TEAM_URL_FILE))?,
-        format!("{}\n", url.trim()).as_bytes(),
-    )?;
+    write_fresh_private(&dir.join(paths::TEAM_URL_FILE), &format!("{}\n", url.trim()))?;
     say!("the service's daemon will use the team index of BOOGER_TEAM_URL (kept in {})", dir.display());
     Ok(())
 }

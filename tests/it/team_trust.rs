@@ -163,33 +163,38 @@ fn chunks_made_elsewhere_are_taken_only_where_the_files_hold_them() {
     assert!(ok && published["prebuilt_index"]["state"] == "sent", "{said}");
     assert_eq!(planted_in_team(&pg), "0", "the edited chunk was published as the team's");
 
-    let other = Env::new();
-    let o = other.start_daemon_with(&["--team-url", &pg.url]);
-    let clone = other.dir.path().join("clone");
-    git(other.dir.path(), &["clone", "-q", origin.to_str().unwrap(), clone.to_str().unwrap()]);
-    add(&other, &clone);
-    assert!(other.run_in(Some(&clone), &["index"]).status.success());
+    let (other, o, clone) = teammate_clone(&pg.url, &origin);
     let log = o.log_text();
     assert!(log.contains("prebuilt index received") && log.contains("refused=1"), "{log}");
-    assert!(!grep_finds_planted(&other, &clone), "the planted line reached the clone's index");
-    let found = booger_tests::stdout(&other.run_in(Some(&clone), &["grep", "return x - 3"]));
-    assert!(found.contains("lib/part3.py"), "{found}");
+    answers_only_the_file(&other, &clone, "return x - 3", "lib/part3.py");
 
     // The team's own chunks altered behind booger's back: a clone filled from them takes
     // them only where they are its files'.
     pg.sql(&format!("UPDATE chunks SET content = content || E'\\n# {PLANTED}' WHERE name = 'piece_5'"));
     pg.sql("DELETE FROM snapshot_parts; DELETE FROM snapshots");
-    let third = Env::new();
-    let t = third.start_daemon_with(&["--team-url", &pg.url]);
-    let filled = third.dir.path().join("filled");
-    git(third.dir.path(), &["clone", "-q", origin.to_str().unwrap(), filled.to_str().unwrap()]);
-    add(&third, &filled);
-    assert!(third.run_in(Some(&filled), &["index"]).status.success());
+    let (third, t, filled) = teammate_clone(&pg.url, &origin);
     let log = t.log_text();
     assert!(log.contains("filled from the team index") && log.contains("team chunks not taken"), "{log}");
-    assert!(!grep_finds_planted(&third, &filled), "the planted line reached a filled index");
-    let found = booger_tests::stdout(&third.run_in(Some(&filled), &["grep", "return x - 5"]));
-    assert!(found.contains("lib/part5.py"), "{found}");
+    answers_only_the_file(&third, &filled, "return x - 5", "lib/part5.py");
+}
+
+/// A teammate: a daemon of its own on the team index at `url`, and a clone of `origin`
+/// registered and indexed there.
+fn teammate_clone(url: &str, origin: &Path) -> (Env, booger_tests::DaemonProc, std::path::PathBuf) {
+    let env = Env::new();
+    let daemon = env.start_daemon_with(&["--team-url", url]);
+    let clone = env.dir.path().join("clone");
+    git(env.dir.path(), &["clone", "-q", origin.to_str().unwrap(), clone.to_str().unwrap()]);
+    add(&env, &clone);
+    assert!(env.run_in(Some(&clone), &["index"]).status.success());
+    (env, daemon, clone)
+}
+
+/// The clone's index holds no planted line, and finds `line` in `path` as the file has it.
+fn answers_only_the_file(env: &Env, clone: &Path, line: &str, path: &str) {
+    assert!(!grep_finds_planted(env, clone), "the planted line reached the clone's index");
+    let found = booger_tests::stdout(&env.run_in(Some(clone), &["grep", line]));
+    assert!(found.contains(path), "{found}");
 }
 
 /// A file name that cannot be printed safely (a newline, an escape sequence) is not

@@ -2,7 +2,8 @@
 //! machine the indexer's writer and the answers to short queries come first: parse workers
 //! yield to the one SQLite writer (worth about a quarter of a full index's time on two cores),
 //! the embedder and the ranking and trigram passes to everything, heavy calls (`grep` over
-//! every chunk, git history) to `search`.
+//! every chunk, git history) to `search`. And what must close apart from a runtime is dropped
+//! on a thread of its own ([`drop_apart`]).
 
 /// Lowers the calling thread's priority (nice 10) for good. On Linux a thread's nice value
 /// is its own, and threads it starts (such as the transformer's matrix-multiply pool)
@@ -23,4 +24,11 @@ pub fn lower_priority() {
 pub fn cores() -> usize {
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+}
+
+/// Drops `value` on a thread of its own, and waits for it: for what closes itself on a runtime
+/// of its own (the synchronous PostgreSQL client), which cannot start on a thread that drives
+/// another (a daemon dropping its state as it stops panicked so).
+pub fn drop_apart<T: Send + 'static>(value: T) {
+    let _ = std::thread::Builder::new().name("drop-apart".into()).spawn(move || drop(value)).map(|t| t.join());
 }

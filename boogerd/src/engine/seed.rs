@@ -63,7 +63,7 @@ pub fn seed(root: &Path, head: &str, store: &Store, url: &str) -> Result<usize, 
                     return None;
                 }
                 // Taken only if it is this file's: the run chunks any other itself.
-                if let Err(why) = holds(&root.join(&w.rel), b) {
+                if let Err(why) = file_holds(&root.join(&w.rel), &b.content_hash, &b.chunks) {
                     tracing::warn!(path = %w.rel, %why, "team chunks not taken: they are not the file's");
                     return None;
                 }
@@ -85,15 +85,15 @@ pub fn seed(root: &Path, head: &str, store: &Store, url: &str) -> Result<usize, 
     Ok(filled)
 }
 
-/// Whether the team's chunks of `blob` are the file at `path` on disk: its bytes hash as the
-/// blob says, and every chunk is a slice of them ([`verify::check`]). A teammate's publish is
-/// not believed: what reaches this index is in the file.
-fn holds(path: &Path, blob: &crate::store::team::StoredBlob) -> Result<(), String> {
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
-    if crate::source::hash::file_hash(&bytes) != blob.content_hash {
-        return Err("its hash is not the file's".to_owned());
-    }
-    verify::check(&bytes, &blob.chunks).map_err(|e| e.to_string())
+/// Whether the file at `path` on disk hashes to `hash` and holds `chunks` ([`verify`]): chunks
+/// made elsewhere (the team's, a teammate's prebuilt index) are not believed, and what
+/// reaches this index is in the file. Read as a repository's files are read (no FIFO, no
+/// final link).
+pub(super) fn file_holds(path: &Path, hash: &str, chunks: &[crate::source::chunk::Chunk]) -> Result<(), String> {
+    let bytes = crate::base::repo_file::read(path, crate::source::HUGE_FILE_BYTES)
+        .map_err(|e| e.to_string())?
+        .ok_or("it is larger than any file booger indexes")?;
+    verify::check_file(&bytes, hash, chunks).map_err(|e| e.to_string())
 }
 
 /// Whether `path` reads as the language its blob was chunked as: the team chunked each blob

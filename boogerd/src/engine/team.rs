@@ -6,6 +6,7 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::base::threads::drop_apart;
 use crate::store::team::{TeamError, TeamStore, server_of};
 
 /// The first wait after a failure, and the longest.
@@ -113,15 +114,12 @@ impl TeamLink {
     }
 }
 
-/// The synchronous PostgreSQL client closes its connection on a runtime of its own, which
-/// cannot start on a thread of the daemon's (the daemon is dropped there as it stops: that
-/// panicked in every clean shutdown with a team index): the connection is closed on a thread
-/// of its own.
+/// The connection is closed apart from the daemon's runtime ([`drop_apart`]), where the
+/// daemon is dropped as it stops (that panicked in every clean shutdown with a team index).
 impl Drop for TeamLink {
     fn drop(&mut self) {
-        let conn = self.state.get_mut().unwrap_or_else(|p| p.into_inner()).conn.take();
-        if let Some(conn) = conn {
-            let _ = std::thread::Builder::new().name("team-close".into()).spawn(move || drop(conn)).map(|t| t.join());
+        if let Some(conn) = self.state.get_mut().unwrap_or_else(|p| p.into_inner()).conn.take() {
+            drop_apart(conn);
         }
     }
 }

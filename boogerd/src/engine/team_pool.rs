@@ -95,13 +95,13 @@ impl TeamPool {
     }
 }
 
-/// The synchronous PostgreSQL client closes a connection on a runtime of its own, which cannot
-/// start on a thread of the server's runtime (the pool is dropped there as the server stops:
-/// that panicked in every clean stop): the pool is dropped on a thread of its own.
+/// The pool's connections are closed apart from the server's runtime
+/// ([`crate::base::threads::drop_apart`]), where the pool is dropped as the server stops (that
+/// panicked in every clean stop).
 impl Drop for TeamPool {
     fn drop(&mut self) {
         if let Some(pool) = self.pool.take() {
-            let _ = std::thread::Builder::new().name("team-close".into()).spawn(move || drop(pool)).map(|t| t.join());
+            crate::base::threads::drop_apart(pool);
         }
     }
 }

@@ -19,7 +19,6 @@ use std::sync::atomic::AtomicBool;
 
 use crate::domain::git::GitError;
 use crate::domain::git::repo::Repo;
-use crate::source::chunk::{Chunk, verify};
 use crate::store::snapshot::{
     Refused, Verified, adopt_received, check_received, clear_for_clones, file_id_pieces, files_of, files_with_chunks,
     format,
@@ -344,7 +343,7 @@ pub fn restore(
 
 /// Of the files `here` (as committed in this clone, as (path, size, time)), those whose
 /// entries in the received index `file` are the files on disk: the bytes hash as the entry
-/// says and every chunk is a slice of them ([`verify::check`]); and how many were not. A
+/// says and every chunk is a slice of them ([`crate::source::chunk::verify`]); and how many were not. A
 /// publisher's index is a file they could edit: what it says is taken only where the clone's
 /// own files prove it, and the run chunks every other file afresh. Checked on a thread per
 /// core, each reading its own pieces of the index (a read, a hash and a comparison a file;
@@ -366,7 +365,7 @@ fn verify_here(
                     while let Some(ids) = pieces.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
                         files_with_chunks(file, ids.clone(), |path, hash, chunks| {
                             let Some(&(size, mtime)) = stamps.get(&path) else { return true };
-                            match is_on_disk(&root.join(&path), &hash, &chunks) {
+                            match super::seed::file_holds(&root.join(&path), &hash, &chunks) {
                                 Ok(()) => verified.push((path, size, mtime, hash)),
                                 Err(why) => {
                                     refused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -387,15 +386,6 @@ fn verify_here(
         Ok::<_, SnapshotError>(all)
     })?;
     Ok((verified, refused.into_inner()))
-}
-
-/// Whether the file at `path` hashes to `hash` and holds `chunks`.
-fn is_on_disk(path: &Path, hash: &str, chunks: &[Chunk]) -> Result<(), String> {
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
-    if crate::source::hash::file_hash(&bytes) != hash {
-        return Err("its hash is not the file's".to_owned());
-    }
-    verify::check(&bytes, chunks).map_err(|e| e.to_string())
 }
 
 /// Reads the prebuilt index `info` from the team index into `file`: the server reads the

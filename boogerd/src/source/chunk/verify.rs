@@ -9,6 +9,8 @@ use super::{Chunk, Lines, markdown, text};
 /// Why chunks are not the file's.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Mismatch {
+    #[error("the file's bytes do not hash as said")]
+    Hash,
     #[error("chunk {0} lies outside the file")]
     Outside(usize),
     #[error("chunk {0}'s text is not the file's bytes at its place")]
@@ -17,6 +19,14 @@ pub enum Mismatch {
     Lines(usize),
     #[error("chunk {0}'s {1} holds words the file does not")]
     Words(usize, &'static str),
+}
+
+/// Checks that `bytes` hash to `hash` (what an index records for them) and hold `chunks`.
+pub fn check_file(bytes: &[u8], hash: &str, chunks: &[Chunk]) -> Result<(), Mismatch> {
+    if crate::source::hash::file_hash(bytes) != hash {
+        return Err(Mismatch::Hash);
+    }
+    check(bytes, chunks)
 }
 
 /// Checks `chunks` against `bytes`, the file they claim to be of. (About as fast as reading
@@ -33,7 +43,7 @@ pub fn check(bytes: &[u8], chunks: &[Chunk]) -> Result<(), Mismatch> {
             Some(slice) => std::borrow::Cow::Borrowed(slice),
             None => std::borrow::Cow::Owned(text(bytes, c.start_byte, c.end_byte)),
         };
-        if !is_text_at_place(bytes, &at_place, c) {
+        if !is_text_at_place(bytes, valid, &at_place, c) {
             return Err(Mismatch::Text(i));
         }
         let last = c.end_byte.saturating_sub(1).max(c.start_byte);
@@ -58,10 +68,10 @@ pub fn check(bytes: &[u8], chunks: &[Chunk]) -> Result<(), Mismatch> {
     Ok(())
 }
 
-/// Whether `c.content` is `at_place` (the bytes at its place): all of it, but for blank
+/// Whether `c.content` is `at_place` (the bytes at its place; `valid`: the file is UTF-8): all of it, but for blank
 /// lines the chunker left off its end; or, for a piece of a long Markdown section, all of it
 /// after up to [`markdown::OVERLAP`] bytes of what comes before (the piece's lead-in).
-fn is_text_at_place(bytes: &[u8], at_place: &str, c: &Chunk) -> bool {
+fn is_text_at_place(bytes: &[u8], valid: bool, at_place: &str, c: &Chunk) -> bool {
     if at_place.strip_prefix(c.content.as_str()).is_some_and(|rest| rest.trim().is_empty()) {
         return true;
     }
@@ -73,7 +83,7 @@ fn is_text_at_place(bytes: &[u8], at_place: &str, c: &Chunk) -> bool {
     // Bytes that are not UTF-8 across the lead-in's end read otherwise apart than together:
     // the places the lead-in can start (the first, or whitespace), read with the piece.
     lead_in
-        || (std::str::from_utf8(bytes).is_err()
+        || (!valid
             && (earliest..c.start_byte)
                 .filter(|&from| from == earliest || bytes[from].is_ascii_whitespace())
                 .take(64)
