@@ -518,3 +518,51 @@ fn notes_are_capped_and_listed_within_the_budget() {
     assert!(size <= 2 * 3 * 6_000 * 4 + 10_000, "{size} bytes for the batch");
     assert!(text.contains("reached its budget"), "{}", &text[text.len().saturating_sub(300)..]);
 }
+
+/// The first answer after an index run ranks as every later one: the run leaves the ranking
+/// index current before it returns (built when there is none, a held one taking even a
+/// checkout's many files as a delta), so no query after `booger index` is answered from
+/// FTS5 while a build runs in the background.
+#[test]
+fn the_first_answer_after_an_index_or_a_checkout_ranks_from_the_ranking_index() {
+    let env = Env::new();
+    // Without the watcher, only `booger index` applies the checkout: nothing else races it.
+    let _d = env.start_daemon_with(&["--no-watch"]);
+    let root = env.project("first-second");
+    for i in 0..120 {
+        write(
+            &root,
+            &format!("src/part_{i}.py"),
+            format!("def handle_part_{i}(request):\n    return request.part_{i}\n"),
+        );
+    }
+    booger_tests::git(&root, &["init", "-q"]);
+    booger_tests::commit_all(&root, "parts");
+    booger_tests::git(&root, &["checkout", "-q", "-b", "renamed"]);
+    for i in 0..100 {
+        write(
+            &root,
+            &format!("src/part_{i}.py"),
+            format!("def resolve_piece_{i}(request):\n    return request.piece_{i}\n"),
+        );
+    }
+    booger_tests::commit_all(&root, "renamed");
+    booger_tests::git(&root, &["checkout", "-q", "main"]);
+    let root_arg = root.to_str().unwrap();
+    let ranking = |env: &Env| env.json(&["status", root_arg])["project"]["index"]["ranking_index"].clone();
+
+    let out = env.run(&["index", root_arg]);
+    assert!(out.status.success(), "{}", booger_tests::describe(&out));
+    assert_eq!(ranking(&env), "ready", "a first index leaves its ranking index built");
+    let (text, data, _) = search(&env, &root, json!({ "query": "handle_part_7", "output_mode": "files_with_matches" }));
+    assert_eq!(data["results"][0]["path"], "src/part_7.py", "{text}");
+
+    // A checkout changing most files: the held index takes them as a delta at once.
+    booger_tests::git(&root, &["checkout", "-q", "renamed"]);
+    let out = env.run(&["index", root_arg]);
+    assert!(out.status.success(), "{}", booger_tests::describe(&out));
+    assert_eq!(ranking(&env), "ready", "an index after a checkout leaves its ranking index current");
+    let (text, data, _) =
+        search(&env, &root, json!({ "query": "resolve_piece_7", "output_mode": "files_with_matches" }));
+    assert_eq!(data["results"][0]["path"], "src/part_7.py", "{text}");
+}

@@ -18,7 +18,8 @@
 //! `files` ranks files from these chunks, and by the share of the query's words each file holds,
 //! for `files_with_matches`.
 //!
-//! A question's first page is spread over files (`spread`). A pasted passage (an issue, a
+//! A question's first page is spread over files (`spread`), and its one-line chunks and
+//! example programs rank lower (`question`). A pasted passage (an issue, a
 //! traceback: `passage`) is ranked by its heaviest words, each with its weight, and its
 //! chunks are put in the order of the files it asks to change (`passage_files`).
 
@@ -32,6 +33,7 @@ pub mod passage;
 mod passage_files;
 pub mod postings;
 pub mod query;
+pub mod question;
 pub mod segment;
 pub mod semantic;
 pub mod snippet;
@@ -172,6 +174,9 @@ fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx:
             if chunk.kind == "import" {
                 // An import names what its file uses and explains none of it.
                 score -= WEIGHTS.import;
+            }
+            if query.question {
+                score += question::chunk_factor(&chunk);
             }
             Hit { chunk, score, notes }
         })

@@ -93,32 +93,60 @@ impl ProjectHandle {
         crate::base::memory::trim();
     }
 
-    /// Brings a ranking index that was current before a run up to date with the run's
-    /// changes (a pass over its postings, not a rebuild), or else rebuilds it in the
-    /// background. One nobody uses costs nothing.
+    /// Brings the ranking index current with a whole run's changes before the run returns,
+    /// so the first query after `booger index` (or a checkout, or a clone's first run) ranks
+    /// as every later one, not from FTS5: a held index takes the changes as a delta (a pass
+    /// over the changed files only, however many), one on disk is mapped and caught up, and a
+    /// project with none has it built here. A delta grown past its share of the base is
+    /// folded into a new base in the background, the current index answering meanwhile.
     pub(super) fn refresh_warm(self: &Arc<Self>, store: &Arc<Store>, before: u64, changed: &[String], full: bool) {
-        // A change this large (a checkout) would be merged into a new base at once: building
-        // that base directly saves the pass that would bring the old one up to date first.
-        if self.wants_new_base(store, changed) {
-            self.rebuild_warm(store);
+        use std::sync::atomic::Ordering;
+        if self.building.swap(true, Ordering::SeqCst) {
+            // A rebuild is under way: it is asked to catch up once done.
+            self.wanted.store(true, Ordering::SeqCst);
             return;
         }
-        if !self.update_warm(store, before, changed, full) {
-            let _ = self.ranking(store);
-        } else if self.wanted.swap(false, std::sync::atomic::Ordering::SeqCst) {
+        let current = self.update_warm(store, before, changed, full) || self.make_current(store);
+        self.building.store(false, Ordering::SeqCst);
+        if !current || self.wanted.swap(false, Ordering::SeqCst) {
             self.rebuild_warm(store);
+        }
+    }
+
+    /// Maps the base on disk (or catches the held index up) to the store's content, or else
+    /// builds a new base on this thread. False if neither worked (a build is then asked for in
+    /// the background). The caller holds the `building` flag.
+    fn make_current(&self, store: &Store) -> bool {
+        let started = std::time::Instant::now();
+        let current = self.warm.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let caught_up = match &current {
+            Some(p) => p.catch_up(store).map(Some),
+            None => Postings::open(store, &self.index_dir),
+        };
+        let made = match caught_up {
+            Ok(Some(p)) => Ok(p),
+            Ok(None) => Postings::build(store, &self.index_dir),
+            Err(e) => {
+                tracing::warn!(root = %self.root.display(), error = %e, "ranking index unusable; rebuilding");
+                Postings::build(store, &self.index_dir)
+            }
+        };
+        match made {
+            Ok(p) => {
+                tracing::debug!(root = %self.root.display(), ms = started.elapsed().as_millis() as u64, "ranking index current");
+                self.wanted.fetch_or(p.wants_merge(), std::sync::atomic::Ordering::SeqCst);
+                *self.warm.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(p));
+                true
+            }
+            Err(e) => {
+                tracing::warn!(root = %self.root.display(), error = %e, "ranking index build failed");
+                false
+            }
         }
     }
 
     fn has_warm(&self) -> bool {
         self.warm.lock().unwrap_or_else(|p| p.into_inner()).is_some()
-    }
-
-    /// True if a held ranking index would take `changed` as a delta only to be merged into a
-    /// new base at once.
-    fn wants_new_base(&self, store: &Store, changed: &[String]) -> bool {
-        self.has_warm()
-            && crate::domain::search::postings::merges_at_once(changed.len(), store.file_count().unwrap_or(0))
     }
 
     /// The delta half of [`refresh_warm`](Self::refresh_warm): false if only a rebuild will do.
@@ -177,17 +205,16 @@ impl AfterBatch {
             return; // a rebuild was already under way; it catches up by itself
         }
         // A released project (or one never searched) is caught up by its next query instead.
+        // A held one takes even a checkout's thousands of files as a delta first, so queries
+        // rank from it at once; a new base is then written in the background.
         let held = self.handle.has_warm();
-        let at_once = self.handle.wants_new_base(&self.store, &self.changed);
-        let updated = held && !at_once && self.handle.update_warm(&self.store, self.before, &self.changed, false);
+        let updated = held && self.handle.update_warm(&self.store, self.before, &self.changed, false);
         self.claimed = false;
         self.handle.building.store(false, std::sync::atomic::Ordering::SeqCst);
         if !held {
             return;
         }
-        if at_once {
-            self.handle.rebuild_warm(&self.store);
-        } else if !updated {
+        if !updated {
             let _ = self.handle.ranking(&self.store);
         } else if self.handle.wanted.swap(false, std::sync::atomic::Ordering::SeqCst) {
             self.handle.rebuild_warm(&self.store);

@@ -43,12 +43,6 @@ const B: f64 = 0.75;
 const MERGE_SHARE: f64 = 0.1;
 const MERGE_MIN: u32 = 5_000;
 
-/// True if a run that changed `changed` of `files` files makes a delta that asks for a new
-/// base right away ([`Postings::wants_merge`] in files rather than chunks: each changed file
-/// counts twice there, its old chunks deleted and its new ones added, so this is safe by half).
-pub fn merges_at_once(changed: usize, files: u64) -> bool {
-    changed > 64 && changed as f64 > files as f64 * MERGE_SHARE
-}
 /// The recent segment is folded into the delta once it would hold more files than this: an
 /// edit rebuilds at most this many files, and a fold (the delta's files) comes this rarely.
 const RECENT_FILES: usize = 32;
