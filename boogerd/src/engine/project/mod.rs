@@ -59,6 +59,8 @@ pub struct ProjectHandle {
     /// rebuild is under way.
     warm: Mutex<Option<Arc<Postings>>>,
     building: std::sync::atomic::AtomicBool,
+    /// Signalled when the update or rebuild under way ends (`building` let go).
+    warm_moved: std::sync::Condvar,
     /// Trigram rows a large run left are being written in the background.
     filling: std::sync::atomic::AtomicBool,
     /// A search asked for the ranking index while a run was going: build it after the run.
@@ -120,6 +122,7 @@ impl ProjectHandle {
             last_report: Mutex::new(None),
             warm: Mutex::new(None),
             building: std::sync::atomic::AtomicBool::new(false),
+            warm_moved: std::sync::Condvar::new(),
             filling: std::sync::atomic::AtomicBool::new(false),
             filling_from: Mutex::default(),
             wanted: std::sync::atomic::AtomicBool::new(false),

@@ -7,6 +7,10 @@ use super::ProjectHandle;
 use crate::domain::search::postings::Postings;
 use crate::store::Store;
 
+/// How long a query waits for the ranking index an update or build is bringing current,
+/// before FTS5 answers instead (a checkout's thousand files take tens of milliseconds).
+const UPDATE_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+
 impl ProjectHandle {
     /// The ranking index if it matches the store's content, caught up from the base on disk
     /// when it does not (a released project, a daemon just started, a rebuild that raced
@@ -28,10 +32,12 @@ impl ProjectHandle {
             self.wanted.store(true, std::sync::atomic::Ordering::SeqCst);
             return None;
         }
-        // An update or a build is under way and brings it current in a moment: FTS5 answers
-        // rather than this query catching up on its own.
+        // An update or a build is under way and brings it current in a moment. A held index
+        // taking a batch's files (a checkout's thousand: tens of milliseconds) is waited
+        // for, so the query ranks as it will from now on; a first build is not (FTS5
+        // answers meanwhile). Neither is caught up by the query itself.
         if self.building.load(std::sync::atomic::Ordering::SeqCst) {
-            return None;
+            return current.and_then(|_| self.wait_current(store, UPDATE_WAIT));
         }
         let started = std::time::Instant::now();
         let caught_up = match &current {
@@ -53,6 +59,30 @@ impl ProjectHandle {
         }
         self.rebuild_warm(store);
         None
+    }
+
+    /// The ranking index once it matches the store's content, waiting for an update or build
+    /// under way at most `limit`; `None` if it does not come in time.
+    fn wait_current(&self, store: &Store, limit: std::time::Duration) -> Option<Arc<Postings>> {
+        let deadline = std::time::Instant::now() + limit;
+        let mut warm = self.warm.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if let Some(p) = warm.as_ref().filter(|p| p.content_generation == store.content_generation()) {
+                return Some(Arc::clone(p));
+            }
+            let left = deadline.checked_duration_since(std::time::Instant::now())?;
+            if !self.building.load(std::sync::atomic::Ordering::SeqCst) {
+                return None;
+            }
+            warm = self.warm_moved.wait_timeout(warm, left).unwrap_or_else(|p| p.into_inner()).0;
+        }
+    }
+
+    /// Lets go of the `building` flag and wakes the queries waiting for the ranking index.
+    pub(super) fn done_building(&self) {
+        let _warm = self.warm.lock().unwrap_or_else(|p| p.into_inner());
+        self.building.store(false, std::sync::atomic::Ordering::SeqCst);
+        self.warm_moved.notify_all();
     }
 
     /// `ready`, `building`, `stale` (content changed; rebuilt on the next search) or `none`.
@@ -89,7 +119,7 @@ impl ProjectHandle {
             }
             Err(e) => tracing::warn!(root = %self.root.display(), error = %e, "ranking index build failed"),
         }
-        self.building.store(false, std::sync::atomic::Ordering::SeqCst);
+        self.done_building();
         crate::base::memory::trim();
     }
 
@@ -107,7 +137,7 @@ impl ProjectHandle {
             return;
         }
         let current = self.update_warm(store, before, changed, full) || self.make_current(store);
-        self.building.store(false, Ordering::SeqCst);
+        self.done_building();
         if !current || self.wanted.swap(false, Ordering::SeqCst) {
             self.rebuild_warm(store);
         }
@@ -210,7 +240,7 @@ impl AfterBatch {
         let held = self.handle.has_warm();
         let updated = held && self.handle.update_warm(&self.store, self.before, &self.changed, false);
         self.claimed = false;
-        self.handle.building.store(false, std::sync::atomic::Ordering::SeqCst);
+        self.handle.done_building();
         if !held {
             return;
         }
@@ -225,7 +255,7 @@ impl AfterBatch {
 impl Drop for AfterBatch {
     fn drop(&mut self) {
         if self.claimed {
-            self.handle.building.store(false, std::sync::atomic::Ordering::SeqCst);
+            self.handle.done_building();
         }
     }
 }
