@@ -134,6 +134,29 @@ fn hybrid_search_fuses_both_rankings() {
     assert!(is_error && text.contains("`alpha` must be a number from 0 to 1"), "{text}");
 }
 
+/// A question's vectors re-rank lexical search's candidates in `hybrid-search`: two
+/// functions hold its words equally, and the one that does what it asks comes first.
+#[test]
+fn a_questions_vectors_pick_among_lexical_search_answers() {
+    let env = Env::new();
+    let root = env.project("rerank");
+    write(&root, "app/retry.py", FILES[2].1);
+    write(
+        &root,
+        "app/report.py",
+        "def upload_report(failed):\n    \"\"\"Count each failed upload in the upload report.\"\"\"\n    report.failed_uploads += len(failed)\n    return report\n",
+    );
+    let out = env.run(&["index", root.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", booger_tests::describe(&out));
+    env.embedded(&root);
+    let question = json!({ "query": "where is a failed upload sent again?", "output_mode": "signatures" });
+    let (text, data) = call(&env, &root, "search", question.clone());
+    assert_eq!(first(&data), "upload_report", "lexically a tie, in path order: {text}");
+    let (text, data) = call(&env, &root, "hybrid-search", question);
+    assert_eq!(first(&data), "upload_with_backoff", "{text}");
+    assert_eq!(data["results"].as_array().unwrap().len(), 2, "{text}");
+}
+
 /// `semantic-search` ranks files by its vectors alone: a file whose code holds every word of
 /// the query (which lifts a file in `search`'s files) but means something else stays behind
 /// the one that does what the query says.

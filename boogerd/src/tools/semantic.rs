@@ -20,8 +20,10 @@ pub fn semantic_search(call: &Call, a: args::Search) -> Outcome {
 }
 
 /// Hybrid search fuses by RRF, unless the call names its fusion, with the semantic weight for
-/// the query's kind: a change request gets the project's calibrated weight, a question the
-/// one measured on questions (see [`Calibration::semantic_weight_for`]).
+/// the query's kind: a change request gets the project's calibrated weight, a description the
+/// one measured on descriptions (see [`Calibration::semantic_weight_for`]). A question (unless
+/// the call names a fusion or weight; not in files mode, whose files stay lexical search's)
+/// has its vectors re-rank lexical search's candidates ([`semantic::rerank`]).
 pub fn hybrid_search(call: &Call, a: args::Hybrid) -> Outcome {
     run(call, &a.search, Some(&a))
 }
@@ -75,6 +77,16 @@ fn run(call: &Call, a: &args::Search, hybrid: Option<&args::Hybrid>) -> Outcome 
         // Lexical search's answer, whole: with its confidence.
         return request.respond(call, &lexical_hits(page.reach())?, None, &note, true);
     };
+    let files_mode = request.mode == crate::domain::search::format::OutputMode::FilesWithMatches;
+    if hybrid.is_some_and(|h| h.fusion.is_none() && h.semantic_weight.is_none()) && query.question && !files_mode {
+        // A question: its vectors re-rank lexical search's candidates.
+        let lexical = lexical_hits(semantic::RERANK_DEPTH.max(page.reach()))?;
+        let ids: Vec<i64> = lexical.iter().take(semantic::RERANK_DEPTH).map(|h| h.chunk.id).collect();
+        let cosines = index.cosines(store, &query_vector, &ids).map_err(|e| failed(tool, e))?;
+        // The first hundred carry their full rows already (lexical search's `need`).
+        let hits = semantic::rerank(lexical, &cosines.into_iter().collect(), query);
+        return request.respond(call, &hits, None, &note, judged);
+    }
     let need = if fusion.is_some() { FUSED_DEPTH.max(page.reach()) } else { page.reach() };
     let mut semantic_hits =
         semantic::search(store, &index, &query_vector, filters, need).map_err(|e| failed(tool, e))?;
@@ -83,7 +95,6 @@ fn run(call: &Call, a: &args::Search, hybrid: Option<&args::Hybrid>) -> Outcome 
         // Both lists equally deep: a long semantic tail would add up past lexical hits.
         semantic_hits.truncate(need);
     }
-    let files_mode = request.mode == crate::domain::search::format::OutputMode::FilesWithMatches;
     // Whether the hits are lexical search's: only its files rank by the query words they hold.
     let (hits, from_lexical) = match fusion {
         None if semantic_hits.is_empty() => {

@@ -151,16 +151,34 @@ impl VectorIndex {
             .vectors_of(&self.model, &ids)?
             .into_iter()
             .filter(|(_, blob)| blob.len() == 4 + self.dims)
-            .map(|(id, blob)| {
-                let scale = f32::from_le_bytes(blob[..4].try_into().expect("4 bytes"));
-                let row: Vec<i8> = blob[4..].iter().map(|&b| b as i8).collect();
-                (id, dot(&row, &q) as f32 * scale * qscale)
-            })
+            .map(|(id, blob)| (id, exact(&blob, &q, qscale)))
             .collect();
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         scored.truncate(k);
         Ok(scored)
     }
+
+    /// The cosines of the chunks `ids` with `query` (a unit vector), from their stored
+    /// vectors; a chunk without one is left out.
+    pub fn cosines(&self, store: &Store, query: &[f32], ids: &[i64]) -> Result<Vec<(i64, f32)>, StoreError> {
+        if query.len() != self.dims || ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (qscale, q) = quantize(query);
+        Ok(store
+            .vectors_of(&self.model, ids)?
+            .into_iter()
+            .filter(|(_, blob)| blob.len() == 4 + self.dims)
+            .map(|(id, blob)| (id, exact(&blob, &q, qscale)))
+            .collect())
+    }
+}
+
+/// A stored vector's (scale, then int8 values) dot product with a quantised query.
+fn exact(blob: &[u8], q: &[i8], qscale: f32) -> f32 {
+    let scale = f32::from_le_bytes(blob[..4].try_into().expect("4 bytes"));
+    let row: Vec<i8> = blob[4..].iter().map(|&b| b as i8).collect();
+    dot(&row, q) as f32 * scale * qscale
 }
 
 /// Bit `i` of `out` is set when component `i` is positive.

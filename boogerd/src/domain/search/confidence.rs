@@ -31,6 +31,8 @@ const LONE_WORD: f64 = 0.5;
 /// ("Use via extractor's rejection", "Apply FD_CLOEXEC on sockets": axum 0.826 against
 /// 0.862) and on a peer's published questions (NDCG@10 0.711 against 0.720) (BENCHMARKS.md).
 /// Hybrid search is never worse than lexical search by default; `semantic_weight` sets it.
+/// (A question's chunks are re-ranked by their cosines instead, `semantic::rerank`; its
+/// files, in files mode, are fused at this weight.)
 pub const QUESTION_SEMANTIC_WEIGHT: f64 = 0.0;
 /// Hybrid search's semantic weight for a change request in a commit subject's words ("fix
 /// completion for persistent flags") without calibration: 0, lexical search's own order
