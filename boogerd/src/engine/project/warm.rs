@@ -1,5 +1,6 @@
-//! A project's ranking index at run time: mapped from disk or built in the background, kept
-//! current by each run's changed files, and rebuilt on the background thread.
+//! A project's ranking index at run time: mapped from disk, built by the run that finds none,
+//! kept current by each run's changed files, and rewritten on the background thread once
+//! they add up.
 
 use std::sync::Arc;
 
@@ -164,7 +165,9 @@ impl ProjectHandle {
         match made {
             Ok(p) => {
                 tracing::debug!(root = %self.root.display(), ms = started.elapsed().as_millis() as u64, "ranking index current");
-                self.wanted.fetch_or(p.wants_merge(), std::sync::atomic::Ordering::SeqCst);
+                // Current now: a new base is wanted only for a delta grown past its share
+                // (not because a query asked while the run went on).
+                self.wanted.store(p.wants_merge(), std::sync::atomic::Ordering::SeqCst);
                 *self.warm.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(p));
                 true
             }
