@@ -182,6 +182,9 @@ fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx:
         })
         .collect();
     inherit_impl_headers(&mut hits);
+    if query.question {
+        question::lend_declarations(&mut hits);
+    }
     hits.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
