@@ -161,6 +161,8 @@ fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx:
                     WEIGHTS.test
                 } else if query.change {
                     -WEIGHTS.test / 4.0
+                } else if query.question {
+                    -question::TEST
                 } else {
                     -WEIGHTS.test
                 };

@@ -30,6 +30,11 @@ use crate::store::search::Candidate;
 /// What a declaration (a prototype) loses in a question's ranking: its definition answers.
 pub const DECLARATION: f64 = 3.0;
 
+/// What test code loses in the ranking of a question that is not about tests: twice what it
+/// loses elsewhere. Test names are sentences full of a question's words ("compares maps"),
+/// and fixtures (`tests/debug_handler/fail/…`) hold the very names asked about.
+pub const TEST: f64 = 8.0;
+
 /// What a chunk of [`TINY_LINES`] lines or fewer loses in a question's ranking.
 pub const TINY: f64 = 3.0;
 pub const TINY_LINES: u32 = 2;
