@@ -171,7 +171,13 @@ fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx:
                 // Prose explains code in the words of a question, which is why it matches
                 // them so well; the code is what a code search is for. Release notes most of
                 // all: they restate each change in its commit's words.
-                score -= if is_release_notes(&chunk.path) { WEIGHTS.release_notes } else { WEIGHTS.prose };
+                score -= if is_release_notes(&chunk.path) {
+                    WEIGHTS.release_notes
+                } else if query.question {
+                    question::PROSE
+                } else {
+                    WEIGHTS.prose
+                };
             }
             if chunk.kind == "import" {
                 // An import names what its file uses and explains none of it.
