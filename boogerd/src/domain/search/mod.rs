@@ -18,8 +18,9 @@
 //! `files` ranks files from these chunks, and by the share of the query's words each file holds,
 //! for `files_with_matches`.
 //!
-//! A question's first page is spread over files (`spread`), and its one-line chunks and
-//! example programs rank lower (`question`). A pasted passage (an issue, a
+//! A question's first page is spread over files (`spread`); its one-line chunks, example
+//! programs, type definitions, tests and prose rank lower, and a declaration's match counts
+//! for its definition (`question`). A pasted passage (an issue, a
 //! traceback: `passage`) is ranked by its heaviest words, each with its weight, and its
 //! chunks are put in the order of the files it asks to change (`passage_files`).
 
