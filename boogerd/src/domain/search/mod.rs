@@ -312,12 +312,18 @@ const DOC_WORDS: &[&str] = &[
     "manual",
 ];
 
+/// Words of [`DOC_WORDS`] that a question uses for what code does ("a store that changes
+/// only when…", "the history of the state"), not for release notes.
+const VERB_LIKE_DOC_WORDS: &[&str] = &["changes", "release", "releases", "history", "news", "document"];
+
 impl Query {
     /// The query names documentation (or release notes): prose is what it wants. A passage
     /// asks in its title (its body may well point at the docs it read).
     fn asks_for_docs(&self) -> bool {
         let words = self.passage.as_ref().map_or(&self.words, |p| &p.title);
-        words.iter().any(|w| DOC_WORDS.contains(&w.as_str()))
+        words
+            .iter()
+            .any(|w| DOC_WORDS.contains(&w.as_str()) && !(self.question && VERB_LIKE_DOC_WORDS.contains(&w.as_str())))
     }
 }
 

@@ -432,3 +432,12 @@ fn a_question_first_page_takes_one_chunk_per_file_first() {
     .unwrap();
     assert_eq!(hits[1].chunk.path, "router/table.py");
 }
+
+/// A question that says "changes" or "history" of what code does does not ask for release
+/// notes; one that names the docs does, and so does a short query naming the changes.
+#[test]
+fn a_question_asks_for_docs_only_by_naming_them() {
+    assert!(!Query::parse("where is a store built that changes only when actions are sent?").asks_for_docs());
+    assert!(Query::parse("where do the docs explain persisting a store?").asks_for_docs());
+    assert!(Query::parse("changes in 2.0").asks_for_docs());
+}
