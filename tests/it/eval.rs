@@ -246,8 +246,8 @@ fn search_knows_when_it_has_no_good_answer_before_and_after_calibration() {
     // A question is answered by lexical search's candidates, re-ranked by its vectors (no
     // fused weight ranked above lexical search on every set: BENCHMARKS.md); a weight the
     // call names fuses as asked.
-    let question = |extra: &[&str]| {
-        let mut args = vec!["hybrid-search", "where are stale tokens kept", "--project", project, "--head-limit", "20"];
+    let places = |tool: &str, limit: &str, extra: &[&str]| {
+        let mut args = vec![tool, "where are stale tokens kept", "--project", project, "--head-limit", limit];
         args.extend_from_slice(extra);
         let v = env.json(&args);
         v["results"]
@@ -257,17 +257,8 @@ fn search_knows_when_it_has_no_good_answer_before_and_after_calibration() {
             .map(|r| (r["path"].clone(), r["start_line"].clone()))
             .collect::<Vec<_>>()
     };
-    let candidates = {
-        let mut args = vec!["search", "where are stale tokens kept", "--project", project, "--head-limit", "100"];
-        args.extend_from_slice(&["--output-mode", "signatures"]);
-        let v = env.json(&args);
-        v["results"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| (r["path"].clone(), r["start_line"].clone()))
-            .collect::<Vec<_>>()
-    };
+    let question = |extra: &[&str]| places("hybrid-search", "20", extra);
+    let candidates = places("search", "100", &[]);
     let reranked = question(&[]);
     assert!(reranked.iter().all(|r| candidates.contains(r)), "only lexical candidates: {reranked:?}");
     assert_ne!(question(&["--semantic-weight", "0"]), question(&["--semantic-weight", "1"]), "the weight is read");
