@@ -163,7 +163,7 @@ fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx:
                 } else if query.change {
                     -WEIGHTS.test / 4.0
                 } else if query.question {
-                    -question::TEST
+                    -WEIGHTS.question_test
                 } else {
                     -WEIGHTS.test
                 };
@@ -175,7 +175,7 @@ fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx:
                 score -= if is_release_notes(&chunk.path) {
                     WEIGHTS.release_notes
                 } else if query.question {
-                    question::PROSE
+                    WEIGHTS.question_prose
                 } else {
                     WEIGHTS.prose
                 };

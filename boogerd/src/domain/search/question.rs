@@ -1,23 +1,18 @@
 //! What a question's ranking weighs beyond the words it shares with a chunk.
 //!
 //! A question ("where is an error from a wrapped service turned into a response?") is
-//! written in the words of what the code does, and answered by the function or type that
-//! does it. Two kinds of chunk share its words without answering it:
-//! - A chunk of a line or two (an associated type `type Error = Infallible;`, a field, a
-//!   constant) matches its few words at full strength, since bm25 favours short texts, and
-//!   explains nothing: it loses [`TINY`].
-//! - Example programs show how a project is used, not how it works: they lose what tests
-//!   lose ([`WEIGHTS`]`.test`).
-//! - A type's definition (a struct of documented fields) holds the words of many questions
-//!   and does none of them: it loses [`TYPE`].
-//! - A declaration (a C prototype with its doc comment) names and explains a function whose
-//!   body is elsewhere: the definition gains the declaration's score, which loses
-//!   [`DECLARATION`] (`lend_declarations`).
-//!
-//! Test code and prose lose more in a question's ranking than elsewhere ([`TEST`], [`PROSE`]).
+//! written in the words of what the code does, and answered by the function that does it.
+//! Chunks that share its words without answering it lose (the amounts are in [`WEIGHTS`]):
+//! - a chunk of a line or two (an associated type `type Error = Infallible;`, a field, a
+//!   constant): bm25 favours short texts (`tiny`);
+//! - example programs, which show how a project is used, not how it works (`test`);
+//! - a type's definition, a struct of documented fields (`type_definition`);
+//! - test code and prose, more than in other queries (`question_test`, `question_prose`);
+//! - a declaration (a C prototype with its doc comment), whose function's body is elsewhere:
+//!   the definition gains the declaration's score (`lend_declarations`, `declaration`).
 //!
 //! Measured on `../shared/eval/questions` (100 questions, five repositories, NDCG@10): 0.460
-//! without the first two, 0.475 with both (each about half of it); lending declarations
+//! without the first two (short chunks, examples), 0.475 with both (each about half of it); lending declarations
 //! lifts hiredis (C) 0.378 → 0.433-0.437 (a share of 0.3 / 0.6 / 1 / 1.5 of the
 //! declaration's score: 0.368 / 0.405 / 0.437 / 0.445), the mean to 0.487 (no other
 //! repository has declarations); tests at 8 rather than 4: 0.500; prose at 9 / 12 / 18 / 30
@@ -33,65 +28,43 @@ use super::Hit;
 use super::weights::WEIGHTS;
 use crate::store::search::Candidate;
 
-/// What a declaration (a prototype) loses in a question's ranking: its definition answers.
-pub const DECLARATION: f64 = 3.0;
-
-/// What test code loses in the ranking of a question that is not about tests: twice what it
-/// loses elsewhere. Test names are sentences full of a question's words ("compares maps"),
-/// and fixtures (`tests/debug_handler/fail/…`) hold the very names asked about.
-pub const TEST: f64 = 8.0;
-
-/// What a type's definition loses in a question's ranking. How or where something is done
-/// is answered by the functions that do it; a type (a struct whose every field has its doc
-/// comment, a class body) holds the words of many questions and does none of them.
-pub const TYPE: f64 = 2.0;
-
 /// A type's definition: a struct, class, interface, type alias, enum, trait or impl header.
 fn is_type(kind: &str) -> bool {
     matches!(kind, "struct" | "class" | "interface" | "type" | "enum" | "typedef" | "trait" | "impl")
 }
 
-/// What prose loses in the ranking of a question that does not ask for documentation: three
-/// times what it loses elsewhere. A guide explains the code in the words of a question, so
-/// it matches them best of all; the question is asked of a code search, and the code is the
-/// answer (the guide stays a `grep` or a question about docs away).
-pub const PROSE: f64 = 18.0;
-
-/// What a chunk of [`TINY_LINES`] lines or fewer loses in a question's ranking.
-pub const TINY: f64 = 3.0;
-pub const TINY_LINES: u32 = 2;
-
 /// What a question's ranking adds to (or takes from) a chunk's score for the chunk alone.
 pub fn chunk_factor(c: &Candidate) -> f64 {
     let mut s = 0.0;
-    if c.end_line.saturating_sub(c.start_line) < TINY_LINES {
-        s -= TINY;
+    let w = &WEIGHTS;
+    if c.end_line.saturating_sub(c.start_line) < w.tiny_lines {
+        s -= w.tiny;
     }
     if is_example(&c.path) {
-        s -= WEIGHTS.test;
+        s -= w.test;
     }
     if c.kind == "declaration" {
-        s -= DECLARATION;
+        s -= w.declaration;
     }
     if is_type(&c.kind) {
-        s -= TYPE;
+        s -= w.type_definition;
     }
     s
 }
 
 /// A declaration's match counts for its definition (a C prototype's doc comment says what
 /// the function does; the body is in the `.c` file): each function of the same name among
-/// the hits gains the declaration's score, and the declaration loses [`DECLARATION`].
+/// the hits gains the declaration's score (which itself loses `WEIGHTS.declaration`).
 pub fn lend_declarations(hits: &mut [Hit]) {
-    let mut lent: HashMap<&str, f64> = HashMap::new();
+    // Owned names: the hits are changed below.
+    let mut lent: HashMap<String, f64> = HashMap::new();
     for h in hits.iter().filter(|h| h.chunk.kind == "declaration" && !h.chunk.name.is_empty()) {
-        let best = lent.entry(h.chunk.name.as_str()).or_insert(f64::MIN);
+        let best = lent.entry(h.chunk.name.clone()).or_insert(f64::MIN);
         *best = best.max(h.score);
     }
     if lent.is_empty() {
         return;
     }
-    let lent: HashMap<String, f64> = lent.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
     for h in hits.iter_mut().filter(|h| h.chunk.kind == "function") {
         if let Some(score) = lent.get(&h.chunk.name) {
             h.score += score.max(0.0);
@@ -139,7 +112,7 @@ mod tests {
         lend_declarations(&mut hits);
         let scores: Vec<f64> = hits.iter().map(|h| h.score).collect();
         assert_eq!(scores, [12.0, 17.0, 8.0]);
-        assert_eq!(chunk_factor(&hits[0].chunk), -DECLARATION);
+        assert_eq!(chunk_factor(&hits[0].chunk), -WEIGHTS.declaration);
     }
 
     #[test]

@@ -54,6 +54,24 @@ pub struct Weights {
     /// SymHit@10 (0.792); 3 (a definition's weight) and spreading always each lost a gold
     /// symbol (0.783).
     pub spread_margin: f64,
+    /// A question's weights (`question.rs`): asked of a code search, it is answered by the
+    /// functions that do what it asks. Test code, taken off a question not about tests,
+    /// twice what it loses elsewhere: test names are sentences full of a question's words,
+    /// and fixtures hold the very names asked about.
+    pub question_test: f64,
+    /// Prose, taken off a question that does not ask for documentation, three times what it
+    /// loses elsewhere: a guide explains the code in the question's own words.
+    pub question_prose: f64,
+    /// A chunk of [`Weights::tiny_lines`] lines or fewer (`type Error = Infallible;`, a
+    /// field), taken off a question: bm25 favours short texts, and it explains nothing.
+    pub tiny: f64,
+    pub tiny_lines: u32,
+    /// A declaration (a prototype), taken off a question: its definition answers, and gains
+    /// the declaration's score.
+    pub declaration: f64,
+    /// A type's definition, taken off a question: a struct of documented fields holds the
+    /// words of many questions and does none of them.
+    pub type_definition: f64,
 }
 
 /// The weights search ranks by.
@@ -75,4 +93,10 @@ pub const WEIGHTS: Weights = Weights {
     release_notes: 30.0,
     impl_share: 0.3,
     spread_margin: 1.5,
+    question_test: 8.0,
+    question_prose: 18.0,
+    tiny: 3.0,
+    tiny_lines: 2,
+    declaration: 3.0,
+    type_definition: 2.0,
 };
