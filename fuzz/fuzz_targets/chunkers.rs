@@ -25,7 +25,21 @@ const NAMES: &[&str] = &[
     "noext",
     "a.pyi",
     "a.markdown",
+    "a.java",
+    "a.kt",
+    "a.cs",
+    "a.cpp",
+    "a.hpp",
+    "a.rb",
+    "Gemfile",
+    "a.php",
+    "a.swift",
+    "a.scala",
+    "a.lua",
+    "a.sh",
+    "a.ex",
 ];
+
 
 fuzz_target!(|data: &[u8]| {
     let Some((&pick, bytes)) = data.split_first() else { return };

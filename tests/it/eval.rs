@@ -67,7 +67,13 @@ fn the_miner_keeps_descriptive_commits_of_a_few_source_files() {
         json!([{ "path": "upload.py", "name": "retry_upload", "start_line": 1, "end_line": 2 }])
     );
     let first = &v["details"][2];
-    assert_eq!(first["gold_files"], json!(["upload.py"]), "gone.py is gone and helper.py was renamed: {v}");
+    // gone.py is gone; helper.py is gold under the name a later commit gave it, its function
+    // found there.
+    assert_eq!(first["gold_files"], json!(["helpers.py", "upload.py"]), "{v}");
+    assert_eq!(
+        first["gold_functions"][0],
+        json!({ "path": "helpers.py", "name": "helper", "start_line": 1, "end_line": 2 })
+    );
     let skipped = &v["history"]["skipped"];
     assert_eq!(skipped["no_source"], 1, "{v}");
     assert_eq!(skipped["too_many_files"], 1, "{v}");

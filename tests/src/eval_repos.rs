@@ -15,9 +15,19 @@ pub const REPOS: &[&str] = &["axum", "requests", "cobra", "hiredis", "zustand"];
 /// folder they are in).
 pub fn unpack() -> (PathBuf, PathBuf) {
     let set = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval/repos");
-    let work = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/eval-repos");
-    std::fs::create_dir_all(&work).unwrap();
+    let work = unpack_set(&set, REPOS, "eval-repos");
     for name in REPOS {
+        std::fs::copy(set.join(format!("{name}.queries.jsonl")), work.join(format!("{name}.queries.jsonl"))).unwrap();
+    }
+    (set, work)
+}
+
+/// The bare repositories `names` of the folder `set` (`NAME.git.tar.gz` each) cloned into
+/// `target/FOLDER/NAME`, once; the folder they are in.
+pub fn unpack_set(set: &Path, names: &[&str], folder: &str) -> PathBuf {
+    let work = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target").join(folder);
+    std::fs::create_dir_all(&work).unwrap();
+    for name in names {
         let tree = work.join(name);
         if !tree.join(".git").exists() {
             let mut tar = Command::new("tar");
@@ -27,9 +37,8 @@ pub fn unpack() -> (PathBuf, PathBuf) {
             clone.args(["clone", "-q"]).arg(work.join(format!("{name}.git"))).arg(&tree);
             run(clone);
         }
-        std::fs::copy(set.join(format!("{name}.queries.jsonl")), work.join(format!("{name}.queries.jsonl"))).unwrap();
     }
-    (set, work)
+    work
 }
 
 fn run(mut cmd: Command) {

@@ -34,8 +34,8 @@ const MAX_LINES: Param =
 /// What a chunk can be: the daemon's chunker makes exactly these, and stores a kind as its
 /// position here (ranking segments on disk), so new kinds are only ever appended. `block`
 /// is top-level code between items, `gap` lines between items with no word on them,
-/// `section` a Markdown piece, `raw` other text, `test` a JavaScript or TypeScript test case
-/// or suite (`it`, `describe`) named by its description.
+/// `section` a Markdown piece, `raw` other text, `test` a test case or suite (`it`,
+/// `describe`, a method marked `@Test`), `property` a property whose getter or setter is code.
 pub const CHUNK_KINDS: &[&str] = &[
     "function",
     "method",
@@ -59,9 +59,31 @@ pub const CHUNK_KINDS: &[&str] = &[
     "raw",
     "gap",
     "test",
+    "property",
 ];
 /// The languages files are indexed as (a test in the daemon checks them against its own).
-pub const LANGUAGES: &[&str] = &["rust", "python", "javascript", "typescript", "tsx", "go", "c", "markdown", "text"];
+pub const LANGUAGES: &[&str] = &[
+    "rust",
+    "python",
+    "javascript",
+    "typescript",
+    "tsx",
+    "go",
+    "c",
+    "markdown",
+    "text",
+    "java",
+    "kotlin",
+    "csharp",
+    "cpp",
+    "ruby",
+    "php",
+    "swift",
+    "scala",
+    "lua",
+    "bash",
+    "elixir",
+];
 const KIND: Param = param("kind", Kind::Enum(CHUNK_KINDS), "Only chunks of this kind.");
 const LANGUAGE: Param = param("language", Kind::Enum(LANGUAGES), "Only files in this language.");
 const PATH_PREFIX: Param = param("path_prefix", Kind::String, "Only paths under this prefix, or matching a glob.");

@@ -35,6 +35,11 @@ pub fn too_many_files(daemon: &Daemon, dir: &Path) -> Option<String> {
     if limit == 0 || daemon.registry.read().expect("registry lock").find(&root.to_string_lossy()).is_some() {
         return None;
     }
+    // A root the registry refuses anyway (`/`, `/usr`, the home) is refused at once, not
+    // after a walk of everything below it.
+    if super::registry::refusal(&root).is_some() {
+        return None;
+    }
     let started = std::time::Instant::now();
     let n = super::index::walk::count_files(&root, limit);
     tracing::debug!(root = %root.display(), files = n, ms = started.elapsed().as_millis() as u64, "counted files");

@@ -178,6 +178,13 @@ pub const MIGRATIONS: &[&str] = &[
     UPDATE files SET mtime_ns = -1, content_hash = ''
     WHERE language IN ('javascript', 'typescript', 'tsx');
     "#,
+    // 10: Java, Kotlin, C#, C++, Ruby, PHP, Swift, Scala, Lua, Bash and Elixir are chunked
+    // structurally, and a `.h` header that reads as C++ is C++: files stored as plain text or C
+    // are chunked again by the next run, as in 9.
+    r#"
+    UPDATE files SET mtime_ns = -1, content_hash = ''
+    WHERE language IN ('text', 'c');
+    "#,
 ];
 
 /// `NOTES_MIGRATIONS[i]` brings the notes database (attached as `notes`) from version `i` to

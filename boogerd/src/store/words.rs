@@ -97,6 +97,12 @@ mod tests {
         assert_eq!(split_identifier("parse_config"), ["parse", "config"]);
         assert_eq!(split_identifier("getHTTPResponseCode"), ["get", "http", "response", "code"]);
         assert_eq!(split_identifier("Vec"), ["vec"]);
+        // Every language's names split alike: Java's and C#'s getters, Ruby's and PHP's
+        // snake case (a PHP `$` is no part of the identifier).
+        assert_eq!(split_identifier("getHttpClient"), ["get", "http", "client"]);
+        assert_eq!(split_identifier("HTTParty"), ["htt", "party"]);
+        let w = words_for("", "$php_vars = $this->getHttpClient();");
+        assert_eq!(w, "get http client");
     }
 
     #[test]

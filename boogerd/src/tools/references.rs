@@ -149,8 +149,10 @@ pub fn find_word(line: &str, name: &str) -> Option<usize> {
 
 fn within(c: &Candidate) -> String {
     match (c.kind.as_str(), &c.parent) {
-        ("function" | "method", Some(p)) if !p.is_empty() => format!("{p}.{}", c.name),
-        ("function" | "method" | "class" | "struct" | "impl" | "trait" | "interface" | "enum", _) => c.name.clone(),
+        ("function" | "method" | "test" | "property", Some(p)) if !p.is_empty() => format!("{p}.{}", c.name),
+        ("function" | "method" | "class" | "struct" | "impl" | "trait" | "interface" | "enum" | "mod", _) => {
+            c.name.clone()
+        }
         _ => String::new(),
     }
 }
@@ -158,7 +160,19 @@ fn within(c: &Candidate) -> String {
 fn classify(chunk: &Candidate, line_in_chunk: usize, line: &str, at: usize, name: &str) -> MentionClass {
     let trimmed = line.trim_start();
     if chunk.kind == "import"
-        || ["import ", "from ", "use ", "#include", "extern crate "].iter().any(|k| trimmed.starts_with(k))
+        || [
+            "import ",
+            "from ",
+            "use ",
+            "#include",
+            "extern crate ",
+            "using ",
+            "require ",
+            "require_relative ",
+            "alias ",
+        ]
+        .iter()
+        .any(|k| trimmed.starts_with(k))
         || line.contains("require(")
     {
         return MentionClass::Import;
@@ -183,6 +197,18 @@ fn classify(chunk: &Candidate, line_in_chunk: usize, line: &str, at: usize, name
         "macro_rules!",
         "mod",
         "impl",
+        // Java, Kotlin, C#, Ruby, PHP, Swift, Scala, Lua, Elixir.
+        "fun",
+        "function",
+        "object",
+        "record",
+        "protocol",
+        "extension",
+        "module",
+        "defmodule",
+        "defp",
+        "val",
+        "namespace",
     ];
     let last_word = before.rsplit(|c: char| c.is_whitespace() || c == '(').next().unwrap_or("");
     let is_decl_line = decl_words.contains(&last_word)

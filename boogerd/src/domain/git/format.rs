@@ -179,12 +179,7 @@ fn area(path: &str) -> Area {
         || name == ".travis.yml"
     {
         Area::Ci
-    } else if parts.iter().any(|p| matches!(*p, "test" | "tests" | "__tests__" | "testdata" | "spec"))
-        || name.starts_with("test_")
-        || name.contains("_test.")
-        || name.contains(".test.")
-        || name.contains(".spec.")
-    {
+    } else if crate::source::lang::is_test_path(path) || parts.contains(&"testdata") {
         Area::Test
     } else if name.ends_with(".md")
         || name.ends_with(".rst")

@@ -395,16 +395,9 @@ pub fn is_test(c: &Candidate) -> bool {
         || c.parent.as_deref().is_some_and(|p| p == "tests" || p == "test")
 }
 
-/// A test file: in a test folder, or named as one (`test_x.py`, `x_test.go`, `x.spec.ts`,
-/// `conftest.py`).
+/// A test file: in a test folder, or named as one (`source::lang::is_test_path`).
 pub fn is_test_file(path: &str) -> bool {
-    let file = path.rsplit('/').next().unwrap_or(path);
-    path.split('/').any(|seg| matches!(seg, "test" | "tests" | "testing" | "__tests__" | "spec"))
-        || file.starts_with("test_")
-        || file.contains("_test.")
-        || file.contains(".test.")
-        || file.contains(".spec.")
-        || file == "conftest.py"
+    crate::source::lang::is_test_path(path)
 }
 
 /// How many of the query's words (of three letters or more) name the file: its stem or a
@@ -473,7 +466,7 @@ fn kind_hints(text: &str) -> Vec<&'static str> {
             "class" | "struct" | "type" | "interface" | "enum" | "trait" => {
                 hints.extend(["class", "struct", "type", "interface", "enum", "trait", "typedef"])
             }
-            "def" | "fn" | "func" | "function" | "method" => hints.extend(["function", "method"]),
+            "def" | "fn" | "func" | "fun" | "function" | "method" => hints.extend(["function", "method"]),
             _ => {}
         }
     }

@@ -1,6 +1,7 @@
 //! Structural chunks from a tree-sitter parse.
 //!
-//! What each language's node kinds mean is one table, [`role`]; the walk is shared. Rules:
+//! What each language's node kinds mean is one table per language (`grammars.rs`); the walk
+//! is shared. Rules:
 //! - functions and methods are one chunk each (methods record their container as `parent`);
 //! - containers (impl, trait, class, interface-like namespaces, mod) give a header chunk (up
 //!   to their first member) and their members as separate chunks;
@@ -16,8 +17,10 @@ use std::time::{Duration, Instant};
 
 use tree_sitter::{Node, ParseOptions, Parser};
 
-use super::js::{self, Declared, TestCall};
-use super::{Chunk, Lines, one_line, split_oversized, text};
+use super::grammars::{self, Grammar};
+use super::refine::{self, find_descendant};
+use super::role::Role;
+use super::{Chunk, Lines, js, one_line, split_oversized, text};
 use crate::source::lang::Lang;
 
 /// A parse that takes longer than this is abandoned (the file becomes raw chunks).
@@ -31,151 +34,13 @@ thread_local! {
     static PARSER: RefCell<Parser> = RefCell::new(Parser::new());
 }
 
-/// What a node is to the chunker.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Role {
-    Function,
-    Type(&'static str),
-    Container(&'static str),
-    Import,
-    /// A wrapper whose inner declaration is the item; the wrapper's extra text (decorators,
-    /// `export`) belongs to the chunk.
-    Wrapper,
-    /// Not an item, but items may be inside (preprocessor conditionals, ERROR nodes).
-    Transparent,
-}
-
-fn role(lang: Lang, node: Node, src: &[u8]) -> Option<Role> {
-    use Role::*;
-    let kind = node.kind();
-    if kind == "ERROR" {
-        return Some(Transparent);
-    }
-    Some(match lang {
-        Lang::Rust => match kind {
-            "function_item" | "function_signature_item" => Function,
-            "struct_item" => Type("struct"),
-            "enum_item" => Type("enum"),
-            "union_item" => Type("union"),
-            "type_item" => Type("type"),
-            "const_item" | "static_item" => Type("const"),
-            "macro_definition" => Type("macro"),
-            "impl_item" => Container("impl"),
-            "trait_item" => Container("trait"),
-            "mod_item" if node.child_by_field_name("body").is_some() => Container("mod"),
-            "mod_item" => Type("mod"),
-            "use_declaration" | "extern_crate_declaration" => Import,
-            _ => return None,
-        },
-        Lang::Python => match kind {
-            "function_definition" => Function,
-            "class_definition" => Container("class"),
-            "decorated_definition" => Wrapper,
-            "import_statement" | "import_from_statement" | "future_import_statement" => Import,
-            _ => return None,
-        },
-        Lang::JavaScript | Lang::TypeScript | Lang::Tsx => match kind {
-            "function_declaration"
-            | "generator_function_declaration"
-            | "function_signature"
-            | "method_definition"
-            | "abstract_method_signature" => Function,
-            "class_declaration" | "abstract_class_declaration" => Container("class"),
-            "internal_module" | "module" => Container("namespace"),
-            "interface_declaration" => Type("interface"),
-            "type_alias_declaration" => Type("type"),
-            "enum_declaration" => Type("enum"),
-            "import_statement" => Import,
-            "export_statement" => Wrapper,
-            "expression_statement" if js::is_test_statement(node, src) => Wrapper,
-            "call_expression" => {
-                return js::test_call(node, src).map(|call| match call {
-                    TestCall::Suite => Container("test"),
-                    TestCall::Case => Type("test"),
-                });
-            }
-            "lexical_declaration" | "variable_declaration" => {
-                return js::declaration(node, src).map(|d| match d {
-                    Declared::Function => Function,
-                    Declared::Import => Import,
-                });
-            }
-            _ => return None,
-        },
-        Lang::Go => match kind {
-            "function_declaration" | "method_declaration" => Function,
-            "type_declaration" => Type(go_type_kind(node)),
-            "import_declaration" => Import,
-            _ => return None,
-        },
-        Lang::C => match kind {
-            "function_definition" => Function,
-            "type_definition" => Type("typedef"),
-            "struct_specifier" if node.child_by_field_name("body").is_some() => Type("struct"),
-            "union_specifier" if node.child_by_field_name("body").is_some() => Type("union"),
-            "enum_specifier" if node.child_by_field_name("body").is_some() => Type("enum"),
-            "declaration" => return c_declaration(node),
-            "preproc_include" => Import,
-            "preproc_def" | "preproc_function_def" => Type("macro"),
-            "preproc_if"
-            | "preproc_ifdef"
-            | "preproc_else"
-            | "preproc_elif"
-            | "preproc_elifdef"
-            | "linkage_specification"
-            | "declaration_list" => Transparent,
-            _ => return None,
-        },
-        Lang::Markdown | Lang::Text => return None,
-    })
-}
-
-/// A C declaration is an item when it declares a function or defines a struct/union/enum.
-fn c_declaration(node: Node) -> Option<Role> {
-    if let Some(t) = node.child_by_field_name("type")
-        && matches!(t.kind(), "struct_specifier" | "union_specifier" | "enum_specifier")
-        && t.child_by_field_name("body").is_some()
-    {
-        return Some(Role::Type(match t.kind() {
-            "struct_specifier" => "struct",
-            "union_specifier" => "union",
-            _ => "enum",
-        }));
-    }
-    let d = node.child_by_field_name("declarator")?;
-    find_descendant(d, "function_declarator").map(|_| Role::Type("declaration"))
-}
-
-fn go_type_kind(node: Node) -> &'static str {
-    let mut cursor = node.walk();
-    let spec = node.named_children(&mut cursor).find(|n| n.kind() == "type_spec");
-    match spec.and_then(|s| s.child_by_field_name("type")).map(|t| t.kind()) {
-        Some("struct_type") => "struct",
-        Some("interface_type") => "interface",
-        _ => "type",
-    }
-}
-
-fn find_descendant<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
-    if node.kind() == kind {
-        return Some(node);
-    }
-    let mut cursor = node.walk();
-    for child in node.named_children(&mut cursor) {
-        if let Some(found) = find_descendant(child, kind) {
-            return Some(found);
-        }
-    }
-    None
-}
-
 /// Parses and chunks. `Err` only when there is no usable tree (timeout); a tree with syntax
 /// errors still gives its items, plus a note for the index report.
 pub fn chunk(lang: Lang, src: &[u8]) -> Result<(Vec<Chunk>, Option<String>), String> {
-    let grammar = lang.grammar().ok_or_else(|| format!("no grammar for {}", lang.name()))?;
+    let grammar = grammars::of(lang).ok_or_else(|| format!("no grammar for {}", lang.name()))?;
     let tree = PARSER.with(|p| {
         let mut parser = p.borrow_mut();
-        parser.set_language(&grammar).map_err(|e| format!("grammar {}: {e}", lang.name()))?;
+        parser.set_language(&(grammar.language)()).map_err(|e| format!("grammar {}: {e}", lang.name()))?;
         let deadline = Instant::now() + PARSE_TIMEOUT;
         let mut give_up = |_: &tree_sitter::ParseState| {
             if Instant::now() > deadline { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
@@ -194,7 +59,7 @@ pub fn chunk(lang: Lang, src: &[u8]) -> Result<(Vec<Chunk>, Option<String>), Str
     });
     let lines = Lines::new(src);
     let mut walker =
-        Walker { lang, src, lines: &lines, chunks: Vec::new(), covered: Vec::new(), reach: 0, in_type: false };
+        Walker { lang, grammar, src, lines: &lines, chunks: Vec::new(), covered: Vec::new(), reach: 0, in_type: false };
     walker.items(tree.root_node(), None);
     let Walker { mut chunks, mut covered, .. } = walker;
     chunks.extend(gap_blocks(src, &lines, &mut covered));
@@ -215,6 +80,7 @@ fn count_errors(node: Node) -> usize {
 
 struct Walker<'a> {
     lang: Lang,
+    grammar: &'static Grammar,
     src: &'a [u8],
     lines: &'a Lines,
     chunks: Vec<Chunk>,
@@ -240,7 +106,7 @@ impl Walker<'_> {
     /// `kids[i]` is the node whose text the chunk spans (a decorated or exported wrapper);
     /// `node` is the declaration inside it.
     fn item(&mut self, kids: &[Node], i: usize, node: Node, parent: Option<&str>) {
-        let Some(this) = role(self.lang, node, self.src) else { return };
+        let Some(this) = self.grammar.role(node, self.src) else { return };
         match this {
             Role::Transparent => self.items(node, parent),
             Role::Wrapper => {
@@ -249,7 +115,7 @@ impl Walker<'_> {
                     .or_else(|| node.child_by_field_name("declaration"))
                     .or_else(|| {
                         let mut c = node.walk();
-                        node.named_children(&mut c).find(|n| role(self.lang, *n, self.src).is_some())
+                        node.named_children(&mut c).find(|n| self.grammar.role(*n, self.src).is_some())
                     });
                 if let Some(inner) = inner {
                     self.item(kids, i, inner, parent);
@@ -258,9 +124,16 @@ impl Walker<'_> {
             Role::Import => self.push(kids, i, node, "import", parent, None),
             Role::Type(kind) => self.push(kids, i, node, kind, parent, None),
             Role::Function => {
-                let kind = if self.in_type || node.kind() == "method_declaration" { "method" } else { "function" };
+                let kind = if self.is_test(kids, i, node) {
+                    "test"
+                } else if self.in_type || node.kind() == "method_declaration" {
+                    "method"
+                } else {
+                    "function"
+                };
                 self.push(kids, i, node, kind, parent, None);
             }
+            Role::Ask => {}
             Role::Container(kind) => {
                 let body = self.body(node);
                 let name = self.name(node, kind);
@@ -270,7 +143,7 @@ impl Walker<'_> {
                     let mut c = b.walk();
                     let members: Vec<Node> = b.named_children(&mut c).collect();
                     let first = members.iter().position(|m| {
-                        role(self.lang, *m, self.src).is_some_and(|r| !matches!(r, Role::Import | Role::Transparent))
+                        self.grammar.role(*m, self.src).is_some_and(|r| !matches!(r, Role::Import | Role::Transparent))
                     })?;
                     let end = self.lines.start_of(self.lines.line_of(self.doc_start(&members, first)));
                     (end > outer.start_byte()).then_some(end)
@@ -303,14 +176,25 @@ impl Walker<'_> {
         // its members (comments, attributes) is covered by them or becomes a block, so grep
         // finds every line.
         let end = end.unwrap_or_else(|| self.through_line_end(kids, i));
-        let name = self.name(node, kind);
+        let mut name = self.name(node, kind);
+        let mut kind = kind;
         let doc = self.doc(&kids[first..i], node);
         let signature = if kind == "import" {
             one_line(&text(self.src, outer.start_byte(), outer.end_byte()), SIGNATURE_MAX)
         } else {
             self.signature(node, outer)
         };
-        let receiver = (node.kind() == "method_declaration").then(|| self.go_receiver(node)).flatten();
+        let mut receiver = (node.kind() == "method_declaration").then(|| self.go_receiver(node)).flatten();
+        // `App::parse`, `M.foo`, `M:bar` defined outside their scope are its methods.
+        if self.grammar.qualified_names
+            && matches!(kind, "function" | "method")
+            && let Some((scope, last)) = name.rsplit_once("::").or_else(|| name.rsplit_once(['.', ':']))
+            && !scope.is_empty()
+        {
+            receiver = Some(container_parent_name(scope.rsplit("::").next().unwrap_or(scope)));
+            name = last.to_owned();
+            kind = "method";
+        }
         let parent = receiver.as_deref().or(parent);
         self.covered.push((start, end));
         self.reach = self.reach.max(end);
@@ -352,13 +236,52 @@ impl Walker<'_> {
         let item_follows = kids[i + 1..]
             .iter()
             .take_while(|n| n.start_byte() < line_end)
-            .any(|n| role(self.lang, *n, self.src).is_some());
+            .any(|n| self.grammar.role(*n, self.src).is_some());
         if item_follows { end } else { line_end }
     }
 
-    /// Where a container's members are: its body, or a test suite's function's body.
+    /// Where a container's members are: its body, a test suite's function's body, or the
+    /// nearest node below it of a kind the grammar names as a body.
     fn body<'t>(&self, node: Node<'t>) -> Option<Node<'t>> {
-        if node.kind() == "call_expression" { js::test_body(node) } else { node.child_by_field_name("body") }
+        if node.kind() == "call_expression" {
+            return js::test_body(node);
+        }
+        if let Some(body) = node.child_by_field_name("body") {
+            return Some(body);
+        }
+        let mut level = vec![node];
+        for _ in 0..3 {
+            let mut below = Vec::new();
+            for n in level {
+                let mut c = n.walk();
+                below.extend(n.named_children(&mut c));
+            }
+            if let Some(body) = below.iter().find(|n| self.grammar.bodies.contains(&n.kind())) {
+                return Some(*body);
+            }
+            level = below;
+        }
+        None
+    }
+
+    /// A function written as a test: marked by an annotation or attribute the language's test
+    /// frameworks use (`@Test`, `[Fact]`), or, inside a type, named with their prefix
+    /// (`testParse`, `test_parse`).
+    fn is_test(&self, kids: &[Node], i: usize, node: Node) -> bool {
+        let forms = &self.grammar.tests;
+        let name = node.child_by_field_name("name");
+        let start = kids[self.doc_first(kids, i)].start_byte();
+        let before = &self.src[start..name.map_or(node.start_byte(), |n| n.start_byte()).max(start)];
+        let marked = forms.marks.iter().any(|m| memchr::memmem::find(before, m.as_bytes()).is_some());
+        let named = forms.method_prefix.is_some_and(|prefix| {
+            let name = name.and_then(|n| n.utf8_text(self.src).ok()).unwrap_or_default();
+            self.in_type
+                && name
+                    .strip_prefix(prefix)
+                    .and_then(|rest| rest.chars().next())
+                    .is_some_and(|c| prefix.ends_with('_') || c.is_ascii_uppercase() || c == '_')
+        });
+        marked || named
     }
 
     /// `func (s *Server) Start()` → `Server`.
@@ -380,7 +303,10 @@ impl Walker<'_> {
         while first > 0 {
             let (prev, cur) = (kids[first - 1], kids[first]);
             let text = prev.utf8_text(self.src).unwrap_or_default();
-            let attached = matches!(prev.kind(), "comment" | "line_comment" | "block_comment" | "attribute_item")
+            let attached = (matches!(
+                prev.kind(),
+                "comment" | "line_comment" | "block_comment" | "multiline_comment" | "attribute_item"
+            ) || (prev.kind() == "unary_operator" && text.starts_with('@') && !text.starts_with("@moduledoc")))
                 // Inner docs (`//!`, `/*!`) describe the enclosing module, not the next item.
                 && !text.starts_with("//!") && !text.starts_with("/*!")
                 && end_row(prev) + 1 >= cur.start_position().row
@@ -425,8 +351,14 @@ impl Walker<'_> {
             let cut = s.iter().position(|&b| b == b'{' || b == b'\n').unwrap_or(s.len());
             start + cut
         });
+        // A comment between the declaration and its body (Ruby's after `module X`) is not
+        // part of the signature.
+        let mut c = node.walk();
+        let comment = node.children(&mut c).find(|n| n.start_byte() > start && n.kind().contains("comment"));
+        let end = comment.map_or(end, |n| n.start_byte().min(end));
         let sig = one_line(&text(self.src, start, end.max(start)), SIGNATURE_MAX);
-        sig.trim_end_matches([':', '{', ' ']).to_owned()
+        let sig = sig.trim_end_matches([':', '{', '=', ' ']);
+        sig.strip_suffix(" do").unwrap_or(sig).to_owned()
     }
 
     fn name(&self, node: Node, kind: &str) -> String {
@@ -444,7 +376,28 @@ impl Walker<'_> {
                 let mut c = node.walk();
                 node.named_children(&mut c).find(|n| n.kind() == "type_spec").and_then(|s| field(s, "name"))
             }
-            (Lang::C, "function_definition" | "declaration" | "type_definition") => {
+            // Imports are named by what they import, except those that bind a name.
+            (_, _)
+                if kind == "import"
+                    && !matches!(node.kind(), "use_declaration" | "lexical_declaration" | "variable_declaration") =>
+            {
+                None
+            }
+            (Lang::Elixir, "call") => refine::elixir_name(node, src),
+            (Lang::Ruby | Lang::Lua, "call" | "function_call" | "variable_declaration" | "assignment_statement") => {
+                refine::call_name(node, src)
+            }
+            (Lang::Kotlin, "secondary_constructor") => Some("constructor".to_owned()),
+            (Lang::Kotlin, "property_declaration") => {
+                let mut c = node.walk();
+                let variable = node.named_children(&mut c).find(|n| n.kind() == "variable_declaration");
+                variable
+                    .and_then(|v| find_descendant(v, "identifier"))
+                    .and_then(|n| n.utf8_text(src).ok())
+                    .map(str::to_owned)
+            }
+            (Lang::Swift, "subscript_declaration") => Some("subscript".to_owned()),
+            (Lang::C | Lang::Cpp, "function_definition" | "declaration" | "type_definition" | "field_declaration") => {
                 if let Some(t) = node.child_by_field_name("type").filter(|t| t.child_by_field_name("body").is_some()) {
                     field(t, "name").or_else(|| node.child_by_field_name("declarator").and_then(|d| c_name(d, src)))
                 } else {
@@ -457,8 +410,6 @@ impl Walker<'_> {
             }
             (_, "use_declaration") => field(node, "argument"),
             (_, "call_expression") => js::test_name(node, src),
-            (_, "import_statement" | "import_from_statement" | "future_import_statement" | "import_declaration")
-            | (Lang::C, "preproc_include") => None,
             _ => field(node, "name"),
         };
         match found {
@@ -467,12 +418,16 @@ impl Walker<'_> {
             None if kind == "import" => {
                 let t = one_line(node.utf8_text(src).unwrap_or_default(), 120);
                 let t = t.trim_end_matches(';');
-                ["#include ", "import ", "from "].iter().find_map(|k| t.strip_prefix(k)).unwrap_or(t).trim().to_owned()
+                IMPORT_WORDS.iter().find_map(|k| t.strip_prefix(k)).unwrap_or(t).trim().to_owned()
             }
             None => String::new(),
         }
     }
 }
+
+/// The words an import starts with, left out of its name (`import java.util.List` → `java.util.List`).
+const IMPORT_WORDS: &[&str] =
+    &["#include ", "import ", "from ", "using ", "use ", "require_relative ", "require ", "alias ", "load "];
 
 /// The last row a node occupies (tree-sitter ends line comments at column 0 of the next row).
 fn end_row(node: Node) -> usize {
@@ -485,7 +440,12 @@ fn c_name(declarator: Node, src: &[u8]) -> Option<String> {
     let mut d = declarator;
     loop {
         match d.kind() {
-            "identifier" | "type_identifier" | "field_identifier" => return d.utf8_text(src).ok().map(str::to_owned),
+            "identifier"
+            | "type_identifier"
+            | "field_identifier"
+            | "qualified_identifier"
+            | "operator_name"
+            | "destructor_name" => return d.utf8_text(src).ok().map(str::to_owned),
             _ => d = d.child_by_field_name("declarator").or_else(|| d.named_child(0))?,
         }
     }
@@ -584,9 +544,9 @@ fn gap_blocks(src: &[u8], lines: &Lines, covered: &mut [(usize, usize)]) -> Vec<
 
 /// Parses without chunking: the floor the indexing benchmark compares against.
 pub fn parse_only(lang: Lang, src: &[u8]) -> bool {
-    let Some(grammar) = lang.grammar() else { return false };
+    let Some(grammar) = grammars::of(lang) else { return false };
     PARSER.with(|p| {
         let mut parser = p.borrow_mut();
-        parser.set_language(&grammar).is_ok() && parser.parse(src, None).is_some()
+        parser.set_language(&(grammar.language)()).is_ok() && parser.parse(src, None).is_some()
     })
 }

@@ -9,9 +9,28 @@
 
 use tree_sitter::Node;
 
+use super::role::Role;
+
 /// Callee names of the test runners (Jest, Vitest, Mocha, Jasmine, node:test).
 const SUITES: &[&str] = &["describe", "suite", "context", "fdescribe", "xdescribe"];
 const CASES: &[&str] = &["it", "test", "specify", "fit", "xit", "bench"];
+
+/// The role of the JavaScript and TypeScript node kinds the table leaves to the node: a test
+/// statement wraps its call, a suite holds cases, a case is a leaf, a variable may hold a
+/// function or an import.
+pub(super) fn role(node: Node, src: &[u8]) -> Option<Role> {
+    match node.kind() {
+        "expression_statement" => is_test_statement(node, src).then_some(Role::Wrapper),
+        "call_expression" => test_call(node, src).map(|call| match call {
+            TestCall::Suite => Role::Container("test"),
+            TestCall::Case => Role::Type("test"),
+        }),
+        _ => declaration(node, src).map(|d| match d {
+            Declared::Function => Role::Function,
+            Declared::Import => Role::Import,
+        }),
+    }
+}
 
 /// What a variable declaration is: a function, an import, or neither.
 pub enum Declared {

@@ -1,8 +1,10 @@
 //! Turning one file's bytes into chunks: pure functions of `(path, bytes)`, no I/O.
 //!
 //! - [`code`]: tree-sitter languages: functions, methods, types, containers, imports, and
-//!   `block` chunks for the top-level code between them, so every line is searchable;
-//!   [`js`] what JavaScript and TypeScript declare without a keyword (test-runner calls).
+//!   `block` chunks for the top-level code between them, so every line is searchable; what
+//!   each language's node kinds are is a table in `grammars`, with the answers that depend
+//!   on the node in `refine` and [`js`] (what JavaScript and TypeScript declare without a
+//!   keyword: test-runner calls).
 //! - [`markdown`]: sections by header, then paragraphs, then sentences, with overlap.
 //! - [`raw`]: line windows for other text, oversized files, and parse failures.
 //!
@@ -10,9 +12,12 @@
 //! `problem` saying why, for the index report.
 
 pub mod code;
+mod grammars;
 pub mod js;
 pub mod markdown;
 pub mod raw;
+mod refine;
+mod role;
 pub mod verify;
 
 use std::path::Path;

@@ -394,18 +394,265 @@ fn any_bytes_chunk_into_chunks_inside_the_file() {
 /// The catalogue's `language` enum names exactly the languages the index stores.
 #[test]
 fn the_catalogue_names_every_language() {
-    use crate::source::lang::Lang;
-    let langs = [
-        Lang::Rust,
-        Lang::Python,
-        Lang::JavaScript,
-        Lang::TypeScript,
-        Lang::Tsx,
-        Lang::Go,
-        Lang::C,
-        Lang::Markdown,
-        Lang::Text,
-    ];
-    let names: Vec<&str> = langs.iter().map(|l| l.name()).collect();
+    let names: Vec<&str> = crate::source::lang::SPECS.iter().map(|s| s.name).collect();
     assert_eq!(names, booger_proto::tools::LANGUAGES);
+}
+
+// The languages read through the same table-driven walk (`grammars.rs`): each fixture shows
+// its types, members with their parents, imports, properties with code, and test forms.
+
+#[test]
+fn java() {
+    check(
+        "sample.java",
+        include_str!("fixtures/sample.java"),
+        &[
+            "block  L1-1 | ",
+            "import java.util.List L3-3 | import java.util.List;",
+            "class Parser L5-8 | public class Parser implements Reader",
+            "method Parser [Parser] L9-11 | public Parser(int depth)",
+            "method parse [Parser] L13-15 | public Document parse(String html)",
+            "enum Mode [Parser] L17-17 | enum Mode",
+            "method strict [Mode] L17-17 | boolean strict()",
+            "gap  L18-18 | ",
+            "interface Reader L20-20 | interface Reader",
+            "method parse [Reader] L21-21 | Document parse(String html);",
+            "gap  L22-22 | ",
+            "class Point L24-24 | record Point(int x, int y)",
+            "class ParserTest L26-26 | class ParserTest",
+            "test parsesEmptyDocument [ParserTest] L27-30 | @Test void parsesEmptyDocument()",
+            "gap  L31-31 | ",
+        ],
+    );
+}
+
+#[test]
+fn kotlin() {
+    check(
+        "sample.kt",
+        include_str!("fixtures/sample.kt"),
+        &[
+            "block  L1-1 | ",
+            "import android.util.Log L3-3 | import android.util.Log",
+            "class Timber L5-6 | class Timber private constructor()",
+            "property count [Timber] L7-8 | val count: Int get()",
+            "method plant [Timber] L10-12 | fun plant(tree: Tree)",
+            "class Forest [Timber] L14-14 | companion object Forest",
+            "method uproot [Forest] L15-15 | fun uproot(tree: Tree)",
+            "gap  L16-17 | ",
+            "interface Tree L19-19 | interface Tree",
+            "method log [Tree] L20-20 | fun log(message: String)",
+            "gap  L21-21 | ",
+            "enum Level L23-23 | enum class Level",
+            "class Registry L25-25 | object Registry",
+            "method clear [Registry] L26-26 | fun clear()",
+            "gap  L27-27 | ",
+            "function topLevel L29-29 | fun topLevel(x: Int): Int",
+            "class TimberTest L31-31 | class TimberTest",
+            "test plantAddsATree [TimberTest] L32-34 | @Test fun plantAddsATree()",
+            "gap  L35-35 | ",
+        ],
+    );
+}
+
+#[test]
+fn csharp() {
+    check(
+        "sample.cs",
+        include_str!("fixtures/sample.cs"),
+        &[
+            "import System L1-1 | using System;",
+            "import System.Collections.Generic L2-2 | using System.Collections.Generic;",
+            "namespace FluentValidation L4-4 | namespace FluentValidation",
+            "class AbstractValidator [FluentValidation] L5-8 | public abstract class AbstractValidator<T> : IValidator<T>",
+            "property Mode [AbstractValidator] L9-12 | public CascadeMode Mode",
+            "method AbstractValidator [AbstractValidator] L14-14 | public AbstractValidator()",
+            "method Validate [AbstractValidator] L16-18 | public ValidationResult Validate(T instance)",
+            "gap  L19-19 | ",
+            "interface IValidator [FluentValidation] L21-21 | public interface IValidator<T>",
+            "method Validate [IValidator] L22-22 | ValidationResult Validate(T instance);",
+            "gap  L23-23 | ",
+            "enum CascadeMode [FluentValidation] L25-25 | public enum CascadeMode",
+            "struct Range [FluentValidation] L27-27 | public struct Range",
+            "class ValidatorTests [FluentValidation] L29-29 | public class ValidatorTests",
+            "test Validates_an_empty_instance [ValidatorTests] L30-33 | [Fact] public void Validates_an_empty_instance()",
+            "gap  L34-35 | ",
+        ],
+    );
+}
+
+#[test]
+fn cpp() {
+    check(
+        "sample.cpp",
+        include_str!("fixtures/sample.cpp"),
+        &[
+            "import <string> L1-1 | #include <string>",
+            r#"import "App.hpp" L2-2 | #include "App.hpp""#,
+            "namespace CLI L4-5 | namespace CLI",
+            "class App [CLI] L6-8 | class App",
+            "declaration App [App] L9-9 | App(std::string description);",
+            "method parse [App] L11-13 | int parse(int argc, char **argv)",
+            "declaration get [App] L15-15 | template <typename T> T get() const;",
+            "gap  L16-16 | ",
+            "struct Option [CLI] L18-20 | struct Option",
+            "method run [App] L22-24 | int App::run()",
+            "function max_of [CLI] L26-28 | template <typename T> T max_of(T a, T b)",
+            "type App_p [CLI] L30-30 | using App_p = std::shared_ptr<App>;",
+            "block  L32-32 | ",
+        ],
+    );
+}
+
+#[test]
+fn ruby() {
+    check(
+        "sample.rb",
+        include_str!("fixtures/sample.rb"),
+        &[
+            "import 'net/http' L1-1 | require 'net/http'",
+            "import 'httparty/request' L2-2 | require_relative 'httparty/request'",
+            "mod HTTParty L4-5 | module HTTParty",
+            "function get [HTTParty] L6-8 | def self.get(path, options = {})",
+            "class Request [HTTParty] L10-12 | class Request < Base",
+            "method initialize [Request] L13-15 | def initialize(path)",
+            "method perform [Request] L17-19 | def perform",
+            "block  L20-21 | ",
+            "test HTTParty::Request L23-23 | describe HTTParty::Request",
+            r#"test with a path [HTTParty::Request] L24-24 | context "with a path""#,
+            r#"test performs the request [with a path] L25-27 | it "performs the request""#,
+            "block  L28-29 | ",
+            "class RequestTest L31-31 | class RequestTest < Minitest::Test",
+            "test test_perform [RequestTest] L32-34 | def test_perform",
+            "block  L35-35 | ",
+        ],
+    );
+}
+
+#[test]
+fn php() {
+    check(
+        "sample.php",
+        include_str!("fixtures/sample.php"),
+        &[
+            "block  L1-5 | ",
+            r#"import Psr\Container\ContainerInterface L7-7 | use Psr\Container\ContainerInterface;"#,
+            "import function strtoupper L8-8 | use function strtoupper;",
+            "class App L10-14 | class App extends RouteCollectorProxy implements RequestHandlerInterface",
+            "method __construct [App] L15-18 | public function __construct(ContainerInterface $container)",
+            "method run [App] L20-23 | public function run(?ServerRequestInterface $request = null): void",
+            "gap  L24-24 | ",
+            "interface RequestHandlerInterface L26-27 | interface RequestHandlerInterface",
+            "method handle [RequestHandlerInterface] L28-28 | public function handle($request);",
+            "gap  L29-29 | ",
+            "trait Macroable L31-32 | trait Macroable",
+            "method macro [Macroable] L33-33 | public function macro($name)",
+            "gap  L34-34 | ",
+            "function helper L36-39 | function helper($x)",
+            "class AppTest L41-42 | class AppTest extends TestCase",
+            "test testRunHandlesTheRequest [AppTest] L43-46 | public function testRunHandlesTheRequest(): void",
+            "gap  L47-47 | ",
+        ],
+    );
+}
+
+#[test]
+fn swift() {
+    check(
+        "sample.swift",
+        include_str!("fixtures/sample.swift"),
+        &[
+            "import Foundation L1-1 | import Foundation",
+            "struct JSON L3-4 | public struct JSON",
+            "property object [JSON] L5-7 | public var object: Any",
+            "block  L9-9 | ",
+            "method init [JSON] L11-13 | public init(data: Data) throws",
+            "method rawData [JSON] L15-17 | public func rawData() throws -> Data",
+            "gap  L18-18 | ",
+            "impl JSON L20-20 | extension JSON: Collection",
+            "method subscript [JSON] L21-21 | public subscript(position: Int) -> JSON",
+            "gap  L22-22 | ",
+            "enum SwiftyJSONError L24-26 | public enum SwiftyJSONError: Int",
+            "interface JSONSubscriptType L28-30 | public protocol JSONSubscriptType",
+            "class ArrayTests L32-32 | class ArrayTests: XCTestCase",
+            "test testSingleDimensionalArraysGetter [ArrayTests] L33-35 | func testSingleDimensionalArraysGetter()",
+            "gap  L36-36 | ",
+        ],
+    );
+}
+
+#[test]
+fn scala() {
+    check(
+        "sample.scala",
+        include_str!("fixtures/sample.scala"),
+        &[
+            "block  L1-1 | ",
+            "import scala.collection.mutable L3-3 | import scala.collection.mutable",
+            "class Parser L5-6 | class Parser(depth: Int) extends Reader",
+            "method parse [Parser] L7-7 | def parse(text: String): Doc",
+            "gap  L8-8 | ",
+            "trait Reader L10-10 | trait Reader",
+            "method parse [Reader] L11-11 | def parse(text: String): Doc",
+            "gap  L12-12 | ",
+            "class Parser L14-14 | object Parser",
+            "method apply [Parser] L15-15 | def apply(): Parser",
+            "gap  L16-16 | ",
+            "class Doc L18-18 | case class Doc(text: String)",
+        ],
+    );
+}
+
+#[test]
+fn lua() {
+    check(
+        "sample.lua",
+        include_str!("fixtures/sample.lua"),
+        &[
+            r#"import json L1-1 | local json = require("json")"#,
+            "block  L3-3 | ",
+            "method encode [M] L5-8 | function M.encode(value)",
+            "method decode [M] L10-12 | function M:decode(text)",
+            "function helper L14-16 | local function helper(x)",
+            r#"test encode L18-18 | describe("encode", function()"#,
+            r#"test encodes a table [encode] L19-21 | it("encodes a table", function()"#,
+            "block  L22-24 | ",
+        ],
+    );
+}
+
+#[test]
+fn bash() {
+    check(
+        "sample.sh",
+        include_str!("fixtures/sample.sh"),
+        &[
+            "block  L1-2 | ",
+            "function usage L4-7 | usage()",
+            "function build L9-11 | function build",
+            "block  L13-13 | ",
+        ],
+    );
+}
+
+#[test]
+fn elixir() {
+    check(
+        "sample.ex",
+        include_str!("fixtures/sample.ex"),
+        &[
+            "mod Plug.Router L1-5 | defmodule Plug.Router",
+            "import Plug.Conn [Plug.Router] L3-3 | alias Plug.Conn",
+            "import Plug.Builder [Plug.Router] L4-4 | import Plug.Builder",
+            "function match [Plug.Router] L6-9 | def match(conn, path) when is_binary(path)",
+            "function normalize [Plug.Router] L11-11 | defp normalize(path), do: String.trim(path)",
+            "function get [Plug.Router] L13-15 | defmacro get(path, do: block)",
+            "block  L16-16 | ",
+            "mod Plug.RouterTest L18-20 | defmodule Plug.RouterTest",
+            "import ExUnit.Case [Plug.RouterTest] L19-19 | use ExUnit.Case",
+            r#"test match/2 [Plug.RouterTest] L21-21 | describe "match/2""#,
+            r#"test assigns the path [match/2] L22-24 | test "assigns the path""#,
+            "block  L25-26 | ",
+        ],
+    );
 }

@@ -4,7 +4,8 @@
 //! A commit makes a query when it is not a merge, changes 1 to [`MAX_FILES`] source files,
 //! has a subject that describes a change (four words or more; not a release, a version bump, a
 //! merge, a revert, a typo or lint fix, nor one that names a version number), and at least one
-//! of its source files was added or modified (not renamed or deleted) and still exists at HEAD.
+//! of its source files was added or modified (not deleted) and still exists at HEAD, under its
+//! own name or the one a later commit renamed it to.
 //! Commits are read newest first until enough queries are found: recent commits describe the
 //! code as it is, older ones code that has often moved since.
 
@@ -50,7 +51,7 @@ pub struct Skipped {
     pub too_many_files: usize,
     /// No source file (documentation, configuration).
     pub no_source: usize,
-    /// Its source files were renamed or deleted then, or are gone since.
+    /// Its source files were deleted then, or are gone since.
     pub gone_or_renamed: usize,
     /// The oldest commit of a shallow clone, whose diff is its whole tree.
     pub shallow_boundary: usize,
@@ -92,7 +93,10 @@ pub fn mine(git: &Git, head: &dyn Head, commits: usize, wanted: usize) -> Result
     if git.output(&["rev-parse", "--verify", "--quiet", "HEAD"], None)?.success {
         let n = commits.to_string();
         let log = git.run(&["log", "--no-merges", "-M", "--format=%x1e%H%x1f%s", "--name-status", "-n", &n])?;
+        let mut renamed = Renames::default();
         for record in String::from_utf8_lossy(&log).split('\x1e').filter(|r| !r.trim().is_empty()) {
+            // Newest first: a rename is seen before the older commits that changed the file.
+            renamed.learn(record);
             if mined.queries.len() >= wanted {
                 break;
             }
@@ -101,7 +105,7 @@ pub fn mine(git: &Git, head: &dyn Head, commits: usize, wanted: usize) -> Result
                 mined.skipped.shallow_boundary += 1;
                 continue;
             }
-            if let Some(q) = query(git, head, record, &mut mined.skipped)? {
+            if let Some(q) = query(git, head, record, &renamed, &mut mined.skipped)? {
                 mined.queries.push(q);
             }
         }
@@ -109,11 +113,40 @@ pub fn mine(git: &Git, head: &dyn Head, commits: usize, wanted: usize) -> Result
     Ok(mined)
 }
 
+/// Where files are now that later commits renamed: a path then → its path at HEAD.
+#[derive(Default)]
+struct Renames(std::collections::HashMap<String, String>);
+
+impl Renames {
+    /// Takes the renames of one commit's `--name-status` record (`R097\told\tnew`).
+    fn learn(&mut self, record: &str) {
+        for line in record.lines().skip(1) {
+            let fields: Vec<&str> = line.split('\t').collect();
+            if let [status, old, new] = fields.as_slice()
+                && status.starts_with('R')
+            {
+                let now = self.now(new).to_owned();
+                self.0.insert((*old).to_owned(), now);
+            }
+        }
+    }
+
+    fn now<'p>(&'p self, path: &'p str) -> &'p str {
+        self.0.get(path).map_or(path, String::as_str)
+    }
+}
+
 /// Characters of a commit subject kept as a query.
 const MAX_SUBJECT: usize = 500;
 
 /// The query one `git log` record makes, if it makes one.
-fn query(git: &Git, head: &dyn Head, record: &str, skipped: &mut Skipped) -> Result<Option<Query>, GitError> {
+fn query(
+    git: &Git,
+    head: &dyn Head,
+    record: &str,
+    renamed: &Renames,
+    skipped: &mut Skipped,
+) -> Result<Option<Query>, GitError> {
     let mut lines = record.lines();
     let (commit, subject) = lines.next().and_then(|l| l.split_once('\x1f')).unwrap_or_default();
     let Some(subject) = descriptive(subject) else {
@@ -124,7 +157,8 @@ fn query(git: &Git, head: &dyn Head, record: &str, skipped: &mut Skipped) -> Res
     // queries are carried in the answer.
     let subject = crate::base::text::clip(&subject, MAX_SUBJECT);
     let mut sources = 0;
-    let mut gold: Vec<String> = Vec::new();
+    // Each gold file's path in the commit, and at HEAD.
+    let mut gold: Vec<(String, String)> = Vec::new();
     for line in lines.filter(|l| !l.is_empty()) {
         let fields: Vec<&str> = line.split('\t').collect();
         let (Some(status), Some(path)) = (fields.first(), fields.last()) else { continue };
@@ -132,8 +166,9 @@ fn query(git: &Git, head: &dyn Head, record: &str, skipped: &mut Skipped) -> Res
             continue;
         }
         sources += 1;
-        if matches!(status.chars().next(), Some('M' | 'A')) && head.has(path) && !gold.iter().any(|g| g == path) {
-            gold.push((*path).to_owned());
+        let now = renamed.now(path);
+        if matches!(status.chars().next(), Some('M' | 'A')) && head.has(now) && !gold.iter().any(|(_, g)| g == now) {
+            gold.push(((*path).to_owned(), now.to_owned()));
         }
     }
     if sources == 0 {
@@ -149,8 +184,9 @@ fn query(git: &Git, head: &dyn Head, record: &str, skipped: &mut Skipped) -> Res
         return Ok(None);
     }
     let gold_functions = changed_functions(git, head, commit, &gold)?;
-    let language = Lang::detect(Path::new(&gold[0]), b"").name();
-    Ok(Some(Query { commit: commit.to_owned(), subject, gold_files: gold, gold_functions, language }))
+    let language = Lang::detect(Path::new(&gold[0].1), b"").name();
+    let gold_files = gold.into_iter().map(|(_, now)| now).collect();
+    Ok(Some(Query { commit: commit.to_owned(), subject, gold_files, gold_functions, language }))
 }
 
 /// A file whose language booger parses into code items (not prose, not other text).
@@ -216,17 +252,23 @@ pub fn descriptive(subject: &str) -> Option<String> {
     Some(s.to_owned())
 }
 
-/// The named code items of `files` that `commit` changed, where each is at HEAD (by name and
-/// container; an item gone since is left out).
-fn changed_functions(git: &Git, head: &dyn Head, commit: &str, files: &[String]) -> Result<Vec<GoldFn>, GitError> {
+/// The named code items of `files` (each its path then and at HEAD) that `commit` changed,
+/// where each is at HEAD (by name and container; an item gone since is left out).
+fn changed_functions(
+    git: &Git,
+    head: &dyn Head,
+    commit: &str,
+    files: &[(String, String)],
+) -> Result<Vec<GoldFn>, GitError> {
     let mut args =
         vec!["show", "--format=", "-U0", "--no-color", "--no-renames", "--no-ext-diff", "--no-textconv", commit, "--"];
-    args.extend(files.iter().map(String::as_str));
+    args.extend(files.iter().map(|(then, _)| then.as_str()));
     let diff = git.run(&args)?;
     let mut out: Vec<GoldFn> = Vec::new();
     for (path, ranges) in hunks(&String::from_utf8_lossy(&diff)) {
         let Ok(bytes) = git.run(&["show", "--no-textconv", &format!("{commit}:{path}")]) else { continue };
         let then = chunk::chunk_file(Path::new(&path), &bytes, false).chunks;
+        let path = files.iter().find(|(then, _)| *then == path).map_or(path, |(_, now)| now.clone());
         let changed: HashSet<(String, Option<String>)> = then
             .iter()
             .filter(|c| chunk::is_code(c.kind) && !c.name.is_empty())

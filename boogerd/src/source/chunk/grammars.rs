@@ -1,0 +1,420 @@
+//! What each language's syntax tree means to the chunker: one [`Grammar`] per language, a
+//! tree-sitter grammar and a table from node kinds to [`Role`]s. The walk in `code.rs` is the
+//! same for all of them.
+//!
+//! Adding a language: a row in `lang::SPECS` (name, extensions, interpreters), the grammar
+//! crate in Cargo.toml, and a `Grammar` here: the node kinds that are functions, types,
+//! containers (whose members are chunks of their own) and imports, read off the grammar's
+//! `node-types.json`; `Ask` for a kind whose role depends on the node (an answer in
+//! `refine.rs`); the kinds that hold a container's members when it has no `body` field; and
+//! the test conventions. Then a fixture in `chunk/tests.rs` that lists what it finds.
+
+use tree_sitter::{Language, Node};
+
+use super::role::Role;
+use super::{js, refine};
+use crate::source::lang::Lang;
+
+/// How tests are written in a language, beyond test files' paths.
+pub(super) struct TestForms {
+    /// Text before a function's name that makes it a test: an annotation or attribute.
+    pub marks: &'static [&'static str],
+    /// A method whose name starts so (then a capital or `_`) is a test: PHPUnit, XCTest,
+    /// minitest.
+    pub method_prefix: Option<&'static str>,
+}
+
+const NO_TESTS: TestForms = TestForms { marks: &[], method_prefix: None };
+
+pub(super) struct Grammar {
+    pub language: fn() -> Language,
+    pub roles: &'static [(&'static str, Role)],
+    /// The role of a node whose kind is `Ask` in `roles`.
+    pub ask: fn(Node, &[u8]) -> Option<Role>,
+    /// Where a container's members are when it has no `body` field: the first node of one of
+    /// these kinds below it (a Kotlin `class_body`, a Ruby call's `do … end`).
+    pub bodies: &'static [&'static str],
+    /// Names written `Scope::name`, `Table.name` or `Table:name` are methods of their scope.
+    pub qualified_names: bool,
+    pub tests: TestForms,
+}
+
+impl Grammar {
+    pub fn role(&self, node: Node, src: &[u8]) -> Option<Role> {
+        if node.kind() == "ERROR" {
+            return Some(Role::Transparent);
+        }
+        match self.roles.iter().find(|(kind, _)| *kind == node.kind())?.1 {
+            Role::Ask => (self.ask)(node, src),
+            role => Some(role),
+        }
+    }
+}
+
+fn nothing(_: Node, _: &[u8]) -> Option<Role> {
+    None
+}
+
+const fn grammar(language: fn() -> Language, roles: &'static [(&'static str, Role)]) -> Grammar {
+    Grammar { language, roles, ask: nothing, bodies: &[], qualified_names: false, tests: NO_TESTS }
+}
+
+use Role::*;
+
+const C_ROLES: &[(&str, Role)] = &[
+    ("function_definition", Function),
+    ("type_definition", Type("typedef")),
+    ("struct_specifier", Ask),
+    ("union_specifier", Ask),
+    ("enum_specifier", Ask),
+    ("declaration", Ask),
+    ("preproc_include", Import),
+    ("preproc_def", Type("macro")),
+    ("preproc_function_def", Type("macro")),
+    ("preproc_if", Transparent),
+    ("preproc_ifdef", Transparent),
+    ("preproc_else", Transparent),
+    ("preproc_elif", Transparent),
+    ("preproc_elifdef", Transparent),
+    ("linkage_specification", Transparent),
+    ("declaration_list", Transparent),
+];
+
+const CPP_ROLES: &[(&str, Role)] = &[
+    ("function_definition", Ask),
+    ("type_definition", Type("typedef")),
+    ("class_specifier", Ask),
+    ("struct_specifier", Ask),
+    ("union_specifier", Ask),
+    ("enum_specifier", Ask),
+    ("declaration", Ask),
+    ("field_declaration", Ask),
+    ("template_declaration", Wrapper),
+    ("namespace_definition", Container("namespace")),
+    ("alias_declaration", Type("type")),
+    ("concept_definition", Type("type")),
+    ("using_declaration", Import),
+    ("preproc_include", Import),
+    ("preproc_def", Type("macro")),
+    ("preproc_function_def", Type("macro")),
+    ("preproc_if", Transparent),
+    ("preproc_ifdef", Transparent),
+    ("preproc_else", Transparent),
+    ("preproc_elif", Transparent),
+    ("preproc_elifdef", Transparent),
+    ("linkage_specification", Transparent),
+    ("declaration_list", Transparent),
+];
+
+const JS_ROLES: &[(&str, Role)] = &[
+    ("function_declaration", Function),
+    ("generator_function_declaration", Function),
+    ("function_signature", Function),
+    ("method_definition", Function),
+    ("abstract_method_signature", Function),
+    ("class_declaration", Container("class")),
+    ("abstract_class_declaration", Container("class")),
+    ("internal_module", Container("namespace")),
+    ("module", Container("namespace")),
+    ("interface_declaration", Type("interface")),
+    ("type_alias_declaration", Type("type")),
+    ("enum_declaration", Type("enum")),
+    ("import_statement", Import),
+    ("export_statement", Wrapper),
+    ("expression_statement", Ask),
+    ("call_expression", Ask),
+    ("lexical_declaration", Ask),
+    ("variable_declaration", Ask),
+];
+
+const JS: Grammar = Grammar { ask: js::role, ..grammar(|| tree_sitter_javascript::LANGUAGE.into(), JS_ROLES) };
+
+/// The grammar of a language chunked structurally; `None` for Markdown and plain text.
+pub(super) fn of(lang: Lang) -> Option<&'static Grammar> {
+    Some(match lang {
+        Lang::Rust => &RUST,
+        Lang::Python => &PYTHON,
+        Lang::JavaScript => &JS,
+        Lang::TypeScript => &TYPESCRIPT,
+        Lang::Tsx => &TSX,
+        Lang::Go => &GO,
+        Lang::C => &C,
+        Lang::Java => &JAVA,
+        Lang::Kotlin => &KOTLIN,
+        Lang::CSharp => &CSHARP,
+        Lang::Cpp => &CPP,
+        Lang::Ruby => &RUBY,
+        Lang::Php => &PHP,
+        Lang::Swift => &SWIFT,
+        Lang::Scala => &SCALA,
+        Lang::Lua => &LUA,
+        Lang::Bash => &BASH,
+        Lang::Elixir => &ELIXIR,
+        Lang::Markdown | Lang::Text => return None,
+    })
+}
+
+static RUST: Grammar = Grammar {
+    ask: refine::rust,
+    ..grammar(
+        || tree_sitter_rust::LANGUAGE.into(),
+        &[
+            ("function_item", Function),
+            ("function_signature_item", Function),
+            ("struct_item", Type("struct")),
+            ("enum_item", Type("enum")),
+            ("union_item", Type("union")),
+            ("type_item", Type("type")),
+            ("const_item", Type("const")),
+            ("static_item", Type("const")),
+            ("macro_definition", Type("macro")),
+            ("impl_item", Container("impl")),
+            ("trait_item", Container("trait")),
+            ("mod_item", Ask),
+            ("use_declaration", Import),
+            ("extern_crate_declaration", Import),
+        ],
+    )
+};
+
+static PYTHON: Grammar = grammar(
+    || tree_sitter_python::LANGUAGE.into(),
+    &[
+        ("function_definition", Function),
+        ("class_definition", Container("class")),
+        ("decorated_definition", Wrapper),
+        ("import_statement", Import),
+        ("import_from_statement", Import),
+        ("future_import_statement", Import),
+    ],
+);
+
+static TYPESCRIPT: Grammar = Grammar { language: || tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(), ..JS };
+static TSX: Grammar = Grammar { language: || tree_sitter_typescript::LANGUAGE_TSX.into(), ..JS };
+
+static GO: Grammar = Grammar {
+    ask: refine::go,
+    ..grammar(
+        || tree_sitter_go::LANGUAGE.into(),
+        &[
+            ("function_declaration", Function),
+            ("method_declaration", Function),
+            ("type_declaration", Ask),
+            ("import_declaration", Import),
+        ],
+    )
+};
+
+static C: Grammar = Grammar { ask: refine::c, ..grammar(|| tree_sitter_c::LANGUAGE.into(), C_ROLES) };
+
+static CPP: Grammar = Grammar {
+    ask: refine::cpp,
+    qualified_names: true,
+    tests: TestForms { marks: &["TEST(", "TEST_F(", "TEST_CASE(", "SECTION("], method_prefix: None },
+    ..grammar(|| tree_sitter_cpp::LANGUAGE.into(), CPP_ROLES)
+};
+
+/// JUnit 4 and 5, TestNG, Kotest's annotations.
+const JVM_TEST_MARKS: &[&str] = &["@Test", "@ParameterizedTest", "@RepeatedTest", "@TestFactory", "@TestTemplate"];
+
+static JAVA: Grammar = Grammar {
+    tests: TestForms { marks: JVM_TEST_MARKS, method_prefix: None },
+    ..grammar(
+        || tree_sitter_java::LANGUAGE.into(),
+        &[
+            ("class_declaration", Container("class")),
+            ("record_declaration", Container("class")),
+            ("interface_declaration", Container("interface")),
+            ("annotation_type_declaration", Type("interface")),
+            ("enum_declaration", Container("enum")),
+            ("enum_body_declarations", Transparent),
+            ("method_declaration", Function),
+            ("constructor_declaration", Function),
+            ("compact_constructor_declaration", Function),
+            ("import_declaration", Import),
+        ],
+    )
+};
+
+static KOTLIN: Grammar = Grammar {
+    ask: refine::kotlin,
+    bodies: &["class_body", "enum_class_body", "function_body"],
+    tests: TestForms { marks: JVM_TEST_MARKS, method_prefix: None },
+    ..grammar(
+        || tree_sitter_kotlin_ng::LANGUAGE.into(),
+        &[
+            ("class_declaration", Ask),
+            ("object_declaration", Container("class")),
+            ("companion_object", Container("class")),
+            ("function_declaration", Function),
+            ("secondary_constructor", Function),
+            ("property_declaration", Ask),
+            ("type_alias", Type("type")),
+            ("import", Import),
+        ],
+    )
+};
+
+static CSHARP: Grammar = Grammar {
+    ask: refine::csharp,
+    tests: TestForms {
+        // xUnit, NUnit, MSTest.
+        marks: &["[Fact", "[Theory", "[Test", "[TestCase", "[TestMethod", "[DataTestMethod"],
+        method_prefix: None,
+    },
+    ..grammar(
+        || tree_sitter_c_sharp::LANGUAGE.into(),
+        &[
+            ("class_declaration", Container("class")),
+            ("record_declaration", Container("class")),
+            ("struct_declaration", Container("struct")),
+            ("interface_declaration", Container("interface")),
+            ("enum_declaration", Type("enum")),
+            ("namespace_declaration", Container("namespace")),
+            ("file_scoped_namespace_declaration", Transparent),
+            ("declaration_list", Transparent),
+            ("method_declaration", Function),
+            ("constructor_declaration", Function),
+            ("destructor_declaration", Function),
+            ("operator_declaration", Function),
+            ("conversion_operator_declaration", Function),
+            ("property_declaration", Ask),
+            ("indexer_declaration", Ask),
+            ("delegate_declaration", Type("type")),
+            ("using_directive", Import),
+        ],
+    )
+};
+
+static RUBY: Grammar = Grammar {
+    ask: refine::ruby,
+    bodies: &["body_statement"],
+    tests: TestForms { marks: &[], method_prefix: Some("test_") },
+    ..grammar(
+        || tree_sitter_ruby::LANGUAGE.into(),
+        &[
+            ("class", Container("class")),
+            ("singleton_class", Container("class")),
+            ("module", Container("mod")),
+            ("method", Function),
+            ("singleton_method", Function),
+            ("call", Ask),
+        ],
+    )
+};
+
+static PHP: Grammar = Grammar {
+    ask: refine::php,
+    tests: TestForms { marks: &["#[Test", "@test"], method_prefix: Some("test") },
+    ..grammar(
+        || tree_sitter_php::LANGUAGE_PHP.into(),
+        &[
+            ("class_declaration", Container("class")),
+            ("interface_declaration", Container("interface")),
+            ("trait_declaration", Container("trait")),
+            ("enum_declaration", Container("enum")),
+            ("function_definition", Function),
+            ("method_declaration", Function),
+            ("namespace_definition", Ask),
+            ("namespace_use_declaration", Import),
+        ],
+    )
+};
+
+static SWIFT: Grammar = Grammar {
+    ask: refine::swift,
+    tests: TestForms { marks: &["@Test"], method_prefix: Some("test") },
+    ..grammar(
+        || tree_sitter_swift::LANGUAGE.into(),
+        &[
+            ("class_declaration", Ask),
+            ("protocol_declaration", Container("interface")),
+            ("function_declaration", Function),
+            ("protocol_function_declaration", Function),
+            ("init_declaration", Function),
+            ("deinit_declaration", Function),
+            ("subscript_declaration", Function),
+            ("property_declaration", Ask),
+            ("typealias_declaration", Type("type")),
+            ("import_declaration", Import),
+        ],
+    )
+};
+
+static SCALA: Grammar = Grammar {
+    tests: TestForms { marks: JVM_TEST_MARKS, method_prefix: None },
+    ..grammar(
+        || tree_sitter_scala::LANGUAGE.into(),
+        &[
+            ("class_definition", Container("class")),
+            ("object_definition", Container("class")),
+            ("trait_definition", Container("trait")),
+            ("enum_definition", Container("enum")),
+            ("extension_definition", Container("impl")),
+            ("function_definition", Function),
+            ("function_declaration", Function),
+            ("type_definition", Type("type")),
+            ("import_declaration", Import),
+            ("package_clause", Transparent),
+            ("template_body", Transparent),
+        ],
+    )
+};
+
+static LUA: Grammar = Grammar {
+    ask: refine::lua,
+    bodies: &["block"],
+    qualified_names: true,
+    ..grammar(
+        || tree_sitter_lua::LANGUAGE.into(),
+        &[
+            ("function_declaration", Function),
+            ("variable_declaration", Ask),
+            ("assignment_statement", Ask),
+            ("function_call", Ask),
+        ],
+    )
+};
+
+static BASH: Grammar = grammar(|| tree_sitter_bash::LANGUAGE.into(), &[("function_definition", Function)]);
+
+static ELIXIR: Grammar = Grammar {
+    ask: refine::elixir,
+    bodies: &["do_block"],
+    ..grammar(|| tree_sitter_elixir::LANGUAGE.into(), &[("call", Ask)])
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::lang::SPECS;
+
+    #[test]
+    fn every_grammar_loads() {
+        for spec in SPECS {
+            let Some(g) = of(spec.lang) else { continue };
+            let mut p = tree_sitter::Parser::new();
+            p.set_language(&(g.language)()).unwrap();
+            assert!(p.parse("", None).is_some(), "{}", spec.name);
+        }
+    }
+
+    /// A table names only node kinds its grammar has: a typo would silently find nothing.
+    /// (JavaScript shares TypeScript's table, whose own kinds never occur in JavaScript.)
+    #[test]
+    fn every_table_names_kinds_of_its_grammar() {
+        let typescript = (TYPESCRIPT.language)();
+        for spec in SPECS {
+            let Some(g) = of(spec.lang) else { continue };
+            let language = (g.language)();
+            for (kind, _) in g.roles {
+                let known = |l: &Language| l.id_for_node_kind(kind, true) != 0;
+                let shared = spec.lang == Lang::JavaScript && known(&typescript);
+                assert!(known(&language) || shared, "{}: no node kind {kind}", spec.name);
+            }
+            for kind in g.bodies {
+                assert!(language.id_for_node_kind(kind, true) != 0, "{}: no node kind {kind}", spec.name);
+            }
+        }
+    }
+}
