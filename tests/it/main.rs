@@ -8,6 +8,7 @@ mod git;
 mod grep;
 mod http;
 mod index;
+mod languages;
 mod layers;
 mod lifecycle;
 mod mcp;

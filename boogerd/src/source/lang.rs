@@ -162,8 +162,10 @@ pub fn is_test_path(path: &str) -> bool {
 /// sections, `std::`. C headers that only wrap themselves in `extern "C"` stay C.
 fn looks_like_cpp(head: &[u8]) -> bool {
     let text = String::from_utf8_lossy(&head[..head.len().min(64 * 1024)]);
-    text.lines().map(str::trim_start).any(|line| {
-        line.starts_with("namespace ")
+    let comment = |line: &str| line.starts_with('*') || line.starts_with("//") || line.starts_with("/*");
+    text.lines().map(str::trim_start).filter(|line| !comment(line)).any(|line| {
+        // `namespace llvm {`, `namespace std _GLIBCXX_VISIBILITY(default)`; not prose.
+        (line.starts_with("namespace ") && (line.contains('{') || line.split_whitespace().count() <= 3))
             || line.starts_with("template<")
             || line.starts_with("template <")
             || line.starts_with("public:")
@@ -201,6 +203,8 @@ mod tests {
         assert_eq!(Lang::detect(Path::new("x.h"), b"int f(void);\n"), Lang::C);
         let c = b"#ifdef __cplusplus\nextern \"C\" {\n#endif\nstruct s { int a; };\nclass_t *c;\n";
         assert_eq!(Lang::detect(Path::new("x.h"), c), Lang::C);
+        let prose = b"/* Parsing with\n   namespace processing as described above. The rest */\nint f(void);";
+        assert_eq!(Lang::detect(Path::new("x.h"), prose), Lang::C);
         assert_eq!(Lang::detect(Path::new("x.h"), b"namespace cli {\nclass App {\npublic:\n};\n}"), Lang::Cpp);
         assert_eq!(Lang::detect(Path::new("x.h"), b"#pragma once\ntemplate <typename T> T f();"), Lang::Cpp);
         assert_eq!(Lang::detect(Path::new("x.h"), b"void f(std::string s);"), Lang::Cpp);

@@ -158,19 +158,21 @@ fn is_aside(f: &FileHit<'_>) -> bool {
     f.chunks.first().is_some_and(|h| super::is_prose(&h.chunk) || h.chunk.language == "text")
         || file.contains(".min.")
         || f.path.split('/').rev().skip(1).any(|seg| {
-            matches!(
-                seg,
-                "doc"
-                    | "docs"
-                    | "example"
-                    | "examples"
-                    | "benchmarks"
-                    | "bench"
-                    | "vendor"
-                    | "vendored"
-                    | "third_party"
-                    | "node_modules"
-            )
+            // Any case: `Docs/` and `Example/` in Swift and .NET trees.
+            [
+                "doc",
+                "docs",
+                "example",
+                "examples",
+                "benchmarks",
+                "bench",
+                "vendor",
+                "vendored",
+                "third_party",
+                "node_modules",
+            ]
+            .iter()
+            .any(|a| seg.eq_ignore_ascii_case(a))
         })
 }
 

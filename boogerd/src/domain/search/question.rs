@@ -72,12 +72,12 @@ pub fn lend_declarations(hits: &mut [Hit]) {
     }
 }
 
-/// Example programs: in an `examples` (or `example`, `demo`, `samples`) folder.
+/// Example programs: in an `examples` (or `example`, `demo`, `samples`; `Example` as Xcode
+/// and .NET projects name it) folder.
 pub fn is_example(path: &str) -> bool {
-    path.split('/')
-        .rev()
-        .skip(1)
-        .any(|seg| matches!(seg, "example" | "examples" | "demo" | "demos" | "sample" | "samples"))
+    path.split('/').rev().skip(1).any(|seg| {
+        ["example", "examples", "demo", "demos", "sample", "samples"].iter().any(|e| seg.eq_ignore_ascii_case(e))
+    })
 }
 
 #[cfg(test)]

@@ -63,9 +63,23 @@ const LOCKFILES: &[&str] = &[
     "composer.lock",
     "Gemfile.lock",
 ];
-/// Name endings of compiler and bundler output.
-const GENERATED_SUFFIXES: &[&str] =
-    &[".min.js", ".min.css", ".js.map", ".css.map", ".pb.go", ".pb.cc", ".pb.h", "_pb2.py", "_pb2.pyi", "_pb2_grpc.py"];
+/// Name endings of compiler and bundler output, and of the project files an IDE writes
+/// (Xcode's: thousands of lines of object ids no one edits by hand).
+const GENERATED_SUFFIXES: &[&str] = &[
+    ".min.js",
+    ".min.css",
+    ".js.map",
+    ".css.map",
+    ".pb.go",
+    ".pb.cc",
+    ".pb.h",
+    "_pb2.py",
+    "_pb2.pyi",
+    "_pb2_grpc.py",
+    ".pbxproj",
+    ".xcworkspacedata",
+    ".xcuserstate",
+];
 /// A generated file says so this early, or not at all.
 const HEADER_BYTES: usize = 1024;
 
@@ -298,7 +312,13 @@ mod tests {
         for rel in ["fuzz/corpus/query/0a1b", "fuzzing/artifacts/crash-1", "pkg/testdata/fuzz/FuzzX/1"] {
             assert!(a.origin(rel).is_some(), "{rel}");
         }
-        for rel in ["web/app.min.js", "api/v1/x.pb.go", "proto/x_pb2.py", "a/node_modules/b/i.js"] {
+        for rel in [
+            "web/app.min.js",
+            "api/v1/x.pb.go",
+            "proto/x_pb2.py",
+            "a/node_modules/b/i.js",
+            "App.xcodeproj/project.pbxproj",
+        ] {
             assert!(a.origin(rel).is_some(), "{rel}");
         }
         for rel in ["fuzz/fuzz_targets/query.rs", "src/vendor.rs", "corpus/words.txt", "Cargo.lock", "main.go"] {
