@@ -178,12 +178,26 @@ impl Env {
 
     /// [`Env::start_daemon`] with extra `boogerd` flags.
     pub fn start_daemon_with(&self, flags: &[&str]) -> DaemonProc {
+        let mut cmd = self.boogerd();
+        cmd.args(flags);
+        self.launch(cmd)
+    }
+
+    /// [`Env::start_daemon`] on the CPUs `cpus` only (`taskset -c 0-1`): as a machine with
+    /// that many cores, since the daemon sizes its workers by the CPUs it may use.
+    pub fn start_daemon_on_cpus(&self, cpus: &str) -> DaemonProc {
+        let mut cmd = Command::new("taskset");
+        cmd.args(["-c", cpus]).arg(bin("boogerd"));
+        self.scrub(&mut cmd);
+        cmd.arg("--socket").arg(&self.socket).arg("--home").arg(&self.home);
+        self.launch(cmd)
+    }
+
+    fn launch(&self, mut cmd: Command) -> DaemonProc {
         let log = self.dir.path().join(format!(
             "boogerd-{}.log",
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
         ));
-        let mut cmd = self.boogerd();
-        cmd.args(flags);
         cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(std::fs::File::create(&log).expect("log file"));
         let child = cmd.spawn().expect("spawn boogerd");
         let mut d = DaemonProc { child, log };

@@ -76,6 +76,7 @@ pub fn seed(root: &Path, head: &str, store: &Store, url: &str) -> Result<usize, 
                     problem: b.problem.clone(),
                     chunks: Some(b.chunks.clone()),
                     grams: None,
+                    words: None,
                 })
             })
             .collect();

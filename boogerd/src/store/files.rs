@@ -28,6 +28,9 @@ pub struct FileWrite {
     /// Each chunk's trigrams as `chunk_grams` tokens ([`super::grams::tokens_of`]), or
     /// `None` to leave them to [`Store::fill_grams`] (a large run).
     pub grams: Option<Vec<String>>,
+    /// Each chunk's split identifiers for the full-text row ([`words::words_for`]), made
+    /// where the file was chunked so the single writer only writes; `None`: made here.
+    pub words: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -244,7 +247,15 @@ impl Store {
                             ch.end_byte as i64
                         ])?;
                         let chunk = tx.last_insert_rowid();
-                        insert_text.execute(params![chunk, ch.name, ch.content, words::words_for(&ch.name, &ch.content)])?;
+                        let made;
+                        let split = match w.words.as_ref().and_then(|v| v.get(k)) {
+                            Some(split) => split,
+                            None => {
+                                made = words::words_for(&ch.name, &ch.content);
+                                &made
+                            }
+                        };
+                        insert_text.execute(params![chunk, ch.name, ch.content, split])?;
                         if let Some(grams) = w.grams.as_ref().and_then(|g| g.get(k)) {
                             insert_grams.execute(params![chunk, grams])?;
                         }

@@ -28,6 +28,7 @@ pub fn file_write(path: &str, text: &str, inline: bool) -> super::FileWrite {
         language: "text".to_owned(),
         problem: None,
         grams: inline.then(|| super::grams::tokens_of(chunks.iter().map(super::grams::chunk_text))),
+        words: None,
         chunks: Some(chunks),
     }
 }

@@ -96,12 +96,29 @@ pub struct IndexReport {
     pub set_aside_kinds: std::collections::BTreeMap<String, u64>,
     /// Files indexed only as raw or fixed-size blocks, or with a caveat.
     pub problems: Vec<Skipped>,
+    /// Where the run's time went on the stages that run on one thread (what more cores
+    /// cannot shorten); the rest is the workers' reading, hashing and chunking.
+    pub stages: Stages,
     /// Files whose chunks changed (written or removed): what the ranking index must update.
     #[serde(skip)]
     pub changed: Vec<String>,
     /// Directories the walk entered: what the watcher watches.
     #[serde(skip)]
     pub dirs: Vec<String>,
+}
+
+/// Milliseconds of a run's serial stages.
+#[derive(Debug, Clone, Copy, Default, Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct Stages {
+    /// The walk of the tree and the read of what the index knows of it.
+    pub walk_ms: u64,
+    /// The single writer's busy time: SQLite inserts, FTS5 rows, commits.
+    pub write_ms: u64,
+    /// The Merkle root, the checkpoint and the saved report.
+    pub finish_ms: u64,
+    /// Making the ranking index current before the run returns (after `elapsed_ms`).
+    pub ranking_ms: u64,
 }
 
 impl IndexReport {
@@ -172,13 +189,17 @@ pub fn run(root: &Path, store: &Store, opts: Options, progress: &Progress) -> Re
     }
     sort_out(root, &mut tree, &[], with);
     let known = store.file_states()?;
+    let walk_ms = started.elapsed().as_millis() as u64;
     let mut report = apply(store, tree, known, opts, progress)?;
+    report.stages.walk_ms = walk_ms;
     if progress.cancelled.load(Ordering::SeqCst) {
         return Err(StoreError::Cancelled);
     }
+    let finishing = Instant::now();
     let hashes = store.hashes()?;
     report.root_hash = hash::merkle_root(hashes.iter().map(|(p, h)| (p.as_str(), h.as_str())));
     report.elapsed_ms = started.elapsed().as_millis() as u64;
+    report.stages.finish_ms = finishing.elapsed().as_millis() as u64;
     // A run that found nothing to do writes nothing: the checkpoint and the saved report
     // would wait for the writer, which the background work of the run before (ranking
     // segment, trigram rows) may hold for seconds.
@@ -187,6 +208,8 @@ pub fn run(root: &Path, store: &Store, opts: Options, progress: &Progress) -> Re
         return Ok(report);
     }
     store.checkpoint()?;
+    report.stages.finish_ms = finishing.elapsed().as_millis() as u64;
+    report.elapsed_ms = started.elapsed().as_millis() as u64;
     let saved = report.trimmed(200);
     let indexed_at = crate::base::time::now_rfc3339();
     store.set_meta(&[
@@ -228,6 +251,7 @@ fn apply(
 ) -> Result<IndexReport, StoreError> {
     let walk::Tree { files: walked, skipped, set_aside, dirs } = tree;
     let mut report = IndexReport { files: walked.len() as u64, skipped, set_aside, dirs, ..Default::default() };
+    let mut writing = std::time::Duration::ZERO;
     // A file set aside now but indexed before (the project's choice or its attributes
     // changed) leaves the index.
 
@@ -266,7 +290,6 @@ fn apply(
         // This thread is the single writer.
         let mut batch = Vec::new();
         let mut batch_bytes = 0;
-        let mut writing = std::time::Duration::ZERO;
         for outcome in rx {
             if progress.cancelled.load(Ordering::Relaxed) {
                 return Err(StoreError::Cancelled);
@@ -318,6 +341,7 @@ fn apply(
         tracing::debug!(write_ms = writing.as_millis() as u64, files = todo.len(), "written");
         Ok(())
     })?;
+    report.stages.write_ms = writing.as_millis() as u64;
     report.deleted = deletes.len() as u64;
     report.changed.extend(deletes);
     report.skipped.sort_by(|a, b| a.path.cmp(&b.path));
@@ -365,6 +389,7 @@ fn process(w: &walk::Walked, previous_hash: Option<&str>, max_file_bytes: u64, g
             problem: None,
             chunks: None,
             grams: None,
+            words: None,
         };
         return Outcome::Write(write, 0);
     }
@@ -387,6 +412,8 @@ fn process(w: &walk::Walked, previous_hash: Option<&str>, max_file_bytes: u64, g
         problem,
         grams: grams
             .then(|| crate::store::grams::tokens_of(chunked.chunks.iter().map(crate::store::grams::chunk_text))),
+        // Made here, on a worker: the writer is the one thread every file goes through.
+        words: Some(chunked.chunks.iter().map(|c| crate::store::words::words_for(&c.name, &c.content)).collect()),
         chunks: Some(chunked.chunks),
     };
     Outcome::Write(write, bytes.len())

@@ -474,8 +474,11 @@ impl ProjectHandle {
             ms = report.elapsed_ms,
             "indexed"
         );
-        *self.last_report.lock().unwrap_or_else(|p| p.into_inner()) = Some(report.clone());
+        let ranking = std::time::Instant::now();
         self.refresh_warm(&store, before, &report.changed, full);
+        let mut report = report;
+        report.stages.ranking_ms = ranking.elapsed().as_millis() as u64;
+        *self.last_report.lock().unwrap_or_else(|p| p.into_inner()) = Some(report.clone());
         self.grams_later(&store);
         // Also when nothing changed, the first time: a first start with embedding on finds
         // nothing embedded. After that an unchanged run has nothing to embed (and a pass
