@@ -175,7 +175,10 @@ impl Walker<'_> {
         // A container's header covers only up to its first member: what lies between and after
         // its members (comments, attributes) is covered by them or becomes a block, so grep
         // finds every line.
-        let end = end.unwrap_or_else(|| self.through_line_end(kids, i));
+        // A test macro's block, which the parser leaves beside its call, is the test's body.
+        let block_beside =
+            node.kind() == "expression_statement" && kids.get(i + 1).is_some_and(|n| n.kind() == "compound_statement");
+        let end = end.unwrap_or_else(|| self.through_line_end(kids, if block_beside { i + 1 } else { i }));
         let mut name = self.name(node, kind);
         let mut kind = kind;
         let doc = self.doc(&kids[first..i], node);
@@ -386,6 +389,9 @@ impl Walker<'_> {
             (Lang::Elixir, "call") => refine::elixir_name(node, src),
             (Lang::Ruby | Lang::Lua, "call" | "function_call" | "variable_declaration" | "assignment_statement") => {
                 refine::call_name(node, src)
+            }
+            (Lang::Cpp, "function_definition" | "expression_statement") if kind == "test" => {
+                refine::cpp_test_name(node, src)
             }
             (Lang::Kotlin, "secondary_constructor") => Some("constructor".to_owned()),
             (Lang::Kotlin, "property_declaration") => {

@@ -82,6 +82,7 @@ const C_ROLES: &[(&str, Role)] = &[
 
 const CPP_ROLES: &[(&str, Role)] = &[
     ("function_definition", Ask),
+    ("expression_statement", Ask),
     ("type_definition", Type("typedef")),
     ("class_specifier", Ask),
     ("struct_specifier", Ask),

@@ -39,6 +39,7 @@ pub(super) fn cpp(node: Node, src: &[u8]) -> Option<Role> {
     match node.kind() {
         // A macro the parser does not know (`CLI11_NODISCARD`) after a class's members can
         // make the class the return type of a "function": the class is the item.
+        "function_definition" if test_macro(node, src).is_some() => Some(Type("test")),
         "function_definition" => {
             Some(if node.child_by_field_name("type").is_some_and(|t| t.child_by_field_name("body").is_some()) {
                 Wrapper
@@ -46,11 +47,57 @@ pub(super) fn cpp(node: Node, src: &[u8]) -> Option<Role> {
                 Function
             })
         }
+        // `TEST_CASE("name") { … }` reads as a call statement and a block beside it.
+        "expression_statement" => test_macro(node, src).map(|_| Type("test")),
         "class_specifier" | "struct_specifier" => {
             node.child_by_field_name("body")?;
             Some(Container(specifier_kind(node.kind())))
         }
         _ => c(node, src),
+    }
+}
+
+/// GoogleTest's, Catch2's, doctest's and Boost.Test's test-defining macros.
+const CPP_TEST_MACROS: &[&str] = &[
+    "TEST",
+    "TEST_F",
+    "TEST_P",
+    "TYPED_TEST",
+    "TYPED_TEST_P",
+    "TEST_CASE",
+    "TEST_CASE_METHOD",
+    "TEMPLATE_TEST_CASE",
+    "SCENARIO",
+    "TEST_SUITE",
+    "BOOST_AUTO_TEST_CASE",
+    "BOOST_FIXTURE_TEST_CASE",
+];
+
+/// The argument list of a test macro's use: `TEST(Suite, Name) {` (read as a function
+/// definition) or `TEST_CASE("name") {` (read as a call statement).
+fn test_macro<'t>(node: Node<'t>, src: &[u8]) -> Option<Node<'t>> {
+    let (callee, args) = match node.kind() {
+        "function_definition" => {
+            let d = node.child_by_field_name("declarator").filter(|d| d.kind() == "function_declarator")?;
+            (d.child_by_field_name("declarator")?, d.child_by_field_name("parameters")?)
+        }
+        _ => {
+            let call = node.named_child(0).filter(|c| c.kind() == "call_expression")?;
+            (call.child_by_field_name("function")?, call.child_by_field_name("arguments")?)
+        }
+    };
+    CPP_TEST_MACROS.contains(&callee.utf8_text(src).ok()?).then_some(args)
+}
+
+/// A C++ test's name: its first string (`TEST_CASE("parses flags", "[app]")` → `parses
+/// flags`), or its names joined (`TEST(ParserTest, ReadsEmpty)` → `ParserTest.ReadsEmpty`).
+pub(super) fn cpp_test_name(node: Node, src: &[u8]) -> Option<String> {
+    let args = test_macro(node, src)?;
+    let mut cursor = args.walk();
+    let parts: Vec<&str> = args.named_children(&mut cursor).filter_map(|a| a.utf8_text(src).ok()).collect();
+    match parts.iter().find(|p| p.starts_with('"')) {
+        Some(text) => Some(unquoted(text).to_owned()),
+        None => Some(parts.join(".")),
     }
 }
 

@@ -656,3 +656,21 @@ fn elixir() {
         ],
     );
 }
+
+/// GoogleTest's and Catch2's test macros are tests named by their arguments, their blocks in
+/// them; the parser reads a `TEST_CASE(…) {` without a `;` as a syntax error, which the
+/// index report says.
+#[test]
+fn cpp_test_macros_are_tests() {
+    let src = "TEST(AppTest, ParsesNothing) {\n    EXPECT_EQ(0, run());\n}\n\nTEST_CASE_METHOD(TApp, \"OneFlagShort\", \"[app]\") {\n    CHECK(app.count(\"-c\") == 1u);\n}\n";
+    let chunked = chunk_file(Path::new("tests/AppTest.cpp"), src.as_bytes(), false);
+    let got: Vec<String> = chunked.chunks.iter().map(line).collect();
+    assert_eq!(
+        got,
+        [
+            "test AppTest.ParsesNothing L1-3 | TEST(AppTest, ParsesNothing)",
+            r#"test OneFlagShort L5-7 | TEST_CASE_METHOD(TApp, "OneFlagShort", "[app]")"#,
+        ],
+        "{got:#?}"
+    );
+}
