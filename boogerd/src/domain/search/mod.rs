@@ -395,10 +395,8 @@ pub fn is_test(c: &Candidate) -> bool {
         || c.parent.as_deref().is_some_and(|p| p == "tests" || p == "test")
 }
 
-/// A test file: in a test folder, or named as one (`source::lang::is_test_path`).
-pub fn is_test_file(path: &str) -> bool {
-    crate::source::lang::is_test_path(path)
-}
+/// A test file: in a test folder, or named as one, by every language's conventions.
+pub use crate::source::lang::is_test_path as is_test_file;
 
 /// How many of the query's words (of three letters or more) name the file: its stem or a
 /// part of it between `_`, `-` and `.`.

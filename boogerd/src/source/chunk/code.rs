@@ -133,6 +133,7 @@ impl Walker<'_> {
                 };
                 self.push(kids, i, node, kind, parent, None);
             }
+            // `Grammar::role` answers `Ask` rows with the grammar's own answer.
             Role::Ask => {}
             Role::Container(kind) => {
                 let body = self.body(node);

@@ -9,11 +9,13 @@
 //! `refine.rs`); the kinds that hold a container's members when it has no `body` field; and
 //! the test conventions. Then a fixture in `chunk/tests.rs` that lists what it finds.
 
+use std::sync::OnceLock;
+
 use tree_sitter::{Language, Node};
 
 use super::role::Role;
 use super::{js, refine};
-use crate::source::lang::Lang;
+use crate::source::lang::{Lang, SPECS};
 
 /// How tests are written in a language, beyond test files' paths.
 pub(super) struct TestForms {
@@ -37,17 +39,37 @@ pub(super) struct Grammar {
     /// Names written `Scope::name`, `Table.name` or `Table:name` are methods of their scope.
     pub qualified_names: bool,
     pub tests: TestForms,
+    /// Whose grammar this is: where its roles by kind id are kept ([`BY_ID`]).
+    lang: Lang,
 }
+
+/// Each grammar's `roles` by node kind id, made on first use: the walk asks for the role of
+/// every item and its siblings, and a kind id indexes where a name would be compared with
+/// every row. By `Lang` (its place in `lang::SPECS`).
+static BY_ID: [OnceLock<Vec<Option<Role>>>; SPECS.len()] = [const { OnceLock::new() }; SPECS.len()];
 
 impl Grammar {
     pub fn role(&self, node: Node, src: &[u8]) -> Option<Role> {
-        if node.kind() == "ERROR" {
+        if node.is_error() {
             return Some(Role::Transparent);
         }
-        match self.roles.iter().find(|(kind, _)| *kind == node.kind())?.1 {
+        let by_id = BY_ID[self.lang as usize].get_or_init(|| self.table());
+        match by_id.get(usize::from(node.kind_id())).copied().flatten()? {
             Role::Ask => (self.ask)(node, src),
             role => Some(role),
         }
+    }
+
+    /// Every named kind id of the grammar (an alias has an id of its own) → its row's role.
+    fn table(&self) -> Vec<Option<Role>> {
+        let language = (self.language)();
+        (0..language.node_kind_count())
+            .map(|id| {
+                let id = id as u16;
+                let name = language.node_kind_for_id(id).filter(|_| language.node_kind_is_named(id))?;
+                self.roles.iter().find(|(kind, _)| *kind == name).map(|(_, role)| *role)
+            })
+            .collect()
     }
 }
 
@@ -55,8 +77,8 @@ fn nothing(_: Node, _: &[u8]) -> Option<Role> {
     None
 }
 
-const fn grammar(language: fn() -> Language, roles: &'static [(&'static str, Role)]) -> Grammar {
-    Grammar { language, roles, ask: nothing, bodies: &[], qualified_names: false, tests: NO_TESTS }
+const fn grammar(lang: Lang, language: fn() -> Language, roles: &'static [(&'static str, Role)]) -> Grammar {
+    Grammar { language, roles, ask: nothing, bodies: &[], qualified_names: false, tests: NO_TESTS, lang }
 }
 
 use Role::*;
@@ -128,7 +150,8 @@ const JS_ROLES: &[(&str, Role)] = &[
     ("variable_declaration", Ask),
 ];
 
-const JS: Grammar = Grammar { ask: js::role, ..grammar(|| tree_sitter_javascript::LANGUAGE.into(), JS_ROLES) };
+const JS: Grammar =
+    Grammar { ask: js::role, ..grammar(Lang::JavaScript, || tree_sitter_javascript::LANGUAGE.into(), JS_ROLES) };
 
 /// The grammar of a language chunked structurally; `None` for Markdown and plain text.
 pub(super) fn of(lang: Lang) -> Option<&'static Grammar> {
@@ -158,6 +181,7 @@ pub(super) fn of(lang: Lang) -> Option<&'static Grammar> {
 static RUST: Grammar = Grammar {
     ask: refine::rust,
     ..grammar(
+        Lang::Rust,
         || tree_sitter_rust::LANGUAGE.into(),
         &[
             ("function_item", Function),
@@ -179,6 +203,7 @@ static RUST: Grammar = Grammar {
 };
 
 static PYTHON: Grammar = grammar(
+    Lang::Python,
     || tree_sitter_python::LANGUAGE.into(),
     &[
         ("function_definition", Function),
@@ -190,12 +215,14 @@ static PYTHON: Grammar = grammar(
     ],
 );
 
-static TYPESCRIPT: Grammar = Grammar { language: || tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(), ..JS };
-static TSX: Grammar = Grammar { language: || tree_sitter_typescript::LANGUAGE_TSX.into(), ..JS };
+static TYPESCRIPT: Grammar =
+    Grammar { language: || tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(), lang: Lang::TypeScript, ..JS };
+static TSX: Grammar = Grammar { language: || tree_sitter_typescript::LANGUAGE_TSX.into(), lang: Lang::Tsx, ..JS };
 
 static GO: Grammar = Grammar {
     ask: refine::go,
     ..grammar(
+        Lang::Go,
         || tree_sitter_go::LANGUAGE.into(),
         &[
             ("function_declaration", Function),
@@ -206,13 +233,13 @@ static GO: Grammar = Grammar {
     )
 };
 
-static C: Grammar = Grammar { ask: refine::c, ..grammar(|| tree_sitter_c::LANGUAGE.into(), C_ROLES) };
+static C: Grammar = Grammar { ask: refine::c, ..grammar(Lang::C, || tree_sitter_c::LANGUAGE.into(), C_ROLES) };
 
 static CPP: Grammar = Grammar {
     ask: refine::cpp,
     qualified_names: true,
     tests: TestForms { marks: &["TEST(", "TEST_F(", "TEST_CASE(", "SECTION("], method_prefix: None },
-    ..grammar(|| tree_sitter_cpp::LANGUAGE.into(), CPP_ROLES)
+    ..grammar(Lang::Cpp, || tree_sitter_cpp::LANGUAGE.into(), CPP_ROLES)
 };
 
 /// JUnit 4 and 5, TestNG, Kotest's annotations.
@@ -221,6 +248,7 @@ const JVM_TEST_MARKS: &[&str] = &["@Test", "@ParameterizedTest", "@RepeatedTest"
 static JAVA: Grammar = Grammar {
     tests: TestForms { marks: JVM_TEST_MARKS, method_prefix: None },
     ..grammar(
+        Lang::Java,
         || tree_sitter_java::LANGUAGE.into(),
         &[
             ("class_declaration", Container("class")),
@@ -242,6 +270,7 @@ static KOTLIN: Grammar = Grammar {
     bodies: &["class_body", "enum_class_body", "function_body"],
     tests: TestForms { marks: JVM_TEST_MARKS, method_prefix: None },
     ..grammar(
+        Lang::Kotlin,
         || tree_sitter_kotlin_ng::LANGUAGE.into(),
         &[
             ("class_declaration", Ask),
@@ -264,6 +293,7 @@ static CSHARP: Grammar = Grammar {
         method_prefix: None,
     },
     ..grammar(
+        Lang::CSharp,
         || tree_sitter_c_sharp::LANGUAGE.into(),
         &[
             ("class_declaration", Container("class")),
@@ -292,6 +322,7 @@ static RUBY: Grammar = Grammar {
     bodies: &["body_statement"],
     tests: TestForms { marks: &[], method_prefix: Some("test_") },
     ..grammar(
+        Lang::Ruby,
         || tree_sitter_ruby::LANGUAGE.into(),
         &[
             ("class", Container("class")),
@@ -308,6 +339,7 @@ static PHP: Grammar = Grammar {
     ask: refine::php,
     tests: TestForms { marks: &["#[Test", "@test"], method_prefix: Some("test") },
     ..grammar(
+        Lang::Php,
         || tree_sitter_php::LANGUAGE_PHP.into(),
         &[
             ("class_declaration", Container("class")),
@@ -326,6 +358,7 @@ static SWIFT: Grammar = Grammar {
     ask: refine::swift,
     tests: TestForms { marks: &["@Test"], method_prefix: Some("test") },
     ..grammar(
+        Lang::Swift,
         || tree_sitter_swift::LANGUAGE.into(),
         &[
             ("class_declaration", Ask),
@@ -345,6 +378,7 @@ static SWIFT: Grammar = Grammar {
 static SCALA: Grammar = Grammar {
     tests: TestForms { marks: JVM_TEST_MARKS, method_prefix: None },
     ..grammar(
+        Lang::Scala,
         || tree_sitter_scala::LANGUAGE.into(),
         &[
             ("class_definition", Container("class")),
@@ -367,6 +401,7 @@ static LUA: Grammar = Grammar {
     bodies: &["block"],
     qualified_names: true,
     ..grammar(
+        Lang::Lua,
         || tree_sitter_lua::LANGUAGE.into(),
         &[
             ("function_declaration", Function),
@@ -377,12 +412,12 @@ static LUA: Grammar = Grammar {
     )
 };
 
-static BASH: Grammar = grammar(|| tree_sitter_bash::LANGUAGE.into(), &[("function_definition", Function)]);
+static BASH: Grammar = grammar(Lang::Bash, || tree_sitter_bash::LANGUAGE.into(), &[("function_definition", Function)]);
 
 static ELIXIR: Grammar = Grammar {
     ask: refine::elixir,
     bodies: &["do_block"],
-    ..grammar(|| tree_sitter_elixir::LANGUAGE.into(), &[("call", Ask)])
+    ..grammar(Lang::Elixir, || tree_sitter_elixir::LANGUAGE.into(), &[("call", Ask)])
 };
 
 #[cfg(test)]
@@ -394,6 +429,8 @@ mod tests {
     fn every_grammar_loads() {
         for spec in SPECS {
             let Some(g) = of(spec.lang) else { continue };
+            // Its roles by kind id are kept under its own language, not another's.
+            assert_eq!(g.lang, spec.lang, "{}", spec.name);
             let mut p = tree_sitter::Parser::new();
             p.set_language(&(g.language)()).unwrap();
             assert!(p.parse("", None).is_some(), "{}", spec.name);
