@@ -80,6 +80,10 @@ pub struct Search {
     pub reason: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index: Option<Facts>,
+    /// Several projects answered (`workspace-search`, a batch over several): each one's facts,
+    /// in the order they answered; `index` is then the first's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub indexes: Option<Vec<Facts>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub confidence: Option<Confidence>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -315,6 +319,10 @@ pub struct Batch {
     pub failed: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index: Option<Facts>,
+    /// Several projects answered (`workspace-search`, a batch over several): each one's facts,
+    /// in the order they answered; `index` is then the first's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub indexes: Option<Vec<Facts>>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]

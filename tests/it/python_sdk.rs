@@ -100,6 +100,14 @@ fn every_answer_is_structured_and_matches_its_output_schema() {
         let out = env.run_in(Some(&repo), args);
         assert!(out.status.success(), "{args:?}: {}", describe(&out));
     }
+    // A second project: answers drawn from several projects keep their schemas too.
+    let second = env.git_project("second");
+    std::fs::write(second.join("extra.py"), "def extra_steps():\n    return 2\n").unwrap();
+    for args in [&["projects", "add", second.to_str().unwrap()][..], &["index", second.to_str().unwrap()]] {
+        let out = env.run_in(Some(&repo), args);
+        assert!(out.status.success(), "{args:?}: {}", describe(&out));
+    }
+    let second = second.to_str().unwrap();
 
     let calls = serde_json::json!([
         { "tool": "status" },
@@ -118,6 +126,11 @@ fn every_answer_is_structured_and_matches_its_output_schema() {
         { "tool": "search-expand", "arguments": { "query": "parse_config" } },
         { "tool": "workspace-search", "arguments": { "query": "extra" } },
         { "tool": "batch", "arguments": { "calls": [{ "tool": "grep", "arguments": { "pattern": "extra" } }] } },
+        { "tool": "batch", "arguments": { "calls": [
+            { "tool": "search", "arguments": { "query": "extra" } },
+            { "tool": "search", "arguments": { "query": "extra", "project": second } },
+            { "tool": "symbols", "arguments": { "project": second } },
+        ] } },
         { "tool": "annotate", "arguments": { "target": "src/lib.rs", "note": "parser entry" } },
         { "tool": "annotations" },
         { "tool": "focus", "arguments": { "paths": ["src/lib.rs"] } },
@@ -142,6 +155,10 @@ fn every_answer_is_structured_and_matches_its_output_schema() {
         assert_eq!(entry["isError"], false, "{entry}");
         assert_eq!(entry["structured"], true, "{entry}");
     }
+    // Both projects answered: `index` is still one object, `indexes` has each.
+    let (_, data, _) = env.call(&repo, "t", "workspace-search", serde_json::json!({ "query": "extra" }));
+    assert!(data["index"].is_object(), "{data}");
+    assert_eq!(data["indexes"].as_array().map(Vec::len), Some(2), "{data}");
     let called: std::collections::BTreeSet<&str> = report.iter().filter_map(|e| e["tool"].as_str()).collect();
     for t in booger_proto::tools::TOOLS {
         assert!(called.contains(t.name), "no call exercises {}'s output schema", t.name);

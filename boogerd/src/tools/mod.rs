@@ -229,9 +229,13 @@ fn with_freshness(mut reply: ToolReply, answered: Vec<Answered>) -> ToolReply {
             })
         })
         .collect();
+    // `index` is one object whatever answered (its schema's shape); with several projects,
+    // `indexes` holds each one's.
     if let Some(obj) = reply.data.as_object_mut() {
-        let index = if entries.len() == 1 { entries[0].clone() } else { Value::Array(entries) };
-        obj.insert("index".to_owned(), index);
+        obj.insert("index".to_owned(), entries[0].clone());
+        if entries.len() > 1 {
+            obj.insert("indexes".to_owned(), Value::Array(entries));
+        }
     }
     for Answered { name, freshness: f, .. } in &answered {
         let note = if f.events_lost {

@@ -93,6 +93,7 @@ pub async fn tools_call(params: Value, daemon: Arc<Daemon>, conn: &Connection) -
     if as_json && let Some(obj) = data.as_object_mut() {
         // Read-your-writes metadata is for search answers; keep it out of the diff.
         obj.remove("index");
+        obj.remove("indexes");
     }
     let text = if as_json { data.to_string() } else { reply.text };
     let mut answer = json!({ "content": [{ "type": "text", "text": text }], "isError": false });
