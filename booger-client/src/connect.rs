@@ -101,7 +101,18 @@ impl Daemon {
         let mut pause = Duration::from_millis(2);
         loop {
             match connect_once(socket) {
-                Ok(s) => return Self::from_stream(s),
+                Ok(s) => {
+                    // A daemon that goes on running after this command is worth a word:
+                    // what it is, where its log is, how to stop it (stderr: stdout is the
+                    // answer's, or the MCP protocol's).
+                    crate::output::complain!(
+                        "booger: started the daemon in the background (pid {}): it keeps your indexes warm and \
+                         watches your projects. Log: {}. Stop it with `booger daemon stop`.",
+                        child.id(),
+                        log.display()
+                    );
+                    return Self::from_stream(s);
+                }
                 Err(e) if !is_absent(&e) => return Err(Failure::Io(e)),
                 Err(_) => {}
             }

@@ -12,11 +12,13 @@ use crate::service::{Manager, Setting};
 
 pub const USAGE: &str = "usage: booger daemon start|stop|status|logs|install|uninstall [--json]
 
-  start       start boogerd in the background (no-op if it is running)
-  stop        stop the running boogerd gracefully
-  status      pid, version, uptime, socket, data dir and projects of the running boogerd
-  logs [-n N] the last N (40) lines of boogerd's log
-  install     install a user service that keeps boogerd running (systemd on Linux, launchd
+The daemon (boogerd) holds the indexes, watches your projects and answers every booger
+command and agent; it starts on first use.
+  start       start the daemon in the background (no-op if it is running)
+  stop        stop the running daemon gracefully
+  status      pid, version, uptime, socket, data dir and projects of the running daemon
+  logs [-n N] the last N (40) lines of the daemon's log
+  install     install a user service that keeps the daemon running (systemd on Linux, launchd
               on macOS), with the socket and data directory this shell's booger uses;
               --print shows what would be written, and where, without writing
               (--systemd or --launchd picks the manager)

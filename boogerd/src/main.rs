@@ -142,7 +142,19 @@ enum TokenAction {
     },
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
+    // An error is a message, not a stack trace (`main` returning one prints the trace under
+    // RUST_BACKTRACE=1): what went wrong and what to do are in its context.
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("boogerd: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
     boogerd::base::memory::configure_allocator();
     let args = Args::parse();
     // Everything boogerd creates (indexes, logs, models) holds text of the user's files:

@@ -97,7 +97,11 @@ fn command_line_mistakes_exit_2_with_a_hint() {
     assert!(stderr(&out).contains("`action` must be one of list, add, add-all, remove"), "{}", describe(&out));
     let out = env.run(&["grep"]);
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
-    assert!(stderr(&out).contains("missing required argument `pattern`"), "{}", describe(&out));
+    assert!(
+        stderr(&out).contains("missing PATTERN") && stderr(&out).contains("usage: booger grep PATTERN"),
+        "{}",
+        describe(&out)
+    );
     let out = env.run(&["grep", "x", "--head-limit", "5000"]);
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
     assert!(stderr(&out).contains("from 1 to 1000, got 5000"), "{}", describe(&out));

@@ -6,6 +6,7 @@ mod embedders;
 mod eval;
 mod git;
 mod grep;
+mod hooks;
 mod http;
 mod index;
 mod languages;

@@ -5,13 +5,15 @@
 //!   change; nothing is written.
 //! - `booger setup CLIENT...` or `--all` (every installed client) writes; `--print` shows the
 //!   exact change instead; `--project PATH` writes the project's configuration instead of the
-//!   user's; `--skills` also writes the agent skill; `--remove` undoes.
+//!   user's; `--skills` also writes the agent skill; `--hooks` also writes Claude Code's hooks
+//!   (see [`hooks`]); `--remove` undoes.
 //!
 //! Edits keep everything else in the file (see [`edit`]); what was changed is recorded with
 //! a copy of the original so `--remove` can restore it (see [`ledger`]).
 
 mod clients;
 mod edit;
+mod hooks;
 mod ledger;
 mod skills;
 mod target;
@@ -32,7 +34,8 @@ macro_rules! say {
     }};
 }
 
-pub const USAGE: &str = "usage: booger setup [CLIENT...] [--all] [--project PATH] [--print] [--skills] [--remove]
+pub const USAGE: &str =
+    "usage: booger setup [CLIENT...] [--all] [--project PATH] [--print] [--skills] [--hooks] [--remove]
        booger setup --remote URL --token-file FILE CLIENT... [--remove]
 
 Connect booger to your MCP clients. Without CLIENT or --all, lists what it finds and changes
@@ -44,6 +47,9 @@ nothing.
   --print         show the exact change; write nothing
   --skills        also write the agent skill (Claude Code, Codex) that says when to use which
                   tool; alone, only the skill
+  --hooks         also write Claude Code's hooks: its Grep answered from booger's index in an
+                  indexed project (its own Grep otherwise), and a new session told that
+                  booger is there; alone, only the hooks
   --remove        undo: restore each file setup changed (or take booger's entry out of it);
                   alone, undoes everything, skills included
   --remote URL    a team server instead (`boogerd --serve-team`; URL ends in /mcp), as the
@@ -58,6 +64,7 @@ struct Options {
     project: Option<PathBuf>,
     print: bool,
     skills: bool,
+    hooks: bool,
     remove: bool,
     /// A team server's URL, and the file with the token for it.
     remote: Option<String>,
@@ -71,6 +78,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         project: None,
         print: false,
         skills: false,
+        hooks: false,
         remove: false,
         remote: None,
         token_file: None,
@@ -81,6 +89,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--all" => o.all = true,
             "--print" | "--dry-run" => o.print = true,
             "--skills" => o.skills = true,
+            "--hooks" => o.hooks = true,
             "--remove" | "--undo" => o.remove = true,
             "--remote" => {
                 let url =
@@ -113,8 +122,8 @@ fn parse(args: &[String]) -> Result<Options, String> {
     if o.all && !o.clients.is_empty() {
         return Err("name clients or give --all, not both".into());
     }
-    if o.remote.is_some() && (o.skills || o.all || o.clients.is_empty()) {
-        return Err("--remote: name the clients (no --all or --skills)".into());
+    if o.remote.is_some() && (o.skills || o.hooks || o.all || o.clients.is_empty()) {
+        return Err("--remote: name the clients (no --all, --skills or --hooks)".into());
     }
     match (&o.remote, &o.token_file) {
         (Some(_), None) if !o.remove => {
@@ -160,13 +169,15 @@ pub fn run(args: &[String]) -> Exit {
     // Where a configuration that is a link may lead: the project for a project's, the home
     // directory for the user's.
     let within = project.map_or_else(|| setup.dirs.home.clone(), Path::to_path_buf);
-    let only_skills = o.skills && o.clients.is_empty() && !o.all && !o.remove;
-    // `--remove` alone undoes everything; otherwise skills only when asked.
-    let with_skills = o.skills || (o.remove && o.clients.is_empty() && !o.all);
-    let listing = o.clients.is_empty() && !o.all && !o.skills && !o.remove;
+    let only_extras = (o.skills || o.hooks) && o.clients.is_empty() && !o.all && !o.remove;
+    // `--remove` alone undoes everything; otherwise skills and hooks only when asked.
+    let undo_all = o.remove && o.clients.is_empty() && !o.all;
+    let with_skills = o.skills || undo_all;
+    let with_hooks = o.hooks || undo_all;
+    let listing = o.clients.is_empty() && !o.all && !o.skills && !o.hooks && !o.remove;
     // Which clients: the named ones; else with --all (or --print, --remove), every client that
     // applies; a listing shows them all.
-    let chosen: Vec<&Client> = match (&o.clients[..], only_skills) {
+    let chosen: Vec<&Client> = match (&o.clients[..], only_extras) {
         (_, true) => Vec::new(),
         ([], false) => CLIENTS
             .iter()
@@ -179,7 +190,7 @@ pub fn run(args: &[String]) -> Exit {
         setup.list(project);
         return Exit::Ok;
     }
-    if chosen.is_empty() && !only_skills {
+    if chosen.is_empty() && !only_extras {
         say!("No MCP client found for this user; name one: booger setup claude-code (`booger setup` lists them).");
         return Exit::Ok;
     }
@@ -229,6 +240,17 @@ pub fn run(args: &[String]) -> Exit {
             named => named.iter().map(|c| c.id).collect(),
         };
         setup.skills(project, &targets, o.remove, o.print);
+    }
+    if with_hooks {
+        let targets: Vec<&str> = match &o.clients[..] {
+            [] => hooks::CLIENTS
+                .iter()
+                .copied()
+                .filter(|id| o.remove || o.hooks || clients::find(id).is_some_and(|c| c.detected(&setup.dirs)))
+                .collect(),
+            named => named.iter().map(|c| c.id).collect(),
+        };
+        setup.hooks(project, &targets, o.remove, o.print);
     }
     if setup.changed > 0 && !o.remove && !o.print {
         say!("Restart the clients (or reload their MCP servers) to pick booger up. `booger setup --remove` undoes.");
@@ -296,6 +318,11 @@ impl Setup {
             };
             say!("  {:<15} {:<24} {:<44} {state}", client, "agent skill", self.dirs.show(&path));
         }
+        let settings = hooks::settings_path(&self.dirs.home, project);
+        let text = std::fs::read_to_string(&settings).unwrap_or_default();
+        let state =
+            if hooks::present(&text, &hooks::command(&booger, &env)) { "written" } else { "not written (--hooks)" };
+        say!("  {:<15} {:<24} {:<44} {state}", "claude-code", "hooks (Grep, session)", self.dirs.show(&settings));
         say!(
             "\nbooger setup CLIENT... (or --all) writes; --print shows the change first; --remove undoes.\n\
              The entry runs {} mcp.",

@@ -328,7 +328,15 @@ impl ToolSpec {
                     .ok_or_else(|| format!("unknown option --{name} for `{}`.\n{}", self.name, self.usage()))?;
                 let value = match (inline, p.kind) {
                     (Some(v), _) => v,
-                    (None, Kind::Boolean) => "true".to_owned(),
+                    // `--literal` alone, or `--literal true`: a following true or false is
+                    // the flag's value, not a word of the query.
+                    (None, Kind::Boolean) => match words.get(i).map(String::as_str) {
+                        Some(w @ ("true" | "false")) => {
+                            i += 1;
+                            w.to_owned()
+                        }
+                        _ => "true".to_owned(),
+                    },
                     (None, _) => {
                         let v = words.get(i).ok_or_else(|| format!("--{name} needs a value"))?;
                         i += 1;
@@ -364,12 +372,25 @@ impl ToolSpec {
             let v = p.kind.parse_word(word).map_err(|e| format!("{}: {e}", p.name))?;
             push_arg(&mut args, p, v);
         }
+        // Said in the shell's words here: the daemon's message shows JSON, for agents.
+        if let Some(p) = self.params.iter().find(|p| p.required && !args.contains_key(p.name)) {
+            let what =
+                if p.positional { p.name.to_uppercase() } else { format!("--{} VALUE", p.name.replace('_', "-")) };
+            let usage = self.usage();
+            let first = usage.lines().next().unwrap_or_default();
+            return Err(format!("{}: missing {what}: {}\n{first}", self.name, p.description));
+        }
         Ok(Value::Object(args))
     }
 
     /// Command-line help for this tool.
     pub fn usage(&self) -> String {
-        let mut line = format!("usage: booger {}", self.name);
+        self.usage_as(&format!("booger {}", self.name))
+    }
+
+    /// [`usage`](Self::usage) for the tool called as `command` (`booger team status`).
+    pub fn usage_as(&self, command: &str) -> String {
+        let mut line = format!("usage: {command}");
         for p in self.params.iter().filter(|p| p.positional) {
             let n = p.name.to_uppercase();
             line.push_str(&match (p.required, p.kind == Kind::Strings) {
@@ -387,7 +408,12 @@ impl ToolSpec {
         for p in self.params {
             let flag = p.name.replace('_', "-");
             let flag = if p.positional { p.name.to_uppercase() } else { format!("--{flag}") };
-            line.push_str(&format!("  {flag:<20} {} ({})\n", p.description, p.kind.describe()));
+            // A boolean is a flag: given, it is on.
+            let line_for = match p.kind {
+                Kind::Boolean => format!("  {flag:<20} {}\n", p.description),
+                _ => format!("  {flag:<20} {} ({})\n", p.description, p.kind.describe()),
+            };
+            line.push_str(&line_for);
         }
         line.push_str(&format!("  {:<20} print the answer as JSON\n", "--json"));
         line

@@ -3,6 +3,7 @@
 //! call or a status read, and nothing more.
 
 pub mod endpoint;
+pub mod hook;
 pub mod http;
 pub mod mcp;
 pub mod rpc;

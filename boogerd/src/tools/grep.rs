@@ -166,7 +166,7 @@ impl Lines {
     }
 
     /// The answer: the page's lines, and how to get the rest.
-    fn answer(self, project: &str, stopped: Option<String>, complete: bool) -> ToolReply {
+    fn answer(self, project: &str, stopped: Option<String>, scanned_all: bool) -> ToolReply {
         let Self { offset, total, out, results, cut, budget, .. } = self;
         let shown = results.len();
         let mut text =
@@ -191,7 +191,8 @@ impl Lines {
             project: Some(project.to_owned()),
             total: total as u64,
             results: Some(results),
-            complete,
+            // Complete: every match is in this answer (a page with a cursor after it is not).
+            complete: scanned_all && cursor.is_none(),
             cursor,
             ..Default::default()
         };

@@ -79,7 +79,7 @@ pub fn registered(call: &Call, dir: &std::path::Path, tool: &str) -> Result<Proj
 
 pub fn describe(name: &str, r: &IndexReport) -> String {
     let mut t = format!(
-        "Indexed {name}: {} files ({} parsed, {} unchanged, {} touched, {} deleted), {} chunks written in {:.2} s\nroot hash {}\n",
+        "Indexed {name}: {} files ({} parsed, {} unchanged, {} touched, {} deleted), {} chunks written in {:.2} s\n",
         r.files,
         r.parsed,
         r.unchanged,
@@ -87,7 +87,6 @@ pub fn describe(name: &str, r: &IndexReport) -> String {
         r.deleted,
         r.chunks_written,
         r.elapsed_ms as f64 / 1000.0,
-        &r.root_hash[..r.root_hash.len().min(16)],
     );
     t.push_str(&set_aside_line("", r, false));
     for (what, items) in [("skipped", &r.skipped), ("indexed with problems", &r.problems)] {

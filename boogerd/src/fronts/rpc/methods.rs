@@ -55,6 +55,16 @@ pub fn methods(daemon: Arc<Daemon>) -> Methods {
         .map(drop),
     );
 
+    register(
+        m.register_async_method(wire::HOOK, |p, d, _| async move {
+            let p = params(&p);
+            let client = p.get("client").and_then(Value::as_str).unwrap_or_default().to_owned();
+            let output = crate::fronts::hook::answer(Arc::clone(&d), &client, &p["event"]).await;
+            RpcResult::Ok(json!({ "output": output }))
+        })
+        .map(drop),
+    );
+
     // MCP.
     register(m.register_method("initialize", |p, _, ext| mcp::initialize(&params(&p), connection(ext))).map(drop));
     for note in ["notifications/initialized", "notifications/cancelled", "notifications/roots/list_changed"] {

@@ -1,0 +1,203 @@
+//! Claude Code's hooks (`booger setup claude-code --hooks` writes them; `booger hook
+//! claude-code` forwards each event here as `booger/hook` and prints the answer).
+//!
+//! - `PreToolUse` of `Grep` in a project booger indexes and keeps fresh: grep answers it from
+//!   the index, with the lines rg would print, and the client's own Grep does not run (the
+//!   answer travels as the reason of a `deny`, which the agent reads as the tool's result).
+//! - `SessionStart`: a few lines telling the agent that booger indexes this project.
+//!
+//! Anything else — a project booger does not index or has not caught up with, options grep
+//! does not have (multiline, file types, globs), an answer too large to be whole, any
+//! failure — answers nothing: the client goes on as without the hook.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use booger_proto::wire::ToolReply;
+use serde_json::{Value, json};
+
+use crate::engine::Daemon;
+use crate::tools::{self, Session};
+
+/// Matches fetched at most: an answer that needs more is left to the client's own Grep.
+const MAX_LINES: usize = 1000;
+
+/// What the hook prints for `event` from `client`, if anything.
+pub async fn answer(daemon: Arc<Daemon>, client: &str, event: &Value) -> Option<String> {
+    if client != "claude-code" {
+        return None;
+    }
+    let cwd = PathBuf::from(event["cwd"].as_str()?);
+    let session = Session {
+        id: "hook".to_owned(),
+        project: Some(cwd.clone()),
+        register: false,
+        shell: false,
+        measuring: false,
+        read_only: true,
+    };
+    // A registered project holds the directory (the registry finds it by any path inside).
+    let root = daemon.registry.read().ok()?.find(&cwd.to_string_lossy())?.root.clone();
+    match event["hook_event_name"].as_str()? {
+        "PreToolUse" if event["tool_name"] == "Grep" => grep(daemon, session, &cwd, &root, &event["tool_input"]).await,
+        "SessionStart" => session_start(daemon, session).await,
+        _ => None,
+    }
+}
+
+/// Claude Code's Grep, answered from the index when the answer can be rg's.
+async fn grep(daemon: Arc<Daemon>, session: Session, cwd: &Path, root: &Path, input: &Value) -> Option<String> {
+    let ask = Ask::from(input)?;
+    let mut arguments = json!({
+        "pattern": ask.pattern,
+        "case_insensitive": ask.case_insensitive,
+        "context": ask.context,
+        "head_limit": MAX_LINES,
+        "max_tokens": 20_000,
+    });
+    if let Some(path) = &ask.path {
+        // As the agent gave it: rebased onto the project (one outside it is refused).
+        arguments["path_prefix"] = json!(cwd.join(path).to_string_lossy());
+    }
+    let reply = tools::call(daemon, session, "grep", arguments, None).await.ok()?;
+    let data = &reply.data;
+    let fresh = data["index"]["state"] == "watching" && data["index"]["pending_count"] == 0;
+    if reply.is_error || !fresh || data["complete"] != true {
+        return None;
+    }
+    let body = ask.render(&reply, root)?;
+    let name = data["project"].as_str().unwrap_or_default();
+    let reason =
+        format!("Grep answered by booger from its up-to-date index of {name} (the same lines rg finds):\n{body}");
+    Some(
+        json!({ "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }})
+        .to_string(),
+    )
+}
+
+/// What a Grep call asks, as far as booger's grep can answer it exactly.
+struct Ask {
+    pattern: String,
+    path: Option<PathBuf>,
+    mode: Mode,
+    case_insensitive: bool,
+    context: u64,
+    head_limit: Option<usize>,
+    offset: usize,
+}
+
+#[derive(PartialEq)]
+enum Mode {
+    Files,
+    Content,
+    Count,
+}
+
+impl Ask {
+    /// None for what booger's grep does not do the same way.
+    fn from(input: &Value) -> Option<Ask> {
+        let flag = |k: &str| input.get(k).and_then(Value::as_bool).unwrap_or(false);
+        let number = |k: &str| input.get(k).and_then(Value::as_u64);
+        if flag("multiline")
+            || input.get("glob").is_some_and(|g| !g.is_null())
+            || input.get("type").is_some_and(|t| !t.is_null())
+        {
+            return None;
+        }
+        let mode = match input["output_mode"].as_str().unwrap_or("files_with_matches") {
+            "files_with_matches" => Mode::Files,
+            "content" => Mode::Content,
+            "count" => Mode::Count,
+            _ => return None,
+        };
+        // One context on both sides, as booger's grep shows it (rg's -A and -B apart are not).
+        let (after, before, around) = (number("-A"), number("-B"), number("-C").or(number("context")));
+        let context = match (after, before, around) {
+            (None, None, c) => c.unwrap_or(0),
+            (a, b, None) if a == b => a.unwrap_or(0),
+            _ => return None,
+        };
+        if context > 20 || (context > 0 && mode != Mode::Content) {
+            return None;
+        }
+        Some(Ask {
+            pattern: input["pattern"].as_str().filter(|p| !p.is_empty())?.to_owned(),
+            path: input["path"].as_str().filter(|p| !p.is_empty()).map(PathBuf::from),
+            mode,
+            case_insensitive: flag("-i"),
+            context,
+            head_limit: number("head_limit").filter(|&n| n > 0).map(|n| n as usize),
+            offset: number("offset").unwrap_or(0) as usize,
+        })
+    }
+
+    /// The answer as the client's Grep shows it, paths absolute; None if it cannot be whole.
+    fn render(&self, reply: &ToolReply, root: &Path) -> Option<String> {
+        let results = reply.data["results"].as_array()?;
+        let at = |path: &str| root.join(path).to_string_lossy().into_owned();
+        let entries: Vec<String> = match self.mode {
+            Mode::Files => {
+                let mut files: Vec<&str> = results.iter().filter_map(|r| r["path"].as_str()).collect();
+                files.dedup();
+                files.into_iter().map(at).collect()
+            }
+            Mode::Count => {
+                let mut counts: Vec<(&str, u64)> = Vec::new();
+                for path in results.iter().filter_map(|r| r["path"].as_str()) {
+                    match counts.last_mut() {
+                        Some((p, n)) if *p == path => *n += 1,
+                        _ => counts.push((path, 1)),
+                    }
+                }
+                counts.into_iter().map(|(p, n)| format!("{}:{n}", at(p))).collect()
+            }
+            // With context, booger's text holds the context lines (`path-N-text`) and `--`.
+            Mode::Content if self.context > 0 => {
+                reply.text.lines().skip(1).map(|l| if l == "--" { l.to_owned() } else { at(l) }).collect()
+            }
+            Mode::Content => results
+                .iter()
+                .map(|r| {
+                    format!(
+                        "{}:{}:{}",
+                        at(r["path"].as_str().unwrap_or_default()),
+                        r["line"],
+                        r["text"].as_str().unwrap_or_default()
+                    )
+                })
+                .collect(),
+        };
+        let total = entries.len();
+        let shown: Vec<String> =
+            entries.into_iter().skip(self.offset).take(self.head_limit.unwrap_or(usize::MAX)).collect();
+        Some(match self.mode {
+            Mode::Files if total == 0 => "No files found".to_owned(),
+            Mode::Files => format!("Found {total} file{}\n{}", if total == 1 { "" } else { "s" }, shown.join("\n")),
+            _ if total == 0 => "No matches found".to_owned(),
+            _ => shown.join("\n"),
+        })
+    }
+}
+
+/// A new session hears that booger indexes its project, and how fresh the index is.
+async fn session_start(daemon: Arc<Daemon>, session: Session) -> Option<String> {
+    let reply = tools::call(daemon, session, "status", json!({}), None).await.ok()?;
+    let project = &reply.data["project"];
+    let (name, files) = (project["name"].as_str()?, project["index"]["files"].as_u64()?);
+    let fresh = if project["index"]["watch"]["state"] == "watching" {
+        "kept up to date as files change"
+    } else {
+        "updated when `booger index` runs"
+    };
+    let context = format!(
+        "booger indexes this project ({name}: {files} files, {fresh}). Its MCP tools answer from that index in \
+         fewer tokens than reading files: search (code by words or a question), symbols (outline a file or \
+         folder), references (where a name is defined and used), grep (exact lines). This session's Grep is \
+         answered from the same index when it can be."
+    );
+    Some(json!({ "hookSpecificOutput": { "hookEventName": "SessionStart", "additionalContext": context } }).to_string())
+}
