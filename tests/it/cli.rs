@@ -336,4 +336,56 @@ fn paging_hints_are_flags_on_the_command_line() {
     let (text, _, _) =
         env.call(&proj, "agent", "search", serde_json::json!({ "query": "handler request", "head_limit": 3 }));
     assert!(text.contains("offset=3"), "{text}");
+    // A page with more after it is not the complete answer.
+    let (_, data, _) = env.call(&proj, "agent", "grep", serde_json::json!({ "pattern": "return", "head_limit": 2 }));
+    assert!(data["cursor"].is_string() && data["complete"] == false, "{data}");
+    let (_, data, _) = env.call(&proj, "agent", "grep", serde_json::json!({ "pattern": "handler_29" }));
+    assert!(data["cursor"].is_null() && data["complete"] == true, "{data}");
+}
+
+/// A newcomer's first hour: the first command says a daemon now runs and how to stop it,
+/// every command's `--help` explains it (rc 0) in the client's own names, a boolean flag is a
+/// flag (`--literal true` is not part of the pattern), and a user error is a message, not a
+/// stack trace.
+#[test]
+fn the_first_hour_needs_no_guesswork() {
+    let env = Env::new();
+    let proj = env.project("first");
+    std::fs::write(proj.join("app.py"), "def parse(x):\n    return x\n\nflag = true\n").unwrap();
+    // No daemon yet: the first command starts one and says so.
+    let out = env.run(&["index", proj.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let said = stderr(&out);
+    assert!(said.contains("started the daemon") && said.contains("booger daemon stop"), "{said}");
+    assert!(said.contains("boogerd.log"), "{said}");
+    assert!(!stdout(&out).contains("root hash"), "{}", describe(&out));
+    // The next command finds it running and says nothing of it.
+    let out = env.run_in(Some(&proj), &["grep", "parse", "--literal", "true"]);
+    assert!(out.status.success() && stderr(&out).is_empty(), "{}", describe(&out));
+    assert!(stdout(&out).contains("app.py:1:def parse(x):"), "the pattern is `parse`: {}", describe(&out));
+
+    let help = env.run(&["--help"]);
+    assert!(!stdout(&help).contains("boogerd"), "{}", stdout(&help));
+    for (args, says) in [
+        (&["team", "--help"][..], "usage: booger team status|publish|token"),
+        (&["team", "token", "--help"][..], "token add NAME --repos PATTERN"),
+        (&["team", "status", "--help"][..], "usage: booger team status"),
+        (&["mcp", "--help"][..], "Serves MCP"),
+        (&["hook", "--help"][..], "usage: booger hook claude-code"),
+        (&["grep", "--help"][..], "  --literal            Match the pattern as plain text.\n"),
+    ] {
+        let out = env.run(args);
+        assert!(out.status.success() && stdout(&out).contains(says), "{args:?}: {}", describe(&out));
+        assert!(!stdout(&out).contains("boogerd token") && !stdout(&out).contains("team-status"), "{args:?}");
+    }
+    let out = env.run(&["frobnicate"]);
+    assert!(stderr(&out).contains("team") && stderr(&out).contains("dashboard"), "{}", describe(&out));
+
+    // A user error from the daemon's binary: a message and a failing exit, no backtrace.
+    let mut cmd = std::process::Command::new(booger_tests::bin("boogerd"));
+    cmd.args(["token", "list"]).env("RUST_BACKTRACE", "1").env_remove("BOOGER_TEAM_URL");
+    cmd.env("BOOGER_HOME", env.dir.path().join("no-team"));
+    let out = cmd.output().unwrap();
+    assert!(!out.status.success(), "{}", describe(&out));
+    assert!(stderr(&out).contains("no team index") && !stderr(&out).contains("backtrace"), "{}", describe(&out));
 }
