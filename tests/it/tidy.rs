@@ -67,3 +67,54 @@ fn the_client_reads_no_tool_by_name_and_no_payload_field() {
         }
     }
 }
+
+/// The README's quick start runs as written: every `booger` line of its second block (after
+/// the install), in a fresh repository, with a temporary home. `cd ~/src/your-repo && ` stands
+/// for the repository.
+#[test]
+fn the_readmes_quick_start_runs_as_written() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let start = readme.find("## Quick start").expect("a quick start");
+    let block = readme[start..].split("```sh\n").nth(2).and_then(|b| b.split("```").next()).expect("its second block");
+    let env = booger_tests::Env::new();
+    let repo_dir = env.git_project("your-repo");
+    std::fs::write(
+        repo_dir.join("uploads.py"),
+        "def retry_failed_uploads(queue):\n    \"\"\"Where failed uploads are retried.\"\"\"\n    return queue\n",
+    )
+    .unwrap();
+    let mut ran = 0;
+    for line in block.lines() {
+        let command = line.split(" # ").next().unwrap_or_default().trim();
+        let command = command.strip_prefix("cd ~/src/your-repo && ").unwrap_or(command);
+        let Some(words) = command.strip_prefix("booger ") else { continue };
+        let args = shell_words(words);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = env.run_in(Some(&repo_dir), &args);
+        assert!(out.status.success(), "`{command}`: {}", booger_tests::describe(&out));
+        if args[0] == "search" {
+            assert!(booger_tests::stdout(&out).contains("retry_failed_uploads"), "{}", booger_tests::describe(&out));
+        }
+        ran += 1;
+    }
+    assert!(ran >= 5, "the quick start's booger lines: {block}");
+}
+
+/// A command line's words: spaces split, double quotes group.
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = vec![String::new()];
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ' ' if !quoted => {
+                if !words.last().unwrap().is_empty() {
+                    words.push(String::new());
+                }
+            }
+            c => words.last_mut().unwrap().push(c),
+        }
+    }
+    words.retain(|w| !w.is_empty());
+    words
+}

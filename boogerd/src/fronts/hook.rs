@@ -140,20 +140,25 @@ impl Ask {
         let results = reply.data["results"].as_array()?;
         let at = |path: &str| root.join(path).to_string_lossy().into_owned();
         let entries: Vec<String> = match self.mode {
-            Mode::Files => {
-                let mut files: Vec<&str> = results.iter().filter_map(|r| r["path"].as_str()).collect();
-                files.dedup();
-                files.into_iter().map(at).collect()
-            }
-            Mode::Count => {
+            Mode::Files | Mode::Count => {
+                // Per file, in the order first met (a file's lines need not come together).
                 let mut counts: Vec<(&str, u64)> = Vec::new();
+                let mut at_index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
                 for path in results.iter().filter_map(|r| r["path"].as_str()) {
-                    match counts.last_mut() {
-                        Some((p, n)) if *p == path => *n += 1,
-                        _ => counts.push((path, 1)),
+                    match at_index.get(path) {
+                        Some(&i) => counts[i].1 += 1,
+                        None => {
+                            at_index.insert(path, counts.len());
+                            counts.push((path, 1));
+                        }
                     }
                 }
-                counts.into_iter().map(|(p, n)| format!("{}:{n}", at(p))).collect()
+                let files = counts.into_iter();
+                if self.mode == Mode::Files {
+                    files.map(|(p, _)| at(p)).collect()
+                } else {
+                    files.map(|(p, n)| format!("{}:{n}", at(p))).collect()
+                }
             }
             // With context, booger's text holds the context lines (`path-N-text`) and `--`.
             Mode::Content if self.context > 0 => {
