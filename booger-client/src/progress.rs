@@ -27,8 +27,7 @@ pub struct Bar {
 
 /// Follows the call made with `token` if stderr is a terminal.
 pub fn start(socket: &Path, cwd: &Path, token: String) -> Option<Bar> {
-    // SAFETY: isatty only inspects the descriptor.
-    if unsafe { libc::isatty(2) } != 1 {
+    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         return None;
     }
     let (stop, stopped) = channel();

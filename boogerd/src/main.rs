@@ -165,70 +165,13 @@ fn run() -> anyhow::Result<()> {
         libc::umask(0o077);
     }
     boogerd::base::memory::raise_open_files_limit();
-    let mut config = boogerd::engine::Config::from_env();
-    if let Some(s) = args.socket {
-        config.socket = s;
-    }
-    if let Some(h) = args.home {
-        config.data_dir = h;
-    }
-    config.max_file_bytes = args.max_file_size;
-    if let Some(n) = args.max_watches {
-        config.max_watches = n;
-    }
-    config.watch = !args.no_watch;
-    config.embed = !args.no_embed;
-    config.embedder = boogerd::domain::embed::provider::Settings {
-        choice: args.embedder,
-        url: args.embed_url,
-        model: args.embed_model,
-        // From the environment only, so a key never shows in `ps`.
-        api_key: ["BOOGER_EMBED_API_KEY", "OPENAI_API_KEY"]
-            .iter()
-            .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty())),
-    };
-    config.watch_timing.rescan = std::time::Duration::from_secs(args.rescan_secs.max(1));
-    config.idle_release = std::time::Duration::from_secs(args.idle_release_secs.max(1));
-    config.memory_budget = args.memory_budget.saturating_mul(1 << 20);
-    config.confirm_above_files = args.confirm_above_files;
-    config.http = (!args.no_http).then_some(args.http);
-    config.http_allow_remote = args.http_allow_remote;
-    config.http_allow_writes = args.http_allow_writes;
-    // The local daemon keeps the team URL it is given for its next start; a token command
-    // and the team server use it without keeping it.
-    let keep_team_url = args.command.is_none() && args.serve_team.is_none() && !args.print_config;
-    config.settle_team_url(args.team_url, keep_team_url).context("cannot keep the team URL")?;
-    if let Some(ca) = args.team_ca {
-        boogerd::store::team::trust_ca(ca);
-    }
+    let config = config(&args)?;
     if let Some(Command::Token { action }) = args.command {
         let url = config.team_url.clone().context("no team index: pass --team-url or set BOOGER_TEAM_URL")?;
         return token_command(&url, action);
     }
     if args.print_config {
-        #[allow(clippy::print_stdout)]
-        {
-            println!(
-                "{}",
-                serde_json::json!({
-                    "socket": config.socket,
-                    "data_dir": config.data_dir,
-                    "max_file_size": config.max_file_bytes,
-                    "max_watches": config.max_watches,
-                    "rescan_secs": config.watch_timing.rescan.as_secs(),
-                    "watch": config.watch,
-                    "embed": config.embed,
-                    "embedder": config.embedder.choice.as_str(),
-                    "embed_url": config.embedder.url,
-                    "embed_model": config.embedder.model,
-                    "idle_release_secs": config.idle_release.as_secs(),
-                    "memory_budget_mb": config.memory_budget >> 20,
-                    "confirm_above_files": config.confirm_above_files,
-                    "http": config.http,
-                    "team": config.team_url.as_deref().map(boogerd::store::team::server_of),
-                })
-            );
-        }
+        print_config(&config);
         return Ok(());
     }
     tracing_subscriber::fmt()
@@ -244,44 +187,115 @@ fn run() -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("cannot start tokio")?;
-    if let Some(addr) = args.serve_team {
-        let url = config.team_url.clone().context("--serve-team serves the team index: pass --team-url too")?;
-        let options = boogerd::fronts::team::Options {
-            addr,
-            url,
-            origins: args.team_origins,
-            connections: args.team_connections,
-            tls: args.team_cert.zip(args.team_key),
-            // From the environment only, so the secret never shows in `ps`.
-            metrics_token: std::env::var("BOOGER_TEAM_METRICS_TOKEN").ok().filter(|t| !t.is_empty()),
-        };
-        return runtime.block_on(async {
-            let (_, served) = boogerd::fronts::team::serve(options, shutdown_signal()).await?;
-            served.await.context("the team server stopped")?;
-            Ok(())
-        });
-    }
-    let result = runtime.block_on(async {
-        // Signal handlers go in before the socket exists: a client that can connect can
-        // also stop the daemon gracefully.
-        let shutdown = shutdown_signal();
-        let endpoint = match boogerd::fronts::Endpoint::bind(&config.socket, &config.data_dir) {
-            Ok(e) => e,
-            // Another daemon already serves what was asked: that is the state a service
-            // manager wants, not a failure to restart in a loop (systemd's Restart=on-failure,
-            // launchd's KeepAlive on unsuccessful exit), nor a client's start race lost.
-            Err(e) if e.is_already_served() => {
-                tracing::warn!("{e}; this one exits");
-                return Ok(());
-            }
-            Err(e) => return Err(e.into()),
-        };
-        boogerd::run(config, endpoint, shutdown).await
-    });
+    let result = match args.serve_team {
+        Some(addr) => runtime.block_on(serve_team(addr, args, config)),
+        None => runtime.block_on(serve_local(config)),
+    };
     // A handler still running (a scan past its deadline) must not keep the process alive:
     // the index is safe at any instant (SQLite's WAL), so exit rather than wait for it.
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
     result
+}
+
+/// The daemon's configuration: the environment's, then the flags'.
+fn config(args: &Args) -> anyhow::Result<boogerd::engine::Config> {
+    let mut config = boogerd::engine::Config::from_env();
+    if let Some(s) = &args.socket {
+        config.socket = s.clone();
+    }
+    if let Some(h) = &args.home {
+        config.data_dir = h.clone();
+    }
+    config.max_file_bytes = args.max_file_size;
+    if let Some(n) = args.max_watches {
+        config.max_watches = n;
+    }
+    config.watch = !args.no_watch;
+    config.embed = !args.no_embed;
+    config.embedder = boogerd::domain::embed::provider::Settings {
+        choice: args.embedder,
+        url: args.embed_url.clone(),
+        model: args.embed_model.clone(),
+        // From the environment only, so a key never shows in `ps`.
+        api_key: ["BOOGER_EMBED_API_KEY", "OPENAI_API_KEY"]
+            .iter()
+            .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty())),
+    };
+    config.watch_timing.rescan = std::time::Duration::from_secs(args.rescan_secs.max(1));
+    config.idle_release = std::time::Duration::from_secs(args.idle_release_secs.max(1));
+    config.memory_budget = args.memory_budget.saturating_mul(1 << 20);
+    config.confirm_above_files = args.confirm_above_files;
+    config.http = (!args.no_http).then_some(args.http);
+    config.http_allow_remote = args.http_allow_remote;
+    config.http_allow_writes = args.http_allow_writes;
+    // The local daemon keeps the team URL it is given for its next start; a token command
+    // and the team server use it without keeping it.
+    let keep_team_url = args.command.is_none() && args.serve_team.is_none() && !args.print_config;
+    config.settle_team_url(args.team_url.clone(), keep_team_url).context("cannot keep the team URL")?;
+    if let Some(ca) = &args.team_ca {
+        boogerd::store::team::trust_ca(ca.clone());
+    }
+    Ok(config)
+}
+
+#[allow(clippy::print_stdout)]
+fn print_config(config: &boogerd::engine::Config) {
+    println!(
+        "{}",
+        serde_json::json!({
+            "socket": config.socket,
+            "data_dir": config.data_dir,
+            "max_file_size": config.max_file_bytes,
+            "max_watches": config.max_watches,
+            "rescan_secs": config.watch_timing.rescan.as_secs(),
+            "watch": config.watch,
+            "embed": config.embed,
+            "embedder": config.embedder.choice.as_str(),
+            "embed_url": config.embedder.url,
+            "embed_model": config.embedder.model,
+            "idle_release_secs": config.idle_release.as_secs(),
+            "memory_budget_mb": config.memory_budget >> 20,
+            "confirm_above_files": config.confirm_above_files,
+            "http": config.http,
+            "team": config.team_url.as_deref().map(boogerd::store::team::server_of),
+        })
+    );
+}
+
+/// `--serve-team ADDR`: the team server, until a signal.
+async fn serve_team(addr: std::net::SocketAddr, args: Args, config: boogerd::engine::Config) -> anyhow::Result<()> {
+    let url = config.team_url.clone().context("--serve-team serves the team index: pass --team-url too")?;
+    let options = boogerd::fronts::team::Options {
+        addr,
+        url,
+        origins: args.team_origins,
+        connections: args.team_connections,
+        tls: args.team_cert.zip(args.team_key),
+        // From the environment only, so the secret never shows in `ps`.
+        metrics_token: std::env::var("BOOGER_TEAM_METRICS_TOKEN").ok().filter(|t| !t.is_empty()),
+    };
+    let (_, served) = boogerd::fronts::team::serve(options, shutdown_signal()).await?;
+    served.await.context("the team server stopped")?;
+    Ok(())
+}
+
+/// The local daemon on its socket (and HTTP), until a signal or `shutdown`.
+async fn serve_local(config: boogerd::engine::Config) -> anyhow::Result<()> {
+    // Signal handlers go in before the socket exists: a client that can connect can also
+    // stop the daemon gracefully.
+    let shutdown = shutdown_signal();
+    let endpoint = match boogerd::fronts::Endpoint::bind(&config.socket, &config.data_dir) {
+        Ok(e) => e,
+        // Another daemon already serves what was asked: that is the state a service manager
+        // wants, not a failure to restart in a loop (systemd's Restart=on-failure, launchd's
+        // KeepAlive on unsuccessful exit), nor a client's start race lost.
+        Err(e) if e.is_already_served() => {
+            tracing::warn!("{e}; this one exits");
+            return Ok(());
+        }
+        Err(e) => return Err(e.into()),
+    };
+    boogerd::run(config, endpoint, shutdown).await
 }
 
 /// `boogerd token …`: what it prints is for people, but `list --json` and the secret alone

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use tokio::task::JoinSet;
 
+use crate::base::sync::Recover;
 use crate::engine::{Config, Daemon};
 use crate::fronts::{Endpoint, rpc};
 
@@ -17,8 +18,7 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
 pub async fn run(config: Config, endpoint: Endpoint, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
     let daemon = Daemon::new(config);
     // Catch up with changes made while the daemon was down, then follow every project.
-    let roots: Vec<_> =
-        daemon.registry.read().expect("registry lock").projects().iter().map(|p| p.root.clone()).collect();
+    let roots: Vec<_> = daemon.registry.read().recover().projects().iter().map(|p| p.root.clone()).collect();
     for root in roots {
         daemon.follow(&root);
     }

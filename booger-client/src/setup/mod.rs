@@ -166,14 +166,7 @@ pub fn run(args: &[String]) -> Exit {
         _ => None,
     };
     let project = o.project.as_deref();
-    // Where a configuration that is a link may lead: the project for a project's, the home
-    // directory for the user's.
-    let within = project.map_or_else(|| setup.dirs.home.clone(), Path::to_path_buf);
     let only_extras = (o.skills || o.hooks) && o.clients.is_empty() && !o.all && !o.remove;
-    // `--remove` alone undoes everything; otherwise skills and hooks only when asked.
-    let undo_all = o.remove && o.clients.is_empty() && !o.all;
-    let with_skills = o.skills || undo_all;
-    let with_hooks = o.hooks || undo_all;
     let listing = o.clients.is_empty() && !o.all && !o.skills && !o.hooks && !o.remove;
     // Which clients: the named ones; else with --all (or --print, --remove), every client that
     // applies; a listing shows them all.
@@ -194,69 +187,77 @@ pub fn run(args: &[String]) -> Exit {
         say!("No MCP client found for this user; name one: booger setup claude-code (`booger setup` lists them).");
         return Exit::Ok;
     }
-    let booger = booger_path();
-    let env = carried_env();
     for c in chosen {
-        let Some(path) = c.config_path(&setup.dirs, project) else {
+        setup.entry(c, &o, token.as_deref());
+    }
+    setup.extras(&o);
+    if setup.changed > 0 && !o.remove && !o.print {
+        say!("Restart the clients (or reload their MCP servers) to pick booger up. `booger setup --remove` undoes.");
+        warn_if_build_dir(&booger_path());
+    }
+    if setup.failed { Exit::ToolError } else { Exit::Ok }
+}
+
+impl Setup {
+    /// Adds (or with `--remove`, takes out) booger's server entry in client `c`'s file.
+    fn entry(&mut self, c: &Client, o: &Options, token: Option<&str>) {
+        let project = o.project.as_deref();
+        let Some(path) = c.config_path(&self.dirs, project) else {
             say!("{}: no project-level configuration; run without --project to set it up for you", c.id);
-            continue;
+            return;
         };
+        // Where a configuration that is a link may lead: the project for a project's, the
+        // home directory for the user's.
+        let within = project.map_or_else(|| self.dirs.home.clone(), Path::to_path_buf);
         let real = match target::editable(&path, &within) {
             Ok(real) => real,
-            Err(why) => {
-                setup.refuse(c, &path, &why);
-                continue;
-            }
+            Err(why) => return self.refuse(c, &path, &why),
         };
         // `--print` shows the change with the token held back: a terminal's scrollback and a
         // shared screen are no place for it.
-        let shown = token.as_ref().map(|t| if o.print { "<the token in --token-file>".to_owned() } else { t.clone() });
+        let shown = token.map(|t| if o.print { "<the token in --token-file>".to_owned() } else { t.to_owned() });
         let entry = match (&o.remote, &shown) {
             (Some(url), Some(t)) => match c.remote_entry(url, t) {
                 Some(e) => e,
-                None => {
-                    say!("{}: its configuration takes no remote MCP server; skipped", c.id);
-                    continue;
-                }
+                None => return say!("{}: its configuration takes no remote MCP server; skipped", c.id),
             },
-            _ => c.entry(&booger, &env),
+            _ => c.entry(&booger_path(), &carried_env()),
         };
         if o.remove {
-            setup.remove(c, &real, o.print);
+            self.remove(c, &real, o.print);
         } else {
-            setup.add(c, &real, &entry, o.print);
+            self.add(c, &real, &entry, o.print);
             if token.is_some() && !o.print {
-                setup.make_private(c, &real);
+                self.make_private(c, &real);
             }
         }
     }
-    if with_skills {
-        // The skill goes to the clients named, or to those installed (or, for --remove, to all).
-        let targets: Vec<&str> = match &o.clients[..] {
-            [] => ["claude-code", "codex"]
-                .into_iter()
-                .filter(|id| o.remove || clients::find(id).is_some_and(|c| c.detected(&setup.dirs)))
-                .collect(),
-            named => named.iter().map(|c| c.id).collect(),
+
+    /// The skill and the hooks: when asked, and all of them for `--remove` alone.
+    fn extras(&mut self, o: &Options) {
+        let project = o.project.as_deref();
+        let undo_all = o.remove && o.clients.is_empty() && !o.all;
+        // Each goes to the clients named, or to those installed that take it (or, for
+        // --remove, to all of them).
+        let targets = |takers: &[&'static str], asked: bool, dirs: &Dirs| -> Vec<&'static str> {
+            match &o.clients[..] {
+                [] => takers
+                    .iter()
+                    .copied()
+                    .filter(|id| o.remove || asked || clients::find(id).is_some_and(|c| c.detected(dirs)))
+                    .collect(),
+                named => named.iter().map(|c| c.id).collect(),
+            }
         };
-        setup.skills(project, &targets, o.remove, o.print);
+        if o.skills || undo_all {
+            let to = targets(&["claude-code", "codex"], false, &self.dirs);
+            self.skills(project, &to, o.remove, o.print);
+        }
+        if o.hooks || undo_all {
+            let to = targets(hooks::CLIENTS, o.hooks, &self.dirs);
+            self.hooks(project, &to, o.remove, o.print);
+        }
     }
-    if with_hooks {
-        let targets: Vec<&str> = match &o.clients[..] {
-            [] => hooks::CLIENTS
-                .iter()
-                .copied()
-                .filter(|id| o.remove || o.hooks || clients::find(id).is_some_and(|c| c.detected(&setup.dirs)))
-                .collect(),
-            named => named.iter().map(|c| c.id).collect(),
-        };
-        setup.hooks(project, &targets, o.remove, o.print);
-    }
-    if setup.changed > 0 && !o.remove && !o.print {
-        say!("Restart the clients (or reload their MCP servers) to pick booger up. `booger setup --remove` undoes.");
-        warn_if_build_dir(&booger);
-    }
-    if setup.failed { Exit::ToolError } else { Exit::Ok }
 }
 
 struct Setup {

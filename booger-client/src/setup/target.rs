@@ -75,14 +75,8 @@ pub fn lock(dir: &Path) -> Lock {
     else {
         return Lock(None);
     };
-    #[cfg(unix)]
-    {
-        use std::os::unix::io::AsRawFd;
-        // SAFETY: flock on a descriptor this function owns; released when it closes.
-        unsafe {
-            libc::flock(file.as_raw_fd(), libc::LOCK_EX);
-        }
-    }
+    // Released when the file closes. A file system without locks: setup goes on unlocked.
+    let _ = file.lock();
     Lock(Some(file))
 }
 

@@ -7,6 +7,8 @@
 
 use std::time::Duration;
 
+use crate::base::sync::Recover;
+
 /// How often the daemon trims while it runs.
 pub const TRIM_EVERY: Duration = Duration::from_secs(60);
 
@@ -85,7 +87,7 @@ pub fn process() -> Option<(u64, u64)> {
 pub fn heap() -> Option<(u64, u64, u64)> {
     type Reading = Option<(std::time::Instant, Option<(u64, u64, u64)>)>;
     static LAST: std::sync::Mutex<Reading> = std::sync::Mutex::new(None);
-    let mut last = LAST.lock().unwrap_or_else(|p| p.into_inner());
+    let mut last = LAST.lock().recover();
     if let Some((at, figures)) = *last
         && at.elapsed() < std::time::Duration::from_secs(1)
     {

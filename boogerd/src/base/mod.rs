@@ -8,6 +8,7 @@ pub mod repo_file;
 pub(crate) mod rng;
 pub mod secret;
 pub mod storage;
+pub mod sync;
 pub mod text;
 pub mod threads;
 pub mod time;

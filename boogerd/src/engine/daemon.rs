@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use super::Config;
+use crate::base::sync::Recover;
 use crate::engine::project::Projects;
 use crate::engine::registry::Registry;
 
@@ -139,7 +140,7 @@ impl Daemon {
 
     /// Facts about the daemon itself, for `daemon/status`, `status` and `booger://status`.
     pub fn facts(&self) -> Value {
-        let projects = self.registry.read().expect("registry lock").projects().to_vec();
+        let projects = self.registry.read().recover().projects().to_vec();
         json!({
             "pid": std::process::id(),
             "version": env!("CARGO_PKG_VERSION"),

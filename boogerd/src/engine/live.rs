@@ -12,6 +12,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 
+use crate::base::sync::Recover;
 use crate::engine::index::walk;
 
 /// How the followers pace themselves; the defaults suit editors and branch switches alike.
@@ -192,7 +193,7 @@ pub struct Live {
 
 impl Live {
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        self.state.lock().recover()
     }
 
     /// Connects this project to the watcher that applies its changes.
@@ -411,7 +412,7 @@ impl Live {
                 if now >= deadline {
                     break;
                 }
-                st = self.changed.wait_timeout(st, deadline - now).unwrap_or_else(|p| p.into_inner()).0;
+                st = self.changed.wait_timeout(st, deadline - now).recover().0;
             }
         }
         freshness(&st)

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+use crate::base::sync::Recover;
 use crate::domain::git::GitError;
 use crate::domain::git::repo::{Head, Repo};
 use crate::domain::search::lexemes::Stems;
@@ -188,7 +189,7 @@ fn send(
     batches: &std::sync::Mutex<Option<std::sync::mpsc::Receiver<Result<Batch, PublishError>>>>,
 ) -> Result<(), PublishError> {
     let result = (|| loop {
-        let next = match batches.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        let next = match batches.lock().recover().as_ref() {
             Some(rx) => rx.recv(),
             None => return Ok(()), // another sender failed
         };
@@ -199,7 +200,7 @@ fn send(
         team.refuse(&batch.refused)?;
     })();
     if result.is_err() {
-        batches.lock().unwrap_or_else(|p| p.into_inner()).take();
+        batches.lock().recover().take();
     }
     result
 }

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use super::Daemon;
 use super::registry::{Added, Project};
 
+use crate::base::sync::Recover;
+
 /// Files that make a directory a project (with `.git`): what `add-all` and registration on
 /// first use look for.
 pub const MANIFESTS: &[&str] = &[
@@ -32,7 +34,7 @@ pub const MANIFESTS: &[&str] = &[
 pub fn too_many_files(daemon: &Daemon, dir: &Path) -> Option<String> {
     let limit = daemon.config.confirm_above_files;
     let root = super::registry::canonical_dir(dir).ok()?;
-    if limit == 0 || daemon.registry.read().expect("registry lock").find(&root.to_string_lossy()).is_some() {
+    if limit == 0 || daemon.registry.read().recover().find(&root.to_string_lossy()).is_some() {
         return None;
     }
     // A root the registry refuses anyway (`/`, `/usr`, the home) is refused at once, not
@@ -74,7 +76,7 @@ pub fn register_on_first_use(daemon: &Daemon, root: &Path) -> Result<Project, St
     if let Some(why) = too_many_files(daemon, root) {
         return Err(why);
     }
-    let added = daemon.registry.write().expect("registry lock").add(root, false, false).map_err(|e| e.to_string())?;
+    let added = daemon.registry.write().recover().add(root, false, false).map_err(|e| e.to_string())?;
     let p = match added {
         Added::New(p) => {
             start(daemon, &p, "project registered on first use");

@@ -6,6 +6,7 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::base::sync::Recover;
 use crate::base::threads::drop_apart;
 use crate::store::team::{TeamError, TeamStore, server_of};
 
@@ -56,7 +57,7 @@ impl TeamLink {
 
     /// Runs `f` on the connection, connecting first if there is none and the backoff allows.
     pub fn with<T>(&self, f: impl FnOnce(&mut TeamStore) -> Result<T, TeamError>) -> Result<T, LinkError> {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut state = self.state.lock().recover();
         // A connection the server closed (a restart) is made again at once, not after a
         // backoff: the first call after a restart would otherwise fail for nothing.
         if state.conn.as_ref().is_some_and(TeamStore::is_closed) {
@@ -102,7 +103,7 @@ impl TeamLink {
     }
 
     pub fn health(&self) -> LinkHealth {
-        let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let state = self.state.lock().recover();
         let reachable = if state.conn.is_some() {
             Some(true)
         } else if state.last_error.is_some() {
@@ -118,7 +119,7 @@ impl TeamLink {
 /// daemon is dropped as it stops (that panicked in every clean shutdown with a team index).
 impl Drop for TeamLink {
     fn drop(&mut self) {
-        if let Some(conn) = self.state.get_mut().unwrap_or_else(|p| p.into_inner()).conn.take() {
+        if let Some(conn) = self.state.get_mut().recover().conn.take() {
             drop_apart(conn);
         }
     }

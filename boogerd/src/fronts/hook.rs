@@ -16,6 +16,7 @@ use std::sync::Arc;
 use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
+use crate::base::sync::Recover;
 use crate::engine::Daemon;
 use crate::tools::{self, Session};
 
@@ -37,7 +38,7 @@ pub async fn answer(daemon: Arc<Daemon>, client: &str, event: &Value) -> Option<
         read_only: true,
     };
     // A registered project holds the directory (the registry finds it by any path inside).
-    let root = daemon.registry.read().ok()?.find(&cwd.to_string_lossy())?.root.clone();
+    let root = daemon.registry.read().recover().find(&cwd.to_string_lossy())?.root.clone();
     match event["hook_event_name"].as_str()? {
         "PreToolUse" if event["tool_name"] == "Grep" => grep(daemon, session, &cwd, &root, &event["tool_input"]).await,
         "SessionStart" => session_start(daemon, session).await,
@@ -67,8 +68,10 @@ async fn grep(daemon: Arc<Daemon>, session: Session, cwd: &Path, root: &Path, in
     }
     let body = ask.render(&reply, root)?;
     let name = data["project"].as_str().unwrap_or_default();
-    let reason =
-        format!("Grep answered by booger from its up-to-date index of {name} (the same lines rg finds):\n{body}");
+    let reason = format!(
+        "Grep answered by booger from its up-to-date index of {name} (the lines rg finds, except in files booger \
+         does not index, such as generated or very large ones: `booger status` lists them):\n{body}"
+    );
     Some(
         json!({ "hookSpecificOutput": {
             "hookEventName": "PreToolUse",

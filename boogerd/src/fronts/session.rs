@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::base::sync::Recover;
 use crate::tools::Session;
 
 /// Per-connection state, reachable from method handlers through jsonrpsee's extensions.
@@ -31,7 +32,7 @@ impl Connection {
     }
 
     pub fn session(&self) -> Session {
-        self.session.read().expect("session lock").clone()
+        self.session.read().recover().clone()
     }
 }
 

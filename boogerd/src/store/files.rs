@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use rusqlite::{OptionalExtension, params};
 
 use super::{Result, Store, words};
+use crate::base::sync::Recover;
 use crate::source::chunk::Chunk;
 
 /// What the index knows of a file, for change detection.
@@ -295,7 +296,7 @@ impl Store {
             )?;
             super::save_generation(&tx, generation)?;
             tx.commit()?;
-            *self.tally.lock().unwrap_or_else(|p| p.into_inner()) = Some(super::tally::Tally::default());
+            *self.tally.lock().recover() = Some(super::tally::Tally::default());
             Ok(())
         })?;
         self.files_written();
@@ -330,7 +331,7 @@ impl Store {
     /// between would be kept, stale, until the next change.)
     pub fn summary(&self) -> Result<std::sync::Arc<Summary>> {
         let generation = self.files_generation.load(std::sync::atomic::Ordering::SeqCst);
-        if let Some((g, s)) = self.summary.lock().unwrap_or_else(|p| p.into_inner()).as_ref()
+        if let Some((g, s)) = self.summary.lock().recover().as_ref()
             && *g == generation
         {
             return Ok(s.clone());
@@ -340,7 +341,7 @@ impl Store {
             stats: self.stats()?,
             root_hash: crate::source::hash::merkle_root(hashes.iter().map(|(p, h)| (p.as_str(), h.as_str()))),
         });
-        *self.summary.lock().unwrap_or_else(|p| p.into_inner()) = Some((generation, fresh.clone()));
+        *self.summary.lock().recover() = Some((generation, fresh.clone()));
         Ok(fresh)
     }
 
@@ -352,13 +353,13 @@ impl Store {
     /// The last summary computed, whatever has been written since: what `status` shows while
     /// a run writes (each batch would otherwise ask for two full scans of a growing index).
     pub fn last_summary(&self) -> Option<std::sync::Arc<Summary>> {
-        self.summary.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|(_, s)| s.clone())
+        self.summary.lock().recover().as_ref().map(|(_, s)| s.clone())
     }
 
     /// [`stats`](Self::stats) when the counts are in memory already: never a scan to count
     /// them (what releasing a project keeps for the status page).
     pub fn counted_stats(&self) -> Option<Stats> {
-        if self.tally.lock().unwrap_or_else(|p| p.into_inner()).is_none() {
+        if self.tally.lock().recover().is_none() {
             return None;
         }
         self.stats().ok()
@@ -383,7 +384,7 @@ impl Store {
     /// read once per files generation.
     fn problems(&self) -> Result<Problems> {
         let generation = self.files_generation.load(std::sync::atomic::Ordering::SeqCst);
-        if let Some((g, p)) = self.problems.lock().unwrap_or_else(|p| p.into_inner()).as_ref()
+        if let Some((g, p)) = self.problems.lock().recover().as_ref()
             && *g == generation
         {
             return Ok(p.clone());
@@ -401,7 +402,7 @@ impl Store {
             };
             Ok((listed, total))
         })?);
-        *self.problems.lock().unwrap_or_else(|p| p.into_inner()) = Some((generation, fresh.clone()));
+        *self.problems.lock().recover() = Some((generation, fresh.clone()));
         Ok(fresh)
     }
 

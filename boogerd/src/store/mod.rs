@@ -35,6 +35,8 @@ pub use files::{FileState, FileWrite, Stats, Summary};
 
 pub use crate::base::storage::DB_FILE;
 
+use crate::base::sync::Recover;
+
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("index database {path}: {source}")]
@@ -185,7 +187,7 @@ impl Store {
     }
 
     fn write<T>(&self, f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>) -> Result<T> {
-        let mut conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let mut conn = self.writer.lock().recover();
         let out = f(&mut conn).map_err(|source| self.failed(source));
         self.generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         out
@@ -196,7 +198,7 @@ impl Store {
     fn failed(&self, source: rusqlite::Error) -> StoreError {
         let e = StoreError::Sqlite { path: self.path.clone(), source };
         if e.is_corrupt() {
-            let mut damage = self.damage.lock().unwrap_or_else(|p| p.into_inner());
+            let mut damage = self.damage.lock().recover();
             damage.get_or_insert_with(|| e.to_string());
         }
         e
@@ -204,19 +206,19 @@ impl Store {
 
     /// What SQLite said when a query found the database damaged, if one did since last asked.
     pub fn take_damage(&self) -> Option<String> {
-        self.damage.lock().unwrap_or_else(|p| p.into_inner()).take()
+        self.damage.lock().recover().take()
     }
 
     /// Reads the counts of [`tally::Tally`], counting them first if nobody has asked yet.
     fn with_tally<T>(&self, f: impl FnOnce(&tally::Tally) -> T) -> Result<T> {
-        if let Some(t) = self.tally.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        if let Some(t) = self.tally.lock().recover().as_ref() {
             return Ok(f(t));
         }
         // Counted on the writer's connection, holding it: no write can land in between.
-        let conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let conn = self.writer.lock().recover();
         let counted = tally::Tally::count(&conn).map_err(|source| self.failed(source))?;
         let out = f(&counted);
-        *self.tally.lock().unwrap_or_else(|p| p.into_inner()) = Some(counted);
+        *self.tally.lock().recover() = Some(counted);
         Ok(out)
     }
 
@@ -233,14 +235,14 @@ impl Store {
 
     /// A committed write changed the counts.
     fn tallied(&self, change: &tally::Change) {
-        if let Some(t) = self.tally.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+        if let Some(t) = self.tally.lock().recover().as_mut() {
             t.apply(change);
         }
     }
 
     /// Vectors of the models `keep` refuses were deleted.
     fn tally_models(&self, keep: impl Fn(&str) -> bool) {
-        if let Some(t) = self.tally.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+        if let Some(t) = self.tally.lock().recover().as_mut() {
             t.vectors.retain(|m, _| keep(m));
         }
     }
@@ -280,7 +282,7 @@ impl Store {
     /// `meta(key)`, read once and kept until `set_meta` changes it.
     pub fn cached_meta(&self, key: &str) -> Result<Option<std::sync::Arc<str>>> {
         // Read under the lock (once per key), so `set_meta` cannot slip in between.
-        let mut cache = self.meta_cache.lock().unwrap_or_else(|p| p.into_inner());
+        let mut cache = self.meta_cache.lock().recover();
         if let Some(v) = cache.get(key) {
             return Ok(v.clone());
         }
@@ -291,7 +293,7 @@ impl Store {
 
     pub fn set_meta(&self, pairs: &[(&str, &str)]) -> Result<()> {
         // Held over the write: a reader cannot put the old value back in between.
-        let mut cache = self.meta_cache.lock().unwrap_or_else(|p| p.into_inner());
+        let mut cache = self.meta_cache.lock().recover();
         for (k, _) in pairs {
             cache.remove(*k);
         }

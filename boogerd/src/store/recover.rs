@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 use super::{DB_FILE, Store, StoreError};
 
+use crate::base::sync::Recover;
+
 impl StoreError {
     /// SQLite says the file is damaged, or is no database at all.
     pub fn is_corrupt(&self) -> bool {
@@ -73,7 +75,7 @@ pub enum Damaged {
 impl Store {
     /// Checks the index, then the notes (reads every page: for after a query saw damage).
     pub fn check(&self) -> Damaged {
-        let conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let conn = self.writer.lock().recover();
         let ok = |schema: &str| {
             conn.query_row(&format!("PRAGMA {schema}.quick_check(1)"), [], |r| r.get::<_, String>(0))
                 .is_ok_and(|s| s == "ok")
@@ -118,7 +120,7 @@ impl Store {
     /// Copies the annotations and work set that the set-aside database `old` still holds (an
     /// index from before the notes had a database of their own) into this store's notes.
     pub fn salvage(&self, old: &Path) -> usize {
-        let conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let conn = self.writer.lock().recover();
         carry_notes(&conn, old, "notes")
     }
 }

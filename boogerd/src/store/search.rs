@@ -7,6 +7,8 @@ use rusqlite::types::Value as SqlValue;
 
 use super::{Result, Store};
 
+use crate::base::sync::Recover;
+
 /// Column weights for `bm25()`: name, content, words (split identifiers); the in-memory
 /// ranking index adds the path with [`PATH_WEIGHT`].
 pub const BM25_WEIGHTS: [f64; 3] = [8.0, 1.0, 2.0];
@@ -127,7 +129,7 @@ impl Store {
             super::context::Scope::Shared => None,
         };
         let generation = self.generation();
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let mut cache = self.cache.lock().recover();
         cache.sync(generation);
         if let Some(c) = cache.context.get(&key)
             && c.expires.as_deref().is_none_or(|e| e > now)
@@ -136,7 +138,7 @@ impl Store {
         }
         drop(cache);
         let fresh = std::sync::Arc::new(load());
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let mut cache = self.cache.lock().recover();
         cache.sync(generation);
         cache.context.insert(key, fresh.clone());
         fresh
@@ -155,14 +157,14 @@ impl Store {
         let key = format!("{ranked_at}\u{1}{}\u{1}{filters:?}", words.join(" "));
         let generation = self.generation();
         {
-            let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            let mut cache = self.cache.lock().recover();
             cache.sync(generation);
             if let Some(hit) = cache.ranked.get(&key) {
                 return hit.clone();
             }
         }
         let fresh = rank();
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let mut cache = self.cache.lock().recover();
         cache.sync(generation);
         if cache.ranked.len() >= CACHE_ENTRIES {
             cache.ranked.clear();
@@ -176,14 +178,14 @@ impl Store {
         let key = format!("{expr}\u{1}{filters:?}\u{1}{limit}");
         let generation = self.generation();
         {
-            let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            let mut cache = self.cache.lock().recover();
             cache.sync(generation);
             if let Some(hit) = cache.candidates.get(&key) {
                 return Ok(hit.clone());
             }
         }
         let found = self.fts_candidates_uncached(expr, filters, limit)?;
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let mut cache = self.cache.lock().recover();
         cache.sync(generation);
         if cache.order.len() >= CACHE_ENTRIES
             && let Some(old) = cache.order.pop_front()

@@ -10,6 +10,7 @@ use booger_proto::tools::args;
 use booger_proto::wire::ToolReply;
 use serde::de::DeserializeOwned;
 
+use crate::base::sync::Recover;
 use crate::domain::search::format::{Cursor, DEFAULT_MAX_TOKENS, Page};
 use crate::engine::Daemon;
 use crate::engine::project::{Snapshot, Unready};
@@ -270,7 +271,7 @@ pub fn resolve_project(daemon: &Daemon, session: &Session, named: Option<&str>) 
         // unless it is a project's name.
         (Some(p), Some(dir))
             if Path::new(p).is_relative()
-                && !daemon.registry.read().expect("registry lock").projects().iter().any(|r| r.name == p) =>
+                && !daemon.registry.read().recover().projects().iter().any(|r| r.name == p) =>
         {
             dir.join(p).to_string_lossy().into_owned()
         }
@@ -282,7 +283,7 @@ pub fn resolve_project(daemon: &Daemon, session: &Session, named: Option<&str>) 
                 .to_owned());
         }
     };
-    if let Some(p) = daemon.registry.read().expect("registry lock").find(&key) {
+    if let Some(p) = daemon.registry.read().recover().find(&key) {
         return Ok(p.clone());
     }
     // An agent's first call in a repository booger has not seen: register it and answer
@@ -293,7 +294,7 @@ pub fn resolve_project(daemon: &Daemon, session: &Session, named: Option<&str>) 
     {
         return crate::engine::registration::register_on_first_use(daemon, &root);
     }
-    let registry = daemon.registry.read().expect("registry lock");
+    let registry = daemon.registry.read().recover();
     let known: Vec<&str> = registry.projects().iter().map(|p| p.name.as_str()).collect();
     Err(format!(
         "{key} is not a registered project. Register it with `booger projects add {key}`{}",

@@ -50,29 +50,11 @@ pub fn run(call: &Call, a: args::Grep) -> Outcome {
     snap.store.scan(&f, grams.as_deref(), keep, &mut each).map_err(|e| failed("grep", e))?;
     let mut unreached = None;
     if a.team && !timed_out {
-        // The team index's other repositories, narrowed by the same trigrams.
-        let link = super::team::link(call, "grep")?;
-        let skip = [snap.project.name.clone()];
-        let tf = super::team::filters("grep", &f, &skip)?;
         let narrow = crate::domain::search::grams::required_in_team(&source, a.case_insensitive);
-        let read = link.with(|t| {
-            t.grep_chunks(narrow.as_ref(), &tf, started + SCAN_DEADLINE, |row| {
-                let chunk = Scanned {
-                    id: 0,
-                    path: super::team::label(&row),
-                    kind: row.chunk.kind,
-                    start_line: row.chunk.start_line,
-                    bytes: row.chunk.end_byte - row.chunk.start_byte,
-                };
-                if matcher.may_match(&row.chunk.content) {
-                    lines.take(&chunk, own_text(&chunk, &row.chunk.content), &matcher);
-                }
-                true
-            })
-        });
-        match read {
+        match team_lines(call, &f, &snap.project.name, narrow.as_ref(), started + SCAN_DEADLINE, &matcher, &mut lines)?
+        {
             Ok(all) => timed_out = !all,
-            Err(e) => unreached = Some(super::team::unreachable_note(&e.to_string())),
+            Err(note) => unreached = Some(note),
         }
     }
     if lines.total == 0
@@ -99,6 +81,38 @@ pub fn run(call: &Call, a: args::Grep) -> Outcome {
         return Ok(answer(why, &data));
     }
     Ok(lines.answer(&snap.project.name, stopped, !timed_out))
+}
+
+/// The team index's other repositories' lines, narrowed by the same trigrams, into `lines`:
+/// whether all were read before `deadline`, or the note that the team index was out of reach.
+fn team_lines(
+    call: &Call,
+    f: &crate::store::search::Filters,
+    project: &str,
+    narrow: Option<&crate::store::team::TeamGrams>,
+    deadline: std::time::Instant,
+    matcher: &LineMatcher,
+    lines: &mut Lines,
+) -> Result<Result<bool, String>, ToolError> {
+    let link = super::team::link(call, "grep")?;
+    let skip = [project.to_owned()];
+    let tf = super::team::filters("grep", f, &skip)?;
+    let read = link.with(|t| {
+        t.grep_chunks(narrow, &tf, deadline, |row| {
+            let chunk = Scanned {
+                id: 0,
+                path: super::team::label(&row),
+                kind: row.chunk.kind,
+                start_line: row.chunk.start_line,
+                bytes: row.chunk.end_byte - row.chunk.start_byte,
+            };
+            if matcher.may_match(&row.chunk.content) {
+                lines.take(&chunk, own_text(&chunk, &row.chunk.content), matcher);
+            }
+            true
+        })
+    });
+    Ok(read.map_err(|e| super::team::unreachable_note(&e.to_string())))
 }
 
 /// The matching lines of a scan: all counted, one page kept within its budget.

@@ -6,6 +6,7 @@ use booger_proto::answers::{self, Facts};
 use booger_proto::tools::args;
 
 use super::call::{Call, Outcome, ToolError, answer, failed};
+use crate::base::sync::Recover;
 use crate::engine::index::{IndexReport, Options};
 use crate::engine::registry::{Added, Project};
 
@@ -44,7 +45,7 @@ fn target(call: &Call, a: &args::Index) -> Result<Project, ToolError> {
         return daemon
             .registry
             .read()
-            .expect("registry lock")
+            .recover()
             .find(key)
             .cloned()
             .ok_or_else(|| ToolError::Refused(format!("index: no project named {key}; `booger projects` lists them")));
@@ -62,16 +63,15 @@ fn target(call: &Call, a: &args::Index) -> Result<Project, ToolError> {
 /// directory booger has not seen, as `projects add` does).
 pub fn registered(call: &Call, dir: &std::path::Path, tool: &str) -> Result<Project, ToolError> {
     let daemon = call.daemon;
-    let existing = std::fs::canonicalize(dir)
-        .ok()
-        .and_then(|d| daemon.registry.read().expect("registry lock").containing(&d).cloned());
+    let existing =
+        std::fs::canonicalize(dir).ok().and_then(|d| daemon.registry.read().recover().containing(&d).cloned());
     if let Some(p) = existing {
         return Ok(p);
     }
     if let Some(why) = crate::engine::registration::too_many_files(daemon, dir) {
         return Err(ToolError::Refused(format!("{tool}: {why}")));
     }
-    match daemon.registry.write().expect("registry lock").add(dir, false, false) {
+    match daemon.registry.write().recover().add(dir, false, false) {
         Ok(Added::New(p) | Added::Existing(p) | Added::Moved(p)) => Ok(p),
         Err(e) => Err(failed(tool, e)),
     }

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use booger_proto::wire::Progress;
 
+use crate::base::sync::Recover;
 use crate::engine::project::ProjectHandle;
 
 type Measure = Arc<dyn Fn() -> Option<Progress> + Send + Sync>;
@@ -31,7 +32,7 @@ impl Followed {
     /// How the call's progress is measured (a no-op for a call nobody follows).
     pub fn report(&self, measure: impl Fn() -> Option<Progress> + Send + Sync + 'static) {
         if let Some(t) = &self.0 {
-            running().lock().unwrap_or_else(|e| e.into_inner()).insert(t.clone(), Some(Arc::new(measure)));
+            running().lock().recover().insert(t.clone(), Some(Arc::new(measure)));
         }
     }
 }
@@ -39,7 +40,7 @@ impl Followed {
 impl Drop for Followed {
     fn drop(&mut self) {
         if let Some(token) = self.0.take() {
-            running().lock().unwrap_or_else(|e| e.into_inner()).remove(&token);
+            running().lock().recover().remove(&token);
         }
     }
 }
@@ -48,7 +49,7 @@ impl Drop for Followed {
 pub(super) fn follow(token: Option<String>) -> Followed {
     let token = token.filter(|t| !t.is_empty() && t.chars().count() <= TOKEN_CHARS);
     let Some(token) = token else { return Followed(None) };
-    let mut map = running().lock().unwrap_or_else(|e| e.into_inner());
+    let mut map = running().lock().recover();
     if map.len() >= FOLLOWED || map.contains_key(&token) {
         return Followed(None);
     }
@@ -58,7 +59,7 @@ pub(super) fn follow(token: Option<String>) -> Followed {
 
 /// The progress of the call followed under `token`, if it runs and reports any.
 pub fn of(token: &str) -> Option<Progress> {
-    let measure = running().lock().unwrap_or_else(|e| e.into_inner()).get(token).cloned().flatten()?;
+    let measure = running().lock().recover().get(token).cloned().flatten()?;
     measure()
 }
 
@@ -70,7 +71,7 @@ pub fn of_index(handle: &ProjectHandle) -> Option<Progress> {
     }
     let p = &handle.progress;
     let (done, total) = (p.done.load(Relaxed), p.total.load(Relaxed));
-    let elapsed = p.started.lock().unwrap_or_else(|e| e.into_inner()).map_or(0.0, |s| s.elapsed().as_secs_f64());
+    let elapsed = p.started.lock().recover().map_or(0.0, |s| s.elapsed().as_secs_f64());
     let per_s = (elapsed > 0.0).then(|| done as f64 / elapsed);
     let eta_s = per_s.filter(|r| *r > 0.0).map(|r| (total.saturating_sub(done) as f64 / r).ceil() as u64);
     Some(Progress { done, total, unit: "files".to_owned(), per_s, eta_s })

@@ -7,6 +7,7 @@ use booger_proto::tools::args;
 use booger_proto::wire::ToolReply;
 
 use super::call::{Call, Outcome, Session, answer};
+use crate::base::sync::Recover;
 use crate::engine::Daemon;
 use crate::engine::registration::{MANIFESTS, start, too_many_files};
 use crate::engine::registry::{Added, Project};
@@ -22,7 +23,7 @@ pub fn run(call: &Call, a: args::Projects) -> Outcome {
 }
 
 fn list(daemon: &Daemon) -> ToolReply {
-    let projects = daemon.registry.read().expect("registry lock").projects().to_vec();
+    let projects = daemon.registry.read().recover().projects().to_vec();
     if projects.is_empty() {
         return answer(
             "No projects registered. Add one with `booger projects add PATH` (MCP: projects {\"action\":\"add\",\"path\":\"...\"}).",
@@ -50,7 +51,7 @@ fn add(daemon: &Daemon, session: &Session, path: Option<&str>, in_repo: bool, fo
     if !force && let Some(why) = too_many_files(daemon, &dir) {
         return ToolReply::error(format!("projects add: {why}"));
     }
-    let added = daemon.registry.write().expect("registry lock").add(&dir, in_repo, force);
+    let added = daemon.registry.write().recover().add(&dir, in_repo, force);
     match added {
         Ok(Added::New(p)) => {
             start(daemon, &p, "project added");
@@ -99,7 +100,7 @@ fn remove(daemon: &Daemon, key: Option<&str>) -> ToolReply {
     let Some(key) = key else {
         return ToolReply::error("projects remove: give `path`, the project's name or root directory");
     };
-    let removed = daemon.registry.write().expect("registry lock").remove(key);
+    let removed = daemon.registry.write().recover().remove(key);
     match removed {
         Ok(Some(p)) => {
             tracing::info!(project = %p.name, "project removed");
@@ -126,7 +127,7 @@ fn remove(daemon: &Daemon, key: Option<&str>) -> ToolReply {
             )
         }
         Ok(None) => {
-            let known = daemon.registry.read().expect("registry lock").projects().to_vec();
+            let known = daemon.registry.read().recover().projects().to_vec();
             let names: Vec<&str> = known.iter().map(|p| p.name.as_str()).collect();
             ToolReply::error(format!(
                 "projects remove: no project named {key}. Registered: {}",
@@ -159,7 +160,7 @@ fn add_all(daemon: &Daemon, session: &Session, path: Option<&str>) -> ToolReply 
     let mut existing = Vec::new();
     let mut errors = Vec::new();
     for root in found {
-        match daemon.registry.write().expect("registry lock").add(&root, false, false) {
+        match daemon.registry.write().recover().add(&root, false, false) {
             Ok(Added::New(p)) => added.push(p),
             Ok(Added::Existing(p) | Added::Moved(p)) => existing.push(p),
             Err(e) => errors.push(format!("{}: {e}", root.display())),

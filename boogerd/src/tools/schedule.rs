@@ -13,6 +13,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use crate::base::sync::Recover;
+
 /// Tools that may read much of an index, or run git over history. A grep the trigram index
 /// narrows takes 5-20 ms on the standard library, but one without a literal reads every
 /// chunk (50-120 ms), and under a load of many clients even the quick ones add up: with the
@@ -81,7 +83,7 @@ fn heavy_pool() -> &'static std::sync::mpsc::Sender<Job> {
                 .spawn(move || {
                     crate::base::threads::lower_priority();
                     loop {
-                        let job = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
+                        let job = rx.lock().recover().recv();
                         match job {
                             Ok(job) => job(),
                             Err(_) => return,
@@ -123,7 +125,7 @@ fn heavy_slots() -> usize {
 /// One heavy call at a time per session. Entries no call holds are dropped as others come.
 fn session_turn(session: &str) -> Arc<Semaphore> {
     static TURNS: OnceLock<Mutex<HashMap<String, Arc<Semaphore>>>> = OnceLock::new();
-    let mut turns = TURNS.get_or_init(Mutex::default).lock().unwrap_or_else(|p| p.into_inner());
+    let mut turns = TURNS.get_or_init(Mutex::default).lock().recover();
     turns.retain(|_, s| Arc::strong_count(s) > 1);
     turns.entry(session.to_owned()).or_insert_with(|| Arc::new(Semaphore::new(1))).clone()
 }

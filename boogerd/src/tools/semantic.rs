@@ -5,6 +5,7 @@ use booger_proto::tools::args;
 
 use super::call::{Call, Outcome, ToolError, failed};
 use super::search::Request;
+use crate::base::sync::Recover;
 use crate::domain::search::confidence::Calibration;
 use crate::domain::search::files;
 use crate::domain::search::semantic::{self, Fusion};
@@ -146,7 +147,7 @@ fn tier_note(embedding: &Embedding, handle: &ProjectHandle, answering: &str) -> 
         return format!("{problem}; the static tier answers");
     }
     if let Some(best) = embedding.best().filter(|b| b.id() != answering) {
-        let error = handle.vectors.last_error.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let error = handle.vectors.last_error.lock().recover().clone();
         return match error.filter(|e| e.starts_with(best.id())) {
             Some(e) => format!("{e}; the static tier answers"),
             None => format!(

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::call::{Call, Outcome};
 use super::index::Listing;
+use crate::base::sync::Recover;
 use crate::base::time::human_duration;
 use crate::engine::Daemon;
 use crate::engine::index::IndexReport;
@@ -295,7 +296,7 @@ fn lists(
     // cost of a status call.
     let keep = if all { usize::MAX } else { LISTED };
     let trim = |r: &IndexReport| (r.trimmed(keep), r.skipped.len(), r.problems.len());
-    let report = handle.last_report.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(trim);
+    let report = handle.last_report.lock().recover().as_ref().map(trim);
     let report = report.or_else(|| {
         let r = store.meta("last_report").ok().flatten().and_then(|s| serde_json::from_str::<IndexReport>(&s).ok())?;
         Some(trim(&r))
@@ -351,7 +352,7 @@ pub fn embedding_report(e: &Embedding, handle: &Arc<ProjectHandle>, store: &Stor
         "tiers": tiers,
         "stale": store.stale_vectors(&e.model_ids())?,
         "running": handle.vectors.busy.load(Ordering::SeqCst),
-        "error": handle.vectors.last_error.lock().unwrap_or_else(|p| p.into_inner()).clone(),
+        "error": handle.vectors.last_error.lock().recover().clone(),
         "problem": e.problem,
     }))
 }

@@ -7,6 +7,7 @@ use booger_proto::answers;
 use booger_proto::tools::args;
 
 use super::call::{Call, Outcome, ToolError, answer, failed, filters, page, quoted};
+use crate::base::sync::Recover;
 use crate::domain::search::files::{self, FileHit};
 use crate::domain::search::format::{self, OutputMode};
 use crate::domain::search::{Hit, Query};
@@ -24,7 +25,7 @@ pub fn run(call: &Call, a: args::Workspace) -> Outcome {
     let args::Workspace { query: a, team } = a;
     let (text, query) = (a.query.as_str(), Query::parse(&a.query));
     let f = filters(&a.filters);
-    let projects = call.daemon.registry.read().expect("registry lock").projects().to_vec();
+    let projects = call.daemon.registry.read().recover().projects().to_vec();
     let link = if team { Some(super::team::link(call, "workspace-search")?) } else { None };
     if projects.is_empty() && link.is_none() {
         let text = "No projects registered. Add some with `booger projects add PATH`.";

@@ -7,6 +7,7 @@ use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use crate::base::sync::Recover;
 use crate::source::chunk::{Chunk, chunk_file};
 use crate::source::lang::Lang;
 
@@ -42,7 +43,7 @@ struct Cache {
 static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
 
 fn with<T>(f: impl FnOnce(&mut Cache) -> T) -> T {
-    f(CACHE.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_default())
+    f(CACHE.lock().recover().get_or_insert_default())
 }
 
 /// The chunks of a version parsed before, and its size in bytes, if any.
@@ -83,5 +84,5 @@ fn insert(k: Key, chunks: Arc<Vec<Chunk>>, size: usize) {
 
 /// Forgets every parsed version (benchmarks measure a cold diff with it).
 pub fn clear() {
-    *CACHE.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    *CACHE.lock().recover() = None;
 }

@@ -27,6 +27,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::base::sync::Recover;
 use crate::source::{DEFAULT_MAX_FILE_BYTES, HUGE_FILE_BYTES, Survey, hash};
 use crate::store::{FileWrite, Store, StoreError};
 use walk::Skipped;
@@ -431,7 +432,7 @@ impl Progress {
     /// How long the run has left at its pace so far; `None` until it has read some files.
     pub fn eta(&self) -> Option<std::time::Duration> {
         let (done, total) = (self.done.load(Ordering::Relaxed), self.total.load(Ordering::Relaxed));
-        let started = (*self.started.lock().unwrap_or_else(|p| p.into_inner()))?;
+        let started = (*self.started.lock().recover())?;
         (done > 0 && total >= done).then(|| started.elapsed().mul_f64((total - done) as f64 / done as f64))
     }
 
@@ -440,7 +441,7 @@ impl Progress {
         self.total.store(0, Ordering::SeqCst);
         self.done.store(0, Ordering::SeqCst);
         self.running.store(true, Ordering::SeqCst);
-        *self.started.lock().unwrap_or_else(|p| p.into_inner()) = Some(at);
+        *self.started.lock().recover() = Some(at);
         ResetOnDrop(&self.running)
     }
 }

@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use super::ProjectHandle;
+use crate::base::sync::Recover;
 use crate::store::Store;
 
 /// Files per transaction of a trigram pass: short enough that the watcher's writes and the
@@ -27,7 +28,7 @@ struct Queue {
 
 pub(super) fn queue(job: Job) {
     let q = queue_thread();
-    q.jobs.lock().unwrap_or_else(|p| p.into_inner()).push_back(job);
+    q.jobs.lock().recover().push_back(job);
     q.wake.notify_one();
 }
 
@@ -43,12 +44,12 @@ fn queue_thread() -> &'static Queue {
                 crate::base::threads::lower_priority();
                 loop {
                     let job = {
-                        let mut jobs = q.jobs.lock().unwrap_or_else(|p| p.into_inner());
+                        let mut jobs = q.jobs.lock().recover();
                         loop {
                             if let Some(job) = jobs.pop_front() {
                                 break job;
                             }
-                            jobs = q.wake.wait(jobs).unwrap_or_else(|p| p.into_inner());
+                            jobs = q.wake.wait(jobs).recover();
                         }
                     };
                     match job {

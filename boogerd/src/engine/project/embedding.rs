@@ -12,6 +12,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::ProjectHandle;
+use crate::base::sync::Recover;
 use crate::domain::embed::Embedder;
 use crate::domain::embed::vectors::{VectorIndex, encode, encoded_len};
 use crate::store::Store;
@@ -80,7 +81,7 @@ pub struct ProjectVectors {
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+    m.lock().recover()
 }
 
 impl ProjectVectors {
@@ -240,7 +241,7 @@ impl Embedding {
                     if let Some(p) = q.pop_front() {
                         break p;
                     }
-                    q = self.wake.wait(q).unwrap_or_else(|p| p.into_inner());
+                    q = self.wake.wait(q).recover();
                 }
             };
             let scope = lock(&project.vectors.scope).take().unwrap_or(Scope::All);

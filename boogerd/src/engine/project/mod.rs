@@ -18,6 +18,7 @@ pub use projects::{Projects, Released};
 pub use snapshot::{Snapshot, Unready};
 pub use warm::AfterBatch;
 
+use crate::base::sync::Recover;
 use crate::domain::search::postings::Postings;
 use crate::engine::index::{self, IndexReport, Progress};
 use crate::store::recover::{self, Recovery};
@@ -151,13 +152,13 @@ impl ProjectHandle {
     /// Heap held by the warm structures (ranking index, vectors); SQLite's page caches are
     /// bounded per connection and go with the store.
     pub fn resident_bytes(&self) -> usize {
-        let warm = self.warm.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map_or(0, |p| p.heap_bytes());
+        let warm = self.warm.lock().recover().as_ref().map_or(0, |p| p.heap_bytes());
         warm + self.vectors.resident_bytes()
     }
 
     /// The store if it is open now; never opens one (what a scrape of `/metrics` reads).
     pub fn store_if_open(&self) -> Option<Arc<Store>> {
-        self.store.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.store.lock().recover().clone()
     }
 
     /// The index's counts: current when the store is open (`true`), else as last seen open
@@ -166,10 +167,10 @@ impl ProjectHandle {
         if let Some(store) = self.store_if_open()
             && let Ok(stats) = store.stats()
         {
-            *self.seen.lock().unwrap_or_else(|p| p.into_inner()) = Some(stats.clone());
+            *self.seen.lock().recover() = Some(stats.clone());
             return Some((stats, true));
         }
-        self.seen.lock().unwrap_or_else(|p| p.into_inner()).clone().map(|s| (s, false))
+        self.seen.lock().recover().clone().map(|s| (s, false))
     }
 
     /// The commit this project's empty index is being filled with from the team index, if it
@@ -177,7 +178,7 @@ impl ProjectHandle {
     pub fn filling_from(&self, wait: std::time::Duration) -> Option<String> {
         let started = std::time::Instant::now();
         loop {
-            if let Some(c) = self.filling_from.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+            if let Some(c) = self.filling_from.lock().recover().clone() {
                 return Some(c);
             }
             // A first index still to come or running (a call right after `projects add` can
@@ -193,7 +194,7 @@ impl ProjectHandle {
 
     /// Whether the store is open (its connections and page caches held).
     pub fn is_open(&self) -> bool {
-        self.store.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+        self.store.lock().recover().is_some()
     }
 
     /// Gives back what a query would rebuild: the ranking index, the vectors in memory, the
@@ -213,11 +214,11 @@ impl ProjectHandle {
         if bytes == 0 && !open {
             return Some(0);
         }
-        *self.warm.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        *self.warm.lock().recover() = None;
         self.vectors.release();
-        let store = self.store.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let store = self.store.lock().recover().take();
         if let Some(stats) = store.and_then(|s| s.counted_stats()) {
-            *self.seen.lock().unwrap_or_else(|p| p.into_inner()) = Some(stats);
+            *self.seen.lock().recover() = Some(stats);
         }
         self.releases.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(root = %self.root.display(), bytes, "released an idle project's memory");
@@ -228,9 +229,9 @@ impl ProjectHandle {
     pub fn close(&self) {
         self.progress.cancelled.store(true, std::sync::atomic::Ordering::SeqCst);
         self.live.stop();
-        *self.warm.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        *self.warm.lock().recover() = None;
         self.vectors.release();
-        let store = self.store.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let store = self.store.lock().recover().take();
         // The WAL folded back now: background work still holding the store would otherwise
         // keep it open past the daemon's exit, leaving the newest pages only in the WAL.
         if let Some(store) = store
@@ -266,7 +267,7 @@ impl ProjectHandle {
 
     /// The index, if one exists on disk; never creates it.
     pub fn existing_store(&self) -> Result<Option<Arc<Store>>, StoreError> {
-        let mut slot = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.store.lock().recover();
         forget_if_deleted(&mut slot);
         if slot.is_none() {
             self.adopt();
@@ -281,7 +282,7 @@ impl ProjectHandle {
 
     /// The index, created if there is none yet.
     pub fn store(&self) -> Result<Arc<Store>, StoreError> {
-        let mut slot = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.store.lock().recover();
         forget_if_deleted(&mut slot);
         if slot.is_none() {
             self.adopt();
@@ -318,11 +319,11 @@ impl ProjectHandle {
     fn replace_corrupt(&self, file: &str, why: &str) -> Result<Store, StoreError> {
         let (store, recovery) = recover::replace(&self.index_dir, &self.root, file, why)?;
         if file == DB_FILE {
-            *self.warm.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            *self.warm.lock().recover() = None;
             self.vectors.release();
             self.live.request_whole();
         }
-        *self.recovered.lock().unwrap_or_else(|p| p.into_inner()) = Some((recovery, false));
+        *self.recovered.lock().recover() = Some((recovery, false));
         Ok(store)
     }
 
@@ -331,7 +332,7 @@ impl ProjectHandle {
     /// background. A run under way finds the damage itself.
     pub fn recover_if_damaged(&self) {
         let Ok(_no_run) = self.index_lock.try_lock() else { return };
-        let mut slot = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.store.lock().recover();
         let Some(why) = slot.as_ref().and_then(|s| s.take_damage()) else { return };
         let file = match slot.as_ref().expect("checked").check() {
             recover::Damaged::Index => DB_FILE,
@@ -347,12 +348,12 @@ impl ProjectHandle {
 
     /// The last time a damaged index (or notes file) was set aside and replaced.
     pub fn recovered(&self) -> Option<Recovery> {
-        self.recovered.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|(r, _)| r.clone())
+        self.recovered.lock().recover().as_ref().map(|(r, _)| r.clone())
     }
 
     /// A recovery no answer has reported yet (once): the first answer after it says so.
     pub fn recovery_news(&self) -> Option<Recovery> {
-        let mut recovered = self.recovered.lock().unwrap_or_else(|p| p.into_inner());
+        let mut recovered = self.recovered.lock().recover();
         let (r, reported) = recovered.as_mut()?;
         (!std::mem::replace(reported, true)).then(|| r.clone())
     }
@@ -381,12 +382,12 @@ impl ProjectHandle {
         // Searches meanwhile try the team index at this commit (nothing found there, if it
         // is not published: they fall back to the local index). Not a repository: no seed.
         let head = crate::engine::seed::head(&self.root);
-        *self.filling_from.lock().unwrap_or_else(|p| p.into_inner()) = head.clone();
+        *self.filling_from.lock().recover() = head.clone();
         let seeded = match &head {
             Some(head) => crate::engine::seed::seed(&self.root, head, store, url),
             None => Ok(0),
         };
-        *self.filling_from.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        *self.filling_from.lock().recover() = None;
         self.fillable.store(false, std::sync::atomic::Ordering::SeqCst);
         match seeded {
             Ok(0) => {}
@@ -413,7 +414,7 @@ impl ProjectHandle {
         let Some(head) = crate::engine::seed::head(&self.root) else { return };
         let started = std::time::Instant::now();
         let _running = self.progress.start(started);
-        *self.filling_from.lock().unwrap_or_else(|p| p.into_inner()) = Some(head.clone());
+        *self.filling_from.lock().recover() = Some(head.clone());
         let part = self.index_dir.join(format!("{DB_FILE}.from-team"));
         let restored = crate::base::storage::prepare(&self.index_dir, &self.root)
             .map_err(crate::engine::snapshot::SnapshotError::from)
@@ -421,7 +422,7 @@ impl ProjectHandle {
         match restored {
             Ok(Some(restored)) => {
                 // Only into a place nobody has opened meanwhile.
-                let slot = self.store.lock().unwrap_or_else(|p| p.into_inner());
+                let slot = self.store.lock().recover();
                 if slot.is_none() && !db.exists() && std::fs::rename(&part, &db).is_ok() {
                     self.fillable.store(false, std::sync::atomic::Ordering::SeqCst);
                     if restored.vectors_apart {
@@ -435,11 +436,11 @@ impl ProjectHandle {
             Err(e) => tracing::warn!(root = %self.root.display(), error = %e, "prebuilt index not used"),
         }
         let _ = std::fs::remove_file(&part);
-        *self.filling_from.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        *self.filling_from.lock().recover() = None;
     }
 
     pub fn index(self: &Arc<Self>, opts: index::Options) -> Result<IndexReport, IndexError> {
-        let _one_at_a_time = self.index_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _one_at_a_time = self.index_lock.lock().recover();
         // A vanished directory must not look like "every file was deleted".
         if !root_present(&self.root) {
             return Err(IndexError::Missing(self.root.clone()));
@@ -456,7 +457,7 @@ impl ProjectHandle {
         let report = match index::run(&self.root, &store, opts, &self.progress) {
             // Damage found while reading or writing: set the index aside and build it again.
             Err(e) if e.is_corrupt() => {
-                let mut slot = self.store.lock().unwrap_or_else(|p| p.into_inner());
+                let mut slot = self.store.lock().recover();
                 *slot = Some(Arc::new(self.replace_corrupt(DB_FILE, &e.to_string())?));
                 store = slot.clone().expect("just replaced");
                 drop(slot);
@@ -478,7 +479,7 @@ impl ProjectHandle {
         self.refresh_warm(&store, before, &report.changed, full);
         let mut report = report;
         report.stages.ranking_ms = ranking.elapsed().as_millis() as u64;
-        *self.last_report.lock().unwrap_or_else(|p| p.into_inner()) = Some(report.clone());
+        *self.last_report.lock().recover() = Some(report.clone());
         self.grams_later(&store);
         // Also when nothing changed, the first time: a first start with embedding on finds
         // nothing embedded. After that an unchanged run has nothing to embed (and a pass
@@ -498,7 +499,7 @@ impl ProjectHandle {
         scope: &crate::source::Survey,
         opts: index::Options,
     ) -> Result<(IndexReport, AfterBatch), IndexError> {
-        let _one_at_a_time = self.index_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _one_at_a_time = self.index_lock.lock().recover();
         if !root_present(&self.root) {
             return Err(IndexError::Missing(self.root.clone()));
         }
@@ -514,7 +515,7 @@ impl ProjectHandle {
             Err(e) if e.is_corrupt() => {
                 drop(refresh);
                 let fresh = self.replace_corrupt(DB_FILE, &e.to_string())?;
-                *self.store.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(fresh));
+                *self.store.lock().recover() = Some(Arc::new(fresh));
                 return Err(e.into());
             }
             run => run?,

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::ProjectHandle;
+use crate::base::sync::Recover;
 use crate::engine::index;
 
 /// What one [`Projects::release_idle`] gave back.
@@ -43,7 +44,7 @@ impl Projects {
     /// Says where `root` keeps its index; a handle made before is dropped so the next one
     /// opens (and moves the index to) the new place.
     pub fn set_in_repo(&self, root: &Path, in_repo: bool) {
-        let mut set = self.in_repo.lock().unwrap_or_else(|p| p.into_inner());
+        let mut set = self.in_repo.lock().recover();
         let changed = if in_repo { set.insert(root.to_owned()) } else { set.remove(root) };
         drop(set);
         if changed {
@@ -61,10 +62,10 @@ impl Projects {
     }
 
     pub fn get(&self, root: &Path) -> Arc<ProjectHandle> {
-        let mut map = self.handles.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = self.handles.lock().recover();
         map.entry(root.to_owned())
             .or_insert_with(|| {
-                let in_repo = self.in_repo.lock().unwrap_or_else(|p| p.into_inner()).contains(root);
+                let in_repo = self.in_repo.lock().recover().contains(root);
                 let (embedding, team) = (self.embedding.clone(), self.team_url.clone());
                 Arc::new(ProjectHandle::new(root.to_owned(), &self.data_dir, in_repo, embedding, team))
             })
@@ -98,8 +99,7 @@ impl Projects {
         budget: usize,
         spare: Option<&Path>,
     ) -> Released {
-        let mut handles: Vec<Arc<ProjectHandle>> =
-            self.handles.lock().unwrap_or_else(|p| p.into_inner()).values().cloned().collect();
+        let mut handles: Vec<Arc<ProjectHandle>> = self.handles.lock().recover().values().cloned().collect();
         handles.sort_by_key(|h| std::cmp::Reverse(h.idle_for()));
         let mut out = Released::default();
         let mut held: usize = handles.iter().map(|h| h.resident_bytes()).sum();
@@ -122,7 +122,7 @@ impl Projects {
 
     /// Heap held by warm structures across projects, and how many projects hold some.
     pub fn resident(&self) -> (usize, usize) {
-        let handles = self.handles.lock().unwrap_or_else(|p| p.into_inner());
+        let handles = self.handles.lock().recover();
         let sizes: Vec<usize> = handles.values().map(|h| h.resident_bytes()).collect();
         (sizes.iter().sum(), sizes.iter().filter(|&&b| b > 0).count())
     }
@@ -130,8 +130,7 @@ impl Projects {
     /// The daemon is stopping: every running index stops and every project lets go of its
     /// index and memory.
     pub fn close_all(&self) {
-        let handles: Vec<Arc<ProjectHandle>> =
-            self.handles.lock().unwrap_or_else(|p| p.into_inner()).values().cloned().collect();
+        let handles: Vec<Arc<ProjectHandle>> = self.handles.lock().recover().values().cloned().collect();
         for h in handles {
             h.close();
         }
@@ -139,6 +138,6 @@ impl Projects {
 
     /// Forgets a project's handle (its index stays on disk).
     pub fn drop_handle(&self, root: &Path) -> Option<Arc<ProjectHandle>> {
-        self.handles.lock().unwrap_or_else(|p| p.into_inner()).remove(root)
+        self.handles.lock().recover().remove(root)
     }
 }

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use super::ProjectHandle;
+use crate::base::sync::Recover;
 use crate::domain::search::postings::Postings;
 use crate::store::Store;
 
@@ -24,7 +25,7 @@ impl ProjectHandle {
 
     /// [`warm`](Self::warm) without counting as use (after an index run).
     fn ranking(self: &Arc<Self>, store: &Arc<Store>) -> Option<Arc<Postings>> {
-        let current = self.warm.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let current = self.warm.lock().recover().clone();
         if let Some(p) = current.as_ref().filter(|p| p.content_generation == store.content_generation()) {
             return Some(Arc::clone(p));
         }
@@ -49,7 +50,7 @@ impl ProjectHandle {
             Ok(Some(p)) => {
                 tracing::debug!(root = %self.root.display(), ms = started.elapsed().as_millis() as u64, "ranking index mapped");
                 let p = Arc::new(p);
-                *self.warm.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&p));
+                *self.warm.lock().recover() = Some(Arc::clone(&p));
                 if p.wants_merge() {
                     self.rebuild_warm(store);
                 }
@@ -66,7 +67,7 @@ impl ProjectHandle {
     /// under way at most `limit`; `None` if it does not come in time.
     fn wait_current(&self, store: &Store, limit: std::time::Duration) -> Option<Arc<Postings>> {
         let deadline = std::time::Instant::now() + limit;
-        let mut warm = self.warm.lock().unwrap_or_else(|p| p.into_inner());
+        let mut warm = self.warm.lock().recover();
         loop {
             if let Some(p) = warm.as_ref().filter(|p| p.content_generation == store.content_generation()) {
                 return Some(Arc::clone(p));
@@ -75,20 +76,20 @@ impl ProjectHandle {
             if !self.building.load(std::sync::atomic::Ordering::SeqCst) {
                 return None;
             }
-            warm = self.warm_moved.wait_timeout(warm, left).unwrap_or_else(|p| p.into_inner()).0;
+            warm = self.warm_moved.wait_timeout(warm, left).recover().0;
         }
     }
 
     /// Lets go of the `building` flag and wakes the queries waiting for the ranking index.
     pub(super) fn done_building(&self) {
-        let _warm = self.warm.lock().unwrap_or_else(|p| p.into_inner());
+        let _warm = self.warm.lock().recover();
         self.building.store(false, std::sync::atomic::Ordering::SeqCst);
         self.warm_moved.notify_all();
     }
 
     /// `ready`, `building`, `stale` (content changed; rebuilt on the next search) or `none`.
     pub fn warm_state(&self, store: &Store) -> &'static str {
-        let current = self.warm.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|p| p.content_generation);
+        let current = self.warm.lock().recover().as_ref().map(|p| p.content_generation);
         match (current, self.building.load(std::sync::atomic::Ordering::SeqCst)) {
             (_, true) => "building",
             (Some(g), false) if g == store.content_generation() => "ready",
@@ -116,7 +117,7 @@ impl ProjectHandle {
         match Postings::build(store, &self.index_dir) {
             Ok(p) => {
                 tracing::debug!(root = %self.root.display(), ms = started.elapsed().as_millis() as u64, "ranking index built");
-                *self.warm.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(p));
+                *self.warm.lock().recover() = Some(Arc::new(p));
             }
             Err(e) => tracing::warn!(root = %self.root.display(), error = %e, "ranking index build failed"),
         }
@@ -149,7 +150,7 @@ impl ProjectHandle {
     /// the background). The caller holds the `building` flag.
     fn make_current(&self, store: &Store) -> bool {
         let started = std::time::Instant::now();
-        let current = self.warm.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let current = self.warm.lock().recover().clone();
         let caught_up = match &current {
             Some(p) => p.catch_up(store).map(Some),
             None => Postings::open(store, &self.index_dir),
@@ -168,7 +169,7 @@ impl ProjectHandle {
                 // Current now: a new base is wanted only for a delta grown past its share
                 // (not because a query asked while the run went on).
                 self.wanted.store(p.wants_merge(), std::sync::atomic::Ordering::SeqCst);
-                *self.warm.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(p));
+                *self.warm.lock().recover() = Some(Arc::new(p));
                 true
             }
             Err(e) => {
@@ -179,12 +180,12 @@ impl ProjectHandle {
     }
 
     fn has_warm(&self) -> bool {
-        self.warm.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+        self.warm.lock().recover().is_some()
     }
 
     /// The delta half of [`refresh_warm`](Self::refresh_warm): false if only a rebuild will do.
     fn update_warm(&self, store: &Store, before: u64, changed: &[String], full: bool) -> bool {
-        let current = self.warm.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let current = self.warm.lock().recover().clone();
         // None yet: the caller maps the base from disk, or builds one, so the first search
         // after indexing does not wait for it.
         let Some(current) = current else { return false };
@@ -203,7 +204,7 @@ impl ProjectHandle {
                     "ranking index updated"
                 );
                 let merge = p.wants_merge();
-                *self.warm.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(p));
+                *self.warm.lock().recover() = Some(Arc::new(p));
                 // Current now; a new base is written once the delta has grown (by the
                 // caller, once it has let go of the `building` flag).
                 self.wanted.store(merge, std::sync::atomic::Ordering::SeqCst);

@@ -9,6 +9,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
 use super::Watcher;
+use crate::base::sync::Recover;
 use crate::engine::index::walk;
 use crate::engine::live::{Batch, Poll, Resurvey, WatchState, Work};
 use crate::engine::project::{AfterBatch, IndexError, ProjectHandle};
@@ -56,7 +57,7 @@ impl crate::engine::live::Link for Followers {
 
 impl Followers {
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        self.state.lock().recover()
     }
 
     pub(super) fn add(&self, handle: Arc<ProjectHandle>) {
@@ -96,8 +97,8 @@ impl Followers {
             while st.epoch == epoch {
                 st = match next_at {
                     Some(t) if t <= Instant::now() => break,
-                    Some(t) => self.wake.wait_timeout(st, t - Instant::now()).unwrap_or_else(|p| p.into_inner()).0,
-                    None => self.wake.wait(st).unwrap_or_else(|p| p.into_inner()),
+                    Some(t) => self.wake.wait_timeout(st, t - Instant::now()).recover().0,
+                    None => self.wake.wait(st).recover(),
                 };
                 if next_at.is_some_and(|t| t <= Instant::now()) {
                     break;
@@ -167,7 +168,7 @@ fn run(w: &Arc<Watcher>) {
 fn whole(w: &Watcher, handle: &Arc<ProjectHandle>, kept: &mut BTreeSet<String>) -> Option<Batch> {
     let started = Instant::now();
     let result = {
-        let _one_at_a_time = w.whole_runs.lock().unwrap_or_else(|p| p.into_inner());
+        let _one_at_a_time = w.whole_runs.lock().recover();
         handle.index(w.defaults)
     };
     match result {

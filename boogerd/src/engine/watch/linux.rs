@@ -21,6 +21,8 @@ use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask, Watches};
 
 use super::{Counters, Refused, Signal};
 
+use crate::base::sync::Recover;
+
 type Handler = Box<dyn Fn(Signal<'_>) + Send + Sync>;
 
 /// What changes content, and never a read: no `OPEN`, `ACCESS` or `CLOSE_NOWRITE`. `MODIFY`
@@ -100,7 +102,7 @@ impl Source {
     /// Reads and hands on every event the kernel holds now. After it returns, every change
     /// made before it was called has reached the handler.
     pub(super) fn drain(&self) {
-        let mut r = self.reader.lock().unwrap_or_else(|p| p.into_inner());
+        let mut r = self.reader.lock().recover();
         let Reader { inotify, buffer, emptied_at } = &mut *r;
         loop {
             let events = match inotify.read_events(buffer) {
@@ -129,7 +131,7 @@ impl Source {
 
     fn dispatch(&self, wd: &WatchDescriptor, mask: EventMask, name: Option<&OsStr>) {
         let path = {
-            let mut guard = self.watches.lock().unwrap_or_else(|p| p.into_inner());
+            let mut guard = self.watches.lock().recover();
             let table = &mut guard.1;
             if mask.contains(EventMask::IGNORED) {
                 // The watch is gone (its directory was deleted, or it was removed).
@@ -148,7 +150,7 @@ impl Source {
     }
 
     pub(super) fn watch(&self, dir: &Path) -> Result<(), Refused> {
-        let mut guard = self.watches.lock().unwrap_or_else(|p| p.into_inner());
+        let mut guard = self.watches.lock().recover();
         let (watches, table) = &mut *guard;
         match watches.add(dir, mask()) {
             Ok(wd) => {
@@ -169,7 +171,7 @@ impl Source {
     }
 
     pub(super) fn unwatch(&self, dir: &Path) {
-        let mut guard = self.watches.lock().unwrap_or_else(|p| p.into_inner());
+        let mut guard = self.watches.lock().recover();
         let (watches, table) = &mut *guard;
         if let Some(wd) = table.by_path.remove(dir) {
             table.by_wd.remove(&wd);

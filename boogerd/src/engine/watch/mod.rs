@@ -28,7 +28,8 @@
 mod follow;
 #[cfg(target_os = "linux")]
 mod linux;
-#[cfg_attr(target_os = "linux", allow(dead_code))]
+// notify's watcher, where there is no inotify source of booger's own (not built on Linux).
+#[cfg(not(target_os = "linux"))]
 mod portable;
 mod resurvey;
 
@@ -43,6 +44,7 @@ use linux::Source;
 #[cfg(not(target_os = "linux"))]
 use portable::Source;
 
+use crate::base::sync::Recover;
 use crate::engine::index;
 pub use crate::engine::live::Timing;
 use crate::engine::live::WatchState;
@@ -137,7 +139,7 @@ impl Watcher {
     pub fn follow(self: &Arc<Self>, handle: Arc<ProjectHandle>, just_indexed: bool) {
         let reconcile = !(just_indexed && self.manual);
         {
-            let mut routes = self.routes.write().unwrap_or_else(|p| p.into_inner());
+            let mut routes = self.routes.write().recover();
             if routes.iter().any(|(r, _)| *r == handle.root) {
                 drop(routes);
                 if reconcile {
@@ -159,7 +161,7 @@ impl Watcher {
 
     /// Stops following a project (removed from the registry); its index stays on disk.
     pub fn unfollow(&self, root: &Path) {
-        let mut routes = self.routes.write().unwrap_or_else(|p| p.into_inner());
+        let mut routes = self.routes.write().recover();
         if let Some(i) = routes.iter().position(|(r, _)| r == root) {
             let (_, handle) = routes.remove(i);
             handle.live.stop();
@@ -172,7 +174,7 @@ impl Watcher {
         let Some(source) = &self.source else {
             return if self.manual { (Vec::new(), None) } else { (dirs.to_vec(), self.unavailable.clone()) };
         };
-        let mut watched = self.watched.lock().unwrap_or_else(|p| p.into_inner());
+        let mut watched = self.watched.lock().recover();
         let mut refused = Vec::new();
         let mut other = None;
         for d in dirs {
@@ -200,7 +202,7 @@ impl Watcher {
     }
 
     fn unwatch(&self, dirs: &[PathBuf]) {
-        let mut watched = self.watched.lock().unwrap_or_else(|p| p.into_inner());
+        let mut watched = self.watched.lock().recover();
         for d in dirs {
             match watched.get_mut(d) {
                 Some(n) if *n > 1 => *n -= 1,
@@ -217,7 +219,7 @@ impl Watcher {
 
     /// Directories watched across all projects.
     pub fn watched_total(&self) -> usize {
-        self.watched.lock().unwrap_or_else(|p| p.into_inner()).len()
+        self.watched.lock().recover().len()
     }
 
     pub fn budget(&self) -> usize {
@@ -247,7 +249,7 @@ impl crate::engine::live::Link for Link {
 /// Runs for every event (on the reader's thread or a draining query's): route it to its
 /// project(s), nothing more.
 fn on_signal(routes: &Routes, signal: Signal<'_>) {
-    let routes = routes.read().unwrap_or_else(|p| p.into_inner());
+    let routes = routes.read().recover();
     match signal {
         Signal::Overflow { since } => {
             tracing::warn!("the OS dropped file events (queue overflow); re-surveying what changed since");

@@ -11,6 +11,8 @@ use notify::{EventKind, RecursiveMode, Watcher as _};
 
 use super::{Counters, Refused, Signal};
 
+use crate::base::sync::Recover;
+
 type Handler = Box<dyn Fn(Signal<'_>) + Send + Sync>;
 
 pub(super) struct Source {
@@ -51,7 +53,7 @@ impl Source {
     pub(super) fn drain(&self) {}
 
     pub(super) fn watch(&self, dir: &Path) -> Result<(), Refused> {
-        let mut w = self.watcher.lock().unwrap_or_else(|p| p.into_inner());
+        let mut w = self.watcher.lock().recover();
         w.watch(dir, RecursiveMode::NonRecursive).map_err(|e| match e.kind {
             notify::ErrorKind::PathNotFound => Refused::Gone,
             notify::ErrorKind::MaxFilesWatch => Refused::Limit,
@@ -60,7 +62,7 @@ impl Source {
     }
 
     pub(super) fn unwatch(&self, dir: &Path) {
-        let mut w = self.watcher.lock().unwrap_or_else(|p| p.into_inner());
+        let mut w = self.watcher.lock().recover();
         // Fails when the directory is gone and the OS dropped the watch already.
         let _ = w.unwatch(dir);
     }

@@ -17,6 +17,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::{Instant, Sleep};
 
+use crate::base::sync::Recover;
+
 /// Connections served at once: the page, its event stream and MCP clients need a handful.
 pub const MAX_CONNECTIONS: usize = 128;
 /// Time from accepting a connection to the end of its first request's headers.
@@ -60,7 +62,7 @@ impl Bounded {
 
     /// A place for one more connection from `ip`, unless it has its share already.
     fn slot_for(&self, ip: IpAddr) -> Option<AddressSlot> {
-        let mut map = self.by_address.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = self.by_address.lock().recover();
         let n = map.entry(ip).or_default();
         if *n >= self.limits.per_address {
             return None;
@@ -78,7 +80,7 @@ struct AddressSlot {
 
 impl Drop for AddressSlot {
     fn drop(&mut self) {
-        let mut map = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = self.counts.lock().recover();
         if let Some(n) = map.get_mut(&self.ip) {
             *n -= 1;
             if *n == 0 {

@@ -27,6 +27,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use super::State as Shared;
+use crate::base::sync::Recover;
 use crate::fronts::rpc;
 use crate::fronts::session::Connection;
 use crate::tools::Session;
@@ -61,8 +62,8 @@ pub struct Sessions(Mutex<HashMap<String, Arc<HttpSession>>>);
 
 impl Sessions {
     fn get(&self, id: &str) -> Option<Arc<HttpSession>> {
-        let s = self.0.lock().expect("sessions lock").get(id).cloned()?;
-        *s.last_used.lock().expect("session clock") = Instant::now();
+        let s = self.0.lock().recover().get(id).cloned()?;
+        *s.last_used.lock().recover() = Instant::now();
         Some(s)
     }
 
@@ -70,8 +71,8 @@ impl Sessions {
     /// unused longest if it has rested long enough; false (nothing kept) when every session is
     /// in use.
     fn insert(&self, id: String, session: Arc<HttpSession>) -> bool {
-        let mut map = self.0.lock().expect("sessions lock");
-        let idle = |s: &HttpSession| s.last_used.lock().expect("session clock").elapsed();
+        let mut map = self.0.lock().recover();
+        let idle = |s: &HttpSession| s.last_used.lock().recover().elapsed();
         map.retain(|_, s| {
             let keep = idle(s) < IDLE;
             if !keep {
@@ -92,7 +93,7 @@ impl Sessions {
     }
 
     fn remove(&self, id: &str) -> bool {
-        let removed = self.0.lock().expect("sessions lock").remove(id);
+        let removed = self.0.lock().recover().remove(id);
         removed.map(|s| s.end()).is_some()
     }
 }
@@ -185,7 +186,7 @@ async fn initialize(s: &Shared, options: Options, message: Value, text: &str) ->
         measuring: false,
         read_only: !s.daemon.config.http_allow_writes,
     });
-    *connection.tools.lock().expect("tools lock") = profile;
+    *connection.tools.lock().recover() = profile;
     let methods = rpc::with_connection(s.methods.clone(), connection);
     let Some(reply) = rpc::answer(message, text, &methods).await else {
         return refuse(StatusCode::BAD_REQUEST, "`initialize` must be a request (with an id)");

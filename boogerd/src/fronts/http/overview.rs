@@ -9,6 +9,7 @@ use std::sync::atomic::Ordering;
 
 use serde_json::{Value, json};
 
+use crate::base::sync::Recover;
 use crate::engine::Daemon;
 use crate::engine::project::ProjectHandle;
 
@@ -17,7 +18,7 @@ const LISTED_PROBLEMS: usize = 5;
 
 /// The daemon and every project, as the page renders them.
 pub fn overview(daemon: &Daemon) -> Value {
-    let registered = daemon.registry.read().expect("registry lock").projects().to_vec();
+    let registered = daemon.registry.read().recover().projects().to_vec();
     let projects: Vec<Value> = registered
         .iter()
         .map(|p| {
@@ -87,7 +88,7 @@ fn project(daemon: &Daemon, h: &std::sync::Arc<ProjectHandle>) -> Value {
             "total": p.total.load(Ordering::Relaxed),
         });
     }
-    if let Some(r) = h.last_report.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+    if let Some(r) = h.last_report.lock().recover().as_ref() {
         v["last_run_ms"] = json!(r.elapsed_ms);
     }
     if let Some((stats, loaded)) = h.stats() {
@@ -110,13 +111,13 @@ fn project(daemon: &Daemon, h: &std::sync::Arc<ProjectHandle>) -> Value {
             r.error
         ));
     }
-    if let Some(e) = h.vectors.last_error.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+    if let Some(e) = h.vectors.last_error.lock().recover().clone() {
         problems.push(format!("embedding: {e}"));
     }
     v["alerts"] = json!(problems);
     // The last eval: from the index while it is loaded, else as last seen (the page never
     // opens an index).
-    let mut seen = h.eval_seen.lock().unwrap_or_else(|p| p.into_inner());
+    let mut seen = h.eval_seen.lock().recover();
     if let Some(store) = h.store_if_open() {
         *seen = crate::tools::last_eval(&store).map(|e| {
             let f = |m: &str, k: &str| e["methods"][m]["all"][k].clone();
@@ -157,7 +158,7 @@ pub fn fingerprint(daemon: &Daemon) -> u64 {
     m.calls().hash(&mut h);
     m.connections_open.load(Ordering::Relaxed).hash(&mut h);
     m.mcp_sessions_open.load(Ordering::Relaxed).hash(&mut h);
-    let registered = daemon.registry.read().expect("registry lock").projects().to_vec();
+    let registered = daemon.registry.read().recover().projects().to_vec();
     for p in &registered {
         p.name.hash(&mut h);
         let handle = daemon.projects.get(&p.root);

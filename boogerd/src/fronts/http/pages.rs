@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::State as Shared;
 use super::overview::overview;
+use crate::base::sync::Recover;
 use crate::tools::{self, Session};
 
 /// The page: one file, its style and script inline, compiled into the binary.
@@ -24,7 +25,7 @@ pub async fn health(State(s): State<Arc<Shared>>) -> Response {
         "version": env!("CARGO_PKG_VERSION"),
         "pid": std::process::id(),
         "uptime_s": d.started.elapsed().as_secs(),
-        "projects": d.registry.read().expect("registry lock").projects().len(),
+        "projects": d.registry.read().recover().projects().len(),
     });
     let status = if stopping { StatusCode::SERVICE_UNAVAILABLE } else { StatusCode::OK };
     (status, [(header::CACHE_CONTROL, "no-store")], Json(body)).into_response()
@@ -56,7 +57,7 @@ pub async fn index() -> Response {
 /// Re-indexes a project (the page's button): started now, followed on the page.
 pub async fn reindex(State(s): State<Arc<Shared>>, Path(name): Path<String>) -> Response {
     let daemon = s.daemon.clone();
-    let Some(project) = daemon.registry.read().expect("registry lock").find(&name).cloned() else {
+    let Some(project) = daemon.registry.read().recover().find(&name).cloned() else {
         return (StatusCode::NOT_FOUND, format!("no project named {name}\n")).into_response();
     };
     if daemon.projects.get(&project.root).is_indexing() {

@@ -13,6 +13,7 @@ use booger_proto::tools::TOOLS;
 
 use super::State as Shared;
 use crate::base::metrics::{self, BUCKETS, METHODS, RPC_ERROR_CODES};
+use crate::base::sync::Recover;
 
 pub async fn metrics(State(s): State<Arc<Shared>>) -> impl IntoResponse {
     let daemon = s.daemon.clone();
@@ -131,7 +132,7 @@ struct Row {
 /// Each registered project. Counts that need the index come from projects whose index is
 /// open; a scrape never opens one (memory follows use, not scrapes).
 fn projects(daemon: &crate::engine::Daemon, o: &mut Out) {
-    let projects = daemon.registry.read().expect("registry lock").projects().to_vec();
+    let projects = daemon.registry.read().recover().projects().to_vec();
     let rows: Vec<Row> = projects
         .iter()
         .map(|p| {
@@ -140,12 +141,8 @@ fn projects(daemon: &crate::engine::Daemon, o: &mut Out) {
                 let summary = s.summary().ok()?;
                 Some((summary.stats.files, summary.stats.chunks, s.generation()))
             });
-            let last_run = h
-                .last_report
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .as_ref()
-                .map(|r| (r.elapsed_ms as f64 / 1000.0, r.problems.len()));
+            let last_run =
+                h.last_report.lock().recover().as_ref().map(|r| (r.elapsed_ms as f64 / 1000.0, r.problems.len()));
             let mode = serde_json::to_value(h.live.mode()).ok().and_then(|m| m.as_str().map(str::to_owned));
             let backlog = match (daemon.projects.embedding(), h.store_if_open()) {
                 (Some(e), Some(store)) => e

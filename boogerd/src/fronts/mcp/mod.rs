@@ -15,6 +15,7 @@ use booger_proto::wire::code;
 use jsonrpsee::types::ErrorObjectOwned;
 use serde_json::{Value, json};
 
+use crate::base::sync::Recover;
 use crate::engine::Daemon;
 use crate::fronts::session::Connection;
 use crate::tools;
@@ -42,7 +43,7 @@ pub fn initialize(params: &Value, conn: &Connection) -> Result<Value, ErrorObjec
     let version = PROTOCOL_VERSIONS.iter().find(|v| **v == requested).copied().unwrap_or(PROTOCOL_VERSIONS[0]);
     let client = params.pointer("/clientInfo/name").and_then(Value::as_str).unwrap_or("unknown");
     tracing::info!(connection = conn.id, client, requested, negotiated = version, "mcp initialize");
-    *conn.mcp_version.lock().expect("mcp version lock") = Some(version.to_owned());
+    *conn.mcp_version.lock().recover() = Some(version.to_owned());
     Ok(json!({
         "protocolVersion": version,
         "capabilities": {

@@ -12,6 +12,7 @@ use jsonrpsee::types::{ErrorObjectOwned, Params};
 use jsonrpsee::{Extensions, Methods, RpcModule};
 use serde_json::{Value, json};
 
+use crate::base::sync::Recover;
 use crate::fronts::session::Connection;
 use crate::{engine::Daemon, fronts::mcp, tools};
 
@@ -19,10 +20,17 @@ type RpcResult = Result<Value, ErrorObjectOwned>;
 
 pub fn methods(daemon: Arc<Daemon>) -> Methods {
     let mut m = RpcModule::new(daemon);
-    let register = |r: Result<_, jsonrpsee::core::RegisterMethodError>| {
-        r.expect("method names are unique");
-    };
+    booger_methods(&mut m);
+    mcp_methods(&mut m);
+    m.into()
+}
 
+fn register<T>(r: Result<T, jsonrpsee::core::RegisterMethodError>) {
+    r.map(drop).expect("method names are unique");
+}
+
+/// booger's own methods: hello, calls, progress, hooks, the daemon's facts and its stop.
+fn booger_methods(m: &mut RpcModule<Arc<Daemon>>) {
     register(m.register_method(wire::HELLO, |p, _, ext| hello(&params(&p), connection(ext))).map(drop));
     register(m.register_method(wire::DAEMON_STATUS, |_, d, _| Ok::<_, ErrorObjectOwned>(d.facts())).map(drop));
     register(
@@ -64,8 +72,10 @@ pub fn methods(daemon: Arc<Daemon>) -> Methods {
         })
         .map(drop),
     );
+}
 
-    // MCP.
+/// MCP's methods, over the same connection.
+fn mcp_methods(m: &mut RpcModule<Arc<Daemon>>) {
     register(m.register_method("initialize", |p, _, ext| mcp::initialize(&params(&p), connection(ext))).map(drop));
     for note in ["notifications/initialized", "notifications/cancelled", "notifications/roots/list_changed"] {
         register(m.register_method(note, |_, _, _| Ok::<_, ErrorObjectOwned>(Value::Null)).map(drop));
@@ -73,7 +83,7 @@ pub fn methods(daemon: Arc<Daemon>) -> Methods {
     register(m.register_method("ping", |_, _, _| Ok::<_, ErrorObjectOwned>(json!({}))).map(drop));
     register(
         m.register_method("tools/list", |_, _, ext| {
-            let profile = *connection(ext).tools.lock().expect("tools lock");
+            let profile = *connection(ext).tools.lock().recover();
             Ok::<_, ErrorObjectOwned>(mcp::tools_list(profile))
         })
         .map(drop),
@@ -97,7 +107,6 @@ pub fn methods(daemon: Arc<Daemon>) -> Methods {
     register(
         m.register_method("prompts/list", |_, _, _| Ok::<_, ErrorObjectOwned>(json!({ "prompts": [] }))).map(drop),
     );
-    m.into()
 }
 
 /// The params as one JSON value (`null` when absent).
@@ -126,10 +135,10 @@ fn hello(p: &Value, conn: &Connection) -> RpcResult {
     }
     if let Some(spec) = p.get("tools").and_then(Value::as_str) {
         let profile = booger_proto::tools::Profile::parse(spec).map_err(mcp::invalid_params)?;
-        *conn.tools.lock().expect("tools lock") = profile;
+        *conn.tools.lock().recover() = profile;
     }
     {
-        let mut session = conn.session.write().expect("session lock");
+        let mut session = conn.session.write().recover();
         if let Some(id) = p.get("session").and_then(Value::as_str).filter(|s| !s.is_empty()) {
             session.id = id.to_owned();
         }

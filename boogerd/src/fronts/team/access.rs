@@ -10,6 +10,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::Shared;
+use crate::base::sync::Recover;
 use crate::engine::team_pool::TeamPool;
 use crate::store::team::Token;
 
@@ -35,7 +36,7 @@ impl Tokens {
     /// not keep a check waiting.
     async fn check(&self, pool: &Arc<TeamPool>, kept: &Arc<TeamPool>, secret: &str) -> Result<Option<Token>, String> {
         let key = crate::base::secret::fingerprint(secret);
-        if let Some((t, at)) = self.0.lock().expect("tokens lock").get(&key)
+        if let Some((t, at)) = self.0.lock().recover().get(&key)
             && at.elapsed() < FRESH
         {
             return Ok(Some(t.clone()));
@@ -50,7 +51,7 @@ impl Tokens {
         })
         .await
         .map_err(|e| e.to_string())??;
-        let mut map = self.0.lock().expect("tokens lock");
+        let mut map = self.0.lock().recover();
         if map.len() >= REMEMBERED {
             map.retain(|_, (_, at)| at.elapsed() < FRESH);
         }
@@ -76,7 +77,7 @@ impl Limits {
     fn take(&self, token: &Token) -> Result<(), Duration> {
         let rate = f64::from(token.per_minute.max(1)) / 60.0;
         let full = f64::from(token.per_minute.max(1));
-        let mut map = self.0.lock().expect("limits lock");
+        let mut map = self.0.lock().recover();
         let b = map.entry(token.id).or_insert(Bucket { left: full, at: Instant::now() });
         let now = Instant::now();
         b.left = (b.left + now.duration_since(b.at).as_secs_f64() * rate).min(full);
@@ -103,7 +104,7 @@ pub struct Running<'a> {
 impl InFlight {
     /// Counts one more call of `token`, unless it has `most` running.
     fn start(&self, token: i64, most: usize) -> Option<Running<'_>> {
-        let mut map = self.0.lock().expect("in-flight lock");
+        let mut map = self.0.lock().recover();
         let n = map.entry(token).or_default();
         if *n >= most {
             return None;
@@ -115,7 +116,7 @@ impl InFlight {
 
 impl Drop for Running<'_> {
     fn drop(&mut self) {
-        let mut map = self.calls.0.lock().expect("in-flight lock");
+        let mut map = self.calls.0.lock().recover();
         if let Some(n) = map.get_mut(&self.token) {
             *n -= 1;
             if *n == 0 {

@@ -17,6 +17,7 @@ use booger_proto::wire::code;
 use serde_json::{Value, json};
 
 use super::Shared;
+use crate::base::sync::Recover;
 use crate::fronts::mcp::PROTOCOL_VERSIONS;
 use crate::store::team::{Audited, Reader, Token};
 use crate::tools::remote::{RemoteError, RemoteReply};
@@ -43,12 +44,12 @@ pub struct Sessions(Mutex<HashMap<String, Session>>);
 
 impl Sessions {
     pub fn len(&self) -> usize {
-        self.0.lock().expect("sessions lock").len()
+        self.0.lock().recover().len()
     }
 
     /// True if `id` is a session of `token` (and marks it used).
     fn owned_by(&self, id: &str, token: i64) -> bool {
-        let mut map = self.0.lock().expect("sessions lock");
+        let mut map = self.0.lock().recover();
         match map.get_mut(id) {
             Some(s) if s.token == token => {
                 s.last_used = Instant::now();
@@ -62,7 +63,7 @@ impl Sessions {
     /// anyone's) least recently used.
     fn open(&self, token: i64) -> String {
         let id = crate::base::secret::new_token();
-        let mut map = self.0.lock().expect("sessions lock");
+        let mut map = self.0.lock().recover();
         map.retain(|_, s| s.last_used.elapsed() < IDLE);
         let mine = map.values().filter(|s| s.token == token).count();
         if mine >= MAX_SESSIONS_PER_TOKEN || map.len() >= MAX_SESSIONS {
@@ -80,7 +81,7 @@ impl Sessions {
     }
 
     fn close(&self, id: &str, token: i64) -> bool {
-        let mut map = self.0.lock().expect("sessions lock");
+        let mut map = self.0.lock().recover();
         if map.get(id).is_some_and(|s| s.token == token) {
             map.remove(id);
             return true;
@@ -225,7 +226,7 @@ async fn tools_call(s: &Arc<Shared>, token: &Token, params: Value) -> Result<Val
         Err(why) => failure(format!("the team index cannot be read now ({why}); try again shortly")),
     };
     s.metrics.called(&token.name, &name, took, !reply.is_error);
-    s.audit.lock().expect("audit lock").push(Audited {
+    s.audit.lock().recover().push(Audited {
         token: token.id,
         tool: name,
         repo,

@@ -6,6 +6,8 @@ use std::fmt::Write;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use crate::base::sync::Recover;
+
 /// Upper bounds of the latency histogram's buckets, in seconds.
 const BUCKETS: [f64; 10] = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
 
@@ -31,7 +33,7 @@ pub struct Calls(Mutex<Figures>);
 
 impl Calls {
     pub fn called(&self, token: &str, tool: &str, took: Duration, ok: bool) {
-        let mut f = self.0.lock().expect("metrics lock");
+        let mut f = self.0.lock().recover();
         let t = f.tools.entry(token.to_owned()).or_default().entry(tool.to_owned()).or_default();
         let s = took.as_secs_f64();
         t.calls += 1;
@@ -45,16 +47,16 @@ impl Calls {
     }
 
     pub fn limited(&self, token: &str) {
-        *self.0.lock().expect("metrics lock").limited.entry(token.to_owned()).or_default() += 1;
+        *self.0.lock().recover().limited.entry(token.to_owned()).or_default() += 1;
     }
 
     pub fn unauthorized(&self) {
-        self.0.lock().expect("metrics lock").unauthorized += 1;
+        self.0.lock().recover().unauthorized += 1;
     }
 
     /// Prometheus text.
     pub fn render(&self, connections: u32, idle: u32, sessions: usize) -> String {
-        let f = self.0.lock().expect("metrics lock");
+        let f = self.0.lock().recover();
         let mut out = String::new();
         let _ = writeln!(
             out,

@@ -34,6 +34,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::json;
 
+use crate::base::sync::Recover;
 use crate::engine::team_pool::TeamPool;
 use crate::fronts::http::listener::{Bounded, Limits};
 use crate::store::team::Audited;
@@ -196,7 +197,7 @@ async fn write_audit(s: Arc<Shared>) {
 }
 
 async fn flush_audit(s: &Arc<Shared>) {
-    let calls = std::mem::take(&mut *s.audit.lock().expect("audit lock"));
+    let calls = std::mem::take(&mut *s.audit.lock().recover());
     if calls.is_empty() {
         return;
     }
@@ -208,7 +209,7 @@ async fn flush_audit(s: &Arc<Shared>) {
     .await;
     if let Ok(Err((why, calls))) = written {
         tracing::warn!(error = %why, calls = calls.len(), "audit not written yet");
-        let mut kept = s.audit.lock().expect("audit lock");
+        let mut kept = s.audit.lock().recover();
         let mut calls = calls;
         calls.append(&mut kept);
         let over = calls.len().saturating_sub(AUDIT_BACKLOG);

@@ -23,6 +23,7 @@ use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
 use super::call::{Call, Outcome, Session, ToolError};
+use crate::base::sync::Recover;
 use crate::domain::git::command::Git;
 use crate::domain::search::confidence::{self, Calibration, DEFAULT_SEMANTIC_WEIGHT, round};
 use crate::engine::Daemon;
@@ -60,7 +61,7 @@ pub fn run(call: &Call, a: args::Eval) -> Outcome {
     let limits = (a.commits.unwrap_or(2000), a.queries.unwrap_or(150));
     let generation = store.content_generation();
     let e = evaluations();
-    let mut states = e.states.lock().unwrap_or_else(|p| p.into_inner());
+    let mut states = e.states.lock().recover();
     let current =
         |s: &State| matches!(s, State::Done { generation: g, limits: l, .. } if *g == generation && *l == limits);
     if !states.get(&project.root).is_some_and(|s| current(s) || matches!(s, State::Running { .. })) {
@@ -94,7 +95,7 @@ pub fn run(call: &Call, a: args::Eval) -> Outcome {
             _ => {}
         }
         let left = deadline.saturating_duration_since(Instant::now());
-        states = e.changed.wait_timeout(states, left).unwrap_or_else(|p| p.into_inner()).0;
+        states = e.changed.wait_timeout(states, left).recover().0;
     }
 }
 
@@ -123,7 +124,7 @@ fn start(
                 }
                 Err(why) => State::Failed(why),
             };
-            e.states.lock().unwrap_or_else(|p| p.into_inner()).insert(root, state);
+            e.states.lock().recover().insert(root, state);
             e.changed.notify_all();
         })
         .expect("spawn the eval thread");

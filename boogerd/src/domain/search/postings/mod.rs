@@ -27,6 +27,7 @@ use rust_stemmers::{Algorithm, Stemmer};
 
 use super::segment::{Builder, Segment};
 use super::tombstones::Tombstones;
+use crate::base::sync::Recover;
 use crate::source::chunk::KINDS;
 use crate::store::search::{BM25_WEIGHTS, Filters, PATH_WEIGHT};
 use crate::store::{Store, StoreError};
@@ -96,7 +97,7 @@ static SCRATCH: Mutex<Vec<Scratch>> = Mutex::new(Vec::new());
 
 /// Frees the pooled score buffers (nothing is warm: the next query allocates again).
 pub fn release_scratch() -> usize {
-    let pool = std::mem::take(&mut *SCRATCH.lock().unwrap_or_else(|p| p.into_inner()));
+    let pool = std::mem::take(&mut *SCRATCH.lock().recover());
     pool.iter().map(|(s, c)| s.capacity() * 8 + c.capacity()).sum()
 }
 
@@ -292,7 +293,7 @@ impl Postings {
         let kind = filters.kind.as_deref().map(|k| KINDS.iter().position(|x| *x == k).map_or(u8::MAX, |i| i as u8));
         let weights = [BM25_WEIGHTS[0], BM25_WEIGHTS[1], BM25_WEIGHTS[2], PATH_WEIGHT];
         let any_deleted = self.live < self.base.docs + self.delta.docs;
-        let mut scratch = SCRATCH.lock().unwrap_or_else(|p| p.into_inner()).pop().unwrap_or_default();
+        let mut scratch = SCRATCH.lock().recover().pop().unwrap_or_default();
         let out = {
             let (scores, counts) = &mut scratch;
             if scores.len() < n {
@@ -360,7 +361,7 @@ impl Postings {
             }
             out
         };
-        let mut pool = SCRATCH.lock().unwrap_or_else(|p| p.into_inner());
+        let mut pool = SCRATCH.lock().recover();
         if pool.len() < crate::base::threads::cores() {
             pool.push(scratch);
         }
