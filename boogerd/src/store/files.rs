@@ -2,9 +2,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use rusqlite::{OptionalExtension, params};
+use rusqlite::OptionalExtension;
 
-use super::{Result, Store, words};
+use super::{Result, Store};
 use crate::base::sync::Recover;
 use crate::source::chunk::Chunk;
 
@@ -63,7 +63,7 @@ pub struct Summary {
 
 /// Removes the chunks of the deleted files `paths` with their rows (see [`forget_rows`]) and
 /// their pending trigram marks, in the caller's transaction.
-fn forget_files<'a>(
+pub(super) fn forget_files<'a>(
     tx: &rusqlite::Transaction,
     paths: impl Iterator<Item = &'a str>,
     also: Vec<(i64, String)>,
@@ -158,121 +158,6 @@ impl Store {
         })
     }
 
-    /// Applies one batch in one transaction: a file's row and its chunks change together, so
-    /// an interrupted run leaves every file either old or new, never half-written.
-    pub fn write_batch(&self, writes: &[FileWrite], deletes: &[String], indexed_at: &str) -> Result<()> {
-        let changes_content = writes.iter().any(|w| w.chunks.is_some()) || !deletes.is_empty();
-        if changes_content {
-            self.content_changed();
-        }
-        let generation = self.content_generation();
-        self.write(|c| {
-            let tx = c.transaction()?;
-            if changes_content {
-                super::save_generation(&tx, generation)?;
-            }
-            let change = {
-                // Every old row goes before any new one is written: FTS5 flushes its pending
-                // rows whenever a write switches between deleting and inserting, or its rowids
-                // stop increasing.
-                // A rewritten file's unchanged chunks keep their rows (see `reuse`); its other
-                // old chunks go with the deleted files'.
-                let plan = super::reuse::Plan::make(&tx, writes)?;
-                let mut change = forget_files(&tx, deletes.iter().map(String::as_str), plan.dropped.clone())?;
-                // A file's row as it was (id, language, size), taken out of the counts.
-                let mut old_file = tx.prepare_cached("SELECT id, language, size_bytes FROM files WHERE path = ?1")?;
-                let mut forget_file = |path: &str, change: &mut super::tally::Change| -> rusqlite::Result<Option<i64>> {
-                    let old = old_file
-                        .query_row([path], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?)))
-                        .optional()?;
-                    Ok(old.map(|(id, language, bytes)| {
-                        change.file(&language, -1, -bytes);
-                        id
-                    }))
-                };
-                let mut delete_file = tx.prepare_cached("DELETE FROM files WHERE path = ?1")?;
-                for path in deletes {
-                    forget_file(path, &mut change)?;
-                    delete_file.execute([path])?;
-                }
-                let mut touch = tx.prepare_cached("UPDATE files SET size_bytes = ?2, mtime_ns = ?3 WHERE path = ?1")?;
-                let mut upsert = tx.prepare_cached(
-                    "INSERT INTO files(path, content_hash, size_bytes, mtime_ns, language, indexed_at, problem)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-                     ON CONFLICT(path) DO UPDATE SET content_hash = excluded.content_hash, size_bytes = excluded.size_bytes,
-                        mtime_ns = excluded.mtime_ns, language = excluded.language, indexed_at = excluded.indexed_at,
-                        problem = excluded.problem",
-                )?;
-                let mut insert_chunk = tx.prepare_cached(
-                    "INSERT INTO chunks(file_id, kind, name, signature, parent, doc, content, start_line, end_line, start_byte, end_byte)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-                )?;
-                let mut insert_text =
-                    tx.prepare_cached("INSERT INTO chunks_fts(rowid, name, content, words) VALUES (?1, ?2, ?3, ?4)")?;
-                let mut insert_grams = tx.prepare_cached("INSERT INTO chunk_grams(rowid, grams) VALUES (?1, ?2)")?;
-                let mut pending = tx.prepare_cached("INSERT OR IGNORE INTO grams_pending(file_id) VALUES (?1)")?;
-                let mut moved = tx.prepare_cached(
-                    "UPDATE chunks SET start_line = ?2, end_line = ?3, start_byte = ?4, end_byte = ?5 WHERE id = ?1",
-                )?;
-                for w in writes {
-                    let Some(chunks) = &w.chunks else {
-                        touch.execute(params![w.path, w.size as i64, w.mtime_ns])?;
-                        continue;
-                    };
-                    let existing = forget_file(&w.path, &mut change)?;
-                    // Not `RETURNING id`: SQLite runs RETURNING as a trigger, under a savepoint.
-                    // An update keeps the row's id; an insert's is the last one inserted.
-                    upsert.execute(params![w.path, w.hash, w.size as i64, w.mtime_ns, w.language, indexed_at, w.problem])?;
-                    let id = existing.unwrap_or_else(|| tx.last_insert_rowid());
-                    change.file(&w.language, 1, w.size as i64);
-                    if w.grams.is_none() {
-                        pending.execute([id])?;
-                    }
-                    for (k, ch) in chunks.iter().enumerate() {
-                        if let Some(old) = plan.kept(&w.path, k) {
-                            // Its full-text and trigram rows and its vectors stay as they are.
-                            moved.execute(params![old, ch.start_line, ch.end_line, ch.start_byte as i64, ch.end_byte as i64])?;
-                            continue;
-                        }
-                        insert_chunk.execute(params![
-                            id,
-                            ch.kind,
-                            ch.name,
-                            ch.signature,
-                            ch.parent,
-                            ch.doc,
-                            ch.content,
-                            ch.start_line,
-                            ch.end_line,
-                            ch.start_byte as i64,
-                            ch.end_byte as i64
-                        ])?;
-                        let chunk = tx.last_insert_rowid();
-                        let made;
-                        let split = match w.words.as_ref().and_then(|v| v.get(k)) {
-                            Some(split) => split,
-                            None => {
-                                made = words::words_for(&ch.name, &ch.content);
-                                &made
-                            }
-                        };
-                        insert_text.execute(params![chunk, ch.name, ch.content, split])?;
-                        if let Some(grams) = w.grams.as_ref().and_then(|g| g.get(k)) {
-                            insert_grams.execute(params![chunk, grams])?;
-                        }
-                        change.chunk(ch.kind, 1);
-                    }
-                }
-                change
-            };
-            tx.commit()?;
-            self.tallied(&change);
-            Ok(())
-        })?;
-        self.files_written();
-        Ok(())
-    }
-
     /// Has the next run read every file again (its content hash kept, so an unchanged file is
     /// not parsed again): what a change of which files to set aside needs, since a header can
     /// decide that.
@@ -346,7 +231,7 @@ impl Store {
     }
 
     /// Files or chunks were committed: summaries computed before are stale.
-    fn files_written(&self) {
+    pub(super) fn files_written(&self) {
         self.files_generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
 

@@ -253,9 +253,6 @@ fn apply(
     let walk::Tree { files: walked, skipped, set_aside, dirs } = tree;
     let mut report = IndexReport { files: walked.len() as u64, skipped, set_aside, dirs, ..Default::default() };
     let mut writing = std::time::Duration::ZERO;
-    // A file set aside now but indexed before (the project's choice or its attributes
-    // changed) leaves the index.
-
     let on_disk: HashSet<&str> = walked.iter().map(|w| w.rel.as_str()).collect();
     let mut deletes: Vec<String> = known.keys().filter(|p| !on_disk.contains(p.as_str())).cloned().collect();
     let todo: Vec<&walk::Walked> = walked
@@ -296,42 +293,15 @@ fn apply(
                 return Err(StoreError::Cancelled);
             }
             progress.done.fetch_add(1, Ordering::Relaxed);
-            match outcome {
-                Outcome::Skip(skip) => {
-                    if known.contains_key(&skip.path) {
-                        deletes.push(skip.path.clone());
-                    }
-                    report.skipped.push(skip);
-                }
-                Outcome::SetAside(skip) => {
-                    if known.contains_key(&skip.path) {
-                        deletes.push(skip.path.clone());
-                    }
-                    report.set_aside.push(skip);
-                }
-                Outcome::Write(write, bytes) => {
-                    match &write.chunks {
-                        None => report.touched += 1,
-                        Some(chunks) => {
-                            report.parsed += 1;
-                            report.changed.push(write.path.clone());
-                            report.chunks_written += chunks.len() as u64;
-                            report.bytes_parsed += bytes as u64;
-                        }
-                    }
-                    if let Some(p) = &write.problem {
-                        report.problems.push(Skipped { path: write.path.clone(), reason: p.clone() });
-                    }
-                    batch_bytes += bytes;
-                    batch.push(write);
-                    if batch.len() >= BATCH_FILES || batch_bytes >= BATCH_BYTES {
-                        let t = Instant::now();
-                        store.write_batch(&batch, &[], &indexed_at)?;
-                        writing += t.elapsed();
-                        batch.clear();
-                        batch_bytes = 0;
-                    }
-                }
+            let Some((write, bytes)) = record(&mut report, outcome, &known, &mut deletes) else { continue };
+            batch_bytes += bytes;
+            batch.push(write);
+            if batch.len() >= BATCH_FILES || batch_bytes >= BATCH_BYTES {
+                let t = Instant::now();
+                store.write_batch(&batch, &[], &indexed_at)?;
+                writing += t.elapsed();
+                batch.clear();
+                batch_bytes = 0;
             }
         }
         let t = Instant::now();
@@ -343,6 +313,11 @@ fn apply(
         Ok(())
     })?;
     report.stages.write_ms = writing.as_millis() as u64;
+    Ok(finished(report, deletes))
+}
+
+/// The report with the files deleted counted among the changes, and its lists in path order.
+fn finished(mut report: IndexReport, deletes: Vec<String>) -> IndexReport {
     report.deleted = deletes.len() as u64;
     report.changed.extend(deletes);
     report.skipped.sort_by(|a, b| a.path.cmp(&b.path));
@@ -353,7 +328,48 @@ fn apply(
         *report.set_aside_kinds.entry(kind.to_owned()).or_default() += 1;
     }
     report.problems.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(report)
+    report
+}
+
+/// Counts one worker's outcome in the report; the file's write and its size when it has one.
+/// A file skipped or set aside now but indexed before (the project's choice or its
+/// attributes changed) leaves the index.
+fn record(
+    report: &mut IndexReport,
+    outcome: Outcome,
+    known: &HashMap<String, crate::store::FileState>,
+    deletes: &mut Vec<String>,
+) -> Option<(FileWrite, usize)> {
+    if let Outcome::Skip(skip) | Outcome::SetAside(skip) = &outcome
+        && known.contains_key(&skip.path)
+    {
+        deletes.push(skip.path.clone());
+    }
+    match outcome {
+        Outcome::Skip(skip) => {
+            report.skipped.push(skip);
+            None
+        }
+        Outcome::SetAside(skip) => {
+            report.set_aside.push(skip);
+            None
+        }
+        Outcome::Write(write, bytes) => {
+            match &write.chunks {
+                None => report.touched += 1,
+                Some(chunks) => {
+                    report.parsed += 1;
+                    report.changed.push(write.path.clone());
+                    report.chunks_written += chunks.len() as u64;
+                    report.bytes_parsed += bytes as u64;
+                }
+            }
+            if let Some(p) = &write.problem {
+                report.problems.push(Skipped { path: write.path.clone(), reason: p.clone() });
+            }
+            Some((write, bytes))
+        }
+    }
 }
 
 /// Reads, hashes and (if new) chunks one file, with its trigrams if `grams`. Never fails:

@@ -1,0 +1,170 @@
+//! Writing one batch of files: rows, chunks, full-text and trigram rows, in one transaction.
+
+use rusqlite::{CachedStatement, Connection, OptionalExtension, params};
+
+use super::files::{FileWrite, forget_files};
+use super::reuse::Plan;
+use super::tally::Change;
+use super::{Result, Store, words};
+
+impl Store {
+    /// Applies one batch in one transaction: a file's row and its chunks change together, so
+    /// an interrupted run leaves every file either old or new, never half-written.
+    pub fn write_batch(&self, writes: &[FileWrite], deletes: &[String], indexed_at: &str) -> Result<()> {
+        let changes_content = writes.iter().any(|w| w.chunks.is_some()) || !deletes.is_empty();
+        if changes_content {
+            self.content_changed();
+        }
+        let generation = self.content_generation();
+        self.write(|c| {
+            let tx = c.transaction()?;
+            if changes_content {
+                super::save_generation(&tx, generation)?;
+            }
+            let change = {
+                // Every old row goes before any new one is written: FTS5 flushes its pending
+                // rows whenever a write switches between deleting and inserting, or its rowids
+                // stop increasing.
+                // A rewritten file's unchanged chunks keep their rows (see `reuse`); its other
+                // old chunks go with the deleted files'.
+                let plan = Plan::make(&tx, writes)?;
+                let mut change = forget_files(&tx, deletes.iter().map(String::as_str), plan.dropped.clone())?;
+                let mut st = Statements::new(&tx)?;
+                for path in deletes {
+                    st.forget_file(path, &mut change)?;
+                    st.delete_file.execute([path])?;
+                }
+                for w in writes {
+                    st.write_file(w, &plan, indexed_at, &mut change)?;
+                }
+                change
+            };
+            tx.commit()?;
+            self.tallied(&change);
+            Ok(())
+        })?;
+        self.files_written();
+        Ok(())
+    }
+}
+
+/// The statements a batch writes with, prepared once per batch (and cached by SQLite's
+/// connection between batches).
+struct Statements<'c> {
+    conn: &'c Connection,
+    /// A file's row as it was (id, language, size), taken out of the counts.
+    old_file: CachedStatement<'c>,
+    delete_file: CachedStatement<'c>,
+    touch: CachedStatement<'c>,
+    upsert: CachedStatement<'c>,
+    insert_chunk: CachedStatement<'c>,
+    insert_text: CachedStatement<'c>,
+    insert_grams: CachedStatement<'c>,
+    pending: CachedStatement<'c>,
+    moved: CachedStatement<'c>,
+}
+
+impl<'c> Statements<'c> {
+    fn new(conn: &'c Connection) -> rusqlite::Result<Self> {
+        Ok(Self {
+            conn,
+            old_file: conn.prepare_cached("SELECT id, language, size_bytes FROM files WHERE path = ?1")?,
+            delete_file: conn.prepare_cached("DELETE FROM files WHERE path = ?1")?,
+            touch: conn.prepare_cached("UPDATE files SET size_bytes = ?2, mtime_ns = ?3 WHERE path = ?1")?,
+            upsert: conn.prepare_cached(
+                "INSERT INTO files(path, content_hash, size_bytes, mtime_ns, language, indexed_at, problem)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                 ON CONFLICT(path) DO UPDATE SET content_hash = excluded.content_hash, size_bytes = excluded.size_bytes,
+                    mtime_ns = excluded.mtime_ns, language = excluded.language, indexed_at = excluded.indexed_at,
+                    problem = excluded.problem",
+            )?,
+            insert_chunk: conn.prepare_cached(
+                "INSERT INTO chunks(file_id, kind, name, signature, parent, doc, content, start_line, end_line, start_byte, end_byte)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            )?,
+            insert_text: conn
+                .prepare_cached("INSERT INTO chunks_fts(rowid, name, content, words) VALUES (?1, ?2, ?3, ?4)")?,
+            insert_grams: conn.prepare_cached("INSERT INTO chunk_grams(rowid, grams) VALUES (?1, ?2)")?,
+            pending: conn.prepare_cached("INSERT OR IGNORE INTO grams_pending(file_id) VALUES (?1)")?,
+            moved: conn.prepare_cached(
+                "UPDATE chunks SET start_line = ?2, end_line = ?3, start_byte = ?4, end_byte = ?5 WHERE id = ?1",
+            )?,
+        })
+    }
+
+    /// Takes the file at `path` out of the counts; its row's id, if it had one.
+    fn forget_file(&mut self, path: &str, change: &mut Change) -> rusqlite::Result<Option<i64>> {
+        let old = self
+            .old_file
+            .query_row([path], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?)))
+            .optional()?;
+        Ok(old.map(|(id, language, bytes)| {
+            change.file(&language, -1, -bytes);
+            id
+        }))
+    }
+
+    /// One file's row and its chunks (only size and time when its content is the same).
+    fn write_file(
+        &mut self,
+        w: &FileWrite,
+        plan: &Plan,
+        indexed_at: &str,
+        change: &mut Change,
+    ) -> rusqlite::Result<()> {
+        let Some(chunks) = &w.chunks else {
+            self.touch.execute(params![w.path, w.size as i64, w.mtime_ns])?;
+            return Ok(());
+        };
+        let existing = self.forget_file(&w.path, change)?;
+        // Not `RETURNING id`: SQLite runs RETURNING as a trigger, under a savepoint. An
+        // update keeps the row's id; an insert's is the last one inserted.
+        self.upsert.execute(params![w.path, w.hash, w.size as i64, w.mtime_ns, w.language, indexed_at, w.problem])?;
+        let id = existing.unwrap_or_else(|| self.conn.last_insert_rowid());
+        change.file(&w.language, 1, w.size as i64);
+        if w.grams.is_none() {
+            self.pending.execute([id])?;
+        }
+        for (k, ch) in chunks.iter().enumerate() {
+            if let Some(old) = plan.kept(&w.path, k) {
+                // Its full-text and trigram rows and its vectors stay as they are.
+                self.moved.execute(params![
+                    old,
+                    ch.start_line,
+                    ch.end_line,
+                    ch.start_byte as i64,
+                    ch.end_byte as i64
+                ])?;
+                continue;
+            }
+            self.insert_chunk.execute(params![
+                id,
+                ch.kind,
+                ch.name,
+                ch.signature,
+                ch.parent,
+                ch.doc,
+                ch.content,
+                ch.start_line,
+                ch.end_line,
+                ch.start_byte as i64,
+                ch.end_byte as i64
+            ])?;
+            let chunk = self.conn.last_insert_rowid();
+            let made;
+            let split = match w.words.as_ref().and_then(|v| v.get(k)) {
+                Some(split) => split,
+                None => {
+                    made = words::words_for(&ch.name, &ch.content);
+                    &made
+                }
+            };
+            self.insert_text.execute(params![chunk, ch.name, ch.content, split])?;
+            if let Some(grams) = w.grams.as_ref().and_then(|g| g.get(k)) {
+                self.insert_grams.execute(params![chunk, grams])?;
+            }
+            change.chunk(ch.kind, 1);
+        }
+        Ok(())
+    }
+}
