@@ -110,10 +110,54 @@ const BINARY_SNIFF: usize = 8000;
 /// gives a file's chunks from the index when the index holds that path with that content
 /// hash (saves parsing it again).
 pub fn structural_diff(repo: &Repo, req: &Request, indexed: &Indexed<'_>) -> Result<StructuralDiff, GitError> {
-    let dir = repo.git.dir();
-    let mut warnings = Vec::new();
+    let mut sides = sides(repo, req)?;
+    let include = sides.include;
+    if let Some(op) = repo.operation() {
+        sides.warnings.push(match include {
+            Include::Committed => {
+                format!("a {op} is in progress; only committed changes are compared (HEAD is the commit before it)")
+            }
+            _ => format!(
+                "a {op} is in progress: files with unresolved conflicts are listed as conflicted, their symbols not \
+                 compared"
+            ),
+        });
+    }
+    let conflicted: Vec<String> =
+        if repo.operation().is_some() && include != Include::Committed { repo.unmerged()? } else { Vec::new() };
+    let entries = changed_entries(repo, req, &sides)?;
+    let jobs = jobs(repo, req, include, entries, &conflicted)?;
+    let files = compare_all(jobs, req.max_file_bytes, indexed);
+    let Sides { head_name, head_commit, base_name, base_commit, compared_with, warnings, .. } = sides;
+    Ok(StructuralDiff {
+        base: base_name,
+        base_commit: base_commit.unwrap_or_default(),
+        compared_with,
+        head: match (&req.head, include) {
+            (Some(_), _) | (None, Include::Committed) => head_name,
+            (None, Include::Staged) => format!("{head_name} + staged changes"),
+            (None, Include::Unstaged) => format!("{head_name} + uncommitted changes"),
+        },
+        head_commit,
+        include,
+        warnings,
+        files,
+    })
+}
 
-    // The head side.
+/// What is compared with what: the head (a commit, or the work on top of HEAD), the base, and
+/// the commit the head is compared with (their merge base, when there is one).
+struct Sides {
+    head_name: String,
+    head_commit: Option<String>,
+    include: Include,
+    base_name: String,
+    base_commit: Option<String>,
+    compared_with: Option<String>,
+    warnings: Vec<String>,
+}
+
+fn sides(repo: &Repo, req: &Request) -> Result<Sides, GitError> {
     let (head_name, head_commit, include) = match &req.head {
         Some(rev) => (rev.clone(), Some(repo.commit_of(rev)?), Include::Committed),
         None => {
@@ -123,8 +167,6 @@ pub fn structural_diff(repo: &Repo, req: &Request, indexed: &Indexed<'_>) -> Res
     if head_commit.is_none() && include == Include::Committed {
         return Err(GitError::NoCommits(repo.head.describe()));
     }
-
-    // The base side.
     let (base_name, base_commit) = match (&req.base, &repo.head) {
         (Some(b), _) => (b.clone(), Some(repo.commit_of(b)?)),
         (None, Head::Unborn { .. }) => ("(empty repository)".to_owned(), None),
@@ -135,6 +177,7 @@ pub fn structural_diff(repo: &Repo, req: &Request, indexed: &Indexed<'_>) -> Res
             }
         },
     };
+    let mut warnings = Vec::new();
     let compared_with = match (&base_commit, &head_commit) {
         (Some(b), Some(h)) => match repo.merge_base(b, h)? {
             Some(mb) => Some(mb),
@@ -158,37 +201,27 @@ pub fn structural_diff(repo: &Repo, req: &Request, indexed: &Indexed<'_>) -> Res
         (Some(b), None) => Some(b.clone()),
         (None, _) => None,
     };
+    Ok(Sides { head_name, head_commit, include, base_name, base_commit, compared_with, warnings })
+}
 
-    if let Some(op) = repo.operation() {
-        warnings.push(match include {
-            Include::Committed => {
-                format!("a {op} is in progress; only committed changes are compared (HEAD is the commit before it)")
-            }
-            _ => format!(
-                "a {op} is in progress: files with unresolved conflicts are listed as conflicted, their symbols not \
-                 compared"
-            ),
-        });
-    }
-    let conflicted: Vec<String> =
-        if repo.operation().is_some() && include != Include::Committed { repo.unmerged()? } else { Vec::new() };
-
-    // Changed files, with both blob ids.
+/// The changed files, with both blob ids (and, for uncommitted work, the untracked files),
+/// under the request's path prefix.
+fn changed_entries(repo: &Repo, req: &Request, sides: &Sides) -> Result<Vec<Entry>, GitError> {
     let mut args: Vec<String> =
         ["diff", "--raw", "-z", "--no-abbrev", "-M", "--relative", "--no-ext-diff", "--ignore-submodules=none"]
             .map(str::to_owned)
             .to_vec();
-    match include {
+    match sides.include {
         Include::Committed => {
             // Both exist: a committed comparison needs a head commit, and so a base.
-            args.extend(compared_with.clone());
-            args.extend(head_commit.clone());
+            args.extend(sides.compared_with.clone());
+            args.extend(sides.head_commit.clone());
         }
         Include::Staged => {
             args.push("--cached".to_owned());
-            args.extend(compared_with.clone());
+            args.extend(sides.compared_with.clone());
         }
-        Include::Unstaged => match &compared_with {
+        Include::Unstaged => match &sides.compared_with {
             Some(c) => args.push(c.clone()),
             // No commit at all: everything in the staging area is new; its bytes come from disk.
             None => args.push("--cached".to_owned()),
@@ -197,7 +230,7 @@ pub fn structural_diff(repo: &Repo, req: &Request, indexed: &Indexed<'_>) -> Res
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let raw = repo.git.run(&args)?;
     let mut entries = parse_raw(&raw);
-    if include == Include::Unstaged {
+    if sides.include == Include::Unstaged {
         let out = repo.git.run(&["ls-files", "--others", "--exclude-standard", "-z"])?;
         entries.extend(split_z(&out).map(|p| Entry {
             status: 'A',
@@ -215,7 +248,17 @@ pub fn structural_diff(repo: &Repo, req: &Request, indexed: &Indexed<'_>) -> Res
         let under = |p: &str| p == prefix || p.starts_with(&format!("{prefix}/"));
         entries.retain(|e| under(&e.path) || e.old_path.as_deref().is_some_and(under));
     }
+    Ok(entries)
+}
 
+/// Each changed file's two sides, with every blob not parsed before read in one process.
+fn jobs(
+    repo: &Repo,
+    req: &Request,
+    include: Include,
+    entries: Vec<Entry>,
+    conflicted: &[String],
+) -> Result<Vec<Job>, GitError> {
     // A side is a blob (read below, unless parsed before), the file on disk, or nothing.
     let max = req.max_file_bytes;
     let side = |path: &str, id: &str| -> Side {
@@ -230,7 +273,8 @@ pub fn structural_diff(repo: &Repo, req: &Request, indexed: &Indexed<'_>) -> Res
             let head = if e.status == 'D' {
                 Side::Absent
             } else if include == Include::Unstaged {
-                read_worktree(dir, &e.path).map_or(Side::Unreadable, |bytes| Side::Bytes { bytes, blob: None })
+                read_worktree(repo.git.dir(), &e.path)
+                    .map_or(Side::Unreadable, |bytes| Side::Bytes { bytes, blob: None })
             } else {
                 side(&e.path, &e.new_id)
             };
@@ -240,8 +284,6 @@ pub fn structural_diff(repo: &Repo, req: &Request, indexed: &Indexed<'_>) -> Res
             Job { entry: e, base, head, conflicted }
         })
         .collect();
-
-    // Every blob not parsed before, read in one process.
     let wanted: Vec<String> = jobs
         .iter()
         .flat_map(|j| [&j.base, &j.head])
@@ -261,22 +303,7 @@ pub fn structural_diff(repo: &Repo, req: &Request, indexed: &Indexed<'_>) -> Res
             }
         }
     }
-    let files = compare_all(jobs, req.max_file_bytes, indexed);
-
-    Ok(StructuralDiff {
-        base: base_name,
-        base_commit: base_commit.unwrap_or_default(),
-        compared_with,
-        head: match (&req.head, include) {
-            (Some(_), _) | (None, Include::Committed) => head_name,
-            (None, Include::Staged) => format!("{head_name} + staged changes"),
-            (None, Include::Unstaged) => format!("{head_name} + uncommitted changes"),
-        },
-        head_commit,
-        include,
-        warnings,
-        files,
-    })
+    Ok(jobs)
 }
 
 /// One line of `git diff --raw -z`.
