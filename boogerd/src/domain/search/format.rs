@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 
 use super::Hit;
 use crate::base::hints;
+use crate::store::search::Candidate;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OutputMode {
@@ -114,17 +115,7 @@ pub fn render(
     let mut next = None;
     'hits: for (i, hit) in hits.iter().enumerate().take(end).skip(start) {
         let c = &hit.chunk;
-        let label =
-            if c.name.is_empty() { String::new() } else { format!(" {}", qualified(c.parent.as_deref(), &c.name)) };
-        let head = match mode {
-            OutputMode::Signatures => {
-                let sig = if c.signature.is_empty() { label.trim().to_owned() } else { c.signature.clone() };
-                format!("{}:{}-{} [{}] {sig}\n", c.path, c.start_line, c.end_line, c.kind)
-            }
-            // A snippet starts with the chunk's declaration: the header needs only where it is.
-            OutputMode::Content if page.snippets => format!("{}:{}-{}\n", c.path, c.start_line, c.end_line),
-            _ => format!("{}:{}-{} [{}]{label}\n", c.path, c.start_line, c.end_line, c.kind),
-        };
+        let head = head_line(c, mode, page.snippets);
         let first_line = if i == start { skip_lines } else { 0 };
         if first_line == 0 {
             if text.len() + head.len() > budget {
@@ -140,40 +131,12 @@ pub fn render(
                 text.push_str(&line);
             }
         }
-        let mut item = json!({
-            "path": c.path, "start_line": c.start_line, "end_line": c.end_line, "kind": c.kind,
-            "name": c.name, "parent": c.parent, "signature": c.signature, "score": (hit.score * 100.0).round() / 100.0,
-        });
-        if !hit.notes.is_empty() {
-            let notes: Vec<String> = hit.notes.iter().map(|n| crate::base::text::clip(n, NOTE_CHARS)).collect();
-            item["notes"] = json!(notes);
-        }
+        let mut item = item_of(hit);
         if mode == OutputMode::Content {
             let body = contents.get(&c.id).map(String::as_str).unwrap_or_default();
             let lines: Vec<&str> = body.lines().collect();
             if page.snippets && first_line == 0 {
-                let shown = super::snippet::pick(&lines, words, &c.signature, super::snippet::SNIPPET_LINES);
-                let mut piece = String::new();
-                let mut content = Vec::new();
-                let mut last = None;
-                for &k in &shown {
-                    if last.is_some_and(|l: usize| k > l + 1) || (last.is_none() && k > 0) {
-                        piece.push_str("⋮\n");
-                        content.push("⋮".to_owned());
-                    }
-                    let line = super::snippet::clip(lines[k]);
-                    piece.push_str(&format!("{}:{}\n", c.start_line as usize + k, line));
-                    content.push(line);
-                    last = Some(k);
-                }
-                if shown.len() < lines.len() {
-                    // The header names the chunk's whole range; this says how to get it here.
-                    piece.push_str(&format!(
-                        "⋮ {} more line(s): max_lines={} shows them\n",
-                        lines.len() - shown.len(),
-                        lines.len()
-                    ));
-                }
+                let (piece, content) = snippet(c, &lines, words);
                 // A snippet is shown whole or not at all: the next call starts with it.
                 if text.len() + piece.len() > budget {
                     next = Some(Cursor { index: i, line: 0, end });
@@ -209,6 +172,62 @@ pub fn render(
         results.push(item);
     }
     finish(text, results, next, "result", page.max_tokens, end, total)
+}
+
+/// A result's first line: where it is, and its kind and name or its signature.
+fn head_line(c: &Candidate, mode: OutputMode, snippets: bool) -> String {
+    let label = if c.name.is_empty() { String::new() } else { format!(" {}", qualified(c.parent.as_deref(), &c.name)) };
+    match mode {
+        OutputMode::Signatures => {
+            let sig = if c.signature.is_empty() { label.trim().to_owned() } else { c.signature.clone() };
+            format!("{}:{}-{} [{}] {sig}\n", c.path, c.start_line, c.end_line, c.kind)
+        }
+        // A snippet starts with the chunk's declaration: the header needs only where it is.
+        OutputMode::Content if snippets => format!("{}:{}-{}\n", c.path, c.start_line, c.end_line),
+        _ => format!("{}:{}-{} [{}]{label}\n", c.path, c.start_line, c.end_line, c.kind),
+    }
+}
+
+/// A result's structured item, without its content.
+fn item_of(hit: &Hit) -> Value {
+    let c = &hit.chunk;
+    let mut item = json!({
+        "path": c.path, "start_line": c.start_line, "end_line": c.end_line, "kind": c.kind,
+        "name": c.name, "parent": c.parent, "signature": c.signature, "score": (hit.score * 100.0).round() / 100.0,
+    });
+    if !hit.notes.is_empty() {
+        let notes: Vec<String> = hit.notes.iter().map(|n| crate::base::text::clip(n, NOTE_CHARS)).collect();
+        item["notes"] = json!(notes);
+    }
+    item
+}
+
+/// A chunk's snippet (its declaration and the lines the query's words are on, gaps marked)
+/// as text and as its lines.
+fn snippet(c: &Candidate, lines: &[&str], words: &[String]) -> (String, Vec<String>) {
+    let shown = super::snippet::pick(lines, words, &c.signature, super::snippet::SNIPPET_LINES);
+    let mut piece = String::new();
+    let mut content = Vec::new();
+    let mut last = None;
+    for &k in &shown {
+        if last.is_some_and(|l: usize| k > l + 1) || (last.is_none() && k > 0) {
+            piece.push_str("⋮\n");
+            content.push("⋮".to_owned());
+        }
+        let line = super::snippet::clip(lines[k]);
+        piece.push_str(&format!("{}:{}\n", c.start_line as usize + k, line));
+        content.push(line);
+        last = Some(k);
+    }
+    if shown.len() < lines.len() {
+        // The header names the chunk's whole range; this says how to get it here.
+        piece.push_str(&format!(
+            "⋮ {} more line(s): max_lines={} shows them\n",
+            lines.len() - shown.len(),
+            lines.len()
+        ));
+    }
+    (piece, content)
 }
 
 /// How much of a note an answer shows beside a result.
