@@ -138,6 +138,49 @@ const TASK_ONLY_VERBS: &[&str] = &[
 const INTERROGATIVES: &[&str] =
     &["how", "what", "where", "which", "why", "when", "who", "does", "is", "are", "can", "should"];
 
+/// What separates a query's words besides spaces (FTS5's other punctuation joins a word's
+/// parts into a phrase instead).
+const SEPARATORS: &[char] = &[
+    ',', ';', '(', ')', '[', ']', '{', '}', '?', '!', '\'', '`', '<', '>', '=', '+', '|', '&', '^', '~', '$', '%', '@',
+    '#', '\\',
+];
+
+/// The query's terms as written, each with whether it is a phrase: quoted text, or a word
+/// whose parts FTS5 punctuation joins (`std::fs`).
+fn raw_terms(text: &str) -> Vec<(String, bool)> {
+    let mut raw: Vec<(String, bool)> = Vec::new();
+    // Quoted phrases first.
+    let mut rest = String::new();
+    let mut in_quote = false;
+    let mut cur = String::new();
+    for ch in text.chars() {
+        if ch == '"' {
+            if in_quote && !cur.trim().is_empty() {
+                raw.push((cur.trim().to_owned(), true));
+            }
+            cur.clear();
+            in_quote = !in_quote;
+        } else if in_quote {
+            cur.push(ch);
+        } else {
+            rest.push(ch);
+        }
+    }
+    rest.push(' ');
+    rest.push_str(&cur);
+    for token in rest.split(|c: char| c.is_whitespace() || SEPARATORS.contains(&c)) {
+        // Joined by FTS punctuation: a phrase of its parts.
+        let parts: Vec<&str> =
+            token.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|p| !p.is_empty()).collect();
+        match parts.len() {
+            0 => {}
+            1 => raw.push((parts[0].to_owned(), false)),
+            _ => raw.push((parts.join(" "), true)),
+        }
+    }
+    raw
+}
+
 impl Query {
     pub fn parse(text: &str) -> Query {
         if let Some(passage) = Passage::read(text) {
@@ -146,65 +189,7 @@ impl Query {
         // Control characters mean nothing in a query, and a NUL would end FTS5's string early.
         let cleaned: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
         let text = cleaned.as_str();
-        let mut raw: Vec<(String, bool)> = Vec::new(); // (term, is_phrase)
-        // Quoted phrases first.
-        let mut rest = String::new();
-        let mut in_quote = false;
-        let mut cur = String::new();
-        for ch in text.chars() {
-            if ch == '"' {
-                if in_quote && !cur.trim().is_empty() {
-                    raw.push((cur.trim().to_owned(), true));
-                }
-                cur.clear();
-                in_quote = !in_quote;
-            } else if in_quote {
-                cur.push(ch);
-            } else {
-                rest.push(ch);
-            }
-        }
-        rest.push(' ');
-        rest.push_str(&cur);
-        for token in rest.split(|c: char| {
-            c.is_whitespace()
-                || matches!(
-                    c,
-                    ',' | ';'
-                        | '('
-                        | ')'
-                        | '['
-                        | ']'
-                        | '{'
-                        | '}'
-                        | '?'
-                        | '!'
-                        | '\''
-                        | '`'
-                        | '<'
-                        | '>'
-                        | '='
-                        | '+'
-                        | '|'
-                        | '&'
-                        | '^'
-                        | '~'
-                        | '$'
-                        | '%'
-                        | '@'
-                        | '#'
-                        | '\\'
-                )
-        }) {
-            // Joined by FTS punctuation: a phrase of its parts.
-            let parts: Vec<&str> =
-                token.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|p| !p.is_empty()).collect();
-            match parts.len() {
-                0 => {}
-                1 => raw.push((parts[0].to_owned(), false)),
-                _ => raw.push((parts.join(" "), true)),
-            }
-        }
+        let raw = raw_terms(text);
         let change =
             raw.first().is_some_and(|(t, phrase)| !phrase && CHANGE_VERBS.contains(&t.to_lowercase().as_str()))
                 && raw.len() > 1;
