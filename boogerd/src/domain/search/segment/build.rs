@@ -195,32 +195,8 @@ impl Builder {
         let postings_bytes = self.lists.iter().map(|l| l.bytes.len()).sum::<usize>();
         let total_len: u64 = self.lens.iter().map(|&l| u64::from(l)).sum();
         let (n, nf) = (self.ids.len(), self.paths.len());
-        let strings = |v: &[String]| v.iter().map(String::len).sum::<usize>();
-        let lens = [
-            4 * (n_terms + 1),
-            sorted_terms.iter().map(|(s, _)| s.len()).sum(),
-            8 * (n_terms + 1),
-            4 * n_terms,
-            postings_bytes,
-            8 * n,
-            4 * n,
-            n,
-            4 * n,
-            8 * n,
-            4 * n,
-            4 * (n + 1),
-            self.names.text.len(),
-            4 * (n + 1),
-            self.parents.text.len(),
-            4 * (nf + 1),
-            strings(&self.paths),
-            nf,
-            4 * (nf + 1),
-            4 * (nf + 1),
-            strings(&self.hashes),
-            4 * (self.langs.len() + 1),
-            strings(&self.langs),
-        ];
+        let terms_bytes = sorted_terms.iter().map(|(s, _)| s.len()).sum();
+        let lens = self.section_lens(n_terms, terms_bytes, postings_bytes);
         let mut table = Vec::with_capacity(SECTIONS);
         let mut at = align(HEADER + 16 * SECTIONS);
         for len in lens {
@@ -258,6 +234,44 @@ impl Builder {
         w.section(table[Sec::Postings as usize].0, |w| {
             order.iter().try_for_each(|&t| w.put(&self.lists[t as usize].bytes))
         })?;
+        self.write_chunks(&mut w, &table)?;
+        self.write_files(&mut w, &table)?;
+        w.pad_to(at)
+    }
+
+    /// Each section's length in bytes, in file order.
+    fn section_lens(&self, n_terms: usize, terms_bytes: usize, postings_bytes: usize) -> [usize; SECTIONS] {
+        let (n, nf) = (self.ids.len(), self.paths.len());
+        let strings = |v: &[String]| v.iter().map(String::len).sum::<usize>();
+        [
+            4 * (n_terms + 1),
+            terms_bytes,
+            8 * (n_terms + 1),
+            4 * n_terms,
+            postings_bytes,
+            8 * n,
+            4 * n,
+            n,
+            4 * n,
+            8 * n,
+            4 * n,
+            4 * (n + 1),
+            self.names.text.len(),
+            4 * (n + 1),
+            self.parents.text.len(),
+            4 * (nf + 1),
+            strings(&self.paths),
+            nf,
+            4 * (nf + 1),
+            4 * (nf + 1),
+            strings(&self.hashes),
+            4 * (self.langs.len() + 1),
+            strings(&self.langs),
+        ]
+    }
+
+    /// The per-chunk sections: ids, lengths, kinds, files, lines, sizes, names and parents.
+    fn write_chunks<W: Write>(&self, w: &mut Padded<'_, W>, table: &[(u64, u64)]) -> io::Result<()> {
         w.section(table[Sec::DocId as usize].0, |w| self.ids.iter().try_for_each(|v| w.put(&v.to_le_bytes())))?;
         w.section(table[Sec::DocLen as usize].0, |w| self.lens.iter().try_for_each(|v| w.put(&v.to_le_bytes())))?;
         w.section(table[Sec::DocKind as usize].0, |w| w.put(&self.kinds))?;
@@ -274,6 +288,13 @@ impl Builder {
             })?;
             w.section(table[bytes_sec as usize].0, |w| w.put(list.text.as_bytes()))?;
         }
+        Ok(())
+    }
+
+    /// The per-file sections: paths, languages, first chunks and content keys, and the
+    /// languages' names.
+    fn write_files<W: Write>(&self, w: &mut Padded<'_, W>, table: &[(u64, u64)]) -> io::Result<()> {
+        let n = self.ids.len();
         w.section(table[Sec::PathOff as usize].0, |w| w.offsets(self.paths.iter().map(String::len)))?;
         w.section(table[Sec::PathBytes as usize].0, |w| self.paths.iter().try_for_each(|s| w.put(s.as_bytes())))?;
         w.section(table[Sec::FileLang as usize].0, |w| w.put(&self.file_langs))?;
@@ -284,7 +305,7 @@ impl Builder {
         w.section(table[Sec::HashBytes as usize].0, |w| self.hashes.iter().try_for_each(|s| w.put(s.as_bytes())))?;
         w.section(table[Sec::LangOff as usize].0, |w| w.offsets(self.langs.iter().map(String::len)))?;
         w.section(table[Sec::LangBytes as usize].0, |w| self.langs.iter().try_for_each(|s| w.put(s.as_bytes())))?;
-        w.pad_to(at)
+        Ok(())
     }
 }
 
