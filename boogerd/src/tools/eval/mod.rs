@@ -174,14 +174,7 @@ fn evaluate(
     });
     let details = serde_json::to_value(&mined.queries).unwrap_or(Value::Null);
     if n < TOO_FEW {
-        summary["message"] = json!(format!(
-            "too little history to measure: {n} quer{} from {} commit(s){}; a query needs a non-merge commit \
-             that changes 1-{} source files and has a descriptive subject",
-            if n == 1 { "y" } else { "ies" },
-            mined.scanned,
-            if mined.shallow { " (a shallow clone: `git fetch --unshallow` brings the rest)" } else { "" },
-            mine::MAX_FILES,
-        ));
+        summary["message"] = json!(too_little_history(n, mined.scanned, mined.shallow));
     }
     if n == 0 {
         summary["took_s"] = json!(started.elapsed().as_secs_f64());
@@ -236,25 +229,39 @@ fn evaluate(
         summary["unavailable"] = json!({ "semantic-search": "embeddings are off (boogerd --no-embed)",
                                           "hybrid-search": "embeddings are off (boogerd --no-embed)" });
     }
+    summary["calibration"] = kept(store, calibration);
+    summary["took_s"] = json!((started.elapsed().as_secs_f64() * 10.0).round() / 10.0);
+    Ok((summary, details))
+}
+
+/// Why a project with `n` queries (mined from `scanned` commits) is not measured.
+fn too_little_history(n: usize, scanned: usize, shallow: bool) -> String {
+    format!(
+        "too little history to measure: {n} quer{} from {scanned} commit(s){}; a query needs a non-merge commit \
+         that changes 1-{} source files and has a descriptive subject",
+        if n == 1 { "y" } else { "ies" },
+        if shallow { " (a shallow clone: `git fetch --unshallow` brings the rest)" } else { "" },
+        mine::MAX_FILES,
+    )
+}
+
+/// The calibration kept in the index for search to use, as the summary shows it (or the
+/// defaults, and why they hold).
+fn kept(store: &Store, calibration: Option<(Calibration, calibrate::Validation)>) -> Value {
     match calibration {
         Some((c, v)) => {
             if let Err(err) = store.set_meta(&[(confidence::META_KEY, &serde_json::to_string(&c).unwrap_or_default())])
             {
                 tracing::warn!(error = %err, "eval: could not keep the calibration in the index");
             }
-            summary["calibration"] =
-                json!({ "threshold": c.threshold, "semantic_weight": c.semantic_weight, "validation": v });
+            json!({ "threshold": c.threshold, "semantic_weight": c.semantic_weight, "validation": v })
         }
-        None => {
-            summary["calibration"] = json!({
-                "threshold": confidence::DEFAULT_THRESHOLD,
-                "semantic_weight": DEFAULT_SEMANTIC_WEIGHT,
-                "message": format!("the defaults hold: calibrating needs {} queries or more", 2 * calibrate::TOO_FEW),
-            });
-        }
+        None => json!({
+            "threshold": confidence::DEFAULT_THRESHOLD,
+            "semantic_weight": DEFAULT_SEMANTIC_WEIGHT,
+            "message": format!("the defaults hold: calibrating needs {} queries or more", 2 * calibrate::TOO_FEW),
+        }),
     }
-    summary["took_s"] = json!((started.elapsed().as_secs_f64() * 10.0).round() / 10.0);
-    Ok((summary, details))
 }
 
 /// The calibration the `older` queries make, and how it does on the `newer` ones. `warm`
