@@ -95,27 +95,12 @@ pub fn publish(
         let prebuilt = offer(&mut team, None);
         return Ok(done(0, false, prebuilt));
     }
-    // Each blob once, under the first path that holds it (its language comes from there).
-    let mut path_of: HashMap<&str, &str> = HashMap::new();
-    for (path, id) in &files {
-        path_of.entry(id.as_str()).or_insert(path.as_str());
-    }
-    let ids: Vec<String> = path_of.keys().map(|id| (*id).to_owned()).collect();
-    let mut missing: Vec<String> = team.missing_blobs(&ids)?.into_iter().collect();
-    // In path order: a batch's blobs are the tree's neighbours, which share most of their
-    // trigrams (the team index indexes them by group of neighbours).
-    missing.sort_by(|a, b| path_of[a.as_str()].cmp(path_of[b.as_str()]));
+    let (path_of, missing) = missing_blobs(&mut team, &files)?;
     // One thread prepares the batches (read, chunk, words) while they are sent; a large
     // publish sends on two connections at once: PostgreSQL's share (parsing the words,
     // growing the GIN indexes) is the larger, and one connection is one server process.
     let prepare = Prepare { repo: &repo, path_of: &path_of, max_file_bytes, local };
-    let mut second = None;
-    if missing.len() > 2 * BATCH {
-        team.for_bulk_writes()?;
-        let mut other = TeamStore::connect(url)?;
-        other.for_bulk_writes()?;
-        second = Some(other);
-    }
+    let mut second = if missing.len() > 2 * BATCH { Some(bulk_connections(&mut team, url)?) } else { None };
     // The project's index is copied for its offer while the rows are sent: during the rows
     // the publisher waits on the server, which a team runs on another machine (a 1.7 GB
     // index took 9-33 s to copy after the rows). On two cores shared with the server the
@@ -153,6 +138,32 @@ pub fn publish(
         let prebuilt = offer(&mut team, ahead);
         Ok(done(missing.len(), new_commit, prebuilt))
     })
+}
+
+/// Each blob of `files` once, under the first path that holds it (its language comes from
+/// there), and those the team index lacks, in path order: a batch's blobs are the tree's
+/// neighbours, which share most of their trigrams (the team index indexes them by group of
+/// neighbours).
+fn missing_blobs<'f>(
+    team: &mut TeamStore,
+    files: &'f [(String, String)],
+) -> Result<(HashMap<&'f str, &'f str>, Vec<String>), PublishError> {
+    let mut path_of: HashMap<&str, &str> = HashMap::new();
+    for (path, id) in files {
+        path_of.entry(id.as_str()).or_insert(path.as_str());
+    }
+    let ids: Vec<String> = path_of.keys().map(|id| (*id).to_owned()).collect();
+    let mut missing: Vec<String> = team.missing_blobs(&ids)?.into_iter().collect();
+    missing.sort_by(|a, b| path_of[a.as_str()].cmp(path_of[b.as_str()]));
+    Ok((path_of, missing))
+}
+
+/// `team` set for bulk writes, and a second connection so set, for a large publish.
+fn bulk_connections(team: &mut TeamStore, url: &str) -> Result<TeamStore, PublishError> {
+    team.for_bulk_writes()?;
+    let mut other = TeamStore::connect(url)?;
+    other.for_bulk_writes()?;
+    Ok(other)
 }
 
 /// Sends the blobs `missing`, prepared on a thread of their own, on `team` (and `second`
