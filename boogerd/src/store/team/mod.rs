@@ -414,38 +414,7 @@ impl TeamStore {
             .iter()
             .map(|r| r.get(0))
             .collect();
-        let mut rows = ChunkRows::default();
-        for b in blobs.iter().filter(|b| stored.contains(b.id)) {
-            for (ord, c) in b.chunks.iter().enumerate() {
-                let (words, names) = (b.words.get(ord), b.names.get(ord));
-                rows.push(b.id, ord, c, words.unwrap_or(&NO_WORDS), names.unwrap_or(&NO_WORDS));
-            }
-        }
-        tx.execute(
-            "INSERT INTO chunks (blob_id, ord, kind, name, signature, parent, doc, start_line, end_line,
-                                 start_byte, end_byte, content, words, names)
-             SELECT b, o, k, n, s, p, d, sl, el, sb, eb, c, w, nw
-             FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                         $8::int[], $9::int[], $10::bigint[], $11::bigint[], $12::text[], $13::tsvector[],
-                         $14::tsvector[])
-                  AS r(b, o, k, n, s, p, d, sl, el, sb, eb, c, w, nw)",
-            &[
-                &rows.blob,
-                &rows.ord,
-                &rows.kind,
-                &rows.name,
-                &rows.signature,
-                &rows.parent,
-                &rows.doc,
-                &rows.start_line,
-                &rows.end_line,
-                &rows.start_byte,
-                &rows.end_byte,
-                &rows.content,
-                &rows.words,
-                &rows.names,
-            ],
-        )?;
+        insert_chunks(&mut tx, blobs, &stored)?;
         tx.commit()?;
         Ok(())
     }
@@ -569,6 +538,43 @@ impl TeamStore {
             )?
             .is_some())
     }
+}
+
+/// The chunks of the `stored` blobs (those this publish stored), in one statement of arrays.
+fn insert_chunks(tx: &mut postgres::Transaction<'_>, blobs: &[Blob<'_>], stored: &HashSet<String>) -> Result<()> {
+    let mut rows = ChunkRows::default();
+    for b in blobs.iter().filter(|b| stored.contains(b.id)) {
+        for (ord, c) in b.chunks.iter().enumerate() {
+            let (words, names) = (b.words.get(ord), b.names.get(ord));
+            rows.push(b.id, ord, c, words.unwrap_or(&NO_WORDS), names.unwrap_or(&NO_WORDS));
+        }
+    }
+    tx.execute(
+        "INSERT INTO chunks (blob_id, ord, kind, name, signature, parent, doc, start_line, end_line,
+                             start_byte, end_byte, content, words, names)
+         SELECT b, o, k, n, s, p, d, sl, el, sb, eb, c, w, nw
+         FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                     $8::int[], $9::int[], $10::bigint[], $11::bigint[], $12::text[], $13::tsvector[],
+                     $14::tsvector[])
+              AS r(b, o, k, n, s, p, d, sl, el, sb, eb, c, w, nw)",
+        &[
+            &rows.blob,
+            &rows.ord,
+            &rows.kind,
+            &rows.name,
+            &rows.signature,
+            &rows.parent,
+            &rows.doc,
+            &rows.start_line,
+            &rows.end_line,
+            &rows.start_byte,
+            &rows.end_byte,
+            &rows.content,
+            &rows.words,
+            &rows.names,
+        ],
+    )?;
+    Ok(())
 }
 
 #[cfg(test)]
