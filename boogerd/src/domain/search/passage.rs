@@ -112,31 +112,7 @@ impl Passage {
                 }
             }
             // Paths outside frames (a frame's path was just counted).
-            let rest = FRAME.replace_all(line, "");
-            for m in PATH.find_iter(&rest) {
-                add_mention(&mut mentions, m.as_str(), false);
-            }
-            for m in DOTTED.find_iter(&rest) {
-                let s = m.as_str();
-                if PATH.find(s).is_some_and(|p| p.as_str() == s) {
-                    continue;
-                }
-                // `requests.adapters.HTTPAdapter` is a class in `requests/adapters.py` or a
-                // module `requests/adapters/httpadapter.py`: each dotted prefix of two parts
-                // or more names a module.
-                let parts: Vec<&str> = s.split('.').collect();
-                for end in 2..=parts.len() {
-                    add_mention(&mut mentions, &parts[..end].join("/"), true);
-                }
-            }
-            for m in IDENT.find_iter(&rest) {
-                let w = m.as_str();
-                let called = rest[m.end()..].starts_with('(');
-                let quoted = rest[..m.start()].ends_with('`') || rest[m.end()..].starts_with('`');
-                if w.len() >= 3 && (is_code_name(w) || called || quoted) {
-                    add_name(&mut names, w);
-                }
-            }
+            code_outside_frames(&FRAME.replace_all(line, ""), &mut mentions, &mut names);
         }
         let title = title.unwrap_or_default();
         let mut tokens: Vec<(String, f64)> = order
@@ -235,6 +211,34 @@ impl Mention {
         }
         let folders = segs.zip(self.folders.iter().rev()).take_while(|(a, b)| a.eq_ignore_ascii_case(b)).count();
         if self.stem_only && folders == 0 { 0 } else { 1 + folders }
+    }
+}
+
+/// The paths, dotted module paths and code names one line writes outside stack frames.
+fn code_outside_frames(rest: &str, mentions: &mut Vec<Mention>, names: &mut HashMap<String, (u32, usize)>) {
+    for m in PATH.find_iter(rest) {
+        add_mention(mentions, m.as_str(), false);
+    }
+    for m in DOTTED.find_iter(rest) {
+        let s = m.as_str();
+        if PATH.find(s).is_some_and(|p| p.as_str() == s) {
+            continue;
+        }
+        // `requests.adapters.HTTPAdapter` is a class in `requests/adapters.py` or a
+        // module `requests/adapters/httpadapter.py`: each dotted prefix of two parts
+        // or more names a module.
+        let parts: Vec<&str> = s.split('.').collect();
+        for end in 2..=parts.len() {
+            add_mention(mentions, &parts[..end].join("/"), true);
+        }
+    }
+    for m in IDENT.find_iter(rest) {
+        let w = m.as_str();
+        let called = rest[m.end()..].starts_with('(');
+        let quoted = rest[..m.start()].ends_with('`') || rest[m.end()..].starts_with('`');
+        if w.len() >= 3 && (is_code_name(w) || called || quoted) {
+            add_name(names, w);
+        }
     }
 }
 
