@@ -115,29 +115,36 @@ pub fn publish(
         // A publish that failed says so at once, not once the copy is made.
         stop_copying.store(sent.is_err(), Ordering::Relaxed);
         let new_commit = sent?;
-        // What this publish added to the word and trigram indexes waits in their pending
-        // lists, which every search reads through: merged now (cheap for a few blobs; fifty
-        // small publishes left unmerged made each team search 20 ms slower). The planner
-        // learns of the new commit (cheap); a publish that added much (a first one) also
-        // brings every table's statistics up to date, which costs seconds on a large index
-        // and is otherwise left to the server's autovacuum.
-        let (sent, analyze) = (missing.len(), missing.len() >= SETTLE_AFTER);
         // (Joined as the scope ends: the publish answers once the server has settled.)
-        let _settling = match second.as_mut() {
-            // A large publish: the server settles on the second connection while this one
-            // offers the local index (booger's copying and the server's merging, a core each;
-            // left to after the publish answered, the server's autovacuum took its place).
-            Some(other) if new_commit => Some(s.spawn(move || other.settle(sent, analyze))),
-            _ if new_commit => {
-                team.settle(sent, analyze);
-                None
-            }
-            _ => None,
-        };
+        let _settling = new_commit.then(|| settle(s, &mut team, second.as_mut(), missing.len())).flatten();
         let ahead = ahead.map(|copying| copying.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
         let prebuilt = offer(&mut team, ahead);
         Ok(done(missing.len(), new_commit, prebuilt))
     })
+}
+
+/// Settles what this publish added to the word and trigram indexes, which waits in their
+/// pending lists that every search reads through: merged now (cheap for a few blobs; fifty
+/// small publishes left unmerged made each team search 20 ms slower). The planner learns of
+/// the new commit (cheap); a publish that added much (a first one) also brings every table's
+/// statistics up to date, which costs seconds on a large index and is otherwise left to the
+/// server's autovacuum. A large publish settles on its second connection, on a thread of the
+/// scope, while the first offers the local index (booger's copying and the server's merging,
+/// a core each; left to after the publish answered, the server's autovacuum took its place).
+fn settle<'s, 'e>(
+    s: &'s std::thread::Scope<'s, 'e>,
+    team: &mut TeamStore,
+    second: Option<&'e mut TeamStore>,
+    sent: usize,
+) -> Option<std::thread::ScopedJoinHandle<'s, ()>> {
+    let analyze = sent >= SETTLE_AFTER;
+    match second {
+        Some(other) => Some(s.spawn(move || other.settle(sent, analyze))),
+        None => {
+            team.settle(sent, analyze);
+            None
+        }
+    }
 }
 
 /// Each blob of `files` once, under the first path that holds it (its language comes from

@@ -129,27 +129,7 @@ fn merged(
         }
     }
     all.sort_by(|a, b| b.1.score.total_cmp(&a.1.score));
-    let mut team_text = HashMap::new();
-    if !team.is_empty() {
-        // Two scales that do not compare (bm25 here, PostgreSQL's ts_rank there): fused by
-        // rank, as hybrid search fuses its two rankings.
-        let local = std::mem::take(&mut all);
-        for (rank, (pi, mut h)) in local.into_iter().enumerate() {
-            h.score = rrf(rank);
-            all.push((pi, h));
-        }
-        for (rank, t) in team.into_iter().enumerate() {
-            let key = all.len() as i64;
-            let hit = Hit {
-                chunk: super::team::candidate(&t, super::team::label(&t), key),
-                score: rrf(rank),
-                notes: Vec::new(),
-            };
-            team_text.insert(key, t.chunk.content);
-            all.push((TEAM, hit));
-        }
-        all.sort_by(|a, b| b.1.score.total_cmp(&a.1.score));
-    }
+    let mut team_text = fuse_team(&mut all, team);
     let mode = OutputMode::parse(a.output_mode.as_deref(), OutputMode::Content);
     let (from, _, to) = page.span(all.len());
     let mut contents = HashMap::new();
@@ -193,6 +173,30 @@ fn merged(
         ..Default::default()
     };
     Ok(answer(r.text, &data))
+}
+
+/// The team index's hits fused into `all` by rank: two scales that do not compare (bm25
+/// here, PostgreSQL's ts_rank there), fused as hybrid search fuses its two rankings. Their
+/// texts, by the key each got.
+fn fuse_team(all: &mut Vec<(usize, Hit)>, team: Vec<TeamHit>) -> HashMap<i64, String> {
+    let mut team_text = HashMap::new();
+    if team.is_empty() {
+        return team_text;
+    }
+    let local = std::mem::take(all);
+    for (rank, (pi, mut h)) in local.into_iter().enumerate() {
+        h.score = rrf(rank);
+        all.push((pi, h));
+    }
+    for (rank, t) in team.into_iter().enumerate() {
+        let key = all.len() as i64;
+        let hit =
+            Hit { chunk: super::team::candidate(&t, super::team::label(&t), key), score: rrf(rank), notes: Vec::new() };
+        team_text.insert(key, t.chunk.content);
+        all.push((TEAM, hit));
+    }
+    all.sort_by(|a, b| b.1.score.total_cmp(&a.1.score));
+    team_text
 }
 
 /// Reciprocal-rank fusion's score of a place in one ranking.

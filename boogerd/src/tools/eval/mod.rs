@@ -213,18 +213,7 @@ fn evaluate(
     });
     // Hybrid search as it answers from now on: at the calibrated weight.
     let weight = calibration.as_ref().map_or(DEFAULT_SEMANTIC_WEIGHT, |(c, _)| c.semantic_weight);
-    let mut tallies: Vec<(&str, Tally)> =
-        ["search", "semantic-search", "hybrid-search"].into_iter().map(|m| (m, Tally::default())).collect();
-    for (q, a) in mined.queries.iter().zip(&asked) {
-        tallies[0].1.add(q.language, a.lexical);
-        if let Some(s) = a.semantic {
-            tallies[1].1.add(q.language, s);
-            tallies[2].1.add(q.language, asker.hybrid(q, weight));
-        }
-    }
-    tallies.push(("grep-rank", grep));
-    summary["methods"] =
-        tallies.iter().filter(|(_, t)| !t.is_empty()).map(|(m, t)| ((*m).to_owned(), t.summary())).collect();
+    summary["methods"] = methods(&asker, &mined.queries, &asked, weight, grep);
     if !asker.semantic {
         summary["unavailable"] = json!({ "semantic-search": "embeddings are off (boogerd --no-embed)",
                                           "hybrid-search": "embeddings are off (boogerd --no-embed)" });
@@ -232,6 +221,22 @@ fn evaluate(
     summary["calibration"] = kept(store, calibration);
     summary["took_s"] = json!((started.elapsed().as_secs_f64() * 10.0).round() / 10.0);
     Ok((summary, details))
+}
+
+/// Each method's figures over the mined queries, hybrid search at `weight`, beside the grep
+/// ranking's.
+fn methods(asker: &Asker<'_>, queries: &[mine::Query], asked: &[Asked], weight: f64, grep: Tally) -> Value {
+    let mut tallies: Vec<(&str, Tally)> =
+        ["search", "semantic-search", "hybrid-search"].into_iter().map(|m| (m, Tally::default())).collect();
+    for (q, a) in queries.iter().zip(asked) {
+        tallies[0].1.add(q.language, a.lexical);
+        if let Some(s) = a.semantic {
+            tallies[1].1.add(q.language, s);
+            tallies[2].1.add(q.language, asker.hybrid(q, weight));
+        }
+    }
+    tallies.push(("grep-rank", grep));
+    tallies.iter().filter(|(_, t)| !t.is_empty()).map(|(m, t)| ((*m).to_owned(), t.summary())).collect()
 }
 
 /// Why a project with `n` queries (mined from `scanned` commits) is not measured.

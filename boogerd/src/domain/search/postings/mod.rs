@@ -340,7 +340,7 @@ impl Postings {
                 file_ok[p].as_ref().is_none_or(|ok| ok[seg.doc_file(d) as usize])
                     && kind.is_none_or(|k| seg.doc_kind(d) == k)
             };
-            let mut all: Vec<(u32, f64, bool)> = touched
+            let all: Vec<(u32, f64, bool)> = touched
                 .iter()
                 .filter(|&&slot| passes(slot))
                 .map(|&slot| (slot, scores[slot as usize], counts[slot as usize] as usize >= n_terms))
@@ -349,21 +349,27 @@ impl Postings {
                 scores[slot as usize] = 0.0;
                 counts[slot as usize] = 0;
             }
-            let by_score = |a: &(u32, f64, bool), b: &(u32, f64, bool)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-            let mut and: Vec<(u32, f64, bool)> = all.iter().filter(|x| x.2).copied().collect();
-            top(&mut and, limit, by_score);
-            top(&mut all, limit, by_score);
-            let mut out: Vec<Ranked> = and.iter().map(|&(slot, s, _)| (self.candidate(slot, s), true)).collect();
-            for &(slot, s, a) in &all {
-                if !a {
-                    out.push((self.candidate(slot, s), false));
-                }
-            }
-            out
+            self.best(all, limit)
         };
         let mut pool = SCRATCH.lock().recover();
         if pool.len() < crate::base::threads::cores() {
             pool.push(scratch);
+        }
+        out
+    }
+
+    /// The best `limit` of the chunks `all` scored (slot, score, has every word): those with
+    /// every word first, then the best of the rest.
+    fn best(&self, mut all: Vec<(u32, f64, bool)>, limit: usize) -> Vec<Ranked> {
+        let by_score = |a: &(u32, f64, bool), b: &(u32, f64, bool)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        let mut and: Vec<(u32, f64, bool)> = all.iter().filter(|x| x.2).copied().collect();
+        top(&mut and, limit, by_score);
+        top(&mut all, limit, by_score);
+        let mut out: Vec<Ranked> = and.iter().map(|&(slot, s, _)| (self.candidate(slot, s), true)).collect();
+        for &(slot, s, a) in &all {
+            if !a {
+                out.push((self.candidate(slot, s), false));
+            }
         }
         out
     }
