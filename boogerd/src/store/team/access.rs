@@ -87,7 +87,7 @@ impl TeamStore {
             "INSERT INTO tokens (name, hash, globs, likes, per_minute) VALUES ($1, $2, $3, $4, $5) RETURNING id",
             &[&name, &hash, &globs, &likes, &(per_minute.min(i32::MAX as u32) as i32)],
         )?;
-        Ok(row.get(0))
+        Ok(row.try_get(0)?)
     }
 
     /// Revokes `name`'s live token; false if it has none.
@@ -106,16 +106,17 @@ impl TeamStore {
              FROM tokens ORDER BY name, created_at",
             &[],
         )?;
-        Ok(rows
-            .iter()
-            .map(|r| TokenInfo {
-                name: r.get(0),
-                repos: r.get(1),
-                per_minute: r.get::<_, i32>(2).max(0) as u32,
-                created: r.get(3),
-                revoked: r.get(4),
+        rows.iter()
+            .map(|r| {
+                Ok(TokenInfo {
+                    name: r.try_get(0)?,
+                    repos: r.try_get(1)?,
+                    per_minute: r.try_get::<_, i32>(2)?.max(0) as u32,
+                    created: r.try_get(3)?,
+                    revoked: r.try_get(4)?,
+                })
             })
-            .collect())
+            .collect()
     }
 
     /// The live token whose secret is `secret`, if any.
@@ -124,7 +125,10 @@ impl TeamStore {
         let row = self
             .client
             .query_opt("SELECT id, name, per_minute FROM tokens WHERE hash = $1 AND revoked_at IS NULL", &[&hash])?;
-        Ok(row.map(|r| Token { id: r.get(0), name: r.get(1), per_minute: r.get::<_, i32>(2).max(0) as u32 }))
+        let token = |r: postgres::Row| -> Result<Token> {
+            Ok(Token { id: r.try_get(0)?, name: r.try_get(1)?, per_minute: r.try_get::<_, i32>(2)?.max(0) as u32 })
+        };
+        row.map(token).transpose()
     }
 
     /// Appends `calls` to the audit, in one statement.

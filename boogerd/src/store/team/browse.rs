@@ -74,7 +74,7 @@ impl TeamStore {
              ORDER BY h.name, f.path, ch.ord
              LIMIT $5"
         );
-        Ok(self.client.query(&sql, &params)?.iter().map(|r| hit(r, 0.0)).collect())
+        self.client.query(&sql, &params)?.iter().map(|r| hit(r, 0.0)).collect()
     }
 
     /// The files at each readable head (or the filters' commit) under the filters' path
@@ -102,19 +102,20 @@ impl TeamStore {
              ORDER BY h.name, f.path
              LIMIT $5"
         );
-        Ok(self
-            .client
+        self.client
             .query(&sql, &params)?
             .iter()
-            .map(|r| TeamFile {
-                repo: r.get(0),
-                commit: r.get(1),
-                path: r.get(2),
-                language: r.get(3),
-                bytes: r.get::<_, i64>(4).max(0) as u64,
-                names: r.get(5),
+            .map(|r| {
+                Ok(TeamFile {
+                    repo: r.try_get(0)?,
+                    commit: r.try_get(1)?,
+                    path: r.try_get(2)?,
+                    language: r.try_get(3)?,
+                    bytes: r.try_get::<_, i64>(4)?.max(0) as u64,
+                    names: r.try_get(5)?,
+                })
             })
-            .collect())
+            .collect()
     }
 
     /// The commit `f` picks in its one repository (its head, or the commit or branch it
@@ -123,7 +124,7 @@ impl TeamStore {
         let reader = f.reader.token();
         let params = f.heads_params(&reader);
         let row = self.client.query_opt(&format!("{HEADS} SELECT h.name, h.sha FROM heads h LIMIT 1"), &params)?;
-        Ok(row.map(|r| (r.get(0), r.get(1))))
+        Ok(row.map(|r| Ok::<_, postgres::Error>((r.try_get(0)?, r.try_get(1)?))).transpose()?)
     }
 
     /// The files that differ between `base` (a full commit id of the same repository) and
@@ -159,12 +160,11 @@ impl TeamStore {
                           ORDER BY o.ord)
              FROM d ORDER BY d.path LIMIT $6"
         );
-        Ok(self
-            .client
+        self.client
             .query(&sql, &params)?
             .iter()
             .map(|r| {
-                let (added, removed): (bool, bool) = (r.get(1), r.get(2));
+                let (added, removed): (bool, bool) = (r.try_get(1)?, r.try_get(2)?);
                 let change = if added {
                     Change::Added
                 } else if removed {
@@ -177,8 +177,13 @@ impl TeamStore {
                     v.retain(|n| seen.insert(n.clone()));
                     v
                 };
-                ChangedFile { path: r.get(0), change, changed: dedup(r.get(3)), removed: dedup(r.get(4)) }
+                Ok(ChangedFile {
+                    path: r.try_get(0)?,
+                    change,
+                    changed: dedup(r.try_get(3)?),
+                    removed: dedup(r.try_get(4)?),
+                })
             })
-            .collect())
+            .collect()
     }
 }

@@ -32,7 +32,7 @@ impl TeamStore {
     /// published under that name.
     pub fn check_lineage(&mut self, name: &str, lineage: &Lineage) -> Result<()> {
         let row = self.client.query_opt("SELECT root_commit FROM repos WHERE name = $1", &[&name])?;
-        let recorded: Option<String> = row.and_then(|r| r.get(0));
+        let recorded: Option<String> = row.map(|r| r.try_get(0)).transpose()?.flatten();
         if lineage.refuses(recorded.as_deref()) {
             return Err(TeamError::Unrelated { name: name.to_owned() });
         }

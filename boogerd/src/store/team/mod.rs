@@ -84,20 +84,20 @@ fn chain(e: &dyn std::error::Error) -> String {
 
 /// The chunk in `r`'s columns from `first` on: kind, name, signature, parent, start and end
 /// line, start and end byte, content (the order search, grep and a seed read them in).
-fn chunk_at(r: &postgres::Row, first: usize, doc: Option<String>) -> Chunk {
-    let kind: String = r.get(first);
-    Chunk {
+fn chunk_at(r: &postgres::Row, first: usize, doc: Option<String>) -> Result<Chunk> {
+    let kind: String = r.try_get(first)?;
+    Ok(Chunk {
         kind: crate::source::chunk::intern_kind(&kind),
-        name: r.get(first + 1),
-        signature: r.get(first + 2),
-        parent: r.get(first + 3),
+        name: r.try_get(first + 1)?,
+        signature: r.try_get(first + 2)?,
+        parent: r.try_get(first + 3)?,
         doc,
-        start_line: r.get::<_, i32>(first + 4) as u32,
-        end_line: r.get::<_, i32>(first + 5) as u32,
-        start_byte: r.get::<_, i64>(first + 6) as usize,
-        end_byte: r.get::<_, i64>(first + 7) as usize,
-        content: r.get(first + 8),
-    }
+        start_line: r.try_get::<_, i32>(first + 4)? as u32,
+        end_line: r.try_get::<_, i32>(first + 5)? as u32,
+        start_byte: r.try_get::<_, i64>(first + 6)? as usize,
+        end_byte: r.try_get::<_, i64>(first + 7)? as usize,
+        content: r.try_get(first + 8)?,
+    })
 }
 
 /// One file's content as the team index stores it: its chunks, its language, and why it was
@@ -199,15 +199,16 @@ fn file_rows<'a>(
             &[&repo_id, &sha, &branches[0], &branches[1]],
         )?
         .iter()
-        .map(|r| r.get(0))
-        .collect()
+        .map(|r| r.try_get(0))
+        .collect::<std::result::Result<_, _>>()?
     };
     let mine: HashMap<&str, &str> = files.iter().map(|(p, b)| (p.as_str(), b.as_str())).collect();
     let mut best: Option<(String, Vec<FileRow<'a>>)> = None;
     for candidate in candidates {
         let rows = tx
             .query("SELECT path, blob_id FROM commit_files WHERE repo_id = $1 AND sha = $2", &[&repo_id, &candidate])?;
-        let theirs: HashMap<&str, &str> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+        let theirs: HashMap<&str, &str> =
+            rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect::<Result<_>>()?;
         let changed = files.iter().filter(|(p, b)| theirs.get(p.as_str()) != Some(&b.as_str()));
         let gone = theirs.keys().filter(|p| !mine.contains_key(*p));
         let delta: Vec<FileRow<'a>> = changed
@@ -338,7 +339,9 @@ impl TeamStore {
                  UNION ALL SELECT blob_id FROM refused_blobs WHERE blob_id = ANY($1)",
                 &[&group],
             )?;
-            held.extend(rows.iter().map(|r| r.get(0)));
+            for r in &rows {
+                held.insert(r.try_get(0)?);
+            }
         }
         Ok(ids.iter().filter(|id| !held.contains(*id)).cloned().collect())
     }
@@ -381,8 +384,8 @@ impl TeamStore {
                 &[&(groups.count() as i32)],
             )?
             .iter()
-            .map(|r| r.get(0))
-            .collect();
+            .map(|r| r.try_get(0))
+            .collect::<std::result::Result<_, _>>()?;
         let group_of: Vec<i64> = (0..blobs.len()).map(|i| group_ids[i / GROUP]).collect();
         let stored: HashSet<String> = tx
             .query(
@@ -412,8 +415,8 @@ impl TeamStore {
                 ],
             )?
             .iter()
-            .map(|r| r.get(0))
-            .collect();
+            .map(|r| r.try_get(0))
+            .collect::<std::result::Result<_, _>>()?;
         insert_chunks(&mut tx, blobs, &stored)?;
         tx.commit()?;
         Ok(())
@@ -437,8 +440,8 @@ impl TeamStore {
              RETURNING id, default_branch, root_commit",
             &[&repo, &refs.default_branch],
         )?;
-        let (repo_id, default_branch): (i64, Option<String>) = (row.get(0), row.get(1));
-        identity::claim(&mut tx, repo_id, repo, row.get::<_, Option<String>>(2).as_deref(), lineage)?;
+        let (repo_id, default_branch): (i64, Option<String>) = (row.try_get(0)?, row.try_get(1)?);
+        identity::claim(&mut tx, repo_id, repo, row.try_get::<_, Option<String>>(2)?.as_deref(), lineage)?;
         if tx.query_opt("SELECT 1 FROM commits WHERE repo_id = $1 AND sha = $2", &[&repo_id, &sha])?.is_some() {
             return Ok(false);
         }
@@ -505,15 +508,17 @@ impl TeamStore {
                 &[&ids],
             )?
             .iter()
-            .map(|r| StoredBlob {
-                id: r.get(0),
-                content_hash: r.get(1),
-                language: r.get(2),
-                problem: r.get(3),
-                generated_header: r.get(4),
-                chunks: Vec::new(),
+            .map(|r| {
+                Ok(StoredBlob {
+                    id: r.try_get(0)?,
+                    content_hash: r.try_get(1)?,
+                    language: r.try_get(2)?,
+                    problem: r.try_get(3)?,
+                    generated_header: r.try_get(4)?,
+                    chunks: Vec::new(),
+                })
             })
-            .collect();
+            .collect::<Result<_>>()?;
         let index: HashMap<String, usize> = out.iter().enumerate().map(|(i, b)| (b.id.clone(), i)).collect();
         let rows = self.client.query(
             "SELECT blob_id, doc, kind, name, signature, parent, start_line, end_line, start_byte, end_byte, content
@@ -521,9 +526,9 @@ impl TeamStore {
             &[&ids],
         )?;
         for r in rows {
-            let id: String = r.get(0);
+            let id: String = r.try_get(0)?;
             let Some(&i) = index.get(&id) else { continue };
-            out[i].chunks.push(chunk_at(&r, 2, r.get(1)));
+            out[i].chunks.push(chunk_at(&r, 2, r.try_get(1)?)?);
         }
         Ok(out)
     }

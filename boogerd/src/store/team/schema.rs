@@ -207,9 +207,9 @@ const MIGRATIONS: &[&str] = &[
 /// Checks that the server's schema is this booger's, changing nothing.
 pub fn check(client: &mut Client) -> Result<()> {
     let known = MIGRATIONS.len() as i32;
-    let exists: bool = client.query_one("SELECT to_regclass('booger_schema') IS NOT NULL", &[])?.get(0);
+    let exists: bool = client.query_one("SELECT to_regclass('booger_schema') IS NOT NULL", &[])?.try_get(0)?;
     let found: i32 = match exists {
-        true => client.query_opt("SELECT version FROM booger_schema", &[])?.map_or(0, |r| r.get(0)),
+        true => client.query_opt("SELECT version FROM booger_schema", &[])?.map_or(Ok(0), |r| r.try_get(0))?,
         false => 0,
     };
     match found.cmp(&known) {
@@ -228,7 +228,7 @@ pub fn migrate(client: &mut Client) -> Result<()> {
     tx.batch_execute("SET LOCAL client_min_messages TO warning")?;
     tx.batch_execute("CREATE TABLE IF NOT EXISTS booger_schema (version integer NOT NULL)")?;
     let found: i32 = match tx.query_opt("SELECT version FROM booger_schema", &[])? {
-        Some(row) => row.get(0),
+        Some(row) => row.try_get(0)?,
         None => {
             tx.execute("INSERT INTO booger_schema (version) VALUES (0)", &[])?;
             0

@@ -116,15 +116,15 @@ impl TeamFilters<'_> {
     }
 }
 
-pub(super) fn hit(r: &postgres::Row, score: f64) -> TeamHit {
-    TeamHit {
-        repo: r.get(0),
-        commit: r.get(1),
-        path: r.get(2),
-        language: r.get(3),
-        chunk: super::chunk_at(r, 4, None),
+pub(super) fn hit(r: &postgres::Row, score: f64) -> Result<TeamHit> {
+    Ok(TeamHit {
+        repo: r.try_get(0)?,
+        commit: r.try_get(1)?,
+        path: r.try_get(2)?,
+        language: r.try_get(3)?,
+        chunk: super::chunk_at(r, 4, None)?,
         score,
-    }
+    })
 }
 
 /// A ranked team search: the chunks it ranks (a condition on `chunks` and its `LIMIT`, after
@@ -179,8 +179,8 @@ impl TeamStore {
              FROM unnest($1::text[]) WITH ORDINALITY AS u(s, i) ORDER BY i",
             &[&stems, &cap],
         )?;
-        let counts: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
-        let total = rows.first().map_or(0, |r| r.get::<_, i64>(1));
+        let counts: Vec<i64> = rows.iter().map(|r| r.try_get(0)).collect::<std::result::Result<_, _>>()?;
+        let total = rows.first().map_or(Ok(0), |r| r.try_get::<_, i64>(1))?;
         let most = counts.iter().copied().max().unwrap_or(0);
         Ok((counts, total.max(most)))
     }
@@ -235,7 +235,7 @@ impl TeamStore {
              LIMIT {limit}"
         );
         let rows = self.client.query(&sql, &params)?;
-        Ok(rows.iter().map(|r| hit(r, r.get(13))).collect())
+        rows.iter().map(|r| hit(r, r.try_get(13)?)).collect()
     }
 
     /// Every chunk at each repository's head that may hold a match: the chunks of the blobs
@@ -295,7 +295,7 @@ impl TeamStore {
                 return Ok(true);
             }
             for r in &rows {
-                if !each(hit(r, 0.0)) || Instant::now() > deadline {
+                if !each(hit(r, 0.0)?) || Instant::now() > deadline {
                     return Ok(false);
                 }
             }
@@ -320,17 +320,18 @@ impl TeamStore {
             ),
             &f.heads_params(&token),
         )?;
-        Ok(rows
-            .iter()
-            .map(|r| TeamRepo {
-                name: r.get(0),
-                head: r.get(1),
-                files: r.get::<_, i64>(2) as u64,
-                commits: r.get::<_, i64>(3) as u64,
-                last_publish: r.get(4),
-                prebuilt: r.get(5),
+        rows.iter()
+            .map(|r| {
+                Ok(TeamRepo {
+                    name: r.try_get(0)?,
+                    head: r.try_get(1)?,
+                    files: r.try_get::<_, i64>(2)? as u64,
+                    commits: r.try_get::<_, i64>(3)? as u64,
+                    last_publish: r.try_get(4)?,
+                    prebuilt: r.try_get(5)?,
+                })
             })
-            .collect())
+            .collect()
     }
 
     /// The stored blobs and chunks (the planner's estimates: counting a large table would
@@ -347,8 +348,8 @@ impl TeamStore {
                     (SELECT version::bigint FROM booger_schema)",
             &[],
         )?;
-        let n = |i: usize| r.get::<_, i64>(i).max(0) as u64;
-        Ok((n(0), n(1), n(2), n(3)))
+        let n = |i: usize| r.try_get::<_, i64>(i).map(|v| v.max(0) as u64);
+        Ok((n(0)?, n(1)?, n(2)?, n(3)?))
     }
 }
 
@@ -363,7 +364,7 @@ fn candidate_groups(tx: &mut postgres::Transaction<'_>, grams: &TeamGrams) -> Re
     tx.batch_execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_indexscan = off")?;
     let rows = tx.query(&format!("SELECT id FROM blob_groups WHERE {condition}"), &params)?;
     tx.batch_execute("RESET enable_seqscan; RESET enable_indexscan")?;
-    Ok(rows.iter().map(|r| r.get(0)).collect())
+    Ok(rows.iter().map(|r| r.try_get(0)).collect::<std::result::Result<_, _>>()?)
 }
 
 /// Where [`TeamGrams::condition`] names the column of trigrams it asks about.

@@ -45,15 +45,15 @@ impl Piece {
 
 const INFO: &str = "SELECT sha, format, bytes, hash, vector_bytes, vector_hash FROM snapshots";
 
-fn info_of(r: &postgres::Row) -> SnapshotInfo {
+fn info_of(r: &postgres::Row) -> Result<SnapshotInfo> {
     let stored = |bytes: i64, hash: String| Stored { bytes: bytes.max(0) as u64, hash };
-    let vector_bytes: i64 = r.get(4);
-    SnapshotInfo {
-        sha: r.get(0),
-        format: r.get(1),
-        index: stored(r.get(2), r.get(3)),
-        vectors: (vector_bytes > 0).then(|| stored(vector_bytes, r.get(5))),
-    }
+    let vector_bytes: i64 = r.try_get(4)?;
+    Ok(SnapshotInfo {
+        sha: r.try_get(0)?,
+        format: r.try_get(1)?,
+        index: stored(r.try_get(2)?, r.try_get(3)?),
+        vectors: if vector_bytes > 0 { Some(stored(vector_bytes, r.try_get(5)?)) } else { None },
+    })
 }
 
 /// A prebuilt index being stored: invisible until [`Upload::finish`] commits it.
@@ -78,12 +78,12 @@ impl TeamStore {
             ),
             &[&shas, &repo],
         )?;
-        Ok(rows.iter().map(info_of).collect())
+        rows.iter().map(info_of).collect()
     }
 
     /// The prebuilt index stored for `sha`, if any.
     pub fn snapshot(&mut self, sha: &str) -> Result<Option<SnapshotInfo>> {
-        Ok(self.client.query_opt(&format!("{INFO} WHERE sha = $1"), &[&sha])?.as_ref().map(info_of))
+        self.client.query_opt(&format!("{INFO} WHERE sha = $1"), &[&sha])?.as_ref().map(info_of).transpose()
     }
 
     /// The local index's hash (BLAKE3 of the bytes) of each stored blob among `ids` (asked
@@ -93,7 +93,9 @@ impl TeamStore {
         for group in ids.chunks(super::ASKED) {
             let rows =
                 self.client.query("SELECT blob_id, content_hash FROM blobs WHERE blob_id = ANY($1)", &[&group])?;
-            hashes.extend(rows.iter().map(|r| (r.get(0), r.get(1))));
+            for r in &rows {
+                hashes.insert(r.try_get(0)?, r.try_get(1)?);
+            }
         }
         Ok(hashes)
     }
@@ -109,8 +111,8 @@ impl TeamStore {
         format: i32,
     ) -> Result<Option<Upload<'_>>> {
         let mut tx = self.client.transaction()?;
-        let Some(repo_id) = tx.query_opt("SELECT id FROM repos WHERE name = $1", &[&repo])?.map(|r| r.get::<_, i64>(0))
-        else {
+        let row = tx.query_opt("SELECT id FROM repos WHERE name = $1", &[&repo])?;
+        let Some(repo_id) = row.map(|r| r.try_get::<_, i64>(0)).transpose()? else {
             return Ok(None); // the commit is published first
         };
         let fresh = tx.execute(
@@ -146,7 +148,7 @@ impl TeamStore {
             .query_raw(&format!("SELECT data FROM {} WHERE sha = $1 ORDER BY part", piece.table()), [sha])
             .map_err(TeamError::from)?;
         while let Some(row) = rows.next().map_err(TeamError::from)? {
-            each(row.get::<_, &[u8]>(0))?;
+            each(row.try_get::<_, &[u8]>(0).map_err(TeamError::from)?)?;
         }
         drop(rows);
         tx.commit().map_err(TeamError::from)?;
