@@ -18,7 +18,7 @@ use crate::source::lang::Lang;
 use crate::store::Store;
 use crate::store::team::{Blob, Lineage, Refs, TeamError, TeamStore, TsVector};
 
-use super::snapshot::{self, Commit, Offered};
+use super::prebuilt::{self, Commit, Offered};
 
 /// Blobs read and sent per batch: one `cat-file` and one transaction each.
 const BATCH: usize = 200;
@@ -81,7 +81,7 @@ pub fn publish(
     let offer = |team: &mut TeamStore, ahead| {
         let local = local?;
         let began = Instant::now();
-        Some((snapshot::offer(team, &offered(), local, ahead), began.elapsed().as_millis() as u64))
+        Some((prebuilt::offer(team, &offered(), local, ahead), began.elapsed().as_millis() as u64))
     };
     let done = |blobs_sent, new_commit, prebuilt| Published {
         commit: commit.clone(),
@@ -105,11 +105,11 @@ pub fn publish(
     // the publisher waits on the server, which a team runs on another machine (a 1.7 GB
     // index took 9-33 s to copy after the rows). On two cores shared with the server the
     // machine is busy throughout and the copy mostly moves instead (measured: about even).
-    let copy_ahead = local.filter(|l| snapshot::worth_copying_ahead(&mut team, &offered(), l));
+    let copy_ahead = local.filter(|l| prebuilt::worth_copying_ahead(&mut team, &offered(), l));
     let stop_copying = Arc::new(AtomicBool::new(false));
     std::thread::scope(|s| {
         let stop = &stop_copying;
-        let ahead = copy_ahead.map(|local| s.spawn(move || snapshot::copy(local, stop)));
+        let ahead = copy_ahead.map(|local| s.spawn(move || prebuilt::copy(local, stop)));
         let sent = send_rows(&mut team, second.as_mut(), prepare, &missing)
             .and_then(|()| Ok(team.publish_commit(name, &commit, &refs, &lineage, &files)?));
         // A publish that failed says so at once, not once the copy is made.

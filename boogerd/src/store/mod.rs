@@ -12,12 +12,12 @@ mod batch;
 pub mod context;
 mod files;
 pub mod grams;
+pub mod prebuilt;
 pub mod recover;
 mod reuse;
 pub mod scan;
 mod schema;
 pub mod search;
-pub mod snapshot;
 mod tally;
 pub mod team;
 #[cfg(test)]

@@ -4,7 +4,7 @@ use booger_proto::answers;
 use booger_proto::tools::args;
 
 use super::call::{Call, Outcome, ToolError, answer, failed};
-use crate::engine::snapshot::Offered;
+use crate::engine::prebuilt::Offered;
 use crate::store::team::server_of;
 
 pub fn run(call: &Call, a: args::Publish) -> Outcome {

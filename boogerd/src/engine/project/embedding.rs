@@ -322,7 +322,7 @@ impl Embedding {
     fn receive_from_team(&self, project: &ProjectHandle, store: &Store, url: &str, sha: &str) {
         let started = Instant::now();
         let models = self.tiers.iter().map(|t| (t.id().to_owned(), encoded_len(t.dims()))).collect();
-        match crate::engine::snapshot::vectors::receive_vectors(url, sha, store, &models) {
+        match crate::engine::prebuilt::vectors::receive_vectors(url, sha, store, &models) {
             Ok(saved) => {
                 // A quarter of the index arrived through the WAL: folded back now, not at the
                 // next run.

@@ -417,8 +417,8 @@ impl ProjectHandle {
         *self.filling_from.lock().recover() = Some(head.clone());
         let part = self.index_dir.join(format!("{DB_FILE}.from-team"));
         let restored = crate::base::storage::prepare(&self.index_dir, &self.root)
-            .map_err(crate::engine::snapshot::SnapshotError::from)
-            .and_then(|()| crate::engine::snapshot::restore(&self.root, url, &head, &part, &[index::WITH_GENERATED]));
+            .map_err(crate::engine::prebuilt::PrebuiltError::from)
+            .and_then(|()| crate::engine::prebuilt::restore(&self.root, url, &head, &part, &[index::WITH_GENERATED]));
         match restored {
             Ok(Some(restored)) => {
                 // Only into a place nobody has opened meanwhile.

@@ -9,17 +9,17 @@ mod access;
 mod browse;
 mod connect;
 mod identity;
+mod prebuilt;
 mod schema;
 mod search;
-mod snapshot;
 mod tsvector;
 
 pub use access::{Audited, Reader, Token, TokenInfo, like_pattern};
 pub use browse::{Change, ChangedFile, TeamFile};
 pub use connect::{server_of, trust_ca};
 pub use identity::Lineage;
+pub use prebuilt::{Piece, PrebuiltInfo, Stored, Upload};
 pub use search::{Matched, TeamFilters, TeamGrams, TeamHit, TeamLine, TeamRepo};
-pub use snapshot::{Piece, SnapshotInfo, Stored, Upload};
 pub use tsvector::{MAX_POSITION, TsVector, Weight};
 
 use std::borrow::Cow;

@@ -12,11 +12,11 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
-use super::SnapshotError;
+use super::PrebuiltError;
 use super::parts::Unpacked;
 use crate::store::team::{Piece, TeamStore};
 use crate::store::vectors::ChunkVector;
-use crate::store::{Store, snapshot::vectors_in};
+use crate::store::{Store, prebuilt::vectors_in};
 
 /// What the stream starts with: a format another booger would not misread.
 const MAGIC: &[u8] = b"booger-vectors 1\n";
@@ -26,7 +26,7 @@ const BATCH: usize = 2_000;
 const MOST_BYTES: usize = 1 << 16;
 
 /// Writes the vectors of the index file `file` to `out` as records; how many.
-pub fn write_vectors(file: &Path, out: &mut dyn Write) -> Result<usize, SnapshotError> {
+pub fn write_vectors(file: &Path, out: &mut dyn Write) -> Result<usize, PrebuiltError> {
     // Records are a few bytes a field: gathered before the compressor sees them.
     let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
     out.write_all(MAGIC)?;
@@ -87,7 +87,7 @@ pub fn receive_vectors(
     sha: &str,
     store: &Store,
     models: &HashMap<String, usize>,
-) -> Result<usize, SnapshotError> {
+) -> Result<usize, PrebuiltError> {
     let mut team = TeamStore::connect_to_read(url)?;
     let Some(stored) = team.snapshot(sha)?.and_then(|s| s.vectors) else { return Ok(0) };
     let records = Records {
@@ -101,10 +101,10 @@ pub fn receive_vectors(
         saved: 0,
     };
     let mut unpacked = Unpacked::new(records, stored.bytes)?;
-    team.read_snapshot(sha, Piece::Vectors, |part| unpacked.take(part))?;
+    team.read_prebuilt(sha, Piece::Vectors, |part| unpacked.take(part))?;
     let (records, hash) = unpacked.finish()?;
     if hash != stored.hash {
-        return Err(SnapshotError::Mismatch(format!("its vectors' hash {hash}")));
+        return Err(PrebuiltError::Mismatch(format!("its vectors' hash {hash}")));
     }
     records.saved()
 }
@@ -198,9 +198,9 @@ impl Records<'_> {
         Ok(())
     }
 
-    fn saved(mut self) -> Result<usize, SnapshotError> {
+    fn saved(mut self) -> Result<usize, PrebuiltError> {
         if !self.pending.is_empty() || !self.started {
-            return Err(SnapshotError::Mismatch("its vectors end in the middle of a record".to_owned()));
+            return Err(PrebuiltError::Mismatch("its vectors end in the middle of a record".to_owned()));
         }
         self.save()?;
         Ok(self.saved)

@@ -7,7 +7,7 @@ use super::{Result, TeamError, TeamStore};
 
 /// A stored prebuilt index.
 #[derive(Debug, Clone)]
-pub struct SnapshotInfo {
+pub struct PrebuiltInfo {
     pub sha: String,
     /// The local index's schema version it was made with.
     pub format: i32,
@@ -30,7 +30,7 @@ pub struct Stored {
 pub enum Piece {
     /// The index file, without its vectors.
     Index,
-    /// Its vectors, as a stream of records (see `engine::snapshot::vectors`).
+    /// Its vectors, as a stream of records (see `engine::prebuilt::vectors`).
     Vectors,
 }
 
@@ -45,10 +45,10 @@ impl Piece {
 
 const INFO: &str = "SELECT sha, format, bytes, hash, vector_bytes, vector_hash FROM snapshots";
 
-fn info_of(r: &postgres::Row) -> Result<SnapshotInfo> {
+fn info_of(r: &postgres::Row) -> Result<PrebuiltInfo> {
     let stored = |bytes: i64, hash: String| Stored { bytes: bytes.max(0) as u64, hash };
     let vector_bytes: i64 = r.try_get(4)?;
-    Ok(SnapshotInfo {
+    Ok(PrebuiltInfo {
         sha: r.try_get(0)?,
         format: r.try_get(1)?,
         index: stored(r.try_get(2)?, r.try_get(3)?),
@@ -69,7 +69,7 @@ pub struct Upload<'a> {
 impl TeamStore {
     /// The prebuilt indexes stored for the repositories that published any of `shas` (the
     /// commits themselves need not be published); `repo`'s alone when given by name.
-    pub fn snapshots_near(&mut self, shas: &[String], repo: Option<&str>) -> Result<Vec<SnapshotInfo>> {
+    pub fn prebuilts_near(&mut self, shas: &[String], repo: Option<&str>) -> Result<Vec<PrebuiltInfo>> {
         let rows = self.client.query(
             &format!(
                 "{INFO} WHERE repo_id IN (SELECT repo_id FROM commits WHERE sha = ANY($1)
@@ -82,7 +82,7 @@ impl TeamStore {
     }
 
     /// The prebuilt index stored for `sha`, if any.
-    pub fn snapshot(&mut self, sha: &str) -> Result<Option<SnapshotInfo>> {
+    pub fn snapshot(&mut self, sha: &str) -> Result<Option<PrebuiltInfo>> {
         self.client.query_opt(&format!("{INFO} WHERE sha = $1"), &[&sha])?.as_ref().map(info_of).transpose()
     }
 
@@ -103,7 +103,7 @@ impl TeamStore {
     /// Starts storing the prebuilt index of `sha`, published in `repo` (on `branch`); `None`
     /// when one is stored already (a racing publisher's waits here until that one is done or
     /// abandoned).
-    pub fn begin_snapshot(
+    pub fn begin_prebuilt(
         &mut self,
         repo: &str,
         sha: &str,
@@ -130,7 +130,7 @@ impl TeamStore {
     /// server sends the next parts while `each` works; the connection reads a part ahead at
     /// most), all parts from one view of the server (a newer one replacing it meanwhile does
     /// not cut this read short).
-    pub fn read_snapshot<E: From<TeamError>>(
+    pub fn read_prebuilt<E: From<TeamError>>(
         &mut self,
         sha: &str,
         piece: Piece,

@@ -19,11 +19,11 @@ use std::sync::atomic::AtomicBool;
 
 use crate::domain::git::GitError;
 use crate::domain::git::repo::Repo;
-use crate::store::snapshot::{
+use crate::store::prebuilt::{
     Refused, Verified, adopt_received, check_received, clear_for_clones, file_id_pieces, files_of, files_with_chunks,
     format,
 };
-use crate::store::team::{Piece, SnapshotInfo, TeamError, TeamStore};
+use crate::store::team::{Piece, PrebuiltInfo, TeamError, TeamStore};
 use crate::store::{Store, StoreError};
 
 use parts::{Handoff, Sparse, Unpacked, send};
@@ -34,7 +34,7 @@ use parts::{Handoff, Sparse, Unpacked, send};
 const NEAR_ENOUGH: usize = 50;
 
 #[derive(Debug, thiserror::Error)]
-pub enum SnapshotError {
+pub enum PrebuiltError {
     #[error(transparent)]
     Git(#[from] GitError),
     #[error(transparent)]
@@ -85,7 +85,7 @@ pub struct Copied {
 /// Copies the project's index for an offer (abandoned soon after `stop` is set). Made while
 /// the commit's rows are sent when [`worth_copying_ahead`] says so (the publisher then
 /// mostly waits on the server).
-pub fn copy(local: &Store, stop: &Arc<AtomicBool>) -> Result<Copied, SnapshotError> {
+pub fn copy(local: &Store, stop: &Arc<AtomicBool>) -> Result<Copied, PrebuiltError> {
     let started = std::time::Instant::now();
     let file = Scratch(local.path().with_extension("db.offer"));
     file.clear();
@@ -100,7 +100,7 @@ pub fn copy(local: &Store, stop: &Arc<AtomicBool>) -> Result<Copied, SnapshotErr
 /// offer checks the copy against the published rows. A working tree with edits is not
 /// copied.)
 pub fn worth_copying_ahead(team: &mut TeamStore, commit: &Commit<'_>, local: &Store) -> bool {
-    let mut guess = || -> Result<bool, SnapshotError> {
+    let mut guess = || -> Result<bool, PrebuiltError> {
         if !matches!(stored_for(team, commit)?, Stored::None) || commit.repo.commit_of("HEAD")? != commit.sha {
             return Ok(false);
         }
@@ -124,8 +124,8 @@ enum Stored {
     Near { sha: String, changed: usize },
 }
 
-fn stored_for(team: &mut TeamStore, commit: &Commit<'_>) -> Result<Stored, SnapshotError> {
-    let stored = usable(team.snapshots_near(&[], Some(commit.name))?);
+fn stored_for(team: &mut TeamStore, commit: &Commit<'_>) -> Result<Stored, PrebuiltError> {
+    let stored = usable(team.prebuilts_near(&[], Some(commit.name))?);
     if stored.iter().any(|s| s.sha == commit.sha) {
         return Ok(Stored::Already);
     }
@@ -144,7 +144,7 @@ pub fn offer(
     team: &mut TeamStore,
     commit: &Commit<'_>,
     local: &Store,
-    ahead: Option<Result<Copied, SnapshotError>>,
+    ahead: Option<Result<Copied, PrebuiltError>>,
 ) -> Offered {
     match try_offer(team, commit, local, ahead) {
         Ok(offered) => offered,
@@ -159,8 +159,8 @@ fn try_offer(
     team: &mut TeamStore,
     commit: &Commit<'_>,
     local: &Store,
-    ahead: Option<Result<Copied, SnapshotError>>,
-) -> Result<Offered, SnapshotError> {
+    ahead: Option<Result<Copied, PrebuiltError>>,
+) -> Result<Offered, PrebuiltError> {
     match stored_for(team, commit)? {
         Stored::Already => return Ok(Offered::Already),
         Stored::Near { sha, changed } => return Ok(Offered::Near { sha, changed }),
@@ -190,7 +190,7 @@ fn try_offer(
         return Ok(Offered::Skipped(why));
     }
     let checked = started.elapsed();
-    let Some(upload) = team.begin_snapshot(commit.name, commit.sha, commit.branch, format())? else {
+    let Some(upload) = team.begin_prebuilt(commit.name, commit.sha, commit.branch, format())? else {
         return Ok(Offered::Already);
     };
     // The vectors first, read from the copy; then the copy without them (and without what
@@ -234,7 +234,7 @@ fn differs(
     team: &mut TeamStore,
     commit: &Commit<'_>,
     indexed: &[(String, String)],
-) -> Result<Option<String>, SnapshotError> {
+) -> Result<Option<String>, PrebuiltError> {
     let blob_of: HashMap<&str, &str> = commit.files.iter().map(|(p, b)| (p.as_str(), b.as_str())).collect();
     if indexed.len() * 2 < commit.files.len() {
         return Ok(Some(format!(
@@ -260,13 +260,13 @@ fn differs(
 }
 
 /// The stored prebuilt indexes this booger can take (made with its schema).
-fn usable(stored: Vec<SnapshotInfo>) -> Vec<SnapshotInfo> {
+fn usable(stored: Vec<PrebuiltInfo>) -> Vec<PrebuiltInfo> {
     stored.into_iter().filter(|s| s.format == format()).collect()
 }
 
 /// Of `stored`, the one whose commit differs from `target` in the fewest files, and how
 /// many (commits this clone does not have are passed over).
-fn nearest<'a>(repo: &Repo, stored: &'a [SnapshotInfo], target: &str) -> Option<(&'a SnapshotInfo, usize)> {
+fn nearest<'a>(repo: &Repo, stored: &'a [PrebuiltInfo], target: &str) -> Option<(&'a PrebuiltInfo, usize)> {
     stored
         .iter()
         .filter_map(|s| Some((s, repo.files_changed_between(&s.sha, target).ok()?)))
@@ -293,7 +293,7 @@ pub fn restore(
     head: &str,
     into: &Path,
     choices: &[&str],
-) -> Result<Option<Restored>, SnapshotError> {
+) -> Result<Option<Restored>, PrebuiltError> {
     let repo = Repo::open(root)?;
     let mut known = vec![head.to_owned()];
     if let Ok(Some((_, base))) = repo.default_base()
@@ -302,7 +302,7 @@ pub fn restore(
         known.push(merge_base);
     }
     let mut team = TeamStore::connect_to_read(url)?;
-    let stored = usable(team.snapshots_near(&known, None)?);
+    let stored = usable(team.prebuilts_near(&known, None)?);
     let chosen = stored.iter().find(|s| s.sha == head).or_else(|| nearest(&repo, &stored, head).map(|(s, _)| s));
     let Some(info) = chosen else { return Ok(None) };
     let started = std::time::Instant::now();
@@ -310,7 +310,7 @@ pub fn restore(
     let dir = into.parent().unwrap_or(Path::new("."));
     let free = crate::base::storage::free_bytes(dir).unwrap_or(u64::MAX);
     if info.index.bytes > free / 2 {
-        return Err(SnapshotError::NoRoom { bytes: info.index.bytes, free });
+        return Err(PrebuiltError::NoRoom { bytes: info.index.bytes, free });
     }
     crate::base::storage::create_private_file(into)?;
     let file = std::fs::OpenOptions::new().write(true).truncate(true).open(into)?;
@@ -322,7 +322,7 @@ pub fn restore(
         (received, here.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
     });
     if hash? != info.index.hash {
-        return Err(SnapshotError::Mismatch("its hash differs".to_owned()));
+        return Err(PrebuiltError::Mismatch("its hash differs".to_owned()));
     }
     let fetched = started.elapsed();
     check_received(into)?;
@@ -352,7 +352,7 @@ fn verify_here(
     file: &Path,
     root: &Path,
     here: Vec<(String, u64, i64)>,
-) -> Result<(Vec<Verified>, usize), SnapshotError> {
+) -> Result<(Vec<Verified>, usize), PrebuiltError> {
     let stamps: HashMap<String, (u64, i64)> = here.into_iter().map(|(p, size, t)| (p, (size, t))).collect();
     let pieces = file_id_pieces(file, 500)?;
     let next = std::sync::atomic::AtomicUsize::new(0);
@@ -360,7 +360,7 @@ fn verify_here(
     let verified = std::thread::scope(|s| {
         let workers: Vec<_> = (0..crate::base::threads::cores().clamp(1, 8))
             .map(|_| {
-                s.spawn(|| -> Result<Vec<Verified>, SnapshotError> {
+                s.spawn(|| -> Result<Vec<Verified>, PrebuiltError> {
                     let mut verified = Vec::new();
                     while let Some(ids) = pieces.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
                         files_with_chunks(file, ids.clone(), |path, hash, chunks| {
@@ -383,7 +383,7 @@ fn verify_here(
         for w in workers {
             all.extend(w.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?);
         }
-        Ok::<_, SnapshotError>(all)
+        Ok::<_, PrebuiltError>(all)
     })?;
     Ok((verified, refused.into_inner()))
 }
@@ -391,7 +391,7 @@ fn verify_here(
 /// Reads the prebuilt index `info` from the team index into `file`: the server reads the
 /// next part while one thread unpacks and another writes (unpacking and writing 1.5 GB take
 /// about as long each); the parts' hash.
-fn receive(team: &mut TeamStore, info: &SnapshotInfo, file: std::fs::File) -> Result<String, SnapshotError> {
+fn receive(team: &mut TeamStore, info: &PrebuiltInfo, file: std::fs::File) -> Result<String, PrebuiltError> {
     let (parts, ready) = std::sync::mpsc::sync_channel::<Vec<u8>>(2);
     let (unpacked, to_write) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
     std::thread::scope(|s| {
@@ -402,7 +402,7 @@ fn receive(team: &mut TeamStore, info: &SnapshotInfo, file: std::fs::File) -> Re
             }
             sparse.finish()
         });
-        let unpacking = s.spawn(move || -> Result<String, SnapshotError> {
+        let unpacking = s.spawn(move || -> Result<String, PrebuiltError> {
             let mut unpacker =
                 Unpacked::new(Handoff::new(unpacked, "writing the prebuilt index stopped"), info.index.bytes)?;
             for part in ready {
@@ -410,7 +410,7 @@ fn receive(team: &mut TeamStore, info: &SnapshotInfo, file: std::fs::File) -> Re
             }
             Ok(unpacker.finish()?.1) // (the hand-off, dropped, tells the writer it has all)
         });
-        let fetched = team.read_snapshot(&info.sha, Piece::Index, |data| -> Result<(), SnapshotError> {
+        let fetched = team.read_prebuilt(&info.sha, Piece::Index, |data| -> Result<(), PrebuiltError> {
             parts.send(data.to_vec()).map_err(|_| std::io::Error::other("unpacking the prebuilt index stopped").into())
         });
         drop(parts);

@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use super::SnapshotError;
+use super::PrebuiltError;
 use crate::store::team::{Piece, Stored, Upload};
 
 /// Bytes per piece handed between threads: a stored part is this much compressed (1 MB
@@ -25,11 +25,11 @@ pub(super) struct Sent {
 pub(super) fn send<'u>(
     mut upload: Upload<'u>,
     piece: Piece,
-    write: impl FnOnce(&mut dyn Write) -> Result<(), SnapshotError>,
-) -> Result<(Upload<'u>, Sent), SnapshotError> {
+    write: impl FnOnce(&mut dyn Write) -> Result<(), PrebuiltError>,
+) -> Result<(Upload<'u>, Sent), PrebuiltError> {
     let (parts, ready) = std::sync::mpsc::sync_channel::<Vec<u8>>(2);
     std::thread::scope(|s| {
-        let storing = s.spawn(move || -> Result<(Upload<'u>, String, u64), SnapshotError> {
+        let storing = s.spawn(move || -> Result<(Upload<'u>, String, u64), PrebuiltError> {
             let (mut hasher, mut packed) = (blake3::Hasher::new(), 0);
             for part in ready {
                 hasher.update(&part);
@@ -39,7 +39,7 @@ pub(super) fn send<'u>(
             Ok((upload, hasher.finalize().to_hex().to_string(), packed))
         });
         let mut raw = 0;
-        let compressed = (|| -> Result<(), SnapshotError> {
+        let compressed = (|| -> Result<(), PrebuiltError> {
             let mut out = Handoff::new(parts, "storing the prebuilt index stopped");
             let mut encoder = zstd::stream::write::Encoder::new(&mut out, LEVEL)?;
             encoder.multithread(crate::base::threads::cores().min(4) as u32)?;
@@ -88,18 +88,18 @@ impl<W: Write> Unpacked<W> {
         })
     }
 
-    pub(super) fn take(&mut self, part: &[u8]) -> Result<(), SnapshotError> {
+    pub(super) fn take(&mut self, part: &[u8]) -> Result<(), PrebuiltError> {
         self.hasher.update(part);
         Ok(self.decoder.write_all(part)?)
     }
 
     /// The writer, and the parts' hash; an error if fewer bytes came than stored.
-    pub(super) fn finish(mut self) -> Result<(W, String), SnapshotError> {
+    pub(super) fn finish(mut self) -> Result<(W, String), PrebuiltError> {
         self.decoder.flush()?;
         let mut capped = self.decoder.into_inner();
         capped.inner.flush()?;
         if capped.left > 0 {
-            return Err(SnapshotError::Mismatch(format!("{} bytes short", capped.left)));
+            return Err(PrebuiltError::Mismatch(format!("{} bytes short", capped.left)));
         }
         Ok((capped.inner, self.hasher.finalize().to_hex().to_string()))
     }
