@@ -2,12 +2,12 @@
 //! the MCP methods on it ([`mcp`]), and HTTP ([`http`]). Each turns a request into a tool
 //! call or a status read, and nothing more.
 
+pub mod connection;
 pub mod endpoint;
 pub mod hook;
 pub mod http;
 pub mod mcp;
 pub mod rpc;
-pub mod session;
 pub mod team;
 
 pub use endpoint::Endpoint;

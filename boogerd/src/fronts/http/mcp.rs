@@ -28,8 +28,8 @@ use tokio::sync::watch;
 
 use super::State as Shared;
 use crate::base::sync::Recover;
+use crate::fronts::connection::Connection;
 use crate::fronts::rpc;
-use crate::fronts::session::Connection;
 use crate::tools::Session;
 
 const SESSION_HEADER: &str = "mcp-session-id";

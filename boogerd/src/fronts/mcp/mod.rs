@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use crate::base::sync::Recover;
 use crate::engine::Daemon;
-use crate::fronts::session::Connection;
+use crate::fronts::connection::Connection;
 use crate::tools;
 
 /// Protocol revisions this server speaks, newest first.

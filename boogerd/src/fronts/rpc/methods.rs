@@ -13,7 +13,7 @@ use jsonrpsee::{Extensions, Methods, RpcModule};
 use serde_json::{Value, json};
 
 use crate::base::sync::Recover;
-use crate::fronts::session::Connection;
+use crate::fronts::connection::Connection;
 use crate::{engine::Daemon, fronts::mcp, tools};
 
 type RpcResult = Result<Value, ErrorObjectOwned>;

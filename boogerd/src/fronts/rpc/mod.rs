@@ -24,7 +24,7 @@ use tokio::sync::{OwnedSemaphorePermit, mpsc};
 pub use methods::methods;
 
 use crate::engine::Daemon;
-use crate::fronts::session::Connection;
+use crate::fronts::connection::Connection;
 use crate::tools::Session;
 
 /// Longest accepted line. Longer input is answered with -32600 and the connection is closed.
