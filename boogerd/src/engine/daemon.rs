@@ -92,7 +92,7 @@ impl Daemon {
         }
         if r.held == 0 {
             // No project holds a ranking index: neither do the score buffers queries share.
-            crate::domain::search::postings::release_scratch();
+            crate::domain::search::ranking_index::release_scratch();
         }
         crate::base::memory::trim();
     }

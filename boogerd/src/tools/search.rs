@@ -7,7 +7,7 @@ use super::call::{Call, Outcome, answer, failed, filters, page, quoted};
 use crate::domain::search::confidence::{self, Calibration, Confidence};
 use crate::domain::search::files::FileHit;
 use crate::domain::search::format::{self, OutputMode};
-use crate::domain::search::postings::Postings;
+use crate::domain::search::ranking_index::RankingIndex;
 use crate::domain::search::{Hit, Query};
 use crate::engine::project::Snapshot;
 use crate::store::Store;
@@ -151,7 +151,7 @@ impl Request<'_> {
 
 /// How much of the query the first results hold, against the project's threshold: a
 /// passage's by its first files, a short query's by its first chunks (a file by its best).
-fn judge(w: &Postings, query: &Query, hits: &[Hit], files: Option<&[FileHit<'_>]>, store: &Store) -> Confidence {
+fn judge(w: &RankingIndex, query: &Query, hits: &[Hit], files: Option<&[FileHit<'_>]>, store: &Store) -> Confidence {
     let words = confidence::words_of(query, w);
     if query.passage.is_some() {
         let mut paths: Vec<&str> = match files {

@@ -16,7 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::postings::Postings;
+use super::ranking_index::RankingIndex;
 use crate::store::Store;
 
 /// The threshold without calibration: on five real repositories it flags 0-5% of their
@@ -141,7 +141,7 @@ const PASSAGE_WORDS: usize = 12;
 /// words that the project holds. A pasted report names people, paths and versions no file
 /// holds, and no chunk holds more than a few of its sixty words: judged on them all, a
 /// report about this very project read as "no good match".
-pub fn words_of(query: &super::Query, warm: &Postings) -> Vec<String> {
+pub fn words_of(query: &super::Query, warm: &RankingIndex) -> Vec<String> {
     match query.passage {
         Some(_) => warm.heaviest(&query.weighted_tokens(), PASSAGE_WORDS).into_iter().map(|(w, _)| w).collect(),
         None => query.tokens(),
@@ -150,7 +150,7 @@ pub fn words_of(query: &super::Query, warm: &Postings) -> Vec<String> {
 
 /// How much of `words` (the query's tokens) the first results (chunk `ids`, best first)
 /// hold, judged against `calibration`. No results: score 0.
-pub fn assess(warm: &Postings, words: &[String], ids: &[i64], calibration: &Calibration) -> Confidence {
+pub fn assess(warm: &RankingIndex, words: &[String], ids: &[i64], calibration: &Calibration) -> Confidence {
     let ids = &ids[..ids.len().min(LOOKED_AT)];
     let words_found = warm.coverage(words, ids);
     let total: f64 = words_found.iter().map(|w| w.idf).sum();
@@ -185,7 +185,7 @@ pub fn assess(warm: &Postings, words: &[String], ids: &[i64], calibration: &Cali
 /// hold, each file as a whole. A report's words are spread over the file it is about (the
 /// traceback's names in one function, its nouns in another), so no chunk holds a share that
 /// tells a good answer from a poor one; a file does.
-pub fn assess_files(warm: &Postings, words: &[String], paths: &[&str], calibration: &Calibration) -> Confidence {
+pub fn assess_files(warm: &RankingIndex, words: &[String], paths: &[&str], calibration: &Calibration) -> Confidence {
     let found = warm.coverage(words, &[]);
     let total: f64 = found.iter().map(|w| w.idf).sum();
     let held = warm.words_in_files(words, paths);

@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use super::postings::Postings;
+use super::ranking_index::RankingIndex;
 use super::weights::WEIGHTS;
 use super::{Hit, Query};
 use crate::store::{Store, StoreError};
@@ -95,7 +95,7 @@ pub const COVERED: usize = 100;
 /// [`super::rank_files`].
 pub fn rank<'a>(
     store: &Store,
-    warm: Option<&Postings>,
+    warm: Option<&RankingIndex>,
     query: &Query,
     hits: &'a [Hit],
 ) -> Result<Vec<FileHit<'a>>, StoreError> {
@@ -113,7 +113,7 @@ pub fn rank<'a>(
 /// the ranking index when there is one, else by FTS5. A word only in the path does not count.
 pub fn word_shares(
     store: &Store,
-    warm: Option<&Postings>,
+    warm: Option<&RankingIndex>,
     query: &Query,
     paths: &[&str],
 ) -> Result<Vec<f64>, StoreError> {

@@ -32,9 +32,9 @@ pub mod lexemes;
 pub mod lines;
 pub mod passage;
 mod passage_files;
-pub mod postings;
 pub mod query;
 pub mod question;
+pub mod ranking_index;
 pub mod segment;
 pub mod semantic;
 pub mod snippet;
@@ -75,7 +75,7 @@ pub struct Hit {
 #[derive(Clone, Copy)]
 pub struct Searcher<'a> {
     pub store: &'a Store,
-    pub ranking: Option<&'a postings::Postings>,
+    pub ranking: Option<&'a ranking_index::RankingIndex>,
     pub context: &'a Context,
 }
 
@@ -93,9 +93,9 @@ impl Searcher<'_> {
         // FTS5's positions); words joined by punctuation count as their separate tokens there.
         // A passage's quotes are its author's, not a phrase to match exactly.
         let phrase = text.contains('"') && query.passage.is_none();
-        if let Some(p) = self.ranking.filter(|_| !phrase && postings::Postings::supports(filters)) {
+        if let Some(p) = self.ranking.filter(|_| !phrase && ranking_index::RankingIndex::supports(filters)) {
             let (tokens, limit) = match query.passage {
-                Some(_) => (p.heaviest(&query.weighted_tokens(), postings::PASSAGE_TERMS), PASSAGE_CANDIDATES),
+                Some(_) => (p.heaviest(&query.weighted_tokens(), ranking_index::PASSAGE_TERMS), PASSAGE_CANDIDATES),
                 None => (query.weighted_tokens(), WARM_CANDIDATES),
             };
             for (c, all_terms) in

@@ -1,7 +1,7 @@
 //! The files a pasted issue, traceback or log asks to change, for `files_with_matches`.
 //!
 //! A file's score adds four kinds of evidence, each on a 0-1 scale times its weight:
-//! - its bm25 as a whole file for the passage's weighted words ([`Postings::rank_files`]),
+//! - its bm25 as a whole file for the passage's weighted words ([`RankingIndex::rank_files`]),
 //!   against the best file's: the file the words point to;
 //! - its chunks' evidence as lexical search ranks them ([`by_file`]), against the best
 //!   file's: a function that holds the passage's names and words;
@@ -17,7 +17,7 @@ use std::collections::{HashMap, VecDeque};
 
 use super::files::{FileHit, by_file, lexical_evidence, sort};
 use super::passage::Passage;
-use super::postings::Postings;
+use super::ranking_index::RankingIndex;
 use super::{Hit, Query, is_test_file};
 use crate::store::search::Filters;
 use crate::store::{Store, StoreError};
@@ -39,7 +39,7 @@ const DEFINED_IN_AT_MOST: usize = 5;
 /// The files of `hits` for `passage`, best first.
 pub fn rank<'a>(
     store: &Store,
-    warm: &Postings,
+    warm: &RankingIndex,
     query: &Query,
     hits: &'a [Hit],
 ) -> Result<Vec<FileHit<'a>>, StoreError> {
@@ -78,7 +78,12 @@ const CLEARLY_BETTER: f64 = 1.5;
 /// files rank, unless a further chunk of a file already shown is clearly better
 /// ([`CLEARLY_BETTER`]). An agent reading the answer meets the file to change first, and ten
 /// places rather than ten pieces of one.
-pub fn lead_with_files(store: &Store, warm: &Postings, query: &Query, hits: Vec<Hit>) -> Result<Vec<Hit>, StoreError> {
+pub fn lead_with_files(
+    store: &Store,
+    warm: &RankingIndex,
+    query: &Query,
+    hits: Vec<Hit>,
+) -> Result<Vec<Hit>, StoreError> {
     let files: Vec<String> = rank(store, warm, query, &hits)?.iter().map(|f| f.path.to_owned()).collect();
     let place: HashMap<&str, usize> = files.iter().enumerate().map(|(i, p)| (p.as_str(), i)).collect();
     // Each file's chunks, best first (the hits are in score order).
@@ -186,7 +191,7 @@ mod tests {
     /// in order.
     fn ranked(
         store: &crate::store::Store,
-        warm: &crate::domain::search::postings::Postings,
+        warm: &crate::domain::search::ranking_index::RankingIndex,
         text: &str,
     ) -> (Vec<String>, Vec<String>) {
         let context = Context::default();

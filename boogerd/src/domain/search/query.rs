@@ -286,7 +286,7 @@ impl Query {
     pub fn tokens(&self) -> Vec<String> {
         let mut tokens: Vec<String> = Vec::new();
         for w in &self.words {
-            for t in super::postings::tokens(w) {
+            for t in super::ranking_index::tokens(w) {
                 if !tokens.contains(&t) {
                     tokens.push(t);
                 }

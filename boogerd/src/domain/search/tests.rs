@@ -3,7 +3,7 @@
 use super::*;
 
 /// `files` written under `root`, indexed, and their ranking index built.
-pub(super) fn indexed(root: &std::path::Path, files: &[(&str, &str)]) -> (Store, postings::Postings) {
+pub(super) fn indexed(root: &std::path::Path, files: &[(&str, &str)]) -> (Store, ranking_index::RankingIndex) {
     for (p, body) in files {
         std::fs::create_dir_all(root.join(p).parent().unwrap()).unwrap();
         std::fs::write(root.join(p), body).unwrap();
@@ -16,14 +16,14 @@ pub(super) fn indexed(root: &std::path::Path, files: &[(&str, &str)]) -> (Store,
         &crate::engine::index::Progress::default(),
     )
     .unwrap();
-    let warm = postings::Postings::build(&store, &root.join(".booger")).unwrap();
+    let warm = ranking_index::RankingIndex::build(&store, &root.join(".booger")).unwrap();
     (store, warm)
 }
 
 /// `text` searched as a tool searches it, by the ranking index (`warm`) or by FTS5.
 pub(super) fn search(
     store: &Store,
-    warm: Option<&postings::Postings>,
+    warm: Option<&ranking_index::RankingIndex>,
     text: &str,
     filters: &Filters,
     context: &Context,
@@ -34,7 +34,10 @@ pub(super) fn search(
 
 /// [`indexed`], among 60 small unrelated modules (so that the query's words are rare, as in a
 /// real project, and weigh what they would there).
-pub(super) fn indexed_among_others(root: &std::path::Path, files: &[(&str, &str)]) -> (Store, postings::Postings) {
+pub(super) fn indexed_among_others(
+    root: &std::path::Path,
+    files: &[(&str, &str)],
+) -> (Store, ranking_index::RankingIndex) {
     let others: Vec<(String, String)> =
         (0..60).map(|i| (format!("lib/m{i}.py"), format!("def helper_{i}(x):\n    return x + {i}\n"))).collect();
     let mut all = files.to_vec();
@@ -167,7 +170,7 @@ fn updated_warm_index_ranks_like_a_rebuilt_one() {
     let store = crate::store::Store::open(&root.join(".booger"), root).unwrap();
     let progress = crate::engine::index::Progress::default();
     crate::engine::index::run(root, &store, crate::engine::index::Options::default(), &progress).unwrap();
-    let before = postings::Postings::build(&store, &root.join(".booger")).unwrap();
+    let before = ranking_index::RankingIndex::build(&store, &root.join(".booger")).unwrap();
     // Edit one file, delete one, add one.
     write("a.py", "def retry_download(blob):\n    \"\"\"Retry a failed download.\"\"\"\n    return blob\n");
     std::fs::remove_file(root.join("b.py")).unwrap();
@@ -178,13 +181,13 @@ fn updated_warm_index_ranks_like_a_rebuilt_one() {
     assert_eq!(changed, ["a.py", "b.py", "c/e.py"]);
     let updated = before.updated(&store, &report.changed).unwrap();
     // A released project maps its old base again and catches up from the chunk keys.
-    let reopened = postings::Postings::open(&store, &root.join(".booger")).unwrap().unwrap();
-    let rebuilt = postings::Postings::build(&store, &root.join(".booger")).unwrap();
+    let reopened = ranking_index::RankingIndex::open(&store, &root.join(".booger")).unwrap().unwrap();
+    let rebuilt = ranking_index::RankingIndex::build(&store, &root.join(".booger")).unwrap();
     assert_eq!(updated.content_generation, store.content_generation());
     assert_eq!(reopened.content_generation, store.content_generation());
     let ctx = Context::default();
     for q in ["retry upload", "retry download", "parse config", "upload config server", "serve"] {
-        let hits = |p: &postings::Postings| {
+        let hits = |p: &ranking_index::RankingIndex| {
             let h = search(&store, Some(p), q, &Filters::default(), &ctx, 10).unwrap();
             h.iter().map(|h| (h.chunk.path.clone(), h.chunk.name.clone(), (h.score * 1e6).round())).collect::<Vec<_>>()
         };
@@ -200,8 +203,8 @@ fn updated_warm_index_ranks_like_a_rebuilt_one() {
     )
     .unwrap();
     let caught_up = rebuilt.catch_up(&store).unwrap();
-    let fresh = postings::Postings::build(&store, &root.join(".booger")).unwrap();
-    let ids = |p: &postings::Postings| {
+    let fresh = ranking_index::RankingIndex::build(&store, &root.join(".booger")).unwrap();
+    let ids = |p: &ranking_index::RankingIndex| {
         search(&store, Some(p), "retry download", &Filters::default(), &ctx, 10)
             .unwrap()
             .iter()
@@ -229,9 +232,9 @@ fn many_single_file_updates_rank_like_a_rebuilt_index() {
     let store = crate::store::Store::open(&root.join(".booger"), root).unwrap();
     let progress = crate::engine::index::Progress::default();
     crate::engine::index::run(root, &store, crate::engine::index::Options::default(), &progress).unwrap();
-    let mut p = postings::Postings::build(&store, &root.join(".booger")).unwrap();
+    let mut p = ranking_index::RankingIndex::build(&store, &root.join(".booger")).unwrap();
     let ctx = Context::default();
-    let hits = |p: &postings::Postings, q: &str| {
+    let hits = |p: &ranking_index::RankingIndex, q: &str| {
         search(&store, Some(p), q, &Filters::default(), &ctx, 20)
             .unwrap()
             .iter()
@@ -246,7 +249,7 @@ fn many_single_file_updates_rank_like_a_rebuilt_index() {
             crate::engine::index::run(root, &store, crate::engine::index::Options::default(), &progress).unwrap();
         p = p.updated(&store, &report.changed).unwrap();
         if step % 12 == 11 || step == 74 {
-            let rebuilt = postings::Postings::build(&store, &root.join(".booger")).unwrap();
+            let rebuilt = ranking_index::RankingIndex::build(&store, &root.join(".booger")).unwrap();
             for q in ["alpha value", "beta", "gamma value", "value"] {
                 assert_eq!(hits(&p, q), hits(&rebuilt, q), "step {step}: {q}");
             }
@@ -322,7 +325,7 @@ fn release_notes_come_after_the_code() {
 
 /// `q`'s hits and, as files_with_matches ranks them, its files' paths, by the ranking index
 /// (`warm`) or by FTS5.
-fn hits_and_files(store: &Store, warm: Option<&postings::Postings>, q: &str) -> (Vec<Hit>, Vec<String>) {
+fn hits_and_files(store: &Store, warm: Option<&ranking_index::RankingIndex>, q: &str) -> (Vec<Hit>, Vec<String>) {
     let context = Context::default();
     let hits = search(store, warm, q, &Filters::default(), &context, 10).unwrap();
     let s = Searcher { store, ranking: warm, context: &context };

@@ -19,7 +19,7 @@ pub use snapshot::{Snapshot, Unready};
 pub use warm::AfterBatch;
 
 use crate::base::sync::Recover;
-use crate::domain::search::postings::Postings;
+use crate::domain::search::ranking_index::RankingIndex;
 use crate::engine::index::{self, IndexReport, Progress};
 use crate::store::recover::{self, Recovery};
 use crate::store::{DB_FILE, Stats, Store, StoreError};
@@ -58,7 +58,7 @@ pub struct ProjectHandle {
     pub last_report: Mutex<Option<IndexReport>>,
     /// The ranking index (a mapped base segment and a delta), and whether an update or a
     /// rebuild is under way.
-    warm: Mutex<Option<Arc<Postings>>>,
+    warm: Mutex<Option<Arc<RankingIndex>>>,
     building: std::sync::atomic::AtomicBool,
     /// Signalled when the update or rebuild under way ends (`building` let go).
     warm_moved: std::sync::Condvar,

@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::ProjectHandle;
-use crate::domain::search::postings::Postings;
+use crate::domain::search::ranking_index::RankingIndex;
 use crate::domain::search::{Context, Searcher};
 use crate::engine::live::{Freshness, WatchState};
 use crate::engine::registry::Project;
@@ -34,7 +34,7 @@ pub struct Snapshot {
     pub freshness: Freshness,
     /// The session whose notes, focus and visited files rank the answer.
     session: String,
-    ranking: OnceLock<Option<Arc<Postings>>>,
+    ranking: OnceLock<Option<Arc<RankingIndex>>>,
     notes: OnceLock<Arc<Context>>,
 }
 
@@ -119,7 +119,7 @@ impl Snapshot {
     }
 
     /// The ranking index, taken once (see [`ProjectHandle::warm`]).
-    pub fn ranking(&self) -> Option<&Postings> {
+    pub fn ranking(&self) -> Option<&RankingIndex> {
         self.ranking.get_or_init(|| self.handle.warm(&self.store)).as_deref()
     }
 

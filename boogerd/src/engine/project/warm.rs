@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::ProjectHandle;
 use crate::base::sync::Recover;
-use crate::domain::search::postings::Postings;
+use crate::domain::search::ranking_index::RankingIndex;
 use crate::store::Store;
 
 /// How long a query waits for the ranking index an update or build is bringing current,
@@ -18,13 +18,13 @@ impl ProjectHandle {
     /// when it does not (a released project, a daemon just started, a rebuild that raced
     /// with edits); otherwise `None` (search falls back to FTS5) and a build starts in the
     /// background.
-    pub fn warm(self: &Arc<Self>, store: &Arc<Store>) -> Option<Arc<Postings>> {
+    pub fn warm(self: &Arc<Self>, store: &Arc<Store>) -> Option<Arc<RankingIndex>> {
         self.touch();
         self.ranking(store)
     }
 
     /// [`warm`](Self::warm) without counting as use (after an index run).
-    fn ranking(self: &Arc<Self>, store: &Arc<Store>) -> Option<Arc<Postings>> {
+    fn ranking(self: &Arc<Self>, store: &Arc<Store>) -> Option<Arc<RankingIndex>> {
         let current = self.warm.lock().recover().clone();
         if let Some(p) = current.as_ref().filter(|p| p.content_generation == store.content_generation()) {
             return Some(Arc::clone(p));
@@ -44,7 +44,7 @@ impl ProjectHandle {
         let started = std::time::Instant::now();
         let caught_up = match &current {
             Some(p) => p.catch_up(store).map(Some),
-            None => Postings::open(store, &self.index_dir),
+            None => RankingIndex::open(store, &self.index_dir),
         };
         match caught_up {
             Ok(Some(p)) => {
@@ -65,7 +65,7 @@ impl ProjectHandle {
 
     /// The ranking index once it matches the store's content, waiting for an update or build
     /// under way at most `limit`; `None` if it does not come in time.
-    fn wait_current(&self, store: &Store, limit: std::time::Duration) -> Option<Arc<Postings>> {
+    fn wait_current(&self, store: &Store, limit: std::time::Duration) -> Option<Arc<RankingIndex>> {
         let deadline = std::time::Instant::now() + limit;
         let mut warm = self.warm.lock().recover();
         loop {
@@ -114,7 +114,7 @@ impl ProjectHandle {
     /// Runs on the background thread: writes the new base and installs it.
     pub(super) fn build_warm(&self, store: &Store) {
         let started = std::time::Instant::now();
-        match Postings::build(store, &self.index_dir) {
+        match RankingIndex::build(store, &self.index_dir) {
             Ok(p) => {
                 tracing::debug!(root = %self.root.display(), ms = started.elapsed().as_millis() as u64, "ranking index built");
                 *self.warm.lock().recover() = Some(Arc::new(p));
@@ -153,14 +153,14 @@ impl ProjectHandle {
         let current = self.warm.lock().recover().clone();
         let caught_up = match &current {
             Some(p) => p.catch_up(store).map(Some),
-            None => Postings::open(store, &self.index_dir),
+            None => RankingIndex::open(store, &self.index_dir),
         };
         let made = match caught_up {
             Ok(Some(p)) => Ok(p),
-            Ok(None) => Postings::build(store, &self.index_dir),
+            Ok(None) => RankingIndex::build(store, &self.index_dir),
             Err(e) => {
                 tracing::warn!(root = %self.root.display(), error = %e, "ranking index unusable; rebuilding");
-                Postings::build(store, &self.index_dir)
+                RankingIndex::build(store, &self.index_dir)
             }
         };
         match made {

@@ -275,7 +275,7 @@ fn calibrate_on(
     asker: &Asker,
     older: &[Asked],
     newer: &[Asked],
-    warm: Option<&crate::domain::search::postings::Postings>,
+    warm: Option<&crate::domain::search::ranking_index::RankingIndex>,
 ) -> (Calibration, calibrate::Validation) {
     // A word in more than one chunk in 500 is something the project speaks of.
     let known = |w: &str| warm.is_some_and(|p| p.coverage(&[w.to_owned()], &[])[0].chunks > (p.chunks() / 500).max(2));

@@ -8,14 +8,14 @@
 
 use rust_stemmers::{Algorithm, Stemmer};
 
-use super::{B, K1, Postings, file_filter};
+use super::{B, K1, RankingIndex, file_filter};
 use crate::store::search::{BM25_WEIGHTS, Filters, PATH_WEIGHT};
 
 /// How many of a passage's words are ranked: the heaviest by weight × idf. Past a few dozen,
 /// the next words are common ones that every file holds, and each costs a walk of its list.
 pub const PASSAGE_TERMS: usize = 48;
 
-impl Postings {
+impl RankingIndex {
     /// The `max` heaviest of `words` by their weight × idf (a word in every chunk weighs
     /// nothing, a word in no chunk is dropped), heaviest first.
     pub fn heaviest(&self, words: &[(String, f64)], max: usize) -> Vec<(String, f64)> {

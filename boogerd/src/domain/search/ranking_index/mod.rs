@@ -58,7 +58,7 @@ pub enum RankError {
     Damaged(#[from] super::segment::Damaged),
 }
 
-pub struct Postings {
+pub struct RankingIndex {
     /// The store content generation this matches.
     pub content_generation: u64,
     base: Arc<Segment>,
@@ -77,7 +77,7 @@ pub struct Postings {
 /// is read), and whether it matched every term.
 pub type Ranked = (crate::store::search::Candidate, bool);
 
-/// One word of a query, as [`Postings::coverage`] finds it.
+/// One word of a query, as [`RankingIndex::coverage`] finds it.
 #[derive(Debug, Clone, Copy)]
 pub struct Coverage {
     /// Chunks holding it.
@@ -104,9 +104,9 @@ pub fn release_scratch() -> usize {
 const FILE_PREFIX: &str = "rank-";
 const FILE_SUFFIX: &str = ".seg";
 
-impl Postings {
+impl RankingIndex {
     /// Builds a new base from the whole store, writes it into `dir` and maps it.
-    pub fn build(store: &Store, dir: &Path) -> Result<Postings, RankError> {
+    pub fn build(store: &Store, dir: &Path) -> Result<RankingIndex, RankError> {
         let mut b = Builder::default();
         let generation = store.scan_snapshot(|c, content, hash| b.add(c, content, hash))?;
         let [raw, terms, bytes, capacity, chunks] = b.held();
@@ -134,7 +134,7 @@ impl Postings {
 
     /// Maps the newest base in `dir` and brings it up to the store's content by a delta of
     /// the files whose chunks differ. `None` when there is no base yet.
-    pub fn open(store: &Store, dir: &Path) -> Result<Option<Postings>, RankError> {
+    pub fn open(store: &Store, dir: &Path) -> Result<Option<RankingIndex>, RankError> {
         let Some(path) = newest(dir) else { return Ok(None) };
         let base = match Segment::map(&path) {
             Ok(s) => Arc::new(s),
@@ -150,11 +150,11 @@ impl Postings {
     /// This index's base brought up to the store's content: a delta of the files whose
     /// chunks differ from the base's (by content hash, first chunk id and count) (a rebuild raced with edits, or the project was
     /// released and edited meanwhile).
-    pub fn catch_up(&self, store: &Store) -> Result<Postings, RankError> {
+    pub fn catch_up(&self, store: &Store) -> Result<RankingIndex, RankError> {
         Self::caught_up(Arc::clone(&self.base), store)
     }
 
-    fn caught_up(base: Arc<Segment>, store: &Store) -> Result<Postings, RankError> {
+    fn caught_up(base: Arc<Segment>, store: &Store) -> Result<RankingIndex, RankError> {
         let generation = base.generation;
         let p = Self::on(base, generation);
         let now = store.content_generation();
@@ -179,9 +179,9 @@ impl Postings {
         p.updated_to(store, &changed, now)
     }
 
-    fn on(base: Arc<Segment>, generation: u64) -> Postings {
+    fn on(base: Arc<Segment>, generation: u64) -> RankingIndex {
         let empty = Arc::new(empty_segment());
-        Postings {
+        RankingIndex {
             content_generation: generation,
             live: base.docs,
             live_len: base.total_len,
@@ -195,11 +195,11 @@ impl Postings {
     /// A copy in which the chunks of the `changed` files are what the store holds for them
     /// now (none, for a deleted file). Costs the delta's files, not the project's: the base
     /// is shared, its chunks of these files marked deleted.
-    pub fn updated(&self, store: &Store, changed: &[String]) -> Result<Postings, RankError> {
+    pub fn updated(&self, store: &Store, changed: &[String]) -> Result<RankingIndex, RankError> {
         self.updated_to(store, changed, store.content_generation())
     }
 
-    fn updated_to(&self, store: &Store, changed: &[String], generation: u64) -> Result<Postings, RankError> {
+    fn updated_to(&self, store: &Store, changed: &[String], generation: u64) -> Result<RankingIndex, RankError> {
         let mut deleted = self.deleted.clone();
         let (mut live, mut live_len) = (self.live, self.live_len);
         for (seg, offset) in [(&*self.base, 0), (&*self.delta, self.base.docs)] {
@@ -241,7 +241,7 @@ impl Postings {
             live_len += delta.total_len;
             (Arc::new(delta), Arc::new(empty_segment()))
         };
-        Ok(Postings {
+        Ok(RankingIndex {
             content_generation: generation,
             base: Arc::clone(&self.base),
             delta,
