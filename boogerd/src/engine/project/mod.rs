@@ -41,6 +41,12 @@ pub fn root_present(root: &Path) -> bool {
     std::fs::symlink_metadata(root).is_ok_and(|m| m.is_dir())
 }
 
+/// One registered project as the daemon holds it, by concern: where it is and where its
+/// index lives; the index itself (the store, opened when used and released when idle) and
+/// one indexing run at a time with its progress and last report; the ranking index and its
+/// background rebuilds; the watch's pending changes; vectors and the embedder; a first index
+/// filled from the team index (and answered from it while that runs); and what the status
+/// page shows of it while its index is not loaded.
 pub struct ProjectHandle {
     pub root: PathBuf,
     /// The folder its index lives in (see [`crate::base::storage`]).
