@@ -91,6 +91,7 @@ pub const TOOLS: &[ToolSpec] = &[
         &[
             REPOSITORY_REQUIRED,
             COMMIT,
+            param("path", Kind::String, "File or directory (as the local `symbols` takes it)."),
             param("name", Kind::String, "Only definitions whose name holds this (any case)."),
             PATH_PREFIX,
             KIND,
@@ -102,7 +103,7 @@ pub const TOOLS: &[ToolSpec] = &[
         "References",
         "Lines that use an identifier (whole word), its definitions marked, across the readable repositories.",
         &[
-            required("name", Kind::String, "Identifier."),
+            required("symbol", Kind::String, "Identifier, e.g. parse_config (as the local `references` takes it)."),
             REPOSITORY,
             COMMIT,
             PATH_PREFIX,

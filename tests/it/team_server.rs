@@ -167,10 +167,10 @@ fn probes(tool: &str, f: &Fixture) -> Vec<(Value, Value)> {
             pair(json!({"repository": "alpha", "commit": b2}), json!({"repository": "alpha", "commit": a1})),
         ],
         "references" => vec![
-            pair(json!({"name": "zebrafish_swim"}), json!({"name": "aardvark_swim"})),
+            pair(json!({"symbol": "zebrafish_swim"}), json!({"symbol": "aardvark_swim"})),
             pair(
-                json!({"name": "zebrafish_swim", "repository": "beta"}),
-                json!({"name": "aardvark_swim", "repository": "alpha"}),
+                json!({"symbol": "zebrafish_swim", "repository": "beta"}),
+                json!({"symbol": "aardvark_swim", "repository": "alpha"}),
             ),
         ],
         "directory-summary" => vec![
@@ -415,8 +415,8 @@ fn official_sdk_lists_and_calls_the_team_server() {
         {"tool": "search", "arguments": {"query": "aardvark swim"}},
         {"tool": "workspace-search", "arguments": {"query": "Burrow"}},
         {"tool": "grep", "arguments": {"pattern": "aardvark_swim"}},
-        {"tool": "symbols", "arguments": {"repository": "alpha"}},
-        {"tool": "references", "arguments": {"name": "aardvark_swim"}},
+        {"tool": "symbols", "arguments": {"repository": "alpha", "path": "src"}},
+        {"tool": "references", "arguments": {"symbol": "aardvark_swim"}},
         {"tool": "directory-summary", "arguments": {"repository": "alpha"}},
         {"tool": "branch-diff", "arguments": {"repository": "alpha", "base": f.alpha_commits[0]}},
         {"tool": "search", "arguments": {"query": "zebrafish", "repository": "beta"}},

@@ -29,9 +29,9 @@ pub(super) fn grep(ask: &mut Ask, a: &Args) -> Outcome {
 }
 
 pub(super) fn references(ask: &mut Ask, a: &Args) -> Outcome {
-    let name = a.name.as_deref().unwrap_or_default().trim();
+    let name = a.symbol.as_deref().unwrap_or_default().trim();
     if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$') {
-        return Err(ask.refuse("name must be one identifier (letters, digits, _), such as parse_config"));
+        return Err(ask.refuse("symbol must be one identifier (letters, digits, _), such as parse_config"));
     }
     let source = format!(r"\b{}\b", regex::escape(name));
     let matcher = LineMatcher::new(&source, false).map_err(|e| ask.refuse(&e.to_string()))?;
