@@ -12,7 +12,7 @@
 //! agent's answer ≥ 10x faster than rg.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -32,14 +32,7 @@ const PATTERNS: &[&str] = &[
 
 fn main() {
     let env = Env::new();
-    let root = match std::env::var_os("BOOGER_LARGE_TREE") {
-        Some(t) => PathBuf::from(t),
-        None => {
-            let root = env.dir.path().join("large");
-            booger_tests::copy_large_tree(&root);
-            root
-        }
-    };
+    let root = booger_tests::large_tree(env.dir.path());
     let _daemon = env.start_daemon();
     let out = env.run_within(None, &["index", root.to_str().unwrap(), "--json"], Duration::from_secs(3600));
     assert!(out.status.success(), "{}", describe(&out));

@@ -9,7 +9,7 @@
 //! then `status` is polled every second until the ranking index, the trigram rows and the
 //! embeddings are done; the kernel's high-water mark (`VmHWM`) is the peak RSS.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use booger_tests::live::{session, status};
@@ -18,16 +18,7 @@ use serde_json::Value;
 
 fn main() {
     let env = Env::new();
-    let root = match std::env::var_os("BOOGER_LARGE_TREE") {
-        Some(t) => PathBuf::from(t),
-        None => {
-            let root = env.dir.path().join("large");
-            let t = Instant::now();
-            booger_tests::copy_large_tree(&root);
-            eprintln!("tree built in {:.0} s", t.elapsed().as_secs_f64());
-            root
-        }
-    };
+    let root = booger_tests::large_tree(env.dir.path());
     let daemon = env.start_daemon();
     let pid = daemon.child.id();
     let t = Instant::now();

@@ -479,6 +479,19 @@ pub fn output_within(mut cmd: Command, limit: Duration) -> Output {
 
 /// The largest tree every machine here has, copied under `root`: /usr/include, the cargo
 /// registry's sources and the standard library's .py files (30,000+ files).
+/// The large tree the benches index: `BOOGER_LARGE_TREE` when set (a u-boot or kernel
+/// checkout), else [`copy_large_tree`] made under `dir`.
+pub fn large_tree(dir: &Path) -> PathBuf {
+    if let Some(t) = std::env::var_os("BOOGER_LARGE_TREE") {
+        return PathBuf::from(t);
+    }
+    let root = dir.join("large");
+    let t = std::time::Instant::now();
+    copy_large_tree(&root);
+    eprintln!("tree built in {:.0} s", t.elapsed().as_secs_f64());
+    root
+}
+
 pub fn copy_large_tree(root: &Path) {
     copy_tree(Path::new("/usr/include"), &root.join("include"), &[], &[]);
     let cargo = std::env::var_os("CARGO_HOME")

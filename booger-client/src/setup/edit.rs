@@ -53,7 +53,7 @@ pub fn current(format: Format, key: &str, name: &str, text: &str) -> Result<Opti
     }
 }
 
-fn json_parse(text: &str) -> Result<CstRootNode, Unparsable> {
+pub(super) fn json_parse(text: &str) -> Result<CstRootNode, Unparsable> {
     let root =
         CstRootNode::parse(text, &ParseOptions::default()).map_err(|e| Unparsable(format!("not valid JSON: {e}")))?;
     if root.value().is_some_and(|v| v.as_object().is_none()) {

@@ -10,11 +10,10 @@
 
 use std::path::{Path, PathBuf};
 
-use jsonc_parser::ParseOptions;
-use jsonc_parser::cst::{CstInputValue, CstRootNode};
+use jsonc_parser::cst::CstInputValue;
 use serde_json::{Value, json};
 
-use super::edit::Unparsable;
+use super::edit::{Unparsable, json_parse as parse};
 use crate::output::{complain, say};
 
 /// The clients whose hooks setup writes.
@@ -62,15 +61,6 @@ fn is_ours(group: &Value) -> bool {
     group["hooks"]
         .as_array()
         .is_some_and(|hs| hs.iter().any(|h| h["command"].as_str().is_some_and(|c| c.trim_end().ends_with(SUBCOMMAND))))
-}
-
-fn parse(text: &str) -> Result<CstRootNode, Unparsable> {
-    let root =
-        CstRootNode::parse(text, &ParseOptions::default()).map_err(|e| Unparsable(format!("not valid JSON: {e}")))?;
-    if root.value().is_some_and(|v| v.as_object().is_none()) {
-        return Err(Unparsable("its top level is not a JSON object".into()));
-    }
-    Ok(root)
 }
 
 /// `text` with booger's hook groups in it (an older group of booger's replaced), or None
