@@ -8,6 +8,23 @@
 
 use serde::{Deserialize, Serialize};
 
+/// How an answer is laid out. Each tool takes the modes its catalogue entry lists (checked
+/// before an argument is read); its handler treats the others as its default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputMode {
+    Content,
+    Signatures,
+    FilesWithMatches,
+    Count,
+    /// branch-diff: the answer's data as JSON text.
+    Json,
+    /// branch-diff: a line per symbol.
+    List,
+    /// branch-diff: a line per file.
+    Files,
+}
+
 /// `project`: a registered name or path; the session's project when absent.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
@@ -49,7 +66,7 @@ pub struct Notes {
 pub struct Query {
     pub query: String,
     #[serde(default)]
-    pub output_mode: Option<String>,
+    pub output_mode: Option<OutputMode>,
     /// content: each result's first `max_lines` lines (whole chunks when set).
     #[serde(default)]
     pub max_lines: Option<usize>,
@@ -97,7 +114,7 @@ pub struct Hybrid {
 #[serde(default)]
 pub struct Symbols {
     pub path: Option<String>,
-    pub output_mode: Option<String>,
+    pub output_mode: Option<OutputMode>,
     pub kind: Option<String>,
     pub language: Option<String>,
     #[serde(flatten)]
@@ -112,7 +129,7 @@ pub struct References {
     #[serde(default)]
     pub scope: Option<String>,
     #[serde(default)]
-    pub output_mode: Option<String>,
+    pub output_mode: Option<OutputMode>,
     #[serde(default)]
     pub language: Option<String>,
     #[serde(default)]
@@ -156,7 +173,7 @@ pub struct DirectorySummary {
 pub struct TestsFor {
     pub symbol: String,
     #[serde(default)]
-    pub output_mode: Option<String>,
+    pub output_mode: Option<OutputMode>,
     #[serde(flatten)]
     pub paging: Paging,
     #[serde(flatten)]
@@ -169,7 +186,7 @@ pub struct ChangedSince {
     #[serde(default)]
     pub path_prefix: Option<String>,
     #[serde(default)]
-    pub output_mode: Option<String>,
+    pub output_mode: Option<OutputMode>,
     #[serde(flatten)]
     pub paging: Paging,
     #[serde(flatten)]
@@ -275,7 +292,7 @@ pub struct Diff {
 pub struct BranchDiff {
     #[serde(flatten)]
     pub diff: Diff,
-    pub output_mode: Option<String>,
+    pub output_mode: Option<OutputMode>,
     pub max_tokens: Option<usize>,
 }
 

@@ -28,7 +28,7 @@ pub fn run(call: &Call, a: args::ChangedSince) -> Outcome {
             &answers::Symbols { results: Some(Vec::new()), since: Some(after), ..Default::default() },
         ));
     }
-    let mode = OutputMode::parse(a.output_mode.as_deref(), OutputMode::Signatures);
+    let mode = OutputMode::of(a.output_mode, OutputMode::Signatures);
     let r = format::outline(&chunks, mode, page(&a.paging, None, 200, 0)?);
     let text = format!("changed since {after}: {}", r.text);
     Ok(answer(text, &answers::Symbols { results: Some(r.results), since: Some(after), ..Default::default() }))

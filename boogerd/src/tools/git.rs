@@ -45,9 +45,9 @@ pub fn branch_diff(call: &Call, a: args::BranchDiff) -> Outcome {
     let max_chars = a.max_tokens.unwrap_or(crate::domain::search::format::DEFAULT_MAX_TOKENS) * 4;
     // Read-only: focusing the changed files is the agent's `focus` call, with the paths.
     let data = diff_answer(&d, max_chars);
-    let text = match a.output_mode.as_deref() {
-        Some("json") => serde_json::to_string(&data).unwrap_or_default(),
-        Some("files") => format::files_text(&d),
+    let text = match a.output_mode {
+        Some(args::OutputMode::Json) => serde_json::to_string(&data).unwrap_or_default(),
+        Some(args::OutputMode::Files) => format::files_text(&d),
         _ => format::diff_text(&d, max_chars).0,
     };
     Ok(answer(text, &data))

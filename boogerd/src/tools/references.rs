@@ -53,12 +53,12 @@ pub fn run(call: &Call, a: args::References) -> Outcome {
         *counts.entry(m.class.name().to_owned()).or_insert(0) += 1;
     }
     let summary = counts.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(", ");
-    Ok(match a.output_mode.as_deref().unwrap_or("content") {
-        "count" => answer(
+    Ok(match a.output_mode {
+        Some(args::OutputMode::Count) => answer(
             format!("{} mention(s) of {symbol}: {summary}", mentions.len()),
             &answers::References { total: Some(mentions.len() as u64), by_class: Some(counts), ..Default::default() },
         ),
-        "files_with_matches" => by_file(&mentions),
+        Some(args::OutputMode::FilesWithMatches) => by_file(&mentions),
         _ => listed(&mentions, symbol, &summary, page(&a.paging, None, 50, 0)?),
     })
 }

@@ -35,7 +35,7 @@ impl<'a> Request<'a> {
             query: Query::parse(&q.query),
             page: page(&q.paging, q.max_lines, 10, 40)?,
             filters: filters(&q.filters),
-            mode: OutputMode::parse(q.output_mode.as_deref(), OutputMode::Content),
+            mode: OutputMode::of(q.output_mode, OutputMode::Content),
             uncut: call.session.measuring,
             snapshot,
         })

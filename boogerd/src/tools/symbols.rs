@@ -22,7 +22,7 @@ pub fn run(call: &Call, a: args::Symbols) -> Outcome {
             &answers::Symbols { results: Some(Vec::new()), reason: Some(why), ..Default::default() },
         ));
     }
-    let mode = OutputMode::parse(a.output_mode.as_deref(), OutputMode::Signatures);
+    let mode = OutputMode::of(a.output_mode, OutputMode::Signatures);
     let r = format::outline(&chunks, mode, page(&a.paging, None, 200, 0)?);
     let data = answers::Symbols {
         project: Some(snap.project.name.clone()),

@@ -116,7 +116,7 @@ pub fn while_filling(call: &Call, a: &args::Search) -> Option<Outcome> {
         &commit[..commit.len().min(12)],
         project.name
     );
-    let mode = OutputMode::parse(q.output_mode.as_deref(), OutputMode::Content);
+    let mode = OutputMode::of(q.output_mode, OutputMode::Content);
     let (r, total) = if mode == OutputMode::FilesWithMatches {
         let ranked = files::by_file(&hits, files::lexical_evidence);
         (format::render_files(&ranked, page, &header), ranked.len())

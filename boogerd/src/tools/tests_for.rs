@@ -31,7 +31,7 @@ pub fn run(call: &Call, a: args::TestsFor) -> Outcome {
             &answers::TestsFor { results: Some(Vec::new()), reason: Some(why), ..Default::default() },
         ));
     }
-    let mode = OutputMode::parse(a.output_mode.as_deref(), OutputMode::Signatures);
+    let mode = OutputMode::of(a.output_mode, OutputMode::Signatures);
     if mode == OutputMode::Count {
         let text = format!("{} test(s) for {symbol}", found.len());
         return Ok(answer(text, &answers::TestsFor { total: Some(found.len() as u64), ..Default::default() }));

@@ -130,7 +130,7 @@ fn merged(
     }
     all.sort_by(|a, b| b.1.score.total_cmp(&a.1.score));
     let mut team_text = fuse_team(&mut all, team);
-    let mode = OutputMode::parse(a.output_mode.as_deref(), OutputMode::Content);
+    let mode = OutputMode::of(a.output_mode, OutputMode::Content);
     let (from, _, to) = page.span(all.len());
     let mut contents = HashMap::new();
     let mut hits = Vec::with_capacity(all.len());

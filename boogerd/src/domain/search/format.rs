@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 
+use booger_proto::tools::args;
 use serde_json::{Value, json};
 
 use super::Hit;
@@ -22,12 +23,13 @@ pub enum OutputMode {
 }
 
 impl OutputMode {
-    pub fn parse(s: Option<&str>, default: OutputMode) -> OutputMode {
-        match s {
-            Some("content") => OutputMode::Content,
-            Some("signatures") => OutputMode::Signatures,
-            Some("files_with_matches") => OutputMode::FilesWithMatches,
-            Some("count") => OutputMode::Count,
+    /// The layout a call asked for, or `default` (also for a mode search has not: branch-diff's).
+    pub fn of(asked: Option<args::OutputMode>, default: OutputMode) -> OutputMode {
+        match asked {
+            Some(args::OutputMode::Content) => OutputMode::Content,
+            Some(args::OutputMode::Signatures) => OutputMode::Signatures,
+            Some(args::OutputMode::FilesWithMatches) => OutputMode::FilesWithMatches,
+            Some(args::OutputMode::Count) => OutputMode::Count,
             _ => default,
         }
     }
