@@ -1,4 +1,4 @@
-//! `booger hook claude-code`: what Claude Code's hooks run (`booger setup --hooks` writes
+//! `booger hook claude-code|gemini`: what the clients' hooks run (`booger setup --hooks` writes
 //! them). The client sends the hook's event as JSON on stdin; this forwards it to the daemon
 //! (`booger/hook`, which decides whether and how to answer) and prints the answer, in the
 //! client's hook protocol, on stdout.
@@ -15,14 +15,15 @@ use serde_json::{Value, json};
 use crate::connect::{Daemon, Hello};
 use crate::output::{Exit, complain, say};
 
-pub const USAGE: &str = "usage: booger hook claude-code  (reads the hook's event on stdin)
+pub const USAGE: &str = "usage: booger hook claude-code|gemini  (reads the hook's event on stdin)
 
-What Claude Code's hooks run; `booger setup claude-code --hooks` writes them. Its Grep in a
-project booger indexes is answered from the index; a new session is told booger is there.
-Prints nothing (and the client's own tool runs) when booger cannot answer exactly.";
+What the hooks of Claude Code and Gemini CLI run; `booger setup CLIENT --hooks` writes them.
+Their grep in a project booger indexes is answered from the index; a new session is told
+booger is there. Prints nothing (and the client's own tool runs) when booger cannot answer
+exactly.";
 
 pub fn run(socket: &Path, args: &[String]) -> Exit {
-    let Some(client @ "claude-code") = args.first().map(String::as_str) else {
+    let Some(client @ ("claude-code" | "gemini")) = args.first().map(String::as_str) else {
         complain!("{USAGE}");
         return Exit::Usage;
     };

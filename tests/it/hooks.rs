@@ -120,6 +120,30 @@ fn the_grep_hook_answers_with_rgs_lines_leaves_the_rest_alone_and_setup_round_tr
     let elsewhere = env.project("elsewhere");
     assert_eq!(run_hook(&env, &command, &grep_event(&elsewhere, json!({ "pattern": "x" }))), "");
 
+    // Gemini CLI: its grep_search answered the same way, in its protocol; its one settings
+    // file holds the MCP entry beside the hooks.
+    let gemini_settings = home.join(".gemini/settings.json");
+    let out = env.run_in(Some(&home), &["setup", "gemini", "--hooks"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let g: Value = serde_json::from_str(&std::fs::read_to_string(&gemini_settings).unwrap()).unwrap();
+    assert!(g["mcpServers"]["booger"].is_object(), "{g}");
+    assert_eq!(g["hooks"]["BeforeTool"][0]["matcher"], "grep_search|search_file_content", "{g}");
+    let gemini_command = g["hooks"]["BeforeTool"][0]["hooks"][0]["command"].as_str().unwrap().to_owned();
+    assert!(gemini_command.ends_with("hook gemini"), "{gemini_command}");
+    let event = json!({ "hook_event_name": "BeforeTool", "tool_name": "grep_search", "cwd": repo,
+                        "tool_input": { "pattern": "connect_retry", "dir_path": repo.join("src") } });
+    let v: Value = serde_json::from_str(&run_hook(&env, &gemini_command, &event)).unwrap();
+    assert_eq!(v["decision"], "deny", "{v}");
+    let reason = v["reason"].as_str().unwrap();
+    assert!(
+        reason.contains(&format!("{}/src/net.py:8:        return connect_retry(self.host)", repo.display())),
+        "{reason}"
+    );
+    assert!(!reason.contains("notes.md"), "{reason}");
+    let with_glob = json!({ "hook_event_name": "BeforeTool", "tool_name": "grep_search", "cwd": repo,
+                            "tool_input": { "pattern": "connect_retry", "include": "*.py" } });
+    assert_eq!(run_hook(&env, &gemini_command, &with_glob), "");
+
     // A new session hears about booger.
     let out = run_hook(&env, &command, &json!({ "hook_event_name": "SessionStart", "cwd": repo, "source": "startup" }));
     let v: Value = serde_json::from_str(&out).unwrap();
@@ -135,6 +159,7 @@ fn the_grep_hook_answers_with_rgs_lines_leaves_the_rest_alone_and_setup_round_tr
     let out = env.run_in(Some(&home), &["setup", "--remove"]);
     assert!(out.status.success(), "{}", describe(&out));
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), SETTINGS, "the settings as they were, byte for byte");
+    assert!(!gemini_settings.exists(), "setup made Gemini's settings, and --remove takes them away");
 }
 
 /// The settings without the one line comment this test writes (serde_json reads no comments).

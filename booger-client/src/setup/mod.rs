@@ -47,9 +47,9 @@ nothing.
   --print         show the exact change; write nothing
   --skills        also write the agent skill (Claude Code, Codex) that says when to use which
                   tool; alone, only the skill
-  --hooks         also write Claude Code's hooks: its Grep answered from booger's index in an
-                  indexed project (its own Grep otherwise), and a new session told that
-                  booger is there; alone, only the hooks
+  --hooks         also write the hooks of Claude Code and Gemini CLI: their grep answered
+                  from booger's index in an indexed project (their own otherwise), and a new
+                  session told that booger is there; alone, only the hooks
   --remove        undo: restore each file setup changed (or take booger's entry out of it);
                   alone, undoes everything, skills included
   --remote URL    a team server instead (`boogerd --serve-team`; URL ends in /mcp), as the
@@ -254,7 +254,8 @@ impl Setup {
             self.skills(project, &to, o.remove, o.print);
         }
         if o.hooks || undo_all {
-            let to = targets(hooks::CLIENTS, o.hooks, &self.dirs);
+            let takers: Vec<&'static str> = hooks::CLIENTS.iter().map(|c| c.id).collect();
+            let to = targets(&takers, false, &self.dirs);
             self.hooks(project, &to, o.remove, o.print);
         }
     }
@@ -319,11 +320,12 @@ impl Setup {
             };
             say!("  {:<15} {:<24} {:<44} {state}", client, "agent skill", self.dirs.show(&path));
         }
-        let settings = hooks::settings_path(&self.dirs.home, project);
-        let text = std::fs::read_to_string(&settings).unwrap_or_default();
-        let state =
-            if hooks::present(&text, &hooks::command(&booger, &env)) { "written" } else { "not written (--hooks)" };
-        say!("  {:<15} {:<24} {:<44} {state}", "claude-code", "hooks (Grep, session)", self.dirs.show(&settings));
+        for h in hooks::CLIENTS {
+            let settings = h.settings_path(&self.dirs.home, project);
+            let text = std::fs::read_to_string(&settings).unwrap_or_default();
+            let state = if h.present(&text, &h.command(&booger, &env)) { "written" } else { "not written (--hooks)" };
+            say!("  {:<15} {:<24} {:<44} {state}", h.id, "hooks (grep, session)", self.dirs.show(&settings));
+        }
         say!(
             "\nbooger setup CLIENT... (or --all) writes; --print shows the change first; --remove undoes.\n\
              The entry runs {} mcp.",

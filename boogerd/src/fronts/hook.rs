@@ -1,9 +1,12 @@
-//! Claude Code's hooks (`booger setup claude-code --hooks` writes them; `booger hook
-//! claude-code` forwards each event here as `booger/hook` and prints the answer).
+//! The clients' hooks (`booger setup CLIENT --hooks` writes them; `booger hook CLIENT`
+//! forwards each event here as `booger/hook` and prints the answer): Claude Code and Gemini
+//! CLI.
 //!
-//! - `PreToolUse` of `Grep` in a project booger indexes and keeps fresh: grep answers it from
-//!   the index, with the lines rg would print, and the client's own Grep does not run (the
-//!   answer travels as the reason of a `deny`, which the agent reads as the tool's result).
+//! - Before the client's grep tool runs (Claude Code's `PreToolUse` of `Grep`, Gemini CLI's
+//!   `BeforeTool` of `grep_search`) in a project booger indexes and keeps fresh: grep answers
+//!   it from the index, with the lines rg would print, and the client's own tool does not run
+//!   (the answer travels as the reason of a `deny`, which the agent reads as the tool's
+//!   result).
 //! - `SessionStart`: a few lines telling the agent that booger indexes this project.
 //!
 //! Anything else — a project booger does not index or has not caught up with, options grep
@@ -25,9 +28,11 @@ const MAX_LINES: usize = 1000;
 
 /// What the hook prints for `event` from `client`, if anything.
 pub async fn answer(daemon: Arc<Daemon>, client: &str, event: &Value) -> Option<String> {
-    if client != "claude-code" {
-        return None;
-    }
+    let client = match client {
+        "claude-code" => Client::ClaudeCode,
+        "gemini" => Client::Gemini,
+        _ => return None,
+    };
     let cwd = PathBuf::from(event["cwd"].as_str()?);
     let session = Session {
         id: "hook".to_owned(),
@@ -39,16 +44,39 @@ pub async fn answer(daemon: Arc<Daemon>, client: &str, event: &Value) -> Option<
     };
     // A registered project holds the directory (the registry finds it by any path inside).
     let root = daemon.registry.read().recover().find(&cwd.to_string_lossy())?.root.clone();
-    match event["hook_event_name"].as_str()? {
-        "PreToolUse" if event["tool_name"] == "Grep" => grep(daemon, session, &cwd, &root, &event["tool_input"]).await,
-        "SessionStart" => session_start(daemon, session).await,
-        _ => None,
-    }
+    let tool = event["tool_name"].as_str().unwrap_or_default();
+    let ask = match (client, event["hook_event_name"].as_str()?) {
+        (Client::ClaudeCode, "PreToolUse") if tool == "Grep" => Ask::from(&event["tool_input"])?,
+        (Client::Gemini, "BeforeTool") if matches!(tool, "grep_search" | "search_file_content") => {
+            Ask::from_gemini(&event["tool_input"])?
+        }
+        (_, "SessionStart") => return session_start(daemon, session).await,
+        _ => return None,
+    };
+    let reason = grep(daemon, session, &cwd, &root, ask).await?;
+    Some(
+        match client {
+            Client::ClaudeCode => json!({ "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": reason,
+            }}),
+            Client::Gemini => json!({ "decision": "deny", "reason": reason }),
+        }
+        .to_string(),
+    )
 }
 
-/// Claude Code's Grep, answered from the index when the answer can be rg's.
-async fn grep(daemon: Arc<Daemon>, session: Session, cwd: &Path, root: &Path, input: &Value) -> Option<String> {
-    let ask = Ask::from(input)?;
+/// The clients whose hooks booger answers.
+#[derive(Clone, Copy)]
+enum Client {
+    ClaudeCode,
+    Gemini,
+}
+
+/// A client's grep, answered from the index when the answer can be rg's: the text the agent
+/// reads.
+async fn grep(daemon: Arc<Daemon>, session: Session, cwd: &Path, root: &Path, ask: Ask) -> Option<String> {
     let mut arguments = json!({
         "pattern": ask.pattern,
         "case_insensitive": ask.case_insensitive,
@@ -68,18 +96,10 @@ async fn grep(daemon: Arc<Daemon>, session: Session, cwd: &Path, root: &Path, in
     }
     let body = ask.render(&reply, root)?;
     let name = data["project"].as_str().unwrap_or_default();
-    let reason = format!(
+    Some(format!(
         "Grep answered by booger from its up-to-date index of {name} (the lines rg finds, except in files booger \
          does not index, such as generated or very large ones: `booger status` lists them):\n{body}"
-    );
-    Some(
-        json!({ "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": "deny",
-            "permissionDecisionReason": reason,
-        }})
-        .to_string(),
-    )
+    ))
 }
 
 /// What a Grep call asks, as far as booger's grep can answer it exactly.
@@ -101,7 +121,25 @@ enum Mode {
 }
 
 impl Ask {
-    /// None for what booger's grep does not do the same way.
+    /// Gemini CLI's `grep_search` (`pattern`, `dir_path`, `include`): matching lines; a glob
+    /// filter is left to the client.
+    fn from_gemini(input: &Value) -> Option<Ask> {
+        if input.get("include").is_some_and(|g| !g.is_null()) {
+            return None;
+        }
+        let path = input.get("dir_path").or_else(|| input.get("path")).and_then(Value::as_str);
+        Some(Ask {
+            pattern: input["pattern"].as_str().filter(|p| !p.is_empty())?.to_owned(),
+            path: path.filter(|p| !p.is_empty()).map(PathBuf::from),
+            mode: Mode::Content,
+            case_insensitive: false,
+            context: 0,
+            head_limit: None,
+            offset: 0,
+        })
+    }
+
+    /// Claude Code's Grep; None for what booger's grep does not do the same way.
     fn from(input: &Value) -> Option<Ask> {
         let flag = |k: &str| input.get(k).and_then(Value::as_bool).unwrap_or(false);
         let number = |k: &str| input.get(k).and_then(Value::as_u64);
