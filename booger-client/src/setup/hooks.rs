@@ -177,7 +177,10 @@ impl super::Setup {
         let chosen: Vec<&HookClient> = targets.iter().filter_map(|t| find(t)).collect();
         if chosen.is_empty() && !remove {
             let ids: Vec<&str> = CLIENTS.iter().map(|c| c.id).collect();
-            say!("--hooks: only {} take booger's hooks; nothing written for the others", ids.join(" and "));
+            say!(
+                "--hooks: no hooks written: {} take them (name one: booger setup claude-code --hooks)",
+                ids.join(" and ")
+            );
         }
         for c in chosen {
             self.client_hooks(c, project, remove, print);
