@@ -24,7 +24,7 @@ pub mod fronts;
 pub mod serve;
 pub mod source;
 pub mod store;
-pub mod tools;
+pub(crate) mod tools;
 
 pub use engine::{Config, Daemon};
 pub use fronts::Endpoint;

@@ -1,14 +1,14 @@
 //! The bottom layer: helpers with no knowledge of projects, indexes or protocols.
 
-pub mod deadline;
-pub mod hints;
+pub(crate) mod deadline;
+pub(crate) mod hints;
 pub mod memory;
-pub mod metrics;
-pub mod repo_file;
+pub(crate) mod metrics;
+pub(crate) mod repo_file;
 pub(crate) mod rng;
 pub mod secret;
 pub mod storage;
-pub mod sync;
-pub mod text;
-pub mod threads;
+pub(crate) mod sync;
+pub(crate) mod text;
+pub(crate) mod threads;
 pub mod time;

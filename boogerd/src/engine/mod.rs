@@ -3,18 +3,18 @@
 //! state of every project ([`live`]) and the watcher that fills it ([`watch`]).
 
 pub mod config;
-pub mod daemon;
+pub(crate) mod daemon;
 pub mod index;
-pub mod live;
-pub mod prebuilt;
+pub(crate) mod live;
+pub(crate) mod prebuilt;
 pub mod project;
-pub mod publish;
-pub mod registration;
-pub mod registry;
-pub mod seed;
-pub mod team;
-pub mod team_pool;
-pub mod watch;
+pub(crate) mod publish;
+pub(crate) mod registration;
+pub(crate) mod registry;
+pub(crate) mod seed;
+pub(crate) mod team;
+pub(crate) mod team_pool;
+pub(crate) mod watch;
 
 pub use config::Config;
 pub use daemon::Daemon;

@@ -2,11 +2,11 @@
 //! the MCP methods on it ([`mcp`]), and HTTP ([`http`]). Each turns a request into a tool
 //! call or a status read, and nothing more.
 
-pub mod connection;
-pub mod endpoint;
-pub mod hook;
-pub mod http;
-pub mod mcp;
+pub(crate) mod connection;
+pub(crate) mod endpoint;
+pub(crate) mod hook;
+pub(crate) mod http;
+pub(crate) mod mcp;
 pub mod rpc;
 pub mod team;
 

@@ -4,7 +4,7 @@
 //! knows about the daemon: the store, search, git and the indexing run all build on it.
 
 pub mod chunk;
-pub mod hash;
+pub(crate) mod hash;
 pub mod lang;
 
 /// Files larger than this are not parsed but cut into fixed-size blocks.

@@ -178,6 +178,7 @@ fn first_time(seen: &mut [u64], list: &mut Vec<u32>, g: u32) {
 
 impl GramSet {
     /// The byte trigrams of `text` as it is (a literal's, to look up).
+    #[cfg(test)]
     pub fn add(&mut self, text: &str) {
         let (seen, set) = (&mut self.seen, &mut self.set);
         each_gram(text.as_bytes(), |g| first_time(seen, set, g));

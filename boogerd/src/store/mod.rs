@@ -9,21 +9,21 @@
 //! writer. A read-only caller uses [`Store::open_existing`], which never creates anything.
 
 mod batch;
-pub mod context;
+pub(crate) mod context;
 mod files;
-pub mod grams;
-pub mod prebuilt;
-pub mod recover;
+pub(crate) mod grams;
+pub(crate) mod prebuilt;
+pub(crate) mod recover;
 mod reuse;
-pub mod scan;
+pub(crate) mod scan;
 mod schema;
 pub mod search;
 mod tally;
 pub mod team;
 #[cfg(test)]
 pub(crate) mod testing;
-pub mod vectors;
-pub mod words;
+pub(crate) mod vectors;
+pub(crate) mod words;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
