@@ -11,13 +11,13 @@
 //! - [`worker`]: embedding new and changed chunks in the background.
 
 pub mod provider;
-pub mod remote;
+pub(crate) mod remote;
 pub mod static_table;
-pub mod text;
+pub(crate) mod text;
 #[cfg(feature = "transformer")]
-pub mod transformer;
-pub mod vectors;
-pub mod wordpiece;
+pub(crate) mod transformer;
+pub(crate) mod vectors;
+pub(crate) mod wordpiece;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {

@@ -8,10 +8,10 @@
 //! - [`symbols`]: matching two versions' chunks by (kind, parent, name, occurrence).
 //! - [`format`]: the answers: a readable diff, a commit message, a changelog.
 
-pub mod command;
+pub(crate) mod command;
 pub mod diff;
-pub mod format;
-pub mod identity;
+pub(crate) mod format;
+pub(crate) mod identity;
 pub mod parsed;
 pub mod repo;
 pub mod symbols;

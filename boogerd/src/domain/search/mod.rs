@@ -25,22 +25,22 @@
 //! chunks are put in the order of the files it asks to change (`passage_files`).
 
 pub mod confidence;
-pub mod files;
-pub mod format;
-pub mod grams;
-pub mod lexemes;
-pub mod lines;
-pub mod passage;
+pub(crate) mod files;
+pub(crate) mod format;
+pub(crate) mod grams;
+pub(crate) mod lexemes;
+pub(crate) mod lines;
+pub(crate) mod passage;
 mod passage_files;
 pub mod query;
-pub mod question;
-pub mod ranking_index;
-pub mod segment;
-pub mod semantic;
-pub mod snippet;
+pub(crate) mod question;
+pub(crate) mod ranking_index;
+pub(crate) mod segment;
+pub(crate) mod semantic;
+pub(crate) mod snippet;
 mod tombstones;
-pub mod weights;
-pub mod words;
+pub(crate) mod weights;
+pub(crate) mod words;
 
 use std::collections::HashMap;
 

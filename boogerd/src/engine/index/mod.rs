@@ -15,7 +15,7 @@
 //! failing aborts a run, and because each batch is one transaction, an interrupted run
 //! leaves a consistent index that the next run completes.
 
-pub mod origin;
+pub(crate) mod origin;
 pub mod walk;
 
 use std::collections::{HashMap, HashSet};

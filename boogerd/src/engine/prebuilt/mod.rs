@@ -9,7 +9,7 @@
 //! embedding thread ([`vectors`]).
 
 mod parts;
-pub mod vectors;
+pub(crate) mod vectors;
 
 use std::collections::HashMap;
 use std::io::Write;

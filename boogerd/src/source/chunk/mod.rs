@@ -13,9 +13,9 @@
 
 pub mod code;
 mod grammars;
-pub mod js;
-pub mod markdown;
-pub mod raw;
+pub(crate) mod js;
+pub(crate) mod markdown;
+pub(crate) mod raw;
 mod refine;
 mod role;
 pub mod verify;
