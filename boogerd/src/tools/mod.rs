@@ -21,7 +21,7 @@ mod progress;
 mod projects;
 mod publish;
 mod references;
-pub mod remote;
+pub(crate) mod remote;
 mod schedule;
 mod search;
 mod semantic;

@@ -10,7 +10,7 @@
 mod baseline;
 mod calibrate;
 mod measure;
-pub mod mine;
+pub(crate) mod mine;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
