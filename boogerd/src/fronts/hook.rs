@@ -34,8 +34,12 @@ pub async fn answer(daemon: Arc<Daemon>, client: &str, event: &Value) -> Option<
         _ => return None,
     };
     let cwd = PathBuf::from(event["cwd"].as_str()?);
+    // A session of its own per event: one agent's grep does not queue behind another's (a
+    // session runs one heavy call at a time).
+    static EVENTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = EVENTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let session = Session {
-        id: "hook".to_owned(),
+        id: format!("hook-{n}"),
         project: Some(cwd.clone()),
         register: false,
         shell: false,
