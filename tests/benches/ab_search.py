@@ -7,9 +7,11 @@ Each build gets its own daemon (socket and data directory in a temporary folder)
 the same corpus (default: the Python standard library). Then every query runs once per
 round on A and on B, in alternating order, so both see the same machine load; the table
 gives each build's median and p95 whole-process time and B/A. The machines are shared and
-noisy: the ratio of medians is the figure to read.
+noisy: the ratio of medians is the figure to read. Both builds' background tiers finish before
+any query is timed.
 """
 
+import json
 import os
 import statistics
 import subprocess
@@ -47,6 +49,22 @@ def run(bin_dir, env, args, cwd):
     )
 
 
+def settle(name, bin_dir, env, corpus, limit_s=600):
+    deadline = time.time() + limit_s
+    while time.time() < deadline:
+        out = run(bin_dir, env, ["status", "--json"], corpus)
+        try:
+            index = json.loads(out.stdout)["project"]["index"]
+        except (ValueError, KeyError, TypeError):
+            index = {}
+        e = index.get("embeddings") or {}
+        embedded = e.get("running") is False and e.get("embedded") == e.get("embeddable")
+        if index.get("ranking_index") == "ready" and (index.get("grep_index") or {}).get("ready") and embedded:
+            return
+        time.sleep(1)
+    sys.exit(f"{name}: background tiers not done within {limit_s} s")
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -63,8 +81,11 @@ def main():
             if out.returncode != 0:
                 sys.exit(f"{name}: index failed: {out.stderr}")
             builds.append((name, bin_dir, env))
-        # Let the background tiers finish before timing queries.
-        time.sleep(20)
+        # Every background tier done on both (the ranking index, grep's trigram rows, the
+        # embeddings) before timing: a build still embedding answers slower, and a fixed wait
+        # favoured whichever build indexed first.
+        for name, bin_dir, env in builds:
+            settle(name, bin_dir, env, corpus)
         for name, bin_dir, env in builds:
             for q in QUERIES:
                 run(bin_dir, env, ["search", q], corpus)
