@@ -85,7 +85,7 @@ fn json_remove(key: &str, name: &str, text: &str) -> Result<Option<String>, Unpa
     Ok(Some(root.to_string()))
 }
 
-fn cst_value(v: &Value) -> CstInputValue {
+pub(super) fn cst_value(v: &Value) -> CstInputValue {
     match v {
         Value::Null => CstInputValue::Null,
         Value::Bool(b) => CstInputValue::Bool(*b),
@@ -97,9 +97,9 @@ fn cst_value(v: &Value) -> CstInputValue {
 }
 
 /// An object's fields in the order people write a server entry (kind, command, arguments,
-/// environment), not alphabetically.
+/// environment) or a hook (what it matches, then what it runs), not alphabetically.
 fn ordered(v: &Value) -> impl Iterator<Item = (&str, &Value)> {
-    const ORDER: [&str; 6] = ["type", "source", "command", "url", "args", "env"];
+    const ORDER: [&str; 9] = ["matcher", "type", "source", "command", "url", "args", "env", "timeout", "hooks"];
     let mut fields: Vec<(&str, &Value)> = v.as_object().into_iter().flatten().map(|(k, v)| (k.as_str(), v)).collect();
     fields.sort_by_key(|(k, _)| ORDER.iter().position(|o| o == k).unwrap_or(ORDER.len()));
     fields.into_iter()

@@ -11,10 +11,9 @@
 
 use std::path::{Path, PathBuf};
 
-use jsonc_parser::cst::CstInputValue;
 use serde_json::{Value, json};
 
-use super::edit::{Unparsable, json_parse as parse};
+use super::edit::{Unparsable, cst_value, json_parse as parse};
 use crate::output::{complain, say};
 
 /// A client whose hooks setup writes.
@@ -107,7 +106,7 @@ impl HookClient {
             for old in ours {
                 old.remove();
             }
-            list.append(input(&group));
+            list.append(cst_value(&group));
             changed = true;
         }
         Ok(changed.then(|| root.to_string()))
@@ -150,23 +149,6 @@ fn shell_quote(s: &str) -> String {
         s.to_owned()
     } else {
         format!("'{}'", s.replace('\'', r"'\''"))
-    }
-}
-
-fn input(v: &Value) -> CstInputValue {
-    match v {
-        Value::Null => CstInputValue::Null,
-        Value::Bool(b) => CstInputValue::Bool(*b),
-        Value::Number(n) => CstInputValue::Number(n.to_string()),
-        Value::String(s) => CstInputValue::String(s.clone()),
-        Value::Array(items) => CstInputValue::Array(items.iter().map(input).collect()),
-        // The order a person writes a hook in: what it matches, then what it runs.
-        Value::Object(map) => {
-            const ORDER: [&str; 5] = ["matcher", "type", "command", "timeout", "hooks"];
-            let mut fields: Vec<(&String, &Value)> = map.iter().collect();
-            fields.sort_by_key(|(k, _)| ORDER.iter().position(|o| o == k).unwrap_or(ORDER.len()));
-            CstInputValue::Object(fields.into_iter().map(|(k, v)| (k.clone(), input(v))).collect())
-        }
     }
 }
 
