@@ -4,12 +4,13 @@
 //! request, so a CLI call costs one round trip.
 
 use std::io::{self, BufRead, BufReader, Write};
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use booger_proto::paths;
+
+use crate::platform::{self, Stream, is_absent};
 use booger_proto::wire::{self, PROTOCOL_VERSION, RpcError};
 use serde_json::{Value, json};
 
@@ -62,8 +63,8 @@ pub fn socket() -> PathBuf {
 
 /// One connection to the daemon.
 pub struct Daemon {
-    pub stream: UnixStream,
-    pub reader: BufReader<UnixStream>,
+    pub stream: Stream,
+    pub reader: BufReader<Stream>,
     next_id: u64,
 }
 
@@ -133,8 +134,8 @@ impl Daemon {
         }
     }
 
-    fn from_stream(stream: UnixStream) -> Result<Self, Failure> {
-        let reader = BufReader::new(stream.try_clone()?);
+    fn from_stream(stream: Stream) -> Result<Self, Failure> {
+        let reader = BufReader::new(platform::try_clone(&stream)?);
         Ok(Self { stream, reader, next_id: 1 })
     }
 
@@ -214,17 +215,8 @@ fn check_hello(reply: Result<Value, Failure>) -> Result<Value, Failure> {
     Ok(reply)
 }
 
-fn is_absent(e: &io::Error) -> bool {
-    matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused)
-}
-
-fn connect_once(socket: &Path) -> io::Result<UnixStream> {
-    use interprocess::local_socket::{GenericFilePath, Stream, prelude::*};
-    let name = socket.to_fs_name::<GenericFilePath>()?;
-    match Stream::connect(name)? {
-        // Unwrapped to std's UnixStream for `shutdown(Write)`, which the MCP pump needs.
-        Stream::UdSocket(s) => s.inner().try_clone(),
-    }
+fn connect_once(socket: &Path) -> io::Result<Stream> {
+    platform::connect(socket)
 }
 
 /// Where `boogerd` is: `BOOGER_DAEMON`, else beside this binary, else on `PATH`.
@@ -232,37 +224,28 @@ pub fn daemon_binary() -> PathBuf {
     if let Some(p) = std::env::var_os("BOOGER_DAEMON").filter(|p| !p.is_empty()) {
         return PathBuf::from(p);
     }
-    if let Some(sibling) = std::env::current_exe().ok().and_then(|e| Some(e.parent()?.join("boogerd")))
+    let name = format!("boogerd{}", std::env::consts::EXE_SUFFIX);
+    if let Some(sibling) = std::env::current_exe().ok().and_then(|e| Some(e.parent()?.join(&name)))
         && sibling.is_file()
     {
         return sibling;
     }
-    PathBuf::from("boogerd")
+    PathBuf::from(name)
 }
 
-/// Starts `boogerd` detached from this process (own session, no terminal), logging to `log`.
+/// Starts `boogerd` detached from this process, logging to `log`.
 fn spawn_daemon(socket: &Path, data_dir: &Path, log: &Path) -> Result<std::process::Child, Failure> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    use std::os::unix::process::CommandExt;
-    let _ = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(data_dir);
-    let log_file = std::fs::OpenOptions::new()
+    let _ = platform::private_dir_builder().recursive(true).create(data_dir);
+    let log_file = platform::private_file_options()
         .create(true)
         .append(true)
-        .mode(0o600)
         .open(log)
         .map_err(|e| Failure::StartFailed(format!("cannot open the daemon log {}: {e}", log.display())))?;
     let bin = daemon_binary();
     let mut cmd = Command::new(&bin);
     cmd.arg("--socket").arg(socket).arg("--home").arg(data_dir);
     cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(log_file);
-    // SAFETY: setsid is async-signal-safe; it detaches the daemon from our terminal and
-    // process group so Ctrl-C in the shell that started booger does not stop it.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
+    platform::detach(&mut cmd);
     cmd.spawn().map_err(|e| {
         Failure::StartFailed(format!(
             "cannot start the daemon {}: {e}. Install boogerd next to booger or on PATH, or set BOOGER_DAEMON",

@@ -19,9 +19,9 @@ command and agent; it starts on first use.
   status      pid, version, uptime, socket, data dir and projects of the running daemon
   logs [-n N] the last N (40) lines of the daemon's log
   install     install a user service that keeps the daemon running (systemd on Linux, launchd
-              on macOS), with the socket and data directory this shell's booger uses;
-              --print shows what would be written, and where, without writing
-              (--systemd or --launchd picks the manager)
+              on macOS, a Startup-folder script on Windows), with the socket and data
+              directory this shell's booger uses; --print shows what would be written, and
+              where, without writing (--systemd, --launchd or --startup picks the manager)
   uninstall   remove what install wrote (--print: say what, without removing)";
 
 pub fn run(socket: &Path, args: &[String], json: bool) -> Result<Exit, Failure> {
@@ -186,11 +186,7 @@ fn write_fresh_private(path: &Path, text: &str) -> std::io::Result<()> {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
         _ => {}
     }
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options.open(path)?.write_all(text.as_bytes())
+    crate::platform::private_file_options().write(true).create_new(true).open(path)?.write_all(text.as_bytes())
 }
 
 /// `install [--print] [--systemd|--launchd]`: writes the user service (this OS's manager by
@@ -218,11 +214,7 @@ fn install(args: &[String]) -> Result<Exit, Failure> {
 fn keep_team_url() -> std::io::Result<()> {
     let Some(url) = std::env::var(paths::TEAM_URL_ENV).ok().filter(|u| !u.trim().is_empty()) else { return Ok(()) };
     let dir = paths::data_dir();
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(&dir)?;
+    crate::platform::private_dir_builder().recursive(true).create(&dir)?;
     write_fresh_private(&dir.join(paths::TEAM_URL_FILE), &format!("{}\n", url.trim()))?;
     say!("the service's daemon will use the team index of BOOGER_TEAM_URL (kept in {})", dir.display());
     Ok(())

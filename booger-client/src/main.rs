@@ -11,6 +11,7 @@ mod hook;
 mod mcp;
 mod model_cmd;
 mod output;
+mod platform;
 mod progress;
 mod service;
 mod setup;
@@ -307,7 +308,7 @@ fn print_help() {
 
 /// `dir` made absolute (canonical when it exists), so the daemon resolves it as we mean it.
 pub(crate) fn absolute(dir: &Path) -> PathBuf {
-    std::fs::canonicalize(dir)
+    booger_proto::paths::canonical(dir)
         .unwrap_or_else(|_| std::env::current_dir().map(|c| c.join(dir)).unwrap_or_else(|_| dir.to_owned()))
 }
 

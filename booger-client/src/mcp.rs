@@ -9,13 +9,11 @@
 //! but calls of tools that write); those get an error that says to call again. The agent's
 //! session goes on.
 //!
-//! When stdin closes, the write half is shut so the daemon finishes in-flight requests,
+//! When stdin closes, the daemon is told the input ended (`platform::end_input`), so it finishes in-flight requests,
 //! answers them, and closes; then the pump exits.
 
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, Write};
-use std::net::Shutdown;
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -25,6 +23,7 @@ use serde_json::{Value, json};
 
 use crate::connect::{Daemon, Failure, Hello};
 use crate::output::complain;
+use crate::platform::{Stream, end_input};
 
 /// How long the pump keeps trying to reach a daemon again before it gives up.
 const RECONNECT_FOR: Duration = Duration::from_secs(30);
@@ -39,7 +38,7 @@ struct Link {
     /// The tools `tools/list` shows (`booger mcp --tools`); `None`: the daemon's default.
     tools: Option<String>,
     /// Where agent lines go: the current connection, `None` while reconnecting.
-    up: Mutex<Option<UnixStream>>,
+    up: Mutex<Option<Stream>>,
     /// Signalled when `up` is connected again.
     reconnected: Condvar,
     /// The agent's `initialize` request, replayed on a new connection.
@@ -86,7 +85,7 @@ pub fn run(socket: &Path, project: &Path, session: &str, register: bool, tools: 
                 if link.stdin_closed.load(Ordering::SeqCst)
                     && let Some(s) = lock(&link.up).as_ref()
                 {
-                    let _ = s.shutdown(Shutdown::Write);
+                    let _ = end_input(s);
                 }
             }
             Err(e) => {
@@ -117,7 +116,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Connects (starting the daemon if needed) and says hello. Returns the write half, the
 /// reader, and bytes the reader holds beyond the hello's answer.
-fn connect(socket: &Path, hello: &Hello) -> Result<(UnixStream, BufReader<UnixStream>, Vec<u8>), Failure> {
+fn connect(socket: &Path, hello: &Hello) -> Result<(Stream, BufReader<Stream>, Vec<u8>), Failure> {
     let mut daemon = Daemon::connect_or_start(socket)?;
     daemon.hello(hello)?;
     let Daemon { stream, reader, .. } = daemon;
@@ -127,7 +126,7 @@ fn connect(socket: &Path, hello: &Hello) -> Result<(UnixStream, BufReader<UnixSt
 }
 
 /// Daemon → agent, line by line, until the connection ends.
-fn pump_down(link: &Link, reader: &mut BufReader<UnixStream>, stdout: &mut impl Write) {
+fn pump_down(link: &Link, reader: &mut BufReader<Stream>, stdout: &mut impl Write) {
     let mut line = String::new();
     loop {
         line.clear();
@@ -179,7 +178,7 @@ fn pump_up(link: &Link) {
     }
     link.stdin_closed.store(true, Ordering::SeqCst);
     if let Some(s) = lock(&link.up).as_ref() {
-        let _ = s.shutdown(Shutdown::Write);
+        let _ = end_input(s);
     }
 }
 
@@ -205,7 +204,7 @@ fn send(link: &Link, bytes: &[u8]) {
 
 /// A new connection with the same session; the agent's `initialize` is replayed and its
 /// answer dropped (the agent has one). Returns the new reader once agent lines can flow.
-fn reconnect(link: &Link) -> Result<BufReader<UnixStream>, Failure> {
+fn reconnect(link: &Link) -> Result<BufReader<Stream>, Failure> {
     *lock(&link.up) = None;
     let deadline = Instant::now() + RECONNECT_FOR;
     let mut pause = Duration::from_millis(50);

@@ -1,5 +1,6 @@
 //! The user service that keeps boogerd running: a systemd user unit on Linux, a launchd agent
-//! on macOS. The files checked in under `systemd/` and `launchd/` are templates that work as
+//! on macOS, a script in the Startup folder on Windows (run at logon; unlike a service or a
+//! logon task, it needs no administrator). The files checked in under `systemd/` and `launchd/` are templates that work as
 //! they are for a default setup; `booger daemon install` fills them with this user's binary,
 //! socket, data directory and log, so the service's daemon is the one the shell's `booger`
 //! reaches.
@@ -12,6 +13,7 @@ const SYSTEMD_UNIT: &str = include_str!("../../systemd/boogerd.service");
 const LAUNCHD_PLIST: &str = include_str!("../../launchd/dev.booger.boogerd.plist");
 const SYSTEMD_FILE: &str = "boogerd.service";
 const LAUNCHD_FILE: &str = "dev.booger.boogerd.plist";
+const STARTUP_FILE: &str = "boogerd.cmd";
 /// The binary path the launchd template carries.
 const LAUNCHD_BINARY: &str = "/usr/local/bin/boogerd";
 
@@ -19,11 +21,15 @@ const LAUNCHD_BINARY: &str = "/usr/local/bin/boogerd";
 pub enum Manager {
     Systemd,
     Launchd,
+    /// Windows: the user's Startup folder.
+    Startup,
 }
 
 /// What the service's daemon runs with: the same places the shell's `booger` uses.
 pub struct Setting {
     pub binary: PathBuf,
+    /// This `booger`, which the Startup script runs to start the daemon detached.
+    pub client: PathBuf,
     pub socket: PathBuf,
     pub data_dir: PathBuf,
 }
@@ -32,8 +38,9 @@ impl Setting {
     /// This user's: the installed `boogerd` beside `booger` (or `BOOGER_DAEMON`), and the
     /// socket and data directory this environment resolves to.
     pub fn current(binary: PathBuf) -> Self {
-        let binary = std::fs::canonicalize(&binary).unwrap_or(binary);
-        Self { binary, socket: paths::default_socket(), data_dir: paths::data_dir() }
+        let binary = booger_proto::paths::canonical(&binary).unwrap_or(binary);
+        let client = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("booger"));
+        Self { binary, client, socket: paths::default_socket(), data_dir: paths::data_dir() }
     }
 
     pub fn log(&self) -> PathBuf {
@@ -44,20 +51,27 @@ impl Setting {
 impl Manager {
     /// The service manager of this OS.
     pub fn native() -> Self {
-        if cfg!(target_os = "macos") { Self::Launchd } else { Self::Systemd }
+        if cfg!(target_os = "macos") {
+            Self::Launchd
+        } else if cfg!(windows) {
+            Self::Startup
+        } else {
+            Self::Systemd
+        }
     }
 
     pub fn from_flag(flag: &str) -> Option<Self> {
         match flag {
             "--systemd" => Some(Self::Systemd),
             "--launchd" => Some(Self::Launchd),
+            "--startup" => Some(Self::Startup),
             _ => None,
         }
     }
 
     /// Where the manager reads a user's service definitions.
     pub fn file(self) -> PathBuf {
-        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
+        let home = paths::home_dir().unwrap_or_default();
         match self {
             Self::Systemd => std::env::var_os("XDG_CONFIG_HOME")
                 .filter(|v| !v.is_empty())
@@ -66,6 +80,10 @@ impl Manager {
                 .join("systemd/user")
                 .join(SYSTEMD_FILE),
             Self::Launchd => home.join("Library/LaunchAgents").join(LAUNCHD_FILE),
+            Self::Startup => paths::config_dir()
+                .unwrap_or(home)
+                .join(r"Microsoft\Windows\Start Menu\Programs\Startup")
+                .join(STARTUP_FILE),
         }
     }
 
@@ -73,7 +91,7 @@ impl Manager {
     pub fn enable_link(self) -> Option<PathBuf> {
         match self {
             Self::Systemd => Some(self.file().parent()?.join("default.target.wants").join(SYSTEMD_FILE)),
-            Self::Launchd => None,
+            Self::Launchd | Self::Startup => None,
         }
     }
 
@@ -81,6 +99,7 @@ impl Manager {
         match self {
             Self::Systemd => systemd_unit(s),
             Self::Launchd => launchd_plist(s),
+            Self::Startup => startup_script(s),
         }
     }
 
@@ -92,6 +111,7 @@ impl Manager {
                               systemctl --user enable --now boogerd.service"
                 .to_owned(),
             Self::Launchd => format!("booger daemon stop && launchctl load -w '{}'", file.display()),
+            Self::Startup => format!("booger daemon stop & \"{}\" (or log on again)", file.display()),
         }
     }
 
@@ -100,6 +120,7 @@ impl Manager {
         match self {
             Self::Systemd => "systemctl --user stop boogerd.service; systemctl --user daemon-reload",
             Self::Launchd => "launchctl remove dev.booger.boogerd",
+            Self::Startup => "nothing: a running daemon goes on until `booger daemon stop`",
         }
     }
 }
@@ -179,6 +200,27 @@ fn launchd_plist(s: &Setting) -> String {
     out
 }
 
+/// A batch script for the Startup folder: this user's socket and data directory, then
+/// `booger daemon start`, which starts the daemon detached (no console window stays) and
+/// returns. Batch files expand `%`, so it is doubled; Windows paths cannot hold `"`.
+fn startup_script(s: &Setting) -> String {
+    let value = |p: &Path| p.display().to_string().replace('%', "%%");
+    format!(
+        "@echo off\r\n\
+         rem Starts the booger daemon at logon. Written by `booger daemon install`; `booger daemon uninstall` removes it.\r\n\
+         set \"{}={}\"\r\n\
+         set \"{}={}\"\r\n\
+         set \"BOOGER_DAEMON={}\"\r\n\
+         \"{}\" daemon start >nul\r\n",
+        paths::SOCKET_ENV,
+        value(&s.socket),
+        paths::HOME_ENV,
+        value(&s.data_dir),
+        value(&s.binary),
+        value(&s.client),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,6 +228,7 @@ mod tests {
     fn setting() -> Setting {
         Setting {
             binary: PathBuf::from("/opt/my tools/boogerd"),
+            client: PathBuf::from("/opt/my tools/booger"),
             socket: PathBuf::from("/run/user/1000/booger/boogerd.sock"),
             data_dir: PathBuf::from("/home/ann/100% <data>"),
         }
@@ -211,5 +254,14 @@ mod tests {
         );
         assert!(plist.contains("<key>StandardErrorPath</key>\n    <string>/home/ann/100% &lt;data&gt;/boogerd.log</string>\n</dict>\n</plist>\n"), "{plist}");
         assert_eq!(plist.matches("<dict>").count(), plist.matches("</dict>").count());
+    }
+
+    #[test]
+    fn startup_script_starts_this_users_daemon_with_percent_escaped() {
+        let script = Manager::Startup.render(&setting());
+        assert!(script.starts_with("@echo off\r\n"), "{script}");
+        assert!(script.contains("set \"BOOGER_HOME=/home/ann/100%% <data>\"\r\n"), "{script}");
+        assert!(script.contains("set \"BOOGER_DAEMON=/opt/my tools/boogerd\"\r\n"), "{script}");
+        assert!(script.ends_with("\"/opt/my tools/booger\" daemon start >nul\r\n"), "{script}");
     }
 }

@@ -7,7 +7,8 @@
 //!   Without `BOOGER_SOCKET`, clients first try the socket recorded by the daemon serving the
 //!   data directory (see [`recorded_socket`]).
 //! - data: `BOOGER_HOME`, else `$XDG_DATA_HOME/booger`, else `~/.local/share/booger`
-//!   (`~/Library/Application Support/booger` on macOS). Project indexes live under it.
+//!   (`~/Library/Application Support/booger` on macOS, `%LOCALAPPDATA%\booger` on Windows).
+//!   Project indexes live under it.
 
 use std::env;
 use std::path::PathBuf;
@@ -59,16 +60,67 @@ pub fn data_dir() -> PathBuf {
     if let Some(h) = non_empty_env(HOME_ENV) {
         return PathBuf::from(h);
     }
+    platform_data_dir().unwrap_or_else(|| env::temp_dir().join("booger-data"))
+}
+
+#[cfg(unix)]
+fn platform_data_dir() -> Option<PathBuf> {
     if let Some(x) = non_empty_env("XDG_DATA_HOME") {
-        return PathBuf::from(x).join("booger");
+        return Some(PathBuf::from(x).join("booger"));
     }
-    if let Some(h) = non_empty_env("HOME").or_else(|| non_empty_env("USERPROFILE")) {
-        if cfg!(target_os = "macos") {
-            return PathBuf::from(h).join("Library").join("Application Support").join("booger");
-        }
-        return PathBuf::from(h).join(".local").join("share").join("booger");
+    let home = home_dir()?;
+    if cfg!(target_os = "macos") {
+        return Some(home.join("Library").join("Application Support").join("booger"));
     }
-    env::temp_dir().join("booger-data")
+    Some(home.join(".local").join("share").join("booger"))
+}
+
+/// `%LOCALAPPDATA%\booger`: indexes are large and belong to this machine, not to a roaming
+/// profile.
+#[cfg(windows)]
+fn platform_data_dir() -> Option<PathBuf> {
+    let local =
+        non_empty_env("LOCALAPPDATA").map(PathBuf::from).or_else(|| Some(home_dir()?.join("AppData").join("Local")))?;
+    Some(local.join("booger"))
+}
+
+/// `path` made absolute with every link resolved, as `std::fs::canonicalize` does, but on
+/// Windows without the verbatim prefix it adds (`\\?\C:\src` → `C:\src`, `\\?\UNC\host\share`
+/// → `\\host\share`): roots are shown to people and compared with paths they type. (std adds
+/// the prefix back by itself for paths too long without it.)
+pub fn canonical(path: impl AsRef<std::path::Path>) -> std::io::Result<PathBuf> {
+    let real = std::fs::canonicalize(path.as_ref())?;
+    if !cfg!(windows) {
+        return Ok(real);
+    }
+    let Some(text) = real.to_str() else { return Ok(real) };
+    if let Some(rest) = text.strip_prefix(r"\\?\UNC\") {
+        return Ok(PathBuf::from(format!(r"\\{rest}")));
+    }
+    match text.strip_prefix(r"\\?\") {
+        Some(rest) if rest.as_bytes().get(1) == Some(&b':') => Ok(PathBuf::from(rest)),
+        _ => Ok(real),
+    }
+}
+
+/// The user's home directory: `HOME` on Unix, `USERPROFILE` on Windows.
+pub fn home_dir() -> Option<PathBuf> {
+    non_empty_env(if cfg!(windows) { "USERPROFILE" } else { "HOME" }).map(PathBuf::from)
+}
+
+/// Where programs keep this user's settings: `%APPDATA%` on Windows, `~/Library/Application
+/// Support` on macOS, else `$XDG_CONFIG_HOME` (default `~/.config`).
+pub fn config_dir() -> Option<PathBuf> {
+    if cfg!(windows) {
+        return non_empty_env("APPDATA")
+            .map(PathBuf::from)
+            .or_else(|| Some(home_dir()?.join("AppData").join("Roaming")));
+    }
+    let home = home_dir()?;
+    if cfg!(target_os = "macos") {
+        return Some(home.join("Library").join("Application Support"));
+    }
+    Some(non_empty_env("XDG_CONFIG_HOME").map_or_else(|| home.join(".config"), PathBuf::from))
 }
 
 pub fn log_file(data_dir: &std::path::Path) -> PathBuf {

@@ -31,6 +31,12 @@ pub const PROGRESS: &str = "booger/progress";
 pub const DAEMON_STATUS: &str = "daemon/status";
 /// No params → `{}`; the daemon then stops gracefully.
 pub const SHUTDOWN: &str = "shutdown";
+/// The end of a client's input, sent as [`END_OF_INPUT_LINE`] (a notification): the daemon
+/// answers what is in flight, then closes. The half-close of transports that have none
+/// (Windows named pipes); on a Unix socket the client shuts its write half instead.
+pub const END_OF_INPUT: &str = "booger/end";
+/// The one spelling of the [`END_OF_INPUT`] notification, matched byte for byte.
+pub const END_OF_INPUT_LINE: &str = "{\"jsonrpc\":\"2.0\",\"method\":\"booger/end\"}";
 
 /// JSON-RPC 2.0 error codes.
 pub mod code {

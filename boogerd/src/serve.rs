@@ -24,7 +24,7 @@ pub async fn run(config: Config, endpoint: Endpoint, shutdown: impl Future<Outpu
     }
     if let Some(addr) = daemon.config.http {
         let started =
-            crate::fronts::http::start(daemon.clone(), addr, daemon.config.http_allow_remote, endpoint.socket())
+            crate::fronts::http::start(daemon.clone(), addr, daemon.config.http_allow_remote, endpoint.runtime_dir())
                 .await
                 .map_err(|e| {
                     // The socket is booger's main door; without HTTP it still serves every client.

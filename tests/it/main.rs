@@ -25,3 +25,4 @@ mod team_server;
 mod team_trust;
 mod tidy;
 mod watch;
+mod windows;

@@ -94,6 +94,24 @@ fn shutdown_request_answers_then_stops() {
     assert!(!env.socket.exists());
 }
 
+/// The end-of-input line (a named pipe's half-close) ends the connection as a shut write half
+/// does: what is in flight is answered, then the daemon closes, and the daemon serves on.
+#[test]
+fn the_end_of_input_line_answers_what_is_in_flight_then_closes() {
+    use std::io::BufRead;
+    let env = Env::new();
+    let _d = env.start_daemon();
+    let mut c = env.connect();
+    c.send_line(&json!({ "jsonrpc": "2.0", "id": 7, "method": "daemon/status" }).to_string());
+    c.send_line(booger_proto::wire::END_OF_INPUT_LINE);
+    let reply = c.recv();
+    assert_eq!(reply["id"], 7, "{reply}");
+    assert!(reply["result"]["pid"].is_u64(), "{reply}");
+    let mut rest = String::new();
+    assert_eq!(c.reader.read_line(&mut rest).expect("read to the end"), 0, "then the daemon closes: {rest}");
+    assert!(env.connect().request(8, "daemon/status", json!(null))["result"]["pid"].is_u64());
+}
+
 /// Batches and lines have limits, and going past them gets an error reply, not silence.
 #[test]
 fn oversized_batches_and_lines_get_an_error_reply() {

@@ -19,6 +19,7 @@ pub mod live;
 pub mod postgres;
 pub mod team_server;
 pub mod tls_proxy;
+pub mod wine;
 
 /// How long anything in a test may take before the test fails instead of hanging.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
@@ -261,7 +262,15 @@ impl Env {
     /// `booger mcp` with more arguments (`--tools all`).
     pub fn mcp_with(&self, dir: Option<&Path>, args: &[&str]) -> Mcp {
         let mut cmd = self.booger(dir);
-        cmd.arg("mcp").args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.arg("mcp").args(args);
+        Mcp::spawn(cmd)
+    }
+}
+
+impl Mcp {
+    /// Starts `cmd` (a `booger mcp` however it is run) with piped stdio.
+    pub fn spawn(mut cmd: Command) -> Mcp {
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = cmd.spawn().expect("spawn booger mcp");
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("stdout");

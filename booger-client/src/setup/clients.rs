@@ -48,7 +48,7 @@ enum Location {
     /// Under the home directory on every platform.
     Home(&'static str),
     /// Under the platform's configuration directory: `$XDG_CONFIG_HOME` (default `~/.config`)
-    /// on Linux, `~/Library/Application Support` on macOS.
+    /// on Linux, `~/Library/Application Support` on macOS, `%APPDATA%` on Windows.
     Config(&'static str),
     /// Under `$CODEX_HOME` (default `~/.codex`).
     CodexHome(&'static str),
@@ -153,14 +153,10 @@ pub struct Dirs {
 
 impl Dirs {
     pub fn from_env() -> Option<Dirs> {
-        let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-        let home = var("HOME")?;
-        let config = if cfg!(target_os = "macos") {
-            home.join("Library/Application Support")
-        } else {
-            var("XDG_CONFIG_HOME").unwrap_or_else(|| home.join(".config"))
-        };
-        let codex = var("CODEX_HOME").unwrap_or_else(|| home.join(".codex"));
+        let home = booger_proto::paths::home_dir()?;
+        let config = booger_proto::paths::config_dir()?;
+        let codex =
+            std::env::var_os("CODEX_HOME").filter(|v| !v.is_empty()).map_or_else(|| home.join(".codex"), PathBuf::from);
         Some(Dirs { home, config, codex })
     }
 

@@ -201,7 +201,7 @@ fn fingerprint(bytes: &[u8]) -> u64 {
 /// permissions, and writing through a symbolic link to the file it points to (dotfiles
 /// managed by symlinks stay links).
 pub fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+    let target = booger_proto::paths::canonical(path).unwrap_or_else(|_| path.to_owned());
     let dir = target.parent().unwrap_or(Path::new("."));
     let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!(".{name}.booger-{}", std::process::id()));
@@ -223,9 +223,5 @@ pub fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// Create `dir` and any missing parent readable only by the user (the data directory holds
 /// copies of configuration files, which may carry tokens).
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
+    crate::platform::private_dir_builder().recursive(true).create(dir)
 }

@@ -374,13 +374,9 @@ impl Setup {
 
     /// The file now holds a token: only its user may read it.
     fn make_private(&mut self, c: &Client, path: &Path) {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            if let Err(e) = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)) {
-                self.failed = true;
-                complain!("{}: {} holds your token but could not be made private: {e}", c.id, self.dirs.show(path));
-            }
+        if let Err(e) = crate::platform::make_private(path) {
+            self.failed = true;
+            complain!("{}: {} holds your token but could not be made private: {e}", c.id, self.dirs.show(path));
         }
     }
 
@@ -507,7 +503,7 @@ fn warn_if_build_dir(booger: &Path) {
 
 /// The installed `booger`, as an absolute path: clients start it without a shell or a PATH.
 fn booger_path() -> PathBuf {
-    std::env::current_exe().and_then(std::fs::canonicalize).unwrap_or_else(|_| PathBuf::from("booger"))
+    std::env::current_exe().and_then(|e| booger_proto::paths::canonical(&e)).unwrap_or_else(|_| PathBuf::from("booger"))
 }
 
 /// The variables that choose booger's daemon and data directory, when this shell sets them:

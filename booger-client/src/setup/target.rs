@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 /// The file setup would edit for `path`: `path` itself, or where its link leads when that is a
 /// regular file inside `within`. `Err` says why setup leaves it alone.
 pub fn editable(path: &Path, within: &Path) -> Result<PathBuf, String> {
-    let root = std::fs::canonicalize(within).unwrap_or_else(|_| within.to_owned());
+    let root = booger_proto::paths::canonical(within).unwrap_or_else(|_| within.to_owned());
     // A folder on the way that is a link (`.vscode -> /elsewhere`) leads out as surely as a
     // link to the file does.
-    if let Some(dir) = path.parent().and_then(|d| std::fs::canonicalize(d).ok())
+    if let Some(dir) = path.parent().and_then(|d| booger_proto::paths::canonical(d).ok())
         && !dir.starts_with(&root)
     {
         return Err(format!("its folder is a link to {}, outside {}", dir.display(), root.display()));
@@ -24,7 +24,8 @@ pub fn editable(path: &Path, within: &Path) -> Result<PathBuf, String> {
         Err(e) => return Err(format!("cannot read it: {e}")),
     };
     let real = if meta.file_type().is_symlink() {
-        let real = std::fs::canonicalize(path).map_err(|e| format!("it is a link that leads nowhere ({e})"))?;
+        let real =
+            booger_proto::paths::canonical(path).map_err(|e| format!("it is a link that leads nowhere ({e})"))?;
         if !real.starts_with(&root) {
             return Err(format!("it is a link to {}, outside {}", real.display(), root.display()));
         }

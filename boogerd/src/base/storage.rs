@@ -60,6 +60,7 @@ pub fn create_private_dir(dir: &Path) -> io::Result<()> {
     if let Some(parent) = dir.parent() {
         create_private_dir(parent)?;
     }
+    #[cfg_attr(windows, expect(unused_mut, reason = "the user's profile folder's ACL keeps it private"))]
     let mut builder = std::fs::DirBuilder::new();
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
@@ -118,6 +119,7 @@ pub fn create_private_file(path: &Path) -> io::Result<()> {
 }
 
 /// The bytes free to this user on the filesystem holding `dir`.
+#[cfg(unix)]
 pub fn free_bytes(dir: &Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;
     let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
@@ -131,6 +133,49 @@ pub fn free_bytes(dir: &Path) -> Option<u64> {
     // The fields' types differ between platforms (u32 on some): widened either way.
     #[allow(clippy::unnecessary_cast)]
     Some(stat.f_bavail as u64 * stat.f_frsize as u64)
+}
+
+/// The bytes free to this user on the volume holding `dir`.
+#[cfg(windows)]
+pub fn free_bytes(dir: &Path) -> Option<u64> {
+    use std::os::windows::ffi::OsStrExt;
+    let wide: Vec<u16> = dir.as_os_str().encode_wide().chain(Some(0)).collect();
+    let mut free_to_caller = 0u64;
+    // SAFETY: a NUL-terminated wide path and one out-parameter; the others may be null.
+    let ok = unsafe {
+        windows_sys::Win32::Storage::FileSystem::GetDiskFreeSpaceExW(
+            wide.as_ptr(),
+            &mut free_to_caller,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    };
+    (ok != 0).then_some(free_to_caller)
+}
+
+/// Writes all of `buf` at byte `offset` of `file`, leaving the file's cursor alone.
+#[cfg(unix)]
+pub fn write_all_at(file: &std::fs::File, buf: &[u8], offset: u64) -> io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(file, buf, offset)
+}
+
+/// Writes all of `buf` at byte `offset` of `file`. The cursor moves on Windows: callers
+/// write by offset only.
+#[cfg(windows)]
+pub fn write_all_at(file: &std::fs::File, mut buf: &[u8], mut offset: u64) -> io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        match file.seek_write(buf, offset) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                buf = &buf[n..];
+                offset += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// If `to` has no database and `from` has one, moves it (with its WAL) to `to`: renamed when

@@ -5,7 +5,7 @@
 //! every chunk, git history) to `search`. And what must close apart from a runtime is dropped
 //! on a thread of its own ([`drop_apart`]).
 
-/// Lowers the calling thread's priority (nice 10) for good. On Linux a thread's nice value
+/// Lowers the calling thread's priority (nice 10; below normal on Windows) for good. On Linux a thread's nice value
 /// is its own, and threads it starts (such as the transformer's matrix-multiply pool)
 /// inherit it; raising it back would need privileges, so only threads that stay background
 /// call this.
@@ -16,6 +16,14 @@ pub fn lower_priority() {
     unsafe {
         let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
         libc::setpriority(libc::PRIO_PROCESS, tid, 10);
+    }
+    #[cfg(windows)]
+    // SAFETY: the pseudo-handle of the calling thread, and a valid priority.
+    unsafe {
+        use windows_sys::Win32::System::Threading::{
+            GetCurrentThread, SetThreadPriority, THREAD_PRIORITY_BELOW_NORMAL,
+        };
+        SetThreadPriority(GetCurrentThread(), THREAD_PRIORITY_BELOW_NORMAL);
     }
 }
 

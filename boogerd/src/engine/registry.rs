@@ -119,7 +119,7 @@ impl Registry {
     /// Unregisters the project named `key`: its name or its root, exactly (a path inside a
     /// project does not remove the whole project).
     pub fn remove(&mut self, key: &str) -> Result<Option<Project>, RegistryError> {
-        let root = std::fs::canonicalize(key).unwrap_or_else(|_| PathBuf::from(key));
+        let root = booger_proto::paths::canonical(key).unwrap_or_else(|_| PathBuf::from(key));
         let Some(i) = self.projects.iter().position(|p| p.name == key || p.root == root) else {
             return Ok(None);
         };
@@ -145,7 +145,7 @@ impl Registry {
         if let Some(i) = self.projects.iter().position(|p| p.name == key) {
             return Some(i);
         }
-        let path = std::fs::canonicalize(key).unwrap_or_else(|_| PathBuf::from(key));
+        let path = booger_proto::paths::canonical(key).unwrap_or_else(|_| PathBuf::from(key));
         let found = self.containing(&path)?;
         self.projects.iter().position(|p| p.root == found.root)
     }
@@ -167,8 +167,12 @@ impl Registry {
         let body = serde_json::to_vec_pretty(&OnDisk { version: 1, projects: self.projects.clone() })
             .expect("registry serializes");
         let tmp = self.file.with_extension("json.tmp");
-        std::fs::write(&tmp, body).map_err(err)?;
-        std::fs::File::open(&tmp).and_then(|f| f.sync_all()).map_err(err)?;
+        crate::base::storage::create_private(&tmp)
+            .and_then(|mut f| {
+                std::io::Write::write_all(&mut f, &body)?;
+                f.sync_all()
+            })
+            .map_err(err)?;
         std::fs::rename(&tmp, &self.file).map_err(err)
     }
 }
@@ -215,7 +219,7 @@ pub fn refusal(root: &Path) -> Option<&'static str> {
     if SYSTEM.iter().any(|p| root == Path::new(p)) {
         return Some("a system directory");
     }
-    let home = std::env::var_os("HOME").map(PathBuf::from).and_then(|h| std::fs::canonicalize(h).ok());
+    let home = booger_proto::paths::home_dir().and_then(|h| booger_proto::paths::canonical(h).ok());
     if home.as_deref() == Some(root) {
         return Some("your home directory");
     }
@@ -223,7 +227,7 @@ pub fn refusal(root: &Path) -> Option<&'static str> {
 }
 
 pub fn canonical_dir(path: &Path) -> Result<PathBuf, RegistryError> {
-    let root = std::fs::canonicalize(path).map_err(|e| match e.kind() {
+    let root = booger_proto::paths::canonical(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => RegistryError::Missing(path.to_owned()),
         _ => RegistryError::Unreadable { path: path.to_owned(), source: e },
     })?;

@@ -54,6 +54,7 @@ fn io_err(context: impl Into<String>) -> impl FnOnce(io::Error) -> BindError {
 pub struct Endpoint {
     listener: Listener,
     socket: PathBuf,
+    runtime_dir: PathBuf,
     _lock: File,
     _data_lock: File,
 }
@@ -69,11 +70,18 @@ impl Endpoint {
         remove_stale_socket(socket)?;
         let listener = listen(socket).map_err(io_err(format!("cannot listen on {}", socket.display())))?;
         tracing::info!(socket = %socket.display(), "listening");
-        Ok(Self { listener, socket: socket.to_owned(), _lock: lock, _data_lock: data_lock })
+        // A named pipe has no folder of its own: the data directory takes its place.
+        let runtime_dir = if cfg!(windows) { data_dir.to_owned() } else { dir.to_owned() };
+        Ok(Self { listener, socket: socket.to_owned(), runtime_dir, _lock: lock, _data_lock: data_lock })
     }
 
     pub fn socket(&self) -> &Path {
         &self.socket
+    }
+
+    /// The private folder for this daemon's runtime files (the HTTP token): the socket's.
+    pub fn runtime_dir(&self) -> &Path {
+        &self.runtime_dir
     }
 
     /// Waits for the next connection from a process of our own user; others are dropped.
@@ -105,7 +113,7 @@ fn peer_is_us(conn: &Stream) -> io::Result<bool> {
 
 #[cfg(windows)]
 fn peer_is_us(_conn: &Stream) -> io::Result<bool> {
-    // Named pipes are created with the default security descriptor: the creator's user only.
+    // The pipe's ACL (see `listen`) lets only its owner open it.
     Ok(true)
 }
 
@@ -260,8 +268,15 @@ fn listen(socket: &Path) -> io::Result<Listener> {
     ListenerOptions::new().name(socket.to_fs_name::<GenericFilePath>()?).mode(0o600).reclaim_name(false).create_tokio()
 }
 
+/// A named pipe only its owner may open: a protected DACL with one entry, full access for
+/// the owner (`OW`), so neither the default's read access for everyone nor an inherited entry
+/// applies. The pipe's counterpart of the socket's 0600.
 #[cfg(windows)]
 fn listen(socket: &Path) -> io::Result<Listener> {
     use interprocess::local_socket::GenericFilePath;
-    ListenerOptions::new().name(socket.to_fs_name::<GenericFilePath>()?).create_tokio()
+    use interprocess::os::windows::local_socket::ListenerOptionsExt;
+    use interprocess::os::windows::security_descriptor::SecurityDescriptor;
+    let owner_only = widestring::U16CString::from_str("D:P(A;;GA;;;OW)").map_err(io::Error::other)?;
+    let sd = SecurityDescriptor::deserialize(&owner_only)?;
+    ListenerOptions::new().name(socket.to_fs_name::<GenericFilePath>()?).security_descriptor(sd).create_tokio()
 }

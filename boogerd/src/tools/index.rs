@@ -64,7 +64,7 @@ fn target(call: &Call, a: &args::Index) -> Result<Project, ToolError> {
 pub fn registered(call: &Call, dir: &std::path::Path, tool: &str) -> Result<Project, ToolError> {
     let daemon = call.daemon;
     let existing =
-        std::fs::canonicalize(dir).ok().and_then(|d| daemon.registry.read().recover().containing(&d).cloned());
+        booger_proto::paths::canonical(dir).ok().and_then(|d| daemon.registry.read().recover().containing(&d).cloned());
     if let Some(p) = existing {
         return Ok(p);
     }

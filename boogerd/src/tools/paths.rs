@@ -116,7 +116,7 @@ impl Base<'_> {
         let chosen = if chosen.starts_with(self.root) {
             chosen
         } else {
-            canonical = std::fs::canonicalize(chosen).unwrap_or_else(|_| chosen.clone());
+            canonical = booger_proto::paths::canonical(chosen).unwrap_or_else(|_| chosen.clone());
             &canonical
         };
         let rel = chosen.strip_prefix(self.root).map_err(|_| {

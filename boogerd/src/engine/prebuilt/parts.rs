@@ -178,7 +178,7 @@ impl Sparse {
 
     /// Writes the whole pages gathered (and, with `all`, the rest), skipping pages of zeros.
     fn spill(&mut self, all: bool) -> std::io::Result<()> {
-        use std::os::unix::fs::FileExt;
+        use crate::base::storage::write_all_at;
         let whole = if all { self.buf.len() } else { self.buf.len() / PAGE * PAGE };
         let mut run: Option<usize> = None; // where the non-zero pages being gathered start
         for start in (0..whole).step_by(PAGE) {
@@ -186,7 +186,7 @@ impl Sparse {
             let zero = page.chunks(8).all(|w| w.iter().fold(0, |any, &b| any | b) == 0);
             match (zero, run) {
                 (true, Some(from)) => {
-                    self.file.write_all_at(&self.buf[from..start], self.at + from as u64)?;
+                    write_all_at(&self.file, &self.buf[from..start], self.at + from as u64)?;
                     run = None;
                 }
                 (false, None) => run = Some(start),
@@ -194,7 +194,7 @@ impl Sparse {
             }
         }
         if let Some(from) = run {
-            self.file.write_all_at(&self.buf[from..whole], self.at + from as u64)?;
+            write_all_at(&self.file, &self.buf[from..whole], self.at + from as u64)?;
         }
         self.at += whole as u64;
         self.buf.drain(..whole);

@@ -58,19 +58,19 @@ pub(crate) struct State {
     pub mcp: mcp::Sessions,
 }
 
-/// Binds `addr`, writes a fresh token beside `socket` and serves until the daemon stops.
+/// Binds `addr`, writes a fresh token into the private folder `dir` and serves until the
+/// daemon stops.
 pub async fn start(
     daemon: Arc<Daemon>,
     addr: SocketAddr,
     allow_remote: bool,
-    socket: &Path,
+    dir: &Path,
 ) -> Result<HttpFacts, HttpError> {
     if !addr.ip().is_loopback() && !allow_remote {
         return Err(HttpError::NotLoopback(addr));
     }
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|source| HttpError::Bind { addr, source })?;
     let bound = listener.local_addr().map_err(|source| HttpError::Bind { addr, source })?;
-    let dir = socket.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let token_file = dir.join(TOKEN_FILE);
     let token = guard::new_token();
     guard::write_private(&token_file, &token)

@@ -71,6 +71,7 @@ where
         };
         match read {
             Ok(0) => break,
+            Ok(_) if line == wire::END_OF_INPUT_LINE.as_bytes() => break,
             Ok(_) => {
                 // Wait for a free slot before taking the line on (or for the daemon to stop).
                 let slot = tokio::select! {

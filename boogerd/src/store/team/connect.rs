@@ -41,6 +41,7 @@ pub fn server_of(url: &str) -> String {
 fn endpoint(config: &Config) -> (String, u16) {
     let host = match config.get_hosts().first() {
         Some(Host::Tcp(h)) => h.clone(),
+        #[cfg(unix)]
         Some(Host::Unix(p)) => p.display().to_string(),
         None => String::new(),
     };
@@ -87,15 +88,13 @@ fn client_config() -> Result<rustls::ClientConfig> {
 }
 
 /// The password for `config`'s user: `PGPASSWORD`, else the first matching line of the
-/// password file (`PGPASSFILE`, else `~/.pgpass`), which PostgreSQL's clients read only when
-/// no one else can (mode 0600 or stricter).
+/// password file (`PGPASSFILE`, else `~/.pgpass`, `%APPDATA%\postgresql\pgpass.conf` on
+/// Windows), which PostgreSQL's clients read only when no one else can (mode 0600 or stricter).
 fn password(config: &Config) -> Option<String> {
     if let Some(p) = std::env::var_os("PGPASSWORD").filter(|p| !p.is_empty()) {
         return p.into_string().ok();
     }
-    let file = std::env::var_os("PGPASSFILE")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".pgpass")))?;
+    let file = std::env::var_os("PGPASSFILE").map(PathBuf::from).or_else(default_password_file)?;
     let text = private_text(&file)?;
     let (host, port) = endpoint(config);
     let port = port.to_string();
@@ -107,13 +106,27 @@ fn password(config: &Config) -> Option<String> {
     })
 }
 
-/// The file's text, if only its owner can read or write it.
+#[cfg(unix)]
+fn default_password_file() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(|h| Path::new(&h).join(".pgpass"))
+}
+
+#[cfg(windows)]
+fn default_password_file() -> Option<PathBuf> {
+    std::env::var_os("APPDATA").map(|a| Path::new(&a).join("postgresql").join("pgpass.conf"))
+}
+
+/// The file's text, if only its owner can read or write it. On Windows the folder's ACL
+/// (the user's profile) is what keeps it private, as for PostgreSQL's own tools.
 fn private_text(file: &Path) -> Option<String> {
-    use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(file).ok()?.permissions().mode();
-    if mode & 0o077 != 0 {
-        tracing::warn!(file = %file.display(), "password file ignored: others can read it (chmod 600)");
-        return None;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(file).ok()?.permissions().mode();
+        if mode & 0o077 != 0 {
+            tracing::warn!(file = %file.display(), "password file ignored: others can read it (chmod 600)");
+            return None;
+        }
     }
     std::fs::read_to_string(file).ok()
 }
