@@ -43,19 +43,17 @@ fn build() -> Option<PathBuf> {
         assert!(added.is_ok_and(|s| s.success()), "`rustup target add {TARGET}` failed");
     }
     // The test binary lives in target/<profile>/deps/; the Windows build goes to
-    // target/x86_64-pc-windows-gnu/<profile>/.
+    // target/x86_64-pc-windows-gnu/release/: the release build is the one users get (and
+    // the one CI must see build), and it runs faster under Wine.
     let exe = std::env::current_exe().expect("current_exe");
-    let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>");
-    let profile = profile_dir.file_name().expect("profile").to_owned();
-    let target_dir = profile_dir.parent().expect("target");
-    let mut cmd = Command::new(cargo);
-    cmd.args(["build", "--quiet", "--target", TARGET, "-p", "boogerd", "-p", "booger-client", "--bins"]);
-    if profile == "release" {
-        cmd.arg("--release");
-    }
-    let status = cmd.status().expect("run cargo build");
-    assert!(status.success(), "the Windows build failed: cargo build --target {TARGET} -p boogerd -p booger-client");
-    let bin = target_dir.join(TARGET).join(profile);
+    let target_dir = exe.parent().and_then(Path::parent).and_then(Path::parent).expect("target");
+    let status = Command::new(cargo)
+        .args(["build", "--quiet", "--release", "--locked", "--target", TARGET, "-p", "boogerd", "-p", "booger-client"])
+        .arg("--bins")
+        .status()
+        .expect("run cargo build");
+    assert!(status.success(), "the Windows build failed: cargo build --release --target {TARGET} -p boogerd -p booger-client");
+    let bin = target_dir.join(TARGET).join("release");
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/wine");
     let dll = Command::new("x86_64-w64-mingw32-gcc")
         .args(["-shared", "-O2", "-o"])
