@@ -52,7 +52,10 @@ fn build() -> Option<PathBuf> {
         .arg("--bins")
         .status()
         .expect("run cargo build");
-    assert!(status.success(), "the Windows build failed: cargo build --release --target {TARGET} -p boogerd -p booger-client");
+    assert!(
+        status.success(),
+        "the Windows build failed: cargo build --release --target {TARGET} -p boogerd -p booger-client"
+    );
     let bin = target_dir.join(TARGET).join("release");
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/wine");
     let dll = Command::new("x86_64-w64-mingw32-gcc")

@@ -52,6 +52,8 @@ enum Location {
     Config(&'static str),
     /// Under `$CODEX_HOME` (default `~/.codex`).
     CodexHome(&'static str),
+    /// Under Zed's folder: `~/.config/zed` on Linux and macOS, `%APPDATA%\Zed` on Windows.
+    Zed(&'static str),
 }
 
 pub const CLIENTS: &[Client] = &[
@@ -131,10 +133,9 @@ pub const CLIENTS: &[Client] = &[
         key: "context_servers",
         format: Format::Json,
         shape: Shape::Zed,
-        // Zed reads ~/.config/zed on macOS too.
-        user: Location::Home(".config/zed/settings.json"),
+        user: Location::Zed("settings.json"),
         project: Some(".zed/settings.json"),
-        marker: Location::Home(".config/zed"),
+        marker: Location::Zed(""),
     },
 ];
 
@@ -166,6 +167,10 @@ impl Dirs {
             Location::Config(p) => self.config.join(p),
             Location::CodexHome("") => self.codex.clone(),
             Location::CodexHome(p) => self.codex.join(p),
+            Location::Zed(p) => {
+                let dir = if cfg!(windows) { self.config.join("Zed") } else { self.home.join(".config/zed") };
+                if p.is_empty() { dir } else { dir.join(p) }
+            }
         }
     }
 
