@@ -34,9 +34,14 @@ pub fn connect_from(source: [u8; 4], target: std::net::SocketAddr) -> std::net::
 }
 
 /// Path of a workspace binary, built once per test run so tests never run stale binaries.
+/// `BOOGER_BIN_DIR` names a folder of already built binaries to use instead (a benchmark's
+/// A/B run against another build).
 pub fn bin(name: &str) -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     let dir = BUILT.get_or_init(|| {
+        if let Some(dir) = std::env::var_os("BOOGER_BIN_DIR").filter(|d| !d.is_empty()) {
+            return PathBuf::from(dir);
+        }
         // The test binary lives in target/<profile>/deps/.
         let exe = std::env::current_exe().expect("current_exe");
         let dir = exe.parent().and_then(Path::parent).expect("target/<profile>").to_owned();

@@ -46,6 +46,14 @@ pub struct Filters {
     pub path: Option<String>,
 }
 
+/// What [`Store::scan_snapshot`] hands its chunks to.
+pub trait ScanSink {
+    /// The snapshot's chunk and file counts, before the first chunk.
+    fn sizes(&mut self, chunks: usize, files: usize);
+    /// One chunk, its content and its file's content hash.
+    fn chunk(&mut self, c: &Candidate, content: &str, hash: &str);
+}
+
 /// One chunk as the ranking sees it (no content yet: that is fetched for the winners only).
 #[derive(Debug, Clone)]
 pub struct Candidate {
@@ -280,7 +288,7 @@ impl Store {
     /// Every chunk with its content and its file's content hash, files in path order, all
     /// read from one snapshot; returns the content generation of that snapshot (what a
     /// ranking segment built from it is valid for).
-    pub fn scan_snapshot(&self, mut each: impl FnMut(&Candidate, &str, &str)) -> Result<u64> {
+    pub fn scan_snapshot(&self, sink: &mut impl ScanSink) -> Result<u64> {
         // Files in path order from their index, then each file's chunks: SQLite sorts one
         // file's chunks at a time. Joined the other way it copied every chunk's text into one
         // sorter first (in memory: `temp_store = MEMORY`), 1.1 GB on a 35k-file tree.
@@ -297,12 +305,17 @@ impl Store {
                     .and_then(|g| g.parse().ok())
                     .unwrap_or(0)
             };
+            let (chunks, files): (i64, i64) =
+                tx.query_row("SELECT (SELECT count(*) FROM chunks), (SELECT count(*) FROM files)", [], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })?;
+            sink.sizes(chunks.max(0) as usize, files.max(0) as usize);
             {
                 let mut stmt = tx.prepare(&sql)?;
                 let mut rows = stmt.query([])?;
                 while let Some(r) = rows.next()? {
                     let cand = candidate(r)?;
-                    each(
+                    sink.chunk(
                         &cand,
                         r.get_ref(11)?.as_str().unwrap_or_default(),
                         r.get_ref(12)?.as_str().unwrap_or_default(),

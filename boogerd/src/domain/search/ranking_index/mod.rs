@@ -108,7 +108,7 @@ impl RankingIndex {
     /// Builds a new base from the whole store, writes it into `dir` and maps it.
     pub fn build(store: &Store, dir: &Path) -> Result<RankingIndex, RankError> {
         let mut b = Builder::default();
-        let generation = store.scan_snapshot(|c, content, hash| b.add(c, content, hash))?;
+        let generation = store.scan_snapshot(&mut b)?;
         let [raw, terms, bytes, capacity, chunks] = b.held();
         tracing::debug!(raw, terms, bytes, capacity, chunks, "ranking index: built in memory, writing");
         let path = dir.join(format!("{FILE_PREFIX}{generation}{FILE_SUFFIX}"));

@@ -1,42 +1,41 @@
 //! Writing a segment: chunks in, the flat layout out (see the parent module).
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::io::{self, Write};
 
 use rust_stemmers::{Algorithm, Stemmer};
 
+use super::postings::Postings;
 use super::{HEADER, MAGIC, SECTIONS, Sec, TF_ESCAPE, each_token};
 use crate::source::chunk::KINDS;
-use crate::store::search::Candidate;
+use crate::store::search::{Candidate, ScanSink};
 use crate::store::words;
 
-/// One term's postings, encoded as they arrive (chunks come in doc order): about three
-/// bytes a posting while building, instead of eight.
-#[derive(Default)]
-struct List {
-    bytes: Vec<u8>,
-    count: u32,
-    last: u32,
-}
-
-impl List {
-    fn push(&mut self, doc: u32, tf: [u8; 4]) {
-        let mut gap = doc - self.last;
-        self.last = doc;
-        self.count += 1;
-        while gap >= 0x80 {
-            self.bytes.push((gap as u8 & 0x7F) | 0x80);
-            gap >>= 7;
+/// One posting as the segment stores it: the document's gap from the term's previous one
+/// (a varint), then the term frequencies per column (one code byte, or an escape and four).
+/// The bytes and how many there are (at most 10).
+fn encode_posting(mut gap: u32, tf: [u8; 4]) -> ([u8; 10], usize) {
+    let (mut out, mut n) = ([0u8; 10], 0);
+    while gap >= 0x80 {
+        out[n] = (gap as u8 & 0x7F) | 0x80;
+        n += 1;
+        gap >>= 7;
+    }
+    out[n] = gap as u8;
+    n += 1;
+    match tf_code(tf) {
+        Some(code) => {
+            out[n] = code;
+            n += 1;
         }
-        self.bytes.push(gap as u8);
-        match tf_code(tf) {
-            Some(code) => self.bytes.push(code),
-            None => {
-                self.bytes.push(TF_ESCAPE);
-                self.bytes.extend_from_slice(&tf);
-            }
+        None => {
+            out[n] = TF_ESCAPE;
+            out[n + 1..n + 5].copy_from_slice(&tf);
+            n += 5;
         }
     }
+    (out, n)
 }
 
 /// Strings end to end, with where each ends.
@@ -51,17 +50,66 @@ impl Strings {
         self.text.push_str(s);
         self.ends.push(self.text.len().min(u32::MAX as usize) as u32);
     }
+
+    fn get(&self, id: u32) -> &str {
+        let end = self.ends[id as usize] as usize;
+        let start = if id == 0 { 0 } else { self.ends[id as usize - 1] as usize };
+        &self.text[start..end]
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+}
+
+/// Distinct strings numbered in the order they first come: their bytes end to end and a
+/// table of ids found by hash. A large build meets a million distinct tokens; as map keys of
+/// their own each cost a heap allocation and a 32-byte slot (about 90 bytes a token in all),
+/// here their bytes and 9 bytes.
+#[derive(Default)]
+struct Interner {
+    strings: Strings,
+    table: hashbrown::HashTable<u32>,
+    hasher: hashbrown::DefaultHashBuilder,
+}
+
+impl Interner {
+    fn find(&self, s: &str) -> Option<u32> {
+        let hash = self.hasher.hash_one(s);
+        self.table.find(hash, |&id| self.strings.get(id) == s).copied()
+    }
+
+    /// `s`'s id, and whether it was new.
+    fn intern(&mut self, s: &str) -> (u32, bool) {
+        let Self { strings, table, hasher } = self;
+        let hash = hasher.hash_one(s);
+        match table.entry(hash, |&id| strings.get(id) == s, |&id| hasher.hash_one(strings.get(id))) {
+            hashbrown::hash_table::Entry::Occupied(e) => (*e.get(), false),
+            hashbrown::hash_table::Entry::Vacant(e) => {
+                let id = strings.len() as u32;
+                strings.push(s);
+                e.insert(id);
+                (id, true)
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.strings.len()
+    }
 }
 
 /// Accumulates chunks (grouped by file, files in path order) and writes a segment.
 pub struct Builder {
     stemmer: Stemmer,
-    /// Raw token → term id, so a token is stemmed once per build.
-    raw: HashMap<String, u32>,
-    /// Stem → term id (distinct raw tokens can share a stem); ids index `lists`.
-    stems: HashMap<String, u32>,
+    /// Raw tokens, so a token is stemmed once per build; `raw_terms` maps their ids to terms.
+    raw: Interner,
+    raw_terms: Vec<u32>,
+    /// Stems: a stem's id is its term id (distinct raw tokens can share a stem), which
+    /// is its postings' term in `postings`.
+    stems: Interner,
     doc_tf: HashMap<u32, [u8; 4]>,
-    lists: Vec<List>,
+    postings: Postings,
     ids: Vec<i64>,
     lens: Vec<u32>,
     kinds: Vec<u8>,
@@ -86,10 +134,11 @@ impl Default for Builder {
     fn default() -> Self {
         Self {
             stemmer: Stemmer::create(Algorithm::English),
-            raw: HashMap::new(),
-            stems: HashMap::new(),
+            raw: Interner::default(),
+            raw_terms: Vec::new(),
+            stems: Interner::default(),
             doc_tf: HashMap::new(),
-            lists: Vec::new(),
+            postings: Postings::default(),
             ids: Vec::new(),
             lens: Vec::new(),
             kinds: Vec::new(),
@@ -106,6 +155,16 @@ impl Default for Builder {
             file_min_id: Vec::new(),
             token: String::new(),
         }
+    }
+}
+
+impl ScanSink for Builder {
+    fn sizes(&mut self, chunks: usize, files: usize) {
+        self.reserve(chunks, files);
+    }
+
+    fn chunk(&mut self, c: &Candidate, content: &str, hash: &str) {
+        self.add(c, content, hash);
     }
 }
 
@@ -136,16 +195,15 @@ impl Builder {
         let mut buf = std::mem::take(&mut self.token);
         for (col, text) in [c.name.as_str(), content, word_col.as_str(), c.path.as_str()].into_iter().enumerate() {
             each_token(text, &mut buf, |tok| {
-                let tid = match self.raw.get(tok) {
-                    Some(t) => *t,
+                let tid = match self.raw.find(tok) {
+                    Some(r) => self.raw_terms[r as usize],
                     None => {
-                        let stem = self.stemmer.stem(tok).into_owned();
-                        let next = self.lists.len() as u32;
-                        let t = *self.stems.entry(stem).or_insert(next);
-                        if t == next {
-                            self.lists.push(List::default());
+                        let (t, new) = self.stems.intern(&self.stemmer.stem(tok));
+                        if new {
+                            self.postings.add_term();
                         }
-                        self.raw.insert(tok.to_owned(), t);
+                        self.raw.intern(tok);
+                        self.raw_terms.push(t);
                         t
                     }
                 };
@@ -156,7 +214,7 @@ impl Builder {
         }
         self.token = buf;
         for (&tid, &tf) in &self.doc_tf {
-            self.lists[tid as usize].push(doc, tf);
+            self.postings.push(tid, doc, |gap| encode_posting(gap, tf));
         }
         self.ids.push(c.id);
         self.lens.push(len);
@@ -168,11 +226,29 @@ impl Builder {
         self.parents.push(c.parent.as_deref().unwrap_or_default());
     }
 
+    /// Makes room for `chunks` chunks of `files` files at once: grown by doubling, the
+    /// per-chunk columns of a two-million-chunk build held up to twice their size (and three
+    /// times while a doubling copied).
+    fn reserve(&mut self, chunks: usize, files: usize) {
+        self.ids.reserve_exact(chunks);
+        self.lens.reserve_exact(chunks);
+        self.kinds.reserve_exact(chunks);
+        self.files.reserve_exact(chunks);
+        self.lines.reserve_exact(chunks);
+        self.bytes.reserve_exact(chunks);
+        self.names.ends.reserve_exact(chunks);
+        self.parents.ends.reserve_exact(chunks);
+        self.paths.reserve_exact(files);
+        self.file_langs.reserve_exact(files);
+        self.file_first.reserve_exact(files);
+        self.hashes.reserve_exact(files);
+        self.file_min_id.reserve_exact(files);
+    }
+
     /// What the builder holds, for the log: distinct raw tokens, terms (stems), postings
     /// bytes and their capacity, chunks.
     pub fn held(&self) -> [usize; 5] {
-        let bytes = self.lists.iter().map(|l| l.bytes.len()).sum();
-        let capacity = self.lists.iter().map(|l| l.bytes.capacity()).sum();
+        let (bytes, capacity) = self.postings.held();
         [self.raw.len(), self.stems.len(), bytes, capacity, self.ids.len()]
     }
 
@@ -186,16 +262,22 @@ impl Builder {
                 *hash = format!("{hash}:{}:{}", self.file_min_id[f], end - self.file_first[f]);
             }
         }
-        // Terms sorted, for binary search; `order` holds their ids in that order.
-        let mut sorted_terms: Vec<(&str, u32)> = self.stems.iter().map(|(s, &t)| (s.as_str(), t)).collect();
-        sorted_terms.sort_unstable();
-        let order: Vec<u32> = sorted_terms.iter().map(|&(_, t)| t).collect();
+        // The raw tokens and the tables that found strings are done with: freed before the
+        // sort below, the build's peak.
+        drop(std::mem::take(&mut self.raw));
+        drop(std::mem::take(&mut self.raw_terms));
+        let stems = std::mem::take(&mut self.stems).strings;
+        // Term ids in the order of their text, for binary search (ids sorted in place: four
+        // bytes a term where pairs of a slice and an id took 24).
+        let mut order: Vec<u32> = (0..stems.len() as u32).collect();
+        order.sort_unstable_by(|&a, &b| stems.get(a).cmp(stems.get(b)));
         let n_terms = order.len();
-        let n_postings: u64 = self.lists.iter().map(|l| u64::from(l.count)).sum();
-        let postings_bytes = self.lists.iter().map(|l| l.bytes.len()).sum::<usize>();
+        let terms = 0..self.postings.terms() as u32;
+        let n_postings: u64 = terms.clone().map(|t| u64::from(self.postings.count(t))).sum();
+        let postings_bytes = terms.map(|t| self.postings.len(t)).sum::<usize>();
         let total_len: u64 = self.lens.iter().map(|&l| u64::from(l)).sum();
         let (n, nf) = (self.ids.len(), self.paths.len());
-        let terms_bytes = sorted_terms.iter().map(|(s, _)| s.len()).sum();
+        let terms_bytes = stems.text.len();
         let lens = self.section_lens(n_terms, terms_bytes, postings_bytes);
         let mut table = Vec::with_capacity(SECTIONS);
         let mut at = align(HEADER + 16 * SECTIONS);
@@ -215,24 +297,24 @@ impl Builder {
             w.put(&off.to_le_bytes())?;
             w.put(&len.to_le_bytes())?;
         }
-        w.section(table[Sec::TermOff as usize].0, |w| w.offsets(sorted_terms.iter().map(|(t, _)| t.len())))?;
+        w.section(table[Sec::TermOff as usize].0, |w| w.offsets(order.iter().map(|&t| stems.get(t).len())))?;
         w.section(table[Sec::TermBytes as usize].0, |w| {
-            sorted_terms.iter().try_for_each(|(t, _)| w.put(t.as_bytes()))
+            order.iter().try_for_each(|&t| w.put(stems.get(t).as_bytes()))
         })?;
         w.section(table[Sec::ListOff as usize].0, |w| {
             let mut off = 0u64;
             w.put(&off.to_le_bytes())?;
             for &t in &order {
-                off += self.lists[t as usize].bytes.len() as u64;
+                off += self.postings.len(t) as u64;
                 w.put(&off.to_le_bytes())?;
             }
             Ok(())
         })?;
         w.section(table[Sec::ListLen as usize].0, |w| {
-            order.iter().try_for_each(|&t| w.put(&self.lists[t as usize].count.to_le_bytes()))
+            order.iter().try_for_each(|&t| w.put(&self.postings.count(t).to_le_bytes()))
         })?;
         w.section(table[Sec::Postings as usize].0, |w| {
-            order.iter().try_for_each(|&t| w.put(&self.lists[t as usize].bytes))
+            order.iter().try_for_each(|&t| self.postings.pieces(t).try_for_each(|piece| w.put(piece)))
         })?;
         self.write_chunks(&mut w, &table)?;
         self.write_files(&mut w, &table)?;

@@ -17,6 +17,7 @@
 //! language, content hash and first chunk.
 
 mod build;
+mod postings;
 #[cfg(test)]
 mod tests;
 
