@@ -90,6 +90,19 @@ fn the_windows_build_answers_as_the_linux_build_over_a_named_pipe() {
     assert_eq!(status["socket"], wine.pipe, "{status}");
     assert!(env.run(&["index", linux_tree.to_str().unwrap()]).status.success());
 
+    // The lock file stays readable while held (Windows' locks are mandatory): a client
+    // without BOOGER_SOCKET finds the daemon of its data directory through the pipe recorded
+    // there, and a second daemon on that directory stands down, naming the first one's pid.
+    let mut bare = wine.booger(&win_tree);
+    bare.env_remove("BOOGER_SOCKET").args(["daemon", "status", "--json"]);
+    let found = json_of(&wine.output(bare));
+    assert_eq!(found["socket"], wine.pipe, "{found}");
+    let mut second = wine.exe("boogerd.exe", &win_tree);
+    second.args(["--socket", r"\\.\pipe\booger-a-second-daemon"]);
+    let refused = wine.output(second);
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains(&format!("pid {}", status["pid"])) && said.contains(&wine.pipe), "{said}");
+
     // Same top ten for every query. Both builds' background tiers (the ranking index) finish
     // on their own time: asked again until they agree, for a while.
     for query in QUERIES {

@@ -129,8 +129,13 @@ impl Wine {
 
     /// `booger.exe args…` under Wine, run in `cwd` (a Unix path; Wine maps it to `Z:`).
     pub fn booger(&self, cwd: &Path) -> Command {
+        self.exe("booger.exe", cwd)
+    }
+
+    /// One of the built programs (`booger.exe`, `boogerd.exe`) under Wine, run in `cwd`.
+    pub fn exe(&self, name: &str, cwd: &Path) -> Command {
         let mut cmd = self.wine_command("wine");
-        cmd.arg(self.bin.join("booger.exe")).current_dir(cwd).stdin(Stdio::null());
+        cmd.arg(self.bin.join(name)).current_dir(cwd).stdin(Stdio::null());
         cmd
     }
 

@@ -229,20 +229,54 @@ fn lock_file(path: &Path, contents: &str) -> Result<Locked, BindError> {
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
     let mut file = opts.open(path).map_err(io_err(format!("cannot open lock file {}", path.display())))?;
-    match file.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => {
+    match try_lock(&file) {
+        Ok(true) => {}
+        Ok(false) => {
             let mut held = String::new();
             let _ = file.read_to_string(&mut held);
             return Ok(Locked::Held(held));
         }
-        Err(std::fs::TryLockError::Error(e)) => return Err(io_err(format!("cannot lock {}", path.display()))(e)),
+        Err(e) => return Err(io_err(format!("cannot lock {}", path.display()))(e)),
     }
     file.set_len(0)
         .and_then(|()| file.rewind())
         .and_then(|()| file.write_all(contents.as_bytes()))
         .map_err(io_err(format!("cannot write lock file {}", path.display())))?;
     Ok(Locked::Ours(file))
+}
+
+/// Takes `file`'s lock without waiting: whether it is ours now (false: another process holds
+/// it). The OS releases it when the process ends.
+#[cfg(unix)]
+fn try_lock(file: &File) -> io::Result<bool> {
+    match file.try_lock() {
+        Ok(()) => Ok(true),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(false),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
+    }
+}
+
+/// Windows' locks are mandatory: the bytes a lock covers cannot be read by anyone else, and
+/// std locks the whole file. Clients read the pid and the pipe from the lock file, so the lock
+/// covers one byte far past its contents instead.
+#[cfg(windows)]
+fn try_lock(file: &File) -> io::Result<bool> {
+    use std::os::windows::io::AsRawHandle;
+    use windows_sys::Win32::Foundation::ERROR_LOCK_VIOLATION;
+    use windows_sys::Win32::Storage::FileSystem::{LOCKFILE_EXCLUSIVE_LOCK, LOCKFILE_FAIL_IMMEDIATELY, LockFileEx};
+    use windows_sys::Win32::System::IO::OVERLAPPED;
+    // SAFETY: OVERLAPPED is plain data; all zeroes is a valid value.
+    let mut at: OVERLAPPED = unsafe { std::mem::zeroed() };
+    at.Anonymous.Anonymous.Offset = u32::MAX - 1;
+    at.Anonymous.Anonymous.OffsetHigh = i32::MAX as u32;
+    let flags = LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY;
+    // SAFETY: a valid open handle, one byte at an offset given through a live OVERLAPPED; the
+    // call does not complete asynchronously (the file is not opened for overlapped I/O).
+    if unsafe { LockFileEx(file.as_raw_handle(), flags, 0, 1, 0, &mut at) } != 0 {
+        return Ok(true);
+    }
+    let e = io::Error::last_os_error();
+    if e.raw_os_error() == Some(ERROR_LOCK_VIOLATION as i32) { Ok(false) } else { Err(e) }
 }
 
 /// With the lock held, a socket file that still exists was left by a dead daemon. As a second
