@@ -5,10 +5,10 @@
 //! every chunk, git history) to `search`. And what must close apart from a runtime is dropped
 //! on a thread of its own ([`drop_apart`]).
 
-/// Lowers the calling thread's priority (nice 10; below normal on Windows) for good. On Linux a thread's nice value
-/// is its own, and threads it starts (such as the transformer's matrix-multiply pool)
-/// inherit it; raising it back would need privileges, so only threads that stay background
-/// call this.
+/// Lowers the calling thread's priority (nice 10; below normal on Windows) for good. On
+/// Linux a thread's nice value is its own, and threads it starts (such as the transformer's
+/// matrix-multiply pool) inherit it; raising it back would need privileges, so only threads
+/// that stay background call this.
 pub fn lower_priority() {
     #[cfg(target_os = "linux")]
     // SAFETY: gettid has no preconditions; setpriority on our own thread id only changes
