@@ -201,16 +201,16 @@ fn check_hello(reply: Result<Value, Failure>) -> Result<Value, Failure> {
     let reply = reply?;
     let theirs = reply.get("protocol").and_then(Value::as_u64);
     if theirs != Some(u64::from(PROTOCOL_VERSION)) {
-        return Err(Failure::Rpc(RpcError {
-            code: wire::code::PROTOCOL_MISMATCH,
-            message: format!(
+        return Err(Failure::Rpc(RpcError::new(
+            wire::code::PROTOCOL_MISMATCH,
+            format!(
                 "protocol mismatch: the running boogerd {} speaks booger protocol {}, this booger {} speaks {PROTOCOL_VERSION}. \
                  Restart the daemon from the same installation: `booger daemon stop`, then run booger again",
                 reply.get("version").and_then(Value::as_str).unwrap_or("?"),
                 theirs.map_or_else(|| "?".to_owned(), |v| v.to_string()),
                 env!("CARGO_PKG_VERSION"),
             ),
-        }));
+        )));
     }
     Ok(reply)
 }

@@ -130,21 +130,43 @@ pub fn request_line(id: u64, method: &str, params: Value) -> String {
 /// Splits a response into its result or its error object.
 pub fn response_result(v: &Value) -> Result<&Value, RpcError> {
     if let Some(err) = v.get("error") {
-        return Err(RpcError {
-            code: err.get("code").and_then(Value::as_i64).unwrap_or(code::INTERNAL_ERROR),
-            message: err.get("message").and_then(Value::as_str).unwrap_or("unknown error").to_owned(),
-        });
+        let mut e = RpcError::new(
+            err.get("code").and_then(Value::as_i64).unwrap_or(code::INTERNAL_ERROR),
+            err.get("message").and_then(Value::as_str).unwrap_or("unknown error"),
+        );
+        e.data = err.get("data").cloned();
+        return Err(e);
     }
-    v.get("result").ok_or_else(|| RpcError {
-        code: code::INTERNAL_ERROR,
-        message: "response has neither result nor error".to_owned(),
-    })
+    v.get("result").ok_or_else(|| RpcError::new(code::INTERNAL_ERROR, "response has neither result nor error"))
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A JSON-RPC error object: what a daemon's method answers when it cannot, and what a client
+/// reads from such an answer.
+#[derive(Debug, Clone, PartialEq)]
 pub struct RpcError {
     pub code: i64,
     pub message: String,
+    pub data: Option<Value>,
+}
+
+impl RpcError {
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        RpcError { code, message: message.into(), data: None }
+    }
+
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// The error as a response's `error` member.
+    pub fn to_json(&self) -> Value {
+        let mut e = json!({ "code": self.code, "message": self.message });
+        if let Some(data) = &self.data {
+            e["data"] = data.clone();
+        }
+        e
+    }
 }
 
 impl std::fmt::Display for RpcError {

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::base::sync::Recover;
 use crate::tools::Session;
 
-/// Per-connection state, reachable from method handlers through jsonrpsee's extensions.
+/// Per-connection state, handed to every method the connection calls.
 pub struct Connection {
     pub id: u64,
     pub session: std::sync::RwLock<Session>,

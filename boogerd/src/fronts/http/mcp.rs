@@ -22,7 +22,6 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
-use jsonrpsee::Methods;
 use serde_json::Value;
 use tokio::sync::watch;
 
@@ -44,7 +43,7 @@ const IDLE: Duration = Duration::from_secs(3600);
 
 /// One MCP client over HTTP.
 struct HttpSession {
-    methods: Methods,
+    connection: Arc<Connection>,
     last_used: Mutex<Instant>,
     /// Set once the session ends: its event streams close.
     ended: watch::Sender<bool>,
@@ -140,7 +139,7 @@ pub async fn post(
         Err(e) => return json_reply(StatusCode::BAD_REQUEST, rpc::parse_error(&e.to_string())),
     };
     if message.get("method").and_then(Value::as_str) == Some("initialize") {
-        return initialize(&s, options, message, text).await;
+        return initialize(&s, options, message).await;
     }
     let Some(id) = session_id(&headers) else {
         return refuse(
@@ -163,7 +162,7 @@ pub async fn post(
             &format!("MCP-Protocol-Version {v} is not one booger speaks ({known})"),
         );
     }
-    match rpc::answer(message, text, &session.methods).await {
+    match rpc::answer(message, &s.methods, &session.connection).await {
         Some(reply) => json_reply(StatusCode::OK, reply),
         // Notifications and responses only.
         None => StatusCode::ACCEPTED.into_response(),
@@ -171,7 +170,7 @@ pub async fn post(
 }
 
 /// `initialize`: a new session, answered with its id when the handshake succeeds.
-async fn initialize(s: &Shared, options: Options, message: Value, text: &str) -> Response {
+async fn initialize(s: &Shared, options: Options, message: Value) -> Response {
     let profile = match options.tools.as_deref().map(booger_proto::tools::Profile::parse).transpose() {
         Ok(p) => p.unwrap_or_default(),
         Err(e) => return refuse(StatusCode::BAD_REQUEST, &format!("tools={}: {e}", options.tools.unwrap_or_default())),
@@ -187,15 +186,14 @@ async fn initialize(s: &Shared, options: Options, message: Value, text: &str) ->
         read_only: !s.daemon.config.http_allow_writes,
     });
     *connection.tools.lock().recover() = profile;
-    let methods = rpc::with_connection(s.methods.clone(), connection);
-    let Some(reply) = rpc::answer(message, text, &methods).await else {
+    let Some(reply) = rpc::answer(message, &s.methods, &connection).await else {
         return refuse(StatusCode::BAD_REQUEST, "`initialize` must be a request (with an id)");
     };
     let accepted = serde_json::from_str::<Value>(&reply).is_ok_and(|r| r.get("result").is_some());
     let mut response = json_reply(StatusCode::OK, reply);
     if accepted {
         let session =
-            Arc::new(HttpSession { methods, last_used: Mutex::new(Instant::now()), ended: watch::channel(false).0 });
+            Arc::new(HttpSession { connection, last_used: Mutex::new(Instant::now()), ended: watch::channel(false).0 });
         if !s.mcp.insert(id.clone(), session) {
             return refuse(
                 StatusCode::SERVICE_UNAVAILABLE,

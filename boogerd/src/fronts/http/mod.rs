@@ -54,7 +54,7 @@ pub(crate) struct State {
     /// The `host:port` a browser sends as `Host` (loopback spellings of it are accepted).
     pub port: u16,
     /// The method table the socket serves: `/mcp` answers with it.
-    pub methods: jsonrpsee::Methods,
+    pub methods: crate::fronts::rpc::Methods,
     pub mcp: mcp::Sessions,
 }
 

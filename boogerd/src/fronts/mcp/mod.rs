@@ -11,8 +11,7 @@
 use std::sync::Arc;
 
 use booger_proto::tools::Profile;
-use booger_proto::wire::code;
-use jsonrpsee::types::ErrorObjectOwned;
+use booger_proto::wire::{RpcError, code};
 use serde_json::{Value, json};
 
 use crate::base::sync::Recover;
@@ -29,13 +28,13 @@ const INSTRUCTIONS: &str = "booger is a warm local code index. Use its tools ins
     files blindly: `status` shows what is indexed, `projects` registers repositories. Every tool \
     defaults to this session's project; pass `project` to ask about another.";
 
-pub fn invalid_params(message: impl Into<String>) -> ErrorObjectOwned {
-    ErrorObjectOwned::owned(code::INVALID_PARAMS as i32, message.into(), None::<()>)
+pub fn invalid_params(message: impl Into<String>) -> RpcError {
+    RpcError::new(code::INVALID_PARAMS, message)
 }
 
 /// `initialize`: answer with the client's revision when we speak it, else our newest (the
 /// client then decides whether it can continue).
-pub fn initialize(params: &Value, conn: &Connection) -> Result<Value, ErrorObjectOwned> {
+pub fn initialize(params: &Value, conn: &Connection) -> Result<Value, RpcError> {
     let requested = params
         .get("protocolVersion")
         .and_then(Value::as_str)
@@ -74,7 +73,7 @@ pub fn tool_entry(t: &booger_proto::tools::ToolSpec, output_schema: Value) -> Va
     })
 }
 
-pub async fn tools_call(params: Value, daemon: Arc<Daemon>, conn: &Connection) -> Result<Value, ErrorObjectOwned> {
+pub async fn tools_call(params: Value, daemon: Arc<Daemon>, conn: &Connection) -> Result<Value, RpcError> {
     let name = params
         .get("name")
         .and_then(Value::as_str)
@@ -114,17 +113,17 @@ pub fn resources_list() -> Value {
     }]})
 }
 
-pub fn resources_read(params: &Value, daemon: &Daemon) -> Result<Value, ErrorObjectOwned> {
+pub fn resources_read(params: &Value, daemon: &Daemon) -> Result<Value, RpcError> {
     let uri = params
         .get("uri")
         .and_then(Value::as_str)
         .ok_or_else(|| invalid_params("resources/read: `uri` is required; resources/list names them"))?;
     if uri != STATUS_URI {
-        return Err(ErrorObjectOwned::owned(
-            code::RESOURCE_NOT_FOUND as i32,
+        return Err(RpcError::new(
+            code::RESOURCE_NOT_FOUND,
             format!("Resource not found: {uri}; resources/list names the available resources"),
-            Some(json!({ "uri": uri })),
-        ));
+        )
+        .with_data(json!({ "uri": uri })));
     }
     let text = serde_json::to_string_pretty(&daemon.facts()).expect("facts serialize");
     Ok(json!({ "contents": [{ "uri": STATUS_URI, "mimeType": "application/json", "text": text }] }))

@@ -1,121 +1,122 @@
-//! The method table: booger's own methods and the MCP methods, registered with jsonrpsee.
+//! The method table: booger's own methods and the MCP methods, by name.
 //!
 //! Handlers here are thin adapters; the work happens in [`crate::fronts::mcp`], [`crate::tools`] and
-//! [`crate::engine::Daemon`]. Per-connection state ([`Connection`]) arrives through jsonrpsee's
-//! extensions, inserted by the connection loop.
+//! [`crate::engine::Daemon`]. Each gets the call's params (null when absent), the daemon and the
+//! connection the call arrived on ([`Connection`]).
 
+use std::collections::HashMap;
+use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use booger_proto::wire::{self, PROTOCOL_VERSION, code};
-use jsonrpsee::types::{ErrorObjectOwned, Params};
-use jsonrpsee::{Extensions, Methods, RpcModule};
+use booger_proto::wire::{self, PROTOCOL_VERSION, RpcError, code};
+use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
 use crate::base::sync::Recover;
 use crate::fronts::connection::Connection;
 use crate::{engine::Daemon, fronts::mcp, tools};
 
-type RpcResult = Result<Value, ErrorObjectOwned>;
+pub type RpcResult = Result<Value, RpcError>;
 
-pub fn methods(daemon: Arc<Daemon>) -> Methods {
-    let mut m = RpcModule::new(daemon);
-    booger_methods(&mut m);
-    mcp_methods(&mut m);
-    m.into()
+type Handler = Box<dyn Fn(Value, Arc<Daemon>, Arc<Connection>) -> BoxFuture<'static, RpcResult> + Send + Sync>;
+
+/// Every method by name, with the daemon they serve; cheap to clone.
+#[derive(Clone)]
+pub struct Methods {
+    daemon: Arc<Daemon>,
+    table: Arc<HashMap<&'static str, Handler>>,
 }
 
-fn register<T>(r: Result<T, jsonrpsee::core::RegisterMethodError>) {
-    r.map(drop).expect("method names are unique");
+impl Methods {
+    pub fn has(&self, method: &str) -> bool {
+        self.table.contains_key(method)
+    }
+
+    /// Runs `method` with `params` for `connection`; `None` when there is no such method.
+    pub async fn call(&self, method: &str, params: Value, connection: &Arc<Connection>) -> Option<RpcResult> {
+        let handler = self.table.get(method)?;
+        Some(handler(params, Arc::clone(&self.daemon), Arc::clone(connection)).await)
+    }
+}
+
+pub fn methods(daemon: Arc<Daemon>) -> Methods {
+    let mut table = Table::default();
+    booger_methods(&mut table);
+    mcp_methods(&mut table);
+    Methods { daemon, table: Arc::new(table.0) }
+}
+
+#[derive(Default)]
+struct Table(HashMap<&'static str, Handler>);
+
+impl Table {
+    /// A method that answers at once.
+    fn now(
+        &mut self,
+        name: &'static str,
+        f: impl Fn(&Value, &Daemon, &Connection) -> RpcResult + Send + Sync + 'static,
+    ) {
+        self.insert(name, Box::new(move |p, d, c| Box::pin(std::future::ready(f(&p, &d, &c)))));
+    }
+
+    /// A method that awaits its answer.
+    fn later<F, Fut>(&mut self, name: &'static str, f: F)
+    where
+        F: Fn(Value, Arc<Daemon>, Arc<Connection>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = RpcResult> + Send + 'static,
+    {
+        self.insert(name, Box::new(move |p, d, c| Box::pin(f(p, d, c))));
+    }
+
+    fn insert(&mut self, name: &'static str, handler: Handler) {
+        assert!(self.0.insert(name, handler).is_none(), "method names are unique: {name}");
+    }
 }
 
 /// booger's own methods: hello, calls, progress, hooks, the daemon's facts and its stop.
-fn booger_methods(m: &mut RpcModule<Arc<Daemon>>) {
-    register(m.register_method(wire::HELLO, |p, _, ext| hello(&params(&p), connection(ext))).map(drop));
-    register(m.register_method(wire::DAEMON_STATUS, |_, d, _| Ok::<_, ErrorObjectOwned>(d.facts())).map(drop));
-    register(
-        m.register_method(wire::PROGRESS, |p, _, _| {
-            let token = params(&p).get("token").and_then(Value::as_str).map(str::to_owned).unwrap_or_default();
-            Ok::<_, ErrorObjectOwned>(serde_json::to_value(tools::progress_of(&token)).unwrap_or(Value::Null))
-        })
-        .map(drop),
-    );
-    register(
-        m.register_method(wire::SHUTDOWN, |_, d, _| {
-            tracing::info!("shutdown requested by a client");
-            d.request_shutdown();
-            Ok::<_, ErrorObjectOwned>(json!({}))
-        })
-        .map(drop),
-    );
-    register(
-        m.register_async_method(wire::CALL, |p, d, ext| async move {
-            let p = params(&p);
-            let name = p.get("tool").and_then(Value::as_str).unwrap_or_default().to_owned();
-            let args = p.get("arguments").cloned().unwrap_or(Value::Null);
-            let token = p.get("progress").and_then(Value::as_str).map(str::to_owned);
-            let session = connection(&ext).session();
-            let reply = tools::call(Arc::clone(&d), session, &name, args, token)
-                .await
-                .map_err(|e| mcp::invalid_params(e.to_string()))?;
-            RpcResult::Ok(reply.to_json())
-        })
-        .map(drop),
-    );
-
-    register(
-        m.register_async_method(wire::HOOK, |p, d, _| async move {
-            let p = params(&p);
-            let client = p.get("client").and_then(Value::as_str).unwrap_or_default().to_owned();
-            let output = crate::fronts::hook::answer(Arc::clone(&d), &client, &p["event"]).await;
-            RpcResult::Ok(json!({ "output": output }))
-        })
-        .map(drop),
-    );
+fn booger_methods(m: &mut Table) {
+    m.now(wire::HELLO, |p, _, conn| hello(p, conn));
+    m.now(wire::DAEMON_STATUS, |_, d, _| Ok(d.facts()));
+    m.now(wire::PROGRESS, |p, _, _| {
+        let token = p.get("token").and_then(Value::as_str).unwrap_or_default();
+        Ok(serde_json::to_value(tools::progress_of(token)).unwrap_or(Value::Null))
+    });
+    m.now(wire::SHUTDOWN, |_, d, _| {
+        tracing::info!("shutdown requested by a client");
+        d.request_shutdown();
+        Ok(json!({}))
+    });
+    m.later(wire::CALL, |p, d, conn| async move {
+        let name = p.get("tool").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let args = p.get("arguments").cloned().unwrap_or(Value::Null);
+        let token = p.get("progress").and_then(Value::as_str).map(str::to_owned);
+        let reply =
+            tools::call(d, conn.session(), &name, args, token).await.map_err(|e| mcp::invalid_params(e.to_string()))?;
+        Ok(reply.to_json())
+    });
+    m.later(wire::HOOK, |p, d, _| async move {
+        let client = p.get("client").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let output = crate::fronts::hook::answer(d, &client, &p["event"]).await;
+        Ok(json!({ "output": output }))
+    });
 }
 
 /// MCP's methods, over the same connection.
-fn mcp_methods(m: &mut RpcModule<Arc<Daemon>>) {
-    register(m.register_method("initialize", |p, _, ext| mcp::initialize(&params(&p), connection(ext))).map(drop));
+fn mcp_methods(m: &mut Table) {
+    m.now("initialize", |p, _, conn| mcp::initialize(p, conn));
     for note in ["notifications/initialized", "notifications/cancelled", "notifications/roots/list_changed"] {
-        register(m.register_method(note, |_, _, _| Ok::<_, ErrorObjectOwned>(Value::Null)).map(drop));
+        m.now(note, |_, _, _| Ok(Value::Null));
     }
-    register(m.register_method("ping", |_, _, _| Ok::<_, ErrorObjectOwned>(json!({}))).map(drop));
-    register(
-        m.register_method("tools/list", |_, _, ext| {
-            let profile = *connection(ext).tools.lock().recover();
-            Ok::<_, ErrorObjectOwned>(mcp::tools_list(profile))
-        })
-        .map(drop),
-    );
-    register(
-        m.register_async_method("tools/call", |p, d, ext| async move {
-            mcp::tools_call(params(&p), Arc::clone(&d), connection(&ext)).await
-        })
-        .map(drop),
-    );
-    register(m.register_method("resources/list", |_, _, _| Ok::<_, ErrorObjectOwned>(mcp::resources_list())).map(drop));
-    register(
-        m.register_method("resources/templates/list", |_, _, _| {
-            Ok::<_, ErrorObjectOwned>(json!({ "resourceTemplates": [] }))
-        })
-        .map(drop),
-    );
-    register(m.register_method("resources/read", |p, d, _| mcp::resources_read(&params(&p), d)).map(drop));
+    m.now("ping", |_, _, _| Ok(json!({})));
+    m.now("tools/list", |_, _, conn| Ok(mcp::tools_list(*conn.tools.lock().recover())));
+    m.later("tools/call", |p, d, conn| async move { mcp::tools_call(p, d, &conn).await });
+    m.now("resources/list", |_, _, _| Ok(mcp::resources_list()));
+    m.now("resources/templates/list", |_, _, _| Ok(json!({ "resourceTemplates": [] })));
+    m.now("resources/read", |p, d, _| mcp::resources_read(p, d));
     // No prompts: booger's guidance lives in the tool descriptions and `instructions`. Clients
     // that list prompts on connect get an empty list, not "Method not found".
-    register(
-        m.register_method("prompts/list", |_, _, _| Ok::<_, ErrorObjectOwned>(json!({ "prompts": [] }))).map(drop),
-    );
-}
-
-/// The params as one JSON value (`null` when absent).
-fn params(p: &Params) -> Value {
-    p.parse::<Value>().unwrap_or(Value::Null)
-}
-
-fn connection(ext: &Extensions) -> &Connection {
-    ext.get::<Arc<Connection>>().expect("the connection loop inserts its Connection")
+    m.now("prompts/list", |_, _, _| Ok(json!({ "prompts": [] })));
 }
 
 /// `booger/hello`: checks the protocol version and sets the connection's session.
@@ -123,15 +124,15 @@ fn hello(p: &Value, conn: &Connection) -> RpcResult {
     let theirs = p.get("protocol").and_then(Value::as_u64);
     if theirs != Some(u64::from(PROTOCOL_VERSION)) {
         let theirs = theirs.map_or_else(|| "none".to_owned(), |v| v.to_string());
-        return Err(ErrorObjectOwned::owned(
-            code::PROTOCOL_MISMATCH as i32,
+        return Err(RpcError::new(
+            code::PROTOCOL_MISMATCH,
             format!(
                 "protocol mismatch: this client speaks booger protocol {theirs}, the running boogerd {} speaks {PROTOCOL_VERSION}. \
                  Restart the daemon from the same installation: `booger daemon stop`, then run booger again",
                 env!("CARGO_PKG_VERSION")
             ),
-            Some(json!({ "daemon_protocol": PROTOCOL_VERSION, "daemon_version": env!("CARGO_PKG_VERSION") })),
-        ));
+        )
+        .with_data(json!({ "daemon_protocol": PROTOCOL_VERSION, "daemon_version": env!("CARGO_PKG_VERSION") })));
     }
     if let Some(spec) = p.get("tools").and_then(Value::as_str) {
         let profile = booger_proto::tools::Profile::parse(spec).map_err(mcp::invalid_params)?;

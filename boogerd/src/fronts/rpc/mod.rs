@@ -1,9 +1,9 @@
 //! The socket protocol: one JSON-RPC 2.0 message per line, in both directions.
 //!
-//! jsonrpsee's [`Methods`] is the method registry and dispatcher; this module does what it
-//! leaves to the transport: framing, telling requests from notifications (no `id`: handled,
-//! never answered) and responses, batches, and the exact JSON-RPC error for malformed input
-//! (-32700 not JSON, -32600 not a request, -32601 unknown method).
+//! [`Methods`] is the method table; this module is the rest of JSON-RPC: framing, telling
+//! requests from notifications (no `id`: handled, never answered) and responses, batches, the
+//! replies, and the exact JSON-RPC error for malformed input (-32700 not JSON, -32600 not a
+//! request, -32601 unknown method). Each line is parsed once.
 //!
 //! Requests on one connection run concurrently (an agent may send a slow call and a fast one),
 //! at most `IN_FLIGHT` at once; replies carry their `id` and go out through one writer task
@@ -16,12 +16,11 @@ use std::sync::Arc;
 
 use booger_proto::wire::{self, code};
 use interprocess::local_socket::tokio::Stream;
-use jsonrpsee::Methods;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
 
-pub use methods::methods;
+pub use methods::{Methods, methods};
 
 use crate::engine::Daemon;
 use crate::fronts::connection::Connection;
@@ -52,7 +51,6 @@ where
 {
     let connection = Connection::new(Session::anonymous);
     let id = connection.id;
-    let methods = with_connection(methods, connection);
 
     let (tx, rx) = mpsc::channel::<String>(REPLY_QUEUE);
     let slots = Arc::new(tokio::sync::Semaphore::new(IN_FLIGHT));
@@ -78,7 +76,7 @@ where
                     s = slots.clone().acquire_owned() => s.expect("slots are never closed"),
                     () = &mut stopped => break,
                 };
-                handle_line(&line, &methods, &tx, slot).await;
+                handle_line(&line, &methods, &connection, &tx, slot).await;
             }
             Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
                 let _ = tx.send(error_reply(&Value::Null, code::INVALID_REQUEST, &e.to_string())).await;
@@ -155,7 +153,13 @@ async fn write_lines<W: AsyncWrite + Unpin>(mut w: W, mut rx: mpsc::Receiver<Str
 }
 
 /// Takes one line on; `slot` is held until its reply is queued.
-async fn handle_line(line: &[u8], methods: &Methods, tx: &mpsc::Sender<String>, slot: OwnedSemaphorePermit) {
+async fn handle_line(
+    line: &[u8],
+    methods: &Methods,
+    connection: &Arc<Connection>,
+    tx: &mpsc::Sender<String>,
+    slot: OwnedSemaphorePermit,
+) {
     let Ok(text) = std::str::from_utf8(line) else {
         let _ = tx.send(error_reply(&Value::Null, code::PARSE_ERROR, "Parse error: message is not UTF-8")).await;
         return;
@@ -170,50 +174,33 @@ async fn handle_line(line: &[u8], methods: &Methods, tx: &mpsc::Sender<String>, 
             return;
         }
     };
-    match value {
-        Value::Array(items) => {
-            let (methods, tx) = (methods.clone(), tx.clone());
-            tokio::spawn(async move {
-                if let Some(reply) = handle_batch(items, &methods).await {
-                    let _ = tx.send(reply).await;
-                }
-                drop(slot);
-            });
+    // `booger/hello` alone runs in order: what it sets up holds for every later line.
+    if value.get("method").and_then(Value::as_str) == Some(wire::HELLO) {
+        if let Some(reply) = answer(value, methods, connection).await {
+            let _ = tx.send(reply).await;
         }
-        single if single.get("method").and_then(Value::as_str) == Some(wire::HELLO) => {
-            if let Some(reply) = handle_message(single, text, methods).await {
-                let _ = tx.send(reply).await;
-            }
-        }
-        single => {
-            let (methods, tx, text) = (methods.clone(), tx.clone(), text.to_owned());
-            tokio::spawn(async move {
-                if let Some(reply) = handle_message(single, &text, &methods).await {
-                    let _ = tx.send(reply).await;
-                }
-                drop(slot);
-            });
-        }
+        return;
     }
+    let (methods, connection, tx) = (methods.clone(), Arc::clone(connection), tx.clone());
+    tokio::spawn(async move {
+        if let Some(reply) = answer(value, &methods, &connection).await {
+            let _ = tx.send(reply).await;
+        }
+        drop(slot);
+    });
 }
 
-/// `methods` with `connection` reachable from every handler.
-pub fn with_connection(mut methods: Methods, connection: Arc<Connection>) -> Methods {
-    methods.extensions_mut().insert(connection);
-    methods
-}
-
-/// The reply to one parsed message or batch (`text` is the message as received), if it gets
-/// one: what every front (the socket, HTTP) answers.
-pub async fn answer(value: Value, text: &str, methods: &Methods) -> Option<String> {
+/// The reply to one parsed message or batch, if it gets one: what every front (the socket,
+/// HTTP) answers.
+pub async fn answer(value: Value, methods: &Methods, connection: &Arc<Connection>) -> Option<String> {
     match value {
-        Value::Array(items) => handle_batch(items, methods).await,
-        single => handle_message(single, text, methods).await,
+        Value::Array(items) => handle_batch(items, methods, connection).await,
+        single => handle_message(single, methods, connection).await,
     }
 }
 
 /// A batch's replies in one array (none when it held only notifications).
-async fn handle_batch(items: Vec<Value>, methods: &Methods) -> Option<String> {
+async fn handle_batch(items: Vec<Value>, methods: &Methods, connection: &Arc<Connection>) -> Option<String> {
     if items.is_empty() {
         return Some(error_reply(&Value::Null, code::INVALID_REQUEST, "Invalid request: empty batch"));
     }
@@ -223,8 +210,7 @@ async fn handle_batch(items: Vec<Value>, methods: &Methods) -> Option<String> {
     }
     let mut replies = Vec::new();
     for item in items {
-        let text = item.to_string();
-        replies.extend(handle_message(item, &text, methods).await);
+        replies.extend(handle_message(item, methods, connection).await);
     }
     (!replies.is_empty()).then(|| format!("[{}]", replies.join(",")))
 }
@@ -235,19 +221,19 @@ pub fn parse_error(why: &str) -> String {
 }
 
 /// What a parsed message is.
-enum Message<'a> {
+enum Message {
     Request {
-        id: &'a Value,
-        method: &'a str,
+        id: Value,
+        method: String,
     },
     Notification {
-        method: &'a str,
+        method: String,
     },
     /// A response from the peer; booger never sends requests, so there is nothing to match.
     Response,
 }
 
-fn classify(v: &Value) -> Result<Message<'_>, String> {
+fn classify(v: &Value) -> Result<Message, String> {
     let id = v.get("id").unwrap_or(&Value::Null);
     let invalid = |why: &str| error_reply(id, code::INVALID_REQUEST, &format!("Invalid request: {why}"));
     let Some(obj) = v.as_object() else {
@@ -264,7 +250,7 @@ fn classify(v: &Value) -> Result<Message<'_>, String> {
         ));
     }
     let method = match obj.get("method") {
-        Some(Value::String(m)) => m.as_str(),
+        Some(Value::String(m)) => m.clone(),
         Some(_) => return Err(invalid("`method` must be a string")),
         None if obj.contains_key("result") || obj.contains_key("error") => return Ok(Message::Response),
         None => return Err(invalid("missing `method`")),
@@ -273,61 +259,36 @@ fn classify(v: &Value) -> Result<Message<'_>, String> {
         return Err(invalid("`params` must be an object or an array"));
     }
     Ok(match obj.get("id") {
-        Some(id) => Message::Request { id, method },
+        Some(id) => Message::Request { id: id.clone(), method },
         None => Message::Notification { method },
     })
 }
 
 /// Handles one message; returns the reply line, if the message gets one.
-async fn handle_message(value: Value, text: &str, methods: &Methods) -> Option<String> {
-    match classify(&value) {
-        Err(reply) => Some(reply),
-        Ok(Message::Response) => None,
-        Ok(Message::Notification { method }) => {
-            // jsonrpsee only dispatches requests: give it a throwaway id and drop the answer.
-            if methods.method(method).is_some() {
-                let mut request = value.clone();
-                request["id"] = json!(0);
-                let _ = methods.raw_json_request(&request.to_string(), 1).await;
-            }
+async fn handle_message(mut value: Value, methods: &Methods, connection: &Arc<Connection>) -> Option<String> {
+    let message = match classify(&value) {
+        Err(reply) => return Some(reply),
+        Ok(m) => m,
+    };
+    let params = value.as_object_mut().and_then(|o| o.remove("params")).unwrap_or(Value::Null);
+    match message {
+        Message::Response => None,
+        Message::Notification { method } => {
+            let _ = methods.call(&method, params, connection).await;
             None
         }
-        Ok(Message::Request { id, method }) => {
-            crate::base::metrics::get().method(method);
-            if methods.method(method).is_none() {
-                return Some(error_reply(id, code::METHOD_NOT_FOUND, &format!("Method not found: {method}")));
-            }
-            Some(match methods.raw_json_request(text, 1).await {
-                Ok((response, _)) => {
-                    let response = response.get().to_owned();
-                    count_error(&response);
-                    response
+        Message::Request { id, method } => {
+            crate::base::metrics::get().method(&method);
+            let reply = match methods.call(&method, params, connection).await {
+                None => return Some(error_reply(&id, code::METHOD_NOT_FOUND, &format!("Method not found: {method}"))),
+                Some(Ok(result)) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+                Some(Err(e)) => {
+                    crate::base::metrics::get().rpc_error(e.code);
+                    json!({ "jsonrpc": "2.0", "id": id, "error": e.to_json() })
                 }
-                Err(e) => error_reply(id, code::INVALID_REQUEST, &format!("Invalid request: {e}")),
-            })
+            };
+            Some(reply.to_string())
         }
-    }
-}
-
-/// Counts a handler's error reply by its code. jsonrpsee writes `{"jsonrpc":"2.0","id":…`
-/// and then `"result"` or `"error"`; a quote inside a value is escaped, so the second `,"`
-/// starts that member, and only the first bytes of an answer are looked at.
-fn count_error(response: &str) {
-    let mut members = response.match_indices(",\"").map(|(i, _)| &response[i + 2..]);
-    let _id = members.next();
-    if !members.next().is_some_and(|m| m.starts_with("error\":")) {
-        return;
-    }
-    #[derive(serde::Deserialize)]
-    struct Probe {
-        error: Code,
-    }
-    #[derive(serde::Deserialize)]
-    struct Code {
-        code: i64,
-    }
-    if let Ok(p) = serde_json::from_str::<Probe>(response) {
-        crate::base::metrics::get().rpc_error(p.error.code);
     }
 }
 
