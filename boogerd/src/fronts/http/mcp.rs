@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
@@ -28,11 +28,10 @@ use tokio::sync::watch;
 use super::State as Shared;
 use crate::base::sync::Recover;
 use crate::fronts::connection::Connection;
+use crate::fronts::mcp::http::{json_reply, refuse, session_id, unknown_version, with_session};
 use crate::fronts::rpc;
 use crate::tools::Session;
 
-const SESSION_HEADER: &str = "mcp-session-id";
-const VERSION_HEADER: &str = "mcp-protocol-version";
 /// Sessions kept at once; past this, the one unused longest is ended if it has rested
 /// [`EVICTABLE`], else the new one is refused: opening sessions must not end the ones in use.
 const MAX_SESSIONS: usize = 64;
@@ -103,19 +102,6 @@ pub struct Options {
     tools: Option<String>,
 }
 
-/// A plain-text refusal at the HTTP level (no JSON-RPC message could be answered).
-fn refuse(status: StatusCode, why: &str) -> Response {
-    (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], format!("{why}\n")).into_response()
-}
-
-fn json_reply(status: StatusCode, body: String) -> Response {
-    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
-}
-
-fn session_id(headers: &HeaderMap) -> Option<&str> {
-    headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok())
-}
-
 /// The client accepts `kind` (or anything).
 fn accepts(headers: &HeaderMap, kind: &str) -> bool {
     headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_none_or(|a| a.contains(kind) || a.contains("*/*"))
@@ -153,14 +139,8 @@ pub async fn post(
             "no such MCP session (it ended, or the daemon restarted): initialize again",
         );
     };
-    if let Some(v) = headers.get(VERSION_HEADER).and_then(|v| v.to_str().ok())
-        && !crate::fronts::mcp::PROTOCOL_VERSIONS.contains(&v)
-    {
-        let known = crate::fronts::mcp::PROTOCOL_VERSIONS.join(", ");
-        return refuse(
-            StatusCode::BAD_REQUEST,
-            &format!("MCP-Protocol-Version {v} is not one booger speaks ({known})"),
-        );
+    if let Some(refusal) = unknown_version(&headers) {
+        return refusal;
     }
     match rpc::answer(message, &s.methods, &session.connection).await {
         Some(reply) => json_reply(StatusCode::OK, reply),
@@ -200,7 +180,7 @@ async fn initialize(s: &Shared, options: Options, message: Value) -> Response {
                 "too many MCP sessions in use: end one (DELETE /mcp with its Mcp-Session-Id) or try again later",
             );
         }
-        response.headers_mut().insert(SESSION_HEADER, HeaderValue::from_str(&id).expect("hex is a valid header"));
+        response = with_session(response, &id);
     }
     response
 }

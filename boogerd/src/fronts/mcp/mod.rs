@@ -8,6 +8,8 @@
 //! malformed params) is a JSON-RPC error (-32602); a tool that ran and failed answers
 //! `isError: true` with a message that says how to fix the call.
 
+pub mod http;
+
 use std::sync::Arc;
 
 use booger_proto::tools::Profile;
@@ -32,14 +34,20 @@ pub fn invalid_params(message: impl Into<String>) -> RpcError {
     RpcError::new(code::INVALID_PARAMS, message)
 }
 
-/// `initialize`: answer with the client's revision when we speak it, else our newest (the
-/// client then decides whether it can continue).
-pub fn initialize(params: &Value, conn: &Connection) -> Result<Value, RpcError> {
+/// The revision to answer `initialize` with: the client's when booger speaks it, else its
+/// newest (the client then decides whether it can continue).
+pub fn negotiate(params: &Value) -> Result<&'static str, RpcError> {
     let requested = params
         .get("protocolVersion")
         .and_then(Value::as_str)
         .ok_or_else(|| invalid_params("initialize: `protocolVersion` (a string such as \"2025-11-25\") is required"))?;
-    let version = PROTOCOL_VERSIONS.iter().find(|v| **v == requested).copied().unwrap_or(PROTOCOL_VERSIONS[0]);
+    Ok(PROTOCOL_VERSIONS.iter().find(|v| **v == requested).copied().unwrap_or(PROTOCOL_VERSIONS[0]))
+}
+
+/// `initialize` on the daemon: the revision, what it serves and how to use it.
+pub fn initialize(params: &Value, conn: &Connection) -> Result<Value, RpcError> {
+    let version = negotiate(params)?;
+    let requested = params["protocolVersion"].as_str().unwrap_or_default();
     let client = params.pointer("/clientInfo/name").and_then(Value::as_str).unwrap_or("unknown");
     tracing::info!(connection = conn.id, client, requested, negotiated = version, "mcp initialize");
     *conn.mcp_version.lock().recover() = Some(version.to_owned());
@@ -53,6 +61,16 @@ pub fn initialize(params: &Value, conn: &Connection) -> Result<Value, RpcError> 
         "serverInfo": { "name": "booger", "title": "booger code index", "version": env!("CARGO_PKG_VERSION") },
         "instructions": INSTRUCTIONS,
     }))
+}
+
+/// A tool's answer as `tools/call` returns it: the text the model reads, and the data as
+/// structured content (its shape is the tool's outputSchema) when there is any.
+pub fn tool_result(text: String, data: Value, is_error: bool) -> Value {
+    let mut answer = json!({ "content": [{ "type": "text", "text": text }], "isError": is_error });
+    if data.is_object() {
+        answer["structuredContent"] = data;
+    }
+    answer
 }
 
 /// The tools of the session's profile (every tool stays callable).
@@ -87,7 +105,7 @@ pub async fn tools_call(params: Value, daemon: Arc<Daemon>, conn: &Connection) -
         && args.get("output_mode").is_none_or(|m| m.is_null() || m == "json");
     let reply = tools::call(daemon, session, name, args, None).await.map_err(|e| invalid_params(e.to_string()))?;
     if reply.is_error {
-        return Ok(json!({ "content": [{ "type": "text", "text": reply.text }], "isError": true }));
+        return Ok(tool_result(reply.text, Value::Null, true));
     }
     let mut data = reply.data;
     if as_json && let Some(obj) = data.as_object_mut() {
@@ -96,11 +114,7 @@ pub async fn tools_call(params: Value, daemon: Arc<Daemon>, conn: &Connection) -
         obj.remove("indexes");
     }
     let text = if as_json { data.to_string() } else { reply.text };
-    let mut answer = json!({ "content": [{ "type": "text", "text": text }], "isError": false });
-    if data.is_object() {
-        answer["structuredContent"] = data;
-    }
-    Ok(answer)
+    Ok(tool_result(text, data, false))
 }
 
 pub fn resources_list() -> Value {

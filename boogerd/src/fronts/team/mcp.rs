@@ -18,12 +18,10 @@ use serde_json::{Value, json};
 
 use super::Shared;
 use crate::base::sync::Recover;
-use crate::fronts::mcp::PROTOCOL_VERSIONS;
+use crate::fronts::mcp::http::{json_reply, refuse, session_id, unknown_version, with_session};
 use crate::store::team::{Audited, Reader, Token};
 use crate::tools::remote::{RemoteError, RemoteReply};
 
-const SESSION_HEADER: &str = "mcp-session-id";
-const VERSION_HEADER: &str = "mcp-protocol-version";
 /// Sessions kept at once, and per token; past either, the one unused longest is ended.
 const MAX_SESSIONS: usize = 10_000;
 const MAX_SESSIONS_PER_TOKEN: usize = 256;
@@ -90,20 +88,12 @@ impl Sessions {
     }
 }
 
-fn refuse(status: StatusCode, why: &str) -> Response {
-    (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], format!("{why}\n")).into_response()
-}
-
-fn json_reply(status: StatusCode, body: Value) -> Response {
-    (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+fn json_value(status: StatusCode, body: Value) -> Response {
+    json_reply(status, body.to_string())
 }
 
 fn error(id: &Value, code: i64, message: &str) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
-}
-
-fn session_id(headers: &HeaderMap) -> Option<&str> {
-    headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok())
 }
 
 pub async fn post(
@@ -115,7 +105,7 @@ pub async fn post(
     let message: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
         Err(e) => {
-            return json_reply(
+            return json_value(
                 StatusCode::BAD_REQUEST,
                 error(&Value::Null, code::PARSE_ERROR, &format!("Parse error: {e}")),
             );
@@ -123,7 +113,7 @@ pub async fn post(
     };
     let Some(obj) = message.as_object() else {
         let why = "one JSON-RPC message (an object) per request: batches are not taken";
-        return json_reply(StatusCode::BAD_REQUEST, error(&Value::Null, code::INVALID_REQUEST, why));
+        return json_value(StatusCode::BAD_REQUEST, error(&Value::Null, code::INVALID_REQUEST, why));
     };
     let id = obj.get("id").cloned();
     let method = obj.get("method").and_then(Value::as_str);
@@ -138,13 +128,8 @@ pub async fn post(
         // Whether the session exists for another token is not said.
         return refuse(StatusCode::NOT_FOUND, "no such MCP session for this token: send `initialize` first");
     }
-    if let Some(v) = headers.get(VERSION_HEADER).and_then(|v| v.to_str().ok())
-        && !PROTOCOL_VERSIONS.contains(&v)
-    {
-        return refuse(
-            StatusCode::BAD_REQUEST,
-            &format!("MCP-Protocol-Version {v} is not one booger speaks ({})", PROTOCOL_VERSIONS.join(", ")),
-        );
+    if let Some(refusal) = unknown_version(&headers) {
+        return refusal;
     }
     let (Some(id), Some(method)) = (id, method) else {
         // A notification or a response: nothing to answer.
@@ -162,15 +147,14 @@ pub async fn post(
         Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
         Err((c, m)) => error(&id, c, &m),
     };
-    json_reply(StatusCode::OK, body)
+    json_value(StatusCode::OK, body)
 }
 
 fn initialize(s: &Shared, token: &Token, id: &Value, params: &Value) -> Response {
-    let Some(requested) = params.get("protocolVersion").and_then(Value::as_str) else {
-        let why = "initialize: `protocolVersion` (a string such as \"2025-11-25\") is required";
-        return json_reply(StatusCode::OK, error(id, code::INVALID_PARAMS, why));
+    let version = match crate::fronts::mcp::negotiate(params) {
+        Ok(v) => v,
+        Err(e) => return json_value(StatusCode::OK, json!({ "jsonrpc": "2.0", "id": id, "error": e.to_json() })),
     };
-    let version = PROTOCOL_VERSIONS.iter().find(|v| **v == requested).copied().unwrap_or(PROTOCOL_VERSIONS[0]);
     let session = s.sessions.open(token.id);
     tracing::info!(token = %token.name, version, "team session opened");
     let result = json!({
@@ -179,9 +163,7 @@ fn initialize(s: &Shared, token: &Token, id: &Value, params: &Value) -> Response
         "serverInfo": { "name": "booger-team", "title": "booger team index", "version": env!("CARGO_PKG_VERSION") },
         "instructions": INSTRUCTIONS,
     });
-    let mut r = json_reply(StatusCode::OK, json!({ "jsonrpc": "2.0", "id": id, "result": result }));
-    r.headers_mut().insert(SESSION_HEADER, HeaderValue::from_str(&session).expect("hex is a valid header"));
-    r
+    with_session(json_value(StatusCode::OK, json!({ "jsonrpc": "2.0", "id": id, "result": result })), &session)
 }
 
 fn tools_list() -> Value {
@@ -234,11 +216,7 @@ async fn tools_call(s: &Arc<Shared>, token: &Token, params: Value) -> Result<Val
         results: reply.results.min(u32::MAX as usize) as u32,
         ok: !reply.is_error,
     });
-    let mut answer = json!({ "content": [{ "type": "text", "text": reply.text }], "isError": reply.is_error });
-    if reply.data.is_object() {
-        answer["structuredContent"] = reply.data;
-    }
-    Ok(answer)
+    Ok(crate::fronts::mcp::tool_result(reply.text, reply.data, reply.is_error))
 }
 
 fn failure(text: String) -> RemoteReply {
