@@ -8,9 +8,10 @@
 //! kept small: it states fields and types, not the descriptions written here for people.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// An object whose fields no client relies on one by one (how fresh the index was, a
@@ -18,6 +19,13 @@ use serde_json::Value;
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(transparent)]
 pub struct Facts(pub Value);
+
+impl Facts {
+    /// `value` as facts (null if it does not serialize).
+    pub fn of<T: Serialize>(value: &T) -> Facts {
+        Facts(serde_json::to_value(value).unwrap_or_default())
+    }
+}
 
 impl JsonSchema for Facts {
     fn schema_name() -> std::borrow::Cow<'static, str> {
@@ -370,26 +378,230 @@ pub struct Forgotten {
     pub workset: Option<u64>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
-pub struct Status {
+/// The daemon's facts: `daemon/status`, the `booger://status` resource, and the first fields
+/// of `status` (where each registered project is a [`ProjectLine`]).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct DaemonFacts<P> {
+    pub pid: u32,
     pub version: String,
-    pub pid: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub protocol: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub socket: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub data_dir: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub uptime_s: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub session: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub memory: Option<Facts>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub projects: Option<Vec<Value>>,
+    pub protocol: u32,
+    pub started_at: String,
+    pub uptime_s: u64,
+    pub socket: PathBuf,
+    pub data_dir: PathBuf,
+    pub log_file: PathBuf,
+    #[schemars(with = "Vec<Facts>")]
+    pub projects: Vec<P>,
+    #[schemars(with = "Facts")]
+    pub memory: Memory,
     #[schemars(extend("x-nullable" = true))]
-    pub project: Option<Facts>,
+    pub http_url: Option<String>,
+    #[schemars(extend("x-nullable" = true))]
+    pub http_token_file: Option<PathBuf>,
+    /// Why the daemon serves no HTTP, when it does not.
+    #[schemars(extend("x-nullable" = true))]
+    pub http_problem: Option<String>,
+    /// The embedding tiers, null with embeddings off.
+    #[schemars(extend("x-nullable" = true), with = "Option<Facts>")]
+    pub embeddings: Option<EmbeddingTiers>,
+}
+
+impl<P> DaemonFacts<P> {
+    /// The same facts with the projects made into `Q`s by `f`.
+    pub fn map_projects<Q>(self, f: impl FnOnce(Vec<P>) -> Vec<Q>) -> DaemonFacts<Q> {
+        let DaemonFacts {
+            pid,
+            version,
+            protocol,
+            started_at,
+            uptime_s,
+            socket,
+            data_dir,
+            log_file,
+            projects,
+            memory,
+            http_url,
+            http_token_file,
+            http_problem,
+            embeddings,
+        } = self;
+        let projects = f(projects);
+        DaemonFacts {
+            pid,
+            version,
+            protocol,
+            started_at,
+            uptime_s,
+            socket,
+            data_dir,
+            log_file,
+            projects,
+            memory,
+            http_url,
+            http_token_file,
+            http_problem,
+            embeddings,
+        }
+    }
+}
+
+/// The daemon's memory: the process, its heap and SQLite's, the warm indexes and the budget.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct Memory {
+    pub rss_bytes: u64,
+    pub heap_used_bytes: u64,
+    pub heap_free_bytes: u64,
+    pub sqlite_bytes: u64,
+    pub threads: u64,
+    pub warm_bytes: u64,
+    pub warm_projects: u64,
+    pub budget_bytes: u64,
+    pub idle_release_s: u64,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct EmbeddingTiers {
+    pub tiers: Vec<String>,
+    #[schemars(extend("x-nullable" = true))]
+    pub problem: Option<String>,
+}
+
+/// `status`: the daemon, the project asked about, every registered project, the watches.
+/// Its published schema names the fields and leaves the objects in them as objects: every
+/// session reads `tools/list`, and the whole typed schema was 4.6 KB of it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Status {
+    #[serde(flatten)]
+    pub daemon: DaemonFacts<ProjectLine>,
+    #[schemars(with = "Facts")]
+    pub watches: Watches,
+    /// The team index this daemon reads, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Facts>")]
+    pub team: Option<TeamLink>,
+    pub session: String,
+    #[schemars(with = "Facts")]
+    pub project: ProjectStatus,
+}
+
+/// A registered project as `status` lists it: with its watch, index and memory.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ProjectLine {
+    #[serde(flatten)]
+    pub project: Project,
+    pub watch: Facts,
+    pub index_dir: PathBuf,
+    pub size_on_disk: u64,
+    pub warm_bytes: u64,
+    pub idle_s: u64,
+}
+
+/// Directories watched across every project, within the system's budget.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Watches {
+    pub directories: u64,
+    pub budget: u64,
+    pub events: u64,
+    pub overflows: u64,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct TeamLink {
+    /// The server, without user or password.
+    pub server: String,
+    /// Null until the daemon has used it.
+    #[schemars(extend("x-nullable" = true))]
+    pub reachable: Option<bool>,
+    #[schemars(extend("x-nullable" = true))]
+    pub error: Option<String>,
+}
+
+/// The project a `status` call is about: its index, or why there is none (`hint`).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ProjectStatus {
+    pub registered: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<IndexStatus>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+/// A project's index in `status`. When it does not open (`exists` false, or `error`), only
+/// the first fields are there.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct IndexStatus {
+    pub exists: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dir: Option<PathBuf>,
+    /// A run in progress.
+    #[schemars(extend("x-nullable" = true))]
+    pub progress: Option<Progress>,
+    pub watch: Facts,
+    #[serde(flatten)]
+    pub contents: Option<IndexContents>,
+}
+
+/// What an index that opened holds, and its tiers and last run.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct IndexContents {
+    pub path: PathBuf,
+    pub warm_bytes: u64,
+    pub files: u64,
+    pub chunks: u64,
+    pub source_bytes: u64,
+    pub size_on_disk: u64,
+    pub languages: Counts,
+    pub kinds: Counts,
+    pub root_hash: String,
+    pub last_indexed_at: String,
+    pub problems_total: u64,
+    /// `ready`, `building`, `stale` or `none`.
+    pub ranking_index: String,
+    pub grep_index: GrepIndex,
+    /// Null with embeddings off.
+    #[schemars(extend("x-nullable" = true))]
+    pub embeddings: Option<Embed>,
+    /// The last `eval`'s summary.
+    #[schemars(extend("x-nullable" = true))]
+    pub eval: Option<Facts>,
+    pub calibration: Facts,
+    /// The last run's skipped and set-aside files, as many as the answer lists.
+    #[schemars(extend("x-nullable" = true))]
+    pub last_report: Option<Facts>,
+    pub with_generated: bool,
+    pub problems: Vec<PathReason>,
+    /// The index found damaged and rebuilt, when it was.
+    #[schemars(extend("x-nullable" = true))]
+    pub recovered: Option<Facts>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct GrepIndex {
+    pub ready: bool,
+    pub pending_files: u64,
+}
+
+/// A run's progress.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Progress {
+    pub done: u64,
+    pub total: u64,
+    pub percent: f64,
+    pub files_per_s: f64,
+    pub eta_s: u64,
+}
+
+/// A file and what happened to it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PathReason {
+    pub path: String,
+    pub reason: String,
 }
 
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
@@ -401,12 +613,18 @@ pub struct Index {
     pub report: Option<Facts>,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+/// A registered project: the registry's record of it, as the daemon keeps it on disk and
+/// as answers name it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Project {
+    /// Short unique name, the directory's name unless taken.
     pub name: String,
-    pub root: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub added_at: Option<String>,
+    /// Canonical absolute path.
+    pub root: std::path::PathBuf,
+    pub added_at: String,
+    /// The index is kept in `<root>/.booger/` instead of the data directory (`--in-repo`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_repo: bool,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -415,7 +633,7 @@ pub enum Added {
     /// add: whether the project was new.
     New(bool),
     /// add-all: the projects it added.
-    Listed(Vec<Value>),
+    Listed(Vec<Project>),
 }
 
 /// `projects`: the list, or what `add`, `add-all` or `remove` did. A project is the
@@ -423,11 +641,9 @@ pub enum Added {
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct Projects {
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<Vec<Project>>")]
-    pub projects: Option<Vec<Value>>,
+    pub projects: Option<Vec<Project>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<Project>")]
-    pub project: Option<Value>,
+    pub project: Option<Project>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub added: Option<Added>,
     /// add: the project was registered already, and its index moved (`--in-repo`).
@@ -436,8 +652,7 @@ pub struct Projects {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub removed: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<Vec<Project>>")]
-    pub existing: Option<Vec<Value>>,
+    pub existing: Option<Vec<Project>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub errors: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -521,22 +736,35 @@ pub struct Changelog {
     pub warnings: Option<Vec<String>>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+/// `embed`, and a project's embeddings in `status`: each tier's coverage, which tier answers
+/// (the top-level `model`, `embedded` and `embeddable` are the best tier's: what embedding
+/// converges to), stale vectors, and the last error.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Embed {
     #[schemars(extend("x-nullable" = true))]
     pub model: Option<String>,
     #[schemars(extend("x-nullable" = true))]
-    pub answering: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub embeddable: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub embedded: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stale: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub running: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tiers: Option<Vec<Value>>,
+    #[schemars(extend("x-nullable" = true))]
+    pub embeddable: Option<u64>,
+    pub answering: String,
+    pub tiers: Vec<EmbedTier>,
+    /// Vectors of models no tier uses any more, kept until the tiers are complete.
+    pub stale: u64,
+    pub running: bool,
+    #[schemars(extend("x-nullable" = true))]
+    pub error: Option<String>,
+    #[schemars(extend("x-nullable" = true))]
+    pub problem: Option<String>,
+}
+
+/// One embedding tier's coverage of a project.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct EmbedTier {
+    pub model: String,
+    pub embedded: u64,
+    pub embeddable: u64,
+    pub ready: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]

@@ -4,13 +4,13 @@ use std::future::Future;
 use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
-use serde_json::{Value, json};
+use booger_proto::answers::{DaemonFacts, EmbeddingTiers, Memory};
 use tokio::sync::watch;
 
 use super::Config;
 use crate::base::sync::Recover;
 use crate::engine::project::Projects;
-use crate::engine::registry::Registry;
+use crate::engine::registry::{Project, Registry};
 
 /// What clients learn about the HTTP face (`daemon/status`), once it is served.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -98,21 +98,21 @@ impl Daemon {
     }
 
     /// What the daemon holds: RSS, threads, the projects' warm structures and the budget.
-    pub fn memory(&self) -> Value {
+    pub fn memory(&self) -> Memory {
         let (rss, threads) = crate::base::memory::process().unwrap_or((0, 0));
         let (warm, warm_projects) = self.projects.resident();
         let (heap_used, heap_free, sqlite) = crate::base::memory::heap().unwrap_or((0, 0, 0));
-        json!({
-            "rss_bytes": rss,
-            "heap_used_bytes": heap_used,
-            "heap_free_bytes": heap_free,
-            "sqlite_bytes": sqlite,
-            "threads": threads,
-            "warm_bytes": warm,
-            "warm_projects": warm_projects,
-            "budget_bytes": self.config.memory_budget,
-            "idle_release_s": self.config.idle_release.as_secs(),
-        })
+        Memory {
+            rss_bytes: rss,
+            heap_used_bytes: heap_used,
+            heap_free_bytes: heap_free,
+            sqlite_bytes: sqlite,
+            threads,
+            warm_bytes: warm as u64,
+            warm_projects: warm_projects as u64,
+            budget_bytes: self.config.memory_budget as u64,
+            idle_release_s: self.config.idle_release.as_secs(),
+        }
     }
 
     /// A handle on the daemon that outlives the call holding `&self`.
@@ -139,26 +139,27 @@ impl Daemon {
     }
 
     /// Facts about the daemon itself, for `daemon/status`, `status` and `booger://status`.
-    pub fn facts(&self) -> Value {
+    pub fn facts(&self) -> DaemonFacts<Project> {
         let projects = self.registry.read().recover().projects().to_vec();
-        json!({
-            "pid": std::process::id(),
-            "version": env!("CARGO_PKG_VERSION"),
-            "protocol": booger_proto::wire::PROTOCOL_VERSION,
-            "started_at": self.started_at,
-            "uptime_s": self.started.elapsed().as_secs(),
-            "socket": self.config.socket,
-            "data_dir": self.config.data_dir,
-            "log_file": booger_proto::paths::log_file(&self.config.data_dir),
-            "projects": projects,
-            "memory": self.memory(),
-            "http_url": self.http.get().and_then(|h| h.as_ref().ok()).map(|h| &h.url),
-            "http_token_file": self.http.get().and_then(|h| h.as_ref().ok()).map(|h| &h.token_file),
-            "http_problem": self.http.get().and_then(|h| h.as_ref().err()),
-            "embeddings": self.projects.embedding().map(|e| json!({
-                "tiers": e.model_ids(),
-                "problem": e.problem,
-            })),
-        })
+        let http = self.http.get();
+        DaemonFacts {
+            pid: std::process::id(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            protocol: booger_proto::wire::PROTOCOL_VERSION,
+            started_at: self.started_at.clone(),
+            uptime_s: self.started.elapsed().as_secs(),
+            socket: self.config.socket.clone(),
+            data_dir: self.config.data_dir.clone(),
+            log_file: booger_proto::paths::log_file(&self.config.data_dir),
+            projects,
+            memory: self.memory(),
+            http_url: http.and_then(|h| h.as_ref().ok()).map(|h| h.url.clone()),
+            http_token_file: http.and_then(|h| h.as_ref().ok()).map(|h| h.token_file.clone()),
+            http_problem: http.and_then(|h| h.as_ref().err()).cloned(),
+            embeddings: self.projects.embedding().map(|e| EmbeddingTiers {
+                tiers: e.model_ids().iter().map(|m| (*m).to_owned()).collect(),
+                problem: e.problem.clone(),
+            }),
+        }
     }
 }

@@ -8,17 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Project {
-    /// Short unique name, the directory's name unless taken.
-    pub name: String,
-    /// Canonical absolute path.
-    pub root: PathBuf,
-    pub added_at: String,
-    /// Keep the index in `<root>/.booger/` instead of the data directory (`--in-repo`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub in_repo: bool,
-}
+/// A registered project, as the registry keeps it and answers name it.
+pub use booger_proto::answers::Project;
 
 #[derive(Debug, Serialize, Deserialize)]
 struct OnDisk {

@@ -1,7 +1,6 @@
 //! `embed`: a project's embedding coverage, and starting or redoing its embedding.
 
 use booger_proto::tools::args;
-use booger_proto::wire::ToolReply;
 
 use super::call::{Call, Outcome, ToolError, failed};
 
@@ -33,5 +32,5 @@ pub fn run(call: &Call, a: args::Embed) -> Outcome {
     let report = super::status::embedding_report(&embedding, &handle, &store).map_err(|e| failed("embed", e))?;
     let mut text = format!("{}: ", project.name);
     text.push_str(&super::status::embedding_text(&report));
-    Ok(ToolReply::ok(text, report))
+    Ok(super::call::answer(text, &report))
 }

@@ -34,10 +34,7 @@ fn list(daemon: &Daemon) -> ToolReply {
     for p in &projects {
         text.push_str(&line(p));
     }
-    answer(
-        text.trim_end(),
-        &answers::Projects { projects: Some(projects.iter().map(record).collect()), ..Default::default() },
-    )
+    answer(text.trim_end(), &answers::Projects { projects: Some(projects.clone()), ..Default::default() })
 }
 
 fn add(daemon: &Daemon, session: &Session, path: Option<&str>, in_repo: bool, force: bool) -> ToolReply {
@@ -65,7 +62,7 @@ fn add(daemon: &Daemon, session: &Session, path: Option<&str>, in_repo: bool, fo
                 ),
                 &answers::Projects {
                     added: Some(Registered::New(true)),
-                    project: Some(record(&p)),
+                    project: Some(p.clone()),
                     index_dir: Some(index_dir.to_string_lossy().into_owned()),
                     ..Default::default()
                 },
@@ -82,7 +79,7 @@ fn add(daemon: &Daemon, session: &Session, path: Option<&str>, in_repo: bool, fo
                 &answers::Projects {
                     added: Some(Registered::New(false)),
                     moved: Some(true),
-                    project: Some(record(&p)),
+                    project: Some(p.clone()),
                     index_dir: Some(index_dir.to_string_lossy().into_owned()),
                     ..Default::default()
                 },
@@ -90,7 +87,7 @@ fn add(daemon: &Daemon, session: &Session, path: Option<&str>, in_repo: bool, fo
         }
         Ok(Added::Existing(p)) => answer(
             format!("Already registered: {} ({})", p.name, display(&p.root)),
-            &answers::Projects { added: Some(Registered::New(false)), project: Some(record(&p)), ..Default::default() },
+            &answers::Projects { added: Some(Registered::New(false)), project: Some(p.clone()), ..Default::default() },
         ),
         Err(e) => ToolReply::error(format!("projects add: {e}")),
     }
@@ -120,7 +117,7 @@ fn remove(daemon: &Daemon, key: Option<&str>) -> ToolReply {
                 format!("Removed {} ({}); {deleted}", p.name, display(&p.root)),
                 &answers::Projects {
                     removed: Some(true),
-                    project: Some(record(&p)),
+                    project: Some(p.clone()),
                     index_dir: Some(index_dir.to_string_lossy().into_owned()),
                     ..Default::default()
                 },
@@ -186,17 +183,12 @@ fn add_all(daemon: &Daemon, session: &Session, path: Option<&str>) -> ToolReply 
         text.push_str("\nIndexing them in the background (`booger status` shows progress).");
     }
     let data = answers::Projects {
-        added: Some(Registered::Listed(added.iter().map(record).collect())),
-        existing: Some(existing.iter().map(record).collect()),
+        added: Some(Registered::Listed(added)),
+        existing: Some(existing),
         errors: Some(errors),
         ..Default::default()
     };
     answer(text, &data)
-}
-
-/// A project as the registry records it, as an answer carries it.
-fn record(p: &Project) -> serde_json::Value {
-    serde_json::to_value(p).unwrap_or_default()
 }
 
 /// Git repositories and directories with a manifest; a project's subdirectories are not searched.

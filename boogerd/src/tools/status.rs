@@ -4,9 +4,12 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use booger_proto::answers::{
+    DaemonFacts, Embed, EmbedTier, Facts, GrepIndex, IndexContents, IndexStatus, PathReason, Progress, ProjectLine,
+    ProjectStatus, Status, TeamLink, Watches,
+};
 use booger_proto::tools::args;
-use booger_proto::wire::ToolReply;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::call::{Call, Outcome};
 use super::index::Listing;
@@ -23,30 +26,28 @@ pub fn run(call: &Call, a: args::Status) -> Outcome {
     let daemon = call.daemon;
     let facts = daemon.facts();
     let mut text = daemon_text(daemon, &facts);
-    let project_json = match call.project(a.on.project.as_deref()) {
+    let project = match call.project(a.on.project.as_deref()) {
         Ok(p) => {
             text.push_str(&format!("project: {} ({})\n", p.name, p.root.display()));
             let handle = daemon.projects.get(&p.root);
-            let (index_text, index_json) = index_status(&p, &handle, a.all);
+            let (index_text, index) = index_status(&p, &handle, a.all);
             text.push_str(&index_text);
-            json!({ "name": p.name, "root": p.root, "registered": true, "index": index_json })
+            ProjectStatus { registered: true, name: Some(p.name), root: Some(p.root), index: Some(index), hint: None }
         }
         Err(why) => {
             text.push_str(&format!("project: none. {why}\n"));
-            json!({ "registered": false, "hint": why.to_string() })
+            ProjectStatus { registered: false, name: None, root: None, index: None, hint: Some(why.to_string()) }
         }
     };
-    let projects = projects(daemon, &facts, &mut text);
-    let mut data = facts;
-    data["projects"] = Value::Array(projects);
+    let facts = facts.map_projects(|registered| projects(daemon, registered, &mut text));
     let counters = &daemon.watcher.counters;
-    data["watches"] = json!({
-        "directories": daemon.watcher.watched_total(),
-        "budget": daemon.watcher.budget(),
-        "events": counters.events.load(Ordering::Relaxed),
-        "overflows": counters.overflows.load(Ordering::Relaxed),
-    });
-    if let Some(link) = &daemon.team {
+    let watches = Watches {
+        directories: daemon.watcher.watched_total() as u64,
+        budget: daemon.watcher.budget() as u64,
+        events: counters.events.load(Ordering::Relaxed),
+        overflows: counters.overflows.load(Ordering::Relaxed),
+    };
+    let team = daemon.team.as_ref().map(|link| {
         let h = link.health();
         let state = match (h.reachable, &h.last_error) {
             (Some(true), _) => "connected".to_owned(),
@@ -54,65 +55,64 @@ pub fn run(call: &Call, a: args::Status) -> Outcome {
             _ => "not used yet".to_owned(),
         };
         text.push_str(&format!("team:   {} ({state})\n", h.server));
-        data["team"] = json!({ "server": h.server, "reachable": h.reachable, "error": h.last_error });
-    }
-    data["session"] = json!(call.session.id);
-    data["project"] = project_json;
-    Ok(ToolReply::ok(text.trim_end(), data))
+        TeamLink { server: h.server, reachable: h.reachable, error: h.last_error }
+    });
+    let status = Status { daemon: facts, watches, team, session: call.session.id.clone(), project };
+    Ok(super::call::answer(text.trim_end(), &status))
 }
 
 /// The daemon's own lines: version, socket, data directory, memory.
-fn daemon_text(daemon: &Daemon, facts: &Value) -> String {
+fn daemon_text<P>(daemon: &Daemon, facts: &DaemonFacts<P>) -> String {
     let mut text = format!(
         "boogerd {} (pid {}, up {}, protocol {})\nsocket: {}\ndata:   {}\n",
-        facts["version"].as_str().unwrap_or("?"),
-        facts["pid"],
-        human_duration(facts["uptime_s"].as_u64().unwrap_or(0)),
-        facts["protocol"],
+        facts.version,
+        facts.pid,
+        human_duration(facts.uptime_s),
+        facts.protocol,
         daemon.config.socket.display(),
         daemon.config.data_dir.display(),
     );
-    let m = &facts["memory"];
-    let mib = |k: &str| m[k].as_u64().unwrap_or(0) as f64 / f64::from(1 << 20);
+    let m = &facts.memory;
+    let mib = |b: u64| b as f64 / f64::from(1 << 20);
     text.push_str(&format!(
         "memory: {:.0} MB resident, {} threads; warm indexes {:.1} MB in {} project(s) (budget {:.0} MB; released after {} idle)\n",
-        mib("rss_bytes"),
-        m["threads"],
-        mib("warm_bytes"),
-        m["warm_projects"],
-        mib("budget_bytes"),
-        human_duration(m["idle_release_s"].as_u64().unwrap_or(0)),
+        mib(m.rss_bytes),
+        m.threads,
+        mib(m.warm_bytes),
+        m.warm_projects,
+        mib(m.budget_bytes),
+        human_duration(m.idle_release_s),
     ));
     text
 }
 
 /// Every registered project, a line each (added to `text`), with its watch, size on disk
 /// and warm memory.
-fn projects(daemon: &Daemon, facts: &Value, text: &mut String) -> Vec<Value> {
-    let projects = facts["projects"].as_array().cloned().unwrap_or_default();
-    text.push_str(&format!("projects: {}\n", projects.len()));
+fn projects(daemon: &Daemon, registered: Vec<Project>, text: &mut String) -> Vec<ProjectLine> {
+    text.push_str(&format!("projects: {}\n", registered.len()));
     let mut out = Vec::new();
-    for p in &projects {
-        let root = p["root"].as_str().unwrap_or("");
-        let handle = daemon.projects.get(std::path::Path::new(root));
+    for p in registered {
+        let handle = daemon.projects.get(&p.root);
         let watch = handle.live.status();
         let disk = crate::base::storage::size_on_disk(&handle.index_dir);
-        let warm = handle.resident_bytes();
+        let warm = handle.resident_bytes() as u64;
         text.push_str(&format!(
-            "  {:<20} {:<10} queue {:<4} index {:>7.1} MB  warm {:>6.1} MB  {root}\n",
-            p["name"].as_str().unwrap_or(""),
+            "  {:<20} {:<10} queue {:<4} index {:>7.1} MB  warm {:>6.1} MB  {}\n",
+            p.name,
             watch["state"].as_str().unwrap_or("off"),
             watch["queue"],
             mb(disk),
             warm as f64 / f64::from(1 << 20),
+            p.root.display(),
         ));
-        let mut p = p.clone();
-        p["watch"] = watch;
-        p["index_dir"] = json!(handle.index_dir);
-        p["size_on_disk"] = json!(disk);
-        p["warm_bytes"] = json!(warm);
-        p["idle_s"] = json!(handle.idle_for().as_secs());
-        out.push(p);
+        out.push(ProjectLine {
+            project: p,
+            watch: Facts(watch),
+            index_dir: handle.index_dir.clone(),
+            size_on_disk: disk,
+            warm_bytes: warm,
+            idle_s: handle.idle_for().as_secs(),
+        });
     }
     out
 }
@@ -121,22 +121,17 @@ fn projects(daemon: &Daemon, facts: &Value, text: &mut String) -> Vec<Value> {
 /// reads of an answer it may be handed whole (booger's own repository skips 2,255 files).
 const LISTED: usize = 20;
 
-/// The first [`LISTED`] of `items` (all of them with `all`), as JSON.
-fn listed<T: serde::Serialize>(items: &[T], all: bool) -> Value {
-    json!(if all { items } else { &items[..items.len().min(LISTED)] })
-}
-
-fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>, all: bool) -> (String, Value) {
+fn index_status(p: &Project, handle: &Arc<ProjectHandle>, all: bool) -> (String, IndexStatus) {
     let mut t = String::new();
     let progress = progress(handle);
     if let Some(pr) = &progress {
         t.push_str(&format!(
             "indexing: {}/{} files ({:.0}%), {:.0} files/s, ETA {}\n",
-            pr["done"],
-            pr["total"],
-            pr["percent"].as_f64().unwrap_or(0.0),
-            pr["files_per_s"].as_f64().unwrap_or(0.0),
-            human_duration(pr["eta_s"].as_u64().unwrap_or(0)),
+            pr.done,
+            pr.total,
+            pr.percent,
+            pr.files_per_s,
+            human_duration(pr.eta_s),
         ));
     }
     if !crate::engine::project::root_present(&p.root) {
@@ -154,19 +149,29 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>, all: bool) 
             r.set_aside.display()
         ));
     }
+    let mut status = IndexStatus {
+        exists: false,
+        error: None,
+        dir: Some(handle.index_dir.clone()),
+        progress,
+        watch: Facts(watch),
+        contents: None,
+    };
     let store = match handle.existing_store() {
         Ok(Some(s)) => s,
         Ok(None) => {
-            if progress.is_none() {
+            if status.progress.is_none() {
                 t.push_str(&format!("index: none yet. Build it with `booger index {}`\n", p.root.display()));
             }
-            return (t, json!({ "exists": false, "dir": handle.index_dir, "progress": progress, "watch": watch }));
+            return (t, status);
         }
         Err(e) => {
             t.push_str(&format!("index: cannot open: {e}\n"));
-            return (t, json!({ "exists": false, "error": e.to_string(), "progress": progress, "watch": watch }));
+            status.error = Some(e.to_string());
+            return (t, status);
         }
     };
+    status.exists = true;
     let summary = match handle.is_indexing().then(|| store.last_summary()).flatten().map_or_else(|| store.summary(), Ok)
     {
         Ok(s) => s,
@@ -178,25 +183,24 @@ fn index_status(p: &Project, handle: &std::sync::Arc<ProjectHandle>, all: bool) 
                     "index: set aside as damaged; it is being rebuilt from the files (ask `booger status` again)\n",
                 );
             }
-            return (t, json!({ "exists": true, "error": e.to_string(), "progress": progress, "watch": watch }));
+            status.error = Some(e.to_string());
+            return (t, status);
         }
     };
-    let (text, json) = open_index_status(handle, &store, &summary, all);
+    let (text, mut contents) = open_index_status(handle, &store, &summary, all);
     t.push_str(&text);
-    let mut json = json;
-    json["progress"] = json!(progress);
-    json["watch"] = watch;
-    json["recovered"] = json!(recovered);
-    (t, json)
+    contents.recovered = recovered.as_ref().map(Facts::of);
+    status.contents = Some(contents);
+    (t, status)
 }
 
 /// The status of an index that opened: its counts, tiers and the last run's lists.
 fn open_index_status(
-    handle: &std::sync::Arc<ProjectHandle>,
+    handle: &Arc<ProjectHandle>,
     store: &Store,
     summary: &crate::store::Summary,
     all: bool,
-) -> (String, Value) {
+) -> (String, IndexContents) {
     // Of the index now, not of the last full run: the watcher changes the index between runs.
     let (stats, root_hash) = (&summary.stats, &summary.root_hash);
     let last = store.meta("last_indexed_at").ok().flatten().unwrap_or_default();
@@ -212,47 +216,54 @@ fn open_index_status(
     t.push_str(&format!("  languages: {}\n", counts(&stats.languages)));
     t.push_str(&format!("  kinds: {}\n", counts(&stats.kinds)));
     t.push_str(&format!("  root hash: {}\n  last indexed: {last}\n", &root_hash[..root_hash.len().min(16)]));
-    let (tiers_text, tiers) = tiers(handle, store);
-    t.push_str(&tiers_text);
-    let (lists_text, mut json) = lists(handle, store, &stats.problems, stats.problems_total, all);
-    t.push_str(&lists_text);
-    let more = json!({
-        "exists": true,
-        "path": store.path(),
-        "dir": handle.index_dir,
-        "warm_bytes": handle.resident_bytes(),
-        "files": stats.files,
-        "chunks": stats.chunks,
-        "source_bytes": stats.source_bytes,
-        "size_on_disk": disk,
-        "languages": stats.languages,
-        "kinds": stats.kinds,
-        "root_hash": root_hash,
-        "last_indexed_at": last,
-        "problems_total": stats.problems_total,
-    });
-    for (k, v) in more.as_object().into_iter().flatten().chain(tiers.as_object().into_iter().flatten()) {
-        json[k] = v.clone();
-    }
-    (t, json)
+    let tiers = tiers(handle, store, &mut t);
+    let lists = lists(handle, store, &stats.problems, stats.problems_total, all, &mut t);
+    let contents = IndexContents {
+        path: store.path().to_owned(),
+        warm_bytes: handle.resident_bytes() as u64,
+        files: stats.files,
+        chunks: stats.chunks,
+        source_bytes: stats.source_bytes,
+        size_on_disk: disk,
+        languages: stats.languages.clone(),
+        kinds: stats.kinds.clone(),
+        root_hash: root_hash.clone(),
+        last_indexed_at: last,
+        problems_total: stats.problems_total,
+        ranking_index: tiers.ranking_index,
+        grep_index: tiers.grep_index,
+        embeddings: tiers.embeddings,
+        eval: tiers.eval,
+        calibration: tiers.calibration,
+        last_report: lists.last_report,
+        with_generated: lists.with_generated,
+        problems: lists.problems,
+        recovered: None,
+    };
+    (t, contents)
+}
+
+/// The tiers built after a run.
+struct Tiers {
+    ranking_index: String,
+    grep_index: GrepIndex,
+    embeddings: Option<Embed>,
+    eval: Option<Facts>,
+    calibration: Facts,
 }
 
 /// The tiers built after a run: ranking index, grep's trigram rows, embeddings, and the
-/// last eval and calibration.
-fn tiers(handle: &std::sync::Arc<ProjectHandle>, store: &Store) -> (String, Value) {
+/// last eval and calibration (their lines added to `t`).
+fn tiers(handle: &Arc<ProjectHandle>, store: &Store, t: &mut String) -> Tiers {
     let warm = handle.warm_state(store);
     // Files a large run left for the background pass: grep reads them whole meanwhile.
     let grams_pending = store.grams_pending().unwrap_or(0);
     let grep_index = if grams_pending == 0 { "ready".to_owned() } else { format!("{grams_pending} files to go") };
-    let mut t = format!("  ranking index: {warm}\n  grep index: {grep_index}\n");
-    let embeddings = match handle.embedding() {
-        Some(e) => embedding_report(e, handle, store).unwrap_or(Value::Null),
-        None => Value::Null,
-    };
-    if embeddings.is_null() {
-        t.push_str("  embeddings: off\n");
-    } else {
-        t.push_str(&format!("  embeddings: {}\n", embedding_text(&embeddings)));
+    t.push_str(&format!("  ranking index: {warm}\n  grep index: {grep_index}\n"));
+    let embeddings = handle.embedding().and_then(|e| embedding_report(e, handle, store).ok());
+    match &embeddings {
+        Some(e) => t.push_str(&format!("  embeddings: {}\n", embedding_text(e))),
+        None => t.push_str("  embeddings: off\n"),
     }
     let eval = super::eval::last(store);
     if let Some(e) = &eval {
@@ -272,25 +283,32 @@ fn tiers(handle: &std::sync::Arc<ProjectHandle>, store: &Store) -> (String, Valu
             calibration.at, calibration.threshold, calibration.semantic_weight
         ));
     }
-    let json = json!({
-        "ranking_index": warm,
-        "grep_index": { "ready": grams_pending == 0, "pending_files": grams_pending },
-        "embeddings": embeddings,
-        "eval": eval,
-        "calibration": calibration,
-    });
-    (t, json)
+    Tiers {
+        ranking_index: warm.to_owned(),
+        grep_index: GrepIndex { ready: grams_pending == 0, pending_files: grams_pending },
+        embeddings,
+        eval: eval.map(Facts),
+        calibration: Facts::of(&calibration),
+    }
+}
+
+/// The last run's lists.
+struct Lists {
+    last_report: Option<Facts>,
+    with_generated: bool,
+    problems: Vec<PathReason>,
 }
 
 /// The last run's skipped files and the index's problems: the first [`LISTED`] of each
-/// (all with `all`), with their counts.
+/// (all with `all`), with their counts (their lines added to `t`).
 fn lists(
-    handle: &std::sync::Arc<ProjectHandle>,
+    handle: &Arc<ProjectHandle>,
     store: &Store,
     first_problems: &[(String, String)],
     problems_total: u64,
     all: bool,
-) -> (String, Value) {
+    t: &mut String,
+) -> Lists {
     // Only what the answer lists is copied: a whole report holds every skipped and set-aside
     // file (thousands in a repository with a fuzz corpus), and copying it was most of the
     // cost of a status call.
@@ -301,13 +319,12 @@ fn lists(
         let r = store.meta("last_report").ok().flatten().and_then(|s| serde_json::from_str::<IndexReport>(&s).ok())?;
         Some(trim(&r))
     });
-    let mut t = String::new();
     let (max, rest) = if all { (usize::MAX, "") } else { (LISTED, "`status --all` lists them") };
     let with_generated = crate::engine::index::with_generated(store).unwrap_or(false);
     if let Some((r, skipped_total, _)) = &report {
         t.push_str(&super::index::set_aside_line("  ", r, with_generated));
         let items = &r.skipped;
-        super::index::list(&mut t, "  ", "skipped", Listing { items, total: *skipped_total, max, rest });
+        super::index::list(t, "  ", "skipped", Listing { items, total: *skipped_total, max, rest });
     }
     // The stats keep the first problems by path; `all` reads every one.
     let every = if all { store.all_problems().ok() } else { None };
@@ -318,63 +335,67 @@ fn lists(
         .map(|(path, reason)| crate::engine::index::walk::Skipped { path: path.clone(), reason: reason.clone() })
         .collect();
     let total = problems_total as usize;
-    super::index::list(&mut t, "  ", "indexed with problems", Listing { items: &problems, total, max, rest });
+    super::index::list(t, "  ", "indexed with problems", Listing { items: &problems, total, max, rest });
     // The last run's lists, cut as the text cuts them, with their counts.
-    let report = report.map(|(r, skipped_total, problems_total)| {
-        let mut v = json!(r);
-        v["skipped_total"] = json!(skipped_total);
-        v["problems_total"] = json!(problems_total);
+    let last_report = report.map(|(r, skipped_total, problems_total)| {
+        let mut v = Facts::of(&r);
+        if let Some(o) = v.0.as_object_mut() {
+            o.insert("skipped_total".into(), skipped_total.into());
+            o.insert("problems_total".into(), problems_total.into());
+        }
         v
     });
-    (t, json!({ "last_report": report, "with_generated": with_generated, "problems": listed(&problems, all) }))
+    let listed = if all { problems.len() } else { problems.len().min(LISTED) };
+    let problems = problems.into_iter().take(listed).map(|s| PathReason { path: s.path, reason: s.reason }).collect();
+    Lists { last_report, with_generated, problems }
 }
 
 /// Each tier's coverage of the project, which tier answers, stale vectors, the last error.
 /// The top-level `model`/`embedded`/`embeddable` are the best tier's: what embedding
 /// converges to.
-pub fn embedding_report(e: &Embedding, handle: &Arc<ProjectHandle>, store: &Store) -> Result<Value, StoreError> {
+pub fn embedding_report(e: &Embedding, handle: &Arc<ProjectHandle>, store: &Store) -> Result<Embed, StoreError> {
     let mut tiers = Vec::new();
     for t in &e.tiers {
         let c = store.coverage(t.id())?;
-        tiers.push(json!({
-            "model": t.id(),
-            "embedded": c.embedded,
-            "embeddable": c.embeddable,
-            "ready": handle.vectors.is_ready(t.id()),
-        }));
+        tiers.push(EmbedTier {
+            model: t.id().to_owned(),
+            embedded: c.embedded,
+            embeddable: c.embeddable,
+            ready: handle.vectors.is_ready(t.id()),
+        });
     }
-    let best = tiers.last().cloned().unwrap_or(Value::Null);
-    Ok(json!({
-        "model": best["model"],
-        "embedded": best["embedded"],
-        "embeddable": best["embeddable"],
-        "answering": e.answering(handle).id(),
-        "tiers": tiers,
-        "stale": store.stale_vectors(&e.model_ids())?,
-        "running": handle.vectors.busy.load(Ordering::SeqCst),
-        "error": handle.vectors.last_error.lock().recover().clone(),
-        "problem": e.problem,
-    }))
+    let best = tiers.last();
+    Ok(Embed {
+        model: best.map(|b| b.model.clone()),
+        embedded: best.map(|b| b.embedded),
+        embeddable: best.map(|b| b.embeddable),
+        answering: e.answering(handle).id().to_owned(),
+        stale: store.stale_vectors(&e.model_ids())?,
+        running: handle.vectors.busy.load(Ordering::SeqCst),
+        error: handle.vectors.last_error.lock().recover().clone(),
+        problem: e.problem.clone(),
+        tiers,
+    })
 }
 
 /// `120 of 6400 chunks embedded with minilm-l6-… (2%), embedding now; static-… answers`.
-pub fn embedding_text(r: &Value) -> String {
+pub fn embedding_text(r: &Embed) -> String {
     let mut parts = Vec::new();
-    for t in r["tiers"].as_array().into_iter().flatten() {
-        let (done, all) = (t["embedded"].as_u64().unwrap_or(0), t["embeddable"].as_u64().unwrap_or(0));
+    for t in &r.tiers {
+        let (done, all) = (t.embedded, t.embeddable);
         let pct = if all == 0 { 100.0 } else { 100.0 * done as f64 / all as f64 };
-        parts.push(format!("{done} of {all} chunks embedded with {} ({pct:.0}%)", t["model"].as_str().unwrap_or("?")));
+        parts.push(format!("{done} of {all} chunks embedded with {} ({pct:.0}%)", t.model));
     }
     let mut text = parts.join(", ");
-    if r["running"] == true {
+    if r.running {
         text.push_str(", embedding now");
     }
-    text.push_str(&format!("; {} answers", r["answering"].as_str().unwrap_or("?")));
-    if r["stale"].as_u64().unwrap_or(0) > 0 {
-        text.push_str(&format!("; {} stale vectors of older models until these are complete", r["stale"]));
+    text.push_str(&format!("; {} answers", r.answering));
+    if r.stale > 0 {
+        text.push_str(&format!("; {} stale vectors of older models until these are complete", r.stale));
     }
-    for key in ["problem", "error"] {
-        if let Some(m) = r[key].as_str() {
+    for (key, m) in [("problem", &r.problem), ("error", &r.error)] {
+        if let Some(m) = m {
             text.push_str(&format!("\n  {key}: {m}"));
         }
     }
@@ -417,11 +438,16 @@ fn watch_line(w: &Value) -> String {
 }
 
 /// Live progress of a running index, or `None`.
-fn progress(handle: &ProjectHandle) -> Option<Value> {
+fn progress(handle: &ProjectHandle) -> Option<Progress> {
     let p = super::progress::of_index(handle)?;
     let percent = if p.total > 0 { p.done as f64 * 100.0 / p.total as f64 } else { 0.0 };
-    let (rate, eta) = (p.per_s.unwrap_or(0.0), p.eta_s.unwrap_or(0));
-    Some(json!({ "done": p.done, "total": p.total, "percent": percent, "files_per_s": rate, "eta_s": eta }))
+    Some(Progress {
+        done: p.done,
+        total: p.total,
+        percent,
+        files_per_s: p.per_s.unwrap_or(0.0),
+        eta_s: p.eta_s.unwrap_or(0),
+    })
 }
 
 fn counts(map: &std::collections::BTreeMap<String, u64>) -> String {

@@ -77,7 +77,7 @@ impl Table {
 /// booger's own methods: hello, calls, progress, hooks, the daemon's facts and its stop.
 fn booger_methods(m: &mut Table) {
     m.now(wire::HELLO, |p, _, conn| hello(p, conn));
-    m.now(wire::DAEMON_STATUS, |_, d, _| Ok(d.facts()));
+    m.now(wire::DAEMON_STATUS, |_, d, _| Ok(serde_json::to_value(d.facts()).unwrap_or(Value::Null)));
     m.now(wire::PROGRESS, |p, _, _| {
         let token = p.get("token").and_then(Value::as_str).unwrap_or_default();
         Ok(serde_json::to_value(tools::progress_of(token)).unwrap_or(Value::Null))
