@@ -382,6 +382,23 @@ pub struct Forgotten {
 /// of `status` (where each registered project is a [`ProjectLine`]).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct DaemonFacts<P> {
+    #[serde(flatten)]
+    pub daemon: Daemon,
+    #[schemars(with = "Vec<Facts>")]
+    pub projects: Vec<P>,
+}
+
+impl<P> DaemonFacts<P> {
+    /// The same facts with the projects made into `Q`s by `f`.
+    pub fn map_projects<Q>(self, f: impl FnOnce(Vec<P>) -> Vec<Q>) -> DaemonFacts<Q> {
+        DaemonFacts { daemon: self.daemon, projects: f(self.projects) }
+    }
+}
+
+/// The daemon itself: who it is, where it listens and keeps its data, its memory, its HTTP
+/// face and embedding tiers.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Daemon {
     pub pid: u32,
     pub version: String,
     pub protocol: u32,
@@ -390,8 +407,6 @@ pub struct DaemonFacts<P> {
     pub socket: PathBuf,
     pub data_dir: PathBuf,
     pub log_file: PathBuf,
-    #[schemars(with = "Vec<Facts>")]
-    pub projects: Vec<P>,
     #[schemars(with = "Facts")]
     pub memory: Memory,
     #[schemars(extend("x-nullable" = true))]
@@ -404,45 +419,6 @@ pub struct DaemonFacts<P> {
     /// The embedding tiers, null with embeddings off.
     #[schemars(extend("x-nullable" = true), with = "Option<Facts>")]
     pub embeddings: Option<EmbeddingTiers>,
-}
-
-impl<P> DaemonFacts<P> {
-    /// The same facts with the projects made into `Q`s by `f`.
-    pub fn map_projects<Q>(self, f: impl FnOnce(Vec<P>) -> Vec<Q>) -> DaemonFacts<Q> {
-        let DaemonFacts {
-            pid,
-            version,
-            protocol,
-            started_at,
-            uptime_s,
-            socket,
-            data_dir,
-            log_file,
-            projects,
-            memory,
-            http_url,
-            http_token_file,
-            http_problem,
-            embeddings,
-        } = self;
-        let projects = f(projects);
-        DaemonFacts {
-            pid,
-            version,
-            protocol,
-            started_at,
-            uptime_s,
-            socket,
-            data_dir,
-            log_file,
-            projects,
-            memory,
-            http_url,
-            http_token_file,
-            http_problem,
-            embeddings,
-        }
-    }
 }
 
 /// The daemon's memory: the process, its heap and SQLite's, the warm indexes and the budget.

@@ -142,7 +142,7 @@ impl Daemon {
     pub fn facts(&self) -> DaemonFacts<Project> {
         let projects = self.registry.read().recover().projects().to_vec();
         let http = self.http.get();
-        DaemonFacts {
+        let daemon = booger_proto::answers::Daemon {
             pid: std::process::id(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
             protocol: booger_proto::wire::PROTOCOL_VERSION,
@@ -151,7 +151,6 @@ impl Daemon {
             socket: self.config.socket.clone(),
             data_dir: self.config.data_dir.clone(),
             log_file: booger_proto::paths::log_file(&self.config.data_dir),
-            projects,
             memory: self.memory(),
             http_url: http.and_then(|h| h.as_ref().ok()).map(|h| h.url.clone()),
             http_token_file: http.and_then(|h| h.as_ref().ok()).map(|h| h.token_file.clone()),
@@ -160,6 +159,7 @@ impl Daemon {
                 tiers: e.model_ids().iter().map(|m| (*m).to_owned()).collect(),
                 problem: e.problem.clone(),
             }),
-        }
+        };
+        DaemonFacts { daemon, projects }
     }
 }

@@ -63,6 +63,7 @@ pub fn run(call: &Call, a: args::Status) -> Outcome {
 
 /// The daemon's own lines: version, socket, data directory, memory.
 fn daemon_text<P>(daemon: &Daemon, facts: &DaemonFacts<P>) -> String {
+    let facts = &facts.daemon;
     let mut text = format!(
         "boogerd {} (pid {}, up {}, protocol {})\nsocket: {}\ndata:   {}\n",
         facts.version,
