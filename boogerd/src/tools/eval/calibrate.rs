@@ -5,8 +5,6 @@
 //! they check the threshold; the subjects place it (the foreign words' scores depend on the
 //! words chosen more than on the project).
 
-use serde::Serialize;
-
 /// The semantic weights tried (lexical counts 1; 0 is lexical search's own order).
 pub const WEIGHTS: &[f64] = &[0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5];
 /// Subjects the threshold may flag on the calibration half.
@@ -85,23 +83,7 @@ pub fn choose_threshold(positives: &[f64]) -> f64 {
     (pos[at] * SLACK).clamp(RANGE.0, RANGE.1)
 }
 
-/// How the calibration did on the newer queries.
-#[derive(Debug, Clone, Serialize)]
-pub struct Validation {
-    /// Queries used to calibrate (older) and to validate (newer).
-    pub calibrated_on: usize,
-    /// Each semantic weight tried: its mean R@10 + MRR@10 on the older queries, and its
-    /// paired gain over weight 0 in standard errors.
-    pub weights_tried: Vec<(f64, f64, f64)>,
-    pub validated_on: usize,
-    /// The newer commits' subjects below the threshold.
-    pub subjects_flagged: f64,
-    /// Queries of everyday English words the project does not speak of, below it.
-    pub foreign_flagged: f64,
-    /// R@10 and MRR@10 on the newer queries: lexical, semantic, hybrid at the calibrated
-    /// weight, and hybrid at the default weight.
-    pub heldout: serde_json::Value,
-}
+pub use booger_proto::answers::Validation;
 
 /// Share of `scores` below `threshold`.
 pub fn flagged(scores: &[f64], threshold: f64) -> f64 {

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use booger_proto::answers::{Averages, MethodFigures};
 
 use super::mine::Query;
 use crate::domain::search::confidence::round;
@@ -68,36 +68,36 @@ impl Tally {
         self.all.is_empty()
     }
 
-    /// `{ "all": {...}, "by_language": { "go": {...} } }`.
-    pub fn summary(&self) -> Value {
+    /// Every query's figures and each language's.
+    pub fn summary(&self) -> MethodFigures {
         let mut by: BTreeMap<&str, Vec<Scored>> = BTreeMap::new();
         for (l, s) in &self.all {
             by.entry(l).or_default().push(*s);
         }
         let all: Vec<Scored> = self.all.iter().map(|(_, s)| *s).collect();
-        json!({
-            "all": averages(&all),
-            "by_language": by.iter().map(|(l, v)| ((*l).to_owned(), averages(v))).collect::<serde_json::Map<_, _>>(),
-        })
+        MethodFigures {
+            all: averages(&all),
+            by_language: by.iter().map(|(l, v)| ((*l).to_owned(), averages(v))).collect(),
+        }
     }
 }
 
-fn averages(v: &[Scored]) -> Value {
+fn averages(v: &[Scored]) -> Averages {
     let mean = |f: &dyn Fn(&Scored) -> f64| round(v.iter().map(f).sum::<f64>() / v.len().max(1) as f64);
     let fns: Vec<f64> = v.iter().filter_map(|s| s.fn10).collect();
     let mut ms: Vec<f64> = v.iter().map(|s| s.took.as_secs_f64() * 1000.0).collect();
     ms.sort_by(f64::total_cmp);
     let at = |p: f64| ms.get(((ms.len().max(1) - 1) as f64 * p).round() as usize).copied().map(round);
-    json!({
-        "n": v.len(),
-        "R@1": mean(&|s| s.r1),
-        "R@10": mean(&|s| s.r10),
-        "MRR@10": mean(&|s| s.mrr),
-        "n_fn": fns.len(),
-        "Fn@10": (!fns.is_empty()).then(|| round(fns.iter().sum::<f64>() / fns.len() as f64)),
-        "p50_ms": at(0.5),
-        "p95_ms": at(0.95),
-    })
+    Averages {
+        n: v.len() as u64,
+        r1: mean(&|s| s.r1),
+        r10: mean(&|s| s.r10),
+        mrr10: mean(&|s| s.mrr),
+        n_fn: fns.len() as u64,
+        fn10: (!fns.is_empty()).then(|| round(fns.iter().sum::<f64>() / fns.len() as f64)),
+        p50_ms: at(0.5),
+        p95_ms: at(0.95),
+    }
 }
 
 #[cfg(test)]

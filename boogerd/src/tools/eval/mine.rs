@@ -43,19 +43,7 @@ pub struct Query {
 }
 
 /// Why commits gave no query.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Skipped {
-    /// Too short, or a release, bump, merge or revert.
-    pub subject: usize,
-    /// More than [`MAX_FILES`] source files.
-    pub too_many_files: usize,
-    /// No source file (documentation, configuration).
-    pub no_source: usize,
-    /// Its source files were deleted then, or are gone since.
-    pub gone_or_renamed: usize,
-    /// The oldest commit of a shallow clone, whose diff is its whole tree.
-    pub shallow_boundary: usize,
-}
+pub use booger_proto::answers::SkippedCommits as Skipped;
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Mined {

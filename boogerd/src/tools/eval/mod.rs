@@ -12,17 +12,18 @@ mod calibrate;
 mod measure;
 pub(crate) mod mine;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use booger_proto::answers::{Eval, EvalCalibration, Heldout, History, MethodFigures};
 use booger_proto::tools::args;
 use booger_proto::wire::ToolReply;
 use serde_json::{Value, json};
 
-use super::call::{Call, Outcome, Session, ToolError};
+use super::call::{Call, Outcome, Session, ToolError, answer};
 use crate::base::sync::Recover;
 use crate::domain::git::command::Git;
 use crate::domain::search::confidence::{self, Calibration, DEFAULT_SEMANTIC_WEIGHT, round};
@@ -41,7 +42,7 @@ pub const META_KEY: &str = "eval";
 
 enum State {
     Running { progress: Arc<(AtomicUsize, AtomicUsize)> },
-    Done { generation: u64, limits: (usize, usize), summary: Arc<Value>, details: Arc<Value> },
+    Done { generation: u64, limits: (usize, usize), summary: Arc<Eval>, details: Arc<Value> },
     Failed(String),
 }
 
@@ -80,9 +81,9 @@ pub fn run(call: &Call, a: args::Eval) -> Outcome {
             Some(State::Done { summary, details: listed, .. }) => {
                 let mut data = summary.as_ref().clone();
                 if a.details {
-                    data["details"] = listed.as_ref().clone();
+                    data.details = Some(listed.as_ref().clone());
                 }
-                return Ok(ToolReply::ok(text(&data), data));
+                return Ok(answer(text(&data), &data));
             }
             Some(State::Failed(why)) => {
                 let why = why.clone();
@@ -117,7 +118,8 @@ fn start(
             let e = evaluations();
             let state = match outcome {
                 Ok((summary, details)) => {
-                    if let Err(err) = store.set_meta(&[(META_KEY, &summary.to_string())]) {
+                    let kept = serde_json::to_string(&summary).unwrap_or_default();
+                    if let Err(err) = store.set_meta(&[(META_KEY, &kept)]) {
                         tracing::warn!(error = %err, "eval: could not keep the result in the index");
                     }
                     State::Done { generation, limits, summary: Arc::new(summary), details: Arc::new(details) }
@@ -133,13 +135,19 @@ fn start(
 /// The answer while the evaluation runs: how far it got, and to call again.
 fn still_running(name: &str, progress: &(AtomicUsize, AtomicUsize)) -> ToolReply {
     let (done, total) = (progress.0.load(Ordering::Relaxed), progress.1.load(Ordering::Relaxed));
-    let data = json!({ "project": name, "running": true, "done": done, "queries": total });
+    let data = Eval {
+        project: name.to_owned(),
+        running: true,
+        done: Some(done as u64),
+        queries: total as u64,
+        ..Default::default()
+    };
     let text = if total == 0 {
         format!("eval {name}: reading the history; call eval again for the result")
     } else {
         format!("eval {name}: {done} of {total} queries asked; call eval again for the result")
     };
-    ToolReply::still_running(text, data)
+    ToolReply::still_running(text, serde_json::to_value(&data).unwrap_or_default())
 }
 
 /// The last result kept in `store`, for `status` and the status page.
@@ -156,28 +164,33 @@ fn evaluate(
     store: &Arc<Store>,
     limits: (usize, usize),
     progress: &(AtomicUsize, AtomicUsize),
-) -> Result<(Value, Value), String> {
+) -> Result<(Eval, Value), String> {
     let started = Instant::now();
     let paths: Vec<String> = store.hashes().map_err(|e| e.to_string())?.into_iter().map(|(p, _)| p).collect();
     let head = AtHead { store, paths: paths.iter().cloned().collect() };
     let mined = mine::mine(&Git::new(root), &head, limits.0, limits.1).map_err(|e| e.to_string())?;
     let n = mined.queries.len();
     progress.1.store(n, Ordering::Relaxed);
-    let mut summary = json!({
-        "project": name,
-        "running": false,
-        "generation": store.content_generation(),
-        "at": crate::base::time::now_rfc3339(),
-        "commits": limits.0,
-        "history": { "scanned": mined.scanned, "shallow": mined.shallow, "skipped": mined.skipped },
-        "queries": n,
-    });
+    let mut summary = Eval {
+        project: name.to_owned(),
+        running: false,
+        generation: Some(store.content_generation()),
+        at: Some(crate::base::time::now_rfc3339()),
+        commits: Some(limits.0 as u64),
+        history: Some(History {
+            scanned: mined.scanned as u64,
+            shallow: mined.shallow,
+            skipped: mined.skipped.clone(),
+        }),
+        queries: n as u64,
+        ..Default::default()
+    };
     let details = serde_json::to_value(&mined.queries).unwrap_or(Value::Null);
     if n < TOO_FEW {
-        summary["message"] = json!(too_little_history(n, mined.scanned, mined.shallow));
+        summary.message = Some(too_little_history(n, mined.scanned, mined.shallow));
     }
     if n == 0 {
-        summary["took_s"] = json!(started.elapsed().as_secs_f64());
+        summary.took_s = Some(started.elapsed().as_secs_f64());
         return Ok((summary, details));
     }
     let corpus = baseline::Corpus::new(read_texts(root, &paths));
@@ -213,19 +226,26 @@ fn evaluate(
     });
     // Hybrid search as it answers from now on: at the calibrated weight.
     let weight = calibration.as_ref().map_or(DEFAULT_SEMANTIC_WEIGHT, |(c, _)| c.semantic_weight);
-    summary["methods"] = methods(&asker, &mined.queries, &asked, weight, grep);
+    summary.methods = Some(methods(&asker, &mined.queries, &asked, weight, grep));
     if !asker.semantic {
-        summary["unavailable"] = json!({ "semantic-search": "embeddings are off (boogerd --no-embed)",
-                                          "hybrid-search": "embeddings are off (boogerd --no-embed)" });
+        let off = "embeddings are off (boogerd --no-embed)".to_owned();
+        summary.unavailable =
+            Some([("semantic-search".to_owned(), off.clone()), ("hybrid-search".to_owned(), off)].into());
     }
-    summary["calibration"] = kept(store, calibration);
-    summary["took_s"] = json!((started.elapsed().as_secs_f64() * 10.0).round() / 10.0);
+    summary.calibration = Some(kept(store, calibration));
+    summary.took_s = Some((started.elapsed().as_secs_f64() * 10.0).round() / 10.0);
     Ok((summary, details))
 }
 
 /// Each method's figures over the mined queries, hybrid search at `weight`, beside the grep
 /// ranking's.
-fn methods(asker: &Asker<'_>, queries: &[mine::Query], asked: &[Asked], weight: f64, grep: Tally) -> Value {
+fn methods(
+    asker: &Asker<'_>,
+    queries: &[mine::Query],
+    asked: &[Asked],
+    weight: f64,
+    grep: Tally,
+) -> BTreeMap<String, MethodFigures> {
     let mut tallies: Vec<(&str, Tally)> =
         ["search", "semantic-search", "hybrid-search"].into_iter().map(|m| (m, Tally::default())).collect();
     for (q, a) in queries.iter().zip(asked) {
@@ -252,20 +272,26 @@ fn too_little_history(n: usize, scanned: usize, shallow: bool) -> String {
 
 /// The calibration kept in the index for search to use, as the summary shows it (or the
 /// defaults, and why they hold).
-fn kept(store: &Store, calibration: Option<(Calibration, calibrate::Validation)>) -> Value {
+fn kept(store: &Store, calibration: Option<(Calibration, calibrate::Validation)>) -> EvalCalibration {
     match calibration {
         Some((c, v)) => {
             if let Err(err) = store.set_meta(&[(confidence::META_KEY, &serde_json::to_string(&c).unwrap_or_default())])
             {
                 tracing::warn!(error = %err, "eval: could not keep the calibration in the index");
             }
-            json!({ "threshold": c.threshold, "semantic_weight": c.semantic_weight, "validation": v })
+            EvalCalibration {
+                threshold: c.threshold,
+                semantic_weight: c.semantic_weight,
+                validation: Some(v),
+                message: None,
+            }
         }
-        None => json!({
-            "threshold": confidence::DEFAULT_THRESHOLD,
-            "semantic_weight": DEFAULT_SEMANTIC_WEIGHT,
-            "message": format!("the defaults hold: calibrating needs {} queries or more", 2 * calibrate::TOO_FEW),
-        }),
+        None => EvalCalibration {
+            threshold: confidence::DEFAULT_THRESHOLD,
+            semantic_weight: DEFAULT_SEMANTIC_WEIGHT,
+            validation: None,
+            message: Some(format!("the defaults hold: calibrating needs {} queries or more", 2 * calibrate::TOO_FEW)),
+        },
     }
 }
 
@@ -296,24 +322,30 @@ fn calibrate_on(
     let positives: Vec<f64> = older.iter().map(|a| a.confidence).collect();
     let threshold = calibrate::choose_threshold(&positives);
     let at = |w: f64| calibrate::WEIGHTS.iter().position(|x| (*x - w).abs() < 1e-9);
-    let mean = |f: &dyn Fn(&Asked) -> Option<(f64, f64)>| -> Value {
+    let mean = |f: &dyn Fn(&Asked) -> Option<(f64, f64)>| -> Option<Heldout> {
         let v: Vec<(f64, f64)> = newer.iter().filter_map(f).collect();
-        if v.is_empty() {
-            return Value::Null;
-        }
         let k = v.len() as f64;
-        json!({ "R@10": round(v.iter().map(|x| x.0).sum::<f64>() / k), "MRR@10": round(v.iter().map(|x| x.1).sum::<f64>() / k) })
+        (!v.is_empty()).then(|| Heldout {
+            r10: round(v.iter().map(|x| x.0).sum::<f64>() / k),
+            mrr10: round(v.iter().map(|x| x.1).sum::<f64>() / k),
+        })
     };
-    let heldout = json!({
-        "search": mean(&|a| Some((a.lexical.r10, a.lexical.mrr))),
-        "semantic-search": mean(&|a| a.semantic.map(|s| (s.r10, s.mrr))),
-        "hybrid-search": mean(&|a| at(weight).and_then(|w| a.hybrid.get(w).copied())),
-        "hybrid-search at the default weight": mean(&|a| at(DEFAULT_SEMANTIC_WEIGHT).and_then(|w| a.hybrid.get(w).copied())),
-    });
+    let heldout = [
+        ("search", mean(&|a| Some((a.lexical.r10, a.lexical.mrr)))),
+        ("semantic-search", mean(&|a| a.semantic.map(|s| (s.r10, s.mrr)))),
+        ("hybrid-search", mean(&|a| at(weight).and_then(|w| a.hybrid.get(w).copied()))),
+        (
+            "hybrid-search at the default weight",
+            mean(&|a| at(DEFAULT_SEMANTIC_WEIGHT).and_then(|w| a.hybrid.get(w).copied())),
+        ),
+    ]
+    .into_iter()
+    .map(|(m, h)| (m.to_owned(), h))
+    .collect();
     let validation = calibrate::Validation {
-        calibrated_on: older.len(),
+        calibrated_on: older.len() as u64,
         weights_tried,
-        validated_on: newer.len(),
+        validated_on: newer.len() as u64,
         subjects_flagged: round(calibrate::flagged(&newer.iter().map(|a| a.confidence).collect::<Vec<_>>(), threshold)),
         foreign_flagged: round(calibrate::flagged(&negatives(FOREIGN_SEED), threshold)),
         heldout,
@@ -453,74 +485,73 @@ impl mine::Head for AtHead<'_> {
 }
 
 /// The summary as a table.
-fn text(d: &Value) -> String {
+fn text(d: &Eval) -> String {
+    let history = d.history.clone().unwrap_or_default();
     let mut out = format!(
         "eval of {}: {} queries from {} commits{}, {} s\n",
-        d["project"].as_str().unwrap_or("?"),
-        d["queries"],
-        d["history"]["scanned"],
-        if d["history"]["shallow"] == true { " (a shallow clone)" } else { "" },
-        d["took_s"],
+        d.project,
+        d.queries,
+        history.scanned,
+        if history.shallow { " (a shallow clone)" } else { "" },
+        d.took_s.unwrap_or(0.0),
     );
-    if let Some(m) = d["message"].as_str() {
+    if let Some(m) = &d.message {
         out.push_str(&format!("{m}\n"));
     }
-    let Some(methods) = d["methods"].as_object() else { return out };
+    let Some(methods) = &d.methods else { return out };
     out.push_str(&format!(
         "{:<16} {:>6} {:>6} {:>7} {:>6} {:>8}\n",
         "method", "R@1", "R@10", "MRR@10", "Fn@10", "p50 ms"
     ));
-    let f = |v: &Value| v.as_f64().map_or_else(|| "-".to_owned(), |x| format!("{x:.3}"));
+    let f = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |x| format!("{x:.3}"));
     for (m, s) in methods {
-        let a = &s["all"];
+        let a = &s.all;
         out.push_str(&format!(
             "{m:<16} {:>6} {:>6} {:>7} {:>6} {:>8}\n",
-            f(&a["R@1"]),
-            f(&a["R@10"]),
-            f(&a["MRR@10"]),
-            f(&a["Fn@10"]),
-            a["p50_ms"].as_f64().map_or_else(|| "-".to_owned(), |x| format!("{x:.1}"))
+            f(Some(a.r1)),
+            f(Some(a.r10)),
+            f(Some(a.mrr10)),
+            f(a.fn10),
+            a.p50_ms.map_or_else(|| "-".to_owned(), |x| format!("{x:.1}"))
         ));
     }
-    if let Some(langs) = methods.get("search").and_then(|s| s["by_language"].as_object())
+    if let Some(langs) = methods.get("search").map(|s| &s.by_language)
         && langs.len() > 1
     {
         out.push_str("search by language:");
         for (l, a) in langs {
-            out.push_str(&format!(" {l} ({}) R@10 {} MRR@10 {};", a["n"], f(&a["R@10"]), f(&a["MRR@10"])));
+            out.push_str(&format!(" {l} ({}) R@10 {} MRR@10 {};", a.n, f(Some(a.r10)), f(Some(a.mrr10))));
         }
         out.pop();
         out.push('\n');
     }
-    let c = &d["calibration"];
-    if let Some(m) = c["message"].as_str() {
-        out.push_str(&format!("calibration: {m}\n"));
-    } else if c.is_object() {
-        let v = &c["validation"];
-        out.push_str(&format!(
-            "calibrated on the {} older queries: no-good-match threshold {}, hybrid semantic weight {} for change requests\n",
-            v["calibrated_on"], c["threshold"], c["semantic_weight"]
-        ));
-        let pct = |x: &Value| x.as_f64().map_or_else(|| "-".to_owned(), |x| format!("{:.0}%", x * 100.0));
-        out.push_str(&format!(
-            "validated on the {} newer ones: {} of their subjects flagged, {} of foreign-word queries flagged\n",
-            v["validated_on"],
-            pct(&v["subjects_flagged"]),
-            pct(&v["foreign_flagged"])
-        ));
-        if let Some(h) = v["heldout"].as_object() {
-            let parts: Vec<String> = h
-                .iter()
-                .filter(|(_, s)| s.is_object())
-                .map(|(m, s)| format!("{m} {}/{}", f(&s["R@10"]), f(&s["MRR@10"])))
-                .collect();
-            out.push_str(&format!("newer queries, R@10/MRR@10: {}\n", parts.join(", ")));
+    match &d.calibration {
+        Some(EvalCalibration { message: Some(m), .. }) => out.push_str(&format!("calibration: {m}\n")),
+        Some(c) => {
+            if let Some(v) = &c.validation {
+                out.push_str(&format!(
+                    "calibrated on the {} older queries: no-good-match threshold {}, hybrid semantic weight {} for change requests\n",
+                    v.calibrated_on, c.threshold, c.semantic_weight
+                ));
+                let pct = |x: f64| format!("{:.0}%", x * 100.0);
+                out.push_str(&format!(
+                    "validated on the {} newer ones: {} of their subjects flagged, {} of foreign-word queries flagged\n",
+                    v.validated_on,
+                    pct(v.subjects_flagged),
+                    pct(v.foreign_flagged)
+                ));
+                let parts: Vec<String> = v
+                    .heldout
+                    .iter()
+                    .filter_map(|(m, s)| s.map(|s| format!("{m} {}/{}", f(Some(s.r10)), f(Some(s.mrr10)))))
+                    .collect();
+                out.push_str(&format!("newer queries, R@10/MRR@10: {}\n", parts.join(", ")));
+            }
         }
+        None => {}
     }
-    if let Some(u) = d["unavailable"].as_object() {
-        for (m, why) in u {
-            out.push_str(&format!("{m}: not measured, {}\n", why.as_str().unwrap_or("?")));
-        }
+    for (m, why) in d.unavailable.iter().flatten() {
+        out.push_str(&format!("{m}: not measured, {why}\n"));
     }
     out
 }
