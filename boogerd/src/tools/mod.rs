@@ -201,11 +201,30 @@ fn with_recovery(mut reply: ToolReply, answered: &[Answered]) -> ToolReply {
                 r.set_aside.display()
             ));
             if let Some(obj) = reply.data.as_object_mut() {
-                obj.insert("recovered".to_owned(), serde_json::json!(r));
+                obj.insert("recovered".to_owned(), serde_json::to_value(&r).unwrap_or_default());
             }
         }
     }
     reply
+}
+
+/// Which index generation answered and what was not in it yet: an answer's `index`.
+#[derive(serde::Serialize)]
+struct IndexFreshness<'a> {
+    project: &'a str,
+    generation: u64,
+    state: crate::engine::live::WatchState,
+    pending: &'a [String],
+    pending_count: usize,
+    events_lost: bool,
+    indexing: Option<Done>,
+}
+
+/// How far a run is: files done of all.
+#[derive(serde::Serialize)]
+struct Done {
+    done: u64,
+    total: u64,
 }
 
 /// Every answer says which index generation it comes from and what was not in it yet; the
@@ -218,15 +237,16 @@ fn with_freshness(mut reply: ToolReply, answered: Vec<Answered>) -> ToolReply {
     let entries: Vec<Value> = answered
         .iter()
         .map(|Answered { name, generation, freshness: f, .. }| {
-            serde_json::json!({
-                "project": name,
-                "generation": generation,
-                "state": f.state,
-                "pending": f.pending,
-                "pending_count": f.pending_count,
-                "events_lost": f.events_lost,
-                "indexing": f.indexing.map(|(done, total)| serde_json::json!({ "done": done, "total": total })),
-            })
+            let entry = IndexFreshness {
+                project: name,
+                generation: *generation,
+                state: f.state,
+                pending: &f.pending,
+                pending_count: f.pending_count,
+                events_lost: f.events_lost,
+                indexing: f.indexing.map(|(done, total)| Done { done, total }),
+            };
+            serde_json::to_value(entry).unwrap_or_default()
         })
         .collect();
     // `index` is one object whatever answered (its schema's shape); with several projects,
