@@ -90,27 +90,34 @@ struct Args {
     /// interface included, instead of running a local daemon. Each agent needs a token
     /// (`booger team token add`); see the README's "Team server".
     #[arg(long, env = "BOOGER_SERVE_TEAM", value_name = "ADDR")]
+    #[cfg(feature = "team")]
     serve_team: Option<std::net::SocketAddr>,
     /// An origin whose web pages may call the team server (`https://app.example`); pages
     /// of any other are refused. Repeat for more.
     #[arg(long = "team-origin", value_name = "ORIGIN")]
+    #[cfg(feature = "team")]
     team_origins: Vec<String>,
     /// TLS for --serve-team: its certificate chain (PEM; with --team-key).
     #[arg(long, env = "BOOGER_TEAM_CERT", requires = "team_key", value_name = "PEM")]
+    #[cfg(feature = "team")]
     team_cert: Option<PathBuf>,
     /// TLS for --serve-team: the certificate's private key (PEM).
     #[arg(long, env = "BOOGER_TEAM_KEY", requires = "team_cert", value_name = "PEM")]
+    #[cfg(feature = "team")]
     team_key: Option<PathBuf>,
     /// Connections the team server keeps to the team index: calls answered at once.
     #[arg(long, default_value_t = boogerd::fronts::team::DEFAULT_CONNECTIONS)]
+    #[cfg(feature = "team")]
     team_connections: u32,
     /// Print the resolved configuration as JSON and exit without starting.
     #[arg(long)]
     print_config: bool,
     #[command(subcommand)]
+    #[cfg(feature = "team")]
     command: Option<Command>,
 }
 
+#[cfg(feature = "team")]
 #[derive(clap::Subcommand)]
 enum Command {
     /// Tokens of the team server (on the team index given by --team-url).
@@ -120,6 +127,7 @@ enum Command {
     },
 }
 
+#[cfg(feature = "team")]
 #[derive(clap::Subcommand)]
 enum TokenAction {
     /// A new token for NAME (a person or a bot), printed once; only its hash is kept.
@@ -166,6 +174,7 @@ fn run() -> anyhow::Result<()> {
     }
     boogerd::base::memory::raise_open_files_limit();
     let config = config(&args)?;
+    #[cfg(feature = "team")]
     if let Some(Command::Token { action }) = args.command {
         let url = config.team_url.clone().context("no team index: pass --team-url or set BOOGER_TEAM_URL")?;
         return token_command(&url, action);
@@ -187,10 +196,13 @@ fn run() -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("cannot start tokio")?;
+    #[cfg(feature = "team")]
     let result = match args.serve_team {
         Some(addr) => runtime.block_on(serve_team(addr, args, config)),
         None => runtime.block_on(serve_local(config)),
     };
+    #[cfg(not(feature = "team"))]
+    let result = runtime.block_on(serve_local(config));
     // A handler still running (a scan past its deadline) must not keep the process alive:
     // the index is safe at any instant (SQLite's WAL), so exit rather than wait for it.
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
@@ -230,10 +242,22 @@ fn config(args: &Args) -> anyhow::Result<boogerd::engine::Config> {
     config.http_allow_writes = args.http_allow_writes;
     // The local daemon keeps the team URL it is given for its next start; a token command
     // and the team server use it without keeping it.
-    let keep_team_url = args.command.is_none() && args.serve_team.is_none() && !args.print_config;
-    config.settle_team_url(args.team_url.clone(), keep_team_url).context("cannot keep the team URL")?;
-    if let Some(ca) = &args.team_ca {
-        boogerd::store::team::trust_ca(ca.clone());
+    #[cfg(feature = "team")]
+    {
+        let keep_team_url = args.command.is_none() && args.serve_team.is_none() && !args.print_config;
+        config.settle_team_url(args.team_url.clone(), keep_team_url).context("cannot keep the team URL")?;
+        if let Some(ca) = &args.team_ca {
+            boogerd::store::team::trust_ca(ca.clone());
+        }
+    }
+    #[cfg(not(feature = "team"))]
+    {
+        if args.team_url.is_some() || args.team_ca.is_some() {
+            anyhow::bail!(
+                "this boogerd was built without the team index (cargo feature `team`): --team-url and --team-ca need it"
+            );
+        }
+        config.team_url = None;
     }
     Ok(config)
 }
@@ -257,12 +281,21 @@ fn print_config(config: &boogerd::engine::Config) {
             "memory_budget_mb": config.memory_budget >> 20,
             "confirm_above_files": config.confirm_above_files,
             "http": config.http,
-            "team": config.team_url.as_deref().map(boogerd::store::team::server_of),
+            "team": team_server(config),
         })
     );
 }
 
+/// The team index's server as `--print-config` shows it (no user or password).
+fn team_server(config: &boogerd::engine::Config) -> Option<String> {
+    #[cfg(feature = "team")]
+    return config.team_url.as_deref().map(boogerd::store::team::server_of);
+    #[cfg(not(feature = "team"))]
+    return config.team_url.clone();
+}
+
 /// `--serve-team ADDR`: the team server, until a signal.
+#[cfg(feature = "team")]
 async fn serve_team(addr: std::net::SocketAddr, args: Args, config: boogerd::engine::Config) -> anyhow::Result<()> {
     let url = config.team_url.clone().context("--serve-team serves the team index: pass --team-url too")?;
     let options = boogerd::fronts::team::Options {
@@ -300,6 +333,7 @@ async fn serve_local(config: boogerd::engine::Config) -> anyhow::Result<()> {
 
 /// `boogerd token …`: what it prints is for people, but `list --json` and the secret alone
 /// on stdout are for scripts.
+#[cfg(feature = "team")]
 #[allow(clippy::print_stdout)]
 fn token_command(url: &str, action: TokenAction) -> anyhow::Result<()> {
     let mut team = boogerd::store::team::TeamStore::connect(url)?;

@@ -37,6 +37,7 @@ pub fn cores() -> usize {
 /// Drops `value` on a thread of its own, and waits for it: for what closes itself on a runtime
 /// of its own (the synchronous PostgreSQL client), which cannot start on a thread that drives
 /// another (a daemon dropping its state as it stops panicked so).
+#[cfg(feature = "team")]
 pub fn drop_apart<T: Send + 'static>(value: T) {
     let _ = std::thread::Builder::new().name("drop-apart".into()).spawn(move || drop(value)).map(|t| t.join());
 }

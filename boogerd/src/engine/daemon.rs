@@ -30,6 +30,7 @@ pub struct Daemon {
     /// Where HTTP is served, once it is (or why not).
     pub http: std::sync::OnceLock<Result<HttpFacts, String>>,
     /// The team index, when one is configured.
+    #[cfg(feature = "team")]
     pub team: Option<crate::engine::team::TeamLink>,
     stop: watch::Sender<bool>,
     /// Itself, for work a handler hands to a thread of its own (`eval`).
@@ -57,9 +58,11 @@ impl Daemon {
         }
         let watcher =
             crate::engine::watch::Watcher::new(defaults, config.max_watches, config.watch_timing, config.watch);
+        #[cfg(feature = "team")]
         let team = config.team_url.clone().map(crate::engine::team::TeamLink::new);
         Arc::new_cyclic(|me| Self {
             me: me.clone(),
+            #[cfg(feature = "team")]
             team,
             config,
             started: Instant::now(),

@@ -6,13 +6,18 @@ pub mod config;
 pub(crate) mod daemon;
 pub mod index;
 pub(crate) mod live;
+#[cfg(feature = "team")]
 pub(crate) mod prebuilt;
 pub mod project;
+#[cfg(feature = "team")]
 pub(crate) mod publish;
 pub(crate) mod registration;
 pub(crate) mod registry;
+#[cfg(feature = "team")]
 pub(crate) mod seed;
+#[cfg(feature = "team")]
 pub(crate) mod team;
+#[cfg(feature = "team")]
 pub(crate) mod team_pool;
 pub(crate) mod watch;
 

@@ -8,6 +8,7 @@ pub(crate) mod hook;
 pub(crate) mod http;
 pub(crate) mod mcp;
 pub mod rpc;
+#[cfg(feature = "team")]
 pub mod team;
 
 pub use endpoint::Endpoint;

@@ -203,6 +203,7 @@ impl GramSet {
 
     /// Everything added since the last call as the team index keeps it ([`team_gram`],
     /// [`team_shape`]), in order; starts afresh.
+    #[cfg(feature = "team")]
     pub fn take_ids(&mut self) -> Vec<i32> {
         self.set.sort_unstable();
         self.shapes.sort_unstable();
@@ -251,11 +252,13 @@ impl GramSet {
 /// A byte trigram as the team index keeps it: a number (an array of them under a GIN index
 /// costs PostgreSQL a fifth less to grow than the same trigrams as `tsvector` words, and
 /// needs no parsing).
+#[cfg(feature = "team")]
 pub fn team_gram(g: Gram) -> i32 {
     (g & 0x00ff_ffff) as i32
 }
 
 /// A shape trigram as the team index keeps it: above every byte trigram's number.
+#[cfg(feature = "team")]
 pub fn team_shape(g: ShapeGram) -> i32 {
     ((1 << 24) | (g & 0x3_ffff)) as i32
 }
@@ -263,6 +266,7 @@ pub fn team_shape(g: ShapeGram) -> i32 {
 /// The trigrams of all of a file's chunks together (each given as its text and
 /// [`own_start`]), each once, as [`team_gram`] and [`team_shape`] number them: what the team
 /// index narrows grep by, a blob at a time.
+#[cfg(feature = "team")]
 pub fn blob_grams<'a>(chunks: impl IntoIterator<Item = (&'a str, usize)>) -> Vec<i32> {
     thread_local! {
         static SET: std::cell::RefCell<GramSet> = std::cell::RefCell::new(GramSet::default());

@@ -12,6 +12,7 @@ mod batch;
 pub(crate) mod context;
 mod files;
 pub(crate) mod grams;
+#[cfg(feature = "team")]
 pub(crate) mod prebuilt;
 pub(crate) mod recover;
 mod reuse;
@@ -19,6 +20,7 @@ pub(crate) mod scan;
 mod schema;
 pub mod search;
 mod tally;
+#[cfg(feature = "team")]
 pub mod team;
 #[cfg(test)]
 pub(crate) mod testing;

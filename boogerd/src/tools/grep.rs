@@ -48,7 +48,13 @@ pub fn run(call: &Call, a: args::Grep) -> Outcome {
     };
     let mut each = |chunk: &Scanned, content: &str| lines.take(chunk, own_text(chunk, content), &matcher);
     snap.store.scan(&f, grams.as_deref(), keep, &mut each).map_err(|e| failed("grep", e))?;
-    let mut unreached = None;
+    #[cfg_attr(not(feature = "team"), allow(unused_mut))]
+    let mut unreached: Option<String> = None;
+    #[cfg(not(feature = "team"))]
+    if a.team {
+        return Err(super::without_team::refused("grep"));
+    }
+    #[cfg(feature = "team")]
     if a.team && !timed_out {
         let narrow = crate::domain::search::grams::required_in_team(&source, a.case_insensitive);
         match team_lines(call, &f, &snap.project.name, narrow.as_ref(), started + SCAN_DEADLINE, &matcher, &mut lines)?
@@ -83,6 +89,7 @@ pub fn run(call: &Call, a: args::Grep) -> Outcome {
     Ok(lines.answer(&snap.project.name, stopped, !timed_out))
 }
 
+#[cfg(feature = "team")]
 /// The team index's other repositories' lines, narrowed by the same trigrams, into `lines`:
 /// whether all were read before `deadline`, or the note that the team index was out of reach.
 fn team_lines(

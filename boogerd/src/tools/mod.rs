@@ -19,8 +19,10 @@ mod index;
 mod paths;
 mod progress;
 mod projects;
+#[cfg(feature = "team")]
 mod publish;
 mod references;
+#[cfg(feature = "team")]
 pub(crate) mod remote;
 mod schedule;
 mod search;
@@ -28,10 +30,16 @@ mod semantic;
 mod status;
 mod summary;
 mod symbols;
+#[cfg(feature = "team")]
 mod team;
+#[cfg(feature = "team")]
 mod team_status;
 mod tests_for;
+#[cfg(not(feature = "team"))]
+mod without_team;
 mod workspace;
+#[cfg(not(feature = "team"))]
+use without_team::{publish, team_status};
 
 pub use call::{Call, Outcome, Session, ToolError};
 pub use eval::last as last_eval;

@@ -43,6 +43,7 @@ impl<'a> Request<'a> {
 }
 
 pub fn run(call: &Call, a: args::Search) -> Outcome {
+    #[cfg(feature = "team")]
     if let Some(answered) = super::team::while_filling(call, &a) {
         return answered;
     }

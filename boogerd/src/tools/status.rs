@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 
 use booger_proto::answers::{
     DaemonFacts, Embed, EmbedTier, Facts, GrepIndex, IndexContents, IndexStatus, PathReason, Progress, ProjectLine,
-    ProjectStatus, Status, TeamLink, Watches,
+    ProjectStatus, Status, Watches,
 };
 use booger_proto::tools::args;
 use serde_json::Value;
@@ -47,6 +47,9 @@ pub fn run(call: &Call, a: args::Status) -> Outcome {
         events: counters.events.load(Ordering::Relaxed),
         overflows: counters.overflows.load(Ordering::Relaxed),
     };
+    #[cfg(not(feature = "team"))]
+    let team = None;
+    #[cfg(feature = "team")]
     let team = daemon.team.as_ref().map(|link| {
         let h = link.health();
         let state = match (h.reachable, &h.last_error) {
@@ -55,7 +58,7 @@ pub fn run(call: &Call, a: args::Status) -> Outcome {
             _ => "not used yet".to_owned(),
         };
         text.push_str(&format!("team:   {} ({state})\n", h.server));
-        TeamLink { server: h.server, reachable: h.reachable, error: h.last_error }
+        booger_proto::answers::TeamLink { server: h.server, reachable: h.reachable, error: h.last_error }
     });
     let status = Status { daemon: facts, watches, team, session: call.session.id.clone(), project };
     Ok(super::call::answer(text.trim_end(), &status))

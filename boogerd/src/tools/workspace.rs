@@ -13,7 +13,11 @@ use crate::domain::search::format::{self, OutputMode};
 use crate::domain::search::{Hit, Query};
 use crate::engine::project::Snapshot;
 use crate::store::StoreError;
+#[cfg(feature = "team")]
 use crate::store::team::TeamHit;
+/// Without the team index, nothing comes from it.
+#[cfg(not(feature = "team"))]
+type TeamHit = std::convert::Infallible;
 
 /// Projects searched at the same time.
 const CONCURRENCY: usize = 10;
@@ -26,12 +30,19 @@ pub fn run(call: &Call, a: args::Workspace) -> Outcome {
     let (text, query) = (a.query.as_str(), Query::parse(&a.query));
     let f = filters(&a.filters);
     let projects = call.daemon.registry.read().recover().projects().to_vec();
+    #[cfg(feature = "team")]
     let link = if team { Some(super::team::link(call, "workspace-search")?) } else { None };
+    #[cfg(not(feature = "team"))]
+    let link: Option<std::convert::Infallible> = match team {
+        true => return Err(super::without_team::refused("workspace-search")),
+        false => None,
+    };
     if projects.is_empty() && link.is_none() {
         let text = "No projects registered. Add some with `booger projects add PATH`.";
         return Ok(answer(text, &answers::Search::default()));
     }
     // Every project registered here answers from its own index, indexed yet or not.
+    #[cfg_attr(not(feature = "team"), allow(unused_variables))]
     let local_names: Vec<String> = projects.iter().map(|p| p.name.clone()).collect();
     let mut snapshots = Vec::new();
     let mut unindexed = Vec::new();
@@ -75,10 +86,13 @@ pub fn run(call: &Call, a: args::Workspace) -> Outcome {
             }
         }
     }
+    #[cfg_attr(not(feature = "team"), allow(unused_mut))]
     let mut header =
         if unindexed.is_empty() { String::new() } else { format!("(not indexed yet: {})\n", unindexed.join(", ")) };
+    #[cfg_attr(not(feature = "team"), allow(unused_mut))]
     let mut note = None;
     let team_hits = match link {
+        #[cfg(feature = "team")]
         Some(link) => {
             let tf = super::team::filters("workspace-search", &f, &local_names)?;
             super::team::search(link, &query, &tf, need).unwrap_or_else(|why| {
@@ -178,6 +192,7 @@ fn merged(
 /// The team index's hits fused into `all` by rank: two scales that do not compare (bm25
 /// here, PostgreSQL's ts_rank there), fused as hybrid search fuses its two rankings. Their
 /// texts, by the key each got.
+#[cfg(feature = "team")]
 fn fuse_team(all: &mut Vec<(usize, Hit)>, team: Vec<TeamHit>) -> HashMap<i64, String> {
     let mut team_text = HashMap::new();
     if team.is_empty() {
@@ -199,7 +214,13 @@ fn fuse_team(all: &mut Vec<(usize, Hit)>, team: Vec<TeamHit>) -> HashMap<i64, St
     team_text
 }
 
+#[cfg(not(feature = "team"))]
+fn fuse_team(_: &mut [(usize, Hit)], _: Vec<TeamHit>) -> HashMap<i64, String> {
+    HashMap::new()
+}
+
 /// Reciprocal-rank fusion's score of a place in one ranking.
+#[cfg(feature = "team")]
 fn rrf(rank: usize) -> f64 {
     1.0 / (60.0 + rank as f64 + 1.0)
 }

@@ -9,8 +9,8 @@
 
 use crate::store::{Store, StoreError};
 
-/// `v` (unit length) as stored: an f32 scale, then one i8 per dimension.
 /// The size of a stored vector of `dims` dimensions ([`encode`]'s).
+#[cfg(feature = "team")]
 pub fn encoded_len(dims: usize) -> usize {
     4 + dims
 }

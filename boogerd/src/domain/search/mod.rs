@@ -28,6 +28,7 @@ pub mod confidence;
 pub(crate) mod files;
 pub(crate) mod format;
 pub(crate) mod grams;
+#[cfg(feature = "team")]
 pub(crate) mod lexemes;
 pub(crate) mod lines;
 pub(crate) mod passage;

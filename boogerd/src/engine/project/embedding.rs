@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use super::ProjectHandle;
 use crate::base::sync::Recover;
 use crate::domain::embed::Embedder;
-use crate::domain::embed::vectors::{VectorIndex, encode, encoded_len};
+use crate::domain::embed::vectors::{VectorIndex, encode};
 use crate::store::Store;
 
 /// Chunks per batch: one transaction each.
@@ -77,6 +77,7 @@ pub struct ProjectVectors {
     scope: Mutex<Option<Scope>>,
     /// The team index (URL) and commit whose prebuilt index's vectors this project takes
     /// before its first pass.
+    #[cfg(feature = "team")]
     from_team: Mutex<Option<(String, String)>>,
 }
 
@@ -115,6 +116,7 @@ impl ProjectVectors {
 
     /// The vectors of the prebuilt index of `sha` in the team index at `url` are to be
     /// taken before the next pass embeds anything.
+    #[cfg(feature = "team")]
     pub fn take_from_team(&self, url: &str, sha: &str) {
         *lock(&self.from_team) = Some((url.to_owned(), sha.to_owned()));
     }
@@ -274,6 +276,7 @@ impl Embedding {
                 return false;
             }
         };
+        #[cfg(feature = "team")]
         if let Some((url, sha)) = lock(&project.vectors.from_team).take() {
             self.receive_from_team(project, &store, &url, &sha);
         }
@@ -319,9 +322,14 @@ impl Embedding {
 
     /// Takes the vectors of the prebuilt index of `sha` for this booger's tiers; whatever
     /// they leave (or all, if the team index fails) the tiers embed as usual.
+    #[cfg(feature = "team")]
     fn receive_from_team(&self, project: &ProjectHandle, store: &Store, url: &str, sha: &str) {
         let started = Instant::now();
-        let models = self.tiers.iter().map(|t| (t.id().to_owned(), encoded_len(t.dims()))).collect();
+        let models = self
+            .tiers
+            .iter()
+            .map(|t| (t.id().to_owned(), crate::domain::embed::vectors::encoded_len(t.dims())))
+            .collect();
         match crate::engine::prebuilt::vectors::receive_vectors(url, sha, store, &models) {
             Ok(saved) => {
                 // A quarter of the index arrived through the WAL: folded back now, not at the

@@ -80,11 +80,14 @@ pub struct ProjectHandle {
     embedding: Option<Arc<crate::engine::project::Embedding>>,
     /// True until a first index that the team index could fill has been filled (or found not
     /// to be): searches meanwhile wait a moment for the fill to start.
+    #[cfg(feature = "team")]
     fillable: std::sync::atomic::AtomicBool,
     /// The commit the empty index is being filled with from the team index, while it is:
     /// searches meanwhile are answered from the team index at that commit.
+    #[cfg(feature = "team")]
     filling_from: Mutex<Option<String>>,
-    /// The team index its first index is filled from ([`crate::engine::seed`]), if any.
+    /// The team index its first index is filled from (`engine::seed`), if any.
+    #[cfg(feature = "team")]
     team: Option<String>,
     /// When a query last used this project (ms on the daemon's clock): the idle ones give
     /// their memory back.
@@ -112,9 +115,14 @@ impl ProjectHandle {
     ) -> Self {
         let index_dir = crate::base::storage::index_dir(data_dir, &root, in_repo);
         // A team index can fill only an index not built yet (not one caught up after a restart).
+        #[cfg(feature = "team")]
         let fillable = team.is_some() && !index_dir.join(DB_FILE).exists();
+        #[cfg(not(feature = "team"))]
+        let _ = team;
         Self {
+            #[cfg(feature = "team")]
             team,
+            #[cfg(feature = "team")]
             fillable: std::sync::atomic::AtomicBool::new(fillable),
             index_dir,
             adopt_from: crate::base::storage::index_dir(data_dir, &root, !in_repo),
@@ -131,6 +139,7 @@ impl ProjectHandle {
             building: std::sync::atomic::AtomicBool::new(false),
             warm_moved: std::sync::Condvar::new(),
             filling: std::sync::atomic::AtomicBool::new(false),
+            #[cfg(feature = "team")]
             filling_from: Mutex::default(),
             wanted: std::sync::atomic::AtomicBool::new(false),
             live: crate::engine::live::Live::default(),
@@ -181,6 +190,7 @@ impl ProjectHandle {
 
     /// The commit this project's empty index is being filled with from the team index, if it
     /// is. Asked while the first index is starting, waits up to `wait` for the fill to begin.
+    #[cfg(feature = "team")]
     pub fn filling_from(&self, wait: std::time::Duration) -> Option<String> {
         let started = std::time::Instant::now();
         loop {
@@ -377,6 +387,7 @@ impl ProjectHandle {
     /// Fills an empty index from the team index, when there is one and it holds this
     /// project's HEAD; the run that follows reads only what differs. A team index out of
     /// reach, or a seed cut short, leaves the rest to the run.
+    #[cfg(feature = "team")]
     fn seed(&self, store: &Store) {
         let Some(url) = &self.team else { return };
         if !store.is_empty().unwrap_or(false) {
@@ -411,6 +422,7 @@ impl ProjectHandle {
     /// a prebuilt index in the team index, starts from that: written in place before the
     /// store is first opened (queries meanwhile find no index, or answer from the team
     /// index). Anything amiss leaves the file unused: the seed and the run then do it all.
+    #[cfg(feature = "team")]
     fn start_from_team(&self) {
         let Some(url) = &self.team else { return };
         let db = self.index_dir.join(DB_FILE);
@@ -451,10 +463,12 @@ impl ProjectHandle {
         if !root_present(&self.root) {
             return Err(IndexError::Missing(self.root.clone()));
         }
+        #[cfg(feature = "team")]
         if !opts.full {
             self.start_from_team();
         }
         let mut store = self.store()?;
+        #[cfg(feature = "team")]
         if !opts.full {
             self.seed(&store);
         }

@@ -18,6 +18,7 @@ use regex_syntax::hir::{Hir, HirKind};
 use regex_syntax::hir::Look;
 
 use crate::store::grams::{self, Gram, ShapeGram};
+#[cfg(feature = "team")]
 use crate::store::team::TeamGrams;
 
 /// A literal contributes at most this many trigrams (spread along it): enough to narrow, and a
@@ -48,6 +49,7 @@ pub fn required(pattern: &str, case_insensitive: bool) -> Option<String> {
 
 /// [`required`]'s condition as the team index asks it, of the numbers it keeps a blob's
 /// trigrams as.
+#[cfg(feature = "team")]
 pub fn required_in_team(pattern: &str, case_insensitive: bool) -> Option<TeamGrams> {
     need(pattern, case_insensitive).map(|n| in_team(&n))
 }
@@ -184,6 +186,7 @@ fn simplify(n: Need) -> Need {
 }
 
 /// A simplified need (nothing in it is [`Need::Anything`]) in the team index's numbers.
+#[cfg(feature = "team")]
 fn in_team(n: &Need) -> TeamGrams {
     match n {
         Need::Anything => TeamGrams::All(Vec::new()),
@@ -218,6 +221,7 @@ mod tests {
 
     /// The team index asks the same trigrams with the same grouping, in its numbers (what
     /// team grep finds is checked against `rg` end to end).
+    #[cfg(feature = "team")]
     #[test]
     fn the_team_index_asks_the_same_condition_in_numbers() {
         let number = |text: &str| {
