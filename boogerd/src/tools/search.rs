@@ -80,12 +80,12 @@ impl Request<'_> {
         let (project, store, mode) = (&snapshot.project, &snapshot.store, *mode);
         // The confidence is the lexical side's: semantic answers go without (a concept can
         // match without its words).
-        let warm = searcher.ranking.filter(|_| judged);
+        let ranking_index = searcher.ranking.filter(|_| judged);
         if hits.is_empty() && files.as_ref().is_none_or(Vec::is_empty) {
             let why = call.explain_empty(project, store, filters, &format!("No matches for {}.", quoted(query)));
             let text = if note.is_empty() { why.clone() } else { format!("{note}\n{why}") };
             let mut data = answers::Search { total: Some(0), reason: Some(why), ..Default::default() };
-            if warm.is_some() {
+            if ranking_index.is_some() {
                 Confidence::nothing(&Calibration::of(store)).fill(&mut data);
             }
             return Ok(answer(text, &data));
@@ -95,7 +95,7 @@ impl Request<'_> {
             (true, Some(f)) => Some(f),
             (true, None) => Some(searcher.rank_files(parsed, hits).map_err(|e| failed("search", e))?),
         };
-        let confidence = warm.map(|w| judge(w, parsed, hits, files.as_deref(), store));
+        let confidence = ranking_index.map(|w| judge(w, parsed, hits, files.as_deref(), store));
         let mut header = if note.is_empty() { String::new() } else { format!("{note}\n") };
         let mut page = *page;
         // A passage's answer is never cut to "no good match": the threshold is calibrated on

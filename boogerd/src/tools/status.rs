@@ -259,11 +259,11 @@ struct Tiers {
 /// The tiers built after a run: ranking index, grep's trigram rows, embeddings, and the
 /// last eval and calibration (their lines added to `t`).
 fn tiers(handle: &Arc<ProjectHandle>, store: &Store, t: &mut String) -> Tiers {
-    let warm = handle.warm_state(store);
+    let ranking = handle.ranking_state(store);
     // Files a large run left for the background pass: grep reads them whole meanwhile.
     let grams_pending = store.grams_pending().unwrap_or(0);
     let grep_index = if grams_pending == 0 { "ready".to_owned() } else { format!("{grams_pending} files to go") };
-    t.push_str(&format!("  ranking index: {warm}\n  grep index: {grep_index}\n"));
+    t.push_str(&format!("  ranking index: {ranking}\n  grep index: {grep_index}\n"));
     let embeddings = handle.embedding().and_then(|e| embedding_report(e, handle, store).ok());
     match &embeddings {
         Some(e) => t.push_str(&format!("  embeddings: {}\n", embedding_text(e))),
@@ -288,7 +288,7 @@ fn tiers(handle: &Arc<ProjectHandle>, store: &Store, t: &mut String) -> Tiers {
         ));
     }
     Tiers {
-        ranking_index: warm.to_owned(),
+        ranking_index: ranking.to_owned(),
         grep_index: GrepIndex { ready: grams_pending == 0, pending_files: grams_pending },
         embeddings,
         eval: eval.map(Facts),

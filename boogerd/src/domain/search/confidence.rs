@@ -141,18 +141,18 @@ const PASSAGE_WORDS: usize = 12;
 /// words that the project holds. A pasted report names people, paths and versions no file
 /// holds, and no chunk holds more than a few of its sixty words: judged on them all, a
 /// report about this very project read as "no good match".
-pub fn words_of(query: &super::Query, warm: &RankingIndex) -> Vec<String> {
+pub fn words_of(query: &super::Query, ranking: &RankingIndex) -> Vec<String> {
     match query.passage {
-        Some(_) => warm.heaviest(&query.weighted_tokens(), PASSAGE_WORDS).into_iter().map(|(w, _)| w).collect(),
+        Some(_) => ranking.heaviest(&query.weighted_tokens(), PASSAGE_WORDS).into_iter().map(|(w, _)| w).collect(),
         None => query.tokens(),
     }
 }
 
 /// How much of `words` (the query's tokens) the first results (chunk `ids`, best first)
 /// hold, judged against `calibration`. No results: score 0.
-pub fn assess(warm: &RankingIndex, words: &[String], ids: &[i64], calibration: &Calibration) -> Confidence {
+pub fn assess(ranking: &RankingIndex, words: &[String], ids: &[i64], calibration: &Calibration) -> Confidence {
     let ids = &ids[..ids.len().min(LOOKED_AT)];
-    let words_found = warm.coverage(words, ids);
+    let words_found = ranking.coverage(words, ids);
     let total: f64 = words_found.iter().map(|w| w.idf).sum();
     let (mut score, mut held) = (0.0, 0);
     for i in 0..ids.len() {
@@ -185,10 +185,10 @@ pub fn assess(warm: &RankingIndex, words: &[String], ids: &[i64], calibration: &
 /// hold, each file as a whole. A report's words are spread over the file it is about (the
 /// traceback's names in one function, its nouns in another), so no chunk holds a share that
 /// tells a good answer from a poor one; a file does.
-pub fn assess_files(warm: &RankingIndex, words: &[String], paths: &[&str], calibration: &Calibration) -> Confidence {
-    let found = warm.coverage(words, &[]);
+pub fn assess_files(ranking: &RankingIndex, words: &[String], paths: &[&str], calibration: &Calibration) -> Confidence {
+    let found = ranking.coverage(words, &[]);
     let total: f64 = found.iter().map(|w| w.idf).sum();
-    let held = warm.words_in_files(words, paths);
+    let held = ranking.words_in_files(words, paths);
     let (mut score, mut count) = (0.0, 0);
     for mask in held {
         let mine: f64 = found.iter().enumerate().filter(|(i, _)| mask & (1 << i) != 0).map(|(_, w)| w.idf).sum();

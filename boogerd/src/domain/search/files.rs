@@ -95,14 +95,14 @@ pub const COVERED: usize = 100;
 /// [`super::rank_files`].
 pub fn rank<'a>(
     store: &Store,
-    warm: Option<&RankingIndex>,
+    ranking: Option<&RankingIndex>,
     query: &Query,
     hits: &'a [Hit],
 ) -> Result<Vec<FileHit<'a>>, StoreError> {
     let mut files = by_file(hits, lexical_evidence);
     let n = files.len().min(COVERED);
     let paths: Vec<&str> = files[..n].iter().map(|f| f.path).collect();
-    for (f, s) in files.iter_mut().zip(word_shares(store, warm, query, &paths)?) {
+    for (f, s) in files.iter_mut().zip(word_shares(store, ranking, query, &paths)?) {
         f.score += COVERAGE * s;
     }
     sort(&mut files);
@@ -113,11 +113,11 @@ pub fn rank<'a>(
 /// the ranking index when there is one, else by FTS5. A word only in the path does not count.
 pub fn word_shares(
     store: &Store,
-    warm: Option<&RankingIndex>,
+    ranking: Option<&RankingIndex>,
     query: &Query,
     paths: &[&str],
 ) -> Result<Vec<f64>, StoreError> {
-    Ok(match warm {
+    Ok(match ranking {
         Some(w) => {
             let words = query.tokens();
             let held = w.words_in_files(&words, paths);

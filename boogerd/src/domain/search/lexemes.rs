@@ -323,12 +323,12 @@ mod tests {
         assert!(v.starts_with(&format!("'alpha':{MAX_POSITION}A ")), "{}", &v[..40]);
         // A chunk's vector does not depend on the words stemmed before it (the stems' numbers
         // do), however often the cache was emptied.
-        let mut warm = Stems::default();
+        let mut used = Stems::default();
         for i in 0..40_000 {
-            warm.chunk_vector("", &format!("filler{i} word{i}"));
+            used.chunk_vector("", &format!("filler{i} word{i}"));
         }
         let text = "fn parse_config(paths: &[Path]) -> Config { parseConfig(paths) }";
-        assert_eq!(warm.chunk_vector("parseConfig", text), Stems::default().chunk_vector("parseConfig", text));
+        assert_eq!(used.chunk_vector("parseConfig", text), Stems::default().chunk_vector("parseConfig", text));
         // A name's words in byte order, each once, without positions.
         assert_eq!(Stems::default().name_vector("zeta_alpha_zeta").literal(), "'alpha' 'zeta'");
     }

@@ -53,7 +53,7 @@ pub use query::Query;
 
 /// How many candidates each FTS pass fetches for re-ranking.
 const CANDIDATES: usize = 300;
-/// The warm index's passes (all terms, any term) each keep this many for re-ranking.
+/// The ranking index's passes (all terms, any term) each keep this many for re-ranking.
 const WARM_CANDIDATES: usize = 200;
 /// A passage's: no chunk holds all its words, and its files are ranked from these chunks
 /// (the file its words point to must have one among them).

@@ -39,13 +39,13 @@ const DEFINED_IN_AT_MOST: usize = 5;
 /// The files of `hits` for `passage`, best first.
 pub fn rank<'a>(
     store: &Store,
-    warm: &RankingIndex,
+    ranking: &RankingIndex,
     query: &Query,
     hits: &'a [Hit],
 ) -> Result<Vec<FileHit<'a>>, StoreError> {
     let Some(passage) = &query.passage else { return Ok(by_file(hits, lexical_evidence)) };
     let mut files = by_file(hits, lexical_evidence);
-    let bm25: HashMap<String, f64> = warm.rank_files(&passage.tokens, &Filters::default()).into_iter().collect();
+    let bm25: HashMap<String, f64> = ranking.rank_files(&passage.tokens, &Filters::default()).into_iter().collect();
     let best_bm25 = bm25.values().copied().fold(0.0, f64::max).max(f64::MIN_POSITIVE);
     let best_chunks = files.iter().map(|f| f.score).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
     let defined = definitions(store, passage)?;
@@ -80,11 +80,11 @@ const CLEARLY_BETTER: f64 = 1.5;
 /// places rather than ten pieces of one.
 pub fn lead_with_files(
     store: &Store,
-    warm: &RankingIndex,
+    ranking: &RankingIndex,
     query: &Query,
     hits: Vec<Hit>,
 ) -> Result<Vec<Hit>, StoreError> {
-    let files: Vec<String> = rank(store, warm, query, &hits)?.iter().map(|f| f.path.to_owned()).collect();
+    let files: Vec<String> = rank(store, ranking, query, &hits)?.iter().map(|f| f.path.to_owned()).collect();
     let place: HashMap<&str, usize> = files.iter().enumerate().map(|(i, p)| (p.as_str(), i)).collect();
     // Each file's chunks, best first (the hits are in score order).
     let mut queues: Vec<VecDeque<usize>> = vec![VecDeque::new(); files.len()];
@@ -191,12 +191,12 @@ mod tests {
     /// in order.
     fn ranked(
         store: &crate::store::Store,
-        warm: &crate::domain::search::ranking_index::RankingIndex,
+        ranking: &crate::domain::search::ranking_index::RankingIndex,
         text: &str,
     ) -> (Vec<String>, Vec<String>) {
         let context = Context::default();
-        let hits = search(store, Some(warm), text, &Filters::default(), &context, 10).unwrap();
-        let s = Searcher { store, ranking: Some(warm), context: &context };
+        let hits = search(store, Some(ranking), text, &Filters::default(), &context, 10).unwrap();
+        let s = Searcher { store, ranking: Some(ranking), context: &context };
         let files = s.rank_files(&Query::parse(text), &hits).unwrap();
         (files.iter().map(|f| f.path.to_owned()).collect(), hits.iter().map(|h| h.chunk.path.clone()).collect())
     }
@@ -212,7 +212,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let twin = "def parse_regex(value):\n    \"\"\"Compiles the pattern of an option with an escape.\"\"\"\n    return compile(value)\n";
         let files = [("tool/a/regex.py", REGEX), ("tool/b/regex.py", twin)];
-        let (store, warm) = indexed_among_others(dir.path(), &files);
+        let (store, ranking) = indexed_among_others(dir.path(), &files);
         let report = "A pattern in an option crashes the tool\n\n\
             Setting a pattern with an escape in the configuration makes the tool crash when it starts:\n\n\
             Traceback (most recent call last):\n  \
@@ -220,12 +220,12 @@ mod tests {
             main()\n  \
             File \"/home/me/venv/lib/python3.9/site-packages/tool/a/regex.py\", line 3, in compile\n    \
             return compile(value)\nerror: bad escape\n\nThe option is read from the configuration file as is.";
-        let (files, _) = ranked(&store, &warm, report);
+        let (files, _) = ranked(&store, &ranking, report);
         assert_eq!(files[..2], ["tool/a/regex.py", "tool/b/regex.py"], "{files:?}");
         // Without the traceback, the twin speaking more of the words comes first.
         let plain = report.split("Traceback").next().unwrap().to_owned()
             + " The option is read from the configuration file as is.";
-        let (files, _) = ranked(&store, &warm, &plain);
+        let (files, _) = ranked(&store, &ranking, &plain);
         assert_eq!(files[0], "tool/b/regex.py", "{files:?}");
     }
 
@@ -248,16 +248,16 @@ mod tests {
                 "# Units\n\nThe overview shows the units of each column: a column's units follow its name in the overview.\n",
             ),
         ];
-        let (store, warm) = indexed_among_others(dir.path(), &files);
+        let (store, ranking) = indexed_among_others(dir.path(), &files);
         let report = "The overview drops the units of a column\n\nWhen a column has units, the overview should show the units next to \
             the column name, as the documentation of units says. Today render_units is never called for the overview, so \
             the units of every column are missing from it.";
-        let (files, answer) = ranked(&store, &warm, report);
+        let (files, answer) = ranked(&store, &ranking, report);
         assert_eq!(files[0], "src/units.py", "{files:?}");
         assert_eq!(answer[0], "src/units.py", "the answer leads with the file to change: {answer:?}");
         let asks =
             format!("Add tests for the units of a column in the overview\n\n{}", report.split_once("\n\n").unwrap().1);
-        let (files, _) = ranked(&store, &warm, &asks);
+        let (files, _) = ranked(&store, &ranking, &asks);
         assert_eq!(files[0], "tests/test_units.py", "{files:?}");
     }
 
@@ -267,11 +267,11 @@ mod tests {
     fn a_passage_answer_leads_with_one_chunk_per_file() {
         let dir = tempfile::tempdir().unwrap();
         let files = [("tool/config/regex.py", REGEX), ("tool/config/manager.py", MANAGER)];
-        let (store, warm) = indexed_among_others(dir.path(), &files);
+        let (store, ranking) = indexed_among_others(dir.path(), &files);
         let report = "Setting an option value in the configuration file is lost\n\nWhen the configuration is loaded, \
             set_option and load_configuration both read the option value, but the value of each option from the \
             configuration file is dropped; the pattern of parse_regex is not compiled either.";
-        let (files, answer) = ranked(&store, &warm, report);
+        let (files, answer) = ranked(&store, &ranking, report);
         assert_eq!(files[..2], ["tool/config/manager.py", "tool/config/regex.py"], "{files:?}");
         // The manager's methods both outscore the pattern's function, but not by half again.
         assert!(answer.iter().filter(|p| *p == "tool/config/manager.py").count() >= 2, "{answer:?}");

@@ -1,4 +1,4 @@
-//! Ranking tests: the warm index against FTS5, and the re-ranking factors on small projects.
+//! Ranking tests: the ranking index against FTS5, and the re-ranking factors on small projects.
 
 use super::*;
 
@@ -16,20 +16,20 @@ pub(super) fn indexed(root: &std::path::Path, files: &[(&str, &str)]) -> (Store,
         &crate::engine::index::Progress::default(),
     )
     .unwrap();
-    let warm = ranking_index::RankingIndex::build(&store, &root.join(".booger")).unwrap();
-    (store, warm)
+    let ranking = ranking_index::RankingIndex::build(&store, &root.join(".booger")).unwrap();
+    (store, ranking)
 }
 
-/// `text` searched as a tool searches it, by the ranking index (`warm`) or by FTS5.
+/// `text` searched as a tool searches it, by the ranking index (`ranking`) or by FTS5.
 pub(super) fn search(
     store: &Store,
-    warm: Option<&ranking_index::RankingIndex>,
+    ranking: Option<&ranking_index::RankingIndex>,
     text: &str,
     filters: &Filters,
     context: &Context,
     need: usize,
 ) -> Result<Vec<Hit>, StoreError> {
-    Searcher { store, ranking: warm, context }.search(&Query::parse(text), text, filters, need)
+    Searcher { store, ranking, context }.search(&Query::parse(text), text, filters, need)
 }
 
 /// [`indexed`], among 60 small unrelated modules (so that the query's words are rare, as in a
@@ -45,7 +45,7 @@ pub(super) fn indexed_among_others(
     indexed(root, &all)
 }
 
-/// The in-memory index and FTS5 must agree: the warm path is an optimisation only.
+/// The in-memory index and FTS5 must agree: the ranking path is an optimisation only.
 #[test]
 fn warm_index_ranks_like_fts5() {
     let dir = tempfile::tempdir().unwrap();
@@ -62,11 +62,11 @@ fn warm_index_ranks_like_fts5() {
         ("docs/guide.md", "# Guide\n\nUploads are retried three times when the server fails.\n"),
         ("tests/test_server.py", "def test_retry_upload():\n    assert retry_upload(b'x')\n"),
     ];
-    let (store, warm) = indexed(root, &files);
+    let (store, ranking) = indexed(root, &files);
     let ctx = Context::default();
-    // Words that appear in no path: the warm index also ranks by path words, FTS5 does not.
+    // Words that appear in no path: the ranking index also ranks by path words, FTS5 does not.
     for q in ["retry upload", "parse_config", "accept connections shutdown", "upload", "configuration reads"] {
-        let a = search(&store, Some(&warm), q, &Filters::default(), &ctx, 10).unwrap();
+        let a = search(&store, Some(&ranking), q, &Filters::default(), &ctx, 10).unwrap();
         let b = search(&store, None, q, &Filters::default(), &ctx, 10).unwrap();
         let names =
             |h: &[Hit]| h.iter().take(3).map(|h| (h.chunk.path.clone(), h.chunk.name.clone())).collect::<Vec<_>>();
@@ -94,16 +94,16 @@ fn change_requests_rank_by_scope_and_impl_header() {
             "pub struct Multipart<T> {\n    inner: T,\n}\n\nimpl<T, S> OptionalFromRequest<S> for Multipart<T> {\n    fn from_request(req: Request) -> Self {\n        read(req)\n    }\n}\n\nimpl<T, S> FromRequest<S> for Multipart<T> {\n    fn from_request(req: Request) -> Option<Multipart<T>> {\n        read(req)\n    }\n}\n",
         ),
     ];
-    let (store, warm) = indexed(root, &files);
+    let (store, ranking) = indexed(root, &files);
     let ctx = Context::default();
-    for p in [Some(&warm), None] {
+    for p in [Some(&ranking), None] {
         let hits = search(&store, p, "fix(parser): validate bool flag", &Filters::default(), &ctx, 10).unwrap();
-        assert_eq!(hits[0].chunk.path, "parser/lib.rs", "warm: {}", p.is_some());
+        assert_eq!(hits[0].chunk.path, "parser/lib.rs", "ranking: {}", p.is_some());
     }
     // The methods share no word with the query but the split `OptionalFromRequest`: only
-    // the warm index, which splits query words, finds them.
+    // the ranking index, which splits query words, finds them.
     {
-        let p = Some(&warm);
+        let p = Some(&ranking);
         let hits =
             search(&store, p, "Implement OptionalFromRequest for Multipart", &Filters::default(), &ctx, 10).unwrap();
         let methods: Vec<u32> =
@@ -127,10 +127,10 @@ fn a_change_request_shows_its_tests() {
         })
         .collect();
     let tests = "def test_upload_once():\n    assert retry(1)\n\ndef test_upload_twice():\n    assert retry(2)\n\ndef test_upload_thrice():\n    assert retry(3)\n";
-    let (store, warm) = indexed(root, &[("upload.py", code.as_str()), ("tests/test_upload.py", tests)]);
+    let (store, ranking) = indexed(root, &[("upload.py", code.as_str()), ("tests/test_upload.py", tests)]);
     let ctx = Context::default();
     let first_page = |q: &str| -> Vec<String> {
-        let hits = search(&store, Some(&warm), q, &Filters::default(), &ctx, 10).unwrap();
+        let hits = search(&store, Some(&ranking), q, &Filters::default(), &ctx, 10).unwrap();
         hits.iter().take(FIRST_PAGE).map(|h| h.chunk.name.clone()).collect()
     };
     let page = first_page("fix retry of a failed upload");
@@ -308,10 +308,10 @@ fn release_notes_come_after_the_code() {
         ("net/upload.py", "def send(blob):\n    \"\"\"Sends blob; on timeout, tries again.\"\"\"\n    return blob\n"),
         ("net/io.py", "def connect():\n    \"\"\"Opens the connection.\"\"\"\n"),
     ];
-    let (store, warm) = indexed_among_others(dir.path(), &files);
+    let (store, ranking) = indexed_among_others(dir.path(), &files);
     let ctx = Context::default();
     let paths = |q: &str| -> Vec<String> {
-        let hits = search(&store, Some(&warm), q, &Filters::default(), &ctx, 10).unwrap();
+        let hits = search(&store, Some(&ranking), q, &Filters::default(), &ctx, 10).unwrap();
         hits.iter().map(|h| h.chunk.path.clone()).collect()
     };
     let found = paths("retry the upload when the connection times out");
@@ -324,11 +324,11 @@ fn release_notes_come_after_the_code() {
 }
 
 /// `q`'s hits and, as files_with_matches ranks them, its files' paths, by the ranking index
-/// (`warm`) or by FTS5.
-fn hits_and_files(store: &Store, warm: Option<&ranking_index::RankingIndex>, q: &str) -> (Vec<Hit>, Vec<String>) {
+/// (`ranking`) or by FTS5.
+fn hits_and_files(store: &Store, ranking: Option<&ranking_index::RankingIndex>, q: &str) -> (Vec<Hit>, Vec<String>) {
     let context = Context::default();
-    let hits = search(store, warm, q, &Filters::default(), &context, 10).unwrap();
-    let s = Searcher { store, ranking: warm, context: &context };
+    let hits = search(store, ranking, q, &Filters::default(), &context, 10).unwrap();
+    let s = Searcher { store, ranking, context: &context };
     let files = s.rank_files(&Query::parse(q), &hits).unwrap().iter().map(|f| f.path.to_owned()).collect();
     (hits, files)
 }
@@ -349,14 +349,14 @@ fn files_rank_by_the_query_words_they_hold_anywhere() {
             "def purge(items):\n    \"\"\"Evict stale entries; evict stale entries first.\"\"\"\n    return items\n",
         ),
     ];
-    let (store, warm) = indexed_among_others(dir.path(), &files);
-    for w in [Some(&warm), None] {
+    let (store, ranking) = indexed_among_others(dir.path(), &files);
+    for w in [Some(&ranking), None] {
         let (hits, order) = hits_and_files(&store, w, "evict stale entries from disk");
         // The chunks alone put the one function that holds three words first.
         let alone: Vec<(&str, f64)> =
             files::by_file(&hits, files::lexical_evidence).iter().map(|f| (f.path, f.score)).collect();
-        assert_eq!(alone[0].0, "cache/memory.py", "warm: {}: {alone:?}", w.is_some());
-        assert_eq!(order[..2], ["cache/store.py", "cache/memory.py"], "warm: {}: {alone:?}", w.is_some());
+        assert_eq!(alone[0].0, "cache/memory.py", "ranking: {}: {alone:?}", w.is_some());
+        assert_eq!(order[..2], ["cache/store.py", "cache/memory.py"], "ranking: {}: {alone:?}", w.is_some());
     }
 }
 
@@ -376,18 +376,18 @@ fn a_module_table_ranks_its_file_but_not_above_functions_among_answers() {
             "def read(stream):\n    \"\"\"Stop at the header limits: max bytes, max count.\"\"\"\n    return stream\n",
         ),
     ];
-    let (store, warm) = indexed_among_others(dir.path(), &files);
-    for w in [Some(&warm), None] {
+    let (store, ranking) = indexed_among_others(dir.path(), &files);
+    for w in [Some(&ranking), None] {
         let (hits, order) = hits_and_files(&store, w, "header limits max bytes");
         let answers: Vec<(&str, &str)> = hits.iter().map(|h| (h.chunk.path.as_str(), h.chunk.kind.as_str())).collect();
         let scores: Vec<f64> = hits.iter().map(|h| h.score).collect();
         assert_eq!(
             answers[..2],
             [("wire/reader.py", "function"), ("wire/limits.py", "block")],
-            "warm: {}: {scores:?}",
+            "ranking: {}: {scores:?}",
             w.is_some()
         );
-        assert_eq!(order[..2], ["wire/limits.py", "wire/reader.py"], "warm: {}: {answers:?}", w.is_some());
+        assert_eq!(order[..2], ["wire/limits.py", "wire/reader.py"], "ranking: {}: {answers:?}", w.is_some());
     }
 }
 
@@ -407,10 +407,10 @@ fn a_question_first_page_takes_one_chunk_per_file_first() {
             "def redirect(path):\n    \"\"\"Redirects a path that ends in a trailing slash.\"\"\"\n    return path\n",
         ),
     ];
-    let (store, warm) = indexed_among_others(dir.path(), &files);
+    let (store, ranking) = indexed_among_others(dir.path(), &files);
     // The ranking index's scores (FTS5's differ by a little more than the margin here).
     {
-        let w = Some(&warm);
+        let w = Some(&ranking);
         let hits = search(
             &store,
             w,
@@ -421,12 +421,12 @@ fn a_question_first_page_takes_one_chunk_per_file_first() {
         )
         .unwrap();
         let paths: Vec<&str> = hits.iter().map(|h| h.chunk.path.as_str()).collect();
-        assert_eq!(paths[..2], ["router/table.py", "router/redirect.py"], "warm: {}: {paths:?}", w.is_some());
+        assert_eq!(paths[..2], ["router/table.py", "router/redirect.py"], "ranking: {}: {paths:?}", w.is_some());
     }
     // A change request keeps its ranking: its chunks are the places to edit, wherever they are.
     let hits = search(
         &store,
-        Some(&warm),
+        Some(&ranking),
         "fix matching a path with a trailing slash in the route table",
         &Filters::default(),
         &Context::default(),

@@ -53,7 +53,7 @@ fn queue_thread() -> &'static Queue {
                         }
                     };
                     match job {
-                        Job::Ranking(handle, store) => handle.build_warm(&store),
+                        Job::Ranking(handle, store) => handle.build_ranking(&store),
                         Job::Grams(handle, store) => handle.fill_grams(&store),
                     }
                 }

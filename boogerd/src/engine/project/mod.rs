@@ -10,13 +10,13 @@ use std::sync::{Arc, Mutex};
 mod background;
 pub mod embedding;
 mod projects;
+mod ranking;
 mod snapshot;
-mod warm;
 
 pub use embedding::{Embedding, ProjectVectors};
 pub use projects::{Projects, Released};
+pub use ranking::AfterBatch;
 pub use snapshot::{Snapshot, Unready};
-pub use warm::AfterBatch;
 
 use crate::base::sync::Recover;
 use crate::domain::search::ranking_index::RankingIndex;
@@ -64,10 +64,10 @@ pub struct ProjectHandle {
     pub last_report: Mutex<Option<IndexReport>>,
     /// The ranking index (a mapped base segment and a delta), and whether an update or a
     /// rebuild is under way.
-    warm: Mutex<Option<Arc<RankingIndex>>>,
+    ranking_index: Mutex<Option<Arc<RankingIndex>>>,
     building: std::sync::atomic::AtomicBool,
     /// Signalled when the update or rebuild under way ends (`building` let go).
-    warm_moved: std::sync::Condvar,
+    ranking_moved: std::sync::Condvar,
     /// Trigram rows a large run left are being written in the background.
     filling: std::sync::atomic::AtomicBool,
     /// A search asked for the ranking index while a run was going: build it after the run.
@@ -135,9 +135,9 @@ impl ProjectHandle {
             index_lock: Mutex::new(()),
             progress: Progress::default(),
             last_report: Mutex::new(None),
-            warm: Mutex::new(None),
+            ranking_index: Mutex::new(None),
             building: std::sync::atomic::AtomicBool::new(false),
-            warm_moved: std::sync::Condvar::new(),
+            ranking_moved: std::sync::Condvar::new(),
             filling: std::sync::atomic::AtomicBool::new(false),
             #[cfg(feature = "team")]
             filling_from: Mutex::default(),
@@ -167,8 +167,8 @@ impl ProjectHandle {
     /// Heap held by the warm structures (ranking index, vectors); SQLite's page caches are
     /// bounded per connection and go with the store.
     pub fn resident_bytes(&self) -> usize {
-        let warm = self.warm.lock().recover().as_ref().map_or(0, |p| p.heap_bytes());
-        warm + self.vectors.resident_bytes()
+        let ranking = self.ranking_index.lock().recover().as_ref().map_or(0, |p| p.heap_bytes());
+        ranking + self.vectors.resident_bytes()
     }
 
     /// The store if it is open now; never opens one (what a scrape of `/metrics` reads).
@@ -230,7 +230,7 @@ impl ProjectHandle {
         if bytes == 0 && !open {
             return Some(0);
         }
-        *self.warm.lock().recover() = None;
+        *self.ranking_index.lock().recover() = None;
         self.vectors.release();
         let store = self.store.lock().recover().take();
         if let Some(stats) = store.and_then(|s| s.counted_stats()) {
@@ -245,7 +245,7 @@ impl ProjectHandle {
     pub fn close(&self) {
         self.progress.cancelled.store(true, std::sync::atomic::Ordering::SeqCst);
         self.live.stop();
-        *self.warm.lock().recover() = None;
+        *self.ranking_index.lock().recover() = None;
         self.vectors.release();
         let store = self.store.lock().recover().take();
         // The WAL folded back now: background work still holding the store would otherwise
@@ -335,7 +335,7 @@ impl ProjectHandle {
     fn replace_corrupt(&self, file: &str, why: &str) -> Result<Store, StoreError> {
         let (store, recovery) = recover::replace(&self.index_dir, &self.root, file, why)?;
         if file == DB_FILE {
-            *self.warm.lock().recover() = None;
+            *self.ranking_index.lock().recover() = None;
             self.vectors.release();
             self.live.request_whole();
         }
@@ -496,7 +496,7 @@ impl ProjectHandle {
             "indexed"
         );
         let ranking = std::time::Instant::now();
-        self.refresh_warm(&store, before, &report.changed, full);
+        self.refresh_ranking(&store, before, &report.changed, full);
         let mut report = report;
         report.stages.ranking_ms = ranking.elapsed().as_millis() as u64;
         *self.last_report.lock().recover() = Some(report.clone());

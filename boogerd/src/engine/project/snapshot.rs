@@ -118,9 +118,9 @@ impl Snapshot {
         Searcher { store: &self.store, ranking: self.ranking(), context: &NONE }
     }
 
-    /// The ranking index, taken once (see [`ProjectHandle::warm`]).
+    /// The ranking index, taken once (see [`ProjectHandle::ranking_index`]).
     pub fn ranking(&self) -> Option<&RankingIndex> {
-        self.ranking.get_or_init(|| self.handle.warm(&self.store)).as_deref()
+        self.ranking.get_or_init(|| self.handle.ranking_index(&self.store)).as_deref()
     }
 
     /// The notes, focus and visited files the caller's session sees (cached per generation).

@@ -221,8 +221,8 @@ fn evaluate(
     let split = n / 2;
     let (newer, older) = (&asked[..split], &asked[split..]);
     let calibration = (older.len() >= calibrate::TOO_FEW).then(|| {
-        let warm = daemon.projects.get(root).warm(store);
-        calibrate_on(&asker, older, newer, warm.as_deref())
+        let ranking = daemon.projects.get(root).ranking_index(store);
+        calibrate_on(&asker, older, newer, ranking.as_deref())
     });
     // Hybrid search as it answers from now on: at the calibrated weight.
     let weight = calibration.as_ref().map_or(DEFAULT_SEMANTIC_WEIGHT, |(c, _)| c.semantic_weight);
@@ -295,16 +295,17 @@ fn kept(store: &Store, calibration: Option<(Calibration, calibrate::Validation)>
     }
 }
 
-/// The calibration the `older` queries make, and how it does on the `newer` ones. `warm`
+/// The calibration the `older` queries make, and how it does on the `newer` ones. `ranking`
 /// (the ranking index) tells which English words the project speaks of.
 fn calibrate_on(
     asker: &Asker,
     older: &[Asked],
     newer: &[Asked],
-    warm: Option<&crate::domain::search::ranking_index::RankingIndex>,
+    ranking: Option<&crate::domain::search::ranking_index::RankingIndex>,
 ) -> (Calibration, calibrate::Validation) {
     // A word in more than one chunk in 500 is something the project speaks of.
-    let known = |w: &str| warm.is_some_and(|p| p.coverage(&[w.to_owned()], &[])[0].chunks > (p.chunks() / 500).max(2));
+    let known =
+        |w: &str| ranking.is_some_and(|p| p.coverage(&[w.to_owned()], &[])[0].chunks > (p.chunks() / 500).max(2));
     let negatives = |seed| -> Vec<f64> {
         calibrate::foreign_queries(FOREIGN, seed, known).iter().map(|q| asker.confidence(q)).collect()
     };

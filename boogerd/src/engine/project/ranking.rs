@@ -18,14 +18,14 @@ impl ProjectHandle {
     /// when it does not (a released project, a daemon just started, a rebuild that raced
     /// with edits); otherwise `None` (search falls back to FTS5) and a build starts in the
     /// background.
-    pub fn warm(self: &Arc<Self>, store: &Arc<Store>) -> Option<Arc<RankingIndex>> {
+    pub fn ranking_index(self: &Arc<Self>, store: &Arc<Store>) -> Option<Arc<RankingIndex>> {
         self.touch();
-        self.ranking(store)
+        self.current_ranking(store)
     }
 
-    /// [`warm`](Self::warm) without counting as use (after an index run).
-    fn ranking(self: &Arc<Self>, store: &Arc<Store>) -> Option<Arc<RankingIndex>> {
-        let current = self.warm.lock().recover().clone();
+    /// [`ranking_index`](Self::ranking_index) without counting as use (after an index run).
+    fn current_ranking(self: &Arc<Self>, store: &Arc<Store>) -> Option<Arc<RankingIndex>> {
+        let current = self.ranking_index.lock().recover().clone();
         if let Some(p) = current.as_ref().filter(|p| p.content_generation == store.content_generation()) {
             return Some(Arc::clone(p));
         }
@@ -50,16 +50,16 @@ impl ProjectHandle {
             Ok(Some(p)) => {
                 tracing::debug!(root = %self.root.display(), ms = started.elapsed().as_millis() as u64, "ranking index mapped");
                 let p = Arc::new(p);
-                *self.warm.lock().recover() = Some(Arc::clone(&p));
+                *self.ranking_index.lock().recover() = Some(Arc::clone(&p));
                 if p.wants_merge() {
-                    self.rebuild_warm(store);
+                    self.rebuild_ranking(store);
                 }
                 return Some(p);
             }
             Ok(None) => {}
             Err(e) => tracing::warn!(root = %self.root.display(), error = %e, "ranking index unusable; rebuilding"),
         }
-        self.rebuild_warm(store);
+        self.rebuild_ranking(store);
         None
     }
 
@@ -67,29 +67,29 @@ impl ProjectHandle {
     /// under way at most `limit`; `None` if it does not come in time.
     fn wait_current(&self, store: &Store, limit: std::time::Duration) -> Option<Arc<RankingIndex>> {
         let deadline = std::time::Instant::now() + limit;
-        let mut warm = self.warm.lock().recover();
+        let mut held = self.ranking_index.lock().recover();
         loop {
-            if let Some(p) = warm.as_ref().filter(|p| p.content_generation == store.content_generation()) {
+            if let Some(p) = held.as_ref().filter(|p| p.content_generation == store.content_generation()) {
                 return Some(Arc::clone(p));
             }
             let left = deadline.checked_duration_since(std::time::Instant::now())?;
             if !self.building.load(std::sync::atomic::Ordering::SeqCst) {
                 return None;
             }
-            warm = self.warm_moved.wait_timeout(warm, left).recover().0;
+            held = self.ranking_moved.wait_timeout(held, left).recover().0;
         }
     }
 
     /// Lets go of the `building` flag and wakes the queries waiting for the ranking index.
     pub(super) fn done_building(&self) {
-        let _warm = self.warm.lock().recover();
+        let _warm = self.ranking_index.lock().recover();
         self.building.store(false, std::sync::atomic::Ordering::SeqCst);
-        self.warm_moved.notify_all();
+        self.ranking_moved.notify_all();
     }
 
     /// `ready`, `building`, `stale` (content changed; rebuilt on the next search) or `none`.
-    pub fn warm_state(&self, store: &Store) -> &'static str {
-        let current = self.warm.lock().recover().as_ref().map(|p| p.content_generation);
+    pub fn ranking_state(&self, store: &Store) -> &'static str {
+        let current = self.ranking_index.lock().recover().as_ref().map(|p| p.content_generation);
         match (current, self.building.load(std::sync::atomic::Ordering::SeqCst)) {
             (_, true) => "building",
             (Some(g), false) if g == store.content_generation() => "ready",
@@ -100,7 +100,7 @@ impl ProjectHandle {
 
     /// Writes a new base of the ranking index in the background (the old index, if any,
     /// keeps answering meanwhile).
-    fn rebuild_warm(self: &Arc<Self>, store: &Arc<Store>) {
+    fn rebuild_ranking(self: &Arc<Self>, store: &Arc<Store>) {
         use std::sync::atomic::Ordering;
         if self.building.swap(true, Ordering::SeqCst) {
             // A rebuild or a partial run's update holds the flag: ask again when it is done.
@@ -112,12 +112,12 @@ impl ProjectHandle {
     }
 
     /// Runs on the background thread: writes the new base and installs it.
-    pub(super) fn build_warm(&self, store: &Store) {
+    pub(super) fn build_ranking(&self, store: &Store) {
         let started = std::time::Instant::now();
         match RankingIndex::build(store, &self.index_dir) {
             Ok(p) => {
                 tracing::debug!(root = %self.root.display(), ms = started.elapsed().as_millis() as u64, "ranking index built");
-                *self.warm.lock().recover() = Some(Arc::new(p));
+                *self.ranking_index.lock().recover() = Some(Arc::new(p));
             }
             Err(e) => tracing::warn!(root = %self.root.display(), error = %e, "ranking index build failed"),
         }
@@ -131,17 +131,17 @@ impl ProjectHandle {
     /// over the changed files only, however many), one on disk is mapped and caught up, and a
     /// project with none has it built here. A delta grown past its share of the base is
     /// folded into a new base in the background, the current index answering meanwhile.
-    pub(super) fn refresh_warm(self: &Arc<Self>, store: &Arc<Store>, before: u64, changed: &[String], full: bool) {
+    pub(super) fn refresh_ranking(self: &Arc<Self>, store: &Arc<Store>, before: u64, changed: &[String], full: bool) {
         use std::sync::atomic::Ordering;
         if self.building.swap(true, Ordering::SeqCst) {
             // A rebuild is under way: it is asked to catch up once done.
             self.wanted.store(true, Ordering::SeqCst);
             return;
         }
-        let current = self.update_warm(store, before, changed, full) || self.make_current(store);
+        let current = self.update_ranking(store, before, changed, full) || self.make_current(store);
         self.done_building();
         if !current || self.wanted.swap(false, Ordering::SeqCst) {
-            self.rebuild_warm(store);
+            self.rebuild_ranking(store);
         }
     }
 
@@ -150,7 +150,7 @@ impl ProjectHandle {
     /// the background). The caller holds the `building` flag.
     fn make_current(&self, store: &Store) -> bool {
         let started = std::time::Instant::now();
-        let current = self.warm.lock().recover().clone();
+        let current = self.ranking_index.lock().recover().clone();
         let caught_up = match &current {
             Some(p) => p.catch_up(store).map(Some),
             None => RankingIndex::open(store, &self.index_dir),
@@ -169,7 +169,7 @@ impl ProjectHandle {
                 // Current now: a new base is wanted only for a delta grown past its share
                 // (not because a query asked while the run went on).
                 self.wanted.store(p.wants_merge(), std::sync::atomic::Ordering::SeqCst);
-                *self.warm.lock().recover() = Some(Arc::new(p));
+                *self.ranking_index.lock().recover() = Some(Arc::new(p));
                 true
             }
             Err(e) => {
@@ -179,13 +179,13 @@ impl ProjectHandle {
         }
     }
 
-    fn has_warm(&self) -> bool {
-        self.warm.lock().recover().is_some()
+    fn has_ranking(&self) -> bool {
+        self.ranking_index.lock().recover().is_some()
     }
 
-    /// The delta half of [`refresh_warm`](Self::refresh_warm): false if only a rebuild will do.
-    fn update_warm(&self, store: &Store, before: u64, changed: &[String], full: bool) -> bool {
-        let current = self.warm.lock().recover().clone();
+    /// The delta half of [`refresh_ranking`](Self::refresh_ranking): false if only a rebuild will do.
+    fn update_ranking(&self, store: &Store, before: u64, changed: &[String], full: bool) -> bool {
+        let current = self.ranking_index.lock().recover().clone();
         // None yet: the caller maps the base from disk, or builds one, so the first search
         // after indexing does not wait for it.
         let Some(current) = current else { return false };
@@ -204,7 +204,7 @@ impl ProjectHandle {
                     "ranking index updated"
                 );
                 let merge = p.wants_merge();
-                *self.warm.lock().recover() = Some(Arc::new(p));
+                *self.ranking_index.lock().recover() = Some(Arc::new(p));
                 // Current now; a new base is written once the delta has grown (by the
                 // caller, once it has let go of the `building` flag).
                 self.wanted.store(merge, std::sync::atomic::Ordering::SeqCst);
@@ -241,17 +241,17 @@ impl AfterBatch {
         // A released project (or one never searched) is caught up by its next query instead.
         // A held one takes even a checkout's thousands of files as a delta first, so queries
         // rank from it at once; a new base is then written in the background.
-        let held = self.handle.has_warm();
-        let updated = held && self.handle.update_warm(&self.store, self.before, &self.changed, false);
+        let held = self.handle.has_ranking();
+        let updated = held && self.handle.update_ranking(&self.store, self.before, &self.changed, false);
         self.claimed = false;
         self.handle.done_building();
         if !held {
             return;
         }
         if !updated {
-            let _ = self.handle.ranking(&self.store);
+            let _ = self.handle.current_ranking(&self.store);
         } else if self.handle.wanted.swap(false, std::sync::atomic::Ordering::SeqCst) {
-            self.handle.rebuild_warm(&self.store);
+            self.handle.rebuild_ranking(&self.store);
         }
     }
 }
