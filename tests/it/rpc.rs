@@ -112,6 +112,40 @@ fn the_end_of_input_line_answers_what_is_in_flight_then_closes() {
     assert!(env.connect().request(8, "daemon/status", json!(null))["result"]["pid"].is_u64());
 }
 
+/// A call still running when the client ends its input (an agent's pipe closed right after a
+/// long `index`) is answered before the daemon closes the connection, however long it takes:
+/// here an index of 3,000 files, seconds in a debug build (the daemon used to give what was
+/// in flight 2 seconds).
+#[test]
+fn a_long_call_in_flight_when_the_input_ends_is_still_answered() {
+    let env = Env::new();
+    let _d = env.start_daemon();
+    let proj = env.project("long");
+    // 3,000 files of 60 functions (9 MB): seconds to index in a debug build.
+    let body = |i: usize| {
+        (0..60)
+            .map(|j| format!("def f{i}_{j}(x, y):\n    total = x + y * {j}\n    return total - {i}\n\n"))
+            .collect::<String>()
+    };
+    for i in 0..3000 {
+        booger_tests::write(&proj, &format!("d{}/m{i}.py", i % 40), body(i));
+    }
+    let mut c = env.connect();
+    let hello =
+        json!({ "protocol": booger_proto::wire::PROTOCOL_VERSION, "client": "t", "project": proj, "session": "l" });
+    assert!(c.request(0, "booger/hello", hello).get("result").is_some());
+    let started = std::time::Instant::now();
+    c.send_line(
+        &json!({ "jsonrpc": "2.0", "id": 1, "method": "booger/call", "params": { "tool": "index", "arguments": {} } })
+            .to_string(),
+    );
+    c.send_line(booger_proto::wire::END_OF_INPUT_LINE);
+    let reply = c.recv();
+    assert_eq!(reply["id"], 1, "{reply}");
+    assert_eq!(reply["result"]["isError"], false, "{reply}");
+    assert_eq!(reply["result"]["data"]["report"]["files"], 3000, "after {:?}: {reply}", started.elapsed());
+}
+
 /// Batches and lines have limits, and going past them gets an error reply, not silence.
 #[test]
 fn oversized_batches_and_lines_get_an_error_reply() {

@@ -34,6 +34,8 @@ pub const MAX_LINE: usize = 16 * 1024 * 1024;
 const IN_FLIGHT: usize = 16;
 /// Replies waiting for the writer. With `IN_FLIGHT`, this bounds what a connection holds.
 const REPLY_QUEUE: usize = 32;
+/// How long the requests in flight when a connection's input ends may take to be answered.
+const IN_FLIGHT_GRACE: std::time::Duration = std::time::Duration::from_secs(600);
 /// Most requests in one JSON-RPC batch.
 pub const MAX_BATCH: usize = 100;
 
@@ -58,6 +60,7 @@ where
     let mut reader = BufReader::new(input);
     let stopped = daemon.stopped();
     tokio::pin!(stopped);
+    let mut stopping = false;
     let mut line = Vec::with_capacity(1024);
     tracing::debug!(connection = id, "connected");
     crate::base::metrics::get().connection_opened();
@@ -65,7 +68,10 @@ where
         line.clear();
         let read = tokio::select! {
             r = read_line(&mut reader, &mut line) => r,
-            () = &mut stopped => break,
+            () = &mut stopped => {
+                stopping = true;
+                break;
+            }
         };
         match read {
             Ok(0) => break,
@@ -74,7 +80,10 @@ where
                 // Wait for a free slot before taking the line on (or for the daemon to stop).
                 let slot = tokio::select! {
                     s = slots.clone().acquire_owned() => s.expect("slots are never closed"),
-                    () = &mut stopped => break,
+                    () = &mut stopped => {
+                        stopping = true;
+                        break;
+                    }
                 };
                 handle_line(&line, &methods, &connection, &tx, slot).await;
             }
@@ -91,6 +100,9 @@ where
             }
         }
     }
+    if !stopping {
+        answer_in_flight(&slots, stopped).await;
+    }
     drop(tx);
     // A client that stopped reading would hold the writer (and so this task) forever.
     let abort = writer.abort_handle();
@@ -99,6 +111,17 @@ where
     }
     crate::base::metrics::get().connection_closed();
     tracing::debug!(connection = id, "closed");
+}
+
+/// Waits until every request in flight has queued its reply (every slot is back), once the
+/// input ended but not the daemon: a client that ended its input still reads, and a long
+/// `index` call takes minutes. A client that stopped reading too holds them at most
+/// [`IN_FLIGHT_GRACE`]; a daemon that stops does not wait.
+async fn answer_in_flight(slots: &tokio::sync::Semaphore, stopped: std::pin::Pin<&mut impl Future<Output = ()>>) {
+    tokio::select! {
+        _ = tokio::time::timeout(IN_FLIGHT_GRACE, slots.acquire_many(IN_FLIGHT as u32)) => {}
+        () = stopped => {}
+    }
 }
 
 /// Reads one line (without its newline) into `buf`; 0 means end of stream.
