@@ -215,9 +215,9 @@ impl Store {
     /// the content generation: a batch bumps that before it commits, and a summary read in
     /// between would be kept, stale, until the next change.)
     pub fn summary(&self) -> Result<std::sync::Arc<Summary>> {
-        let generation = self.files_generation.load(std::sync::atomic::Ordering::SeqCst);
+        let commits = self.file_commits.load(std::sync::atomic::Ordering::SeqCst);
         if let Some((g, s)) = self.summary.lock().recover().as_ref()
-            && *g == generation
+            && *g == commits
         {
             return Ok(s.clone());
         }
@@ -226,13 +226,13 @@ impl Store {
             stats: self.stats()?,
             root_hash: crate::source::hash::merkle_root(hashes.iter().map(|(p, h)| (p.as_str(), h.as_str()))),
         });
-        *self.summary.lock().recover() = Some((generation, fresh.clone()));
+        *self.summary.lock().recover() = Some((commits, fresh.clone()));
         Ok(fresh)
     }
 
     /// Files or chunks were committed: summaries computed before are stale.
     pub(super) fn files_written(&self) {
-        self.files_generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.file_commits.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// The last summary computed, whatever has been written since: what `status` shows while
@@ -268,9 +268,9 @@ impl Store {
     /// Files indexed with a problem (the first [`PROBLEMS_KEPT`] by path) and their count,
     /// read once per files generation.
     fn problems(&self) -> Result<Problems> {
-        let generation = self.files_generation.load(std::sync::atomic::Ordering::SeqCst);
+        let commits = self.file_commits.load(std::sync::atomic::Ordering::SeqCst);
         if let Some((g, p)) = self.problems.lock().recover().as_ref()
-            && *g == generation
+            && *g == commits
         {
             return Ok(p.clone());
         }
@@ -287,7 +287,7 @@ impl Store {
             };
             Ok((listed, total))
         })?);
-        *self.problems.lock().recover() = Some((generation, fresh.clone()));
+        *self.problems.lock().recover() = Some((commits, fresh.clone()));
         Ok(fresh)
     }
 

@@ -62,15 +62,15 @@ pub struct Store {
     path: PathBuf,
     writer: Mutex<Connection>,
     readers: Pool<SqliteConnectionManager>,
-    /// Bumped by every write: read caches are valid for one generation.
-    generation: std::sync::atomic::AtomicU64,
+    /// Bumped by every write (notes and focus too): read caches are valid for one count.
+    writes: std::sync::atomic::AtomicU64,
     /// Bumped only when files or chunks change (not by notes): the ranking index
     /// is valid for one content generation.
     content_generation: std::sync::atomic::AtomicU64,
     cache: Mutex<search::Cache>,
     /// Bumped after every commit of files or chunks (after, unlike `content_generation`).
-    files_generation: std::sync::atomic::AtomicU64,
-    /// What `status` shows of the index, computed once per files generation: on a large
+    file_commits: std::sync::atomic::AtomicU64,
+    /// What `status` shows of the index, computed once per file commit: on a large
     /// index each part is a full scan.
     summary: Mutex<Option<(u64, std::sync::Arc<files::Summary>)>>,
     /// Chunks that can be embedded and vectors per model: counted once, then kept by the
@@ -151,10 +151,10 @@ impl Store {
             path: path.to_owned(),
             writer: Mutex::new(writer),
             readers,
-            generation: std::sync::atomic::AtomicU64::new(0),
+            writes: std::sync::atomic::AtomicU64::new(0),
             content_generation: std::sync::atomic::AtomicU64::new(content_generation),
             cache: Mutex::new(search::Cache::default()),
-            files_generation: std::sync::atomic::AtomicU64::new(0),
+            file_commits: std::sync::atomic::AtomicU64::new(0),
             summary: Mutex::default(),
             tally: Mutex::default(),
             problems: Mutex::default(),
@@ -192,7 +192,7 @@ impl Store {
     fn write<T>(&self, f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>) -> Result<T> {
         let mut conn = self.writer.lock().recover();
         let out = f(&mut conn).map_err(|source| self.failed(source));
-        self.generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.writes.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         out
     }
 
@@ -260,9 +260,9 @@ impl Store {
         self.content_generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
 
-    /// Changes with every write; equal generations read the same data.
-    pub fn generation(&self) -> u64 {
-        self.generation.load(std::sync::atomic::Ordering::SeqCst)
+    /// Changes with every write; equal counts read the same data.
+    pub fn write_count(&self) -> u64 {
+        self.writes.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Folds the WAL back into the database and truncates it, after a run's writes.

@@ -14,25 +14,25 @@ use crate::base::sync::Recover;
 pub const BM25_WEIGHTS: [f64; 3] = [8.0, 1.0, 2.0];
 pub const PATH_WEIGHT: f64 = 3.0;
 
-/// Candidate lists of recent queries, for one store generation.
+/// Candidate lists of recent queries, for one count of the store's writes.
 /// Agents repeat queries and page through answers; a hit here skips FTS5 entirely.
 #[derive(Default)]
 pub struct Cache {
-    generation: u64,
+    writes: u64,
     candidates: HashMap<String, Vec<Candidate>>,
     order: VecDeque<String>,
-    /// Warm-index rankings by query, as ranked at this generation.
+    /// Warm-index rankings by query, as ranked at this count of writes.
     ranked: HashMap<String, Vec<(Candidate, bool)>>,
-    /// Volatile context by session (None: the shared one), as read at this generation.
+    /// Volatile context by session (None: the shared one), as read at this count of writes.
     pub context: HashMap<Option<String>, std::sync::Arc<super::context::Context>>,
 }
 
 const CACHE_ENTRIES: usize = 256;
 
 impl Cache {
-    fn sync(&mut self, generation: u64) {
-        if self.generation != generation {
-            *self = Cache { generation, ..Cache::default() };
+    fn sync(&mut self, writes: u64) {
+        if self.writes != writes {
+            *self = Cache { writes, ..Cache::default() };
         }
     }
 }
@@ -123,8 +123,8 @@ const CANDIDATE_COLUMNS: &str = "c.id, f.path, f.language, c.kind, c.name, c.sig
      c.end_byte - c.start_byte";
 
 impl Store {
-    /// The volatile context of `scope` at the current generation, cached: every write
-    /// (a note, a focus) changes the generation, so a cached context is never stale. Notes
+    /// The volatile context of `scope` at the current count of writes, cached: every write
+    /// (a note, a focus) changes the count, so a cached context is never stale. Notes
     /// past their expiry are dropped on read.
     pub fn cached_context(
         &self,
@@ -136,9 +136,9 @@ impl Store {
             super::context::Scope::Session(s) => Some(s.to_owned()),
             super::context::Scope::Shared => None,
         };
-        let generation = self.generation();
+        let writes = self.write_count();
         let mut cache = self.cache.lock().recover();
-        cache.sync(generation);
+        cache.sync(writes);
         if let Some(c) = cache.context.get(&key)
             && c.expires.as_deref().is_none_or(|e| e > now)
         {
@@ -147,7 +147,7 @@ impl Store {
         drop(cache);
         let fresh = std::sync::Arc::new(load());
         let mut cache = self.cache.lock().recover();
-        cache.sync(generation);
+        cache.sync(writes);
         cache.context.insert(key, fresh.clone());
         fresh
     }
@@ -163,17 +163,17 @@ impl Store {
     ) -> Vec<(Candidate, bool)> {
         let words: Vec<String> = tokens.iter().map(|(t, w)| format!("{t}*{w}")).collect();
         let key = format!("{ranked_at}\u{1}{}\u{1}{filters:?}", words.join(" "));
-        let generation = self.generation();
+        let writes = self.write_count();
         {
             let mut cache = self.cache.lock().recover();
-            cache.sync(generation);
+            cache.sync(writes);
             if let Some(hit) = cache.ranked.get(&key) {
                 return hit.clone();
             }
         }
         let fresh = rank();
         let mut cache = self.cache.lock().recover();
-        cache.sync(generation);
+        cache.sync(writes);
         if cache.ranked.len() >= CACHE_ENTRIES {
             cache.ranked.clear();
         }
@@ -184,17 +184,17 @@ impl Store {
     /// The best `limit` chunks for an FTS5 `MATCH` expression, by weighted bm25.
     pub fn fts_candidates(&self, expr: &str, filters: &Filters, limit: usize) -> Result<Vec<Candidate>> {
         let key = format!("{expr}\u{1}{filters:?}\u{1}{limit}");
-        let generation = self.generation();
+        let writes = self.write_count();
         {
             let mut cache = self.cache.lock().recover();
-            cache.sync(generation);
+            cache.sync(writes);
             if let Some(hit) = cache.candidates.get(&key) {
                 return Ok(hit.clone());
             }
         }
         let found = self.fts_candidates_uncached(expr, filters, limit)?;
         let mut cache = self.cache.lock().recover();
-        cache.sync(generation);
+        cache.sync(writes);
         if cache.order.len() >= CACHE_ENTRIES
             && let Some(old) = cache.order.pop_front()
         {

@@ -165,7 +165,7 @@ pub fn fingerprint(daemon: &Daemon) -> u64 {
         handle.is_indexing().hash(&mut h);
         handle.progress.done.load(Ordering::Relaxed).hash(&mut h);
         handle.progress.total.load(Ordering::Relaxed).hash(&mut h);
-        handle.store_if_open().map(|s| s.generation()).hash(&mut h);
+        handle.store_if_open().map(|s| s.write_count()).hash(&mut h);
         handle.vectors.busy.load(Ordering::Relaxed).hash(&mut h);
         handle.vectors.embedded.load(Ordering::Relaxed).hash(&mut h);
         let f = handle.live.freshness();

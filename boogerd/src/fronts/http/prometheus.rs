@@ -139,7 +139,7 @@ fn projects(daemon: &crate::engine::Daemon, o: &mut Out) {
             let h = daemon.projects.get(&p.root);
             let counts = h.store_if_open().and_then(|s| {
                 let summary = s.summary().ok()?;
-                Some((summary.stats.files, summary.stats.chunks, s.generation()))
+                Some((summary.stats.files, summary.stats.chunks, s.content_generation()))
             });
             let last_run =
                 h.last_report.lock().recover().as_ref().map(|r| (r.elapsed_ms as f64 / 1000.0, r.problems.len()));
@@ -180,7 +180,7 @@ fn projects(daemon: &crate::engine::Daemon, o: &mut Out) {
     gauge(o, "booger_project_files", files, &|r| r.counts.map(|c| c.0 as f64));
     let chunks = "Chunks in the project's index (projects with an open index).";
     gauge(o, "booger_project_chunks", chunks, &|r| r.counts.map(|c| c.1 as f64));
-    let generation = "Index generation: moves on every change written.";
+    let generation = "Index generation: moves on every change of files or chunks.";
     gauge(o, "booger_project_index_generation", generation, &|r| r.counts.map(|c| c.2 as f64));
     gauge(o, "booger_project_index_bytes", "Size of the project's index on disk.", &|r| Some(r.index_bytes as f64));
     gauge(o, "booger_project_pending_changes", "Changed paths not yet indexed.", &|r| Some(r.pending as f64));
