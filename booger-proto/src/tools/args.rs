@@ -8,6 +8,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use super::{ChunkKind, Language};
+
 /// How an answer is laid out. Each tool takes the modes its catalogue entry lists (checked
 /// before an argument is read); its handler treats the others as its default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
@@ -36,8 +38,8 @@ pub struct On {
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub struct Filters {
-    pub kind: Option<String>,
-    pub language: Option<String>,
+    pub kind: Option<ChunkKind>,
+    pub language: Option<Language>,
     pub path_prefix: Option<String>,
 }
 
@@ -115,8 +117,8 @@ pub struct Hybrid {
 pub struct Symbols {
     pub path: Option<String>,
     pub output_mode: Option<OutputMode>,
-    pub kind: Option<String>,
-    pub language: Option<String>,
+    pub kind: Option<ChunkKind>,
+    pub language: Option<Language>,
     #[serde(flatten)]
     pub paging: Paging,
     #[serde(flatten)]
@@ -131,7 +133,7 @@ pub struct References {
     #[serde(default)]
     pub output_mode: Option<OutputMode>,
     #[serde(default)]
-    pub language: Option<String>,
+    pub language: Option<Language>,
     #[serde(default)]
     pub path_prefix: Option<String>,
     #[serde(flatten)]

@@ -31,59 +31,102 @@ const HEAD_LIMIT: Param = param("head_limit", Kind::Integer { min: 1, max: 500 }
 const OFFSET: Param = param("offset", Kind::Integer { min: 0, max: 100_000 }, "Results to skip (paging).");
 const MAX_LINES: Param =
     param("max_lines", Kind::Integer { min: 1, max: 10_000 }, "content: each result's first max_lines lines.");
-/// What a chunk can be: the daemon's chunker makes exactly these, and stores a kind as its
-/// position here (ranking segments on disk), so new kinds are only ever appended. `block`
-/// is top-level code between items, `gap` lines between items with no word on them,
-/// `section` a Markdown piece, `raw` other text, `test` a test case or suite (`it`,
-/// `describe`, a method marked `@Test`), `property` a property whose getter or setter is code.
-pub const CHUNK_KINDS: &[&str] = &[
-    "function",
-    "method",
-    "struct",
-    "enum",
-    "union",
-    "type",
-    "typedef",
-    "interface",
-    "class",
-    "impl",
-    "trait",
-    "mod",
-    "namespace",
-    "const",
-    "macro",
-    "declaration",
-    "import",
-    "block",
-    "section",
-    "raw",
-    "gap",
-    "test",
-    "property",
-];
-/// The languages files are indexed as (a test in the daemon checks them against its own).
-pub const LANGUAGES: &[&str] = &[
-    "rust",
-    "python",
-    "javascript",
-    "typescript",
-    "tsx",
-    "go",
-    "c",
-    "markdown",
-    "text",
-    "java",
-    "kotlin",
-    "csharp",
-    "cpp",
-    "ruby",
-    "php",
-    "swift",
-    "scala",
-    "lua",
-    "bash",
-    "elixir",
-];
+/// A closed set of names: the enum a handler reads, and the same names as the list the
+/// catalogue's schema and validation take (one declaration for both).
+macro_rules! closed_set {
+    ($(#[$doc:meta])* $name:ident, $(#[$list_doc:meta])* $list:ident, { $($variant:ident = $text:literal,)+ }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+        pub enum $name {
+            $(#[serde(rename = $text)] $variant,)+
+        }
+
+        impl $name {
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)+
+                }
+            }
+
+            pub fn parse(name: &str) -> Option<$name> {
+                match name {
+                    $($text => Some($name::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+
+        $(#[$list_doc])*
+        pub const $list: &[&str] = &[$($text,)+];
+    };
+}
+
+closed_set!(
+    /// What a chunk can be: the daemon's chunker makes exactly these, and stores a kind as its
+    /// position in [`CHUNK_KINDS`] (ranking segments on disk), so new kinds are only ever
+    /// appended. `block` is top-level code between items, `gap` lines between items with no
+    /// word on them, `section` a Markdown piece, `raw` other text, `test` a test case or suite
+    /// (`it`, `describe`, a method marked `@Test`), `property` a property whose getter or setter
+    /// is code.
+    ChunkKind,
+    /// Every [`ChunkKind`]'s name, in order.
+    CHUNK_KINDS,
+    {
+        Function = "function",
+        Method = "method",
+        Struct = "struct",
+        Enum = "enum",
+        Union = "union",
+        Type = "type",
+        Typedef = "typedef",
+        Interface = "interface",
+        Class = "class",
+        Impl = "impl",
+        Trait = "trait",
+        Mod = "mod",
+        Namespace = "namespace",
+        Const = "const",
+        Macro = "macro",
+        Declaration = "declaration",
+        Import = "import",
+        Block = "block",
+        Section = "section",
+        Raw = "raw",
+        Gap = "gap",
+        Test = "test",
+        Property = "property",
+    }
+);
+
+closed_set!(
+    /// The languages files are indexed as (a test in the daemon checks them against its own).
+    Language,
+    /// Every [`Language`]'s name.
+    LANGUAGES,
+    {
+        Rust = "rust",
+        Python = "python",
+        Javascript = "javascript",
+        Typescript = "typescript",
+        Tsx = "tsx",
+        Go = "go",
+        C = "c",
+        Markdown = "markdown",
+        Text = "text",
+        Java = "java",
+        Kotlin = "kotlin",
+        Csharp = "csharp",
+        Cpp = "cpp",
+        Ruby = "ruby",
+        Php = "php",
+        Swift = "swift",
+        Scala = "scala",
+        Lua = "lua",
+        Bash = "bash",
+        Elixir = "elixir",
+    }
+);
+
 const KIND: Param = param("kind", Kind::Enum(CHUNK_KINDS), "Only chunks of this kind.");
 const LANGUAGE: Param = param("language", Kind::Enum(LANGUAGES), "Only files in this language.");
 const PATH_PREFIX: Param = param("path_prefix", Kind::String, "Only paths under this prefix, or matching a glob.");

@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use booger_proto::tools::{ChunkKind, Language};
 use rusqlite::types::Value as SqlValue;
 
 use super::{Result, Store};
@@ -40,8 +41,8 @@ impl Cache {
 /// Restrictions every search-side tool shares.
 #[derive(Debug, Clone, Default)]
 pub struct Filters {
-    pub language: Option<String>,
-    pub kind: Option<String>,
+    pub language: Option<Language>,
+    pub kind: Option<ChunkKind>,
     /// A path prefix, or a glob if it contains `*`, `?` or `[`.
     pub path: Option<String>,
 }
@@ -75,12 +76,12 @@ impl Filters {
     /// SQL conditions over `f` (files) and `c` (chunks), with their parameters.
     pub(super) fn sql(&self, params: &mut Vec<SqlValue>) -> String {
         let mut sql = String::new();
-        if let Some(l) = &self.language {
-            params.push(SqlValue::Text(l.clone()));
+        if let Some(l) = self.language {
+            params.push(SqlValue::Text(l.as_str().to_owned()));
             sql.push_str(&format!(" AND f.language = ?{}", params.len()));
         }
-        if let Some(k) = &self.kind {
-            params.push(SqlValue::Text(k.clone()));
+        if let Some(k) = self.kind {
+            params.push(SqlValue::Text(k.as_str().to_owned()));
             sql.push_str(&format!(" AND c.kind = ?{}", params.len()));
         }
         if let Some(p) = &self.path {

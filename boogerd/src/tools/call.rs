@@ -224,7 +224,7 @@ impl<'a> Call<'a> {
         if store.count_files(filters).unwrap_or(0) == 0 {
             return format!(
                 "No indexed files match the filters (language {:?}). {what}",
-                filters.language.as_deref().unwrap_or("any")
+                filters.language.map_or("any", |l| l.as_str())
             );
         }
         what.to_owned()
@@ -233,8 +233,8 @@ impl<'a> Call<'a> {
 
 /// The filters every search-side tool shares (`language`, `kind`, `path_prefix`).
 pub fn filters(f: &args::Filters) -> Filters {
-    let s = |v: &Option<String>| v.clone().filter(|v| !v.is_empty());
-    Filters { language: s(&f.language), kind: s(&f.kind), path: s(&f.path_prefix) }
+    let path = f.path_prefix.clone().filter(|v| !v.is_empty());
+    Filters { language: f.language, kind: f.kind, path }
 }
 
 /// A result list's page: `offset`, `head_limit` (default `head_limit`), `max_lines` (default

@@ -28,7 +28,7 @@ pub fn run(call: &Call, a: args::References) -> Outcome {
         )));
     }
     let snap = call.snapshot(a.on.project.as_deref())?;
-    let f = Filters { language: a.language.clone(), kind: None, path: a.path_prefix.clone() };
+    let f = Filters { language: a.language, kind: None, path: a.path_prefix.clone() };
     let candidates = snap
         .store
         .fts_matches(&Query::parse(name).and(), &f, CANDIDATES, |_| true)

@@ -13,7 +13,7 @@ const OUTLINE_MAX: usize = 200_000;
 pub fn run(call: &Call, a: args::Symbols) -> Outcome {
     let snap = call.snapshot(a.on.project.as_deref())?;
     let path = a.path.as_deref().map(|p| p.trim_start_matches("./").to_owned()).filter(|p| !p.is_empty());
-    let f = Filters { language: a.language.clone(), kind: a.kind.clone(), path };
+    let f = Filters { language: a.language, kind: a.kind, path };
     let chunks = snap.store.chunks_where(&f, None, OUTLINE_MAX).map_err(|e| failed("symbols", e))?;
     if chunks.is_empty() {
         let why = call.explain_empty(&snap.project, &snap.store, &f, "No symbols match.");

@@ -44,8 +44,8 @@ pub fn filters<'a>(tool: &str, f: &'a Filters, skip_repos: &'a [String]) -> Resu
         )));
     }
     Ok(TeamFilters {
-        language: f.language.as_deref(),
-        kind: f.kind.as_deref(),
+        language: f.language.map(|l| l.as_str()),
+        kind: f.kind.map(|k| k.as_str()),
         path_prefix: f.path.as_deref().map(|p| p.trim_start_matches("./")),
         skip_repos,
         ..TeamFilters::default()

@@ -28,7 +28,6 @@ use rust_stemmers::{Algorithm, Stemmer};
 use super::segment::{Builder, Segment};
 use super::tombstones::Tombstones;
 use crate::base::sync::Recover;
-use crate::source::chunk::KINDS;
 use crate::store::search::{BM25_WEIGHTS, Filters, PATH_WEIGHT};
 use crate::store::{Store, StoreError};
 
@@ -290,7 +289,8 @@ impl RankingIndex {
         let live = u64::from(self.live) + u64::from(self.recent.docs);
         let avgdl = ((self.live_len + self.recent.total_len) as f64 / live.max(1) as f64).max(1.0);
         let file_ok = parts.map(|(seg, _)| file_filter(seg, filters));
-        let kind = filters.kind.as_deref().map(|k| KINDS.iter().position(|x| *x == k).map_or(u8::MAX, |i| i as u8));
+        // A segment stores a kind as its position in the catalogue's list, the enum's order.
+        let kind = filters.kind.map(|k| k as u8);
         let weights = [BM25_WEIGHTS[0], BM25_WEIGHTS[1], BM25_WEIGHTS[2], PATH_WEIGHT];
         let any_deleted = self.live < self.base.docs + self.delta.docs;
         let mut scratch = SCRATCH.lock().recover().pop().unwrap_or_default();
@@ -492,7 +492,7 @@ fn file_filter(seg: &Segment, f: &Filters) -> Option<Vec<bool>> {
         (0..seg.files as usize)
             .map(|file| {
                 let path = seg.path(file);
-                f.language.as_deref().is_none_or(|l| l == seg.language(file))
+                f.language.is_none_or(|l| l.as_str() == seg.language(file))
                     && prefix.is_none_or(|p| {
                         p.is_empty() || path == p || path.strip_prefix(p).is_some_and(|r| r.starts_with('/'))
                     })
