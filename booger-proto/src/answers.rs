@@ -551,7 +551,7 @@ pub struct IndexContents {
     #[schemars(extend("x-nullable" = true))]
     pub last_report: Option<Facts>,
     pub with_generated: bool,
-    pub problems: Vec<PathReason>,
+    pub problems: Vec<Skipped>,
     /// The index found damaged and rebuilt, when it was.
     #[schemars(extend("x-nullable" = true))]
     pub recovered: Option<Facts>,
@@ -573,9 +573,10 @@ pub struct Progress {
     pub eta_s: u64,
 }
 
-/// A file and what happened to it.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct PathReason {
+/// A file and why it was skipped, set aside or indexed with a problem: what a run reports and
+/// `status` lists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Skipped {
     pub path: String,
     pub reason: String,
 }

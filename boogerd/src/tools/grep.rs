@@ -20,6 +20,10 @@ pub fn run(call: &Call, a: args::Grep) -> Outcome {
             e.to_string().lines().last().unwrap_or_default().trim(),
         ))
     })?;
+    #[cfg(not(feature = "team"))]
+    if a.team {
+        return Err(super::without_team::refused("grep"));
+    }
     let snap = call.snapshot(a.on.project.as_deref())?;
     let f = filters(&a.filters);
     // A cursor is the offset of the next match: the same paging, as the other tools spell it.
@@ -50,10 +54,6 @@ pub fn run(call: &Call, a: args::Grep) -> Outcome {
     snap.store.scan(&f, grams.as_deref(), keep, &mut each).map_err(|e| failed("grep", e))?;
     #[cfg_attr(not(feature = "team"), allow(unused_mut))]
     let mut unreached: Option<String> = None;
-    #[cfg(not(feature = "team"))]
-    if a.team {
-        return Err(super::without_team::refused("grep"));
-    }
     #[cfg(feature = "team")]
     if a.team && !timed_out {
         let narrow = crate::domain::search::grams::required_in_team(&source, a.case_insensitive);
@@ -89,9 +89,9 @@ pub fn run(call: &Call, a: args::Grep) -> Outcome {
     Ok(lines.answer(&snap.project.name, stopped, !timed_out))
 }
 
-#[cfg(feature = "team")]
 /// The team index's other repositories' lines, narrowed by the same trigrams, into `lines`:
 /// whether all were read before `deadline`, or the note that the team index was out of reach.
+#[cfg(feature = "team")]
 fn team_lines(
     call: &Call,
     f: &crate::store::search::Filters,

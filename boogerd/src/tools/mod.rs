@@ -225,12 +225,12 @@ struct IndexFreshness<'a> {
     pending: &'a [String],
     pending_count: usize,
     events_lost: bool,
-    indexing: Option<Done>,
+    indexing: Option<Indexing>,
 }
 
 /// How far a run is: files done of all.
 #[derive(serde::Serialize)]
-struct Done {
+struct Indexing {
     done: u64,
     total: u64,
 }
@@ -252,7 +252,7 @@ fn with_freshness(mut reply: ToolReply, answered: Vec<Answered>) -> ToolReply {
                 pending: &f.pending,
                 pending_count: f.pending_count,
                 events_lost: f.events_lost,
-                indexing: f.indexing.map(|(done, total)| Done { done, total }),
+                indexing: f.indexing.map(|(done, total)| Indexing { done, total }),
             };
             serde_json::to_value(entry).unwrap_or_default()
         })

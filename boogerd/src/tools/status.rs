@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use booger_proto::answers::{
-    DaemonFacts, Embed, EmbedTier, Facts, GrepIndex, IndexContents, IndexStatus, PathReason, Progress, ProjectLine,
-    ProjectStatus, Status, Watches,
+    DaemonFacts, Embed, EmbedTier, Facts, GrepIndex, IndexContents, IndexStatus, Progress, ProjectLine, ProjectStatus,
+    Skipped, Status, Watches,
 };
 use booger_proto::tools::args;
 use serde_json::Value;
@@ -300,7 +300,7 @@ fn tiers(handle: &Arc<ProjectHandle>, store: &Store, t: &mut String) -> Tiers {
 struct Lists {
     last_report: Option<Facts>,
     with_generated: bool,
-    problems: Vec<PathReason>,
+    problems: Vec<Skipped>,
 }
 
 /// The last run's skipped files and the index's problems: the first [`LISTED`] of each
@@ -332,11 +332,11 @@ fn lists(
     }
     // The stats keep the first problems by path; `all` reads every one.
     let every = if all { store.all_problems().ok() } else { None };
-    let problems: Vec<crate::engine::index::walk::Skipped> = every
+    let problems: Vec<Skipped> = every
         .as_deref()
         .unwrap_or(first_problems)
         .iter()
-        .map(|(path, reason)| crate::engine::index::walk::Skipped { path: path.clone(), reason: reason.clone() })
+        .map(|(path, reason)| Skipped { path: path.clone(), reason: reason.clone() })
         .collect();
     let total = problems_total as usize;
     super::index::list(t, "  ", "indexed with problems", Listing { items: &problems, total, max, rest });
@@ -350,7 +350,7 @@ fn lists(
         v
     });
     let listed = if all { problems.len() } else { problems.len().min(LISTED) };
-    let problems = problems.into_iter().take(listed).map(|s| PathReason { path: s.path, reason: s.reason }).collect();
+    let problems = problems.into_iter().take(listed).collect();
     Lists { last_report, with_generated, problems }
 }
 

@@ -25,11 +25,7 @@ pub struct Walked {
     pub header_decides: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Skipped {
-    pub path: String,
-    pub reason: String,
-}
+pub use booger_proto::answers::Skipped;
 
 /// What a walk found: files to index, what it skipped and why, and the directories it
 /// entered (relative, `""` for the root), which are the directories the daemon watches.

@@ -29,10 +29,6 @@ pub struct Methods {
 }
 
 impl Methods {
-    pub fn has(&self, method: &str) -> bool {
-        self.table.contains_key(method)
-    }
-
     /// Runs `method` with `params` for `connection`; `None` when there is no such method.
     pub async fn call(&self, method: &str, params: Value, connection: &Arc<Connection>) -> Option<RpcResult> {
         let handler = self.table.get(method)?;
