@@ -61,8 +61,13 @@ pub fn check(bytes: &[u8], chunks: &[Chunk]) -> Result<(), Mismatch> {
                 return Err(Mismatch::Words(i, field));
             }
         }
-        // A parent is its container's name, cut to length as that name is.
-        if c.parent.as_deref().map(without_cut).is_some_and(|p| !words_of(p).all(|w| has_word(&file_text, w))) {
+        // A parent is its container's name (cut to length as that name is): read as it is in
+        // the file, like a name (a parse that recovered from errors may start it mid-word), or
+        // word by word (a Go receiver's type, declared elsewhere).
+        if let Some(p) = c.parent.as_deref().map(without_cut).filter(|p| !p.is_empty())
+            && !has_collapsed(&file_text, p)
+            && !words_of(p).all(|w| has_word(&file_text, w))
+        {
             return Err(Mismatch::Words(i, "parent"));
         }
     }
@@ -236,5 +241,21 @@ mod tests {
             assert!(chunks.iter().any(|c| c.parent.as_deref().is_some_and(|p| p.ends_with('…'))), "{name}: {chunks:?}");
             assert_eq!(check(src.as_bytes(), &chunks), Ok(()), "{name}");
         }
+    }
+
+    /// A parse that recovered from errors can start a container's name mid-word
+    /// (`defmodule$Plug.Router` names the module `lug.Router`, found by fuzzing): its members'
+    /// parent is read as it is in the file, as the name is; a parent in no way the file's is
+    /// still refused.
+    #[test]
+    fn a_parent_starting_mid_word_passes_and_an_invented_one_does_not() {
+        let src = b"defmodule$Plug.Router do\n  @doc \"Matches.\"\n  def match(conn, path) do\n    conn\n  end\nend\n";
+        let chunks = chunk_file(Path::new("a.ex"), src, false).chunks;
+        assert!(chunks.iter().any(|c| c.parent.is_some()), "{chunks:?}");
+        assert_eq!(check(src, &chunks), Ok(()));
+        let mut edited = chunks.clone();
+        let member = edited.iter_mut().find(|c| c.parent.is_some()).unwrap();
+        member.parent = Some("Evil.Router".into());
+        assert!(matches!(check(src, &edited), Err(Mismatch::Words(_, "parent"))));
     }
 }
