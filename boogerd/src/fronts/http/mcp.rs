@@ -10,11 +10,10 @@
 //! `/mcp?project=NAME_OR_PATH` gives the session a default project (a socket client's is
 //! its directory); `&tools=core,git` chooses what `tools/list` shows, as `booger mcp --tools`.
 
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::{Query, State};
@@ -29,70 +28,30 @@ use super::State as Shared;
 use crate::base::sync::Recover;
 use crate::fronts::connection::Connection;
 use crate::fronts::mcp::http::{json_reply, refuse, session_id, unknown_version, with_session};
+use crate::fronts::mcp::sessions::{self, Ends, Limits};
 use crate::fronts::rpc;
 use crate::tools::Session;
 
-/// Sessions kept at once; past this, the one unused longest is ended if it has rested
-/// [`EVICTABLE`], else the new one is refused: opening sessions must not end the ones in use.
-const MAX_SESSIONS: usize = 64;
-/// How long a session must have gone unused before a new one may take its place.
-const EVICTABLE: Duration = Duration::from_secs(300);
-/// A session unused this long is ended when a new one starts.
-const IDLE: Duration = Duration::from_secs(3600);
+/// Sessions kept at once; past this, the one unused longest is ended if it has rested five
+/// minutes, else the new one is refused: opening sessions must not end the ones in use. One
+/// owner: whoever holds the daemon's HTTP token.
+pub const LIMITS: Limits =
+    Limits { max: 64, per_owner: 64, idle: Duration::from_secs(3600), evictable: Duration::from_secs(300) };
+
+/// The daemon's MCP sessions over HTTP.
+pub type Sessions = sessions::Sessions<(), HttpSession>;
 
 /// One MCP client over HTTP.
-struct HttpSession {
+pub struct HttpSession {
     connection: Arc<Connection>,
-    last_used: Mutex<Instant>,
     /// Set once the session ends: its event streams close.
     ended: watch::Sender<bool>,
 }
 
-impl HttpSession {
+impl Ends for HttpSession {
     fn end(&self) {
         self.ended.send_replace(true);
         crate::base::metrics::get().mcp_sessions_open.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-#[derive(Default)]
-pub struct Sessions(Mutex<HashMap<String, Arc<HttpSession>>>);
-
-impl Sessions {
-    fn get(&self, id: &str) -> Option<Arc<HttpSession>> {
-        let s = self.0.lock().recover().get(id).cloned()?;
-        *s.last_used.lock().recover() = Instant::now();
-        Some(s)
-    }
-
-    /// Keeps `session` under `id`, first ending the idle ones and, at the limit, the one
-    /// unused longest if it has rested long enough; false (nothing kept) when every session is
-    /// in use.
-    fn insert(&self, id: String, session: Arc<HttpSession>) -> bool {
-        let mut map = self.0.lock().recover();
-        let idle = |s: &HttpSession| s.last_used.lock().recover().elapsed();
-        map.retain(|_, s| {
-            let keep = idle(s) < IDLE;
-            if !keep {
-                s.end();
-            }
-            keep
-        });
-        if map.len() >= MAX_SESSIONS {
-            let oldest = map.iter().max_by_key(|(_, s)| idle(s)).filter(|(_, s)| idle(s) >= EVICTABLE);
-            let Some(oldest) = oldest.map(|(k, _)| k.clone()) else { return false };
-            if let Some(s) = map.remove(&oldest) {
-                s.end();
-            }
-        }
-        crate::base::metrics::get().mcp_sessions_open.fetch_add(1, Ordering::Relaxed);
-        map.insert(id, session);
-        true
-    }
-
-    fn remove(&self, id: &str) -> bool {
-        let removed = self.0.lock().recover().remove(id);
-        removed.map(|s| s.end()).is_some()
     }
 }
 
@@ -133,7 +92,7 @@ pub async fn post(
             "no Mcp-Session-Id header: send `initialize` first and then the session id its answer carries",
         );
     };
-    let Some(session) = s.mcp.get(id) else {
+    let Some(session) = s.mcp.get(id, ()) else {
         return refuse(
             StatusCode::NOT_FOUND,
             "no such MCP session (it ended, or the daemon restarted): initialize again",
@@ -172,14 +131,14 @@ async fn initialize(s: &Shared, options: Options, message: Value) -> Response {
     let accepted = serde_json::from_str::<Value>(&reply).is_ok_and(|r| r.get("result").is_some());
     let mut response = json_reply(StatusCode::OK, reply);
     if accepted {
-        let session =
-            Arc::new(HttpSession { connection, last_used: Mutex::new(Instant::now()), ended: watch::channel(false).0 });
-        if !s.mcp.insert(id.clone(), session) {
+        let session = HttpSession { connection, ended: watch::channel(false).0 };
+        if !s.mcp.open(id.clone(), (), session) {
             return refuse(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "too many MCP sessions in use: end one (DELETE /mcp with its Mcp-Session-Id) or try again later",
             );
         }
+        crate::base::metrics::get().mcp_sessions_open.fetch_add(1, Ordering::Relaxed);
         response = with_session(response, &id);
     }
     response
@@ -190,7 +149,7 @@ pub async fn get(State(s): State<Arc<Shared>>, headers: HeaderMap) -> Response {
     if !accepts(&headers, "text/event-stream") {
         return refuse(StatusCode::NOT_ACCEPTABLE, "the MCP event stream is text/event-stream: accept it");
     }
-    let Some(session) = session_id(&headers).and_then(|id| s.mcp.get(id)) else {
+    let Some(session) = session_id(&headers).and_then(|id| s.mcp.get(id, ())) else {
         return refuse(StatusCode::NOT_FOUND, "no such MCP session: initialize first, then send its Mcp-Session-Id");
     };
     let mut ended = session.ended.subscribe();
@@ -208,7 +167,7 @@ pub async fn get(State(s): State<Arc<Shared>>, headers: HeaderMap) -> Response {
 
 pub async fn delete(State(s): State<Arc<Shared>>, headers: HeaderMap) -> Response {
     match session_id(&headers) {
-        Some(id) if s.mcp.remove(id) => StatusCode::NO_CONTENT.into_response(),
+        Some(id) if s.mcp.close(id, ()) => StatusCode::NO_CONTENT.into_response(),
         _ => refuse(StatusCode::NOT_FOUND, "no such MCP session"),
     }
 }

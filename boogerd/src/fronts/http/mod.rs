@@ -80,7 +80,7 @@ pub async fn start(
         token,
         port: bound.port(),
         methods: crate::fronts::rpc::methods(daemon.clone()),
-        mcp: mcp::Sessions::default(),
+        mcp: mcp::Sessions::new(mcp::LIMITS),
     });
     let app = Router::new()
         .route("/health", get(pages::health))

@@ -9,6 +9,7 @@
 //! `isError: true` with a message that says how to fix the call.
 
 pub mod http;
+pub mod sessions;
 
 use std::sync::Arc;
 

@@ -3,8 +3,7 @@
 //! it (`Mcp-Session-Id`) and must come with the same token. The server starts no requests
 //! of its own, so `GET` (an event stream) is not offered (405), as the transport allows.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::Extension;
@@ -19,74 +18,21 @@ use serde_json::{Value, json};
 use super::Shared;
 use crate::base::sync::Recover;
 use crate::fronts::mcp::http::{json_reply, refuse, session_id, unknown_version, with_session};
+use crate::fronts::mcp::sessions::{self, Limits};
 use crate::store::team::{Audited, Reader, Token};
 use crate::tools::remote::{RemoteError, RemoteReply};
 
-/// Sessions kept at once, and per token; past either, the one unused longest is ended.
-const MAX_SESSIONS: usize = 10_000;
-const MAX_SESSIONS_PER_TOKEN: usize = 256;
-/// A session unused this long is ended.
-const IDLE: Duration = Duration::from_secs(3600);
+/// Sessions kept at once, and per token; past either, the one unused longest is ended (the
+/// token's own when it holds its limit). A session unused an hour is ended.
+pub const LIMITS: Limits =
+    Limits { max: 10_000, per_owner: 256, idle: Duration::from_secs(3600), evictable: Duration::ZERO };
+
+/// The team server's MCP sessions, each owned by the token (its id) that opened it.
+pub type Sessions = sessions::Sessions<i64, ()>;
 
 const INSTRUCTIONS: &str = "booger's team index: code search over the repositories your token may read, \
     each at its latest published commit unless you name one. `status` lists them; `search`, `grep`, \
     `symbols` and `references` take `repository` and `commit`.";
-
-struct Session {
-    token: i64,
-    last_used: Instant,
-}
-
-#[derive(Default)]
-pub struct Sessions(Mutex<HashMap<String, Session>>);
-
-impl Sessions {
-    pub fn len(&self) -> usize {
-        self.0.lock().recover().len()
-    }
-
-    /// True if `id` is a session of `token` (and marks it used).
-    fn owned_by(&self, id: &str, token: i64) -> bool {
-        let mut map = self.0.lock().recover();
-        match map.get_mut(id) {
-            Some(s) if s.token == token => {
-                s.last_used = Instant::now();
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// A new session for `token`, making room by ending idle ones, then the token's (or
-    /// anyone's) least recently used.
-    fn open(&self, token: i64) -> String {
-        let id = crate::base::secret::new_token();
-        let mut map = self.0.lock().recover();
-        map.retain(|_, s| s.last_used.elapsed() < IDLE);
-        let mine = map.values().filter(|s| s.token == token).count();
-        if mine >= MAX_SESSIONS_PER_TOKEN || map.len() >= MAX_SESSIONS {
-            let oldest = map
-                .iter()
-                .filter(|(_, s)| mine < MAX_SESSIONS_PER_TOKEN || s.token == token)
-                .min_by_key(|(_, s)| s.last_used)
-                .map(|(k, _)| k.clone());
-            if let Some(k) = oldest {
-                map.remove(&k);
-            }
-        }
-        map.insert(id.clone(), Session { token, last_used: Instant::now() });
-        id
-    }
-
-    fn close(&self, id: &str, token: i64) -> bool {
-        let mut map = self.0.lock().recover();
-        if map.get(id).is_some_and(|s| s.token == token) {
-            map.remove(id);
-            return true;
-        }
-        false
-    }
-}
 
 fn json_value(status: StatusCode, body: Value) -> Response {
     json_reply(status, body.to_string())
@@ -124,7 +70,7 @@ pub async fn post(
         };
         return initialize(&s, &token, &id, &params);
     }
-    if !session_id(&headers).is_some_and(|sid| s.sessions.owned_by(sid, token.id)) {
+    if !session_id(&headers).is_some_and(|sid| s.sessions.get(sid, token.id).is_some()) {
         // Whether the session exists for another token is not said.
         return refuse(StatusCode::NOT_FOUND, "no such MCP session for this token: send `initialize` first");
     }
@@ -155,7 +101,9 @@ fn initialize(s: &Shared, token: &Token, id: &Value, params: &Value) -> Response
         Ok(v) => v,
         Err(e) => return json_value(StatusCode::OK, json!({ "jsonrpc": "2.0", "id": id, "error": e.to_json() })),
     };
-    let session = s.sessions.open(token.id);
+    let session = crate::base::secret::new_token();
+    // Never refused: at a limit the longest unused session gives way (`LIMITS.evictable` is 0).
+    s.sessions.open(session.clone(), token.id, ());
     tracing::info!(token = %token.name, version, "team session opened");
     let result = json!({
         "protocolVersion": version,

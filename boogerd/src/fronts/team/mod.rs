@@ -120,7 +120,7 @@ pub async fn serve(
         metrics_token: options.metrics_token,
         tokens: access::Tokens::default(),
         limits: access::Limits::default(),
-        sessions: mcp::Sessions::default(),
+        sessions: mcp::Sessions::new(mcp::LIMITS),
         metrics: metrics::Calls::default(),
         audit: Mutex::default(),
         running: tokio::sync::Semaphore::new(connections),
