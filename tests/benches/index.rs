@@ -75,7 +75,7 @@ fn run(c: &Corpus, workers: usize) {
 
     let parse_floor = parallel(&files, workers, |path, bytes| {
         let lang = Lang::detect(path, bytes);
-        chunk::code::parse_only(lang, bytes);
+        chunk::parse::parse_only(lang, bytes);
     });
     let chunk_time = parallel(&files, workers, |path, bytes| {
         let big = bytes.len() as u64 > boogerd::source::DEFAULT_MAX_FILE_BYTES;

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use booger_tests::Env;
 use booger_tests::eval_repos::{ready, unpack_set};
 use boogerd::source::chunk::chunk_file;
-use boogerd::source::chunk::code::parse_only;
+use boogerd::source::chunk::parse::parse_only;
 use boogerd::source::lang::Lang;
 
 /// (repository, the file to list, its main type and kind, one of its methods).

@@ -11,11 +11,7 @@
 //! - top-level code that no item covers becomes `block` chunks, so nothing is unsearchable;
 //! - ERROR regions are searched for items inside them and otherwise become blocks.
 
-use std::cell::RefCell;
-use std::ops::ControlFlow;
-use std::time::{Duration, Instant};
-
-use tree_sitter::{Node, ParseOptions, Parser};
+use tree_sitter::Node;
 
 use super::grammars::{self, Grammar};
 use super::refine::{self, find_descendant};
@@ -23,43 +19,16 @@ use super::role::Role;
 use super::{Chunk, Lines, js, one_line, split_oversized, text};
 use crate::source::lang::Lang;
 
-/// How long a file's parse may take before it is abandoned (the file becomes raw chunks):
-/// a second, plus a second per 256 KiB. Real files parse at 5 MB/s and more (the slowest
-/// seen, an 832 KB header of 5,484 error regions, in 0.15 s); a grammar's error recovery
-/// can spin on a few crafted bytes (a 1 KB Kotlin file held its parser for the whole budget,
-/// found by fuzzing), and a repository is untrusted input: the budget follows the size.
-fn parse_budget(len: usize) -> Duration {
-    let per_256k = Duration::from_secs(1).mul_f64(len as f64 / (256.0 * 1024.0));
-    (Duration::from_secs(1) + per_256k).min(Duration::from_secs(10))
-}
 const SIGNATURE_MAX: usize = 240;
 const DOC_MAX: usize = 1_000;
 /// Gap blocks are cut at blank lines and kept under these sizes.
 const BLOCK_MAX_LINES: u32 = 60;
 
-thread_local! {
-    static PARSER: RefCell<Parser> = RefCell::new(Parser::new());
-}
-
 /// Parses and chunks. `Err` only when there is no usable tree (timeout); a tree with syntax
 /// errors still gives its items, plus a note for the index report.
 pub fn chunk(lang: Lang, src: &[u8]) -> Result<(Vec<Chunk>, Option<String>), String> {
     let grammar = grammars::of(lang).ok_or_else(|| format!("no grammar for {}", lang.name()))?;
-    let tree = PARSER.with(|p| {
-        let mut parser = p.borrow_mut();
-        parser.set_language(&(grammar.language)()).map_err(|e| format!("grammar {}: {e}", lang.name()))?;
-        let budget = parse_budget(src.len());
-        let deadline = Instant::now() + budget;
-        let mut give_up = |_: &tree_sitter::ParseState| {
-            if Instant::now() > deadline { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
-        };
-        let options = ParseOptions::new().progress_callback(&mut give_up);
-        let len = src.len();
-        let tree =
-            parser.parse_with_options(&mut |i, _| if i < len { &src[i..] } else { &[] as &[u8] }, None, Some(options));
-        parser.reset();
-        tree.ok_or_else(|| format!("tree-sitter gave up after {:.1}s", budget.as_secs_f64()))
-    })?;
+    let tree = super::parse::parse(lang, grammar, src)?;
     let root = tree.root_node();
     let note = root.has_error().then(|| {
         let errors = count_errors(root);
@@ -71,6 +40,11 @@ pub fn chunk(lang: Lang, src: &[u8]) -> Result<(Vec<Chunk>, Option<String>), Str
     walker.items(tree.root_node(), None);
     let Walker { mut chunks, mut covered, .. } = walker;
     chunks.extend(gap_blocks(src, &lines, &mut covered));
+    // A node may reach into the newline `parser_input` added after the end.
+    for c in &mut chunks {
+        c.end_byte = c.end_byte.min(src.len());
+        c.start_byte = c.start_byte.min(c.end_byte);
+    }
     chunks.sort_by_key(|c| (c.start_byte, c.end_byte));
     Ok((chunks.into_iter().flat_map(|c| split_oversized(c, src, &lines)).collect(), note))
 }
@@ -555,37 +529,4 @@ fn gap_blocks(src: &[u8], lines: &Lines, covered: &mut [(usize, usize)]) -> Vec<
     }
     flush(&mut run, &mut out);
     out
-}
-
-/// Parses without chunking: the floor the indexing benchmark compares against.
-pub fn parse_only(lang: Lang, src: &[u8]) -> bool {
-    let Some(grammar) = grammars::of(lang) else { return false };
-    PARSER.with(|p| {
-        let mut parser = p.borrow_mut();
-        parser.set_language(&(grammar.language)()).is_ok() && parser.parse(src, None).is_some()
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use std::path::Path;
-    use std::time::{Duration, Instant};
-
-    use super::parse_budget;
-    use crate::source::chunk::chunk_file;
-
-    /// A kilobyte of Kotlin that holds tree-sitter's error recovery for as long as it is let
-    /// (found by fuzzing): the parse stops at the file's budget, about a second, and the file
-    /// is indexed as raw chunks with the reason.
-    #[test]
-    fn a_parse_that_spins_stops_at_its_budget() {
-        let src = include_bytes!("fixtures/spin.kt");
-        assert!(parse_budget(src.len()) < Duration::from_millis(1100));
-        let started = Instant::now();
-        let chunked = chunk_file(Path::new("spin.kt"), src, false);
-        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
-        assert!(chunked.problem.as_deref().is_some_and(|p| p.starts_with("tree-sitter gave up")), "{chunked:?}");
-        assert!(!chunked.chunks.is_empty());
-        assert_eq!(parse_budget(10 << 20), Duration::from_secs(10), "capped");
-    }
 }

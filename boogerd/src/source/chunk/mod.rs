@@ -11,10 +11,11 @@
 //! Nothing here fails: a file that cannot be parsed comes back as raw chunks with a
 //! `problem` saying why, for the index report.
 
-pub mod code;
+pub(crate) mod code;
 mod grammars;
 pub(crate) mod js;
 pub(crate) mod markdown;
+pub mod parse;
 pub(crate) mod raw;
 mod refine;
 mod role;
