@@ -11,8 +11,8 @@
 //! its directory); `&tools=core,git` chooses what `tools/list` shows, as `booger mcp --tools`.
 
 use std::convert::Infallible;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use axum::body::Bytes;
