@@ -1,5 +1,7 @@
 """The fitting corpus: Python sources of pinned PyPI packages, disjoint from the standard
-library (which booger's retrieval benchmark uses), fetched with pip."""
+library (which booger's retrieval benchmark uses) and from the repositories of
+../shared/eval/repos and ../shared/eval/questions (requests, also vendored by pip, is left
+out), fetched with pip."""
 
 import subprocess
 import sys
@@ -14,7 +16,6 @@ PACKAGES = [
     "pygments==2.18.0",
     "pip==24.3.1",
     "setuptools==75.6.0",
-    "requests==2.32.3",
     "flask==3.1.0",
     "werkzeug==3.1.3",
     "click==8.1.7",
@@ -38,7 +39,7 @@ def corpus_dir(cache: Path) -> Path:
     for wheel in sorted(wheels.glob("*.whl")):
         with zipfile.ZipFile(wheel) as z:
             for name in z.namelist():
-                if name.endswith(".py"):
+                if name.endswith(".py") and "/_vendor/requests/" not in name:
                     z.extract(name, out / wheel.name.split("-")[0])
     (out / ".done").write_text("ok")
     return out

@@ -70,7 +70,7 @@ pub async fn post(
         };
         return initialize(&s, &token, &id, &params);
     }
-    if !session_id(&headers).is_some_and(|sid| s.sessions.get(sid, token.id).is_some()) {
+    if session_id(&headers).and_then(|sid| s.sessions.get(sid, token.id)).is_none() {
         // Whether the session exists for another token is not said.
         return refuse(StatusCode::NOT_FOUND, "no such MCP session for this token: send `initialize` first");
     }
