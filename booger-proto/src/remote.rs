@@ -11,15 +11,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::tools::params::{param, required};
 use crate::tools::{CHUNK_KINDS, Effect, Kind, LANGUAGES, Param, ToolSpec};
-
-const fn param(name: &'static str, kind: Kind, description: &'static str) -> Param {
-    Param { name, kind, required: false, positional: false, description }
-}
-
-const fn required(name: &'static str, kind: Kind, description: &'static str) -> Param {
-    Param { name, kind, required: true, positional: true, description }
-}
 
 const REPOSITORY: Param = param("repository", Kind::String, "Repository as published (see status). Default: all.");
 const REPOSITORY_REQUIRED: Param = required("repository", Kind::String, "Repository as published (see status).");

@@ -1,5 +1,6 @@
 //! The daemon's layers, held by tests: a module uses only the layers below its own (and the
-//! exceptions named in ARCHITECTURE.md), no two modules or sibling files use each other, and
+//! exceptions named in ARCHITECTURE.md), no two modules or sibling files use each other (here
+//! and in the protocol and client crates), and
 //! ARCHITECTURE.md's codemap names every module.
 //!
 //! The import graph is read from the sources (`crate::…` and `super::…` paths, test code
@@ -35,8 +36,13 @@ struct SourceFile {
 }
 
 fn sources() -> Vec<SourceFile> {
+    sources_in(&src())
+}
+
+/// The source files of the crate whose sources are under `root`.
+fn sources_in(root: &Path) -> Vec<SourceFile> {
     let mut out = Vec::new();
-    let mut dirs = vec![src()];
+    let mut dirs = vec![root.to_path_buf()];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
@@ -49,7 +55,7 @@ fn sources() -> Vec<SourceFile> {
             if path.extension().is_none_or(|e| e != "rs") {
                 continue;
             }
-            let rel = path.strip_prefix(src()).unwrap().to_string_lossy().into_owned();
+            let rel = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
             let module = module_of(&rel);
             if module.last().is_some_and(|m| m == "tests" || m == "testing") {
                 continue;
@@ -167,7 +173,12 @@ fn layer(unit: &str) -> usize {
 
 /// (file, the module it uses) for every use of another module by a file's code.
 fn imports() -> Vec<(String, Vec<String>, Vec<String>)> {
-    let files = sources();
+    imports_in(&src())
+}
+
+/// [`imports`] of the crate whose sources are under `root`.
+fn imports_in(root: &Path) -> Vec<(String, Vec<String>, Vec<String>)> {
+    let files = sources_in(root);
     let known: BTreeSet<Vec<String>> = files.iter().map(|f| f.module.clone()).collect();
     let mut out = Vec::new();
     for f in &files {
@@ -257,10 +268,17 @@ fn no_import_runs_up_a_layer_but_the_named_ones() {
 
 #[test]
 fn no_two_modules_or_sibling_files_use_each_other() {
-    let imports = imports();
+    // The daemon, and the protocol and client crates beside it.
+    for root in [src(), src().join("../../booger-proto/src"), src().join("../../booger-client/src")] {
+        let found = circles_in(&imports_in(&root));
+        assert!(found.is_empty(), "modules of {} that use each other: {found:?}", root.display());
+    }
+}
+
+fn circles_in(imports: &[(String, Vec<String>, Vec<String>)]) -> Vec<Vec<String>> {
     let mut units: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut siblings: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for (_, from, to) in &imports {
+    for (_, from, to) in imports {
         let (a, b) = (unit(from), unit(to));
         if a != b {
             units.entry(a).or_default().insert(b);
@@ -271,8 +289,7 @@ fn no_two_modules_or_sibling_files_use_each_other() {
             siblings.entry(from.join("/")).or_default().insert(to.join("/"));
         }
     }
-    let found: Vec<Vec<String>> = circles(&units).into_iter().chain(circles(&siblings)).collect();
-    assert!(found.is_empty(), "modules that use each other: {found:?}");
+    circles(&units).into_iter().chain(circles(&siblings)).collect()
 }
 
 #[test]

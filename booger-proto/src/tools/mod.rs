@@ -9,11 +9,14 @@ use serde_json::{Map, Value, json};
 
 pub mod args;
 mod catalogue;
+pub(crate) mod params;
 mod profile;
+mod sets;
 mod team;
 
 pub use catalogue::*;
 pub use profile::Profile;
+pub use sets::*;
 
 /// The longest string argument a tool takes (a pattern, a note, a path), in characters:
 /// enough for any real one. A query ([`Kind::Text`]) has no such limit: agents paste whole

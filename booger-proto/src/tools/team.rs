@@ -1,6 +1,6 @@
 //! The team index's tools, declared like every other tool (see the catalogue).
 
-use super::catalogue::PROJECT;
+use super::params::PROJECT;
 use super::{Effect, Kind, Param, ToolSpec};
 
 pub const PUBLISH: ToolSpec = ToolSpec {
