@@ -973,7 +973,26 @@ pub(crate) fn of<T: JsonSchema>() -> Value {
         .into_generator();
     let mut v = generator.into_root_schema_for::<T>().to_value();
     compact(&mut v);
+    // What an answer always carries is said once, at its top; a row is its fields and their
+    // types (each `required` list of a row costs every session its bytes again).
+    for nested in v.as_object_mut().into_iter().flat_map(|o| o.values_mut()) {
+        drop_required(nested);
+    }
     v
+}
+
+fn drop_required(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            // A list of names, not a field called `required` (whose schema is an object).
+            if o.get("required").is_some_and(Value::is_array) {
+                o.remove("required");
+            }
+            o.values_mut().for_each(drop_required);
+        }
+        Value::Array(a) => a.iter_mut().for_each(drop_required),
+        _ => {}
+    }
 }
 
 fn compact(v: &mut Value) {

@@ -11,15 +11,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::tools::params::{param, required};
-use crate::tools::{CHUNK_KINDS, Effect, Kind, LANGUAGES, Param, ToolSpec};
+use crate::tools::params::{KIND, LANGUAGE, param, required};
+use crate::tools::{Effect, Kind, Param, ToolSpec};
 
 const REPOSITORY: Param = param("repository", Kind::String, "Repository as published (see status). Default: all.");
 const REPOSITORY_REQUIRED: Param = required("repository", Kind::String, "Repository as published (see status).");
 const COMMIT: Param = param("commit", Kind::String, "Commit id, prefix or branch. Default: the repository's head.");
 const PATH_PREFIX: Param = param("path_prefix", Kind::String, "Only paths under this prefix.");
-const LANGUAGE: Param = param("language", Kind::Enum(LANGUAGES), "Only files in this language.");
-const KIND: Param = param("kind", Kind::Enum(CHUNK_KINDS), "Only chunks of this kind.");
 const HEAD_LIMIT: Param = param("head_limit", Kind::Integer { min: 1, max: 200 }, "Results. Default: 10.");
 
 const fn read_only(

@@ -5,25 +5,23 @@
 //! in a sentence or two. The rest (ranking rules, defaults of rarely used options, examples) is
 //! `details`, shown by `booger help TOOL` and the agent skill.
 
-use super::params::{PROJECT, param, positional, required};
-use super::{CHUNK_KINDS, Effect, Kind, LANGUAGES, Param, ToolSpec};
+use super::params::{KIND, LANGUAGE, PROJECT, param, positional, required};
+use super::{Effect, Kind, Param, ToolSpec};
 
 // Arguments shared by the search-side tools, spelled as the seeds spell them.
 const OUTPUT_MODE: Param = param(
     "output_mode",
     Kind::Enum(&["content", "signatures", "files_with_matches", "count"]),
-    "content (default): signature and matching lines; signatures; files_with_matches: files, best first; count.",
+    "content (default): signature and matching lines; signatures; files_with_matches; count.",
 );
 const HEAD_LIMIT: Param = param("head_limit", Kind::Integer { min: 1, max: 500 }, "Results. Default: 10.");
-const OFFSET: Param = param("offset", Kind::Integer { min: 0, max: 100_000 }, "Results to skip (paging).");
+const OFFSET: Param = param("offset", Kind::Integer { min: 0, max: 100_000 }, "Results to skip.");
 const MAX_LINES: Param =
-    param("max_lines", Kind::Integer { min: 1, max: 10_000 }, "content: each result's first max_lines lines.");
-const KIND: Param = param("kind", Kind::Enum(CHUNK_KINDS), "Only chunks of this kind.");
-const LANGUAGE: Param = param("language", Kind::Enum(LANGUAGES), "Only files in this language.");
-const PATH_PREFIX: Param = param("path_prefix", Kind::String, "Only paths under this prefix, or matching a glob.");
+    param("max_lines", Kind::Integer { min: 1, max: 10_000 }, "content: lines per result.");
+const PATH_PREFIX: Param = param("path_prefix", Kind::String, "Path prefix or glob.");
 const MAX_TOKENS: Param = param("max_tokens", Kind::Integer { min: 50, max: 20_000 }, "Token budget (default 6000).");
 const TEAM: Param = param("team", Kind::Boolean, "Also the team index.");
-const CURSOR: Param = param("cursor", Kind::String, "Continue a cut answer (same other arguments).");
+const CURSOR: Param = param("cursor", Kind::String, "Continue a cut answer.");
 const SESSION: Param = param(
     "session",
     Kind::String,
@@ -57,7 +55,7 @@ pub const SEARCH: ToolSpec = ToolSpec {
     name: "search",
     title: "Search code",
     summary: "Full-text search over code chunks (functions, classes, types, docs)",
-    description: "Find code by words and identifiers: the best whole functions, classes, types and doc sections, ranked. \
+    description: "Find code by words and identifiers: whole functions, classes, types and doc sections, best first. \
                   Use instead of grep and reading files.",
     details: "Search the project's index (FTS5/BM25 over names, code, split identifiers and paths) and get the \
               best chunks: whole functions, methods, classes, types, imports, doc sections. Ranking prefers \
@@ -80,7 +78,7 @@ pub const SYMBOLS: ToolSpec = ToolSpec {
                   Cheaper than reading the files.",
     details: "List the functions, methods, classes, types and imports of a file or of everything under a \
               directory, in file order, with one-line signatures (declaration up to the body), grouped by file.",
-    params: listed!(positional("path", Kind::String, "File or directory. Default: the whole project."), KIND, LANGUAGE,),
+    params: listed!(positional("path", Kind::String, "File or directory."), KIND, LANGUAGE,),
     effect: Effect::ReadOnly,
     mcp_json: false,
 };
@@ -121,10 +119,10 @@ pub const GREP: ToolSpec = ToolSpec {
               also every other repository published to the team index, at its latest published commit on its \
               default branch, as repository@commit:path:line:text.",
     params: &[
-        required("pattern", Kind::String, "A regex, or plain text with literal=true."),
+        required("pattern", Kind::String, "Regex, or plain text with literal."),
         param("literal", Kind::Boolean, "Match the pattern as plain text."),
         param("case_insensitive", Kind::Boolean, "Ignore case."),
-        param("context", Kind::Integer { min: 0, max: 20 }, "Lines of context around each match."),
+        param("context", Kind::Integer { min: 0, max: 20 }, "Context lines per match."),
         TEAM,
         param("head_limit", Kind::Integer { min: 1, max: 1_000 }, "Matches. Default: 50."),
         OFFSET,
@@ -236,7 +234,7 @@ pub const BATCH: ToolSpec = ToolSpec {
     details: "Run several tool calls (no nested batch) and get every result or error, in order. Saves the \
               search → symbols → references round trips. Any booger tool can be called, also one this session's \
               tools/list does not show.",
-    params: &[required("calls", Kind::Calls, "[{\"tool\": \"search\", \"arguments\": {\"query\": \"...\"}}, ...]")],
+    params: &[required("calls", Kind::Calls, "Each {tool, arguments}.")],
     effect: Effect::Writes,
     mcp_json: false,
 };
@@ -320,7 +318,7 @@ pub const STATUS: ToolSpec = ToolSpec {
               all of them with all=true); and every registered project.",
     params: &[
         Param { positional: true, ..PROJECT },
-        param("all", Kind::Boolean, "List every skipped file and problem. Default: the first 20 of each."),
+        param("all", Kind::Boolean, "Every skipped file and problem, not the first 20."),
     ],
     effect: Effect::ReadOnly,
     mcp_json: false,
@@ -374,11 +372,11 @@ pub const PROJECTS: ToolSpec = ToolSpec {
     mcp_json: false,
 };
 
-const BASE: Param = positional("base", Kind::String, "Branch, tag or commit to compare with. Default: main/master.");
+const BASE: Param = positional("base", Kind::String, "Branch, tag or commit. Default: main/master.");
 const INCLUDE: Param = param(
     "include",
     Kind::Enum(&["committed", "staged", "unstaged"]),
-    "committed (default), or also what is staged, or also unstaged edits.",
+    "committed (default), or with staged or unstaged edits.",
 );
 
 pub const BRANCH_DIFF: ToolSpec = ToolSpec {

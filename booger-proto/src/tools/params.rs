@@ -1,7 +1,7 @@
 //! The building blocks of argument declarations, shared by the local catalogue and the
 //! team's tools.
 
-use super::{Kind, Param};
+use super::{CHUNK_KINDS, Kind, LANGUAGES, Param};
 
 pub(crate) const fn param(name: &'static str, kind: Kind, description: &'static str) -> Param {
     Param { name, kind, required: false, positional: false, description }
@@ -15,4 +15,6 @@ pub(crate) const fn required(name: &'static str, kind: Kind, description: &'stat
     Param { name, kind, required: true, positional: true, description }
 }
 
-pub(crate) const PROJECT: Param = param("project", Kind::String, "Project name or path (default: this session's).");
+pub(crate) const PROJECT: Param = param("project", Kind::String, "Project name or path.");
+pub(crate) const KIND: Param = param("kind", Kind::Enum(CHUNK_KINDS), "Only this kind of chunk.");
+pub(crate) const LANGUAGE: Param = param("language", Kind::Enum(LANGUAGES), "Only this language.");
