@@ -76,12 +76,9 @@ pub(super) struct Answered {
 /// Why a call has no answer of its own.
 #[derive(Debug, thiserror::Error)]
 pub enum ToolError {
-    /// The call cannot be done as asked; the message says how to fix it.
+    /// The call cannot be done as asked (or not yet); the message says how to fix it.
     #[error("{0}")]
     Refused(String),
-    /// Answered already, though not by the tool's own work (a project with no index yet).
-    #[error("{}", .0.text)]
-    Answered(ToolReply),
 }
 
 impl From<String> for ToolError {
@@ -92,10 +89,8 @@ impl From<String> for ToolError {
 
 impl From<ToolError> for ToolReply {
     fn from(e: ToolError) -> Self {
-        match e {
-            ToolError::Refused(message) => ToolReply::error(message),
-            ToolError::Answered(reply) => reply,
-        }
+        let ToolError::Refused(message) = e;
+        ToolReply::error(message)
     }
 }
 
@@ -150,15 +145,14 @@ impl<'a> Call<'a> {
                 self.record(&s);
                 Ok(s)
             }
-            Err(Unready::Indexing) => Err(ToolError::Answered(ToolReply::ok(
-                format!(
-                    "No index yet: {name} is being indexed now; `booger status` shows progress. Try again shortly."
-                ),
-                serde_json::json!({ "results": [], "reason": "indexing" }),
+            // An error, not an empty answer: no tool's answer type describes "nothing yet",
+            // and the agent should ask again rather than take the silence as an answer.
+            Err(Unready::Indexing) => Err(ToolError::Refused(format!(
+                "No index yet: {name} is being indexed now; `booger status` shows progress. Try again shortly."
             ))),
-            Err(Unready::NoIndex) => Err(ToolError::Answered(ToolReply::ok(
-                format!("No index found for {name}. Run: booger index \"{}\"", root.display()),
-                serde_json::json!({ "results": [], "reason": "no_index" }),
+            Err(Unready::NoIndex) => Err(ToolError::Refused(format!(
+                "No index found for {name}. Run: booger index \"{}\"",
+                root.display()
             ))),
             Err(Unready::Store(e)) => Err(ToolError::Refused(format!("cannot open the index of {name}: {e}"))),
         }

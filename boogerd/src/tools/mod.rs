@@ -157,13 +157,6 @@ pub async fn call(
     Ok(reply)
 }
 
-/// Runs one call of a batch (or of `eval`) inside the call that holds it: same session,
-/// same snapshots recorded.
-pub(crate) fn call_within(call: &Call, name: &str, arguments: &Value) -> Option<ToolReply> {
-    let (_, handler) = lookup(name)?;
-    Some(handler(call, arguments).unwrap_or_else(ToolReply::from))
-}
-
 /// The refusal of a tool that changes something, asked by a read-only session (HTTP).
 pub fn refused_read_only(session: &Session, spec: &booger_proto::tools::ToolSpec) -> Option<ToolReply> {
     // A batch is judged call by call (see `batch`).

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use booger_proto::answers::{Eval, EvalCalibration, Heldout, History, MethodFigures};
 use booger_proto::tools::args;
 use booger_proto::wire::ToolReply;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::call::{Call, Outcome, Session, ToolError, answer};
 use crate::base::sync::Recover;
@@ -382,39 +382,60 @@ struct Asker<'a> {
     semantic: bool,
 }
 
+/// Which of the searches eval asks.
+#[derive(Clone, Copy)]
+enum Ranking {
+    Lexical,
+    Semantic,
+    /// Hybrid search at this semantic weight.
+    Hybrid(f64),
+}
+
+/// What an answer lists: chunks, or files (`files_with_matches`).
+#[derive(Clone, Copy)]
+enum Shape {
+    Chunks,
+    Files,
+}
+
 impl Asker<'_> {
-    fn call(&self, tool: &str, query: &str, extra: Value) -> (Value, Duration) {
-        let mut args = json!({ "query": query, "head_limit": 10 });
-        for (k, v) in extra.as_object().into_iter().flatten() {
-            args[k] = v.clone();
-        }
+    /// The first ten of `ranking`'s answer to `query`, through the tool's own handler.
+    fn call(&self, ranking: Ranking, query: &str, shape: Shape) -> (Value, Duration) {
+        let search = args::Search {
+            query: args::Query {
+                query: query.to_owned(),
+                output_mode: matches!(shape, Shape::Files).then_some(args::OutputMode::FilesWithMatches),
+                max_lines: None,
+                filters: args::Filters::default(),
+                paging: args::Paging { head_limit: Some(10), ..args::Paging::default() },
+            },
+            on: args::On::default(),
+        };
+        let call = Call::new(self.daemon, &self.session);
         let t = Instant::now();
-        let reply = match tool {
-            "search" | "semantic-search" | "hybrid-search" => {
-                super::call_within(&Call::new(self.daemon, &self.session), tool, &args)
-            }
-            _ => None,
+        let reply = match ranking {
+            Ranking::Lexical => super::search::run(&call, search),
+            Ranking::Semantic => super::semantic::semantic_search(&call, search),
+            Ranking::Hybrid(weight) => super::semantic::hybrid_search(
+                &call,
+                args::Hybrid { search, fusion: None, k: None, semantic_weight: Some(weight), alpha: None },
+            ),
         };
         (reply.map(|r| r.data).unwrap_or_default(), t.elapsed())
     }
 
     fn ask(&self, q: &mine::Query) -> Asked {
-        let files = json!({ "output_mode": "files_with_matches" });
-        let (ranked, _) = self.call("search", &q.subject, files.clone());
-        let (chunks, took) = self.call("search", &q.subject, json!({}));
+        let (ranked, _) = self.call(Ranking::Lexical, &q.subject, Shape::Files);
+        let (chunks, took) = self.call(Ranking::Lexical, &q.subject, Shape::Chunks);
         let lexical = score(q, &files_of(&hits(&ranked)), &hits(&chunks), took);
         let confidence = chunks["confidence_score"].as_f64().unwrap_or(0.0);
         let (mut semantic, mut hybrid) = (None, Vec::new());
         if self.semantic {
-            let (ranked, _) = self.call("semantic-search", &q.subject, files.clone());
-            let (chunks, took) = self.call("semantic-search", &q.subject, json!({}));
+            let (ranked, _) = self.call(Ranking::Semantic, &q.subject, Shape::Files);
+            let (chunks, took) = self.call(Ranking::Semantic, &q.subject, Shape::Chunks);
             semantic = Some(score(q, &files_of(&hits(&ranked)), &hits(&chunks), took));
-            for w in calibrate::WEIGHTS {
-                let (ranked, _) = self.call(
-                    "hybrid-search",
-                    &q.subject,
-                    json!({ "output_mode": "files_with_matches", "semantic_weight": w }),
-                );
+            for &w in calibrate::WEIGHTS {
+                let (ranked, _) = self.call(Ranking::Hybrid(w), &q.subject, Shape::Files);
                 let s = score(q, &files_of(&hits(&ranked)), &[], Duration::ZERO);
                 hybrid.push((s.r10, s.mrr));
             }
@@ -424,18 +445,14 @@ impl Asker<'_> {
 
     /// Hybrid search at `weight`: files for R and MRR, chunks for Fn@10 and latency.
     fn hybrid(&self, q: &mine::Query, weight: f64) -> measure::Scored {
-        let (ranked, _) = self.call(
-            "hybrid-search",
-            &q.subject,
-            json!({ "output_mode": "files_with_matches", "semantic_weight": weight }),
-        );
-        let (chunks, took) = self.call("hybrid-search", &q.subject, json!({ "semantic_weight": weight }));
+        let (ranked, _) = self.call(Ranking::Hybrid(weight), &q.subject, Shape::Files);
+        let (chunks, took) = self.call(Ranking::Hybrid(weight), &q.subject, Shape::Chunks);
         score(q, &files_of(&hits(&ranked)), &hits(&chunks), took)
     }
 
     /// The confidence score search gives `query`.
     fn confidence(&self, query: &str) -> f64 {
-        self.call("search", query, json!({})).0["confidence_score"].as_f64().unwrap_or(0.0)
+        self.call(Ranking::Lexical, query, Shape::Chunks).0["confidence_score"].as_f64().unwrap_or(0.0)
     }
 }
 
