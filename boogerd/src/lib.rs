@@ -16,6 +16,10 @@
 // Nothing in the daemon prints to stdout: logs go to stderr through tracing, and a stray
 // print would corrupt a protocol stream (`booger mcp` pumps the socket to an agent's stdio).
 #![warn(clippy::print_stdout)]
+// Public is only what the daemon's binary, the tests, benchmarks and fuzz targets reach (the
+// modules along those paths are `pub`); everything else is `pub(crate)`, and this lint
+// refuses a `pub` item nothing outside can reach.
+#![warn(unreachable_pub)]
 
 pub mod base;
 pub mod domain;

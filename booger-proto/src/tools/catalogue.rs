@@ -16,8 +16,7 @@ const OUTPUT_MODE: Param = param(
 );
 const HEAD_LIMIT: Param = param("head_limit", Kind::Integer { min: 1, max: 500 }, "Results. Default: 10.");
 const OFFSET: Param = param("offset", Kind::Integer { min: 0, max: 100_000 }, "Results to skip.");
-const MAX_LINES: Param =
-    param("max_lines", Kind::Integer { min: 1, max: 10_000 }, "content: lines per result.");
+const MAX_LINES: Param = param("max_lines", Kind::Integer { min: 1, max: 10_000 }, "content: lines per result.");
 const PATH_PREFIX: Param = param("path_prefix", Kind::String, "Path prefix or glob.");
 const MAX_TOKENS: Param = param("max_tokens", Kind::Integer { min: 50, max: 20_000 }, "Token budget (default 6000).");
 const TEAM: Param = param("team", Kind::Boolean, "Also the team index.");

@@ -11,7 +11,7 @@ thread_local! {
 }
 
 /// Runs `work` with a deadline `limit` from now; also says whether it passed meanwhile.
-pub fn within<T>(limit: Duration, work: impl FnOnce() -> T) -> (T, bool) {
+pub(crate) fn within<T>(limit: Duration, work: impl FnOnce() -> T) -> (T, bool) {
     let deadline = Instant::now() + limit;
     let outer = DEADLINE.replace(Some(deadline));
     let out = work();
@@ -20,7 +20,7 @@ pub fn within<T>(limit: Duration, work: impl FnOnce() -> T) -> (T, bool) {
 }
 
 /// The calling thread's deadline, if its work has one.
-pub fn current() -> Option<Instant> {
+pub(crate) fn current() -> Option<Instant> {
     DEADLINE.get()
 }
 

@@ -10,7 +10,7 @@ thread_local! {
 }
 
 /// Runs `f` with hints for a person at a shell (`shell`) or for an agent.
-pub fn for_reader<R>(shell: bool, f: impl FnOnce() -> R) -> R {
+pub(crate) fn for_reader<R>(shell: bool, f: impl FnOnce() -> R) -> R {
     let before = SHELL.with(|s| s.replace(shell));
     let r = f();
     SHELL.with(|s| s.set(before));
@@ -22,22 +22,22 @@ fn shell() -> bool {
 }
 
 /// An argument with its value: `offset=20` or `--offset 20`.
-pub fn arg(name: &str, value: impl std::fmt::Display) -> String {
+pub(crate) fn arg(name: &str, value: impl std::fmt::Display) -> String {
     if shell() { format!("{} {value}", flag(name)) } else { format!("{name}={value}") }
 }
 
 /// An argument's name: `path_prefix` or `--path-prefix`.
-pub fn name(name: &str) -> String {
+pub(crate) fn name(name: &str) -> String {
     if shell() { flag(name) } else { name.to_owned() }
 }
 
 /// Calling another tool with one argument: `booger grep PATTERN` or `grep with pattern`.
-pub fn tool(tool: &str, arg: &str) -> String {
+pub(crate) fn tool(tool: &str, arg: &str) -> String {
     if shell() { format!("booger {tool} {}", arg.to_uppercase()) } else { format!("{tool} with {arg}") }
 }
 
 /// How to continue a cut answer.
-pub fn continue_with(cursor: &str) -> String {
+pub(crate) fn continue_with(cursor: &str) -> String {
     if shell() {
         format!("run it again with --cursor {cursor}")
     } else {

@@ -44,7 +44,7 @@ pub fn raise_open_files_limit() {
 }
 
 /// Returns free heap pages to the OS (a few milliseconds; a no-op off glibc).
-pub fn trim() {
+pub(crate) fn trim() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only walks glibc's own free lists.
     unsafe {
@@ -55,7 +55,7 @@ pub fn trim() {
 /// Trims after a burst of work (a watcher batch, its ranking-index update and queries), at
 /// most once a second: an agent's run of edits leaves freed pages resident between the
 /// minute's trims otherwise (measured: 11 MB over 50 edits with nothing more in use).
-pub fn trim_after_work() {
+pub(crate) fn trim_after_work() {
     use std::sync::atomic::{AtomicU64, Ordering};
     static LAST_MS: AtomicU64 = AtomicU64::new(0);
     static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
@@ -72,7 +72,7 @@ pub fn trim_after_work() {
 
 /// The daemon's resident memory and thread count, from `/proc/self/status` (`None` where
 /// there is no procfs).
-pub fn process() -> Option<(u64, u64)> {
+pub(crate) fn process() -> Option<(u64, u64)> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let field = |name: &str| {
         status.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
@@ -84,7 +84,7 @@ pub fn process() -> Option<(u64, u64)> {
 /// SQLite's share of those in use (`None` off glibc).
 /// Read at most once a second: glibc counts the free bytes by walking its free lists, which
 /// takes milliseconds on a fragmented heap, and every `status` asks.
-pub fn heap() -> Option<(u64, u64, u64)> {
+pub(crate) fn heap() -> Option<(u64, u64, u64)> {
     type Reading = Option<(std::time::Instant, Option<(u64, u64, u64)>)>;
     static LAST: std::sync::Mutex<Reading> = std::sync::Mutex::new(None);
     let mut last = LAST.lock().recover();

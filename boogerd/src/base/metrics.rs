@@ -8,10 +8,10 @@ use std::time::Duration;
 use booger_proto::tools::TOOLS;
 
 /// Upper bounds of the latency buckets, in seconds (Prometheus `le`).
-pub const BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0];
+pub(crate) const BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0];
 
 /// The JSON-RPC methods counted by name; any other is counted as `other`.
-pub const METHODS: &[&str] = &[
+pub(crate) const METHODS: &[&str] = &[
     "booger/hello",
     "booger/call",
     "daemon/status",
@@ -28,7 +28,7 @@ pub const METHODS: &[&str] = &[
 
 /// One tool's calls.
 #[derive(Default)]
-pub struct ToolStats {
+pub(crate) struct ToolStats {
     pub calls: AtomicU64,
     /// Calls that answered `isError: true`.
     pub errors: AtomicU64,
@@ -39,7 +39,7 @@ pub struct ToolStats {
     pub micros: AtomicU64,
 }
 
-pub struct Metrics {
+pub(crate) struct Metrics {
     pub tools: Vec<ToolStats>,
     pub methods: Vec<AtomicU64>,
     pub connections_open: AtomicU64,
@@ -62,7 +62,7 @@ pub struct Metrics {
 }
 
 /// How many of the latest calls the latency figures describe.
-pub const LATEST_CALLS: usize = 1024;
+pub(crate) const LATEST_CALLS: usize = 1024;
 
 /// Slots of the last-minute ring (more than 60, so the second being filled never overwrites
 /// one still counted).
@@ -82,7 +82,7 @@ fn now_s() -> u64 {
     START.get_or_init(std::time::Instant::now).elapsed().as_secs() + 1
 }
 
-pub const RPC_ERROR_CODES: [(&str, i64); 5] = [
+pub(crate) const RPC_ERROR_CODES: [(&str, i64); 5] = [
     ("parse_error", -32700),
     ("invalid_request", -32600),
     ("method_not_found", -32601),
@@ -109,7 +109,7 @@ impl Default for Metrics {
 }
 
 /// The daemon's counters (one daemon per process).
-pub fn get() -> &'static Metrics {
+pub(crate) fn get() -> &'static Metrics {
     static METRICS: std::sync::OnceLock<Metrics> = std::sync::OnceLock::new();
     METRICS.get_or_init(Metrics::default)
 }
@@ -120,7 +120,7 @@ fn add(counter: &AtomicU64) {
 
 impl Metrics {
     /// Counts one tool call that took `took`.
-    pub fn tool_call(&self, tool: &str, took: Duration, is_error: bool, timed_out: bool) {
+    pub(crate) fn tool_call(&self, tool: &str, took: Duration, is_error: bool, timed_out: bool) {
         let Some(i) = TOOLS.iter().position(|t| t.name == tool) else { return };
         let s = &self.tools[i];
         add(&s.calls);
@@ -153,7 +153,7 @@ impl Metrics {
 
     /// The `q` quantiles (each 0..=1) of the latest calls' durations in milliseconds, and how
     /// many calls they describe (up to [`LATEST_CALLS`]); empty before the first call.
-    pub fn latest_latency(&self, qs: &[f64]) -> (usize, Vec<f64>) {
+    pub(crate) fn latest_latency(&self, qs: &[f64]) -> (usize, Vec<f64>) {
         let n = (self.latest_next.load(Ordering::Relaxed) as usize).min(LATEST_CALLS);
         let mut micros: Vec<u32> = self.latest[..n].iter().map(|m| m.load(Ordering::Relaxed)).collect();
         if micros.is_empty() {
@@ -165,12 +165,12 @@ impl Metrics {
     }
 
     /// Tool calls answered since the start.
-    pub fn calls(&self) -> u64 {
+    pub(crate) fn calls(&self) -> u64 {
         self.tools.iter().map(|t| t.calls.load(Ordering::Relaxed)).sum()
     }
 
     /// Tool calls answered in the last minute, and their total time in microseconds.
-    pub fn last_minute(&self) -> (u64, u64) {
+    pub(crate) fn last_minute(&self) -> (u64, u64) {
         let now = now_s();
         self.recent
             .iter()
@@ -178,22 +178,22 @@ impl Metrics {
             .fold((0, 0), |(c, m), s| (c + s.calls.load(Ordering::Relaxed), m + s.micros.load(Ordering::Relaxed)))
     }
 
-    pub fn method(&self, method: &str) {
+    pub(crate) fn method(&self, method: &str) {
         let i = METHODS.iter().position(|m| *m == method).unwrap_or(METHODS.len() - 1);
         add(&self.methods[i]);
     }
 
-    pub fn rpc_error(&self, code: i64) {
+    pub(crate) fn rpc_error(&self, code: i64) {
         let i = RPC_ERROR_CODES.iter().position(|(_, c)| *c == code).unwrap_or(RPC_ERROR_CODES.len() - 1);
         add(&self.rpc_errors[i]);
     }
 
-    pub fn connection_opened(&self) {
+    pub(crate) fn connection_opened(&self) {
         add(&self.connections_open);
         add(&self.connections_total);
     }
 
-    pub fn connection_closed(&self) {
+    pub(crate) fn connection_closed(&self) {
         self.connections_open.fetch_sub(1, Ordering::Relaxed);
     }
 }

@@ -11,7 +11,7 @@ use std::path::Path;
 
 /// The file's bytes, `None` when it holds more than `limit`; an error when it is not a
 /// regular file (a FIFO, a device, a socket, a directory, a symlink) or cannot be read.
-pub fn read(path: &Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
+pub(crate) fn read(path: &Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
     let file = open(path)?;
     let mut bytes = Vec::new();
     file.take(limit + 1).read_to_end(&mut bytes)?;
@@ -20,7 +20,7 @@ pub fn read(path: &Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
 
 /// The file's text up to `limit` bytes (the rest left unread), lossily decoded; `None` when it
 /// is absent or not a regular file.
-pub fn read_text(path: &Path, limit: u64) -> Option<String> {
+pub(crate) fn read_text(path: &Path, limit: u64) -> Option<String> {
     let mut bytes = Vec::new();
     open(path).ok()?.take(limit).read_to_end(&mut bytes).ok()?;
     Some(String::from_utf8_lossy(&bytes).into_owned())

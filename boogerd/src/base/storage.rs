@@ -14,14 +14,14 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 /// Under the data directory: one folder per project.
-pub const INDEXES_DIR: &str = "indexes";
+pub(crate) const INDEXES_DIR: &str = "indexes";
 /// In the repository, for projects that ask for it.
-pub const IN_REPO_DIR: &str = ".booger";
+pub(crate) const IN_REPO_DIR: &str = ".booger";
 /// The database file inside a project's index folder.
-pub const DB_FILE: &str = "index.db";
+pub(crate) const DB_FILE: &str = "index.db";
 /// The agents' notes and work set, beside the index but in a database of their own: the
 /// index is derived and may be set aside and rebuilt; these cannot be made again.
-pub const NOTES_FILE: &str = "notes.db";
+pub(crate) const NOTES_FILE: &str = "notes.db";
 /// A file beside the database naming the project's root, for people and for finding orphans.
 const ROOT_FILE: &str = "root";
 /// In an in-repo index folder: the mark that this user's daemon made it for this root
@@ -53,7 +53,7 @@ fn key(root: &Path) -> String {
 }
 
 /// Creates `dir` and its missing parents, each missing one private to the user.
-pub fn create_private_dir(dir: &Path) -> io::Result<()> {
+pub(crate) fn create_private_dir(dir: &Path) -> io::Result<()> {
     if dir.is_dir() {
         return Ok(());
     }
@@ -72,7 +72,7 @@ pub fn create_private_dir(dir: &Path) -> io::Result<()> {
 
 /// Prepares a project's index folder for writing: private, with the `root` file, and in the
 /// repository a `.gitignore` so git never sees it.
-pub fn prepare(dir: &Path, root: &Path) -> io::Result<()> {
+pub(crate) fn prepare(dir: &Path, root: &Path) -> io::Result<()> {
     create_private_dir(dir)?;
     let root_file = dir.join(ROOT_FILE);
     if !root_file.exists() {
@@ -88,7 +88,7 @@ pub fn prepare(dir: &Path, root: &Path) -> io::Result<()> {
 }
 
 /// Creates (or truncates) a file private to the user (0600), for writing.
-pub fn create_private(path: &Path) -> io::Result<std::fs::File> {
+pub(crate) fn create_private(path: &Path) -> io::Result<std::fs::File> {
     let mut opts = std::fs::OpenOptions::new();
     opts.write(true).create(true).truncate(true);
     #[cfg(unix)]
@@ -97,14 +97,14 @@ pub fn create_private(path: &Path) -> io::Result<std::fs::File> {
 }
 
 /// Creates (or truncates) `path` with mode 0600 and writes `bytes`.
-pub fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
     use std::io::Write;
     create_private(path)?.write_all(bytes)
 }
 
 /// Creates an empty database file with mode 0600 if none exists, so SQLite (which gives its
 /// WAL and shared-memory files the database's mode) never makes a readable one.
-pub fn create_private_file(path: &Path) -> io::Result<()> {
+pub(crate) fn create_private_file(path: &Path) -> io::Result<()> {
     if path.exists() {
         return Ok(());
     }
@@ -119,8 +119,8 @@ pub fn create_private_file(path: &Path) -> io::Result<()> {
 }
 
 /// The bytes free to this user on the filesystem holding `dir`.
-#[cfg(unix)]
-pub fn free_bytes(dir: &Path) -> Option<u64> {
+#[cfg(all(unix, feature = "team"))]
+pub(crate) fn free_bytes(dir: &Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;
     let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
     let mut stat = std::mem::MaybeUninit::<libc::statvfs>::uninit();
@@ -136,8 +136,8 @@ pub fn free_bytes(dir: &Path) -> Option<u64> {
 }
 
 /// The bytes free to this user on the volume holding `dir`.
-#[cfg(windows)]
-pub fn free_bytes(dir: &Path) -> Option<u64> {
+#[cfg(all(windows, feature = "team"))]
+pub(crate) fn free_bytes(dir: &Path) -> Option<u64> {
     use std::os::windows::ffi::OsStrExt;
     let wide: Vec<u16> = dir.as_os_str().encode_wide().chain(Some(0)).collect();
     let mut free_to_caller = 0u64;
@@ -154,15 +154,15 @@ pub fn free_bytes(dir: &Path) -> Option<u64> {
 }
 
 /// Writes all of `buf` at byte `offset` of `file`, leaving the file's cursor alone.
-#[cfg(unix)]
-pub fn write_all_at(file: &std::fs::File, buf: &[u8], offset: u64) -> io::Result<()> {
+#[cfg(all(unix, feature = "team"))]
+pub(crate) fn write_all_at(file: &std::fs::File, buf: &[u8], offset: u64) -> io::Result<()> {
     std::os::unix::fs::FileExt::write_all_at(file, buf, offset)
 }
 
 /// Writes all of `buf` at byte `offset` of `file`. The cursor moves on Windows: callers
 /// write by offset only.
-#[cfg(windows)]
-pub fn write_all_at(file: &std::fs::File, mut buf: &[u8], mut offset: u64) -> io::Result<()> {
+#[cfg(all(windows, feature = "team"))]
+pub(crate) fn write_all_at(file: &std::fs::File, mut buf: &[u8], mut offset: u64) -> io::Result<()> {
     use std::os::windows::fs::FileExt;
     while !buf.is_empty() {
         match file.seek_write(buf, offset) {
@@ -181,7 +181,7 @@ pub fn write_all_at(file: &std::fs::File, mut buf: &[u8], mut offset: u64) -> io
 /// If `to` has no database and `from` has one, moves it (with its WAL) to `to`: renamed when
 /// both are on one filesystem, else copied and then removed from `from` (left there when
 /// `from` is read-only). Returns whether an index moved.
-pub fn adopt(from: &Path, to: &Path, root: &Path, mark: &str) -> io::Result<bool> {
+pub(crate) fn adopt(from: &Path, to: &Path, root: &Path, mark: &str) -> io::Result<bool> {
     let (old, new) = (from.join(DB_FILE), to.join(DB_FILE));
     if new.exists() || !std::fs::symlink_metadata(&old).is_ok_and(|m| m.is_file()) {
         return Ok(false);
@@ -222,7 +222,7 @@ pub fn adopt(from: &Path, to: &Path, root: &Path, mark: &str) -> io::Result<bool
 /// The mark of an index this user's daemon made for `root`: a keyed hash of the root with a
 /// secret kept in the (private) data directory, made on first use. A repository cannot forge
 /// it, nor reuse one made for another tree.
-pub fn owner_mark(data_dir: &Path, root: &Path) -> io::Result<String> {
+pub(crate) fn owner_mark(data_dir: &Path, root: &Path) -> io::Result<String> {
     let key_file = data_dir.join(OWNER_KEY_FILE);
     let key = match std::fs::read(&key_file) {
         Ok(k) if k.len() == 32 => k,
@@ -239,7 +239,7 @@ pub fn owner_mark(data_dir: &Path, root: &Path) -> io::Result<String> {
 }
 
 /// Marks the in-repo index folder `dir` as made by this daemon (see [`owner_mark`]).
-pub fn mark_owned(dir: &Path, mark: &str) -> io::Result<()> {
+pub(crate) fn mark_owned(dir: &Path, mark: &str) -> io::Result<()> {
     let file = dir.join(OWNER_FILE);
     if crate::base::repo_file::read_text(&file, 256).as_deref() == Some(mark) {
         return Ok(());
@@ -249,7 +249,7 @@ pub fn mark_owned(dir: &Path, mark: &str) -> io::Result<()> {
 
 /// True if `dir` is a real folder (not a symlink) that this daemon made for the root `mark`
 /// was made for.
-pub fn is_owned(dir: &Path, mark: &str) -> bool {
+pub(crate) fn is_owned(dir: &Path, mark: &str) -> bool {
     std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir())
         && crate::base::repo_file::read_text(&dir.join(OWNER_FILE), 256).as_deref() == Some(mark)
 }
@@ -258,7 +258,7 @@ pub fn is_owned(dir: &Path, mark: &str) -> bool {
 /// with the repository, or left by another user): its databases are renamed aside (never
 /// opened, never deleted) so a fresh index is built. `Err` when `dir` is a symlink or not a
 /// folder: booger does not follow it.
-pub fn distrust_unowned(dir: &Path, mark: &str) -> io::Result<Option<PathBuf>> {
+pub(crate) fn distrust_unowned(dir: &Path, mark: &str) -> io::Result<Option<PathBuf>> {
     let meta = match std::fs::symlink_metadata(dir) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -320,7 +320,7 @@ fn set_private(path: &Path) -> io::Result<()> {
 
 /// Deletes a project's index folder (the project was unregistered). In a repository only
 /// booger's own files go, never anything else someone put there.
-pub fn remove(dir: &Path) -> io::Result<()> {
+pub(crate) fn remove(dir: &Path) -> io::Result<()> {
     if !dir.exists() {
         return Ok(());
     }
@@ -351,7 +351,7 @@ fn remove_own_files(dir: &Path) {
 
 /// Removes what is derived from an index (the ranking index's segments), after the index was
 /// replaced: made for the old one, they must never be read beside the new one.
-pub fn remove_derived(dir: &Path) {
+pub(crate) fn remove_derived(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for e in entries.filter_map(Result::ok) {
         if e.file_name().to_string_lossy().starts_with("rank-") {
@@ -361,7 +361,7 @@ pub fn remove_derived(dir: &Path) {
 }
 
 /// Bytes of a project's index on disk: the database, its WAL and any other file beside it.
-pub fn size_on_disk(dir: &Path) -> u64 {
+pub(crate) fn size_on_disk(dir: &Path) -> u64 {
     std::fs::read_dir(dir)
         .map(|entries| entries.filter_map(Result::ok).filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum())
         .unwrap_or(0)

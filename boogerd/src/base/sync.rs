@@ -7,7 +7,7 @@
 use std::sync::{LockResult, PoisonError};
 
 /// `lock()`, `read()` and `write()` results, recovered from poisoning.
-pub trait Recover<G> {
+pub(crate) trait Recover<G> {
     fn recover(self) -> G;
 }
 

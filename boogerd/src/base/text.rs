@@ -2,14 +2,14 @@
 //! print, and finding the runs of a kind of character (words, identifiers) in text.
 
 /// `s` cut to at most `max` bytes (at a character boundary), marked with `…` when cut.
-pub fn clip(s: &str, max: usize) -> String {
+pub(crate) fn clip(s: &str, max: usize) -> String {
     if s.len() <= max { s.to_owned() } else { format!("{}…", &s[..s.floor_char_boundary(max)]) }
 }
 
 /// `s` with its control characters escaped (`\n`, `\u{1b}`): a name from a repository, as an
 /// answer line may show it. A newline in a file name could otherwise forge a result line, and
 /// an escape sequence would reach a terminal.
-pub fn printable(s: &str) -> String {
+pub(crate) fn printable(s: &str) -> String {
     if !s.chars().any(char::is_control) {
         return s.to_owned();
     }
@@ -19,7 +19,7 @@ pub fn printable(s: &str) -> String {
 /// Calls `f` with each longest run of `text`'s characters that `member` takes, and whether
 /// the run is ASCII. Byte by byte where the text is ASCII: every chunk of every file passes
 /// here, for its tokens and its identifiers.
-pub fn each_run<'t>(text: &'t str, member: impl Fn(char) -> bool, mut f: impl FnMut(&'t str, bool)) {
+pub(crate) fn each_run<'t>(text: &'t str, member: impl Fn(char) -> bool, mut f: impl FnMut(&'t str, bool)) {
     let bytes = text.as_bytes();
     let (mut start, mut ascii, mut i) = (None, true, 0);
     while i < bytes.len() {

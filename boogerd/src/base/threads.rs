@@ -9,7 +9,7 @@
 /// Linux a thread's nice value is its own, and threads it starts (such as the transformer's
 /// matrix-multiply pool) inherit it; raising it back would need privileges, so only threads
 /// that stay background call this.
-pub fn lower_priority() {
+pub(crate) fn lower_priority() {
     #[cfg(target_os = "linux")]
     // SAFETY: gettid has no preconditions; setpriority on our own thread id only changes
     // this thread's scheduling.
@@ -29,7 +29,7 @@ pub fn lower_priority() {
 
 /// The cores this process may use, read once: `available_parallelism` reads the cgroup's
 /// quota files on every call, which cost a query more than its ranking's bookkeeping.
-pub fn cores() -> usize {
+pub(crate) fn cores() -> usize {
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
 }
@@ -38,6 +38,6 @@ pub fn cores() -> usize {
 /// of its own (the synchronous PostgreSQL client), which cannot start on a thread that drives
 /// another (a daemon dropping its state as it stops panicked so).
 #[cfg(feature = "team")]
-pub fn drop_apart<T: Send + 'static>(value: T) {
+pub(crate) fn drop_apart<T: Send + 'static>(value: T) {
     let _ = std::thread::Builder::new().name("drop-apart".into()).spawn(move || drop(value)).map(|t| t.join());
 }

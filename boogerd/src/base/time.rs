@@ -3,12 +3,12 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Seconds since the Unix epoch.
-pub fn unix_now() -> i64 {
+pub(crate) fn unix_now() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
 }
 
 /// `2026-11-22T14:03:09Z` for the given Unix time (UTC).
-pub fn rfc3339(unix: i64) -> String {
+pub(crate) fn rfc3339(unix: i64) -> String {
     let days = unix.div_euclid(86_400);
     let secs = unix.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(days);
@@ -34,7 +34,7 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 
 /// Parses an RFC 3339 / ISO 8601 time (`2026-11-22T09:30:00Z`, `2026-11-22T10:30:00.5+01:00`,
 /// `2026-11-22 09:30:00Z`, or a date `2026-11-22` meaning its midnight UTC) to Unix seconds.
-pub fn parse_rfc3339(s: &str) -> Option<i64> {
+pub(crate) fn parse_rfc3339(s: &str) -> Option<i64> {
     let s = s.trim();
     let num = |t: &str| -> Option<i64> {
         (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())).then(|| t.parse().ok()).flatten()
@@ -87,7 +87,7 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
 }
 
 /// `3d 4h`, `5m 2s`: a short human duration.
-pub fn human_duration(secs: u64) -> String {
+pub(crate) fn human_duration(secs: u64) -> String {
     match secs {
         0..60 => format!("{secs}s"),
         60..3600 => format!("{}m {}s", secs / 60, secs % 60),

@@ -105,7 +105,7 @@ impl Config {
         Ok(())
     }
 
-    pub fn registry_file(&self) -> PathBuf {
+    pub(crate) fn registry_file(&self) -> PathBuf {
         self.data_dir.join(booger_proto::paths::REGISTRY_FILE)
     }
 }

@@ -14,24 +14,24 @@ use crate::engine::registry::{Project, Registry};
 
 /// What clients learn about the HTTP face (`daemon/status`), once it is served.
 #[derive(Clone, Debug, serde::Serialize)]
-pub struct HttpFacts {
-    pub url: String,
-    pub token_file: std::path::PathBuf,
+pub(crate) struct HttpFacts {
+    pub(crate) url: String,
+    pub(crate) token_file: std::path::PathBuf,
 }
 
 /// Everything the daemon holds in memory, shared by all connections.
 pub struct Daemon {
-    pub config: Config,
-    pub started: Instant,
-    pub started_at: String,
-    pub registry: RwLock<Registry>,
-    pub projects: Arc<Projects>,
-    pub watcher: Arc<crate::engine::watch::Watcher>,
+    pub(crate) config: Config,
+    pub(crate) started: Instant,
+    pub(crate) started_at: String,
+    pub(crate) registry: RwLock<Registry>,
+    pub(crate) projects: Arc<Projects>,
+    pub(crate) watcher: Arc<crate::engine::watch::Watcher>,
     /// Where HTTP is served, once it is (or why not).
-    pub http: std::sync::OnceLock<Result<HttpFacts, String>>,
+    pub(crate) http: std::sync::OnceLock<Result<HttpFacts, String>>,
     /// The team index, when one is configured.
     #[cfg(feature = "team")]
-    pub team: Option<crate::engine::team::TeamLink>,
+    pub(crate) team: Option<crate::engine::team::TeamLink>,
     stop: watch::Sender<bool>,
     /// Itself, for work a handler hands to a thread of its own (`eval`).
     me: std::sync::Weak<Daemon>,
@@ -77,18 +77,18 @@ impl Daemon {
 
     /// Keeps `root`'s index in step with its files from now on (first reconciling it with
     /// the disk); for a project already followed, asks for a re-walk.
-    pub fn follow(&self, root: &std::path::Path) {
+    pub(crate) fn follow(&self, root: &std::path::Path) {
         self.watcher.follow(self.projects.get(root), false);
     }
 
     /// [`follow`](Self::follow) for a project an `index` call has just brought up to date.
-    pub fn follow_indexed(&self, root: &std::path::Path) {
+    pub(crate) fn follow_indexed(&self, root: &std::path::Path) {
         self.watcher.follow(self.projects.get(root), true);
     }
 
     /// Gives back the memory of projects nobody asks about (and of the coldest ones while
     /// over the budget), then returns freed heap to the OS.
-    pub fn release_idle(&self) {
+    pub(crate) fn release_idle(&self) {
         let r = self.projects.release_idle(self.config.idle_release, self.config.memory_budget);
         if r.projects > 0 {
             tracing::info!(projects = r.projects, mb = r.bytes >> 20, held_mb = r.held >> 20, "released idle projects");
@@ -101,7 +101,7 @@ impl Daemon {
     }
 
     /// What the daemon holds: RSS, threads, the projects' warm structures and the budget.
-    pub fn memory(&self) -> Memory {
+    pub(crate) fn memory(&self) -> Memory {
         let (rss, threads) = crate::base::memory::process().unwrap_or((0, 0));
         let (warm, warm_projects) = self.projects.resident();
         let (heap_used, heap_free, sqlite) = crate::base::memory::heap().unwrap_or((0, 0, 0));
@@ -119,12 +119,12 @@ impl Daemon {
     }
 
     /// A handle on the daemon that outlives the call holding `&self`.
-    pub fn arc(&self) -> Arc<Daemon> {
+    pub(crate) fn arc(&self) -> Arc<Daemon> {
         self.me.upgrade().expect("the daemon is alive while it is used")
     }
 
     /// Asks the accept loop and every connection to finish.
-    pub fn request_shutdown(&self) {
+    pub(crate) fn request_shutdown(&self) {
         self.stop.send_replace(true);
     }
 
@@ -134,7 +134,7 @@ impl Daemon {
     }
 
     /// Resolves once a shutdown has been requested.
-    pub fn stopped(&self) -> impl Future<Output = ()> + Send + 'static {
+    pub(crate) fn stopped(&self) -> impl Future<Output = ()> + Send + 'static {
         let mut rx = self.stop.subscribe();
         async move {
             let _ = rx.wait_for(|stopped| *stopped).await;
@@ -142,7 +142,7 @@ impl Daemon {
     }
 
     /// Facts about the daemon itself, for `daemon/status`, `status` and `booger://status`.
-    pub fn facts(&self) -> DaemonFacts<Project> {
+    pub(crate) fn facts(&self) -> DaemonFacts<Project> {
         let projects = self.registry.read().recover().projects().to_vec();
         let http = self.http.get();
         let daemon = booger_proto::answers::Daemon {

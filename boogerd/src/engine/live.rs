@@ -53,7 +53,7 @@ const REMEMBERED: usize = 1000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
-pub enum WatchState {
+pub(crate) enum WatchState {
     /// Not followed (not registered, or the daemon is not watching yet).
     #[default]
     Off,
@@ -71,7 +71,7 @@ pub enum WatchState {
 }
 
 /// What the follower should do next.
-pub enum Work {
+pub(crate) enum Work {
     /// Re-walk the whole project.
     Whole,
     /// Re-survey these directories (relative).
@@ -84,7 +84,7 @@ pub enum Work {
 
 /// The last batch applied, for `status`.
 #[derive(Debug, Clone, Serialize)]
-pub struct Batch {
+pub(crate) struct Batch {
     pub at: String,
     /// Files whose chunks changed (written or removed).
     pub changed: u64,
@@ -94,7 +94,7 @@ pub struct Batch {
 
 /// The last re-survey after lost events, for `status`.
 #[derive(Debug, Clone, Serialize)]
-pub struct Resurvey {
+pub(crate) struct Resurvey {
     pub at: String,
     /// Directories and files statted.
     pub statted: u64,
@@ -105,7 +105,7 @@ pub struct Resurvey {
 
 /// The part of a project's state an answer reports: what it could not wait for.
 #[derive(Debug, Clone, Serialize)]
-pub struct Freshness {
+pub(crate) struct Freshness {
     pub state: WatchState,
     /// Paths changed on disk and not yet in the index (first few).
     pub pending: Vec<String>,
@@ -163,7 +163,7 @@ struct State {
 }
 
 /// What [`Live::poll`] found.
-pub enum Poll {
+pub(crate) enum Poll {
     /// Do this now.
     Work(Work),
     /// Nothing yet; ask again at this time (or when woken).
@@ -175,7 +175,7 @@ pub enum Poll {
 }
 
 /// The watcher, as a project's live state sees it.
-pub trait Link: Send + Sync {
+pub(crate) trait Link: Send + Sync {
     /// The project has something new for the followers.
     fn wake(&self);
     /// Hands over every event the OS holds now, so that what is pending is known exactly.
@@ -183,7 +183,7 @@ pub trait Link: Send + Sync {
 }
 
 #[derive(Default)]
-pub struct Live {
+pub(crate) struct Live {
     state: Mutex<State>,
     /// Signalled on every change of state: a finished batch for waiting queries.
     changed: Condvar,
@@ -197,7 +197,7 @@ impl Live {
     }
 
     /// Connects this project to the watcher that applies its changes.
-    pub fn set_link(&self, link: std::sync::Arc<dyn Link>) {
+    pub(crate) fn set_link(&self, link: std::sync::Arc<dyn Link>) {
         let _ = self.link.set(link);
     }
 
@@ -210,11 +210,11 @@ impl Live {
         }
     }
 
-    pub fn mode(&self) -> WatchState {
+    pub(crate) fn mode(&self) -> WatchState {
         self.lock().mode
     }
 
-    pub fn set_mode(&self, mode: WatchState, reason: Option<String>) {
+    pub(crate) fn set_mode(&self, mode: WatchState, reason: Option<String>) {
         let mut st = self.lock();
         if st.mode != mode || st.reason != reason {
             tracing::debug!(?mode, reason = reason.as_deref().unwrap_or(""), "watch mode");
@@ -225,12 +225,12 @@ impl Live {
         self.signal();
     }
 
-    pub fn set_watched_dirs(&self, n: usize) {
+    pub(crate) fn set_watched_dirs(&self, n: usize) {
         self.lock().watched_dirs = n;
     }
 
     /// Records a change of `rel` (relative to the project root; `""` is the root itself).
-    pub fn noticed(&self, rel: &str) {
+    pub(crate) fn noticed(&self, rel: &str) {
         if rel.split('/').any(|c| walk::is_never(std::ffi::OsStr::new(c))) {
             return; // the index's own files, VCS internals
         }
@@ -258,7 +258,7 @@ impl Live {
     }
 
     /// Asks for a whole re-walk (start-up, lost events, an explicit `index`).
-    pub fn request_whole(&self) {
+    pub(crate) fn request_whole(&self) {
         let mut st = self.lock();
         st.whole = true;
         st.first_event.get_or_insert_with(Instant::now);
@@ -269,7 +269,7 @@ impl Live {
 
     /// The OS dropped events, all of them after `since`: re-survey what changed since then,
     /// and count it for `status`.
-    pub fn overflowed(&self, since: SystemTime) {
+    pub(crate) fn overflowed(&self, since: SystemTime) {
         let mut st = self.lock();
         st.overflows += 1;
         st.lost_since = Some(st.lost_since.map_or(since, |s| s.min(since)));
@@ -281,7 +281,7 @@ impl Live {
     }
 
     /// Queues directories for a follow-up survey (new directories, once their watch is on).
-    pub fn requeue(&self, dirs: impl IntoIterator<Item = String>) {
+    pub(crate) fn requeue(&self, dirs: impl IntoIterator<Item = String>) {
         let mut st = self.lock();
         st.dirs.extend(dirs);
         let now = Instant::now();
@@ -291,7 +291,7 @@ impl Live {
         self.signal();
     }
 
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         self.lock().stop = true;
         self.signal();
     }
@@ -300,7 +300,7 @@ impl Live {
     /// been quiet for `quiet`, or have waited `max_delay`, or a query is waiting for them; a
     /// missing project is looked for every `missing_poll`, a rescanning one re-walked every
     /// `rescan`. A project with nothing to do asks for no timer: idle costs nothing.
-    pub fn poll(&self, now: Instant, t: &Timing) -> Poll {
+    pub(crate) fn poll(&self, now: Instant, t: &Timing) -> Poll {
         let mut st = self.lock();
         if st.stop {
             return Poll::Stop;
@@ -360,7 +360,7 @@ impl Live {
     }
 
     /// The batch taken by the last [`next_work`](Self::next_work) is in the index.
-    pub fn applied(&self, batch: Option<Batch>) {
+    pub(crate) fn applied(&self, batch: Option<Batch>) {
         let mut st = self.lock();
         st.applying = None;
         st.applying_since = None;
@@ -376,7 +376,7 @@ impl Live {
 
     /// A whole walk ended (start-up, a changed ignore file, a rescanning timer): counted for
     /// `status` with its cost.
-    pub fn walked_whole(&self, walk: Batch) {
+    pub(crate) fn walked_whole(&self, walk: Batch) {
         let mut st = self.lock();
         st.whole_walks += 1;
         st.last_whole = Some(walk);
@@ -384,7 +384,7 @@ impl Live {
 
     /// A re-survey after lost events ended: `surveyed` files statted, `changed` directories
     /// found to need a survey.
-    pub fn resurveyed(&self, survey: Resurvey) {
+    pub(crate) fn resurveyed(&self, survey: Resurvey) {
         let mut st = self.lock();
         st.resurveys += 1;
         st.last_resurvey = Some(survey);
@@ -392,7 +392,7 @@ impl Live {
 
     /// Read-your-writes: if changes to this project are queued or being applied, waits (see
     /// [`FRESH_WAIT`]) for them to reach the index, then says what is still pending.
-    pub fn wait_fresh(&self) -> Freshness {
+    pub(crate) fn wait_fresh(&self) -> Freshness {
         let started = Instant::now();
         // Events the OS holds but nobody has read yet are changes made before this query.
         if let Some(l) = self.link.get() {
@@ -419,14 +419,14 @@ impl Live {
     }
 
     /// Changes are queued (not yet taken by the follower).
-    pub fn has_work(&self) -> bool {
+    pub(crate) fn has_work(&self) -> bool {
         let st = self.lock();
         st.whole || !st.dirs.is_empty() || st.lost_since.is_some()
     }
 
     /// How long the oldest change not yet in the index has waited (zero when none waits): the
     /// index's freshness lag.
-    pub fn lag(&self) -> Duration {
+    pub(crate) fn lag(&self) -> Duration {
         let st = self.lock();
         let oldest = match (st.applying_since, st.first_event) {
             (Some(a), Some(f)) => Some(a.min(f)),
@@ -436,12 +436,12 @@ impl Live {
     }
 
     /// What is pending now, without waiting.
-    pub fn freshness(&self) -> Freshness {
+    pub(crate) fn freshness(&self) -> Freshness {
         freshness(&self.lock())
     }
 
     /// Everything `status` shows about the watch.
-    pub fn status(&self) -> serde_json::Value {
+    pub(crate) fn status(&self) -> serde_json::Value {
         let st = self.lock();
         let f = freshness(&st);
         serde_json::json!({

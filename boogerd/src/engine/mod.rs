@@ -8,7 +8,7 @@ pub mod index;
 pub(crate) mod live;
 #[cfg(feature = "team")]
 pub(crate) mod prebuilt;
-pub mod project;
+pub(crate) mod project;
 #[cfg(feature = "team")]
 pub(crate) mod publish;
 pub(crate) mod registration;

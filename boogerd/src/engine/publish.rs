@@ -26,7 +26,7 @@ const BATCH: usize = 200;
 const SETTLE_AFTER: usize = 1_000;
 
 #[derive(Debug, thiserror::Error)]
-pub enum PublishError {
+pub(crate) enum PublishError {
     #[error(transparent)]
     Git(#[from] GitError),
     #[error(transparent)]
@@ -40,7 +40,7 @@ pub enum PublishError {
 
 /// What one publication did.
 #[derive(Debug, Clone)]
-pub struct Published {
+pub(crate) struct Published {
     pub commit: String,
     pub files: usize,
     pub blobs_sent: usize,
@@ -55,7 +55,7 @@ pub struct Published {
 /// Files over `max_file_bytes` are cut into blocks, as the local index cuts them. A blob the
 /// project's local index (`local`) holds at its path, same content, is taken from there
 /// instead of being chunked again.
-pub fn publish(
+pub(crate) fn publish(
     root: &Path,
     name: &str,
     rev: &str,

@@ -12,7 +12,7 @@ use crate::base::sync::Recover;
 
 /// Files that make a directory a project (with `.git`): what `add-all` and registration on
 /// first use look for.
-pub const MANIFESTS: &[&str] = &[
+pub(crate) const MANIFESTS: &[&str] = &[
     "Cargo.toml",
     "package.json",
     "go.mod",
@@ -31,7 +31,7 @@ pub const MANIFESTS: &[&str] = &[
 /// Why registering `dir` needs `--force` because of its size: more files to index than the
 /// daemon's `--confirm-above-files`, counted with the indexing walker (no file is read). `None`
 /// for a directory already registered, or within the limit.
-pub fn too_many_files(daemon: &Daemon, dir: &Path) -> Option<String> {
+pub(crate) fn too_many_files(daemon: &Daemon, dir: &Path) -> Option<String> {
     let limit = daemon.config.confirm_above_files;
     let root = super::registry::canonical_dir(dir).ok()?;
     if limit == 0 || daemon.registry.read().recover().find(&root.to_string_lossy()).is_some() {
@@ -60,7 +60,7 @@ pub fn too_many_files(daemon: &Daemon, dir: &Path) -> Option<String> {
 /// The project a session started in `dir` is about, for registering it on first use: the
 /// enclosing git repository, else `dir` if it has a project manifest. Never the file system's
 /// root or the home directory itself (a dotfiles repository makes the home a git work tree).
-pub fn first_use_root(dir: &Path) -> Option<PathBuf> {
+pub(crate) fn first_use_root(dir: &Path) -> Option<PathBuf> {
     let dir = super::registry::canonical_dir(dir).ok()?;
     let root = dir
         .ancestors()
@@ -72,7 +72,7 @@ pub fn first_use_root(dir: &Path) -> Option<PathBuf> {
 
 /// Registers the project at `root` and starts indexing it (a session's first call in an
 /// unregistered repository).
-pub fn register_on_first_use(daemon: &Daemon, root: &Path) -> Result<Project, String> {
+pub(crate) fn register_on_first_use(daemon: &Daemon, root: &Path) -> Result<Project, String> {
     if let Some(why) = too_many_files(daemon, root) {
         return Err(why);
     }
@@ -88,7 +88,7 @@ pub fn register_on_first_use(daemon: &Daemon, root: &Path) -> Result<Project, St
 }
 
 /// A newly registered project: its index placement, then its watch and first index.
-pub fn start(daemon: &Daemon, p: &Project, why: &str) {
+pub(crate) fn start(daemon: &Daemon, p: &Project, why: &str) {
     tracing::info!(project = %p.name, root = %p.root.display(), "{why}");
     daemon.projects.set_in_repo(&p.root, p.in_repo);
     daemon.follow(&p.root);

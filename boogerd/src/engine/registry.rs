@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 /// A registered project, as the registry keeps it and answers name it.
-pub use booger_proto::answers::Project;
+pub(crate) use booger_proto::answers::Project;
 
 #[derive(Debug, Serialize, Deserialize)]
 struct OnDisk {
@@ -18,7 +18,7 @@ struct OnDisk {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum RegistryError {
+pub(crate) enum RegistryError {
     #[error("{0} does not exist")]
     Missing(PathBuf),
     #[error("{0} is not a directory; give the project's root directory")]
@@ -35,14 +35,14 @@ pub enum RegistryError {
 }
 
 #[derive(Debug)]
-pub struct Registry {
+pub(crate) struct Registry {
     file: PathBuf,
     projects: Vec<Project>,
 }
 
 /// Outcome of [`Registry::add`].
 #[derive(Debug)]
-pub enum Added {
+pub(crate) enum Added {
     New(Project),
     Existing(Project),
     /// Registered already; where its index lives changed.
@@ -51,7 +51,7 @@ pub enum Added {
 
 impl Registry {
     /// Loads the registry, or starts empty if there is none yet.
-    pub fn load(file: &Path) -> Self {
+    pub(crate) fn load(file: &Path) -> Self {
         let projects = match std::fs::read(file) {
             Ok(bytes) => match serde_json::from_slice::<OnDisk>(&bytes) {
                 Ok(d) => d.projects,
@@ -72,7 +72,7 @@ impl Registry {
         Self { file: file.to_owned(), projects }
     }
 
-    pub fn projects(&self) -> &[Project] {
+    pub(crate) fn projects(&self) -> &[Project] {
         &self.projects
     }
 
@@ -81,7 +81,7 @@ impl Registry {
     /// its index if `in_repo` differs).
     /// Registers the directory `path` (its index in `<root>/.booger/` with `in_repo`). A root
     /// that is no project ([`refusal`]) is refused unless `force`.
-    pub fn add(&mut self, path: &Path, in_repo: bool, force: bool) -> Result<Added, RegistryError> {
+    pub(crate) fn add(&mut self, path: &Path, in_repo: bool, force: bool) -> Result<Added, RegistryError> {
         let root = canonical_dir(path)?;
         if let Some(why) = refusal(&root).filter(|_| !force) {
             return Err(RegistryError::Refused { root, why });
@@ -109,7 +109,7 @@ impl Registry {
 
     /// Unregisters the project named `key`: its name or its root, exactly (a path inside a
     /// project does not remove the whole project).
-    pub fn remove(&mut self, key: &str) -> Result<Option<Project>, RegistryError> {
+    pub(crate) fn remove(&mut self, key: &str) -> Result<Option<Project>, RegistryError> {
         let root = booger_proto::paths::canonical(key).unwrap_or_else(|_| PathBuf::from(key));
         let Some(i) = self.projects.iter().position(|p| p.name == key || p.root == root) else {
             return Ok(None);
@@ -123,12 +123,12 @@ impl Registry {
     }
 
     /// The project named `key`: its name, its root, or any path inside it (innermost wins).
-    pub fn find(&self, key: &str) -> Option<&Project> {
+    pub(crate) fn find(&self, key: &str) -> Option<&Project> {
         self.position(key).map(|i| &self.projects[i])
     }
 
     /// The registered project whose root contains `path` (the innermost one).
-    pub fn containing(&self, path: &Path) -> Option<&Project> {
+    pub(crate) fn containing(&self, path: &Path) -> Option<&Project> {
         self.projects.iter().filter(|p| path.starts_with(&p.root)).max_by_key(|p| p.root.as_os_str().len())
     }
 
@@ -172,7 +172,7 @@ impl Registry {
 /// Why `root` (canonical) is no project to index: the file system's root, the home directory
 /// itself, a system tree, or a pseudo file system (whose files never end, or are the
 /// machine's state rather than code). None for anything else, `/usr/include` included.
-pub fn refusal(root: &Path) -> Option<&'static str> {
+pub(crate) fn refusal(root: &Path) -> Option<&'static str> {
     const PSEUDO: &[&str] = &["/proc", "/sys", "/dev", "/run"];
     const SYSTEM: &[&str] = &[
         "/usr",
@@ -217,7 +217,7 @@ pub fn refusal(root: &Path) -> Option<&'static str> {
     None
 }
 
-pub fn canonical_dir(path: &Path) -> Result<PathBuf, RegistryError> {
+pub(crate) fn canonical_dir(path: &Path) -> Result<PathBuf, RegistryError> {
     let root = booger_proto::paths::canonical(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => RegistryError::Missing(path.to_owned()),
         _ => RegistryError::Unreadable { path: path.to_owned(), source: e },

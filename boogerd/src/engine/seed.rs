@@ -21,7 +21,7 @@ use crate::store::{FileWrite, Store, StoreError};
 const BATCH: usize = 500;
 
 #[derive(Debug, thiserror::Error)]
-pub enum SeedError {
+pub(crate) enum SeedError {
     #[error(transparent)]
     Git(#[from] GitError),
     #[error(transparent)]
@@ -32,7 +32,7 @@ pub enum SeedError {
 
 /// Seeds the empty `store` of the repository at `root`, whose HEAD is `head` ([`head`]),
 /// from the team index at `url`; the number of files filled (0 when HEAD is not published).
-pub fn seed(root: &Path, head: &str, store: &Store, url: &str) -> Result<usize, SeedError> {
+pub(crate) fn seed(root: &Path, head: &str, store: &Store, url: &str) -> Result<usize, SeedError> {
     let repo = Repo::open(root)?;
     let mut team = TeamStore::connect_to_read(url)?;
     if !team.has_commit(head)? {
@@ -107,6 +107,6 @@ fn same_language(path: &str, blob: &crate::store::team::StoredBlob) -> bool {
 }
 
 /// The commit checked out at `root`, if it is a repository with one.
-pub fn head(root: &Path) -> Option<String> {
+pub(crate) fn head(root: &Path) -> Option<String> {
     Repo::open(root).ok()?.commit_of("HEAD").ok()
 }

@@ -17,14 +17,14 @@ const MAX_BACKOFF: Duration = Duration::from_secs(60);
 const STATEMENT_TIMEOUT_MS: u32 = 10_000;
 
 #[derive(Debug, thiserror::Error)]
-pub enum LinkError {
+pub(crate) enum LinkError {
     #[error("the team index at {server} is unreachable ({why}); booger tries again in {retry_in} s")]
     Down { server: String, why: String, retry_in: u64 },
     #[error(transparent)]
     Team(#[from] TeamError),
 }
 
-pub struct TeamLink {
+pub(crate) struct TeamLink {
     url: String,
     state: Mutex<State>,
 }
@@ -39,7 +39,7 @@ struct State {
 
 /// What `status` says of the link.
 #[derive(Debug, Clone)]
-pub struct LinkHealth {
+pub(crate) struct LinkHealth {
     pub server: String,
     /// None until first used.
     pub reachable: Option<bool>,
@@ -47,16 +47,16 @@ pub struct LinkHealth {
 }
 
 impl TeamLink {
-    pub fn new(url: String) -> Self {
+    pub(crate) fn new(url: String) -> Self {
         Self { url, state: Mutex::default() }
     }
 
-    pub fn server(&self) -> String {
+    pub(crate) fn server(&self) -> String {
         server_of(&self.url)
     }
 
     /// Runs `f` on the connection, connecting first if there is none and the backoff allows.
-    pub fn with<T>(&self, f: impl FnOnce(&mut TeamStore) -> Result<T, TeamError>) -> Result<T, LinkError> {
+    pub(crate) fn with<T>(&self, f: impl FnOnce(&mut TeamStore) -> Result<T, TeamError>) -> Result<T, LinkError> {
         let mut state = self.state.lock().recover();
         // A connection the server closed (a restart) is made again at once, not after a
         // backoff: the first call after a restart would otherwise fail for nothing.
@@ -102,7 +102,7 @@ impl TeamLink {
         }
     }
 
-    pub fn health(&self) -> LinkHealth {
+    pub(crate) fn health(&self) -> LinkHealth {
         let state = self.state.lock().recover();
         let reachable = if state.conn.is_some() {
             Some(true)

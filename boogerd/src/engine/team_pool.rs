@@ -9,7 +9,7 @@ use std::time::Duration;
 use r2d2::{ManageConnection, Pool, PooledConnection};
 
 /// A connection taken from the pool, given back when dropped.
-pub type Pooled = PooledConnection<Manager>;
+pub(crate) type Pooled = PooledConnection<Manager>;
 
 use crate::store::team::{TeamError, TeamStore, server_of};
 
@@ -20,12 +20,12 @@ const CHECKOUT_WAIT: Duration = Duration::from_secs(3);
 
 #[derive(Debug, thiserror::Error)]
 #[error("the team index at {server} cannot be read now ({why}); try again shortly")]
-pub struct Unavailable {
+pub(crate) struct Unavailable {
     pub server: String,
     pub why: String,
 }
 
-pub struct Manager {
+pub(crate) struct Manager {
     url: String,
 }
 
@@ -48,7 +48,7 @@ impl ManageConnection for Manager {
     }
 }
 
-pub struct TeamPool {
+pub(crate) struct TeamPool {
     /// Always here but while dropped (see `Drop`).
     pool: Option<Pool<Manager>>,
     server: String,
@@ -57,7 +57,7 @@ pub struct TeamPool {
 impl TeamPool {
     /// A pool of at most `size` connections to `url`, none made yet (the first call makes
     /// one; a server down at start does not keep the team server from starting).
-    pub fn new(url: &str, size: u32) -> Self {
+    pub(crate) fn new(url: &str, size: u32) -> Self {
         let server = server_of(url);
         let pool = Pool::builder()
             .max_size(size.max(1))
@@ -74,22 +74,22 @@ impl TeamPool {
         self.pool.as_ref().expect("a pool until dropped")
     }
 
-    pub fn server(&self) -> &str {
+    pub(crate) fn server(&self) -> &str {
         &self.server
     }
 
     /// A connection, or why none can be had now.
-    pub fn get(&self) -> Result<Pooled, Unavailable> {
+    pub(crate) fn get(&self) -> Result<Pooled, Unavailable> {
         self.pool().get().map_err(|e| Unavailable { server: self.server.clone(), why: e.to_string() })
     }
 
     /// A connection if one is free now, without waiting.
-    pub fn try_get(&self) -> Option<Pooled> {
+    pub(crate) fn try_get(&self) -> Option<Pooled> {
         self.pool().try_get()
     }
 
     /// Connections open, and of those idle.
-    pub fn state(&self) -> (u32, u32) {
+    pub(crate) fn state(&self) -> (u32, u32) {
         let s = self.pool().state();
         (s.connections, s.idle_connections)
     }

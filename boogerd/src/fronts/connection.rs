@@ -10,7 +10,7 @@ use crate::base::sync::Recover;
 use crate::tools::Session;
 
 /// Per-connection state, handed to every method the connection calls.
-pub struct Connection {
+pub(crate) struct Connection {
     pub id: u64,
     pub session: std::sync::RwLock<Session>,
     /// The MCP revision agreed in `initialize`, if the peer is an MCP client.
@@ -21,7 +21,7 @@ pub struct Connection {
 
 impl Connection {
     /// A new connection's state: its own id and session.
-    pub fn new(session: impl FnOnce(u64) -> Session) -> Arc<Self> {
+    pub(crate) fn new(session: impl FnOnce(u64) -> Session) -> Arc<Self> {
         let id = NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed);
         Arc::new(Connection {
             id,
@@ -31,7 +31,7 @@ impl Connection {
         })
     }
 
-    pub fn session(&self) -> Session {
+    pub(crate) fn session(&self) -> Session {
         self.session.read().recover().clone()
     }
 }

@@ -53,6 +53,8 @@ fn io_err(context: impl Into<String>) -> impl FnOnce(io::Error) -> BindError {
 /// A bound listener plus the lock that makes it ours. Dropping it removes the socket file.
 pub struct Endpoint {
     listener: Listener,
+    /// The socket file, removed on drop (a named pipe leaves none).
+    #[cfg(unix)]
     socket: PathBuf,
     runtime_dir: PathBuf,
     _lock: File,
@@ -72,20 +74,23 @@ impl Endpoint {
         tracing::info!(socket = %socket.display(), "listening");
         // A named pipe has no folder of its own: the data directory takes its place.
         let runtime_dir = if cfg!(windows) { data_dir.to_owned() } else { dir.to_owned() };
-        Ok(Self { listener, socket: socket.to_owned(), runtime_dir, _lock: lock, _data_lock: data_lock })
-    }
-
-    pub fn socket(&self) -> &Path {
-        &self.socket
+        Ok(Self {
+            listener,
+            #[cfg(unix)]
+            socket: socket.to_owned(),
+            runtime_dir,
+            _lock: lock,
+            _data_lock: data_lock,
+        })
     }
 
     /// The private folder for this daemon's runtime files (the HTTP token): the socket's.
-    pub fn runtime_dir(&self) -> &Path {
+    pub(crate) fn runtime_dir(&self) -> &Path {
         &self.runtime_dir
     }
 
     /// Waits for the next connection from a process of our own user; others are dropped.
-    pub async fn accept(&self) -> io::Result<Stream> {
+    pub(crate) async fn accept(&self) -> io::Result<Stream> {
         loop {
             let conn = self.listener.accept().await?;
             match peer_is_us(&conn) {

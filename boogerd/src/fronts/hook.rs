@@ -27,7 +27,7 @@ use crate::tools::{self, Session};
 const MAX_LINES: usize = 1000;
 
 /// What the hook prints for `event` from `client`, if anything.
-pub async fn answer(daemon: Arc<Daemon>, client: &str, event: &Value) -> Option<String> {
+pub(crate) async fn answer(daemon: Arc<Daemon>, client: &str, event: &Value) -> Option<String> {
     let client = match client {
         "claude-code" => Client::ClaudeCode,
         "gemini" => Client::Gemini,

@@ -6,12 +6,12 @@
 
 use std::collections::BTreeMap;
 
-pub fn file_hash(bytes: &[u8]) -> String {
+pub(crate) fn file_hash(bytes: &[u8]) -> String {
     blake3::hash(bytes).to_hex().to_string()
 }
 
 /// The root hash of the tree formed by `files` (`/`-separated relative path → content hash).
-pub fn merkle_root<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+pub(crate) fn merkle_root<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
     #[derive(Default)]
     struct Dir<'a> {
         dirs: BTreeMap<&'a str, Dir<'a>>,

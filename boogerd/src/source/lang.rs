@@ -53,7 +53,7 @@ const fn spec(
 }
 
 /// Every language, in the catalogue's order (new ones are appended).
-pub const SPECS: &[Spec] = &[
+pub(crate) const SPECS: &[Spec] = &[
     spec(Lang::Rust, "rust", &["rs"], &[], &[]),
     spec(Lang::Python, "python", &["py", "pyi", "pyw"], &["SConstruct", "SConscript"], &["python"]),
     spec(Lang::JavaScript, "javascript", &["js", "mjs", "cjs", "jsx"], &[], &["node", "deno", "bun"]),
@@ -124,7 +124,7 @@ impl Lang {
         SPECS.iter().find(|s| s.interpreters.contains(&program)).map(|s| s.lang)
     }
 
-    pub fn spec(self) -> &'static Spec {
+    pub(crate) fn spec(self) -> &'static Spec {
         SPECS.iter().find(|s| s.lang == self).expect("every language has a spec")
     }
 
@@ -137,7 +137,7 @@ impl Lang {
 /// `src/test/`, `spec/`, `__tests__/`, `FluentValidation.Tests/`, `SwiftyJSONTests/`), or named
 /// as one (`test_x.py`, `x_test.go`, `x.spec.ts`, `x_spec.rb`, `XTest.java`, `XTests.cs`,
 /// `XSpec.scala`, `conftest.py`).
-pub fn is_test_path(path: &str) -> bool {
+pub(crate) fn is_test_path(path: &str) -> bool {
     let (folders, file) = path.rsplit_once('/').unwrap_or(("", path));
     let test_folder = |seg: &str| {
         let lower = seg.to_ascii_lowercase();

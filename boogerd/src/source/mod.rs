@@ -11,14 +11,14 @@ pub mod lang;
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;
 /// Files larger than this are not indexed at all (reported as skipped): a dump or a log of
 /// this size is not code an agent reads, and holding it would cost memory twice its size.
-pub const HUGE_FILE_BYTES: u64 = 32 * 1024 * 1024;
+pub(crate) const HUGE_FILE_BYTES: u64 = 32 * 1024 * 1024;
 
 /// `name` (a path below a project's root, as bytes) if booger indexes a file by it: UTF-8
 /// without control characters. The one rule for every index, local and team: answers print
 /// paths as lines an agent reads (a newline in a name could forge a result line, an escape
 /// sequence would reach a terminal), and a name that is not UTF-8 could not be opened again
 /// by the name printed.
-pub fn indexable_name(name: &[u8]) -> Option<&str> {
+pub(crate) fn indexable_name(name: &[u8]) -> Option<&str> {
     std::str::from_utf8(name).ok().filter(|s| !s.chars().any(char::is_control))
 }
 
@@ -31,17 +31,17 @@ pub struct Survey {
 }
 
 impl Survey {
-    pub fn contains(&self, rel: &str) -> bool {
+    pub(crate) fn contains(&self, rel: &str) -> bool {
         self.deep.iter().any(|d| is_under(rel, d)) || self.shallow.iter().any(|d| parent_dir(rel) == d)
     }
 }
 
 /// The directory a relative path is in (`""` for the root).
-pub fn parent_dir(rel: &str) -> &str {
+pub(crate) fn parent_dir(rel: &str) -> &str {
     rel.rfind('/').map_or("", |i| &rel[..i])
 }
 
 /// True if `rel` is `dir` or below it (`""` contains everything).
-pub fn is_under(rel: &str, dir: &str) -> bool {
+pub(crate) fn is_under(rel: &str, dir: &str) -> bool {
     dir.is_empty() || rel == dir || rel.strip_prefix(dir).is_some_and(|r| r.starts_with('/'))
 }

@@ -10,7 +10,7 @@ use super::{Result, Store, words};
 impl Store {
     /// Applies one batch in one transaction: a file's row and its chunks change together, so
     /// an interrupted run leaves every file either old or new, never half-written.
-    pub fn write_batch(&self, writes: &[FileWrite], deletes: &[String], indexed_at: &str) -> Result<()> {
+    pub(crate) fn write_batch(&self, writes: &[FileWrite], deletes: &[String], indexed_at: &str) -> Result<()> {
         let changes_content = writes.iter().any(|w| w.chunks.is_some()) || !deletes.is_empty();
         if changes_content {
             self.content_changed();

@@ -61,7 +61,7 @@ pub struct Context {
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct Annotation {
+pub(crate) struct Annotation {
     pub id: i64,
     pub target: String,
     pub note: String,
@@ -72,7 +72,7 @@ pub struct Annotation {
 
 /// Which session's rows a call sees or changes.
 #[derive(Debug, Clone, Copy)]
-pub enum Scope<'a> {
+pub(crate) enum Scope<'a> {
     /// This session's rows and the shared ones.
     Session(&'a str),
     /// Shared rows only (written with no session).
@@ -90,11 +90,11 @@ impl Scope<'_> {
 
 /// Live notes a session (or the shared context) may hold in one project: more than any agent
 /// writes by hand, few enough that listing them stays cheap.
-pub const MAX_NOTES: usize = 1000;
+pub(crate) const MAX_NOTES: usize = 1000;
 
 impl Store {
     /// `Ok(None)` when `scope` already holds [`MAX_NOTES`] live notes.
-    pub fn annotate(
+    pub(crate) fn annotate(
         &self,
         target: &str,
         note: &str,
@@ -121,7 +121,7 @@ impl Store {
     }
 
     /// Live annotations visible to `scope`, optionally only those on `target`.
-    pub fn annotations(&self, scope: Scope, target: Option<&str>, now: &str) -> Result<Vec<Annotation>> {
+    pub(crate) fn annotations(&self, scope: Scope, target: Option<&str>, now: &str) -> Result<Vec<Annotation>> {
         self.read(|c| {
             let mut stmt = c.prepare_cached(
                 "SELECT id, target, note, session_id, created_at, expires_at FROM notes.annotations
@@ -145,7 +145,7 @@ impl Store {
     }
 
     /// Adds paths to the focus or visited set of `scope` (a path already there is kept once).
-    pub fn add_workset(&self, kind: &str, paths: &[String], scope: Scope, now: &str) -> Result<usize> {
+    pub(crate) fn add_workset(&self, kind: &str, paths: &[String], scope: Scope, now: &str) -> Result<usize> {
         self.write(|c| {
             let tx = c.transaction()?;
             let mut added = 0;
@@ -171,7 +171,7 @@ impl Store {
     }
 
     /// (focus, visited) paths visible to `scope`.
-    pub fn workset(&self, scope: Scope) -> Result<(Vec<String>, Vec<String>)> {
+    pub(crate) fn workset(&self, scope: Scope) -> Result<(Vec<String>, Vec<String>)> {
         self.read(|c| {
             let mut stmt = c.prepare_cached(
                 "SELECT DISTINCT kind, path FROM notes.workset WHERE session_id IS NULL OR session_id = ?1 ORDER BY path",
@@ -188,7 +188,7 @@ impl Store {
 
     /// Clears volatile context: one session's rows, the shared rows, or (`None`) everything.
     /// Returns (annotations, workset entries) removed.
-    pub fn forget(&self, scope: Option<Scope>) -> Result<(usize, usize)> {
+    pub(crate) fn forget(&self, scope: Option<Scope>) -> Result<(usize, usize)> {
         self.write(|c| {
             let tx = c.transaction()?;
             let counts = match scope {

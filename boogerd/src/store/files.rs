@@ -10,7 +10,7 @@ use crate::source::chunk::Chunk;
 
 /// What the index knows of a file, for change detection.
 #[derive(Debug, Clone)]
-pub struct FileState {
+pub(crate) struct FileState {
     pub size: u64,
     pub mtime_ns: i64,
     pub hash: String,
@@ -18,7 +18,7 @@ pub struct FileState {
 
 /// One file's new state. With `chunks: None` only size and mtime changed (same content).
 #[derive(Debug, Clone)]
-pub struct FileWrite {
+pub(crate) struct FileWrite {
     pub path: String,
     pub size: u64,
     pub mtime_ns: i64,
@@ -48,7 +48,7 @@ pub struct Stats {
 }
 
 /// How many files indexed with a problem the stats list.
-pub const PROBLEMS_KEPT: usize = 200;
+pub(super) const PROBLEMS_KEPT: usize = 200;
 
 /// Files indexed with a problem, and the problem: (path, why), the first [`PROBLEMS_KEPT`];
 /// and how many there are.
@@ -56,7 +56,7 @@ pub(super) type Problems = std::sync::Arc<(Vec<(String, String)>, u64)>;
 
 /// [`Stats`] and the Merkle root of one content generation.
 #[derive(Debug, Clone)]
-pub struct Summary {
+pub(crate) struct Summary {
     pub stats: Stats,
     pub root_hash: String,
 }
@@ -120,7 +120,7 @@ fn file_state(r: &rusqlite::Row) -> rusqlite::Result<(String, FileState)> {
 }
 
 impl Store {
-    pub fn file_states(&self) -> Result<HashMap<String, FileState>> {
+    pub(crate) fn file_states(&self) -> Result<HashMap<String, FileState>> {
         self.read(|c| {
             let mut stmt = c.prepare("SELECT path, size_bytes, mtime_ns, content_hash FROM files")?;
             let rows = stmt.query_map([], file_state)?;
@@ -129,7 +129,7 @@ impl Store {
     }
 
     /// The indexed files a partial run covers (see [`crate::source::Survey`]).
-    pub fn file_states_in(&self, scope: &crate::source::Survey) -> Result<HashMap<String, FileState>> {
+    pub(crate) fn file_states_in(&self, scope: &crate::source::Survey) -> Result<HashMap<String, FileState>> {
         if scope.deep.iter().any(String::is_empty) {
             return self.file_states();
         }
@@ -161,7 +161,7 @@ impl Store {
     /// Has the next run read every file again (its content hash kept, so an unchanged file is
     /// not parsed again): what a change of which files to set aside needs, since a header can
     /// decide that.
-    pub fn recheck_all(&self) -> Result<()> {
+    pub(crate) fn recheck_all(&self) -> Result<()> {
         self.write(|c| {
             c.execute("UPDATE files SET mtime_ns = -1", [])?;
             Ok(())
@@ -169,7 +169,7 @@ impl Store {
     }
 
     /// Forgets every file and chunk (a full rebuild); annotations and the workset stay.
-    pub fn clear_files(&self) -> Result<()> {
+    pub(crate) fn clear_files(&self) -> Result<()> {
         self.content_changed();
         let generation = self.content_generation();
         self.write(|c| {
@@ -214,7 +214,7 @@ impl Store {
     /// Counts and the Merkle root, recomputed only after files were written. (Not keyed by
     /// the content generation: a batch bumps that before it commits, and a summary read in
     /// between would be kept, stale, until the next change.)
-    pub fn summary(&self) -> Result<std::sync::Arc<Summary>> {
+    pub(crate) fn summary(&self) -> Result<std::sync::Arc<Summary>> {
         let commits = self.file_commits.load(std::sync::atomic::Ordering::SeqCst);
         if let Some((g, s)) = self.summary.lock().recover().as_ref()
             && *g == commits
@@ -237,13 +237,13 @@ impl Store {
 
     /// The last summary computed, whatever has been written since: what `status` shows while
     /// a run writes (each batch would otherwise ask for two full scans of a growing index).
-    pub fn last_summary(&self) -> Option<std::sync::Arc<Summary>> {
+    pub(crate) fn last_summary(&self) -> Option<std::sync::Arc<Summary>> {
         self.summary.lock().recover().as_ref().map(|(_, s)| s.clone())
     }
 
     /// [`stats`](Self::stats) when the counts are in memory already: never a scan to count
     /// them (what releasing a project keeps for the status page).
-    pub fn counted_stats(&self) -> Option<Stats> {
+    pub(crate) fn counted_stats(&self) -> Option<Stats> {
         if self.tally.lock().recover().is_none() {
             return None;
         }
@@ -292,7 +292,7 @@ impl Store {
     }
 
     /// Every file indexed with a problem, by path (`status --all`).
-    pub fn all_problems(&self) -> Result<Vec<(String, String)>> {
+    pub(crate) fn all_problems(&self) -> Result<Vec<(String, String)>> {
         self.read(|c| {
             let mut all = c.prepare("SELECT path, problem FROM files WHERE problem IS NOT NULL ORDER BY path")?;
             all.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect()
@@ -313,13 +313,13 @@ impl Store {
 
     /// The chunks of `path` if the index holds exactly the version with content hash `hash`
     /// (the git tools reuse them instead of parsing that version again).
-    pub fn chunks_if_current(&self, path: &str, hash: &str) -> Result<Option<Vec<Chunk>>> {
+    pub(crate) fn chunks_if_current(&self, path: &str, hash: &str) -> Result<Option<Vec<Chunk>>> {
         Ok(self.indexed_version(path, hash)?.map(|(chunks, _)| chunks))
     }
 
     /// [`chunks_if_current`](Self::chunks_if_current), with the file's problem (why it was not
     /// chunked structurally, if it was not).
-    pub fn indexed_version(&self, path: &str, hash: &str) -> Result<Option<(Vec<Chunk>, Option<String>)>> {
+    pub(crate) fn indexed_version(&self, path: &str, hash: &str) -> Result<Option<(Vec<Chunk>, Option<String>)>> {
         let current: Option<(String, Option<String>)> = self.read(|c| {
             use rusqlite::OptionalExtension;
             c.query_row("SELECT content_hash, problem FROM files WHERE path = ?1", [path], |r| {

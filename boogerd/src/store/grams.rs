@@ -21,10 +21,10 @@
 //!   whitespace are in nearly every chunk and are not kept.
 
 /// A trigram: three folded bytes, big-endian in the low 24 bits.
-pub type Gram = u32;
+pub(crate) type Gram = u32;
 
 /// Calls `each` with every trigram of `text` after folding (windows overlap, repeats included).
-pub fn each_gram(text: &[u8], each: impl FnMut(Gram)) {
+pub(crate) fn each_gram(text: &[u8], each: impl FnMut(Gram)) {
     each_gram_in(&[text], each);
 }
 
@@ -45,7 +45,7 @@ fn each_gram_in(parts: &[&[u8]], mut each: impl FnMut(Gram)) {
 
 /// Writes `text` folded, byte by byte: ASCII upper case to lower, KELVIN SIGN (U+212A) to `k`
 /// and LONG S (U+017F) to `s`, everything else as it is.
-pub fn fold(text: &[u8], mut out: impl FnMut(u8)) {
+pub(crate) fn fold(text: &[u8], mut out: impl FnMut(u8)) {
     let mut i = 0;
     while i < text.len() {
         let b = text[i];
@@ -66,7 +66,7 @@ const DIGITS: &[u8; 32] = b"0123456789abcdefghijklmnopqrstuv";
 
 /// The FTS5 token of one trigram: five characters of `[0-9a-v]` (5 bits each), which every
 /// FTS5 tokenizer keeps as one lower-case word.
-pub fn token(gram: Gram, out: &mut String) {
+pub(crate) fn token(gram: Gram, out: &mut String) {
     for shift in [20, 15, 10, 5, 0] {
         out.push(DIGITS[((gram >> shift) & 31) as usize] as char);
     }
@@ -74,19 +74,19 @@ pub fn token(gram: Gram, out: &mut String) {
 
 /// A character's shape: what shape trigrams are made of. Six symbols for classes of
 /// characters, then one for each of the 32 ASCII punctuation marks.
-pub type Shape = u8;
-pub const SPACE: Shape = 0;
-pub const DIGIT: Shape = 1;
-pub const UPPER: Shape = 2;
-pub const LOWER: Shape = 3;
+pub(crate) type Shape = u8;
+pub(crate) const SPACE: Shape = 0;
+pub(crate) const DIGIT: Shape = 1;
+pub(crate) const UPPER: Shape = 2;
+pub(crate) const LOWER: Shape = 3;
 /// Any character outside ASCII.
-pub const WIDE: Shape = 4;
-pub const CONTROL: Shape = 5;
+pub(crate) const WIDE: Shape = 4;
+pub(crate) const CONTROL: Shape = 5;
 /// How many shapes there are.
-pub const SHAPES: usize = 38;
+pub(crate) const SHAPES: usize = 38;
 
 /// The shape of `c`. Whitespace is what `\s` matches in ASCII (with `\n`).
-pub const fn shape(c: char) -> Shape {
+pub(crate) const fn shape(c: char) -> Shape {
     match c {
         '\t' | '\n' | '\x0B' | '\x0C' | '\r' | ' ' => SPACE,
         '0'..='9' => DIGIT,
@@ -102,14 +102,14 @@ pub const fn shape(c: char) -> Shape {
 }
 
 /// A shape trigram: three shapes, six bits each.
-pub type ShapeGram = u32;
+pub(crate) type ShapeGram = u32;
 
-pub fn shape_gram(a: Shape, b: Shape, c: Shape) -> ShapeGram {
+pub(crate) fn shape_gram(a: Shape, b: Shape, c: Shape) -> ShapeGram {
     (u32::from(a) << 12) | (u32::from(b) << 6) | u32::from(c)
 }
 
 /// Whether a shape trigram is kept: not one of lower-case letters and whitespace only.
-pub fn shape_gram_kept(g: ShapeGram) -> bool {
+pub(crate) fn shape_gram_kept(g: ShapeGram) -> bool {
     [g >> 12, (g >> 6) & 63, g & 63].iter().any(|&s| s != u32::from(SPACE) && s != u32::from(LOWER))
 }
 
@@ -126,7 +126,7 @@ fn each_shape_gram(chars: impl Iterator<Item = char>, mut each: impl FnMut(Shape
 
 /// The FTS5 token of a shape trigram: `x` and four characters of `[0-9a-v]`, never a byte
 /// trigram's token (whose first character is at most `v`).
-pub fn shape_token(gram: ShapeGram, out: &mut String) {
+pub(crate) fn shape_token(gram: ShapeGram, out: &mut String) {
     out.push('x');
     for shift in [15, 10, 5, 0] {
         out.push(DIGITS[((gram >> shift) & 31) as usize] as char);
@@ -136,20 +136,20 @@ pub fn shape_token(gram: ShapeGram, out: &mut String) {
 /// Where the chunk's own first line starts in its stored text: past the tail of the piece
 /// before that a Markdown piece repeats (`chunk::markdown::OVERLAP`), which its line numbers
 /// do not count; 0 for every other chunk. `bytes` is the length of the chunk's own span.
-pub fn own_start(kind: &str, content: &str, bytes: usize) -> usize {
+pub(crate) fn own_start(kind: &str, content: &str, bytes: usize) -> usize {
     let overlap = content.len().saturating_sub(bytes);
     if kind == "section" && content.is_char_boundary(overlap) { overlap } else { 0 }
 }
 
 /// A chunk as [`tokens_of`] takes it: its text and [`own_start`].
-pub fn chunk_text(c: &crate::source::chunk::Chunk) -> (&str, usize) {
+pub(crate) fn chunk_text(c: &crate::source::chunk::Chunk) -> (&str, usize) {
     (&c.content, own_start(c.kind, &c.content, c.end_byte - c.start_byte))
 }
 
 /// The distinct trigrams of texts, as the space-separated tokens of a `chunk_grams` row.
 /// Reused across texts: a bit per possible byte trigram (2 MiB) and per shape trigram
 /// (32 KiB), cleared by the lists of those set.
-pub struct GramSet {
+pub(crate) struct GramSet {
     seen: Vec<u64>,
     set: Vec<Gram>,
     seen_shapes: Vec<u64>,
@@ -179,14 +179,14 @@ fn first_time(seen: &mut [u64], list: &mut Vec<u32>, g: u32) {
 impl GramSet {
     /// The byte trigrams of `text` as it is (a literal's, to look up).
     #[cfg(test)]
-    pub fn add(&mut self, text: &str) {
+    pub(crate) fn add(&mut self, text: &str) {
         let (seen, set) = (&mut self.seen, &mut self.set);
         each_gram(text.as_bytes(), |g| first_time(seen, set, g));
     }
 
     /// A chunk's byte and shape trigrams: of `content` framed by newlines, and of a newline
     /// before its own first line at `own_start` (see the module's comment).
-    pub fn add_chunk(&mut self, content: &str, own_start: usize) {
+    pub(crate) fn add_chunk(&mut self, content: &str, own_start: usize) {
         let (seen, set) = (&mut self.seen, &mut self.set);
         let (seen_shapes, shapes) = (&mut self.seen_shapes, &mut self.shapes);
         let newline = std::iter::once('\n');
@@ -204,7 +204,7 @@ impl GramSet {
     /// Everything added since the last call as the team index keeps it ([`team_gram`],
     /// [`team_shape`]), in order; starts afresh.
     #[cfg(feature = "team")]
-    pub fn take_ids(&mut self) -> Vec<i32> {
+    pub(crate) fn take_ids(&mut self) -> Vec<i32> {
         self.set.sort_unstable();
         self.shapes.sort_unstable();
         let mut out = Vec::with_capacity(self.set.len() + self.shapes.len());
@@ -228,7 +228,7 @@ impl GramSet {
 
     /// The tokens of everything added since the last call (byte trigrams, then shape
     /// trigrams, each in order); starts afresh.
-    pub fn take_tokens(&mut self) -> String {
+    pub(crate) fn take_tokens(&mut self) -> String {
         self.set.sort_unstable();
         self.shapes.sort_unstable();
         let mut out = String::with_capacity((self.set.len() + self.shapes.len()) * 6);
@@ -253,13 +253,13 @@ impl GramSet {
 /// costs PostgreSQL a fifth less to grow than the same trigrams as `tsvector` words, and
 /// needs no parsing).
 #[cfg(feature = "team")]
-pub fn team_gram(g: Gram) -> i32 {
+pub(crate) fn team_gram(g: Gram) -> i32 {
     (g & 0x00ff_ffff) as i32
 }
 
 /// A shape trigram as the team index keeps it: above every byte trigram's number.
 #[cfg(feature = "team")]
-pub fn team_shape(g: ShapeGram) -> i32 {
+pub(crate) fn team_shape(g: ShapeGram) -> i32 {
     ((1 << 24) | (g & 0x3_ffff)) as i32
 }
 
@@ -267,7 +267,7 @@ pub fn team_shape(g: ShapeGram) -> i32 {
 /// [`own_start`]), each once, as [`team_gram`] and [`team_shape`] number them: what the team
 /// index narrows grep by, a blob at a time.
 #[cfg(feature = "team")]
-pub fn blob_grams<'a>(chunks: impl IntoIterator<Item = (&'a str, usize)>) -> Vec<i32> {
+pub(crate) fn blob_grams<'a>(chunks: impl IntoIterator<Item = (&'a str, usize)>) -> Vec<i32> {
     thread_local! {
         static SET: std::cell::RefCell<GramSet> = std::cell::RefCell::new(GramSet::default());
     }
@@ -282,7 +282,7 @@ pub fn blob_grams<'a>(chunks: impl IntoIterator<Item = (&'a str, usize)>) -> Vec
 /// The `chunk_grams` tokens of each chunk, given as its text and [`own_start`]. Taken by the
 /// parse workers, beside the chunks, so that the one writer only stores them; each worker
 /// thread keeps its set.
-pub fn tokens_of<'a>(chunks: impl IntoIterator<Item = (&'a str, usize)>) -> Vec<String> {
+pub(crate) fn tokens_of<'a>(chunks: impl IntoIterator<Item = (&'a str, usize)>) -> Vec<String> {
     thread_local! {
         static SET: std::cell::RefCell<GramSet> = std::cell::RefCell::new(GramSet::default());
     }
@@ -300,7 +300,7 @@ pub fn tokens_of<'a>(chunks: impl IntoIterator<Item = (&'a str, usize)>) -> Vec<
 impl super::Store {
     /// Writes the trigram rows of up to `max_files` files that a large run left pending, in
     /// one short transaction; returns how many it wrote (0: none are pending).
-    pub fn fill_grams(&self, max_files: usize) -> super::Result<usize> {
+    pub(crate) fn fill_grams(&self, max_files: usize) -> super::Result<usize> {
         self.write(|c| {
             let tx = c.transaction()?;
             let ids: Vec<i64> = {
@@ -333,7 +333,7 @@ impl super::Store {
     }
 
     /// Files whose trigram row is still to be written.
-    pub fn grams_pending(&self) -> super::Result<u64> {
+    pub(crate) fn grams_pending(&self) -> super::Result<u64> {
         self.read(|c| c.query_row("SELECT count(*) FROM grams_pending", [], |r| r.get::<_, i64>(0))).map(|n| n as u64)
     }
 }

@@ -34,9 +34,9 @@ use r2d2::Pool;
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::Connection;
 
-pub use files::{FileState, FileWrite, Stats, Summary};
+pub(crate) use files::{FileState, FileWrite, Stats, Summary};
 
-pub use crate::base::storage::DB_FILE;
+pub(crate) use crate::base::storage::DB_FILE;
 
 use crate::base::sync::Recover;
 
@@ -56,7 +56,7 @@ pub enum StoreError {
     Cancelled,
 }
 
-pub type Result<T> = std::result::Result<T, StoreError>;
+pub(crate) type Result<T> = std::result::Result<T, StoreError>;
 
 pub struct Store {
     path: PathBuf,
@@ -163,12 +163,12 @@ impl Store {
         })
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// Bytes on disk: the database, its WAL and whatever else is in its folder.
-    pub fn size_on_disk(&self) -> u64 {
+    pub(crate) fn size_on_disk(&self) -> u64 {
         self.path.parent().map_or(0, crate::base::storage::size_on_disk)
     }
 
@@ -208,7 +208,7 @@ impl Store {
     }
 
     /// What SQLite said when a query found the database damaged, if one did since last asked.
-    pub fn take_damage(&self) -> Option<String> {
+    pub(crate) fn take_damage(&self) -> Option<String> {
         self.damage.lock().recover().take()
     }
 
@@ -225,15 +225,10 @@ impl Store {
         Ok(out)
     }
 
-    /// True if the index holds no file (one row read, where [`Store::file_count`] counts
-    /// every chunk the first time).
-    pub fn is_empty(&self) -> Result<bool> {
+    /// True if the index holds no file (one row read).
+    #[cfg(feature = "team")]
+    pub(crate) fn is_empty(&self) -> Result<bool> {
         self.read(|c| c.query_row("SELECT NOT EXISTS (SELECT 1 FROM files)", [], |r| r.get(0)))
-    }
-
-    /// Files in the index (kept by the writes: no scan once counted).
-    pub fn file_count(&self) -> Result<u64> {
-        self.with_tally(|t| t.languages.values().map(|(files, _)| files).sum())
     }
 
     /// A committed write changed the counts.
@@ -252,7 +247,7 @@ impl Store {
 
     /// Changes whenever files or chunks change; saved with them, so it keeps counting up
     /// across restarts (answers carry it as the index generation).
-    pub fn content_generation(&self) -> u64 {
+    pub(crate) fn content_generation(&self) -> u64 {
         self.content_generation.load(std::sync::atomic::Ordering::SeqCst)
     }
 
@@ -261,12 +256,12 @@ impl Store {
     }
 
     /// Changes with every write; equal counts read the same data.
-    pub fn write_count(&self) -> u64 {
+    pub(crate) fn write_count(&self) -> u64 {
         self.writes.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Folds the WAL back into the database and truncates it, after a run's writes.
-    pub fn checkpoint(&self) -> Result<()> {
+    pub(crate) fn checkpoint(&self) -> Result<()> {
         self.write(|c| c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);"))
     }
 
@@ -275,7 +270,7 @@ impl Store {
         self.read(|c| c.query_row("PRAGMA quick_check", [], |r| r.get(0)))
     }
 
-    pub fn meta(&self, key: &str) -> Result<Option<String>> {
+    pub(crate) fn meta(&self, key: &str) -> Result<Option<String>> {
         self.read(|c| {
             use rusqlite::OptionalExtension;
             c.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0)).optional()
@@ -283,7 +278,7 @@ impl Store {
     }
 
     /// `meta(key)`, read once and kept until `set_meta` changes it.
-    pub fn cached_meta(&self, key: &str) -> Result<Option<std::sync::Arc<str>>> {
+    pub(crate) fn cached_meta(&self, key: &str) -> Result<Option<std::sync::Arc<str>>> {
         // Read under the lock (once per key), so `set_meta` cannot slip in between.
         let mut cache = self.meta_cache.lock().recover();
         if let Some(v) = cache.get(key) {
@@ -294,7 +289,7 @@ impl Store {
         Ok(v)
     }
 
-    pub fn set_meta(&self, pairs: &[(&str, &str)]) -> Result<()> {
+    pub(crate) fn set_meta(&self, pairs: &[(&str, &str)]) -> Result<()> {
         // Held over the write: a reader cannot put the old value back in between.
         let mut cache = self.meta_cache.lock().recover();
         for (k, _) in pairs {

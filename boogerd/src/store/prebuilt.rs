@@ -18,7 +18,7 @@ use super::{Result, Store, StoreError, migrate, schema};
 use crate::source::chunk::Chunk;
 
 /// The version of the index's schema: a copy is taken only by a booger of the same one.
-pub fn format() -> i32 {
+pub(crate) fn format() -> i32 {
     schema::MIGRATIONS.len() as i32
 }
 
@@ -27,7 +27,7 @@ impl Store {
     /// writer goes on meanwhile. The copy is scratch, not synced to disk (a copy takes the
     /// connection's `synchronous`, and waiting for the disk to hold 1.5 GB took seconds).
     /// Abandoned, with an error, soon after `stop` is set.
-    pub fn copy_into(&self, to: &Path, stop: &Arc<AtomicBool>) -> Result<()> {
+    pub(crate) fn copy_into(&self, to: &Path, stop: &Arc<AtomicBool>) -> Result<()> {
         let to = to.to_string_lossy().into_owned();
         self.read(|c| {
             c.execute_batch("PRAGMA main.synchronous = OFF")?;
@@ -42,7 +42,7 @@ impl Store {
 }
 
 /// The files an index file holds, as (path, hash).
-pub fn files_of(file: &Path) -> Result<Vec<(String, String)>> {
+pub(crate) fn files_of(file: &Path) -> Result<Vec<(String, String)>> {
     let sql = |source| StoreError::Sqlite { path: file.to_owned(), source };
     let c = open_untrusted(file).map_err(sql)?;
     let mut stmt = c.prepare("SELECT path, content_hash FROM files").map_err(sql)?;
@@ -52,7 +52,7 @@ pub fn files_of(file: &Path) -> Result<Vec<(String, String)>> {
 
 /// The files of an index file in pieces of about `files` each, as ranges of their ids (for
 /// [`files_with_chunks`] on several threads).
-pub fn file_id_pieces(file: &Path, files: i64) -> Result<Vec<std::ops::Range<i64>>> {
+pub(crate) fn file_id_pieces(file: &Path, files: i64) -> Result<Vec<std::ops::Range<i64>>> {
     let sql = |source| StoreError::Sqlite { path: file.to_owned(), source };
     let c = open_untrusted(file).map_err(sql)?;
     let (low, high): (Option<i64>, Option<i64>) =
@@ -64,7 +64,7 @@ pub fn file_id_pieces(file: &Path, files: i64) -> Result<Vec<std::ops::Range<i64
 
 /// Calls `each` with every file whose id is in `ids` an index file holds, as (path, content
 /// hash, its chunks), one file at a time, until it returns false.
-pub fn files_with_chunks(
+pub(crate) fn files_with_chunks(
     file: &Path,
     ids: std::ops::Range<i64>,
     mut each: impl FnMut(String, String, Vec<Chunk>) -> bool,
@@ -105,7 +105,7 @@ pub fn files_with_chunks(
 
 /// Calls `each` with every vector an index file holds, in chunk order, with what makes its
 /// chunk the same one in a copy of the file ([`ChunkVector`]), until it returns false.
-pub fn vectors_in(file: &Path, mut each: impl FnMut(ChunkVector) -> bool) -> Result<()> {
+pub(crate) fn vectors_in(file: &Path, mut each: impl FnMut(ChunkVector) -> bool) -> Result<()> {
     let sql = |source| StoreError::Sqlite { path: file.to_owned(), source };
     let c = open_untrusted(file).map_err(sql)?;
     let mut stmt = c
@@ -139,7 +139,7 @@ pub fn vectors_in(file: &Path, mut each: impl FnMut(ChunkVector) -> bool) -> Res
 /// whole meanwhile). The trigram rows are near random: a third of the offer once compressed.
 /// Their pages are overwritten with zeros: they take no room compressed, and a clone writes
 /// no bytes for them.
-pub fn clear_for_clones(file: &Path) -> Result<()> {
+pub(crate) fn clear_for_clones(file: &Path) -> Result<()> {
     let sql = |source| StoreError::Sqlite { path: file.to_owned(), source };
     // This booger's own copy, so not opened defensively (which would keep the journal): a
     // crash meanwhile just leaves it to be made again. Without foreign keys the table is
@@ -157,7 +157,7 @@ pub fn clear_for_clones(file: &Path) -> Result<()> {
 
 /// Why a received index file was not taken.
 #[derive(Debug, thiserror::Error)]
-pub enum Refused {
+pub(crate) enum Refused {
     #[error("its schema is not this booger's ({0})")]
     Schema(String),
     #[error("SQLite finds it damaged: {0}")]
@@ -168,7 +168,7 @@ pub enum Refused {
 
 /// Checks a received index file: its schema exactly a fresh index's (tables, indexes,
 /// virtual tables and their SQL, the schema version), and `quick_check` clean.
-pub fn check_received(file: &Path) -> std::result::Result<(), Refused> {
+pub(crate) fn check_received(file: &Path) -> std::result::Result<(), Refused> {
     let c = open_untrusted(file)?;
     let version: i64 = c.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if version != i64::from(format()) {
@@ -226,7 +226,7 @@ fn is_virtual(entries: &[SchemaEntry], name: &str) -> bool {
 /// `here` as (path, size, time) on disk: the caller checked them to hold what the file says
 /// they hold, so a run finds them unchanged without reading them. Every other file is marked
 /// changed (no hash, no time): the run chunks it afresh, whatever the file said of it.
-pub fn adopt_received(file: &Path, choices: &[&str], here: &[Verified]) -> std::result::Result<(), Refused> {
+pub(crate) fn adopt_received(file: &Path, choices: &[&str], here: &[Verified]) -> std::result::Result<(), Refused> {
     let mut c = Connection::open_with_flags(file, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
     defend(&c)?;
     let tx = c.transaction()?;
@@ -248,7 +248,7 @@ pub fn adopt_received(file: &Path, choices: &[&str], here: &[Verified]) -> std::
 }
 
 /// A file of a received index found to be as it is on disk: (path, size, time, content hash).
-pub type Verified = (String, u64, i64, String);
+pub(crate) type Verified = (String, u64, i64, String);
 
 /// An index file opened to be read, nothing in its schema trusted to run.
 fn open_untrusted(file: &Path) -> rusqlite::Result<Connection> {

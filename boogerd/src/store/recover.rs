@@ -12,7 +12,7 @@ use crate::base::sync::Recover;
 
 impl StoreError {
     /// SQLite says the file is damaged, or is no database at all.
-    pub fn is_corrupt(&self) -> bool {
+    pub(crate) fn is_corrupt(&self) -> bool {
         matches!(
             self,
             StoreError::Sqlite { source: rusqlite::Error::SqliteFailure(e, _), .. }
@@ -23,7 +23,7 @@ impl StoreError {
 
 /// Renames `file` in `dir` (and its write-ahead log and shared memory) to
 /// `<file>.corrupt-<unix seconds>`; returns the new path of the database file.
-pub fn set_aside(dir: &Path, file: &str) -> std::io::Result<PathBuf> {
+pub(crate) fn set_aside(dir: &Path, file: &str) -> std::io::Result<PathBuf> {
     let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let aside = dir.join(format!("{file}.corrupt-{stamp}"));
     std::fs::rename(dir.join(file), &aside)?;
@@ -38,7 +38,7 @@ pub fn set_aside(dir: &Path, file: &str) -> std::io::Result<PathBuf> {
 
 /// What was done with a damaged index.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct Recovery {
+pub(crate) struct Recovery {
     /// When (RFC 3339).
     pub at: String,
     /// What SQLite said.
@@ -52,7 +52,7 @@ pub struct Recovery {
 /// (from a damaged notes file, or from an index made before the notes had a file of their
 /// own). A fresh index starts empty, with the ranking index made for the old one deleted: the
 /// caller has it rebuilt from the files, as any new index.
-pub fn replace(dir: &Path, root: &Path, file: &str, why: &str) -> Result<(Store, Recovery), StoreError> {
+pub(crate) fn replace(dir: &Path, root: &Path, file: &str, why: &str) -> Result<(Store, Recovery), StoreError> {
     let aside = set_aside(dir, file).map_err(|source| StoreError::Create { path: dir.to_owned(), source })?;
     if file == DB_FILE {
         crate::base::storage::remove_derived(dir);
@@ -66,7 +66,7 @@ pub fn replace(dir: &Path, root: &Path, file: &str, why: &str) -> Result<(Store,
 
 /// Which of a store's two databases SQLite's `quick_check` finds damaged now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Damaged {
+pub(crate) enum Damaged {
     Index,
     Notes,
     Neither,
@@ -74,7 +74,7 @@ pub enum Damaged {
 
 impl Store {
     /// Checks the index, then the notes (reads every page: for after a query saw damage).
-    pub fn check(&self) -> Damaged {
+    pub(crate) fn check(&self) -> Damaged {
         let conn = self.writer.lock().recover();
         let ok = |schema: &str| {
             conn.query_row(&format!("PRAGMA {schema}.quick_check(1)"), [], |r| r.get::<_, String>(0))
@@ -119,7 +119,7 @@ pub(super) fn carry_notes(conn: &rusqlite::Connection, old: &Path, into: &str) -
 impl Store {
     /// Copies the annotations and work set that the set-aside database `old` still holds (an
     /// index from before the notes had a database of their own) into this store's notes.
-    pub fn salvage(&self, old: &Path) -> usize {
+    pub(crate) fn salvage(&self, old: &Path) -> usize {
         let conn = self.writer.lock().recover();
         carry_notes(&conn, old, "notes")
     }

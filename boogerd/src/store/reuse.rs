@@ -41,7 +41,7 @@ pub(super) struct Plan {
 impl Plan {
     /// Matches each rewritten file's new chunks with its old rows, in the caller's
     /// transaction, before anything is deleted.
-    pub fn make(tx: &rusqlite::Transaction, writes: &[FileWrite]) -> rusqlite::Result<Plan> {
+    pub(super) fn make(tx: &rusqlite::Transaction, writes: &[FileWrite]) -> rusqlite::Result<Plan> {
         let mut plan = Plan::default();
         let mut old = tx.prepare_cached(
             "SELECT c.id, c.kind, c.name, c.signature, coalesce(c.parent, ''), coalesce(c.doc, ''), c.content
@@ -80,7 +80,7 @@ impl Plan {
     }
 
     /// The old row the `k`th new chunk of `path` keeps, if any.
-    pub fn kept(&self, path: &str, k: usize) -> Option<i64> {
+    pub(super) fn kept(&self, path: &str, k: usize) -> Option<i64> {
         self.kept.get(path).and_then(|v| v.get(k).copied().flatten())
     }
 }

@@ -8,7 +8,7 @@ use super::{Result, Store};
 
 /// Whether [`Store::scan`] hands a chunk on, given its text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Keep {
+pub(crate) enum Keep {
     Yes,
     No,
     /// Read no further (what was kept so far is still handed on).
@@ -18,7 +18,7 @@ pub enum Keep {
 /// A chunk as [`Store::scan`] reads it for grep: where it is, and no more (a scan reads
 /// thousands, and each string more is an allocation each).
 #[derive(Debug, Clone)]
-pub struct Scanned {
+pub(crate) struct Scanned {
     pub id: i64,
     pub path: String,
     pub kind: &'static str,
@@ -59,7 +59,7 @@ impl Store {
     /// and line order (grep): every one, or with `grams` (an FTS5 query on `chunk_grams`, see
     /// [`super::grams`]) those whose trigrams satisfy it and those of files whose trigrams
     /// are still pending. `each` returns false to stop.
-    pub fn scan(
+    pub(crate) fn scan(
         &self,
         filters: &Filters,
         grams: Option<&str>,

@@ -5,7 +5,7 @@
 //! (files, chunks, chunks_fts, embeddings, annotations, workset, meta).
 
 /// `MIGRATIONS[i]` brings a database from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[
+pub(super) const MIGRATIONS: &[&str] = &[
     // 1: the index.
     r#"
     CREATE TABLE meta (
@@ -190,7 +190,7 @@ pub const MIGRATIONS: &[&str] = &[
 /// `NOTES_MIGRATIONS[i]` brings the notes database (attached as `notes`) from version `i` to
 /// `i + 1`. Volatile context belongs to the agents: it survives re-indexing, file deletion and
 /// a rebuild of the index.
-pub const NOTES_MIGRATIONS: &[&str] = &[
+pub(super) const NOTES_MIGRATIONS: &[&str] = &[
     // 1: annotations and the work set (focus, visited), by session (NULL: shared).
     r#"
     CREATE TABLE notes.annotations (

@@ -12,13 +12,13 @@ use crate::base::sync::Recover;
 
 /// Column weights for `bm25()`: name, content, words (split identifiers); the in-memory
 /// ranking index adds the path with [`PATH_WEIGHT`].
-pub const BM25_WEIGHTS: [f64; 3] = [8.0, 1.0, 2.0];
-pub const PATH_WEIGHT: f64 = 3.0;
+pub(crate) const BM25_WEIGHTS: [f64; 3] = [8.0, 1.0, 2.0];
+pub(crate) const PATH_WEIGHT: f64 = 3.0;
 
 /// Candidate lists of recent queries, for one count of the store's writes.
 /// Agents repeat queries and page through answers; a hit here skips FTS5 entirely.
 #[derive(Default)]
-pub struct Cache {
+pub(crate) struct Cache {
     writes: u64,
     candidates: HashMap<String, Vec<Candidate>>,
     order: VecDeque<String>,
@@ -127,7 +127,7 @@ impl Store {
     /// The volatile context of `scope` at the current count of writes, cached: every write
     /// (a note, a focus) changes the count, so a cached context is never stale. Notes
     /// past their expiry are dropped on read.
-    pub fn cached_context(
+    pub(crate) fn cached_context(
         &self,
         scope: super::context::Scope,
         now: &str,
@@ -155,7 +155,7 @@ impl Store {
 
     /// A warm-index ranking for `tokens`, cached with the query candidates. `ranked_at` is the
     /// content generation the ranking index was built from.
-    pub fn cached_rank(
+    pub(crate) fn cached_rank(
         &self,
         tokens: &[(String, f64)],
         filters: &Filters,
@@ -244,7 +244,7 @@ impl Store {
     }
 
     /// The paths of the files with a chunk matching an FTS5 expression.
-    pub fn files_matching(&self, expr: &str) -> Result<std::collections::HashSet<String>> {
+    pub(crate) fn files_matching(&self, expr: &str) -> Result<std::collections::HashSet<String>> {
         self.read(|c| {
             let mut stmt = c.prepare_cached(
                 "SELECT DISTINCT f.path
@@ -258,7 +258,7 @@ impl Store {
 
     /// Chunks matching an FTS5 expression, unranked, with their content (for line-level work:
     /// references, tests-for), of those `keep` accepts before their text is read. Cheap: no bm25.
-    pub fn fts_matches(
+    pub(crate) fn fts_matches(
         &self,
         expr: &str,
         filters: &Filters,
@@ -289,7 +289,7 @@ impl Store {
     /// Every chunk with its content and its file's content hash, files in path order, all
     /// read from one snapshot; returns the content generation of that snapshot (what a
     /// ranking segment built from it is valid for).
-    pub fn scan_snapshot(&self, sink: &mut impl ScanSink) -> Result<u64> {
+    pub(crate) fn scan_snapshot(&self, sink: &mut impl ScanSink) -> Result<u64> {
         // Files in path order from their index, then each file's chunks: SQLite sorts one
         // file's chunks at a time. Joined the other way it copied every chunk's text into one
         // sorter first (in memory: `temp_store = MEMORY`), 1.1 GB on a 35k-file tree.
@@ -329,7 +329,7 @@ impl Store {
     }
 
     /// Every chunk of the given files with its content, file by file.
-    pub fn scan_files(&self, paths: &[String], mut each: impl FnMut(&Candidate, &str)) -> Result<()> {
+    pub(crate) fn scan_files(&self, paths: &[String], mut each: impl FnMut(&Candidate, &str)) -> Result<()> {
         let sql = format!(
             "SELECT {CANDIDATE_COLUMNS}, 0.0, c.content FROM chunks c JOIN files f ON f.id = c.file_id
              WHERE f.path = ?1 ORDER BY c.start_byte, c.id"
@@ -348,12 +348,12 @@ impl Store {
     }
 
     /// Candidates by chunk id, in the order of `ids` (ids that no longer exist are skipped).
-    pub fn candidates_by_id(&self, ids: &[(i64, f64)]) -> Result<Vec<Candidate>> {
+    pub(crate) fn candidates_by_id(&self, ids: &[(i64, f64)]) -> Result<Vec<Candidate>> {
         self.candidates_in(ids, &Filters::default())
     }
 
     /// [`candidates_by_id`](Self::candidates_by_id), keeping only those `filters` allow.
-    pub fn candidates_in(&self, ids: &[(i64, f64)], filters: &Filters) -> Result<Vec<Candidate>> {
+    pub(crate) fn candidates_in(&self, ids: &[(i64, f64)], filters: &Filters) -> Result<Vec<Candidate>> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
@@ -384,7 +384,7 @@ impl Store {
     /// Chunks whose name is exactly `name` (any kind), for definitions and outlines. (`<> ''`
     /// lets SQLite use the partial index `chunks_name`: without it every chunk was read,
     /// 20 ms a lookup on the standard library.)
-    pub fn chunks_named(&self, name: &str, filters: &Filters, limit: usize) -> Result<Vec<Candidate>> {
+    pub(crate) fn chunks_named(&self, name: &str, filters: &Filters, limit: usize) -> Result<Vec<Candidate>> {
         let mut params = vec![SqlValue::Text(name.to_owned())];
         let cond = filters.sql(&mut params);
         let sql = format!(
@@ -399,7 +399,12 @@ impl Store {
     }
 
     /// Every chunk under the filters, in file order (outlines, summaries, changed-since).
-    pub fn chunks_where(&self, filters: &Filters, indexed_after: Option<&str>, limit: usize) -> Result<Vec<Candidate>> {
+    pub(crate) fn chunks_where(
+        &self,
+        filters: &Filters,
+        indexed_after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Candidate>> {
         let mut params = Vec::new();
         let mut cond = filters.sql(&mut params);
         if let Some(t) = indexed_after {
@@ -418,7 +423,7 @@ impl Store {
     }
 
     /// The content of each chunk in `ids`.
-    pub fn contents(&self, ids: &[i64]) -> Result<HashMap<i64, String>> {
+    pub(crate) fn contents(&self, ids: &[i64]) -> Result<HashMap<i64, String>> {
         if ids.is_empty() {
             return Ok(HashMap::new());
         }
@@ -431,7 +436,7 @@ impl Store {
     }
 
     /// How many files the filters leave, ignoring `kind` (0 explains an empty answer).
-    pub fn count_files(&self, filters: &Filters) -> Result<u64> {
+    pub(crate) fn count_files(&self, filters: &Filters) -> Result<u64> {
         let without_kind = Filters { kind: None, ..filters.clone() };
         let mut params = Vec::new();
         let cond = without_kind.sql(&mut params);
@@ -442,7 +447,7 @@ impl Store {
     }
 
     /// Files and their languages and indexing times under a path (directory summaries).
-    pub fn files_under(&self, filters: &Filters) -> Result<Vec<(String, String, String)>> {
+    pub(crate) fn files_under(&self, filters: &Filters) -> Result<Vec<(String, String, String)>> {
         let without_kind = Filters { kind: None, ..filters.clone() };
         let mut params = Vec::new();
         let cond = without_kind.sql(&mut params);

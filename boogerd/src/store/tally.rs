@@ -25,17 +25,17 @@ pub(super) struct Change {
 }
 
 impl Change {
-    pub fn file(&mut self, language: &str, files: i64, bytes: i64) {
+    pub(super) fn file(&mut self, language: &str, files: i64, bytes: i64) {
         let e = slot(&mut self.languages, language);
         e.0 += files;
         e.1 += bytes;
     }
 
-    pub fn chunk(&mut self, kind: &str, by: i64) {
+    pub(super) fn chunk(&mut self, kind: &str, by: i64) {
         *slot(&mut self.kinds, kind) += by;
     }
 
-    pub fn vector(&mut self, model: &str, by: i64) {
+    pub(super) fn vector(&mut self, model: &str, by: i64) {
         *slot(&mut self.vectors, model) += by;
     }
 }
@@ -51,7 +51,7 @@ fn slot<'m, V: Default>(map: &'m mut HashMap<String, V>, key: &str) -> &'m mut V
 
 impl Tally {
     /// Counts from scratch (on the writer's connection, so no write lands in between).
-    pub fn count(c: &Connection) -> rusqlite::Result<Tally> {
+    pub(super) fn count(c: &Connection) -> rusqlite::Result<Tally> {
         let mut t = Tally::default();
         let mut by_lang =
             c.prepare("SELECT language, count(*), coalesce(sum(size_bytes), 0) FROM files GROUP BY language")?;
@@ -72,7 +72,7 @@ impl Tally {
         Ok(t)
     }
 
-    pub fn apply(&mut self, change: &Change) {
+    pub(super) fn apply(&mut self, change: &Change) {
         let add = |n: &mut u64, by: i64| *n = n.saturating_add_signed(by);
         for (lang, (files, bytes)) in &change.languages {
             let e = self.languages.entry(lang.clone()).or_default();
@@ -91,7 +91,7 @@ impl Tally {
     }
 
     /// Chunks that get a vector (`EMBEDDABLE` in `vectors.rs`: all but imports and gaps).
-    pub fn embeddable(&self) -> u64 {
+    pub(super) fn embeddable(&self) -> u64 {
         self.kinds.iter().filter(|(k, _)| !matches!(k.as_str(), "import" | "gap")).map(|(_, n)| n).sum()
     }
 }

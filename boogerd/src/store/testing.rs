@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 /// A temporary folder holding a project `p` with `files` (relative path, text) and the place
 /// `i` for its index; both go when the first value is dropped.
-pub fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf, PathBuf) {
+pub(crate) fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf, PathBuf) {
     let dir = tempfile::tempdir().expect("a temp dir");
     let (root, index) = (dir.path().join("p"), dir.path().join("i"));
     std::fs::create_dir_all(&root).expect("the project folder");
@@ -18,7 +18,7 @@ pub fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf, PathBuf) 
 
 /// `text` chunked as the indexer chunks it, as a write of file `path`: with its trigram rows
 /// (`inline`, as a small run writes them) or leaving them to the background pass.
-pub fn file_write(path: &str, text: &str, inline: bool) -> super::FileWrite {
+pub(crate) fn file_write(path: &str, text: &str, inline: bool) -> super::FileWrite {
     let chunks = crate::source::chunk::chunk_file(std::path::Path::new(path), text.as_bytes(), false).chunks;
     super::FileWrite {
         path: path.to_owned(),
@@ -35,7 +35,7 @@ pub fn file_write(path: &str, text: &str, inline: bool) -> super::FileWrite {
 
 /// The chunks [`Store::scan`](super::Store::scan) reads for the trigram query `expr`, in its
 /// order.
-pub fn scanned(store: &super::Store, expr: &str) -> Vec<super::scan::Scanned> {
+pub(crate) fn scanned(store: &super::Store, expr: &str) -> Vec<super::scan::Scanned> {
     let mut found = Vec::new();
     store
         .scan(

@@ -13,7 +13,7 @@ pub(super) const EMBEDDABLE: &str = "c.kind NOT IN ('import', 'gap')";
 
 /// What a chunk is, for building the text its vector is made from.
 #[derive(Debug, Clone)]
-pub struct EmbedInput {
+pub(crate) struct EmbedInput {
     pub id: i64,
     pub path: String,
     pub kind: String,
@@ -28,7 +28,7 @@ pub struct EmbedInput {
 
 /// How far a model's vectors cover the index.
 #[derive(Debug, Clone, Copy, Default, serde::Serialize)]
-pub struct Coverage {
+pub(crate) struct Coverage {
     pub embedded: u64,
     pub embeddable: u64,
 }
@@ -62,7 +62,7 @@ impl Store {
     /// Up to `limit` embeddable chunks with no vector of `model` and an id above `after`,
     /// oldest first. A pass continues from the last id it saw: starting over each batch
     /// re-read every chunk embedded so far, quadratic on a large project.
-    pub fn chunks_without_vectors(&self, model: &str, after: i64, limit: usize) -> Result<Vec<EmbedInput>> {
+    pub(crate) fn chunks_without_vectors(&self, model: &str, after: i64, limit: usize) -> Result<Vec<EmbedInput>> {
         self.read(|c| {
             let mut stmt = c.prepare_cached(&format!("{} AND c.id > ?3 ORDER BY c.id LIMIT ?2", without_vectors()))?;
             let rows = stmt.query_map(params![model, limit as i64, after], embed_input)?;
@@ -72,7 +72,7 @@ impl Store {
 
     /// The embeddable chunks of `paths` with no vector of `model`: what an edit added. Costs
     /// those files' chunks, not a pass over the project.
-    pub fn chunks_without_vectors_in(&self, model: &str, paths: &[String]) -> Result<Vec<EmbedInput>> {
+    pub(crate) fn chunks_without_vectors_in(&self, model: &str, paths: &[String]) -> Result<Vec<EmbedInput>> {
         self.read(|c| {
             let mut stmt = c.prepare_cached(&format!("{} AND f.path = ?2 ORDER BY c.id", without_vectors()))?;
             let mut out = Vec::new();
@@ -87,7 +87,7 @@ impl Store {
 
     /// Saves vectors of `model` in one transaction. A chunk deleted since it was read (its
     /// file changed meanwhile) is skipped.
-    pub fn save_vectors(&self, model: &str, vectors: &[(i64, Vec<u8>)]) -> Result<usize> {
+    pub(crate) fn save_vectors(&self, model: &str, vectors: &[(i64, Vec<u8>)]) -> Result<usize> {
         self.write(|c| {
             let tx = c.transaction()?;
             let (mut saved, mut new) = (0, 0);
@@ -114,7 +114,7 @@ impl Store {
     }
 
     /// Deletes every vector of `model` (to embed everything again).
-    pub fn drop_vectors(&self, model: &str) -> Result<usize> {
+    pub(crate) fn drop_vectors(&self, model: &str) -> Result<usize> {
         self.write(|c| {
             let n = c.execute("DELETE FROM embeddings WHERE model = ?1", [model])?;
             self.tally_models(|m| m != model);
@@ -123,7 +123,7 @@ impl Store {
     }
 
     /// Deletes the vectors of every model not in `keep` (stale ones); returns how many.
-    pub fn drop_other_vectors(&self, keep: &[&str]) -> Result<usize> {
+    pub(crate) fn drop_other_vectors(&self, keep: &[&str]) -> Result<usize> {
         self.write(|c| {
             let n = c.execute(
                 &format!("DELETE FROM embeddings WHERE model NOT IN ({})", placeholders(keep)),
@@ -135,11 +135,11 @@ impl Store {
     }
 
     /// Vectors of models not in `keep`: stale, dropped once the current models cover the index.
-    pub fn stale_vectors(&self, keep: &[&str]) -> Result<u64> {
+    pub(crate) fn stale_vectors(&self, keep: &[&str]) -> Result<u64> {
         self.with_tally(|t| t.vectors.iter().filter(|(m, _)| !keep.contains(&m.as_str())).map(|(_, n)| n).sum())
     }
 
-    pub fn coverage(&self, model: &str) -> Result<Coverage> {
+    pub(crate) fn coverage(&self, model: &str) -> Result<Coverage> {
         self.with_tally(|t| Coverage {
             embedded: t.vectors.get(model).copied().unwrap_or(0),
             embeddable: t.embeddable(),
@@ -148,7 +148,7 @@ impl Store {
 
     /// Calls `each` with every vector of `model` without holding them all (loading a
     /// project's vectors into memory should cost their size, not twice that).
-    pub fn each_vector(&self, model: &str, mut each: impl FnMut(i64, &[u8])) -> Result<()> {
+    pub(crate) fn each_vector(&self, model: &str, mut each: impl FnMut(i64, &[u8])) -> Result<()> {
         self.read(|c| {
             let mut stmt = c.prepare_cached("SELECT chunk_id, vector FROM embeddings WHERE model = ?1")?;
             let mut rows = stmt.query([model])?;
@@ -162,7 +162,7 @@ impl Store {
 
 impl Store {
     /// The stored vectors of `model` for these chunks (those that have one).
-    pub fn vectors_of(&self, model: &str, ids: &[i64]) -> Result<Vec<(i64, Vec<u8>)>> {
+    pub(crate) fn vectors_of(&self, model: &str, ids: &[i64]) -> Result<Vec<(i64, Vec<u8>)>> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
@@ -181,7 +181,8 @@ impl Store {
 /// chunk the same one here (its bytes in a file of that path and content), so a vector is
 /// saved only onto the chunk it was made from, whatever ids the index reused since.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChunkVector {
+#[cfg(feature = "team")]
+pub(crate) struct ChunkVector {
     pub chunk_id: i64,
     pub start_byte: i64,
     pub end_byte: i64,
@@ -194,7 +195,8 @@ pub struct ChunkVector {
 impl Store {
     /// Saves `vectors` that came with a prebuilt index, each only onto the chunk it was made
     /// from and only where that chunk has none of its model yet; how many were saved.
-    pub fn save_chunk_vectors(&self, vectors: &[ChunkVector]) -> Result<usize> {
+    #[cfg(feature = "team")]
+    pub(crate) fn save_chunk_vectors(&self, vectors: &[ChunkVector]) -> Result<usize> {
         self.write(|c| {
             let tx = c.transaction()?;
             let mut change = super::tally::Change::default();
@@ -234,7 +236,6 @@ fn placeholders<T>(items: &[T]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::ChunkVector;
     use crate::store::Store;
 
     #[test]
@@ -307,8 +308,10 @@ mod tests {
 
     /// A vector that came with a prebuilt index lands only on the chunk it was made from: the
     /// same id, bytes, path and file content, and only where there is none yet.
+    #[cfg(feature = "team")]
     #[test]
     fn a_received_vector_lands_only_on_its_own_chunk() {
+        use super::ChunkVector;
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         std::fs::write(root.join("a.py"), "def one():\n    pass\n").unwrap();

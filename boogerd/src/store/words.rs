@@ -8,7 +8,7 @@
 use std::collections::HashSet;
 
 /// The words of `ident`: `parseConfig` → [parse, config], `HTTPServer2` → [http, server2].
-pub fn split_identifier(ident: &str) -> Vec<String> {
+pub(crate) fn split_identifier(ident: &str) -> Vec<String> {
     let chars: Vec<char> = ident.chars().collect();
     let mut words = Vec::new();
     let mut cur = String::new();
@@ -37,7 +37,7 @@ pub fn split_identifier(ident: &str) -> Vec<String> {
 }
 
 /// Split forms of the mixed-case identifiers in `name` and `content`, each once.
-pub fn words_for(name: &str, content: &str) -> String {
+pub(crate) fn words_for(name: &str, content: &str) -> String {
     let mut seen = HashSet::new();
     let mut out = String::new();
     for text in [name, content] {

@@ -13,7 +13,7 @@ use super::lookup;
 const BUDGET_CHARS: usize =
     3 * crate::domain::search::format::DEFAULT_MAX_TOKENS * crate::domain::search::format::CHARS_PER_TOKEN;
 
-pub fn run(call: &Call, a: args::Batch) -> Outcome {
+pub(super) fn run(call: &Call, a: args::Batch) -> Outcome {
     let calls = a.calls;
     if calls.is_empty() {
         return Err(ToolError::Refused(

@@ -21,7 +21,7 @@ use crate::store::search::Filters;
 
 /// Who is calling: set by the connection's `booger/hello`.
 #[derive(Debug, Clone)]
-pub struct Session {
+pub(crate) struct Session {
     /// Volatile context (focus, annotations) is kept per session.
     pub id: String,
     /// The project a call means when it names none: the directory `booger mcp` or the CLI
@@ -42,7 +42,7 @@ pub struct Session {
 
 impl Session {
     /// A connection that has not said hello yet (a raw MCP client on the socket).
-    pub fn anonymous(connection: u64) -> Self {
+    pub(crate) fn anonymous(connection: u64) -> Self {
         Self {
             id: format!("connection-{connection}"),
             project: None,
@@ -55,7 +55,7 @@ impl Session {
 }
 
 /// One tool call as its handler sees it.
-pub struct Call<'a> {
+pub(crate) struct Call<'a> {
     pub daemon: &'a Daemon,
     pub session: &'a Session,
     /// What the answer was read from, one entry per project snapshot taken: attached to
@@ -95,48 +95,51 @@ impl From<ToolError> for ToolReply {
 }
 
 /// What a handler returns.
-pub type Outcome = Result<ToolReply, ToolError>;
+pub(crate) type Outcome = Result<ToolReply, ToolError>;
 
 /// An answer: `text` for the model, `data` (the tool's answer type) as its structured content.
-pub fn answer(text: impl Into<String>, data: &impl serde::Serialize) -> ToolReply {
+pub(super) fn answer(text: impl Into<String>, data: &impl serde::Serialize) -> ToolReply {
     ToolReply::ok(text, serde_json::to_value(data).unwrap_or_default())
 }
 
 /// A failed step of `tool`, as its answer says it.
-pub fn failed(tool: &str, e: impl std::fmt::Display) -> ToolError {
+pub(super) fn failed(tool: &str, e: impl std::fmt::Display) -> ToolError {
     ToolError::Refused(format!("{tool}: {e}"))
 }
 
 /// A call's arguments as their tool's type (validated against the catalogue already).
-pub fn parse<A: DeserializeOwned>(arguments: &serde_json::Value) -> Result<A, ToolError> {
+pub(super) fn parse<A: DeserializeOwned>(arguments: &serde_json::Value) -> Result<A, ToolError> {
     A::deserialize(arguments).map_err(|e| ToolError::Refused(format!("arguments: {e}")))
 }
 
 impl<'a> Call<'a> {
-    pub fn new(daemon: &'a Daemon, session: &'a Session) -> Self {
+    pub(crate) fn new(daemon: &'a Daemon, session: &'a Session) -> Self {
         Self::followed(daemon, session, None)
     }
 
     /// A call a client follows by `token` ([`crate::tools::progress_of`]).
-    pub fn followed(daemon: &'a Daemon, session: &'a Session, token: Option<String>) -> Self {
+    pub(crate) fn followed(daemon: &'a Daemon, session: &'a Session, token: Option<String>) -> Self {
         Self { daemon, session, answered: RefCell::new(Vec::new()), progress: super::progress::follow(token) }
     }
 
     /// How this call's progress is measured, for a client that follows it.
-    pub fn report_progress(&self, measure: impl Fn() -> Option<booger_proto::wire::Progress> + Send + Sync + 'static) {
+    pub(crate) fn report_progress(
+        &self,
+        measure: impl Fn() -> Option<booger_proto::wire::Progress> + Send + Sync + 'static,
+    ) {
         self.progress.report(measure);
     }
 
     /// A project's index for a query (see [`crate::engine::project::ProjectHandle::snapshot`]),
     /// recorded as what the answer is based on. `Err` is the finished answer: an unknown
     /// project, or no index yet.
-    pub fn snapshot(&self, named: Option<&str>) -> Result<Snapshot, ToolError> {
+    pub(crate) fn snapshot(&self, named: Option<&str>) -> Result<Snapshot, ToolError> {
         let project = self.project(named)?;
         self.snapshot_of(project)
     }
 
     /// [`Call::snapshot`] of a project already resolved.
-    pub fn snapshot_of(&self, project: Project) -> Result<Snapshot, ToolError> {
+    pub(crate) fn snapshot_of(&self, project: Project) -> Result<Snapshot, ToolError> {
         let handle = self.daemon.projects.get(&project.root);
         self.daemon.projects.keep_budget(&project.root, self.daemon.config.memory_budget);
         let (name, root) = (project.name.clone(), project.root.clone());
@@ -150,16 +153,15 @@ impl<'a> Call<'a> {
             Err(Unready::Indexing) => Err(ToolError::Refused(format!(
                 "No index yet: {name} is being indexed now; `booger status` shows progress. Try again shortly."
             ))),
-            Err(Unready::NoIndex) => Err(ToolError::Refused(format!(
-                "No index found for {name}. Run: booger index \"{}\"",
-                root.display()
-            ))),
+            Err(Unready::NoIndex) => {
+                Err(ToolError::Refused(format!("No index found for {name}. Run: booger index \"{}\"", root.display())))
+            }
             Err(Unready::Store(e)) => Err(ToolError::Refused(format!("cannot open the index of {name}: {e}"))),
         }
     }
 
     /// Records `s` as one of the snapshots the answer is based on.
-    pub fn record(&self, s: &Snapshot) {
+    pub(crate) fn record(&self, s: &Snapshot) {
         self.answered.borrow_mut().push(Answered {
             name: s.project.name.clone(),
             handle: Arc::clone(&s.handle),
@@ -170,12 +172,12 @@ impl<'a> Call<'a> {
 
     /// The project a call is about: the `project` argument (name or path) or else the
     /// session's directory. `Err` says how to register it.
-    pub fn project(&self, named: Option<&str>) -> Result<Project, ToolError> {
+    pub(crate) fn project(&self, named: Option<&str>) -> Result<Project, ToolError> {
         resolve_project(self.daemon, self.session, named).map_err(ToolError::Refused)
     }
 
     /// The notes `session` (an argument: a session id or "shared") means for this call.
-    pub fn scope<'s>(&'s self, session: Option<&'s str>) -> Scope<'s> {
+    pub(crate) fn scope<'s>(&'s self, session: Option<&'s str>) -> Scope<'s> {
         match session {
             Some("shared") | Some("") => Scope::Shared,
             Some(s) => Scope::Session(s),
@@ -184,12 +186,12 @@ impl<'a> Call<'a> {
     }
 
     /// True while a project this call answers from is still being indexed.
-    pub fn indexing(&self) -> bool {
+    pub(crate) fn indexing(&self) -> bool {
         self.answered.borrow().iter().any(|a| a.handle.is_indexing())
     }
 
     /// Why an answer is empty, and what to do about it.
-    pub fn explain_empty(&self, project: &Project, store: &Store, filters: &Filters, what: &str) -> String {
+    pub(crate) fn explain_empty(&self, project: &Project, store: &Store, filters: &Filters, what: &str) -> String {
         let all = store.count_files(&Filters::default()).unwrap_or(0);
         if all == 0 && self.indexing() {
             return "No indexed files yet: the first index is being built; ask again in a moment".to_owned();
@@ -226,14 +228,19 @@ impl<'a> Call<'a> {
 }
 
 /// The filters every search-side tool shares (`language`, `kind`, `path_prefix`).
-pub fn filters(f: &args::Filters) -> Filters {
+pub(super) fn filters(f: &args::Filters) -> Filters {
     let path = f.path_prefix.clone().filter(|v| !v.is_empty());
     Filters { language: f.language, kind: f.kind, path }
 }
 
 /// A result list's page: `offset`, `head_limit` (default `head_limit`), `max_lines` (default
 /// `max_lines`), `max_tokens` and `cursor`. `Err` when the cursor is not one a tool returned.
-pub fn page(p: &args::Paging, max_lines: Option<usize>, head_limit: usize, lines: usize) -> Result<Page, ToolError> {
+pub(super) fn page(
+    p: &args::Paging,
+    max_lines: Option<usize>,
+    head_limit: usize,
+    lines: usize,
+) -> Result<Page, ToolError> {
     let cursor = match p.cursor.as_deref() {
         Some(c) => Some(Cursor::parse(c).ok_or_else(|| {
             ToolError::Refused(format!("cursor {c:?} is not one this tool returned; drop it to start over"))
@@ -253,13 +260,13 @@ pub fn page(p: &args::Paging, max_lines: Option<usize>, head_limit: usize, lines
 
 /// A caller's text (query, pattern, symbol) as an answer repeats it: quoted, and cut so that a
 /// long one cannot blow the answer's budget.
-pub fn quoted(text: &str) -> String {
+pub(super) fn quoted(text: &str) -> String {
     format!("{:?}", crate::base::text::clip(text, 120))
 }
 
 /// The project `named` (a name or a path) or else the session's directory. `Err` says how to
 /// register it.
-pub fn resolve_project(daemon: &Daemon, session: &Session, named: Option<&str>) -> Result<Project, String> {
+pub(super) fn resolve_project(daemon: &Daemon, session: &Session, named: Option<&str>) -> Result<Project, String> {
     let key = match (named, &session.project) {
         // A relative path means one from the caller's directory (a shell's `--project ../x`),
         // unless it is a project's name.

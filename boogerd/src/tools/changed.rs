@@ -7,7 +7,7 @@ use super::call::{Call, Outcome, ToolError, answer, failed, page};
 use crate::domain::search::format::{self, OutputMode};
 use crate::store::search::Filters;
 
-pub fn run(call: &Call, a: args::ChangedSince) -> Outcome {
+pub(super) fn run(call: &Call, a: args::ChangedSince) -> Outcome {
     let since = a.since.as_str();
     let unix = crate::base::time::parse_rfc3339(since).ok_or_else(|| {
         ToolError::Refused(format!(

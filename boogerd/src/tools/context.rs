@@ -30,7 +30,7 @@ fn scope_name(s: Scope) -> String {
     }
 }
 
-pub fn annotate(call: &Call, a: args::Annotate) -> Outcome {
+pub(super) fn annotate(call: &Call, a: args::Annotate) -> Outcome {
     let (name, store) = writable_store(call, &a.notes.on)?;
     let (target, note) = (a.target.trim(), a.note.trim());
     if target.is_empty() || note.is_empty() {
@@ -57,7 +57,7 @@ pub fn annotate(call: &Call, a: args::Annotate) -> Outcome {
     })
 }
 
-pub fn annotations(call: &Call, a: args::Annotations) -> Outcome {
+pub(super) fn annotations(call: &Call, a: args::Annotations) -> Outcome {
     let (name, store) = writable_store(call, &a.notes.on)?;
     let sc = call.scope(a.notes.session.as_deref());
     let found = store.annotations(sc, a.target.as_deref(), &crate::base::time::now_rfc3339());
@@ -124,15 +124,15 @@ fn workset(call: &Call, a: &args::Paths, kind: &str) -> Outcome {
     ))
 }
 
-pub fn focus(call: &Call, a: args::Paths) -> Outcome {
+pub(super) fn focus(call: &Call, a: args::Paths) -> Outcome {
     workset(call, &a, "focus")
 }
 
-pub fn visit(call: &Call, a: args::Paths) -> Outcome {
+pub(super) fn visit(call: &Call, a: args::Paths) -> Outcome {
     workset(call, &a, "visit")
 }
 
-pub fn forget(call: &Call, a: args::Forget) -> Outcome {
+pub(super) fn forget(call: &Call, a: args::Forget) -> Outcome {
     let (name, store) = writable_store(call, &a.notes.on)?;
     let which = match a.notes.session.as_deref() {
         Some("all") => None,

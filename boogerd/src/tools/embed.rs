@@ -4,7 +4,7 @@ use booger_proto::tools::args;
 
 use super::call::{Call, Outcome, ToolError, failed};
 
-pub fn run(call: &Call, a: args::Embed) -> Outcome {
+pub(super) fn run(call: &Call, a: args::Embed) -> Outcome {
     let project = call.project(a.on.project.as_deref())?;
     let handle = call.daemon.projects.get(&project.root);
     let Some(embedding) = handle.embedding().cloned() else {

@@ -13,7 +13,7 @@ use crate::store::search::Filters;
 /// general budget of 6,000 tokens three outlines came to 16 KB.
 const DEFAULT_MAX_TOKENS: usize = 1_000;
 
-pub fn run(call: &Call, a: args::SearchExpand) -> Outcome {
+pub(super) fn run(call: &Call, a: args::SearchExpand) -> Outcome {
     let query = a.query.as_str();
     let snap = call.snapshot(a.on.project.as_deref())?;
     let (project, store) = (&snap.project, &snap.store);

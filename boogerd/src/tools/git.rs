@@ -39,7 +39,7 @@ fn open(call: &Call, on: &args::On, tool: &str) -> Result<(Project, Repo), ToolE
     Ok((project, repo))
 }
 
-pub fn branch_diff(call: &Call, a: args::BranchDiff) -> Outcome {
+pub(super) fn branch_diff(call: &Call, a: args::BranchDiff) -> Outcome {
     let (project, repo) = open(call, &a.diff.on, "branch-diff")?;
     let d = diff(call.daemon, &project, &repo, &request(call.daemon, &a.diff)).map_err(|e| failed("branch-diff", e))?;
     let max_chars = a.max_tokens.unwrap_or(crate::domain::search::format::DEFAULT_MAX_TOKENS) * 4;
@@ -82,7 +82,7 @@ fn diff_answer(d: &StructuralDiff, max_chars: usize) -> answers::BranchDiff {
     }
 }
 
-pub fn draft_commit(call: &Call, a: args::Diff) -> Outcome {
+pub(super) fn draft_commit(call: &Call, a: args::Diff) -> Outcome {
     let (project, repo) = open(call, &a.on, "draft-commit")?;
     let mut req = request(call.daemon, &a);
     if req.include.is_none() {
@@ -129,7 +129,7 @@ pub fn draft_commit(call: &Call, a: args::Diff) -> Outcome {
     Ok(answer(text, &data))
 }
 
-pub fn changelog(call: &Call, a: args::Changelog) -> Outcome {
+pub(super) fn changelog(call: &Call, a: args::Changelog) -> Outcome {
     let (project, repo) = open(call, &a.on, "changelog")?;
     let to = text(&a.to);
     let from = match text(&a.from) {

@@ -10,7 +10,7 @@ use crate::domain::search::format;
 use crate::domain::search::lines::LineMatcher;
 use crate::store::scan::{Keep, Scanned};
 
-pub fn run(call: &Call, a: args::Grep) -> Outcome {
+pub(super) fn run(call: &Call, a: args::Grep) -> Outcome {
     let pattern = a.pattern.as_str();
     let source = if a.literal { regex::escape(pattern) } else { pattern.to_owned() };
     let matcher = LineMatcher::new(&source, a.case_insensitive).map_err(|e| {

@@ -13,7 +13,7 @@ use crate::engine::registry::{Added, Project};
 /// At most this many skipped or problem files are listed in the text answer.
 const LIST_MAX: usize = 20;
 
-pub fn run(call: &Call, a: args::Index) -> Outcome {
+pub(super) fn run(call: &Call, a: args::Index) -> Outcome {
     let (daemon, project) = (call.daemon, target(call, &a)?);
     let handle = daemon.projects.get(&project.root);
     if let Some(with) = a.with_generated {
@@ -61,7 +61,7 @@ fn target(call: &Call, a: &args::Index) -> Result<Project, ToolError> {
 
 /// The project holding `dir`, registered now if none does (`index` and `publish` take a
 /// directory booger has not seen, as `projects add` does).
-pub fn registered(call: &Call, dir: &std::path::Path, tool: &str) -> Result<Project, ToolError> {
+pub(super) fn registered(call: &Call, dir: &std::path::Path, tool: &str) -> Result<Project, ToolError> {
     let daemon = call.daemon;
     let existing =
         booger_proto::paths::canonical(dir).ok().and_then(|d| daemon.registry.read().recover().containing(&d).cloned());
@@ -77,7 +77,7 @@ pub fn registered(call: &Call, dir: &std::path::Path, tool: &str) -> Result<Proj
     }
 }
 
-pub fn describe(name: &str, r: &IndexReport) -> String {
+pub(super) fn describe(name: &str, r: &IndexReport) -> String {
     let mut t = format!(
         "Indexed {name}: {} files ({} parsed, {} unchanged, {} touched, {} deleted), {} chunks written in {:.2} s\n",
         r.files,
@@ -102,7 +102,7 @@ pub fn describe(name: &str, r: &IndexReport) -> String {
 
 /// One line on the files set aside as generated, vendored or fuzz corpus (none: nothing;
 /// `with_generated`: that they are indexed), and how to change it.
-pub fn set_aside_line(indent: &str, r: &IndexReport, with_generated: bool) -> String {
+pub(super) fn set_aside_line(indent: &str, r: &IndexReport, with_generated: bool) -> String {
     if with_generated {
         return format!(
             "{indent}generated and vendored files: indexed (`booger index --with-generated=false` sets them aside)\n"
@@ -121,7 +121,7 @@ pub fn set_aside_line(indent: &str, r: &IndexReport, with_generated: bool) -> St
 
 /// What [`list`] lists: `items`, the first of `total`, at most `max` of them; `rest` says
 /// where the others are.
-pub struct Listing<'a> {
+pub(super) struct Listing<'a> {
     pub items: &'a [crate::engine::index::walk::Skipped],
     pub total: usize,
     pub max: usize,
@@ -129,7 +129,7 @@ pub struct Listing<'a> {
 }
 
 /// Lists the first of `l.items` under `what`, and how many more there are.
-pub fn list(t: &mut String, indent: &str, what: &str, l: Listing<'_>) {
+pub(super) fn list(t: &mut String, indent: &str, what: &str, l: Listing<'_>) {
     if l.total == 0 {
         return;
     }

@@ -41,9 +41,9 @@ mod workspace;
 #[cfg(not(feature = "team"))]
 use without_team::{publish, team_status};
 
-pub use call::{Call, Outcome, Session, ToolError};
-pub use eval::last as last_eval;
-pub use progress::of as progress_of;
+pub(crate) use call::{Call, Outcome, Session, ToolError};
+pub(crate) use eval::last as last_eval;
+pub(crate) use progress::of as progress_of;
 
 use std::sync::Arc;
 
@@ -98,11 +98,11 @@ const HANDLERS: &[(&str, Handler)] = &[
 /// The call named a tool that does not exist (JSON-RPC -32602, not a tool error).
 #[derive(Debug, thiserror::Error)]
 #[error("unknown tool `{0}`; tools/list names the available tools: {list}", list = tools::names().join(", "))]
-pub struct UnknownTool(pub String);
+pub(crate) struct UnknownTool(pub String);
 
 /// Validates and runs one tool call on a blocking thread (handlers may touch disk or SQLite).
 /// With a `progress` token, [`progress_of`] says how far the call got while it runs.
-pub async fn call(
+pub(crate) async fn call(
     daemon: Arc<Daemon>,
     session: Session,
     name: &str,
@@ -158,7 +158,7 @@ pub async fn call(
 }
 
 /// The refusal of a tool that changes something, asked by a read-only session (HTTP).
-pub fn refused_read_only(session: &Session, spec: &booger_proto::tools::ToolSpec) -> Option<ToolReply> {
+pub(crate) fn refused_read_only(session: &Session, spec: &booger_proto::tools::ToolSpec) -> Option<ToolReply> {
     // A batch is judged call by call (see `batch`).
     (session.read_only && spec.effect != Effect::ReadOnly && spec.name != "batch").then(|| {
         ToolReply::error(format!(
@@ -183,7 +183,7 @@ fn too_long(tool: &str) -> ToolReply {
     ))
 }
 
-pub fn lookup(name: &str) -> Option<(&'static ToolSpec, Handler)> {
+pub(crate) fn lookup(name: &str) -> Option<(&'static ToolSpec, Handler)> {
     let spec = tools::find(name)?;
     let handler = HANDLERS.iter().find(|(n, _)| *n == name)?.1;
     Some((spec, handler))

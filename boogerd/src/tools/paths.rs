@@ -19,7 +19,7 @@ const DISK_PATHS: &[&str] = &["index", "projects"];
 
 /// The call's arguments with its project paths rebased; `Err` is the error to answer. A call
 /// whose project cannot be resolved is left as it is: its handler says why.
-pub fn prepare(daemon: &Daemon, session: &Session, tool: &str, args: Value) -> Result<Value, String> {
+pub(super) fn prepare(daemon: &Daemon, session: &Session, tool: &str, args: Value) -> Result<Value, String> {
     let takes_paths = args.as_object().is_some_and(|o| {
         ["path_prefix", "paths", "target"].iter().any(|k| o.contains_key(*k))
             || (o.contains_key("path") && !DISK_PATHS.contains(&tool))
@@ -36,7 +36,7 @@ pub fn prepare(daemon: &Daemon, session: &Session, tool: &str, args: Value) -> R
 
 /// `args` with every project path argument of `tool` relative to `root`. `Err` names an
 /// argument that points outside the project.
-pub fn rebase(tool: &str, root: &Path, session: &Session, mut args: Value) -> Result<Value, String> {
+pub(super) fn rebase(tool: &str, root: &Path, session: &Session, mut args: Value) -> Result<Value, String> {
     let Some(obj) = args.as_object_mut() else { return Ok(args) };
     // The caller's directory counts only inside this project (a CLI call made elsewhere with
     // --project means paths from that project's root).

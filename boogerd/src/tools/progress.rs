@@ -26,11 +26,11 @@ fn running() -> &'static Mutex<HashMap<String, Option<Measure>>> {
 }
 
 /// A call followed under its token until this is dropped.
-pub struct Followed(Option<String>);
+pub(super) struct Followed(Option<String>);
 
 impl Followed {
     /// How the call's progress is measured (a no-op for a call nobody follows).
-    pub fn report(&self, measure: impl Fn() -> Option<Progress> + Send + Sync + 'static) {
+    pub(super) fn report(&self, measure: impl Fn() -> Option<Progress> + Send + Sync + 'static) {
         if let Some(t) = &self.0 {
             running().lock().recover().insert(t.clone(), Some(Arc::new(measure)));
         }
@@ -58,13 +58,13 @@ pub(super) fn follow(token: Option<String>) -> Followed {
 }
 
 /// The progress of the call followed under `token`, if it runs and reports any.
-pub fn of(token: &str) -> Option<Progress> {
+pub(crate) fn of(token: &str) -> Option<Progress> {
     let measure = running().lock().recover().get(token).cloned().flatten()?;
     measure()
 }
 
 /// A project's running index, in files (`None` when it is not indexing).
-pub fn of_index(handle: &ProjectHandle) -> Option<Progress> {
+pub(super) fn of_index(handle: &ProjectHandle) -> Option<Progress> {
     use std::sync::atomic::Ordering::Relaxed;
     if !handle.is_indexing() {
         return None;

@@ -12,7 +12,7 @@ use crate::engine::Daemon;
 use crate::engine::registration::{MANIFESTS, start, too_many_files};
 use crate::engine::registry::{Added, Project};
 
-pub fn run(call: &Call, a: args::Projects) -> Outcome {
+pub(super) fn run(call: &Call, a: args::Projects) -> Outcome {
     let (daemon, session, path) = (call.daemon, call.session, a.path.as_deref());
     Ok(match a.action.as_deref().unwrap_or("list") {
         "add" => add(daemon, session, path, a.in_repo, a.force),

@@ -7,7 +7,7 @@ use super::call::{Call, Outcome, ToolError, answer, failed};
 use crate::engine::prebuilt::Offered;
 use crate::store::team::server_of;
 
-pub fn run(call: &Call, a: args::Publish) -> Outcome {
+pub(super) fn run(call: &Call, a: args::Publish) -> Outcome {
     // A directory not registered yet is registered, as `index` does.
     let project = match (a.on.project.as_deref(), a.path.as_deref()) {
         (None, Some(path)) if call.project(Some(path)).is_err() => {

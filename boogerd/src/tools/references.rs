@@ -17,7 +17,7 @@ use crate::store::search::{Candidate, Filters};
 
 const CANDIDATES: usize = 5_000;
 
-pub fn run(call: &Call, a: args::References) -> Outcome {
+pub(super) fn run(call: &Call, a: args::References) -> Outcome {
     let symbol = a.symbol.trim();
     // `Class.method` / `mod::item`: the last part is what appears in code.
     let name = symbol.rsplit(['.', ':']).next().unwrap_or(symbol);
@@ -132,7 +132,7 @@ fn listed(mentions: &[Mention], symbol: &str, summary: &str, page: Page) -> Tool
 
 /// Byte offset of the first occurrence of `name` in `line` as a whole word (not inside a
 /// longer identifier). A plain scan: cheaper than compiling a regex per call.
-pub fn find_word(line: &str, name: &str) -> Option<usize> {
+pub(super) fn find_word(line: &str, name: &str) -> Option<usize> {
     let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
     let mut from = 0;
     while let Some(i) = line[from..].find(name) {

@@ -34,19 +34,19 @@ const HEAVY: &[&str] = &[
 ];
 
 /// What a running call holds; dropped when it ends.
-pub struct Slot {
+pub(super) struct Slot {
     _permits: Vec<OwnedSemaphorePermit>,
     heavy: bool,
 }
 
 impl Slot {
-    pub fn is_heavy(&self) -> bool {
+    pub(super) fn is_heavy(&self) -> bool {
         self.heavy
     }
 
     /// Runs the call's work: a heavy call on the heavy pool, any other on tokio's blocking
     /// threads. `Err` says how the work panicked.
-    pub async fn run<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
+    pub(super) async fn run<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
         if !self.heavy {
             return tokio::task::spawn_blocking(work).await.map_err(|e| e.to_string());
         }
@@ -97,7 +97,7 @@ fn heavy_pool() -> &'static std::sync::mpsc::Sender<Job> {
 }
 
 /// Waits for the call's turn: a light slot, or the session's heavy turn then a heavy slot.
-pub async fn turn(tool: &str, read_only: bool, session: &str) -> Slot {
+pub(super) async fn turn(tool: &str, read_only: bool, session: &str) -> Slot {
     if !read_only {
         return Slot { _permits: Vec::new(), heavy: false };
     }

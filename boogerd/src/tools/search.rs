@@ -27,7 +27,7 @@ pub(super) struct Request<'a> {
 }
 
 impl<'a> Request<'a> {
-    pub fn open(call: &Call, a: &'a args::Search) -> Result<Self, super::ToolError> {
+    pub(super) fn open(call: &Call, a: &'a args::Search) -> Result<Self, super::ToolError> {
         let q = &a.query;
         let snapshot = call.snapshot(a.on.project.as_deref())?;
         Ok(Self {
@@ -42,7 +42,7 @@ impl<'a> Request<'a> {
     }
 }
 
-pub fn run(call: &Call, a: args::Search) -> Outcome {
+pub(super) fn run(call: &Call, a: args::Search) -> Outcome {
     #[cfg(feature = "team")]
     if let Some(answered) = super::team::while_filling(call, &a) {
         return answered;
@@ -67,7 +67,7 @@ impl Request<'_> {
     /// is what it is) goes first when not empty. When `judged`, with the ranking index, the answer
     /// carries its confidence, and a first page below the project's threshold says "no good
     /// match", shows the few closest candidates briefly and what to try instead.
-    pub fn respond(
+    pub(super) fn respond(
         &self,
         call: &Call,
         hits: &[Hit],

@@ -16,7 +16,7 @@ use crate::engine::project::ProjectHandle;
 /// Hits of each list taken into a fusion.
 const FUSED_DEPTH: usize = 50;
 
-pub fn semantic_search(call: &Call, a: args::Search) -> Outcome {
+pub(super) fn semantic_search(call: &Call, a: args::Search) -> Outcome {
     run(call, &a, None)
 }
 
@@ -25,7 +25,7 @@ pub fn semantic_search(call: &Call, a: args::Search) -> Outcome {
 /// one measured on descriptions (see [`Calibration::semantic_weight_for`]). A question (unless
 /// the call names a fusion or weight; not in files mode, whose files stay lexical search's)
 /// has its vectors re-rank lexical search's candidates ([`semantic::rerank`]).
-pub fn hybrid_search(call: &Call, a: args::Hybrid) -> Outcome {
+pub(super) fn hybrid_search(call: &Call, a: args::Hybrid) -> Outcome {
     run(call, &a.search, Some(&a))
 }
 

@@ -22,7 +22,7 @@ use crate::engine::project::ProjectHandle;
 use crate::engine::registry::Project;
 use crate::store::{Store, StoreError};
 
-pub fn run(call: &Call, a: args::Status) -> Outcome {
+pub(super) fn run(call: &Call, a: args::Status) -> Outcome {
     let daemon = call.daemon;
     let facts = daemon.facts();
     let mut text = daemon_text(daemon, &facts);
@@ -357,7 +357,7 @@ fn lists(
 /// Each tier's coverage of the project, which tier answers, stale vectors, the last error.
 /// The top-level `model`/`embedded`/`embeddable` are the best tier's: what embedding
 /// converges to.
-pub fn embedding_report(e: &Embedding, handle: &Arc<ProjectHandle>, store: &Store) -> Result<Embed, StoreError> {
+pub(super) fn embedding_report(e: &Embedding, handle: &Arc<ProjectHandle>, store: &Store) -> Result<Embed, StoreError> {
     let mut tiers = Vec::new();
     for t in &e.tiers {
         let c = store.coverage(t.id())?;
@@ -383,7 +383,7 @@ pub fn embedding_report(e: &Embedding, handle: &Arc<ProjectHandle>, store: &Stor
 }
 
 /// `120 of 6400 chunks embedded with minilm-l6-… (2%), embedding now; static-… answers`.
-pub fn embedding_text(r: &Embed) -> String {
+pub(super) fn embedding_text(r: &Embed) -> String {
     let mut parts = Vec::new();
     for t in &r.tiers {
         let (done, all) = (t.embedded, t.embeddable);

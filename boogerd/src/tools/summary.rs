@@ -12,7 +12,7 @@ const ENTRY_NAMES: &[&str] = &["main", "run", "new", "serve", "start", "__main__
 const ENTRY_PREFIXES: &[&str] = &["handle_", "cmd_", "run_"];
 const LIST_MAX: usize = 30;
 
-pub fn run(call: &Call, a: args::DirectorySummary) -> Outcome {
+pub(super) fn run(call: &Call, a: args::DirectorySummary) -> Outcome {
     let snap = call.snapshot(a.on.project.as_deref())?;
     let (project, store) = (&snap.project, &snap.store);
     let dir = a

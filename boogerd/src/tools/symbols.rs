@@ -10,7 +10,7 @@ use crate::store::search::Filters;
 /// Outlines stop at this many chunks (a whole large project); paging goes through them.
 const OUTLINE_MAX: usize = 200_000;
 
-pub fn run(call: &Call, a: args::Symbols) -> Outcome {
+pub(super) fn run(call: &Call, a: args::Symbols) -> Outcome {
     let snap = call.snapshot(a.on.project.as_deref())?;
     let path = a.path.as_deref().map(|p| p.trim_start_matches("./").to_owned()).filter(|p| !p.is_empty());
     let f = Filters { language: a.language, kind: a.kind, path };

@@ -17,7 +17,7 @@ use crate::store::search::{Candidate, Filters};
 use crate::store::team::{TeamFilters, TeamHit};
 
 /// The daemon's team index, or how to configure one.
-pub fn link<'a>(call: &Call<'a>, tool: &str) -> Result<&'a TeamLink, ToolError> {
+pub(super) fn link<'a>(call: &Call<'a>, tool: &str) -> Result<&'a TeamLink, ToolError> {
     call.daemon.team.as_ref().ok_or_else(|| {
         ToolError::Refused(format!(
             "{tool}: team=true needs a team index: start boogerd with --team-url or BOOGER_TEAM_URL (a PostgreSQL URL)"
@@ -26,7 +26,7 @@ pub fn link<'a>(call: &Call<'a>, tool: &str) -> Result<&'a TeamLink, ToolError> 
 }
 
 /// The daemon's own team index: a tool never names another (its password would go there).
-pub fn url_of(call: &Call, tool: &str) -> Result<String, ToolError> {
+pub(super) fn url_of(call: &Call, tool: &str) -> Result<String, ToolError> {
     call.daemon.config.team_url.clone().ok_or_else(|| {
         ToolError::Refused(format!(
             "{tool}: no team index: start the daemon with one (`booger daemon stop`, then \
@@ -37,7 +37,7 @@ pub fn url_of(call: &Call, tool: &str) -> Result<String, ToolError> {
 }
 
 /// The local filters as the team index takes them: a path is a prefix there, not a glob.
-pub fn filters<'a>(tool: &str, f: &'a Filters, skip_repos: &'a [String]) -> Result<TeamFilters<'a>, ToolError> {
+pub(super) fn filters<'a>(tool: &str, f: &'a Filters, skip_repos: &'a [String]) -> Result<TeamFilters<'a>, ToolError> {
     if f.path.as_deref().is_some_and(|p| p.contains(['*', '?', '['])) {
         return Err(ToolError::Refused(format!(
             "{tool}: with team=true, path_prefix is a directory or file prefix, not a glob"
@@ -53,17 +53,22 @@ pub fn filters<'a>(tool: &str, f: &'a Filters, skip_repos: &'a [String]) -> Resu
 }
 
 /// How a team result names its file: repository, commit (12 digits) and path.
-pub fn label(hit: &TeamHit) -> String {
+pub(super) fn label(hit: &TeamHit) -> String {
     format!("{}@{}:{}", hit.repo, &hit.commit[..hit.commit.len().min(12)], hit.path)
 }
 
 /// The `limit` best team chunks for `query` (see [`lexemes::team_search`]).
-pub fn search(link: &TeamLink, query: &Query, f: &TeamFilters<'_>, limit: usize) -> Result<Vec<TeamHit>, String> {
+pub(super) fn search(
+    link: &TeamLink,
+    query: &Query,
+    f: &TeamFilters<'_>,
+    limit: usize,
+) -> Result<Vec<TeamHit>, String> {
     link.with(|t| lexemes::team_search(t, query, f, limit)).map_err(|e| e.to_string())
 }
 
 /// The line an answer gets when the team index could not be read.
-pub fn unreachable_note(why: &str) -> String {
+pub(super) fn unreachable_note(why: &str) -> String {
     format!("(team index not searched: {why})\n")
 }
 
@@ -72,7 +77,7 @@ pub fn unreachable_note(why: &str) -> String {
 const FILL_START_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// A team chunk as a ranked candidate named `path`.
-pub fn candidate(t: &TeamHit, path: String, id: i64) -> Candidate {
+pub(super) fn candidate(t: &TeamHit, path: String, id: i64) -> Candidate {
     Candidate {
         id,
         path,
@@ -91,7 +96,7 @@ pub fn candidate(t: &TeamHit, path: String, id: i64) -> Candidate {
 /// A `search` in a project whose empty index is being filled from the team index, answered
 /// from the team index at the commit being filled (the files as committed), saying so; `None`
 /// when that is not the case, or the team index cannot answer (the local index then does).
-pub fn while_filling(call: &Call, a: &args::Search) -> Option<Outcome> {
+pub(super) fn while_filling(call: &Call, a: &args::Search) -> Option<Outcome> {
     let link = call.daemon.team.as_ref()?;
     let project = call.project(a.on.project.as_deref()).ok()?;
     let commit = call.daemon.projects.get(&project.root).filling_from(FILL_START_WAIT)?;

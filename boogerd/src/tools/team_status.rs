@@ -6,7 +6,7 @@ use booger_proto::tools::args;
 use super::call::{Call, Outcome, answer, failed};
 use crate::store::team::{Reader, TeamError, TeamStore, server_of};
 
-pub fn run(call: &Call, _: args::TeamStatus) -> Outcome {
+pub(super) fn run(call: &Call, _: args::TeamStatus) -> Outcome {
     let url = super::team::url_of(call, "team-status")?;
     let server = server_of(&url);
     let mut team = match TeamStore::connect_to_read(&url) {

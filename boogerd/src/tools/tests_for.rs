@@ -9,7 +9,7 @@ use crate::domain::search::{Query, is_test};
 use crate::store::search::{Candidate, Filters};
 use crate::store::{Store, StoreError};
 
-pub fn run(call: &Call, a: args::TestsFor) -> Outcome {
+pub(super) fn run(call: &Call, a: args::TestsFor) -> Outcome {
     let symbol = a.symbol.trim();
     let name = symbol.rsplit(['.', ':']).next().unwrap_or(symbol).to_owned();
     if name.is_empty() {

@@ -5,25 +5,25 @@ use booger_proto::tools::args;
 
 use super::call::{Call, Outcome, ToolError};
 
-pub fn refused(tool: &str) -> ToolError {
+pub(super) fn refused(tool: &str) -> ToolError {
     ToolError::Refused(format!(
         "{tool}: this boogerd was built without the team index (cargo feature `team`); rebuild it with the \
          default features"
     ))
 }
 
-pub mod publish {
+pub(super) mod publish {
     use super::*;
 
-    pub fn run(_: &Call, _: args::Publish) -> Outcome {
+    pub(crate) fn run(_: &Call, _: args::Publish) -> Outcome {
         Err(refused("publish"))
     }
 }
 
-pub mod team_status {
+pub(super) mod team_status {
     use super::*;
 
-    pub fn run(_: &Call, _: args::TeamStatus) -> Outcome {
+    pub(crate) fn run(_: &Call, _: args::TeamStatus) -> Outcome {
         Err(refused("team-status"))
     }
 }

@@ -25,7 +25,7 @@ const CONCURRENCY: usize = 10;
 /// One project's answer: its name, the snapshot its search read, and its hits.
 type Searched = (String, Snapshot, Vec<Hit>);
 
-pub fn run(call: &Call, a: args::Workspace) -> Outcome {
+pub(super) fn run(call: &Call, a: args::Workspace) -> Outcome {
     let args::Workspace { query: a, team } = a;
     let (text, query) = (a.query.as_str(), Query::parse(&a.query));
     let f = filters(&a.filters);

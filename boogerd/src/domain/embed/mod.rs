@@ -45,7 +45,7 @@ pub trait Embedder: Send + Sync {
 }
 
 /// Scales `v` to length 1 (a zero vector stays zero).
-pub fn normalize(v: &mut [f32]) {
+pub(crate) fn normalize(v: &mut [f32]) {
     let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     if n > 0.0 {
         v.iter_mut().for_each(|x| *x /= n);

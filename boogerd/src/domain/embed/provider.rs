@@ -72,7 +72,7 @@ pub struct Tiers {
     pub problem: Option<String>,
 }
 
-pub fn open(settings: &Settings, data_dir: &Path) -> Result<Tiers, super::EmbedError> {
+pub(crate) fn open(settings: &Settings, data_dir: &Path) -> Result<Tiers, super::EmbedError> {
     let mut tiers: Vec<Arc<dyn Embedder>> = vec![Arc::new(StaticEmbedder::builtin()?)];
     let mut problem = None;
     let model_dir = data_dir.join(booger_proto::paths::MINILM_DIR);

@@ -20,12 +20,12 @@ const BATCH_TIMEOUT: Duration = Duration::from_secs(120);
 const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Api {
+pub(crate) enum Api {
     Ollama,
     OpenAi,
 }
 
-pub struct RemoteEmbedder {
+pub(crate) struct RemoteEmbedder {
     api: Api,
     endpoint: String,
     model: String,
@@ -39,7 +39,7 @@ pub struct RemoteEmbedder {
 impl RemoteEmbedder {
     /// `url` is the server's base (`http://127.0.0.1:11434`; for OpenAI-compatible servers
     /// with or without the trailing `/v1`).
-    pub fn new(api: Api, url: &str, model: &str, api_key: Option<String>) -> Self {
+    pub(crate) fn new(api: Api, url: &str, model: &str, api_key: Option<String>) -> Self {
         let base = url.trim_end_matches('/');
         let endpoint = match api {
             Api::Ollama => format!("{base}/api/embed"),

@@ -13,7 +13,7 @@ use super::{EmbedError, Embedder};
 const MAGIC: &[u8; 8] = b"BOOGEMB1";
 
 /// The table shipped with boogerd.
-pub static TABLE: &[u8] = include_bytes!("../../../assets/static-embed.bin");
+pub(crate) static TABLE: &[u8] = include_bytes!("../../../assets/static-embed.bin");
 
 pub struct StaticEmbedder {
     dims: usize,
@@ -31,7 +31,7 @@ impl StaticEmbedder {
         Self::from_bytes(Cow::Borrowed(TABLE))
     }
 
-    pub fn from_bytes(bytes: Cow<'static, [u8]>) -> Result<Self, EmbedError> {
+    pub(crate) fn from_bytes(bytes: Cow<'static, [u8]>) -> Result<Self, EmbedError> {
         let bad = |why: &str| EmbedError::BadTable(why.to_owned());
         if bytes.len() < 16 || &bytes[..8] != MAGIC {
             return Err(bad("not a BOOGEMB1 table"));

@@ -12,7 +12,7 @@ use crate::store::vectors::EmbedInput;
 /// Characters of content used when a chunk has no signature or doc.
 const CONTENT_CHARS: usize = 1500;
 
-pub fn for_chunk(c: &EmbedInput) -> String {
+pub(crate) fn for_chunk(c: &EmbedInput) -> String {
     let path = c.path.rsplit_once('.').map_or(c.path.as_str(), |(stem, _)| stem).replace('/', " ");
     let doc = c.doc.as_deref().unwrap_or_default();
     let mut text = format!("{path} {} {}", c.parent.as_deref().unwrap_or_default(), c.name);

@@ -24,7 +24,7 @@ const SUB_BATCH: usize = 32;
 const CLS: u32 = 101;
 const SEP: u32 = 102;
 
-pub struct TransformerEmbedder {
+pub(crate) struct TransformerEmbedder {
     model: BertModel,
     tokenizer: WordPiece,
     dims: usize,
@@ -33,7 +33,7 @@ pub struct TransformerEmbedder {
 
 impl TransformerEmbedder {
     /// Loads the model folder `dir` (weights memory-mapped).
-    pub fn load(dir: &Path) -> Result<Self, EmbedError> {
+    pub(crate) fn load(dir: &Path) -> Result<Self, EmbedError> {
         let bad = |what: &str, e: &dyn std::fmt::Display| {
             EmbedError::BadModel(format!("{what} in {}: {e} (reinstall with `booger model install`)", dir.display()))
         };

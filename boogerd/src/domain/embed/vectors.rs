@@ -11,11 +11,11 @@ use crate::store::{Store, StoreError};
 
 /// The size of a stored vector of `dims` dimensions ([`encode`]'s).
 #[cfg(feature = "team")]
-pub fn encoded_len(dims: usize) -> usize {
+pub(crate) fn encoded_len(dims: usize) -> usize {
     4 + dims
 }
 
-pub fn encode(v: &[f32]) -> Vec<u8> {
+pub(crate) fn encode(v: &[f32]) -> Vec<u8> {
     let (scale, q) = quantize(v);
     let mut out = Vec::with_capacity(4 + q.len());
     out.extend_from_slice(&scale.to_le_bytes());
@@ -58,7 +58,7 @@ impl Signs {
 /// chunks deleted since stay until the next load; the exact rescoring reads vectors from
 /// the store, which no longer has them, so they never reach an answer.
 #[derive(Clone)]
-pub struct VectorIndex {
+pub(crate) struct VectorIndex {
     pub model: String,
     dims: usize,
     /// u64 words of sign bits per vector.
@@ -70,7 +70,7 @@ pub struct VectorIndex {
 impl VectorIndex {
     /// Every vector of `model` in `store`; the first one sets the size (a model's vectors
     /// all have one; any other is skipped).
-    pub fn load(store: &Store, model: &str) -> Result<Self, StoreError> {
+    pub(crate) fn load(store: &Store, model: &str) -> Result<Self, StoreError> {
         let (mut dims, mut words) = (0, 0);
         let mut loaded = Signs::default();
         store.each_vector(model, |id, blob| {
@@ -89,7 +89,7 @@ impl VectorIndex {
 
     /// A copy with `rows` (chunk id, stored vector) added; costs the vectors added since the
     /// last load, not the project's.
-    pub fn with(&self, rows: &[(i64, Vec<u8>)]) -> Self {
+    pub(crate) fn with(&self, rows: &[(i64, Vec<u8>)]) -> Self {
         let mut next = self.clone();
         for (id, blob) in rows {
             if next.dims == 0 && blob.len() > 4 {
@@ -105,26 +105,26 @@ impl VectorIndex {
 
     /// Vectors added since the last load, as a share of those loaded: past some point a
     /// fresh load is cheaper to keep than the copies (and drops deleted chunks' vectors).
-    pub fn added_share(&self) -> f64 {
+    pub(crate) fn added_share(&self) -> f64 {
         self.added.ids.len() as f64 / self.loaded.ids.len().max(4096) as f64
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.loaded.ids.len() + self.added.ids.len()
     }
 
     /// Heap held: ids and sign bits.
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.loaded.heap_bytes() + self.added.heap_bytes()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The `k` chunks most similar to `query` (a unit vector), best first, with cosines:
     /// candidates by agreeing signs, then their stored vectors from `store` scored exactly.
-    pub fn top(&self, store: &Store, query: &[f32], k: usize) -> Result<Vec<(i64, f32)>, StoreError> {
+    pub(crate) fn top(&self, store: &Store, query: &[f32], k: usize) -> Result<Vec<(i64, f32)>, StoreError> {
         if query.len() != self.dims || k == 0 || self.is_empty() {
             return Ok(Vec::new());
         }
@@ -160,7 +160,7 @@ impl VectorIndex {
 
     /// The cosines of the chunks `ids` with `query` (a unit vector), from their stored
     /// vectors; a chunk without one is left out.
-    pub fn cosines(&self, store: &Store, query: &[f32], ids: &[i64]) -> Result<Vec<(i64, f32)>, StoreError> {
+    pub(crate) fn cosines(&self, store: &Store, query: &[f32], ids: &[i64]) -> Result<Vec<(i64, f32)>, StoreError> {
         if query.len() != self.dims || ids.is_empty() {
             return Ok(Vec::new());
         }

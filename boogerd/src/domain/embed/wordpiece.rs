@@ -10,20 +10,20 @@ use std::collections::HashMap;
 
 /// Words longer than this are one unknown token (as in BERT).
 const MAX_WORD_CHARS: usize = 100;
-pub const UNK: u32 = 100;
+pub(crate) const UNK: u32 = 100;
 
-pub struct WordPiece {
+pub(crate) struct WordPiece {
     vocab: HashMap<String, u32>,
 }
 
 impl WordPiece {
     /// From the vocabulary, one token per line, the line number being the id.
-    pub fn new<'a>(tokens: impl IntoIterator<Item = &'a str>) -> Self {
+    pub(crate) fn new<'a>(tokens: impl IntoIterator<Item = &'a str>) -> Self {
         Self { vocab: tokens.into_iter().enumerate().map(|(i, t)| (t.to_owned(), i as u32)).collect() }
     }
 
     /// Token ids of `text` (no `[CLS]`/`[SEP]`).
-    pub fn encode(&self, text: &str) -> Vec<u32> {
+    pub(crate) fn encode(&self, text: &str) -> Vec<u32> {
         let mut ids = Vec::new();
         let mut piece = String::new();
         for word in words(text) {

@@ -11,7 +11,7 @@ use std::time::Duration;
 use super::GitError;
 
 /// How long one git command may run before it is killed.
-pub const TIMEOUT: Duration = Duration::from_secs(20);
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Settings a repository's own `.git/config` could use to run a program, off for every
 /// command. A repository is untrusted, and its configuration can come with its files (a
@@ -41,14 +41,14 @@ pub struct Git {
 
 /// What a finished command printed, and whether it succeeded.
 #[derive(Debug)]
-pub struct Output {
+pub(crate) struct Output {
     pub success: bool,
     pub stdout: Vec<u8>,
     pub stderr: String,
 }
 
 impl Git {
-    pub fn new(dir: &Path) -> Self {
+    pub(crate) fn new(dir: &Path) -> Self {
         let mut git = Self { dir: dir.to_owned(), timeout: TIMEOUT, drivers_off: Vec::new() };
         git.drivers_off = git.configured_drivers();
         git
@@ -74,25 +74,25 @@ impl Git {
             .collect()
     }
 
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
 
     /// Runs `git args…` and returns its standard output; a non-zero exit is an error
     /// carrying git's own message.
-    pub fn run(&self, args: &[&str]) -> Result<Vec<u8>, GitError> {
+    pub(crate) fn run(&self, args: &[&str]) -> Result<Vec<u8>, GitError> {
         let out = self.output(args, None)?;
         if out.success { Ok(out.stdout) } else { Err(failed(args, out.stderr)) }
     }
 
     /// Like [`run`](Self::run), with `input` written to git's standard input.
-    pub fn run_with_input(&self, args: &[&str], input: Vec<u8>) -> Result<Vec<u8>, GitError> {
+    pub(crate) fn run_with_input(&self, args: &[&str], input: Vec<u8>) -> Result<Vec<u8>, GitError> {
         let out = self.output(args, Some(input))?;
         if out.success { Ok(out.stdout) } else { Err(failed(args, out.stderr)) }
     }
 
     /// Runs `git args…` where a non-zero exit is an answer (e.g. "no such ref"), not a failure.
-    pub fn output(&self, args: &[&str], input: Option<Vec<u8>>) -> Result<Output, GitError> {
+    pub(crate) fn output(&self, args: &[&str], input: Option<Vec<u8>>) -> Result<Output, GitError> {
         let mut cmd = Command::new("git");
         cmd.args(["--no-pager", "-c", "core.quotepath=off", "-c", "color.ui=never"]);
         for setting in NO_PROGRAMS.iter().copied().chain(self.drivers_off.iter().map(String::as_str)) {

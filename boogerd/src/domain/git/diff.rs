@@ -23,7 +23,7 @@ use super::symbols::{self, Changes};
 use crate::source::chunk::Chunk;
 
 /// Chunks of (path, content hash) from the index, when it has exactly that version.
-pub type Indexed<'a> = dyn Fn(&str, &str) -> Option<Vec<Chunk>> + Sync + 'a;
+pub(crate) type Indexed<'a> = dyn Fn(&str, &str) -> Option<Vec<Chunk>> + Sync + 'a;
 
 /// How much of the uncommitted work the head side includes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -38,7 +38,7 @@ pub enum Include {
 }
 
 impl Include {
-    pub fn parse(s: &str) -> Option<Include> {
+    pub(crate) fn parse(s: &str) -> Option<Include> {
         match s {
             "committed" => Some(Include::Committed),
             "staged" => Some(Include::Staged),
@@ -47,7 +47,7 @@ impl Include {
         }
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Include::Committed => "committed",
             Include::Staged => "staged",
@@ -354,7 +354,7 @@ fn is_zero(id: &str) -> bool {
 }
 
 /// `git cat-file --batch`: `<id> <type> <size>\n<bytes>\n` per requested id.
-pub fn read_blobs(repo: &Repo, ids: &[String]) -> Result<HashMap<String, Vec<u8>>, GitError> {
+pub(crate) fn read_blobs(repo: &Repo, ids: &[String]) -> Result<HashMap<String, Vec<u8>>, GitError> {
     if ids.is_empty() {
         return Ok(HashMap::new());
     }
@@ -398,7 +398,7 @@ pub fn parse_batch(out: &[u8]) -> HashMap<String, Vec<u8>> {
 
 /// Whether `bytes` are the blob git names `id`: the SHA-1 of `blob <size>\0` and the bytes.
 /// (A repository of SHA-256 ids is taken as git gives it.)
-pub fn is_blob_named(id: &str, bytes: &[u8]) -> bool {
+pub(crate) fn is_blob_named(id: &str, bytes: &[u8]) -> bool {
     use sha1::Digest;
     if id.len() != 40 {
         return id.len() == 64;

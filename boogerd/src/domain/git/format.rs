@@ -12,7 +12,7 @@ use super::repo::short;
 use super::symbols::{Modified, Symbol};
 
 /// Totals over every file, as the answers carry them.
-pub fn totals(d: &StructuralDiff) -> DiffTotals {
+pub(crate) fn totals(d: &StructuralDiff) -> DiffTotals {
     let mut t = DiffTotals { files: d.files.len() as u64, ..Default::default() };
     for f in &d.files {
         t.added += f.changes.added.len() as u64;
@@ -23,7 +23,7 @@ pub fn totals(d: &StructuralDiff) -> DiffTotals {
 }
 
 /// `feature vs main (merge base abc1234)`.
-pub fn title(d: &StructuralDiff) -> String {
+pub(crate) fn title(d: &StructuralDiff) -> String {
     let against = match &d.compared_with {
         Some(c) if *c == d.base_commit => format!("{} ({})", d.base, short(c)),
         Some(c) => format!("{} (merge base {})", d.base, short(c)),
@@ -34,7 +34,7 @@ pub fn title(d: &StructuralDiff) -> String {
 
 /// The `branch-diff` text: a header, warnings, then one block per file, within
 /// `max_chars`. Returns the text and how many files it left out.
-pub fn diff_text(d: &StructuralDiff, max_chars: usize) -> (String, usize) {
+pub(crate) fn diff_text(d: &StructuralDiff, max_chars: usize) -> (String, usize) {
     let t = totals(d);
     let mut out = format!(
         "{}: {} file(s); symbols +{} added, ~{} modified, -{} removed\n",
@@ -72,7 +72,7 @@ pub fn diff_text(d: &StructuralDiff, max_chars: usize) -> (String, usize) {
 }
 
 /// One line per file: `path (status) +a ~m -r`.
-pub fn files_text(d: &StructuralDiff) -> String {
+pub(crate) fn files_text(d: &StructuralDiff) -> String {
     let mut out = format!("{}: {} file(s)\n", title(d), d.files.len());
     for w in &d.warnings {
         let _ = writeln!(out, "! {w}");
@@ -279,11 +279,11 @@ fn name_list(names: &[String], room: usize) -> String {
 }
 
 /// Subject line limit (conventional commits, git tooling).
-pub const SUBJECT_MAX: usize = 72;
+pub(crate) const SUBJECT_MAX: usize = 72;
 
 /// A conventional commit message for the change: `type(scope): summary`, a blank line, then
 /// the symbols by kind of change.
-pub fn commit_message(d: &StructuralDiff) -> String {
+pub(crate) fn commit_message(d: &StructuralDiff) -> String {
     let kind = commit_type(d);
     let prefix = match commit_scope(d) {
         Some(s) => format!("{kind}({s}): "),
@@ -423,7 +423,7 @@ fn clip_chars(s: &str, max: usize) -> String {
 }
 
 /// Markdown: `## title`, then `### Added / Modified / Removed`, one line per file.
-pub fn changelog(d: &StructuralDiff, heading: &str) -> String {
+pub(crate) fn changelog(d: &StructuralDiff, heading: &str) -> String {
     let mut out = format!("## {heading}\n");
     for w in &d.warnings {
         let _ = writeln!(out, "\n> {w}");

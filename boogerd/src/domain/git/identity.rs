@@ -11,14 +11,14 @@ const NAME_MAX: usize = 200;
 impl Repo {
     /// `owner/name` of the `origin` remote's URL (`git@github.com:acme/api.git`,
     /// `https://gitlab.example/group/acme/api`), if it has one that names a host.
-    pub fn remote_name(&self) -> Option<String> {
+    pub(crate) fn remote_name(&self) -> Option<String> {
         let out = self.git.output(&["config", "--get", "remote.origin.url"], None).ok()?;
         owner_and_name(String::from_utf8_lossy(&out.stdout).trim())
     }
 
     /// The root commits of `rev`'s history, sorted; none in a shallow clone (its history is
     /// cut, so its roots say nothing of which repository it is).
-    pub fn roots(&self, rev: &str) -> Result<Vec<String>, GitError> {
+    pub(crate) fn roots(&self, rev: &str) -> Result<Vec<String>, GitError> {
         let shallow = self.git.run(&["rev-parse", "--is-shallow-repository"])?;
         if String::from_utf8_lossy(&shallow).trim() == "true" {
             return Ok(Vec::new());
@@ -34,7 +34,7 @@ impl Repo {
 /// `owner/name` (the path's last two parts, without `.git`) of a remote URL that names a host:
 /// `scheme://[user@]host[:port]/…/owner/name[.git]` or `[user@]host:…/owner/name[.git]`. A
 /// local path, a `file://` URL or a name that is no valid repository name gives `None`.
-pub fn owner_and_name(url: &str) -> Option<String> {
+pub(crate) fn owner_and_name(url: &str) -> Option<String> {
     let path = match url.split_once("://") {
         Some((scheme, _)) if scheme.eq_ignore_ascii_case("file") => return None,
         Some((_, rest)) => rest.split_once('/')?.1,
@@ -55,7 +55,7 @@ pub fn owner_and_name(url: &str) -> Option<String> {
 
 /// A repository name the team index takes: parts of letters, digits, `.`, `_` and `-`,
 /// joined by `/`, none of them `.` or `..`, at most [`NAME_MAX`] bytes.
-pub fn is_valid_name(name: &str) -> bool {
+pub(crate) fn is_valid_name(name: &str) -> bool {
     name.len() <= NAME_MAX
         && name.split('/').all(|part| {
             !part.is_empty()

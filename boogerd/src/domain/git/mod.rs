@@ -11,12 +11,14 @@
 pub(crate) mod command;
 pub mod diff;
 pub(crate) mod format;
+#[cfg(feature = "team")]
 pub(crate) mod identity;
 pub mod parsed;
 pub mod repo;
 pub mod symbols;
 
-pub use diff::{Include, Request, StructuralDiff, structural_diff};
+pub(crate) use diff::{Include, StructuralDiff};
+pub use diff::{Request, structural_diff};
 
 use std::path::PathBuf;
 

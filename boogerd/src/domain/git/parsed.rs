@@ -16,7 +16,7 @@ const BUDGET: usize = 64 << 20;
 
 /// Which content a version is.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Version {
+pub(crate) enum Version {
     /// A git blob id.
     Blob(String),
     /// The BLAKE3 hash of a file read from disk.
@@ -47,13 +47,13 @@ fn with<T>(f: impl FnOnce(&mut Cache) -> T) -> T {
 }
 
 /// The chunks of a version parsed before, and its size in bytes, if any.
-pub fn cached(path: &Path, max_file_bytes: u64, version: &Version) -> Option<(Arc<Vec<Chunk>>, usize)> {
+pub(crate) fn cached(path: &Path, max_file_bytes: u64, version: &Version) -> Option<(Arc<Vec<Chunk>>, usize)> {
     let k = key(path, max_file_bytes, version.clone());
     with(|c| c.map.get(&k).map(|(chunks, size)| (chunks.clone(), *size)))
 }
 
 /// The chunks of `bytes` as the file `path`, from the cache or the chunker.
-pub fn chunks(path: &Path, bytes: &[u8], max_file_bytes: u64, version: Version) -> Arc<Vec<Chunk>> {
+pub(crate) fn chunks(path: &Path, bytes: &[u8], max_file_bytes: u64, version: Version) -> Arc<Vec<Chunk>> {
     let k = key(path, max_file_bytes, version);
     if let Some((hit, _)) = with(|c| c.map.get(&k).cloned()) {
         return hit;
@@ -64,7 +64,7 @@ pub fn chunks(path: &Path, bytes: &[u8], max_file_bytes: u64, version: Version) 
 }
 
 /// Keeps chunks obtained elsewhere (the index had this version) under `version`.
-pub fn remember(path: &Path, max_file_bytes: u64, version: Version, chunks: Arc<Vec<Chunk>>, size: usize) {
+pub(crate) fn remember(path: &Path, max_file_bytes: u64, version: Version, chunks: Arc<Vec<Chunk>>, size: usize) {
     insert(key(path, max_file_bytes, version), chunks, size);
 }
 

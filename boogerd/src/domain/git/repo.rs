@@ -1,6 +1,7 @@
 //! What booger needs to know about a repository before diffing: where it is, what HEAD is,
 //! which branch a change is measured against, and whether git is in the middle of something.
 
+#[cfg(feature = "team")]
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -23,7 +24,7 @@ pub enum Head {
 }
 
 impl Head {
-    pub fn commit(&self) -> Option<&str> {
+    pub(crate) fn commit(&self) -> Option<&str> {
         match self {
             Head::Branch { commit, .. } | Head::Detached { commit } => Some(commit),
             Head::Unborn { .. } => None,
@@ -31,7 +32,7 @@ impl Head {
     }
 
     /// How answers name HEAD: its branch, or `HEAD (detached at abc1234)`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             Head::Branch { name, .. } => name.clone(),
             Head::Detached { commit } => format!("HEAD (detached at {})", short(commit)),
@@ -83,7 +84,7 @@ impl Repo {
     }
 
     /// The operation git is in the middle of, if any (its conflicted files hold markers).
-    pub fn operation(&self) -> Option<&'static str> {
+    pub(crate) fn operation(&self) -> Option<&'static str> {
         let has = |name: &str| self.git_dir.join(name).exists();
         if has("MERGE_HEAD") {
             Some("merge")
@@ -99,7 +100,7 @@ impl Repo {
     }
 
     /// The commit `rev` names, or `None` when it names none.
-    pub fn resolve(&self, rev: &str) -> Result<Option<String>, GitError> {
+    pub(crate) fn resolve(&self, rev: &str) -> Result<Option<String>, GitError> {
         check_rev(rev)?;
         let spec = format!("{rev}^{{commit}}");
         let out = self.git.output(&["rev-parse", "-q", "--verify", &spec], None)?;
@@ -108,7 +109,7 @@ impl Repo {
     }
 
     /// Like [`resolve`](Self::resolve), but an unknown ref is an error that lists the branches.
-    pub fn commit_of(&self, rev: &str) -> Result<String, GitError> {
+    pub(crate) fn commit_of(&self, rev: &str) -> Result<String, GitError> {
         match self.resolve(rev)? {
             Some(id) => Ok(id),
             None => Err(GitError::UnknownRef { rev: rev.to_owned(), branches: self.branches().unwrap_or_default() }),
@@ -118,7 +119,7 @@ impl Repo {
     /// The branch changes are measured against when none is given: main, then master (or
     /// their `origin/` copies), then the current branch's upstream. Never the current branch
     /// itself while another candidate exists. Returns (name, commit).
-    pub fn default_base(&self) -> Result<Option<(String, String)>, GitError> {
+    pub(crate) fn default_base(&self) -> Result<Option<(String, String)>, GitError> {
         let current = match &self.head {
             Head::Branch { name, .. } | Head::Unborn { name } => Some(format!("refs/heads/{name}")),
             Head::Detached { .. } => None,
@@ -162,7 +163,7 @@ impl Repo {
 
     /// The best common ancestor of two commits, or `None` (unrelated histories, or a shallow
     /// clone that does not reach it).
-    pub fn merge_base(&self, a: &str, b: &str) -> Result<Option<String>, GitError> {
+    pub(crate) fn merge_base(&self, a: &str, b: &str) -> Result<Option<String>, GitError> {
         let out = self.git.output(&["merge-base", a, b], None)?;
         let id = String::from_utf8_lossy(&out.stdout).trim().to_owned();
         match (out.success, is_object_id(&id)) {
@@ -175,7 +176,7 @@ impl Repo {
     }
 
     /// Paths with unresolved conflicts, relative to `git`'s directory.
-    pub fn unmerged(&self) -> Result<Vec<String>, GitError> {
+    pub(crate) fn unmerged(&self) -> Result<Vec<String>, GitError> {
         let out = self.git.run(&["diff", "--no-ext-diff", "--name-only", "-z", "--relative", "--diff-filter=U"])?;
         let mut paths: Vec<String> = split_z(&out).collect();
         paths.dedup();
@@ -183,7 +184,7 @@ impl Repo {
     }
 
     /// Something is staged (the staging area differs from HEAD).
-    pub fn has_staged(&self) -> Result<bool, GitError> {
+    pub(crate) fn has_staged(&self) -> Result<bool, GitError> {
         let out = self.git.output(
             &["diff", "--no-ext-diff", "--cached", "--quiet", "--relative", "--ignore-submodules=none"],
             None,
@@ -192,7 +193,7 @@ impl Repo {
     }
 
     /// The newest tag reachable from `rev`, if any.
-    pub fn latest_tag(&self, rev: &str) -> Result<Option<String>, GitError> {
+    pub(crate) fn latest_tag(&self, rev: &str) -> Result<Option<String>, GitError> {
         check_rev(rev)?;
         let out = self.git.output(&["describe", "--tags", "--abbrev=0", rev], None)?;
         let tag = String::from_utf8_lossy(&out.stdout).trim().to_owned();
@@ -200,31 +201,35 @@ impl Repo {
     }
 
     /// Local branch names (for error messages).
-    pub fn branches(&self) -> Result<Vec<String>, GitError> {
+    pub(crate) fn branches(&self) -> Result<Vec<String>, GitError> {
         let out = self.git.run(&["for-each-ref", "--count=20", "--format=%(refname:short)", "refs/heads"])?;
         Ok(String::from_utf8_lossy(&out).lines().map(str::to_owned).collect())
     }
 
     /// The files of `commit` as (path, blob id): regular files only.
-    pub fn files_at(&self, commit: &str) -> Result<Vec<(String, String)>, GitError> {
+    #[cfg(feature = "team")]
+    pub(crate) fn files_at(&self, commit: &str) -> Result<Vec<(String, String)>, GitError> {
         let out = self.git.run(&["ls-tree", "-r", "-z", "--full-tree", commit])?;
         Ok(regular_files(&out, false))
     }
 
     /// The blob staged for each path (stage 0: not in a merge conflict): regular files only.
-    pub fn staged_files(&self) -> Result<HashMap<String, String>, GitError> {
+    #[cfg(feature = "team")]
+    pub(crate) fn staged_files(&self) -> Result<HashMap<String, String>, GitError> {
         let out = self.git.run(&["ls-files", "-s", "-z"])?;
         Ok(regular_files(&out, true).into_iter().collect())
     }
 
     /// Paths whose working-tree file differs from what is staged.
-    pub fn unstaged_changes(&self) -> Result<HashSet<String>, GitError> {
+    #[cfg(feature = "team")]
+    pub(crate) fn unstaged_changes(&self) -> Result<HashSet<String>, GitError> {
         let out = self.git.run(&["diff", "--no-ext-diff", "--name-only", "-z", "--no-renames"])?;
         Ok(split_z(&out).collect())
     }
 
     /// How many files differ between commits `a` and `b`.
-    pub fn files_changed_between(&self, a: &str, b: &str) -> Result<usize, GitError> {
+    #[cfg(feature = "team")]
+    pub(crate) fn files_changed_between(&self, a: &str, b: &str) -> Result<usize, GitError> {
         let out = self.git.run(&["diff", "--no-ext-diff", "--name-only", "-z", "--no-renames", a, b])?;
         Ok(split_z(&out).count())
     }
@@ -242,17 +247,17 @@ fn display_ref(r: &str) -> String {
     r.strip_prefix("refs/heads/").or_else(|| r.strip_prefix("refs/remotes/")).unwrap_or(r).to_owned()
 }
 
-pub fn is_object_id(s: &str) -> bool {
+pub(crate) fn is_object_id(s: &str) -> bool {
     (s.len() == 40 || s.len() == 64) && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// The first 7 characters of a commit id, as git prints them.
-pub fn short(id: &str) -> &str {
+pub(crate) fn short(id: &str) -> &str {
     &id[..id.len().min(7)]
 }
 
 /// The NUL-separated fields of `-z` output.
-pub fn split_z(out: &[u8]) -> impl Iterator<Item = String> + '_ {
+pub(crate) fn split_z(out: &[u8]) -> impl Iterator<Item = String> + '_ {
     out.split(|&b| b == 0).filter(|s| !s.is_empty()).map(|s| String::from_utf8_lossy(s).into_owned())
 }
 
@@ -261,6 +266,7 @@ pub fn split_z(out: &[u8]) -> impl Iterator<Item = String> + '_ {
 /// merge conflict), as (path, blob id).
 /// Names booger does not index ([`crate::source::indexable_name`]) are left out, as the
 /// walk leaves them out.
+#[cfg(feature = "team")]
 fn regular_files(out: &[u8], staged: bool) -> Vec<(String, String)> {
     out.split(|&b| b == 0)
         .filter_map(|entry| {

@@ -27,7 +27,7 @@ pub struct Symbol {
 
 impl Symbol {
     /// `Parent::name` (or the pseudo-symbol's label), for lists and messages.
-    pub fn qualified(&self) -> String {
+    pub(crate) fn qualified(&self) -> String {
         match (self.kind, &self.parent) {
             ("block", _) => "top-level code".to_owned(),
             ("raw", _) => "text".to_owned(),
@@ -72,17 +72,17 @@ pub struct Changes {
 }
 
 impl Changes {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.added.is_empty() && self.modified.is_empty() && self.removed.is_empty()
     }
 
     /// A file that exists only on the head side: all its symbols are added.
-    pub fn all_added(head: &[Chunk]) -> Changes {
+    pub(crate) fn all_added(head: &[Chunk]) -> Changes {
         Changes { added: symbols(head).into_iter().map(|i| i.symbol).collect(), ..Default::default() }
     }
 
     /// A file that exists only on the base side: all its symbols are removed.
-    pub fn all_removed(base: &[Chunk]) -> Changes {
+    pub(crate) fn all_removed(base: &[Chunk]) -> Changes {
         Changes { removed: symbols(base).into_iter().map(|i| gone(i.symbol)).collect(), ..Default::default() }
     }
 }

@@ -33,22 +33,22 @@ const LONE_WORD: f64 = 0.5;
 /// Hybrid search is never worse than lexical search by default; `semantic_weight` sets it.
 /// (A question's chunks are re-ranked by their cosines instead, `semantic::rerank`; its
 /// files, in files mode, are fused at this weight.)
-pub const QUESTION_SEMANTIC_WEIGHT: f64 = 0.0;
+pub(crate) const QUESTION_SEMANTIC_WEIGHT: f64 = 0.0;
 /// Hybrid search's semantic weight for a change request in a commit subject's words ("fix
 /// completion for persistent flags") without calibration: 0, lexical search's own order
 /// (semantic hits only fill the list after it). On five real repositories' subjects every
 /// weight tried, 0.1 included, ranked below lexical search on four of them (BENCHMARKS.md);
 /// as in calibration, a semantic voice must earn its place on the project's own history.
 /// History measures only queries of this kind, so calibration sets only this weight.
-pub const DEFAULT_SEMANTIC_WEIGHT: f64 = 0.0;
+pub(crate) const DEFAULT_SEMANTIC_WEIGHT: f64 = 0.0;
 /// The key of the calibration in the index's `meta`.
-pub const META_KEY: &str = "calibration";
+pub(crate) const META_KEY: &str = "calibration";
 /// How many of the first results are looked at.
 const LOOKED_AT: usize = 10;
 
 /// What `eval` learnt about a project, as search uses it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Calibration {
+pub(crate) struct Calibration {
     /// A best result holding less of the query than this is no good match.
     pub threshold: f64,
     /// Hybrid search's RRF weight for the semantic list (lexical counts 1), for change
@@ -69,11 +69,11 @@ impl Default for Calibration {
 
 impl Calibration {
     /// The project's calibration, or the defaults.
-    pub fn of(store: &Store) -> Calibration {
+    pub(crate) fn of(store: &Store) -> Calibration {
         store.cached_meta(META_KEY).ok().flatten().and_then(|s| serde_json::from_str(&s).ok()).unwrap_or_default()
     }
 
-    pub fn is_calibrated(&self) -> bool {
+    pub(crate) fn is_calibrated(&self) -> bool {
         self.queries > 0
     }
 
@@ -82,7 +82,7 @@ impl Calibration {
     /// measured on questions.
     /// A pasted passage gets 0: no weight was measured on passages, and lexical search
     /// already reads them for their files and names.
-    pub fn semantic_weight_for(&self, query: &super::Query) -> f64 {
+    pub(crate) fn semantic_weight_for(&self, query: &super::Query) -> f64 {
         if query.passage.is_some() {
             0.0
         } else if query.change {
@@ -95,7 +95,7 @@ impl Calibration {
 
 /// How sure an answer is.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Confidence {
+pub(crate) struct Confidence {
     /// The largest idf-weighted share of the query's words one of the first results holds.
     pub score: f64,
     pub threshold: f64,
@@ -109,7 +109,7 @@ pub struct Confidence {
 
 impl Confidence {
     /// Nothing matched at all.
-    pub fn nothing(calibration: &Calibration) -> Confidence {
+    pub(crate) fn nothing(calibration: &Calibration) -> Confidence {
         Confidence {
             score: 0.0,
             threshold: calibration.threshold,
@@ -120,12 +120,12 @@ impl Confidence {
         }
     }
 
-    pub fn high(&self) -> bool {
+    pub(crate) fn high(&self) -> bool {
         self.score >= self.threshold
     }
 
     /// Puts the fields every ranked answer carries into `answer`.
-    pub fn fill(&self, answer: &mut booger_proto::answers::Search) {
+    pub(crate) fn fill(&self, answer: &mut booger_proto::answers::Search) {
         use booger_proto::answers::Confidence as Level;
         answer.confidence = Some(if self.high() { Level::High } else { Level::Low });
         answer.confidence_score = Some(round(self.score));
@@ -141,7 +141,7 @@ const PASSAGE_WORDS: usize = 12;
 /// words that the project holds. A pasted report names people, paths and versions no file
 /// holds, and no chunk holds more than a few of its sixty words: judged on them all, a
 /// report about this very project read as "no good match".
-pub fn words_of(query: &super::Query, ranking: &RankingIndex) -> Vec<String> {
+pub(crate) fn words_of(query: &super::Query, ranking: &RankingIndex) -> Vec<String> {
     match query.passage {
         Some(_) => ranking.heaviest(&query.weighted_tokens(), PASSAGE_WORDS).into_iter().map(|(w, _)| w).collect(),
         None => query.tokens(),
@@ -150,7 +150,7 @@ pub fn words_of(query: &super::Query, ranking: &RankingIndex) -> Vec<String> {
 
 /// How much of `words` (the query's tokens) the first results (chunk `ids`, best first)
 /// hold, judged against `calibration`. No results: score 0.
-pub fn assess(ranking: &RankingIndex, words: &[String], ids: &[i64], calibration: &Calibration) -> Confidence {
+pub(crate) fn assess(ranking: &RankingIndex, words: &[String], ids: &[i64], calibration: &Calibration) -> Confidence {
     let ids = &ids[..ids.len().min(LOOKED_AT)];
     let words_found = ranking.coverage(words, ids);
     let total: f64 = words_found.iter().map(|w| w.idf).sum();
@@ -185,7 +185,12 @@ pub fn assess(ranking: &RankingIndex, words: &[String], ids: &[i64], calibration
 /// hold, each file as a whole. A report's words are spread over the file it is about (the
 /// traceback's names in one function, its nouns in another), so no chunk holds a share that
 /// tells a good answer from a poor one; a file does.
-pub fn assess_files(ranking: &RankingIndex, words: &[String], paths: &[&str], calibration: &Calibration) -> Confidence {
+pub(crate) fn assess_files(
+    ranking: &RankingIndex,
+    words: &[String],
+    paths: &[&str],
+    calibration: &Calibration,
+) -> Confidence {
     let found = ranking.coverage(words, &[]);
     let total: f64 = found.iter().map(|w| w.idf).sum();
     let held = ranking.words_in_files(words, paths);

@@ -20,7 +20,7 @@ const SUPPORT: usize = 3;
 const SUPPORT_SHARE: f64 = 0.5;
 
 /// One file of the answer: its score and its chunks among the hits, best first.
-pub struct FileHit<'a> {
+pub(crate) struct FileHit<'a> {
     pub path: &'a str,
     pub score: f64,
     pub chunks: Vec<&'a Hit>,
@@ -29,7 +29,7 @@ pub struct FileHit<'a> {
 /// The files of `hits` (ranked best first), best first, each chunk counting for its file as
 /// `evidence` says: [`lexical_evidence`] for lexical search's hits, the score itself for
 /// semantic search's (cosines, on another scale).
-pub fn by_file(hits: &[Hit], evidence: impl Fn(&Hit) -> f64) -> Vec<FileHit<'_>> {
+pub(crate) fn by_file(hits: &[Hit], evidence: impl Fn(&Hit) -> f64) -> Vec<FileHit<'_>> {
     let mut index: HashMap<&str, usize> = HashMap::new();
     let mut files: Vec<FileHit> = Vec::new();
     for h in hits {
@@ -71,7 +71,7 @@ const BLOCK_EVIDENCE: f64 = 6.0;
 /// What a lexical hit says for its file: its score, with an import's penalty given back (a
 /// poor line to read, but fair evidence that its file uses a name), and code between items
 /// counting [`BLOCK_EVIDENCE`] more.
-pub fn lexical_evidence(h: &Hit) -> f64 {
+pub(crate) fn lexical_evidence(h: &Hit) -> f64 {
     match h.chunk.kind.as_str() {
         "import" => h.score + WEIGHTS.import,
         "block" => h.score + BLOCK_EVIDENCE,
@@ -83,17 +83,17 @@ pub fn lexical_evidence(h: &Hit) -> f64 {
 /// holds). Measured on the real-repository set and the standard library set: 8 lifted files
 /// R@10 on four of five repositories (axum +0.024, hiredis +0.017) and the standard library's
 /// by 0.008, and MRR on all six; 12 and 16 lost requests' R@10 and cobra's MRR.
-pub const COVERAGE: f64 = 8.0;
+pub(crate) const COVERAGE: f64 = 8.0;
 
 /// Files whose coverage is looked up, best first: further down, a file is more than a
 /// page's worth of evidence behind.
-pub const COVERED: usize = 100;
+pub(crate) const COVERED: usize = 100;
 
 /// The files of lexical `hits` for a query of a few words, best first: [`by_file`], then
 /// each of the first files gains for the share of the query's words it holds, found in the
 /// ranking index when there is one, else by FTS5. A passage is ranked by
 /// [`super::rank_files`].
-pub fn rank<'a>(
+pub(crate) fn rank<'a>(
     store: &Store,
     ranking: Option<&RankingIndex>,
     query: &Query,
@@ -111,7 +111,7 @@ pub fn rank<'a>(
 
 /// For each of `paths`, the share of the query's words the file holds in any chunk: found in
 /// the ranking index when there is one, else by FTS5. A word only in the path does not count.
-pub fn word_shares(
+pub(crate) fn word_shares(
     store: &Store,
     ranking: Option<&RankingIndex>,
     query: &Query,
@@ -138,7 +138,7 @@ pub fn word_shares(
 }
 
 /// Best first; stable, so equal scores keep their order.
-pub fn sort(files: &mut [FileHit<'_>]) {
+pub(crate) fn sort(files: &mut [FileHit<'_>]) {
     files.sort_by(|a, b| b.score.total_cmp(&a.score));
 }
 
@@ -150,7 +150,7 @@ fn share(held: usize, asked: usize) -> f64 {
 /// Two file rankings as one, by Reciprocal Rank Fusion with constant `k`, the second
 /// counting `weight` times the first: hybrid search's files. A file keeps its chunks from
 /// the first ranking that has it. At weight 0 the order is the first ranking's.
-pub fn fuse<'a>(first: Vec<FileHit<'a>>, second: Vec<FileHit<'a>>, k: f64, weight: f64) -> Vec<FileHit<'a>> {
+pub(crate) fn fuse<'a>(first: Vec<FileHit<'a>>, second: Vec<FileHit<'a>>, k: f64, weight: f64) -> Vec<FileHit<'a>> {
     let mut index: HashMap<&str, usize> = HashMap::new();
     let mut out: Vec<FileHit<'a>> = Vec::new();
     for (list, w) in [(first, 1.0), (second, weight)] {

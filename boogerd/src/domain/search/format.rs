@@ -15,7 +15,7 @@ use crate::base::hints;
 use crate::store::search::Candidate;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OutputMode {
+pub(crate) enum OutputMode {
     Content,
     Signatures,
     FilesWithMatches,
@@ -24,7 +24,7 @@ pub enum OutputMode {
 
 impl OutputMode {
     /// The layout a call asked for, or `default` (also for a mode search has not: branch-diff's).
-    pub fn of(asked: Option<args::OutputMode>, default: OutputMode) -> OutputMode {
+    pub(crate) fn of(asked: Option<args::OutputMode>, default: OutputMode) -> OutputMode {
         match asked {
             Some(args::OutputMode::Content) => OutputMode::Content,
             Some(args::OutputMode::Signatures) => OutputMode::Signatures,
@@ -37,7 +37,7 @@ impl OutputMode {
 
 /// Which slice of the ranked list to show, and how much of it.
 #[derive(Debug, Clone, Copy)]
-pub struct Page {
+pub(crate) struct Page {
     pub offset: usize,
     pub head_limit: usize,
     pub max_lines: usize,
@@ -53,7 +53,7 @@ pub struct Page {
 impl Page {
     /// The slice of a ranked list of `total` this page shows: (first, lines of it already
     /// shown, end).
-    pub fn span(&self, total: usize) -> (usize, usize, usize) {
+    pub(crate) fn span(&self, total: usize) -> (usize, usize, usize) {
         match self.cursor {
             Some(c) => (c.index.min(total), c.line, c.end.min(total)),
             None => (self.offset.min(total), 0, (self.offset + self.head_limit).min(total)),
@@ -61,35 +61,35 @@ impl Page {
     }
 
     /// How many results from the top the page reaches (they need full metadata).
-    pub fn reach(&self) -> usize {
+    pub(crate) fn reach(&self) -> usize {
         self.span(usize::MAX).2
     }
 }
 
-pub const DEFAULT_MAX_TOKENS: usize = 6_000;
-pub const CHARS_PER_TOKEN: usize = 4;
+pub(crate) const DEFAULT_MAX_TOKENS: usize = 6_000;
+pub(crate) const CHARS_PER_TOKEN: usize = 4;
 
 /// Where a cut answer resumes: result index, lines already shown of it, end of the page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Cursor {
+pub(crate) struct Cursor {
     pub index: usize,
     pub line: usize,
     pub end: usize,
 }
 
 impl Cursor {
-    pub fn parse(s: &str) -> Option<Cursor> {
+    pub(crate) fn parse(s: &str) -> Option<Cursor> {
         let mut it = s.split(':').map(str::parse::<usize>);
         let c = Cursor { index: it.next()?.ok()?, line: it.next()?.ok()?, end: it.next()?.ok()? };
         (it.next().is_none() && c.index <= c.end).then_some(c)
     }
 
-    pub fn encode(&self) -> String {
+    pub(crate) fn encode(&self) -> String {
         format!("{}:{}:{}", self.index, self.line, self.end)
     }
 }
 
-pub struct Rendered {
+pub(crate) struct Rendered {
     pub text: String,
     pub results: Vec<Value>,
     pub cursor: Option<String>,
@@ -97,7 +97,7 @@ pub struct Rendered {
 
 /// Renders `hits[page]` (or from `cursor`); `contents` holds the chunk text of those hits,
 /// `words` the query's words (for snippets).
-pub fn render(
+pub(crate) fn render(
     hits: &[Hit],
     contents: &HashMap<i64, String>,
     words: &[String],
@@ -240,7 +240,7 @@ const CHUNKS_PER_FILE: usize = 3;
 
 /// `files_with_matches`: one line per file, best first, as `rg -l` lists files, each followed
 /// by its best chunks' lines and names. `head_limit`, `offset` and the cursor count files.
-pub fn render_files(files: &[super::files::FileHit], page: Page, header: &str) -> Rendered {
+pub(crate) fn render_files(files: &[super::files::FileHit], page: Page, header: &str) -> Rendered {
     let total = files.len();
     let (start, _, end) = page.span(total);
     let budget = page.max_tokens.max(50) * CHARS_PER_TOKEN;
@@ -322,7 +322,7 @@ const NOT_SYMBOLS: &[&str] = &["block", "raw", "gap"];
 
 /// An outline: symbols grouped under their file, one signature a line. `chunks` are in file
 /// order. Modes: signatures, files_with_matches (one file a line), count.
-pub fn outline(chunks: &[crate::store::search::Candidate], mode: OutputMode, page: Page) -> Rendered {
+pub(crate) fn outline(chunks: &[crate::store::search::Candidate], mode: OutputMode, page: Page) -> Rendered {
     let items: Vec<&crate::store::search::Candidate> =
         chunks.iter().filter(|c| !NOT_SYMBOLS.contains(&c.kind.as_str())).collect();
     let total = items.len();

@@ -22,7 +22,7 @@ const MAX_QUERY_WORDS: usize = 12;
 
 /// Stems words, each distinct word once: a publish stems a hundred million of them, and
 /// looks each up without allocating.
-pub struct Stems {
+pub(crate) struct Stems {
     stemmer: Stemmer,
     /// Word → its stem's number in `stems` (a hundred million lookups: a fast hash, seeded
     /// per process, as a repository's words are not ours to choose).
@@ -97,7 +97,7 @@ impl Stems {
 
     /// The `tsvector` of a chunk: its name's words weighted A, the parts of its compound
     /// identifiers B, its text D.
-    pub fn chunk_vector(&mut self, name: &str, content: &str) -> TsVector {
+    pub(crate) fn chunk_vector(&mut self, name: &str, content: &str) -> TsVector {
         // A cache for a while, not for ever: a large tree's vocabulary is large, and a small
         // table stays in the processor's cache (emptied past 16,000 words, this took a third
         // less time on a 27,000-file tree than past 500,000: fewer lookups missed the cache
@@ -148,7 +148,7 @@ impl Stems {
     }
 
     /// The `tsvector` of a chunk's name alone: its stems, without positions.
-    pub fn name_vector(&mut self, name: &str) -> TsVector {
+    pub(crate) fn name_vector(&mut self, name: &str) -> TsVector {
         let mut buf = std::mem::take(&mut self.buf);
         let mut ids: Vec<u32> = Vec::new();
         each_token(name, &mut buf, |tok| {
@@ -169,13 +169,13 @@ impl Stems {
 }
 
 /// The stems a team search asks for, heaviest first, each once.
-pub fn of_query(query: &Query) -> Vec<String> {
+pub(crate) fn of_query(query: &Query) -> Vec<String> {
     weighted_stems(query).into_iter().map(|(s, _)| s).collect()
 }
 
 /// The stems a team search asks for with the query's weight of each (a pasted issue's title
 /// and repeated words weigh more), heaviest first, each once.
-pub fn weighted_stems(query: &Query) -> Vec<(String, f64)> {
+pub(crate) fn weighted_stems(query: &Query) -> Vec<(String, f64)> {
     let mut stems = Stems::default();
     let mut tokens = query.weighted_tokens();
     tokens.sort_by(|a, b| b.1.total_cmp(&a.1));
@@ -193,7 +193,7 @@ pub fn weighted_stems(query: &Query) -> Vec<(String, f64)> {
 }
 
 /// A `tsquery` literal joining `stems` by `op` (`&` or `|`).
-pub fn tsquery(stems: &[String], op: &str) -> String {
+pub(crate) fn tsquery(stems: &[String], op: &str) -> String {
     let mut out = String::new();
     for s in stems {
         if !out.is_empty() {
@@ -229,7 +229,7 @@ const CANDIDATES: i64 = 1_000;
 /// by how rare it is (its inverse chunk frequency) and by the query's own weight of it, more
 /// in a name than in a body, as local search weighs words; a query whose every stem is
 /// common falls back to the chunks holding all of them.
-pub fn team_search(
+pub(crate) fn team_search(
     store: &mut TeamStore,
     query: &Query,
     f: &TeamFilters<'_>,

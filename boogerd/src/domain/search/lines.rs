@@ -16,11 +16,11 @@ const SIZE_LIMIT: usize = 1 << 22;
 /// The lines of `text` as `rg` sees them: split at `\n` only (a `\r` before it is part of
 /// the line, so `\s$` matches a CRLF line and `return$` does not), no line after a final
 /// `\n`.
-pub fn lines(text: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn lines(text: &str) -> impl Iterator<Item = &str> {
     text.strip_suffix('\n').unwrap_or(text).split('\n').filter(move |_| !text.is_empty())
 }
 
-pub struct LineMatcher {
+pub(crate) struct LineMatcher {
     /// The pattern, matched against one line (without its `\n`).
     line: Regex,
     /// Matches only within a line, on whole chunks; `None` when the pattern cannot be put so
@@ -29,7 +29,7 @@ pub struct LineMatcher {
 }
 
 impl LineMatcher {
-    pub fn new(pattern: &str, case_insensitive: bool) -> Result<Self, regex::Error> {
+    pub(crate) fn new(pattern: &str, case_insensitive: bool) -> Result<Self, regex::Error> {
         let line = RegexBuilder::new(pattern).case_insensitive(case_insensitive).size_limit(SIZE_LIMIT).build()?;
         let chunk = within_lines(pattern, case_insensitive)
             .and_then(|p| RegexBuilder::new(&p).size_limit(SIZE_LIMIT).build().ok());
@@ -37,13 +37,13 @@ impl LineMatcher {
     }
 
     /// Whether any line of `text` may match (a quick test that never says no wrongly).
-    pub fn may_match(&self, text: &str) -> bool {
+    pub(crate) fn may_match(&self, text: &str) -> bool {
         self.chunk.as_ref().is_none_or(|c| c.is_match(text))
     }
 
     /// Calls `each(index, line)` for each line of `text` the pattern matches, in order
     /// (`index` counts from 0, lines as [`lines`] splits them); `each` returns false to stop.
-    pub fn each_line(&self, text: &str, mut each: impl FnMut(usize, &str) -> bool) {
+    pub(crate) fn each_line(&self, text: &str, mut each: impl FnMut(usize, &str) -> bool) {
         let Some(chunk) = &self.chunk else {
             for (i, line) in lines(text).enumerate() {
                 if self.line.is_match(line) && !each(i, line) {

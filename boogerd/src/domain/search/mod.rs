@@ -49,7 +49,7 @@ use weights::WEIGHTS;
 
 use crate::store::search::{Candidate, Filters};
 use crate::store::{Store, StoreError};
-pub use query::Query;
+pub(crate) use query::Query;
 
 /// How many candidates each FTS pass fetches for re-ranking.
 const CANDIDATES: usize = 300;
@@ -59,7 +59,7 @@ const WARM_CANDIDATES: usize = 200;
 /// (the file its words point to must have one among them).
 const PASSAGE_CANDIDATES: usize = 1_000;
 
-pub use crate::store::context::Context;
+pub(crate) use crate::store::context::Context;
 
 #[derive(Debug, Clone)]
 pub struct Hit {
@@ -84,7 +84,13 @@ impl Searcher<'_> {
     /// Ranks chunks for `query` (parsed from `text`). Returns every ranked hit (the caller
     /// pages and formats); the first `need` carry their full metadata, the rest what
     /// ranking needed.
-    pub fn search(&self, query: &Query, text: &str, filters: &Filters, need: usize) -> Result<Vec<Hit>, StoreError> {
+    pub(crate) fn search(
+        &self,
+        query: &Query,
+        text: &str,
+        filters: &Filters,
+        need: usize,
+    ) -> Result<Vec<Hit>, StoreError> {
         let (store, ctx) = (self.store, self.context);
         if query.is_empty() {
             return Ok(Vec::new());
@@ -137,7 +143,7 @@ impl Searcher<'_> {
     /// traceback) by what it mentions and defines ([`passage_files::rank`]) when the
     /// ranking index is there, a query of a few words by the share of its words each file
     /// holds ([`files::rank`]).
-    pub fn rank_files<'a>(&self, query: &Query, hits: &'a [Hit]) -> Result<Vec<files::FileHit<'a>>, StoreError> {
+    pub(crate) fn rank_files<'a>(&self, query: &Query, hits: &'a [Hit]) -> Result<Vec<files::FileHit<'a>>, StoreError> {
         match (&query.passage, self.ranking) {
             (Some(_), Some(w)) => passage_files::rank(self.store, w, query, hits),
             _ => files::rank(self.store, self.ranking, query, hits),
@@ -332,7 +338,7 @@ impl Query {
 /// code, in rank order, for `semantic-search`; dropped when the list is fused with `search`'s
 /// (`fused`), which has already weighed the prose against its penalty. Vectors put prose that
 /// explains a task in the task's own words nearest of all; a vote from them would undo that.
-pub fn demote_prose(hits: &mut Vec<Hit>, query: &str, fused: bool) {
+pub(crate) fn demote_prose(hits: &mut Vec<Hit>, query: &str, fused: bool) {
     if Query::parse(query).asks_for_docs() {
         return;
     }
@@ -388,7 +394,7 @@ fn rerank(c: &Candidate, q: &Query, hints: &[&str], ctx: &Context, annotated: bo
 }
 
 /// Test code: in a test folder or file, a test function, or inside a test module.
-pub fn is_test(c: &Candidate) -> bool {
+pub(crate) fn is_test(c: &Candidate) -> bool {
     is_test_file(&c.path)
         || c.name.starts_with("test_")
         || c.name.starts_with("Test")
@@ -397,7 +403,7 @@ pub fn is_test(c: &Candidate) -> bool {
 }
 
 /// A test file: in a test folder, or named as one, by every language's conventions.
-pub use crate::source::lang::is_test_path as is_test_file;
+pub(crate) use crate::source::lang::is_test_path as is_test_file;
 
 /// How many of the query's words (of three letters or more) name the file: its stem or a
 /// part of it between `_`, `-` and `.`.
@@ -473,13 +479,13 @@ fn kind_hints(text: &str) -> Vec<&'static str> {
 }
 
 /// `path` is `prefix` or inside it.
-pub fn under(path: &str, prefix: &str) -> bool {
+pub(crate) fn under(path: &str, prefix: &str) -> bool {
     let prefix = prefix.trim_end_matches('/');
     prefix.is_empty() || path == prefix || path.strip_prefix(prefix).is_some_and(|r| r.starts_with('/'))
 }
 
 /// Notes that target this chunk: its file (or a folder above it), its symbol, or a line in it.
-pub fn notes_for(c: &Candidate, ctx: &Context) -> Vec<String> {
+pub(crate) fn notes_for(c: &Candidate, ctx: &Context) -> Vec<String> {
     ctx.notes
         .iter()
         .filter(|(target, _)| {

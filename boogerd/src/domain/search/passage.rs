@@ -23,7 +23,7 @@ use regex::Regex;
 /// A text of at least this many words is read as a passage: a paragraph, not a sentence.
 /// Commit subjects and questions are a dozen words or fewer, a subject with the start of its
 /// body 24 to 31; the shortest issue report of the visible set has 42.
-pub const PASSAGE_WORDS: usize = 32;
+pub(crate) const PASSAGE_WORDS: usize = 32;
 
 /// How many identifiers a passage names at most (the most repeated first).
 const MAX_NAMES: usize = 32;
@@ -74,7 +74,7 @@ static VERSION: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\d+\.\d+").expec
 
 impl Passage {
     /// The passage `text` is, or `None` when it is a few words (a query to take as written).
-    pub fn read(text: &str) -> Option<Passage> {
+    pub(crate) fn read(text: &str) -> Option<Passage> {
         if super::segment::tokens(text).take(PASSAGE_WORDS).count() < PASSAGE_WORDS {
             return None;
         }
@@ -136,7 +136,7 @@ impl Passage {
     /// The passage is about tests: its title opens with them (`tests: …`, `Test coverage for
     /// …`, `Add a test for …`, `Extend test case …`). A title that mentions a test further on
     /// ("xfail marker in test no longer ignores failure") is about the code under it.
-    pub fn about_tests(&self) -> bool {
+    pub(crate) fn about_tests(&self) -> bool {
         self.title.iter().take(3).any(|w| w.starts_with("test") || w == "spec")
     }
 }
@@ -198,7 +198,7 @@ impl Mention {
     /// How many trailing segments of `path` this names: its file name (or stem) and the
     /// folders above it that agree. 0 when the file does not match; a dotted module must
     /// agree on a folder too (`os.path` is no mention of every `path.py`).
-    pub fn matches(&self, path: &str) -> usize {
+    pub(crate) fn matches(&self, path: &str) -> usize {
         let mut segs = path.rsplit('/');
         let Some(file) = segs.next() else { return 0 };
         let same = if self.stem_only {

@@ -37,7 +37,7 @@ const ASIDE_SHARE: f64 = 0.3;
 const DEFINED_IN_AT_MOST: usize = 5;
 
 /// The files of `hits` for `passage`, best first.
-pub fn rank<'a>(
+pub(super) fn rank<'a>(
     store: &Store,
     ranking: &RankingIndex,
     query: &Query,
@@ -78,7 +78,7 @@ const CLEARLY_BETTER: f64 = 1.5;
 /// files rank, unless a further chunk of a file already shown is clearly better
 /// ([`CLEARLY_BETTER`]). An agent reading the answer meets the file to change first, and ten
 /// places rather than ten pieces of one.
-pub fn lead_with_files(
+pub(super) fn lead_with_files(
     store: &Store,
     ranking: &RankingIndex,
     query: &Query,

@@ -262,7 +262,7 @@ impl Query {
 
     /// The query's words with their weights, for the ranking index: a passage's all (the
     /// index keeps the heaviest by weight and idf), a query's each at 1.
-    pub fn weighted_tokens(&self) -> Vec<(String, f64)> {
+    pub(crate) fn weighted_tokens(&self) -> Vec<(String, f64)> {
         match &self.passage {
             Some(p) => p.tokens.clone(),
             None => self.tokens().into_iter().map(|t| (t, 1.0)).collect(),
@@ -270,7 +270,7 @@ impl Query {
     }
 
     /// The query is about tests: it names them (a passage, in its title).
-    pub fn wants_tests(&self) -> bool {
+    pub(crate) fn wants_tests(&self) -> bool {
         match &self.passage {
             Some(p) => p.about_tests(),
             None => self.words.iter().any(|w| w.starts_with("test") || w == "spec"),
@@ -283,7 +283,7 @@ impl Query {
 
     /// The words as the ranking index splits them (`parse_config` is `parse` and `config`),
     /// each once.
-    pub fn tokens(&self) -> Vec<String> {
+    pub(crate) fn tokens(&self) -> Vec<String> {
         let mut tokens: Vec<String> = Vec::new();
         for w in &self.words {
             for t in super::ranking_index::tokens(w) {
@@ -339,13 +339,13 @@ fn is_file_name(t: &str) -> bool {
 }
 
 /// A path segment or scope word in no style: lowercase letters and digits only.
-pub fn bare_chars(s: &str) -> impl Iterator<Item = char> + '_ {
+pub(crate) fn bare_chars(s: &str) -> impl Iterator<Item = char> + '_ {
     s.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase())
 }
 
 /// An identifier in no case style: lowercase, without the `_` between its words (leading and
 /// trailing ones stay: `__init__` is not `init`).
-pub fn bare_identifier_chars(w: &str) -> impl Iterator<Item = char> + '_ {
+pub(crate) fn bare_identifier_chars(w: &str) -> impl Iterator<Item = char> + '_ {
     let core = w.trim_matches('_');
     let lead = &w[..w.len() - w.trim_start_matches('_').len()];
     let trail = if core.is_empty() { "" } else { &w[lead.len() + core.len()..] };

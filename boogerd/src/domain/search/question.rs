@@ -34,7 +34,7 @@ fn is_type(kind: &str) -> bool {
 }
 
 /// What a question's ranking adds to (or takes from) a chunk's score for the chunk alone.
-pub fn chunk_factor(c: &Candidate) -> f64 {
+pub(crate) fn chunk_factor(c: &Candidate) -> f64 {
     let mut s = 0.0;
     let w = &WEIGHTS;
     if c.end_line.saturating_sub(c.start_line) < w.tiny_lines {
@@ -55,7 +55,7 @@ pub fn chunk_factor(c: &Candidate) -> f64 {
 /// A declaration's match counts for its definition (a C prototype's doc comment says what
 /// the function does; the body is in the `.c` file): each function of the same name among
 /// the hits gains the declaration's score (which itself loses `WEIGHTS.declaration`).
-pub fn lend_declarations(hits: &mut [Hit]) {
+pub(crate) fn lend_declarations(hits: &mut [Hit]) {
     // Owned names: the hits are changed below.
     let mut lent: HashMap<String, f64> = HashMap::new();
     for h in hits.iter().filter(|h| h.chunk.kind == "declaration" && !h.chunk.name.is_empty()) {
@@ -74,7 +74,7 @@ pub fn lend_declarations(hits: &mut [Hit]) {
 
 /// Example programs: in an `examples` (or `example`, `demo`, `samples`; `Example` as Xcode
 /// and .NET projects name it) folder.
-pub fn is_example(path: &str) -> bool {
+pub(crate) fn is_example(path: &str) -> bool {
     path.split('/').rev().skip(1).any(|seg| {
         ["example", "examples", "demo", "demos", "sample", "samples"].iter().any(|e| seg.eq_ignore_ascii_case(e))
     })

@@ -23,7 +23,7 @@ const NEAREST_FILTERED: usize = 400;
 
 /// The chunks nearest the query's vector `v`, best first, scored by cosine. A zero vector
 /// (no word of the query known to the model) matches nothing.
-pub fn search(
+pub(crate) fn search(
     store: &Store,
     index: &VectorIndex,
     v: &[f32],
@@ -43,7 +43,7 @@ pub fn search(
 
 /// How two rankings become one.
 #[derive(Debug, Clone, Copy)]
-pub enum Fusion {
+pub(crate) enum Fusion {
     /// Reciprocal Rank Fusion with constant `k`; the semantic list counts `semantic_weight`
     /// times the lexical one.
     Rrf { k: f64, semantic_weight: f64 },
@@ -66,7 +66,7 @@ pub enum Fusion {
 ///
 /// Prose gains no cosine unless the question asks for documentation: vectors put prose that
 /// explains a thing in a question's own words nearest of all (as in [`super::demote_prose`]).
-pub fn rerank(lexical: Vec<Hit>, cosines: &HashMap<i64, f32>, query: &super::Query) -> Vec<Hit> {
+pub(crate) fn rerank(lexical: Vec<Hit>, cosines: &HashMap<i64, f32>, query: &super::Query) -> Vec<Hit> {
     let docs = query.asks_for_docs();
     let best = lexical.iter().map(|h| h.score).fold(f64::MIN, f64::max);
     if best <= 0.0 {
@@ -109,7 +109,7 @@ fn file_ranks(hits: &[Hit]) -> Vec<usize> {
 }
 
 /// Lexical candidates a question's vectors re-rank.
-pub const RERANK_DEPTH: usize = 100;
+pub(crate) const RERANK_DEPTH: usize = 100;
 
 /// The weights of a question's re-ranking ([`rerank`]), against a candidate's lexical score
 /// scaled to the best one's 1. Chosen on ../shared/eval/questions (NDCG@10, mean over its
@@ -117,14 +117,14 @@ pub const RERANK_DEPTH: usize = 100;
 /// same weights were chosen for four of the five folds (0.564 held out, against 0.530 with
 /// the cosine alone at 0.2). The cosine alone: 0.2 0.530, 1.0 0.533 (0.8 lowered it before
 /// the length and file terms); with both: 0.8 0.565, 1.0 0.575, 1.2 0.576.
-pub const QUESTION_COSINE: f64 = 1.0;
+pub(crate) const QUESTION_COSINE: f64 = 1.0;
 /// The first file's bonus (the second's is half, and so on): 0 0.567, 0.2 0.575, 0.3 0.576.
-pub const QUESTION_FILE: f64 = 0.2;
+pub(crate) const QUESTION_FILE: f64 = 0.2;
 /// Per unit of ln(1 + lines): 0 0.541, 0.1 0.570, 0.15 0.575, 0.2 0.561.
-pub const QUESTION_LENGTH: f64 = 0.15;
+pub(crate) const QUESTION_LENGTH: f64 = 0.15;
 
 /// Fuses the rankings; a chunk in both lists is one hit (with the lexical hit's notes).
-pub fn fuse(lexical: Vec<Hit>, semantic: Vec<Hit>, fusion: Fusion) -> Vec<Hit> {
+pub(crate) fn fuse(lexical: Vec<Hit>, semantic: Vec<Hit>, fusion: Fusion) -> Vec<Hit> {
     let mut fused: HashMap<i64, (Hit, f64)> = HashMap::new();
     let mut add = |hits: Vec<Hit>, score: &dyn Fn(usize, &Hit) -> f64| {
         for (rank, hit) in hits.into_iter().enumerate() {

@@ -3,7 +3,7 @@
 //! them. What is left out is marked, with where to read it.
 
 /// Lines of a chunk shown in a snippet at most (its declaration included).
-pub const SNIPPET_LINES: usize = 6;
+pub(crate) const SNIPPET_LINES: usize = 6;
 /// Longer lines are cut (minified code, data tables).
 const LINE_CHARS: usize = 120;
 
@@ -11,7 +11,7 @@ const LINE_CHARS: usize = 120;
 /// declaration (the line holding `signature`, or the first non-blank one), the lines that
 /// contain query `words` (those with the most distinct words first), then a line of context
 /// after and before each while room is left.
-pub fn pick(lines: &[&str], words: &[String], signature: &str, max: usize) -> Vec<usize> {
+pub(crate) fn pick(lines: &[&str], words: &[String], signature: &str, max: usize) -> Vec<usize> {
     // Eliding fewer lines than the marks would take saves nothing.
     if lines.len() <= max + 2 {
         return (0..lines.len()).collect();
@@ -68,7 +68,7 @@ pub fn pick(lines: &[&str], words: &[String], signature: &str, max: usize) -> Ve
 }
 
 /// `line` cut to a readable length.
-pub fn clip(line: &str) -> String {
+pub(crate) fn clip(line: &str) -> String {
     crate::base::text::clip(line, LINE_CHARS)
 }
 

@@ -14,25 +14,25 @@ const BLOCK_BITS: usize = BLOCK_WORDS * 64;
 type Block = [u64; BLOCK_WORDS];
 
 #[derive(Clone, Default)]
-pub struct Tombstones {
+pub(super) struct Tombstones {
     blocks: Vec<Arc<Block>>,
     len: usize,
 }
 
 impl Tombstones {
     /// `len` slots, none deleted.
-    pub fn new(len: usize) -> Tombstones {
+    pub(super) fn new(len: usize) -> Tombstones {
         let mut t = Tombstones::default();
         t.resize(len);
         t
     }
 
-    pub fn get(&self, slot: usize) -> bool {
+    pub(super) fn get(&self, slot: usize) -> bool {
         slot < self.len && self.blocks[slot / BLOCK_BITS][slot % BLOCK_BITS / 64] & (1 << (slot % 64)) != 0
     }
 
     /// Marks `slot` deleted; false if it already was (or is out of range).
-    pub fn set(&mut self, slot: usize) -> bool {
+    pub(super) fn set(&mut self, slot: usize) -> bool {
         if slot >= self.len || self.get(slot) {
             return false;
         }
@@ -42,7 +42,7 @@ impl Tombstones {
     }
 
     /// Keeps the first `len` slots (bits past a shrink are forgotten), new slots clear.
-    pub fn resize(&mut self, len: usize) {
+    pub(super) fn resize(&mut self, len: usize) {
         if len < self.len {
             for slot in len..self.len.min(len.next_multiple_of(BLOCK_BITS)) {
                 if self.get(slot) {
@@ -56,7 +56,7 @@ impl Tombstones {
     }
 
     /// Heap held by the blocks (shared blocks counted in full by each holder).
-    pub fn heap_bytes(&self) -> usize {
+    pub(super) fn heap_bytes(&self) -> usize {
         self.blocks.len() * std::mem::size_of::<Block>()
     }
 }

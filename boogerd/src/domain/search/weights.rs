@@ -5,7 +5,7 @@
 
 /// The weights re-ranking uses; see [`WEIGHTS`].
 #[derive(Debug, Clone, Copy)]
-pub struct Weights {
+pub(crate) struct Weights {
     /// A multi-word query's candidate that holds every word (an AND hit).
     pub all_words: f64,
     /// Code rather than prose, data or an import.
@@ -75,7 +75,7 @@ pub struct Weights {
 }
 
 /// The weights search ranks by.
-pub const WEIGHTS: Weights = Weights {
+pub(crate) const WEIGHTS: Weights = Weights {
     all_words: 3.0,
     code: 3.0,
     named: 6.0,

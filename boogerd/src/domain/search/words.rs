@@ -82,13 +82,13 @@ const STOPWORDS: &[&str] = &[
 ];
 
 /// An English filler word, dropped from queries and passages.
-pub fn is_stopword(w: &str) -> bool {
+pub(crate) fn is_stopword(w: &str) -> bool {
     STOPWORDS.contains(&w)
 }
 
 /// An identifier of several words: `snake_case` or `camelCase` / `PascalCase` (an upper-case
 /// letter after a lower-case one).
-pub fn is_compound(w: &str) -> bool {
+pub(crate) fn is_compound(w: &str) -> bool {
     let inner_underscore = w.trim_matches('_').contains('_');
     let camel = w.as_bytes().windows(2).any(|p| p[0].is_ascii_lowercase() && p[1].is_ascii_uppercase());
     (inner_underscore || camel) && w.chars().any(char::is_alphabetic)

@@ -33,7 +33,7 @@ use crate::store::{FileWrite, Store, StoreError};
 use walk::Skipped;
 
 /// A batch is committed when it holds this many files or this much chunk text.
-pub const BATCH_FILES: usize = 500;
+pub(crate) const BATCH_FILES: usize = 500;
 const BATCH_BYTES: usize = 4 * 1024 * 1024;
 /// A run that reads more files than this leaves their trigram rows (for `grep`) to a pass
 /// in the background: FTS5 would spend longer on them than on the rest of the run, and grep
@@ -124,7 +124,7 @@ pub struct Stages {
 
 impl IndexReport {
     /// A copy with at most `keep` entries in each list (the counts stay whole).
-    pub fn trimmed(&self, keep: usize) -> Self {
+    pub(crate) fn trimmed(&self, keep: usize) -> Self {
         let first = |v: &[Skipped]| v[..v.len().min(keep)].to_vec();
         Self {
             skipped: first(&self.skipped),
@@ -148,10 +148,10 @@ enum Outcome {
 }
 
 /// The index's `meta` key that, set to `true`, has generated and vendored files indexed too.
-pub const WITH_GENERATED: &str = "with_generated";
+pub(crate) const WITH_GENERATED: &str = "with_generated";
 
 /// True if the project asked for its generated and vendored files to be indexed.
-pub fn with_generated(store: &Store) -> Result<bool, StoreError> {
+pub(crate) fn with_generated(store: &Store) -> Result<bool, StoreError> {
     Ok(store.meta(WITH_GENERATED)?.as_deref() == Some("true"))
 }
 
@@ -223,7 +223,7 @@ pub fn run(root: &Path, store: &Store, opts: Options, progress: &Progress) -> Re
 
 /// Brings only `scope` up to date from `tree`, a survey of that scope: what the watcher
 /// runs for a batch of changes. The report's `files` counts the files surveyed.
-pub fn run_part(
+pub(crate) fn run_part(
     root: &Path,
     store: &Store,
     mut tree: walk::Tree,
@@ -446,7 +446,7 @@ fn human_bytes(n: u64) -> String {
 
 impl Progress {
     /// How long the run has left at its pace so far; `None` until it has read some files.
-    pub fn eta(&self) -> Option<std::time::Duration> {
+    pub(crate) fn eta(&self) -> Option<std::time::Duration> {
         let (done, total) = (self.done.load(Ordering::Relaxed), self.total.load(Ordering::Relaxed));
         let started = (*self.started.lock().recover())?;
         (done > 0 && total >= done).then(|| started.elapsed().mul_f64((total - done) as f64 / done as f64))

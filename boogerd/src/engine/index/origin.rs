@@ -21,7 +21,7 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 /// Why a file is set aside.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
+pub(crate) enum Origin {
     Generated,
     Vendored,
     /// `binary` or `-diff` in `.gitattributes`.
@@ -30,7 +30,7 @@ pub enum Origin {
 }
 
 impl Origin {
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Origin::Generated => "generated",
             Origin::Vendored => "vendored",
@@ -95,7 +95,7 @@ struct Matchers {
 
 /// The attributes files of one project (or of the part of it a survey looks at).
 #[derive(Default)]
-pub struct Attributes {
+pub(crate) struct Attributes {
     /// By precedence: `.git/info/attributes` first, then deeper directories before their
     /// parents. Each with its directory, relative to the root (`""` for the root).
     files: Vec<(String, Matchers)>,
@@ -104,7 +104,7 @@ pub struct Attributes {
 impl Attributes {
     /// Reads the attributes files of `root`, `.git/info/attributes`, and each of `dirs` and
     /// of their parents (relative directories, as a walk lists them).
-    pub fn load<'a>(root: &Path, dirs: impl IntoIterator<Item = &'a str>) -> Self {
+    pub(crate) fn load<'a>(root: &Path, dirs: impl IntoIterator<Item = &'a str>) -> Self {
         let mut wanted: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
         wanted.insert("");
         for d in dirs {
@@ -129,7 +129,7 @@ impl Attributes {
     }
 
     /// Why `rel` (a root-relative file path) is set aside, if it is, judged by its path.
-    pub fn origin(&self, rel: &str) -> Option<Origin> {
+    pub(crate) fn origin(&self, rel: &str) -> Option<Origin> {
         let said = |pick: fn(&Matchers) -> &Option<Gitignore>| self.said(rel, pick);
         let generated = said(|m| &m.generated);
         let vendored = said(|m| &m.vendored);
@@ -158,7 +158,7 @@ impl Attributes {
 
     /// True if a header saying "generated" may set `rel` aside: not a lockfile (Cargo's says
     /// `@generated`), and not a file the repository's attributes say is not generated.
-    pub fn header_decides(&self, rel: &str) -> bool {
+    pub(crate) fn header_decides(&self, rel: &str) -> bool {
         let name = rel.rsplit('/').next().unwrap_or(rel);
         !LOCKFILES.contains(&name) && !self.says_not_generated(rel)
     }
@@ -185,7 +185,7 @@ impl Attributes {
 
 /// True if the first bytes say the file was generated: Go's `Code generated ... DO NOT EDIT`,
 /// protobuf's and most generators' `DO NOT EDIT` beside "generated", or `@generated`.
-pub fn has_generated_header(bytes: &[u8]) -> bool {
+pub(crate) fn has_generated_header(bytes: &[u8]) -> bool {
     let head = String::from_utf8_lossy(&bytes[..bytes.len().min(HEADER_BYTES)]);
     head.contains("@generated") || (head.contains("DO NOT EDIT") && head.to_ascii_lowercase().contains("generated"))
 }

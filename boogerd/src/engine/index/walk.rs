@@ -25,7 +25,7 @@ pub struct Walked {
     pub header_decides: bool,
 }
 
-pub use booger_proto::answers::Skipped;
+pub(crate) use booger_proto::answers::Skipped;
 
 /// What a walk found: files to index, what it skipped and why, and the directories it
 /// entered (relative, `""` for the root), which are the directories the daemon watches.
@@ -49,7 +49,7 @@ pub fn walk(root: &Path) -> Tree {
 
 /// How many files a walk of `root` would index, counting no further than `limit + 1` (a
 /// stat-free pass: no file is opened).
-pub fn count_files(root: &Path, limit: usize) -> usize {
+pub(crate) fn count_files(root: &Path, limit: usize) -> usize {
     walker(root, None)
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
@@ -62,7 +62,7 @@ pub fn count_files(root: &Path, limit: usize) -> usize {
 /// directories above it, so a part is judged exactly as a whole walk would judge it, provided
 /// the directory itself was kept by a whole walk. A directory that no longer exists yields
 /// nothing (its files are gone).
-pub fn survey(root: &Path, shallow: &[String], deep: &[String]) -> Tree {
+pub(crate) fn survey(root: &Path, shallow: &[String], deep: &[String]) -> Tree {
     let mut tree = Tree::default();
     for d in shallow {
         walk_into(root, d, Some(1), &mut tree);
@@ -97,7 +97,7 @@ fn walker(start: &Path, max_depth: Option<usize>) -> ignore::Walk {
 }
 
 /// Never indexed nor watched, wherever it is: `.booger/` and VCS folders.
-pub fn is_never(name: &std::ffi::OsStr) -> bool {
+pub(crate) fn is_never(name: &std::ffi::OsStr) -> bool {
     NEVER.iter().any(|n| name == *n)
 }
 
@@ -157,7 +157,7 @@ fn is_safe_name(root: &Path, path: &Path) -> bool {
 
 /// `path` below `root` as it can be printed: escapes for control characters and for bytes
 /// that are not UTF-8 (`\n`, `\u{1b}`, `\xFF`), so the name shown is the name on disk.
-pub fn escaped(root: &Path, path: &Path) -> String {
+pub(crate) fn escaped(root: &Path, path: &Path) -> String {
     let rel = path.strip_prefix(root).unwrap_or(path);
     if is_safe_name(root, path) {
         return relative(root, path);
@@ -167,7 +167,7 @@ pub fn escaped(root: &Path, path: &Path) -> String {
 }
 
 /// A file's modification time as the index records it (0 when the OS has none).
-pub fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
+pub(crate) fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
     meta.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos() as i64)
 }
 
@@ -176,7 +176,7 @@ pub fn looks_binary(bytes: &[u8]) -> bool {
     bytes[..bytes.len().min(8192)].contains(&0)
 }
 
-pub fn relative(root: &Path, path: &Path) -> String {
+pub(crate) fn relative(root: &Path, path: &Path) -> String {
     let rel = path.strip_prefix(root).unwrap_or(path);
     let s = rel.to_string_lossy();
     if std::path::MAIN_SEPARATOR == '/' { s.into_owned() } else { s.replace(std::path::MAIN_SEPARATOR, "/") }

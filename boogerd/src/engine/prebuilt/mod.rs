@@ -34,7 +34,7 @@ use parts::{Handoff, Sparse, Unpacked, send};
 const NEAR_ENOUGH: usize = 50;
 
 #[derive(Debug, thiserror::Error)]
-pub enum PrebuiltError {
+pub(crate) enum PrebuiltError {
     #[error(transparent)]
     Git(#[from] GitError),
     #[error(transparent)]
@@ -53,7 +53,7 @@ pub enum PrebuiltError {
 
 /// What offering the project's index with a published commit did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Offered {
+pub(crate) enum Offered {
     /// Stored: its size, and compressed (its vectors' among them).
     Sent { bytes: u64, packed: u64 },
     /// The team index holds one for the commit already.
@@ -66,7 +66,7 @@ pub enum Offered {
 }
 
 /// What an offer needs to know of the commit just published.
-pub struct Commit<'a> {
+pub(crate) struct Commit<'a> {
     pub repo: &'a Repo,
     /// Its name in the team index.
     pub name: &'a str,
@@ -77,7 +77,7 @@ pub struct Commit<'a> {
 }
 
 /// A copy of the project's index made for an offer, and how long copying took.
-pub struct Copied {
+pub(crate) struct Copied {
     file: Scratch,
     took: std::time::Duration,
 }
@@ -85,7 +85,7 @@ pub struct Copied {
 /// Copies the project's index for an offer (abandoned soon after `stop` is set). Made while
 /// the commit's rows are sent when [`worth_copying_ahead`] says so (the publisher then
 /// mostly waits on the server).
-pub fn copy(local: &Store, stop: &Arc<AtomicBool>) -> Result<Copied, PrebuiltError> {
+pub(crate) fn copy(local: &Store, stop: &Arc<AtomicBool>) -> Result<Copied, PrebuiltError> {
     let started = std::time::Instant::now();
     let file = Scratch(local.path().with_extension("db.offer"));
     file.clear();
@@ -99,7 +99,7 @@ pub fn copy(local: &Store, stop: &Arc<AtomicBool>) -> Result<Copied, PrebuiltErr
 /// holds the commit as committed wherever the local index holds a file. (Only a guess: the
 /// offer checks the copy against the published rows. A working tree with edits is not
 /// copied.)
-pub fn worth_copying_ahead(team: &mut TeamStore, commit: &Commit<'_>, local: &Store) -> bool {
+pub(crate) fn worth_copying_ahead(team: &mut TeamStore, commit: &Commit<'_>, local: &Store) -> bool {
     let mut guess = || -> Result<bool, PrebuiltError> {
         if !matches!(stored_for(team, commit)?, Stored::None) || commit.repo.commit_of("HEAD")? != commit.sha {
             return Ok(false);
@@ -140,7 +140,7 @@ fn stored_for(team: &mut TeamStore, commit: &Commit<'_>) -> Result<Stored, Prebu
 /// Offers `local` (the project's index) as the prebuilt index of `commit`, if it holds only
 /// the commit's files as committed; `ahead` is the copy made while the rows were sent, if
 /// one was. A failure is reported as a skip: the commit is published either way.
-pub fn offer(
+pub(crate) fn offer(
     team: &mut TeamStore,
     commit: &Commit<'_>,
     local: &Store,
@@ -275,7 +275,7 @@ fn nearest<'a>(repo: &Repo, stored: &'a [PrebuiltInfo], target: &str) -> Option<
 
 /// A prebuilt index written for a clone.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Restored {
+pub(crate) struct Restored {
     /// The commit it is of.
     pub sha: String,
     /// Its vectors are stored apart: [`vectors::receive_vectors`] reads them.
@@ -287,7 +287,7 @@ pub struct Restored {
 /// repository is known by HEAD or its merge base with the default branch being published;
 /// the nearest is HEAD's own, else the one fewest files away (the run then indexes those).
 /// `into` is left half-written on a failure: the caller removes it.
-pub fn restore(
+pub(crate) fn restore(
     root: &Path,
     url: &str,
     head: &str,

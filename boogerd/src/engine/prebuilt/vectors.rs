@@ -26,7 +26,7 @@ const BATCH: usize = 2_000;
 const MOST_BYTES: usize = 1 << 16;
 
 /// Writes the vectors of the index file `file` to `out` as records; how many.
-pub fn write_vectors(file: &Path, out: &mut dyn Write) -> Result<usize, PrebuiltError> {
+pub(crate) fn write_vectors(file: &Path, out: &mut dyn Write) -> Result<usize, PrebuiltError> {
     // Records are a few bytes a field: gathered before the compressor sees them.
     let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
     out.write_all(MAGIC)?;
@@ -82,7 +82,7 @@ fn short(out: &mut dyn Write, s: &[u8]) -> std::io::Result<()> {
 
 /// Reads the vectors of the prebuilt index of `sha` from the team index at `url` into
 /// `store`, for the models `models` (id and vector size in bytes); how many were saved.
-pub fn receive_vectors(
+pub(crate) fn receive_vectors(
     url: &str,
     sha: &str,
     store: &Store,

@@ -26,7 +26,7 @@ const RELOAD_SHARE: f64 = 0.125;
 const TURN: Duration = Duration::from_secs(5);
 
 /// The daemon's embedders and its queue of projects to embed.
-pub struct Embedding {
+pub(crate) struct Embedding {
     /// Cheapest first; the first is always the static tier.
     pub tiers: Vec<Arc<dyn Embedder>>,
     /// Why a configured tier is not running (shown by `status` and semantic answers).
@@ -58,7 +58,7 @@ impl Scope {
 
 /// One project's semantic state.
 #[derive(Default)]
-pub struct ProjectVectors {
+pub(crate) struct ProjectVectors {
     /// The answering tier's vectors in memory (one tier's at a time).
     index: Mutex<Option<Arc<VectorIndex>>>,
     /// Queued or being embedded.
@@ -87,7 +87,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl ProjectVectors {
     /// The in-memory vectors of `model`, loaded from the store the first time.
-    pub fn index(&self, store: &Store, model: &str) -> Result<Arc<VectorIndex>, crate::store::StoreError> {
+    pub(crate) fn index(&self, store: &Store, model: &str) -> Result<Arc<VectorIndex>, crate::store::StoreError> {
         let mut slot = lock(&self.index);
         if let Some(i) = slot.as_ref().filter(|i| i.model == model) {
             return Ok(i.clone());
@@ -99,17 +99,17 @@ impl ProjectVectors {
     }
 
     /// Drops the in-memory vectors (an idle project); they load again on the next query.
-    pub fn release(&self) {
+    pub(crate) fn release(&self) {
         *lock(&self.index) = None;
     }
 
     /// Heap held by the in-memory vectors.
-    pub fn resident_bytes(&self) -> usize {
+    pub(crate) fn resident_bytes(&self) -> usize {
         lock(&self.index).as_ref().map_or(0, |i| i.heap_bytes())
     }
 
     /// Drops the in-memory vectors and what is known of coverage (after `embed force`).
-    pub fn forget(&self) {
+    pub(crate) fn forget(&self) {
         *lock(&self.index) = None;
         lock(&self.ready).clear();
     }
@@ -117,16 +117,16 @@ impl ProjectVectors {
     /// The vectors of the prebuilt index of `sha` in the team index at `url` are to be
     /// taken before the next pass embeds anything.
     #[cfg(feature = "team")]
-    pub fn take_from_team(&self, url: &str, sha: &str) {
+    pub(crate) fn take_from_team(&self, url: &str, sha: &str) {
         *lock(&self.from_team) = Some((url.to_owned(), sha.to_owned()));
     }
 
     /// Embedding was asked for at least once since the daemon started.
-    pub fn is_checked(&self) -> bool {
+    pub(crate) fn is_checked(&self) -> bool {
         self.checked.load(Ordering::SeqCst)
     }
 
-    pub fn is_ready(&self, model: &str) -> bool {
+    pub(crate) fn is_ready(&self, model: &str) -> bool {
         lock(&self.ready).iter().any(|m| m == model)
     }
 
@@ -172,7 +172,7 @@ enum Pass {
 
 impl Embedding {
     /// Starts the embedding thread.
-    pub fn start(tiers: crate::domain::embed::provider::Tiers) -> Arc<Self> {
+    pub(crate) fn start(tiers: crate::domain::embed::provider::Tiers) -> Arc<Self> {
         let me = Arc::new(Self {
             tiers: tiers.tiers,
             problem: tiers.problem,
@@ -192,7 +192,7 @@ impl Embedding {
 
     /// The tier that answers `project`'s queries: the best one that covers it, else the
     /// static tier. The first call per project starts a pass, which learns the coverage.
-    pub fn answering(&self, project: &Arc<ProjectHandle>) -> &Arc<dyn Embedder> {
+    pub(crate) fn answering(&self, project: &Arc<ProjectHandle>) -> &Arc<dyn Embedder> {
         if !project.vectors.checked.load(Ordering::SeqCst) {
             self.request(project);
         }
@@ -200,22 +200,22 @@ impl Embedding {
     }
 
     /// The best tier, if it is not the static one.
-    pub fn best(&self) -> Option<&Arc<dyn Embedder>> {
+    pub(crate) fn best(&self) -> Option<&Arc<dyn Embedder>> {
         self.tiers.get(1..).and_then(<[_]>::last)
     }
 
-    pub fn model_ids(&self) -> Vec<&str> {
+    pub(crate) fn model_ids(&self) -> Vec<&str> {
         self.tiers.iter().map(|t| t.id()).collect()
     }
 
     /// Asks for `project`'s missing vectors. A project already queued is queued once; one
     /// being embedded is queued again, so chunks that arrived meanwhile get their turn.
-    pub fn request(&self, project: &Arc<ProjectHandle>) {
+    pub(crate) fn request(&self, project: &Arc<ProjectHandle>) {
         self.enqueue(project, Scope::All);
     }
 
     /// Asks for the vectors of the chunks of `files` (changed by a batch of the watcher).
-    pub fn request_files(&self, project: &Arc<ProjectHandle>, files: &[String]) {
+    pub(crate) fn request_files(&self, project: &Arc<ProjectHandle>, files: &[String]) {
         self.enqueue(project, Scope::Files(files.iter().cloned().collect()));
     }
 

@@ -8,15 +8,15 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 mod background;
-pub mod embedding;
+pub(crate) mod embedding;
 mod projects;
 mod ranking;
 mod snapshot;
 
-pub use embedding::{Embedding, ProjectVectors};
-pub use projects::{Projects, Released};
-pub use ranking::AfterBatch;
-pub use snapshot::{Snapshot, Unready};
+pub(crate) use embedding::{Embedding, ProjectVectors};
+pub(crate) use projects::Projects;
+pub(crate) use ranking::AfterBatch;
+pub(crate) use snapshot::{Snapshot, Unready};
 
 use crate::base::sync::Recover;
 use crate::domain::search::ranking_index::RankingIndex;
@@ -25,7 +25,7 @@ use crate::store::recover::{self, Recovery};
 use crate::store::{DB_FILE, Stats, Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]
-pub enum IndexError {
+pub(crate) enum IndexError {
     #[error(
         "the project directory {0} is missing (moved, deleted, unmounted or replaced by a link, which booger does not \
          follow); its index is kept as it was"
@@ -37,7 +37,7 @@ pub enum IndexError {
 
 /// True if `root` is a directory itself, not a link to one: a project replaced by a link
 /// must not be indexed from wherever the link leads.
-pub fn root_present(root: &Path) -> bool {
+pub(crate) fn root_present(root: &Path) -> bool {
     std::fs::symlink_metadata(root).is_ok_and(|m| m.is_dir())
 }
 
@@ -47,7 +47,7 @@ pub fn root_present(root: &Path) -> bool {
 /// background rebuilds; the watch's pending changes; vectors and the embedder; a first index
 /// filled from the team index (and answered from it while that runs); and what the status
 /// page shows of it while its index is not loaded.
-pub struct ProjectHandle {
+pub(crate) struct ProjectHandle {
     pub root: PathBuf,
     /// The folder its index lives in (see [`crate::base::storage`]).
     pub index_dir: PathBuf,
@@ -154,31 +154,31 @@ impl ProjectHandle {
     }
 
     /// A query is about this project: keep its warm structures.
-    pub fn touch(&self) {
+    pub(crate) fn touch(&self) {
         self.last_used.store(clock_ms(), std::sync::atomic::Ordering::Relaxed);
     }
 
     /// How long since a query last used this project.
-    pub fn idle_for(&self) -> std::time::Duration {
+    pub(crate) fn idle_for(&self) -> std::time::Duration {
         let last = self.last_used.load(std::sync::atomic::Ordering::Relaxed);
         std::time::Duration::from_millis(clock_ms().saturating_sub(last))
     }
 
     /// Heap held by the warm structures (ranking index, vectors); SQLite's page caches are
     /// bounded per connection and go with the store.
-    pub fn resident_bytes(&self) -> usize {
+    pub(crate) fn resident_bytes(&self) -> usize {
         let ranking = self.ranking_index.lock().recover().as_ref().map_or(0, |p| p.heap_bytes());
         ranking + self.vectors.resident_bytes()
     }
 
     /// The store if it is open now; never opens one (what a scrape of `/metrics` reads).
-    pub fn store_if_open(&self) -> Option<Arc<Store>> {
+    pub(crate) fn store_if_open(&self) -> Option<Arc<Store>> {
         self.store.lock().recover().clone()
     }
 
     /// The index's counts: current when the store is open (`true`), else as last seen open
     /// (`false`). Never opens the store.
-    pub fn stats(&self) -> Option<(Stats, bool)> {
+    pub(crate) fn stats(&self) -> Option<(Stats, bool)> {
         if let Some(store) = self.store_if_open()
             && let Ok(stats) = store.stats()
         {
@@ -191,7 +191,7 @@ impl ProjectHandle {
     /// The commit this project's empty index is being filled with from the team index, if it
     /// is. Asked while the first index is starting, waits up to `wait` for the fill to begin.
     #[cfg(feature = "team")]
-    pub fn filling_from(&self, wait: std::time::Duration) -> Option<String> {
+    pub(crate) fn filling_from(&self, wait: std::time::Duration) -> Option<String> {
         let started = std::time::Instant::now();
         loop {
             if let Some(c) = self.filling_from.lock().recover().clone() {
@@ -209,14 +209,14 @@ impl ProjectHandle {
     }
 
     /// Whether the store is open (its connections and page caches held).
-    pub fn is_open(&self) -> bool {
+    pub(crate) fn is_open(&self) -> bool {
         self.store.lock().recover().is_some()
     }
 
     /// Gives back what a query would rebuild: the ranking index, the vectors in memory, the
     /// store's connections and caches. Not while the project is being indexed or embedded
     /// (they hold them anyway). Returns the bytes of warm structures released.
-    pub fn release(&self) -> Option<usize> {
+    pub(crate) fn release(&self) -> Option<usize> {
         use std::sync::atomic::Ordering;
         if self.is_indexing()
             || self.building.load(Ordering::SeqCst)
@@ -242,7 +242,7 @@ impl ProjectHandle {
     }
 
     /// The project was unregistered: a running index stops, and everything held goes.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.progress.cancelled.store(true, std::sync::atomic::Ordering::SeqCst);
         self.live.stop();
         *self.ranking_index.lock().recover() = None;
@@ -258,17 +258,17 @@ impl ProjectHandle {
     }
 
     /// Closed: the project was removed or the daemon is stopping; background work stops.
-    pub fn is_closed(&self) -> bool {
+    pub(crate) fn is_closed(&self) -> bool {
         self.progress.cancelled.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// The daemon's embedder, if embedding is on.
-    pub fn embedding(&self) -> Option<&Arc<crate::engine::project::Embedding>> {
+    pub(crate) fn embedding(&self) -> Option<&Arc<crate::engine::project::Embedding>> {
         self.embedding.as_ref()
     }
 
     /// Asks for vectors of the chunks that have none (after a run changed the index).
-    pub fn embed_missing(self: &Arc<Self>) {
+    pub(crate) fn embed_missing(self: &Arc<Self>) {
         if let Some(e) = &self.embedding {
             e.request(self);
         }
@@ -282,7 +282,7 @@ impl ProjectHandle {
     }
 
     /// The index, if one exists on disk; never creates it.
-    pub fn existing_store(&self) -> Result<Option<Arc<Store>>, StoreError> {
+    pub(crate) fn existing_store(&self) -> Result<Option<Arc<Store>>, StoreError> {
         let mut slot = self.store.lock().recover();
         forget_if_deleted(&mut slot);
         if slot.is_none() {
@@ -297,7 +297,7 @@ impl ProjectHandle {
     }
 
     /// The index, created if there is none yet.
-    pub fn store(&self) -> Result<Arc<Store>, StoreError> {
+    pub(crate) fn store(&self) -> Result<Arc<Store>, StoreError> {
         let mut slot = self.store.lock().recover();
         forget_if_deleted(&mut slot);
         if slot.is_none() {
@@ -346,7 +346,7 @@ impl ProjectHandle {
     /// After a call: if a query found the open index or its notes damaged, sets the damaged
     /// file aside (never deleted), replaces it, and has a fresh index rebuilt in the
     /// background. A run under way finds the damage itself.
-    pub fn recover_if_damaged(&self) {
+    pub(crate) fn recover_if_damaged(&self) {
         let Ok(_no_run) = self.index_lock.try_lock() else { return };
         let mut slot = self.store.lock().recover();
         let Some(why) = slot.as_ref().and_then(|s| s.take_damage()) else { return };
@@ -363,12 +363,12 @@ impl ProjectHandle {
     }
 
     /// The last time a damaged index (or notes file) was set aside and replaced.
-    pub fn recovered(&self) -> Option<Recovery> {
+    pub(crate) fn recovered(&self) -> Option<Recovery> {
         self.recovered.lock().recover().as_ref().map(|(r, _)| r.clone())
     }
 
     /// A recovery no answer has reported yet (once): the first answer after it says so.
-    pub fn recovery_news(&self) -> Option<Recovery> {
+    pub(crate) fn recovery_news(&self) -> Option<Recovery> {
         let mut recovered = self.recovered.lock().recover();
         let (r, reported) = recovered.as_mut()?;
         (!std::mem::replace(reported, true)).then(|| r.clone())
@@ -457,7 +457,7 @@ impl ProjectHandle {
         *self.filling_from.lock().recover() = None;
     }
 
-    pub fn index(self: &Arc<Self>, opts: index::Options) -> Result<IndexReport, IndexError> {
+    pub(crate) fn index(self: &Arc<Self>, opts: index::Options) -> Result<IndexReport, IndexError> {
         let _one_at_a_time = self.index_lock.lock().recover();
         // A vanished directory must not look like "every file was deleted".
         if !root_present(&self.root) {
@@ -513,7 +513,7 @@ impl ProjectHandle {
     /// Indexes part of the project from a survey of it (the watcher's batches). The changes
     /// are searchable when this returns (through FTS5); the returned [`AfterBatch`] then
     /// brings the ranking index up to date, so a waiting query need not wait for that too.
-    pub fn index_part(
+    pub(crate) fn index_part(
         self: &Arc<Self>,
         tree: index::walk::Tree,
         scope: &crate::source::Survey,
@@ -556,7 +556,7 @@ impl ProjectHandle {
 
     /// Whether the next runs index generated, vendored and fuzz-corpus files (kept in the
     /// index, so it lasts as long as the index and needs no registry change).
-    pub fn set_with_generated(&self, with: bool) -> Result<(), IndexError> {
+    pub(crate) fn set_with_generated(&self, with: bool) -> Result<(), IndexError> {
         let store = self.store()?;
         if index::with_generated(&store)? != with {
             store.set_meta(&[(index::WITH_GENERATED, if with { "true" } else { "false" })])?;
@@ -567,7 +567,7 @@ impl ProjectHandle {
 
     /// Indexing runs now, or a ranking index update is pending: either way the ranking index
     /// is about to change, so a search uses FTS5 meanwhile rather than start a rebuild.
-    pub fn is_indexing(&self) -> bool {
+    pub(crate) fn is_indexing(&self) -> bool {
         self.progress.running.load(std::sync::atomic::Ordering::SeqCst)
     }
 }

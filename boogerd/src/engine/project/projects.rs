@@ -10,7 +10,7 @@ use crate::engine::index;
 
 /// What one [`Projects::release_idle`] gave back.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct Released {
+pub(crate) struct Released {
     pub projects: usize,
     pub bytes: usize,
     /// Warm bytes still held afterwards.
@@ -18,7 +18,7 @@ pub struct Released {
 }
 
 /// Handles of every project the daemon has touched, by root.
-pub struct Projects {
+pub(crate) struct Projects {
     handles: Mutex<HashMap<PathBuf, Arc<ProjectHandle>>>,
     /// Where indexes live unless a project keeps its own.
     data_dir: PathBuf,
@@ -32,7 +32,7 @@ pub struct Projects {
 }
 
 impl Projects {
-    pub fn new(
+    pub(crate) fn new(
         data_dir: PathBuf,
         defaults: index::Options,
         embedding: Option<Arc<crate::engine::project::Embedding>>,
@@ -43,7 +43,7 @@ impl Projects {
 
     /// Says where `root` keeps its index; a handle made before is dropped so the next one
     /// opens (and moves the index to) the new place.
-    pub fn set_in_repo(&self, root: &Path, in_repo: bool) {
+    pub(crate) fn set_in_repo(&self, root: &Path, in_repo: bool) {
         let mut set = self.in_repo.lock().recover();
         let changed = if in_repo { set.insert(root.to_owned()) } else { set.remove(root) };
         drop(set);
@@ -53,15 +53,15 @@ impl Projects {
     }
 
     /// The daemon's embedders, if embedding is on.
-    pub fn embedding(&self) -> Option<&Arc<crate::engine::project::Embedding>> {
+    pub(crate) fn embedding(&self) -> Option<&Arc<crate::engine::project::Embedding>> {
         self.embedding.as_ref()
     }
 
-    pub fn defaults(&self) -> index::Options {
+    pub(crate) fn defaults(&self) -> index::Options {
         self.defaults
     }
 
-    pub fn get(&self, root: &Path) -> Arc<ProjectHandle> {
+    pub(crate) fn get(&self, root: &Path) -> Arc<ProjectHandle> {
         let mut map = self.handles.lock().recover();
         map.entry(root.to_owned())
             .or_insert_with(|| {
@@ -73,13 +73,13 @@ impl Projects {
     }
 
     /// Where `root`'s index lives (whether or not it exists).
-    pub fn index_dir(&self, root: &Path) -> PathBuf {
+    pub(crate) fn index_dir(&self, root: &Path) -> PathBuf {
         self.get(root).index_dir.clone()
     }
 
     /// Before a query on `root` loads what it needs: while the projects together hold more
     /// than `budget` bytes, the least recently used others are released.
-    pub fn keep_budget(&self, root: &Path, budget: usize) {
+    pub(crate) fn keep_budget(&self, root: &Path, budget: usize) {
         if self.resident().0 > budget {
             self.release_coldest(None, budget, Some(root));
         }
@@ -87,7 +87,7 @@ impl Projects {
 
     /// Releases the warm structures of projects no query has used for `idle_after`, then,
     /// while the rest hold more than `budget` bytes, those of the least recently used.
-    pub fn release_idle(&self, idle_after: std::time::Duration, budget: usize) -> Released {
+    pub(crate) fn release_idle(&self, idle_after: std::time::Duration, budget: usize) -> Released {
         self.release_coldest(Some(idle_after), budget, None)
     }
 
@@ -121,7 +121,7 @@ impl Projects {
     }
 
     /// Heap held by warm structures across projects, and how many projects hold some.
-    pub fn resident(&self) -> (usize, usize) {
+    pub(crate) fn resident(&self) -> (usize, usize) {
         let handles = self.handles.lock().recover();
         let sizes: Vec<usize> = handles.values().map(|h| h.resident_bytes()).collect();
         (sizes.iter().sum(), sizes.iter().filter(|&&b| b > 0).count())
@@ -129,7 +129,7 @@ impl Projects {
 
     /// The daemon is stopping: every running index stops and every project lets go of its
     /// index and memory.
-    pub fn close_all(&self) {
+    pub(crate) fn close_all(&self) {
         let handles: Vec<Arc<ProjectHandle>> = self.handles.lock().recover().values().cloned().collect();
         for h in handles {
             h.close();
@@ -137,7 +137,7 @@ impl Projects {
     }
 
     /// Forgets a project's handle (its index stays on disk).
-    pub fn drop_handle(&self, root: &Path) -> Option<Arc<ProjectHandle>> {
+    pub(crate) fn drop_handle(&self, root: &Path) -> Option<Arc<ProjectHandle>> {
         self.handles.lock().recover().remove(root)
     }
 }

@@ -18,7 +18,7 @@ impl ProjectHandle {
     /// when it does not (a released project, a daemon just started, a rebuild that raced
     /// with edits); otherwise `None` (search falls back to FTS5) and a build starts in the
     /// background.
-    pub fn ranking_index(self: &Arc<Self>, store: &Arc<Store>) -> Option<Arc<RankingIndex>> {
+    pub(crate) fn ranking_index(self: &Arc<Self>, store: &Arc<Store>) -> Option<Arc<RankingIndex>> {
         self.touch();
         self.current_ranking(store)
     }
@@ -88,7 +88,7 @@ impl ProjectHandle {
     }
 
     /// `ready`, `building`, `stale` (content changed; rebuilt on the next search) or `none`.
-    pub fn ranking_state(&self, store: &Store) -> &'static str {
+    pub(crate) fn ranking_state(&self, store: &Store) -> &'static str {
         let current = self.ranking_index.lock().recover().as_ref().map(|p| p.content_generation);
         match (current, self.building.load(std::sync::atomic::Ordering::SeqCst)) {
             (_, true) => "building",
@@ -221,7 +221,7 @@ impl ProjectHandle {
 /// What follows a partial run (a batch of changed files): their embeddings, and the ranking
 /// index brought up to date; see [`ProjectHandle::index_part`].
 #[must_use = "run() embeds the batch's files and brings the ranking index up to date"]
-pub struct AfterBatch {
+pub(crate) struct AfterBatch {
     pub(super) handle: Arc<ProjectHandle>,
     pub(super) store: Arc<Store>,
     pub(super) before: u64,
@@ -231,7 +231,7 @@ pub struct AfterBatch {
 }
 
 impl AfterBatch {
-    pub fn run(mut self) {
+    pub(crate) fn run(mut self) {
         if !self.changed.is_empty() {
             self.handle.embed_changed(&self.changed);
         }

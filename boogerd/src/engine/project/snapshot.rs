@@ -25,7 +25,7 @@ const FIRST_BATCH_WAIT: Duration = Duration::from_secs(3);
 const FIRST_INDEX_WAIT: Duration = Duration::from_secs(2);
 
 /// One project's index at one generation, and how fresh it was when taken.
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     pub project: Project,
     pub handle: Arc<ProjectHandle>,
     pub store: Arc<Store>,
@@ -40,7 +40,7 @@ pub struct Snapshot {
 
 /// Why a project has no snapshot to give.
 #[derive(Debug, thiserror::Error)]
-pub enum Unready {
+pub(crate) enum Unready {
     #[error("its first index is being built")]
     Indexing,
     #[error("it has no index")]
@@ -53,7 +53,7 @@ impl ProjectHandle {
     /// The project's index for a query: waits (briefly) for a first index that has just
     /// started, then for pending changes (read-your-writes), and records what the answer
     /// will be based on. Never creates an index. `session`'s notes rank what it finds.
-    pub fn snapshot(self: &Arc<Self>, project: Project, session: &str) -> Result<Snapshot, Unready> {
+    pub(crate) fn snapshot(self: &Arc<Self>, project: Project, session: &str) -> Result<Snapshot, Unready> {
         self.touch();
         let started = Instant::now();
         let mut opened = self.existing_store();
@@ -108,18 +108,18 @@ impl ProjectHandle {
 impl Snapshot {
     /// What ranked search reads: the store, the ranking index when it is current (else FTS5
     /// answers and a build starts), and the caller's notes.
-    pub fn searcher(&self) -> Searcher<'_> {
+    pub(crate) fn searcher(&self) -> Searcher<'_> {
         Searcher { store: &self.store, ranking: self.ranking(), context: self.notes() }
     }
 
     /// [`Snapshot::searcher`] without notes: a search over many projects, ranked alike.
-    pub fn searcher_without_notes(&self) -> Searcher<'_> {
+    pub(crate) fn searcher_without_notes(&self) -> Searcher<'_> {
         static NONE: std::sync::LazyLock<Context> = std::sync::LazyLock::new(Context::default);
         Searcher { store: &self.store, ranking: self.ranking(), context: &NONE }
     }
 
     /// The ranking index, taken once (see [`ProjectHandle::ranking_index`]).
-    pub fn ranking(&self) -> Option<&RankingIndex> {
+    pub(crate) fn ranking(&self) -> Option<&RankingIndex> {
         self.ranking.get_or_init(|| self.handle.ranking_index(&self.store)).as_deref()
     }
 

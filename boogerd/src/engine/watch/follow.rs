@@ -20,7 +20,7 @@ use crate::source::Survey;
 /// the whole project is re-walked.
 const RESURVEY_DIRS: usize = 64;
 /// Follower threads: two, so an edit in one project is applied while another is walked.
-pub const THREADS: usize = 2;
+pub(super) const THREADS: usize = 2;
 
 /// One followed project.
 struct Followed {

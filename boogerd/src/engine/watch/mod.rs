@@ -46,7 +46,7 @@ use portable::Source;
 
 use crate::base::sync::Recover;
 use crate::engine::index;
-pub use crate::engine::live::Timing;
+pub(crate) use crate::engine::live::Timing;
 use crate::engine::live::WatchState;
 use crate::engine::project::ProjectHandle;
 
@@ -71,12 +71,12 @@ pub(crate) enum Refused {
 
 /// Events received and queue overflows, for `status`.
 #[derive(Default)]
-pub struct Counters {
+pub(crate) struct Counters {
     pub events: AtomicU64,
     pub overflows: AtomicU64,
 }
 
-pub struct Watcher {
+pub(crate) struct Watcher {
     /// `None` when the OS refused a watcher (e.g. no inotify instances left) or watching is
     /// off: every project is then re-walked on a timer (or by `booger index`).
     source: Option<Arc<Source>>,
@@ -100,7 +100,7 @@ pub struct Watcher {
 }
 
 impl Watcher {
-    pub fn new(defaults: index::Options, budget: usize, timing: Timing, enabled: bool) -> Arc<Self> {
+    pub(crate) fn new(defaults: index::Options, budget: usize, timing: Timing, enabled: bool) -> Arc<Self> {
         let routes: Arc<Routes> = Arc::default();
         let counters: Arc<Counters> = Arc::default();
         let handler_routes = Arc::clone(&routes);
@@ -136,7 +136,7 @@ impl Watcher {
     /// Starts following a project: a whole reconcile with the disk, then watching. Calling it
     /// again for a followed project asks for a whole re-walk instead. `just_indexed`: the
     /// caller ran a whole run a moment ago, so without watching there is nothing to do.
-    pub fn follow(self: &Arc<Self>, handle: Arc<ProjectHandle>, just_indexed: bool) {
+    pub(crate) fn follow(self: &Arc<Self>, handle: Arc<ProjectHandle>, just_indexed: bool) {
         let reconcile = !(just_indexed && self.manual);
         {
             let mut routes = self.routes.write().recover();
@@ -160,7 +160,7 @@ impl Watcher {
     }
 
     /// Stops following a project (removed from the registry); its index stays on disk.
-    pub fn unfollow(&self, root: &Path) {
+    pub(crate) fn unfollow(&self, root: &Path) {
         let mut routes = self.routes.write().recover();
         if let Some(i) = routes.iter().position(|(r, _)| r == root) {
             let (_, handle) = routes.remove(i);
@@ -218,11 +218,11 @@ impl Watcher {
     }
 
     /// Directories watched across all projects.
-    pub fn watched_total(&self) -> usize {
+    pub(crate) fn watched_total(&self) -> usize {
         self.watched.lock().recover().len()
     }
 
-    pub fn budget(&self) -> usize {
+    pub(crate) fn budget(&self) -> usize {
         self.budget
     }
 }
@@ -269,7 +269,7 @@ fn on_signal(routes: &Routes, signal: Signal<'_>) {
 
 /// The default watch budget: half the user's inotify watches, leaving the rest to editors
 /// and other tools.
-pub fn default_budget() -> usize {
+pub(crate) fn default_budget() -> usize {
     std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
         .ok()
         .and_then(|s| s.trim().parse::<usize>().ok())

@@ -27,7 +27,7 @@ struct Feed {
     sent: Instant,
 }
 
-pub async fn events(State(s): State<Arc<Shared>>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+pub(super) async fn events(State(s): State<Arc<Shared>>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let feed = Feed { daemon: s.daemon.clone(), last: None, sent: Instant::now() };
     Sse::new(futures_util::stream::unfold(feed, next))
 }

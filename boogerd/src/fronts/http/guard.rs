@@ -12,11 +12,11 @@ use axum::response::{IntoResponse, Response};
 
 use super::State as Shared;
 
-pub use crate::base::secret::new_token;
+pub(crate) use crate::base::secret::new_token;
 use crate::base::secret::same;
 
 /// Writes `text` to a new file only its user can read.
-pub fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+pub(crate) fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     // A new file, never one already there: a planted `http.tmp` symlink must not have the
     // token written (and the mode set) through it.
     let tmp = path.with_extension("tmp");
@@ -43,7 +43,7 @@ pub fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
 /// local server (another user's among them) would receive it. The page (a shell with no
 /// data) takes the token from its address's fragment, which browsers never send, keeps it
 /// for its tab and sends it as a header.
-pub async fn check(State(s): State<Arc<Shared>>, req: Request, next: Next) -> Response {
+pub(crate) async fn check(State(s): State<Arc<Shared>>, req: Request, next: Next) -> Response {
     let metrics = crate::base::metrics::get();
     metrics.http_requests.fetch_add(1, Ordering::Relaxed);
     let refuse = |status: StatusCode, why: &str| {

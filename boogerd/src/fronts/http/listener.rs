@@ -20,19 +20,19 @@ use tokio::time::{Instant, Sleep};
 use crate::base::sync::Recover;
 
 /// Connections served at once: the page, its event stream and MCP clients need a handful.
-pub const MAX_CONNECTIONS: usize = 128;
+pub(crate) const MAX_CONNECTIONS: usize = 128;
 /// Time from accepting a connection to the end of its first request's headers.
-pub const HEADER_DEADLINE: Duration = Duration::from_secs(10);
+pub(crate) const HEADER_DEADLINE: Duration = Duration::from_secs(10);
 /// Time a connection may move no byte (a kept-alive one between requests, a stream with
 /// nothing to say): the status page's feed writes every 15 s, so it is never idle this long.
-pub const IDLE: Duration = Duration::from_secs(300);
+pub(crate) const IDLE: Duration = Duration::from_secs(300);
 
 const REFUSAL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 41\r\n\
 Connection: close\r\n\r\nrefused: too many open HTTP connections\r\n";
 
 /// The limits a listener applies to its connections.
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub(crate) struct Limits {
     pub connections: usize,
     /// Connections from one client address at once: a flood from one address leaves the
     /// rest for others.
@@ -47,7 +47,7 @@ impl Default for Limits {
     }
 }
 
-pub struct Bounded {
+pub(crate) struct Bounded {
     inner: TcpListener,
     permits: Arc<Semaphore>,
     by_address: Arc<Mutex<HashMap<IpAddr, usize>>>,
@@ -55,7 +55,7 @@ pub struct Bounded {
 }
 
 impl Bounded {
-    pub fn new(inner: TcpListener, limits: Limits) -> Self {
+    pub(crate) fn new(inner: TcpListener, limits: Limits) -> Self {
         let permits = Arc::new(Semaphore::new(limits.connections));
         Self { inner, permits, by_address: Arc::default(), limits }
     }
@@ -129,7 +129,7 @@ impl axum::serve::Listener for Bounded {
 /// A served connection: its place among the connections, the deadline for its first
 /// request's headers until their end (`\r\n\r\n`) has been read, and its idle timer, pushed
 /// back by every byte read or written.
-pub struct Guarded {
+pub(crate) struct Guarded {
     io: TcpStream,
     _permit: (OwnedSemaphorePermit, AddressSlot),
     headers: Option<Pin<Box<Sleep>>>,

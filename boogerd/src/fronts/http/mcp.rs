@@ -35,14 +35,14 @@ use crate::tools::Session;
 /// Sessions kept at once; past this, the one unused longest is ended if it has rested five
 /// minutes, else the new one is refused: opening sessions must not end the ones in use. One
 /// owner: whoever holds the daemon's HTTP token.
-pub const LIMITS: Limits =
+pub(super) const LIMITS: Limits =
     Limits { max: 64, per_owner: 64, idle: Duration::from_secs(3600), evictable: Duration::from_secs(300) };
 
 /// The daemon's MCP sessions over HTTP.
-pub type Sessions = sessions::Sessions<(), HttpSession>;
+pub(super) type Sessions = sessions::Sessions<(), HttpSession>;
 
 /// One MCP client over HTTP.
-pub struct HttpSession {
+pub(crate) struct HttpSession {
     connection: Arc<Connection>,
     /// Set once the session ends: its event streams close.
     ended: watch::Sender<bool>,
@@ -56,7 +56,7 @@ impl Ends for HttpSession {
 }
 
 #[derive(serde::Deserialize, Default)]
-pub struct Options {
+pub(super) struct Options {
     project: Option<String>,
     tools: Option<String>,
 }
@@ -66,7 +66,7 @@ fn accepts(headers: &HeaderMap, kind: &str) -> bool {
     headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_none_or(|a| a.contains(kind) || a.contains("*/*"))
 }
 
-pub async fn post(
+pub(super) async fn post(
     State(s): State<Arc<Shared>>,
     Query(options): Query<Options>,
     headers: HeaderMap,
@@ -145,7 +145,7 @@ async fn initialize(s: &Shared, options: Options, message: Value) -> Response {
 }
 
 /// The session's event stream: open until the session or the daemon ends.
-pub async fn get(State(s): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+pub(super) async fn get(State(s): State<Arc<Shared>>, headers: HeaderMap) -> Response {
     if !accepts(&headers, "text/event-stream") {
         return refuse(StatusCode::NOT_ACCEPTABLE, "the MCP event stream is text/event-stream: accept it");
     }
@@ -165,7 +165,7 @@ pub async fn get(State(s): State<Arc<Shared>>, headers: HeaderMap) -> Response {
     Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(60))).into_response()
 }
 
-pub async fn delete(State(s): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+pub(super) async fn delete(State(s): State<Arc<Shared>>, headers: HeaderMap) -> Response {
     match session_id(&headers) {
         Some(id) if s.mcp.close(id, ()) => StatusCode::NO_CONTENT.into_response(),
         _ => refuse(StatusCode::NOT_FOUND, "no such MCP session"),

@@ -32,10 +32,10 @@ use crate::engine::Daemon;
 use crate::engine::daemon::HttpFacts;
 
 /// The token file, in the socket's directory.
-pub const TOKEN_FILE: &str = "http.token";
+pub(crate) const TOKEN_FILE: &str = "http.token";
 
 #[derive(Debug, thiserror::Error)]
-pub enum HttpError {
+pub(crate) enum HttpError {
     #[error(
         "refusing to serve HTTP on {0}: it is not a loopback address, and every page but /health shows \
          your code; pass --http-allow-remote if you mean it"
@@ -60,7 +60,7 @@ pub(crate) struct State {
 
 /// Binds `addr`, writes a fresh token into the private folder `dir` and serves until the
 /// daemon stops.
-pub async fn start(
+pub(crate) async fn start(
     daemon: Arc<Daemon>,
     addr: SocketAddr,
     allow_remote: bool,

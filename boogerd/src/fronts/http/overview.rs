@@ -17,7 +17,7 @@ use crate::engine::project::ProjectHandle;
 const LISTED_PROBLEMS: usize = 5;
 
 /// The daemon and every project, as the page renders them.
-pub fn overview(daemon: &Daemon) -> Value {
+pub(super) fn overview(daemon: &Daemon) -> Value {
     let registered = daemon.registry.read().recover().projects().to_vec();
     let projects: Vec<Value> = registered
         .iter()
@@ -152,7 +152,7 @@ fn project(daemon: &Daemon, h: &std::sync::Arc<ProjectHandle>) -> Value {
 /// Changes whenever something the page shows changes, except slow drifts (memory, uptime,
 /// disk size), which the stream's periodic refresh covers. Reads atomics and small locks
 /// only: the event stream computes it every second per open page.
-pub fn fingerprint(daemon: &Daemon) -> u64 {
+pub(super) fn fingerprint(daemon: &Daemon) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     let m = crate::base::metrics::get();
     m.calls().hash(&mut h);

@@ -17,7 +17,7 @@ use crate::tools::{self, Session};
 const PAGE: &str = include_str!("status.html");
 
 /// 200 while serving, 503 once stopping: what a monitor or a service manager polls.
-pub async fn health(State(s): State<Arc<Shared>>) -> Response {
+pub(super) async fn health(State(s): State<Arc<Shared>>) -> Response {
     let d = &s.daemon;
     let stopping = d.is_stopping();
     let body = json!({
@@ -32,13 +32,13 @@ pub async fn health(State(s): State<Arc<Shared>>) -> Response {
 }
 
 /// What the status page shows, as JSON.
-pub async fn status_json(State(s): State<Arc<Shared>>) -> Json<Value> {
+pub(super) async fn status_json(State(s): State<Arc<Shared>>) -> Json<Value> {
     let daemon = s.daemon.clone();
     Json(tokio::task::spawn_blocking(move || overview(&daemon)).await.unwrap_or(Value::Null))
 }
 
 /// The status page. It fills itself from `/api/events`.
-pub async fn index() -> Response {
+pub(super) async fn index() -> Response {
     (
         [
             (header::CACHE_CONTROL, "no-store"),
@@ -55,7 +55,7 @@ pub async fn index() -> Response {
 }
 
 /// Re-indexes a project (the page's button): started now, followed on the page.
-pub async fn reindex(State(s): State<Arc<Shared>>, Path(name): Path<String>) -> Response {
+pub(super) async fn reindex(State(s): State<Arc<Shared>>, Path(name): Path<String>) -> Response {
     let daemon = s.daemon.clone();
     let Some(project) = daemon.registry.read().recover().find(&name).cloned() else {
         return (StatusCode::NOT_FOUND, format!("no project named {name}\n")).into_response();

@@ -15,7 +15,7 @@ use super::State as Shared;
 use crate::base::metrics::{self, BUCKETS, METHODS, RPC_ERROR_CODES};
 use crate::base::sync::Recover;
 
-pub async fn metrics(State(s): State<Arc<Shared>>) -> impl IntoResponse {
+pub(super) async fn metrics(State(s): State<Arc<Shared>>) -> impl IntoResponse {
     let daemon = s.daemon.clone();
     let text = tokio::task::spawn_blocking(move || render(&daemon)).await.unwrap_or_default();
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], text)
@@ -58,7 +58,7 @@ fn load(c: &std::sync::atomic::AtomicU64) -> u64 {
     c.load(Ordering::Relaxed)
 }
 
-pub fn render(daemon: &crate::engine::Daemon) -> String {
+pub(super) fn render(daemon: &crate::engine::Daemon) -> String {
     let m = metrics::get();
     let mut o = Out(String::with_capacity(16 * 1024));
     o.family("booger_build_info", "gauge", "The running boogerd's version.");

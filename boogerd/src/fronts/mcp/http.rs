@@ -7,31 +7,31 @@ use axum::response::{IntoResponse, Response};
 
 use super::PROTOCOL_VERSIONS;
 
-pub const SESSION_HEADER: &str = "mcp-session-id";
-pub const VERSION_HEADER: &str = "mcp-protocol-version";
+pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
+pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
 
 /// A plain-text refusal at the HTTP level (no JSON-RPC message could be answered).
-pub fn refuse(status: StatusCode, why: &str) -> Response {
+pub(crate) fn refuse(status: StatusCode, why: &str) -> Response {
     (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], format!("{why}\n")).into_response()
 }
 
-pub fn json_reply(status: StatusCode, body: String) -> Response {
+pub(crate) fn json_reply(status: StatusCode, body: String) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
 /// The session a request names, if any.
-pub fn session_id(headers: &HeaderMap) -> Option<&str> {
+pub(crate) fn session_id(headers: &HeaderMap) -> Option<&str> {
     headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok())
 }
 
 /// `response` carrying the id of the session `initialize` opened.
-pub fn with_session(mut response: Response, id: &str) -> Response {
+pub(crate) fn with_session(mut response: Response, id: &str) -> Response {
     response.headers_mut().insert(SESSION_HEADER, HeaderValue::from_str(id).expect("hex is a valid header"));
     response
 }
 
 /// The refusal of a request whose `MCP-Protocol-Version` is not one booger speaks.
-pub fn unknown_version(headers: &HeaderMap) -> Option<Response> {
+pub(crate) fn unknown_version(headers: &HeaderMap) -> Option<Response> {
     let v = headers.get(VERSION_HEADER).and_then(|v| v.to_str().ok())?;
     (!PROTOCOL_VERSIONS.contains(&v)).then(|| {
         let known = PROTOCOL_VERSIONS.join(", ");

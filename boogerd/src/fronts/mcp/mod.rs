@@ -8,8 +8,8 @@
 //! malformed params) is a JSON-RPC error (-32602); a tool that ran and failed answers
 //! `isError: true` with a message that says how to fix the call.
 
-pub mod http;
-pub mod sessions;
+pub(crate) mod http;
+pub(crate) mod sessions;
 
 use std::sync::Arc;
 
@@ -23,21 +23,21 @@ use crate::fronts::connection::Connection;
 use crate::tools;
 
 /// Protocol revisions this server speaks, newest first.
-pub const PROTOCOL_VERSIONS: &[&str] = &["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+pub(crate) const PROTOCOL_VERSIONS: &[&str] = &["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
-pub const STATUS_URI: &str = "booger://status";
+pub(crate) const STATUS_URI: &str = "booger://status";
 
 const INSTRUCTIONS: &str = "booger is a warm local code index. Use its tools instead of reading \
     files blindly: `status` shows what is indexed, `projects` registers repositories. Every tool \
     defaults to this session's project; pass `project` to ask about another.";
 
-pub fn invalid_params(message: impl Into<String>) -> RpcError {
+pub(crate) fn invalid_params(message: impl Into<String>) -> RpcError {
     RpcError::new(code::INVALID_PARAMS, message)
 }
 
 /// The revision to answer `initialize` with: the client's when booger speaks it, else its
 /// newest (the client then decides whether it can continue).
-pub fn negotiate(params: &Value) -> Result<&'static str, RpcError> {
+pub(crate) fn negotiate(params: &Value) -> Result<&'static str, RpcError> {
     let requested = params
         .get("protocolVersion")
         .and_then(Value::as_str)
@@ -46,7 +46,7 @@ pub fn negotiate(params: &Value) -> Result<&'static str, RpcError> {
 }
 
 /// `initialize` on the daemon: the revision, what it serves and how to use it.
-pub fn initialize(params: &Value, conn: &Connection) -> Result<Value, RpcError> {
+pub(crate) fn initialize(params: &Value, conn: &Connection) -> Result<Value, RpcError> {
     let version = negotiate(params)?;
     let requested = params["protocolVersion"].as_str().unwrap_or_default();
     let client = params.pointer("/clientInfo/name").and_then(Value::as_str).unwrap_or("unknown");
@@ -66,7 +66,7 @@ pub fn initialize(params: &Value, conn: &Connection) -> Result<Value, RpcError> 
 
 /// A tool's answer as `tools/call` returns it: the text the model reads, and the data as
 /// structured content (its shape is the tool's outputSchema) when there is any.
-pub fn tool_result(text: String, data: Value, is_error: bool) -> Value {
+pub(crate) fn tool_result(text: String, data: Value, is_error: bool) -> Value {
     let mut answer = json!({ "content": [{ "type": "text", "text": text }], "isError": is_error });
     if data.is_object() {
         answer["structuredContent"] = data;
@@ -75,13 +75,13 @@ pub fn tool_result(text: String, data: Value, is_error: bool) -> Value {
 }
 
 /// The tools of the session's profile (every tool stays callable).
-pub fn tools_list(profile: Profile) -> Value {
+pub(crate) fn tools_list(profile: Profile) -> Value {
     let tools: Vec<Value> = profile.tools().map(|t| tool_entry(t, t.output_schema())).collect();
     json!({ "tools": tools })
 }
 
 /// One tool as `tools/list` describes it, with the schema of its answer.
-pub fn tool_entry(t: &booger_proto::tools::ToolSpec, output_schema: Value) -> Value {
+pub(crate) fn tool_entry(t: &booger_proto::tools::ToolSpec, output_schema: Value) -> Value {
     json!({
         "name": t.name,
         "title": t.title,
@@ -92,7 +92,7 @@ pub fn tool_entry(t: &booger_proto::tools::ToolSpec, output_schema: Value) -> Va
     })
 }
 
-pub async fn tools_call(params: Value, daemon: Arc<Daemon>, conn: &Connection) -> Result<Value, RpcError> {
+pub(crate) async fn tools_call(params: Value, daemon: Arc<Daemon>, conn: &Connection) -> Result<Value, RpcError> {
     let name = params
         .get("name")
         .and_then(Value::as_str)
@@ -118,7 +118,7 @@ pub async fn tools_call(params: Value, daemon: Arc<Daemon>, conn: &Connection) -
     Ok(tool_result(text, data, false))
 }
 
-pub fn resources_list() -> Value {
+pub(crate) fn resources_list() -> Value {
     json!({ "resources": [{
         "uri": STATUS_URI,
         "name": "status",
@@ -128,7 +128,7 @@ pub fn resources_list() -> Value {
     }]})
 }
 
-pub fn resources_read(params: &Value, daemon: &Daemon) -> Result<Value, RpcError> {
+pub(crate) fn resources_read(params: &Value, daemon: &Daemon) -> Result<Value, RpcError> {
     let uri = params
         .get("uri")
         .and_then(Value::as_str)

@@ -13,7 +13,7 @@ use crate::base::sync::Recover;
 
 /// How many sessions are kept and for how long.
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Sessions kept at once.
     pub max: usize,
     /// Sessions one owner keeps at once.
@@ -25,7 +25,7 @@ pub struct Limits {
 }
 
 /// What a session holds, told when the session ends (closed, idle or evicted).
-pub trait Ends {
+pub(crate) trait Ends {
     fn end(&self) {}
 }
 
@@ -37,26 +37,26 @@ struct Entry<O, V> {
     last_used: Instant,
 }
 
-pub struct Sessions<O, V> {
+pub(crate) struct Sessions<O, V> {
     limits: Limits,
     map: Mutex<HashMap<String, Entry<O, V>>>,
 }
 
 impl<O: Copy + PartialEq, V: Ends> Sessions<O, V> {
-    pub fn new(limits: Limits) -> Self {
+    pub(crate) fn new(limits: Limits) -> Self {
         Self { limits, map: Mutex::new(HashMap::new()) }
     }
 
     /// How many are open (the team server's `/metrics`; the daemon counts its own as it opens
     /// and ends them).
     #[cfg_attr(not(feature = "team"), allow(dead_code))]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.map.lock().recover().len()
     }
 
     /// The session `id` if `owner` opened it, marked used. Whether it exists for another owner
     /// is not said.
-    pub fn get(&self, id: &str, owner: O) -> Option<Arc<V>> {
+    pub(crate) fn get(&self, id: &str, owner: O) -> Option<Arc<V>> {
         let mut map = self.map.lock().recover();
         let entry = map.get_mut(id).filter(|e| e.owner == owner)?;
         entry.last_used = Instant::now();
@@ -66,7 +66,7 @@ impl<O: Copy + PartialEq, V: Ends> Sessions<O, V> {
     /// Keeps `value` as session `id` of `owner`, first ending the idle sessions and, at a
     /// limit, the one unused longest (the owner's own at its limit); false, with nothing kept,
     /// when that one has not rested long enough.
-    pub fn open(&self, id: String, owner: O, value: V) -> bool {
+    pub(crate) fn open(&self, id: String, owner: O, value: V) -> bool {
         let limits = self.limits;
         let mut map = self.map.lock().recover();
         map.retain(|_, e| {
@@ -94,7 +94,7 @@ impl<O: Copy + PartialEq, V: Ends> Sessions<O, V> {
     }
 
     /// Ends session `id` if `owner` opened it.
-    pub fn close(&self, id: &str, owner: O) -> bool {
+    pub(crate) fn close(&self, id: &str, owner: O) -> bool {
         let mut map = self.map.lock().recover();
         if !map.get(id).is_some_and(|e| e.owner == owner) {
             return false;

@@ -17,7 +17,7 @@ use crate::base::sync::Recover;
 use crate::fronts::connection::Connection;
 use crate::{engine::Daemon, fronts::mcp, tools};
 
-pub type RpcResult = Result<Value, RpcError>;
+pub(super) type RpcResult = Result<Value, RpcError>;
 
 type Handler = Box<dyn Fn(Value, Arc<Daemon>, Arc<Connection>) -> BoxFuture<'static, RpcResult> + Send + Sync>;
 
@@ -30,7 +30,7 @@ pub struct Methods {
 
 impl Methods {
     /// Runs `method` with `params` for `connection`; `None` when there is no such method.
-    pub async fn call(&self, method: &str, params: Value, connection: &Arc<Connection>) -> Option<RpcResult> {
+    pub(crate) async fn call(&self, method: &str, params: Value, connection: &Arc<Connection>) -> Option<RpcResult> {
         let handler = self.table.get(method)?;
         Some(handler(params, Arc::clone(&self.daemon), Arc::clone(connection)).await)
     }

@@ -20,14 +20,15 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
 
-pub use methods::{Methods, methods};
+pub(crate) use methods::Methods;
+pub use methods::methods;
 
 use crate::engine::Daemon;
 use crate::fronts::connection::Connection;
 use crate::tools::Session;
 
 /// Longest accepted line. Longer input is answered with -32600 and the connection is closed.
-pub const MAX_LINE: usize = 16 * 1024 * 1024;
+pub(crate) const MAX_LINE: usize = 16 * 1024 * 1024;
 /// Requests of one connection that run at once. The next line is read only when one ends: a
 /// client that sends without reading its replies stops being read, instead of growing the
 /// daemon's memory and starving other clients.
@@ -37,9 +38,9 @@ const REPLY_QUEUE: usize = 32;
 /// How long the requests in flight when a connection's input ends may take to be answered.
 const IN_FLIGHT_GRACE: std::time::Duration = std::time::Duration::from_secs(600);
 /// Most requests in one JSON-RPC batch.
-pub const MAX_BATCH: usize = 100;
+pub(crate) const MAX_BATCH: usize = 100;
 
-pub async fn serve_connection(conn: Stream, methods: Methods, daemon: Arc<Daemon>) {
+pub(crate) async fn serve_connection(conn: Stream, methods: Methods, daemon: Arc<Daemon>) {
     let (recv, send) = tokio::io::split(conn);
     serve(recv, send, methods, daemon).await;
 }
@@ -215,7 +216,7 @@ async fn handle_line(
 
 /// The reply to one parsed message or batch, if it gets one: what every front (the socket,
 /// HTTP) answers.
-pub async fn answer(value: Value, methods: &Methods, connection: &Arc<Connection>) -> Option<String> {
+pub(crate) async fn answer(value: Value, methods: &Methods, connection: &Arc<Connection>) -> Option<String> {
     match value {
         Value::Array(items) => handle_batch(items, methods, connection).await,
         single => handle_message(single, methods, connection).await,
@@ -239,7 +240,7 @@ async fn handle_batch(items: Vec<Value>, methods: &Methods, connection: &Arc<Con
 }
 
 /// A JSON-RPC error reply that no request id could be read for.
-pub fn parse_error(why: &str) -> String {
+pub(crate) fn parse_error(why: &str) -> String {
     error_reply(&Value::Null, code::PARSE_ERROR, &format!("Parse error: {why}"))
 }
 

@@ -16,7 +16,7 @@ use crate::store::team::Token;
 
 /// How long a token found live is taken as live without asking the team index again: a
 /// revoked token is refused within this (and reads nothing meanwhile: every query checks it).
-pub const FRESH: Duration = Duration::from_millis(500);
+pub(super) const FRESH: Duration = Duration::from_millis(500);
 /// Tokens remembered at most; past it, the stale ones are forgotten.
 const REMEMBERED: usize = 10_000;
 
@@ -26,7 +26,7 @@ fn refuse(status: StatusCode, why: &str) -> Response {
 
 /// Tokens recently found live, by their hash.
 #[derive(Default)]
-pub struct Tokens(Mutex<HashMap<[u8; 32], (Token, Instant)>>);
+pub(super) struct Tokens(Mutex<HashMap<[u8; 32], (Token, Instant)>>);
 
 impl Tokens {
     /// The live token `secret` is, asked of the team index unless checked within [`FRESH`];
@@ -65,7 +65,7 @@ impl Tokens {
 
 /// Each token's bucket of calls: full at its calls a minute, refilled at that rate.
 #[derive(Default)]
-pub struct Limits(Mutex<HashMap<i64, Bucket>>);
+pub(super) struct Limits(Mutex<HashMap<i64, Bucket>>);
 
 struct Bucket {
     left: f64,
@@ -93,10 +93,10 @@ impl Limits {
 
 /// Calls each token has running, by token id.
 #[derive(Default)]
-pub struct InFlight(Mutex<HashMap<i64, usize>>);
+pub(super) struct InFlight(Mutex<HashMap<i64, usize>>);
 
 /// One running call of a token, counted until dropped.
-pub struct Running<'a> {
+pub(super) struct Running<'a> {
     calls: &'a InFlight,
     token: i64,
 }
@@ -135,7 +135,7 @@ fn foreign_origin<'a>(headers: &'a HeaderMap, allowed: &[String]) -> Option<&'a 
 /// Every `/mcp` request: an allowed origin (or none), a live token, a call left in its
 /// bucket. The token goes on to the handler; a refusal is answered after the request's body
 /// is read (see [`refused`]).
-pub async fn check(State(s): State<Arc<Shared>>, mut request: Request, next: Next) -> Response {
+pub(super) async fn check(State(s): State<Arc<Shared>>, mut request: Request, next: Next) -> Response {
     match admit(&s, request.headers()).await {
         Ok(token) => {
             let Some(_running) = s.in_flight.start(token.id, s.per_token) else {

@@ -24,11 +24,11 @@ use crate::tools::remote::{RemoteError, RemoteReply};
 
 /// Sessions kept at once, and per token; past either, the one unused longest is ended (the
 /// token's own when it holds its limit). A session unused an hour is ended.
-pub const LIMITS: Limits =
+pub(super) const LIMITS: Limits =
     Limits { max: 10_000, per_owner: 256, idle: Duration::from_secs(3600), evictable: Duration::ZERO };
 
 /// The team server's MCP sessions, each owned by the token (its id) that opened it.
-pub type Sessions = sessions::Sessions<i64, ()>;
+pub(super) type Sessions = sessions::Sessions<i64, ()>;
 
 const INSTRUCTIONS: &str = "booger's team index: code search over the repositories your token may read, \
     each at its latest published commit unless you name one. `status` lists them; `search`, `grep`, \
@@ -42,7 +42,7 @@ fn error(id: &Value, code: i64, message: &str) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
 }
 
-pub async fn post(
+pub(super) async fn post(
     State(s): State<Arc<Shared>>,
     Extension(token): Extension<Token>,
     headers: HeaderMap,
@@ -172,13 +172,17 @@ fn failure(text: String) -> RemoteReply {
 }
 
 /// No event stream: the server has nothing to send unasked.
-pub async fn get() -> Response {
+pub(super) async fn get() -> Response {
     let mut r = refuse(StatusCode::METHOD_NOT_ALLOWED, "the team server sends no events: POST requests to /mcp");
     r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
     r
 }
 
-pub async fn delete(State(s): State<Arc<Shared>>, Extension(token): Extension<Token>, headers: HeaderMap) -> Response {
+pub(super) async fn delete(
+    State(s): State<Arc<Shared>>,
+    Extension(token): Extension<Token>,
+    headers: HeaderMap,
+) -> Response {
     match session_id(&headers) {
         Some(id) if s.sessions.close(id, token.id) => StatusCode::NO_CONTENT.into_response(),
         _ => refuse(StatusCode::NOT_FOUND, "no such MCP session for this token"),

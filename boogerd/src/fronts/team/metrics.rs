@@ -29,10 +29,10 @@ struct Figures {
 }
 
 #[derive(Default)]
-pub struct Calls(Mutex<Figures>);
+pub(super) struct Calls(Mutex<Figures>);
 
 impl Calls {
-    pub fn called(&self, token: &str, tool: &str, took: Duration, ok: bool) {
+    pub(super) fn called(&self, token: &str, tool: &str, took: Duration, ok: bool) {
         let mut f = self.0.lock().recover();
         let t = f.tools.entry(token.to_owned()).or_default().entry(tool.to_owned()).or_default();
         let s = took.as_secs_f64();
@@ -46,16 +46,16 @@ impl Calls {
         }
     }
 
-    pub fn limited(&self, token: &str) {
+    pub(super) fn limited(&self, token: &str) {
         *self.0.lock().recover().limited.entry(token.to_owned()).or_default() += 1;
     }
 
-    pub fn unauthorized(&self) {
+    pub(super) fn unauthorized(&self) {
         self.0.lock().recover().unauthorized += 1;
     }
 
     /// Prometheus text.
-    pub fn render(&self, connections: u32, idle: u32, sessions: usize) -> String {
+    pub(super) fn render(&self, connections: u32, idle: u32, sessions: usize) -> String {
         let f = self.0.lock().recover();
         let mut out = String::new();
         let _ = writeln!(

@@ -31,7 +31,7 @@ pub enum TlsError {
 }
 
 /// The acceptor for the certificate chain in `cert` and the private key in `key`.
-pub fn acceptor(cert: &Path, key: &Path) -> Result<TlsAcceptor, TlsError> {
+pub(super) fn acceptor(cert: &Path, key: &Path) -> Result<TlsAcceptor, TlsError> {
     let show = |p: &Path| p.display().to_string();
     let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
         .and_then(|certs| certs.collect::<Result<_, _>>())
@@ -52,13 +52,13 @@ pub fn acceptor(cert: &Path, key: &Path) -> Result<TlsAcceptor, TlsError> {
 }
 
 /// A listener whose connections are TLS sessions, handshaken before they are served.
-pub struct TlsListener {
+pub(super) struct TlsListener {
     ready: mpsc::Receiver<(TlsStream<Guarded>, SocketAddr)>,
     local: SocketAddr,
 }
 
 impl TlsListener {
-    pub fn new(mut inner: Bounded, acceptor: TlsAcceptor) -> io::Result<Self> {
+    pub(super) fn new(mut inner: Bounded, acceptor: TlsAcceptor) -> io::Result<Self> {
         let local = axum::serve::Listener::local_addr(&inner)?;
         let (tx, ready) = mpsc::channel(64);
         tokio::spawn(async move {

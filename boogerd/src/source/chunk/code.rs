@@ -26,7 +26,7 @@ const BLOCK_MAX_LINES: u32 = 60;
 
 /// Parses and chunks. `Err` only when there is no usable tree (timeout); a tree with syntax
 /// errors still gives its items, plus a note for the index report.
-pub fn chunk(lang: Lang, src: &[u8]) -> Result<(Vec<Chunk>, Option<String>), String> {
+pub(crate) fn chunk(lang: Lang, src: &[u8]) -> Result<(Vec<Chunk>, Option<String>), String> {
     let grammar = grammars::of(lang).ok_or_else(|| format!("no grammar for {}", lang.name()))?;
     let tree = super::parse::parse(lang, grammar, src)?;
     let root = tree.root_node();
@@ -441,7 +441,7 @@ fn c_name(declarator: Node, src: &[u8]) -> Option<String> {
 }
 
 /// `Foo<T> (Display)` → `Foo`: the name methods record as their parent.
-pub fn container_parent_name(name: &str) -> String {
+pub(crate) fn container_parent_name(name: &str) -> String {
     let base = name.split(" (").next().unwrap_or(name);
     let base = base.split('<').next().unwrap_or(base);
     base.trim().to_owned()

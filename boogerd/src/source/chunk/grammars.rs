@@ -49,7 +49,7 @@ pub(super) struct Grammar {
 static BY_ID: [OnceLock<Vec<Option<Role>>>; SPECS.len()] = [const { OnceLock::new() }; SPECS.len()];
 
 impl Grammar {
-    pub fn role(&self, node: Node, src: &[u8]) -> Option<Role> {
+    pub(super) fn role(&self, node: Node, src: &[u8]) -> Option<Role> {
         if node.is_error() {
             return Some(Role::Transparent);
         }

@@ -33,13 +33,13 @@ pub(super) fn role(node: Node, src: &[u8]) -> Option<Role> {
 }
 
 /// What a variable declaration is: a function, an import, or neither.
-pub enum Declared {
+pub(crate) enum Declared {
     Function,
     Import,
 }
 
 /// `const f = (…) => …`, `const x = require("y")`, or neither.
-pub fn declaration(node: Node, src: &[u8]) -> Option<Declared> {
+pub(crate) fn declaration(node: Node, src: &[u8]) -> Option<Declared> {
     let mut cursor = node.walk();
     let declarators: Vec<Node> =
         node.named_children(&mut cursor).filter(|n| n.kind() == "variable_declarator").collect();
@@ -57,19 +57,19 @@ pub fn declaration(node: Node, src: &[u8]) -> Option<Declared> {
 
 /// A test-runner call: a suite holds cases (and suites), a case is a leaf.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TestCall {
+pub(crate) enum TestCall {
     Suite,
     Case,
 }
 
 /// The expression statement is a test-runner call.
-pub fn is_test_statement(statement: Node, src: &[u8]) -> bool {
+pub(crate) fn is_test_statement(statement: Node, src: &[u8]) -> bool {
     statement.named_child(0).is_some_and(|call| test_call(call, src).is_some())
 }
 
 /// `describe("name", fn)`, `it.only("name", fn)`, `test.each(table)("name", fn)`: a callee
 /// named like a runner's, a string first and a function among the arguments.
-pub fn test_call(call: Node, src: &[u8]) -> Option<TestCall> {
+pub(crate) fn test_call(call: Node, src: &[u8]) -> Option<TestCall> {
     if call.kind() != "call_expression" {
         return None;
     }
@@ -105,7 +105,7 @@ fn is_function(node: Node) -> bool {
 
 /// A test call's description: its first argument without its quotes (only those: a
 /// description may end in a quoted word).
-pub fn test_name(call: Node, src: &[u8]) -> Option<String> {
+pub(crate) fn test_name(call: Node, src: &[u8]) -> Option<String> {
     let first = call.child_by_field_name("arguments")?.named_child(0)?;
     let text = std::str::from_utf8(&src[first.byte_range()]).ok()?;
     let inner = text.get(1..text.len().saturating_sub(1)).filter(|_| text.len() >= 2).unwrap_or(text);
@@ -113,7 +113,7 @@ pub fn test_name(call: Node, src: &[u8]) -> Option<String> {
 }
 
 /// The body of a test call's function argument, where a suite's members are.
-pub fn test_body(call: Node) -> Option<Node> {
+pub(crate) fn test_body(call: Node) -> Option<Node> {
     let args = call.child_by_field_name("arguments")?;
     let mut cursor = args.walk();
     let function = args.named_children(&mut cursor).find(|n| is_function(*n))?;

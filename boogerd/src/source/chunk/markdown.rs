@@ -5,8 +5,8 @@
 
 use super::{Chunk, Lines, text};
 
-pub const TARGET: usize = 1_500;
-pub const OVERLAP: usize = 200;
+pub(crate) const TARGET: usize = 1_500;
+pub(crate) const OVERLAP: usize = 200;
 
 struct Section {
     title: String,
@@ -15,7 +15,7 @@ struct Section {
     end: usize,
 }
 
-pub fn chunk(bytes: &[u8]) -> Vec<Chunk> {
+pub(crate) fn chunk(bytes: &[u8]) -> Vec<Chunk> {
     let lines = Lines::new(bytes);
     let mut out = Vec::new();
     for s in sections(bytes) {

@@ -26,7 +26,7 @@ use std::path::Path;
 use super::lang::Lang;
 
 /// Chunks larger than this (about 2,000 tokens) are split into blocks.
-pub const MAX_CHUNK_BYTES: usize = 8_000;
+pub(crate) const MAX_CHUNK_BYTES: usize = 8_000;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Chunk {
@@ -77,15 +77,15 @@ pub fn chunk_file(path: &Path, bytes: &[u8], too_large: bool) -> Chunked {
 
 /// Every kind a chunk can have, so stored kinds map back to `&'static str`: the catalogue's
 /// list, which `kind` arguments are validated against.
-pub const KINDS: &[&str] = booger_proto::tools::CHUNK_KINDS;
+pub(crate) const KINDS: &[&str] = booger_proto::tools::CHUNK_KINDS;
 
 /// Kinds that are code items (definitions), as opposed to imports, text between items and
 /// prose. Search ranks them higher.
-pub fn is_code(kind: &str) -> bool {
+pub(crate) fn is_code(kind: &str) -> bool {
     KINDS.contains(&kind) && !matches!(kind, "import" | "block" | "section" | "raw" | "gap")
 }
 
-pub fn intern_kind(kind: &str) -> &'static str {
+pub(crate) fn intern_kind(kind: &str) -> &'static str {
     KINDS.iter().find(|k| **k == kind).copied().unwrap_or("raw")
 }
 
@@ -95,22 +95,22 @@ pub(crate) struct Lines {
 }
 
 impl Lines {
-    pub fn new(bytes: &[u8]) -> Self {
+    pub(crate) fn new(bytes: &[u8]) -> Self {
         let mut starts = vec![0];
         starts.extend(memchr_iter(b'\n', bytes).map(|i| i + 1));
         Self { starts }
     }
 
-    pub fn line_of(&self, byte: usize) -> u32 {
+    pub(crate) fn line_of(&self, byte: usize) -> u32 {
         self.starts.partition_point(|&s| s <= byte) as u32
     }
 
     /// Byte offset where 1-based `line` starts.
-    pub fn start_of(&self, line: u32) -> usize {
+    pub(crate) fn start_of(&self, line: u32) -> usize {
         self.starts[(line as usize - 1).min(self.starts.len() - 1)]
     }
 
-    pub fn count(&self) -> u32 {
+    pub(crate) fn count(&self) -> u32 {
         self.starts.len() as u32
     }
 }

@@ -6,15 +6,15 @@ use super::{Chunk, Lines, text};
 const WINDOW_LINES: u32 = 60;
 const WINDOW_BYTES: usize = 4_000;
 /// Block size for files over the size limit: fixed intervals, no parsing.
-pub const LARGE_FILE_BLOCK: usize = 16 * 1024;
+pub(crate) const LARGE_FILE_BLOCK: usize = 16 * 1024;
 
 /// Windows of up to 60 lines / 4 KB, cut at line ends; whitespace-only windows are dropped.
-pub fn windows(bytes: &[u8]) -> Vec<Chunk> {
+pub(crate) fn windows(bytes: &[u8]) -> Vec<Chunk> {
     cut(bytes, WINDOW_BYTES, WINDOW_LINES)
 }
 
 /// Fixed-size blocks of about `size` bytes, cut at line ends when a line end is near.
-pub fn blocks(bytes: &[u8], size: usize) -> Vec<Chunk> {
+pub(crate) fn blocks(bytes: &[u8], size: usize) -> Vec<Chunk> {
     cut(bytes, size, u32::MAX)
 }
 

@@ -22,7 +22,8 @@ pub enum Mismatch {
 }
 
 /// Checks that `bytes` hash to `hash` (what an index records for them) and hold `chunks`.
-pub fn check_file(bytes: &[u8], hash: &str, chunks: &[Chunk]) -> Result<(), Mismatch> {
+#[cfg(feature = "team")]
+pub(crate) fn check_file(bytes: &[u8], hash: &str, chunks: &[Chunk]) -> Result<(), Mismatch> {
     if crate::source::hash::file_hash(bytes) != hash {
         return Err(Mismatch::Hash);
     }

@@ -9,7 +9,7 @@ use super::{Result, TeamStore};
 
 /// Whose query it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Reader {
+pub(crate) enum Reader {
     /// This machine's daemon: its user reads what they publish. (The team server never
     /// builds this one: its queries name their token.)
     #[default]
@@ -30,7 +30,7 @@ impl Reader {
 
 /// A live token, as the team server needs it per request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Token {
+pub(crate) struct Token {
     pub id: i64,
     pub name: String,
     /// Calls a minute it may make.
@@ -49,7 +49,7 @@ pub struct TokenInfo {
 
 /// One call, as the audit keeps it.
 #[derive(Debug, Clone)]
-pub struct Audited {
+pub(crate) struct Audited {
     pub token: i64,
     pub tool: String,
     pub repo: Option<String>,
@@ -60,7 +60,7 @@ pub struct Audited {
 
 /// A repository glob (`acme/*`, `tools?`, `*`) as a `LIKE` pattern: `*` any run, `?` one
 /// character, and `%`, `_` and `\` meaning themselves.
-pub fn like_pattern(glob: &str) -> String {
+pub(crate) fn like_pattern(glob: &str) -> String {
     let mut out = String::with_capacity(glob.len() + 2);
     for c in glob.chars() {
         match c {
@@ -120,7 +120,7 @@ impl TeamStore {
     }
 
     /// The live token whose secret is `secret`, if any.
-    pub fn token(&mut self, secret: &str) -> Result<Option<Token>> {
+    pub(crate) fn token(&mut self, secret: &str) -> Result<Option<Token>> {
         let hash = crate::base::secret::fingerprint(secret).to_vec();
         let row = self
             .client
@@ -132,7 +132,7 @@ impl TeamStore {
     }
 
     /// Appends `calls` to the audit, in one statement.
-    pub fn audit(&mut self, calls: &[Audited]) -> Result<()> {
+    pub(crate) fn audit(&mut self, calls: &[Audited]) -> Result<()> {
         if calls.is_empty() {
             return Ok(());
         }

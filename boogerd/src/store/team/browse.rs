@@ -12,9 +12,7 @@ const NOT_DEFINITIONS: &str = "'{block,gap,raw,section,import}'::text[]";
 
 /// One file of a published commit.
 #[derive(Debug, Clone)]
-pub struct TeamFile {
-    pub repo: String,
-    pub commit: String,
+pub(crate) struct TeamFile {
     pub path: String,
     /// None for a blob the team index does not hold (binary, huge).
     pub language: Option<String>,
@@ -26,7 +24,7 @@ pub struct TeamFile {
 /// How a file differs between two commits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Change {
+pub(crate) enum Change {
     Added,
     Removed,
     Modified,
@@ -34,7 +32,7 @@ pub enum Change {
 
 /// A file that differs between two commits, and the definitions that did.
 #[derive(Debug, Clone)]
-pub struct ChangedFile {
+pub(crate) struct ChangedFile {
     pub path: String,
     pub change: Change,
     /// Definitions new or changed in the later commit.
@@ -47,7 +45,12 @@ impl TeamStore {
     /// The definitions at each readable head (or the filters' commit), in repository, path
     /// and line order, at most `limit`; with `name`, those whose name holds it (any case),
     /// found first by `name_words` (a `tsquery` literal of its stems) in the names index.
-    pub fn symbols(&mut self, f: &TeamFilters<'_>, name: Option<(&str, &str)>, limit: i64) -> Result<Vec<TeamHit>> {
+    pub(crate) fn symbols(
+        &mut self,
+        f: &TeamFilters<'_>,
+        name: Option<(&str, &str)>,
+        limit: i64,
+    ) -> Result<Vec<TeamHit>> {
         let reader = f.reader.token();
         let mut params = f.heads_params(&reader);
         params.push(&limit);
@@ -80,7 +83,7 @@ impl TeamStore {
     /// The files at each readable head (or the filters' commit) under the filters' path
     /// prefix, in path order, at most `limit`; those directly in `dir` (a prefix ending in
     /// `/`, or empty) with their top-level definitions.
-    pub fn files(&mut self, f: &TeamFilters<'_>, dir: &str, limit: i64) -> Result<Vec<TeamFile>> {
+    pub(crate) fn files(&mut self, f: &TeamFilters<'_>, dir: &str, limit: i64) -> Result<Vec<TeamFile>> {
         let reader = f.reader.token();
         let depth = dir.chars().count() as i32;
         let mut params = f.heads_params(&reader);
@@ -89,7 +92,7 @@ impl TeamStore {
         let head_file = head_file();
         let sql = format!(
             "{HEADS}
-             SELECT h.name, h.sha, f.path, b.language, coalesce(b.size_bytes, 0),
+             SELECT f.path, b.language, coalesce(b.size_bytes, 0),
                     CASE WHEN strpos(substr(f.path, $6 + 1), '/') = 0 THEN array(
                         SELECT ch.name FROM chunks ch
                         WHERE ch.blob_id = f.blob_id AND ch.name <> '' AND ch.parent IS NULL
@@ -107,12 +110,10 @@ impl TeamStore {
             .iter()
             .map(|r| {
                 Ok(TeamFile {
-                    repo: r.try_get(0)?,
-                    commit: r.try_get(1)?,
-                    path: r.try_get(2)?,
-                    language: r.try_get(3)?,
-                    bytes: r.try_get::<_, i64>(4)?.max(0) as u64,
-                    names: r.try_get(5)?,
+                    path: r.try_get(0)?,
+                    language: r.try_get(1)?,
+                    bytes: r.try_get::<_, i64>(2)?.max(0) as u64,
+                    names: r.try_get(3)?,
                 })
             })
             .collect()
@@ -120,7 +121,7 @@ impl TeamStore {
 
     /// The commit `f` picks in its one repository (its head, or the commit or branch it
     /// names), if its reader may read it.
-    pub fn resolve(&mut self, f: &TeamFilters<'_>) -> Result<Option<(String, String)>> {
+    pub(crate) fn resolve(&mut self, f: &TeamFilters<'_>) -> Result<Option<(String, String)>> {
         let reader = f.reader.token();
         let params = f.heads_params(&reader);
         let row = self.client.query_opt(&format!("{HEADS} SELECT h.name, h.sha FROM heads h LIMIT 1"), &params)?;
@@ -130,7 +131,7 @@ impl TeamStore {
     /// The files that differ between `base` (a full commit id of the same repository) and
     /// the commit `f` picks, with the definitions that changed, in path order, at most
     /// `limit`.
-    pub fn changed_files(&mut self, f: &TeamFilters<'_>, base: &str, limit: i64) -> Result<Vec<ChangedFile>> {
+    pub(crate) fn changed_files(&mut self, f: &TeamFilters<'_>, base: &str, limit: i64) -> Result<Vec<ChangedFile>> {
         let reader = f.reader.token();
         let mut params = f.heads_params(&reader);
         params.extend([&base as &(dyn ToSql + Sync), &limit]);

@@ -49,7 +49,7 @@ fn endpoint(config: &Config) -> (String, u16) {
 }
 
 /// A connection to the server at `url`.
-pub fn open(url: &str) -> Result<Client> {
+pub(super) fn open(url: &str) -> Result<Client> {
     let unreachable = |source| TeamError::Connect { server: server_of(url), source };
     let mut config: Config = url.parse().map_err(unreachable)?;
     if config.get_connect_timeout().is_none() {

@@ -8,7 +8,7 @@ use super::{Result, TeamError, TeamStore};
 
 /// What a publish says of its repository's history.
 #[derive(Debug, Clone, Default)]
-pub struct Lineage {
+pub(crate) struct Lineage {
     /// The root commits of the published commit's history, sorted; none from a shallow
     /// clone (cut history proves nothing, so it is not checked).
     pub roots: Vec<String>,
@@ -30,7 +30,7 @@ impl Lineage {
 impl TeamStore {
     /// Refuses, before anything is sent, a publish of `name` whose history is not the one
     /// published under that name.
-    pub fn check_lineage(&mut self, name: &str, lineage: &Lineage) -> Result<()> {
+    pub(crate) fn check_lineage(&mut self, name: &str, lineage: &Lineage) -> Result<()> {
         let row = self.client.query_opt("SELECT root_commit FROM repos WHERE name = $1", &[&name])?;
         let recorded: Option<String> = row.map(|r| r.try_get(0)).transpose()?.flatten();
         if lineage.refuses(recorded.as_deref()) {

@@ -14,13 +14,13 @@ mod schema;
 mod search;
 mod tsvector;
 
-pub use access::{Audited, Reader, Token, TokenInfo, like_pattern};
-pub use browse::{Change, ChangedFile, TeamFile};
+pub(crate) use access::{Audited, Reader, Token};
+
 pub use connect::{server_of, trust_ca};
-pub use identity::Lineage;
-pub use prebuilt::{Piece, PrebuiltInfo, Stored, Upload};
-pub use search::{Matched, TeamFilters, TeamGrams, TeamHit, TeamLine, TeamRepo};
-pub use tsvector::{MAX_POSITION, TsVector, Weight};
+pub(crate) use identity::Lineage;
+pub(crate) use prebuilt::{Piece, PrebuiltInfo, Stored, Upload};
+pub(crate) use search::{Matched, TeamFilters, TeamGrams, TeamHit};
+pub(crate) use tsvector::{MAX_POSITION, TsVector, Weight};
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -56,7 +56,7 @@ pub enum TeamError {
     Unrelated { name: String },
 }
 
-pub type Result<T> = std::result::Result<T, TeamError>;
+pub(crate) type Result<T> = std::result::Result<T, TeamError>;
 
 /// What the server said, when it said something ("db error" alone says nothing).
 fn said(e: &postgres::Error) -> String {
@@ -299,20 +299,20 @@ impl TeamStore {
 
     /// Connects to read: the schema must be this booger's already (a reader never creates or
     /// upgrades one, so pointing it at a database writes nothing there).
-    pub fn connect_to_read(url: &str) -> Result<Self> {
+    pub(crate) fn connect_to_read(url: &str) -> Result<Self> {
         let mut store = Self { client: connect::open(url)? };
         schema::check(&mut store.client)?;
         Ok(store)
     }
 
     /// Has the server cancel any statement of this connection that runs longer than `ms`.
-    pub fn limit_statements(&mut self, ms: u32) -> Result<()> {
+    pub(crate) fn limit_statements(&mut self, ms: u32) -> Result<()> {
         self.client.batch_execute(&format!("SET statement_timeout TO {ms}"))?;
         Ok(())
     }
 
     /// One round trip: the connection still answers.
-    pub fn ping(&mut self) -> Result<()> {
+    pub(crate) fn ping(&mut self) -> Result<()> {
         self.client.simple_query("")?;
         Ok(())
     }
@@ -320,18 +320,18 @@ impl TeamStore {
     /// Readies this connection for a large publish: the GIN indexes' pending lists, which
     /// the inserting connection merges when they fill, are merged in larger sorted runs with
     /// more memory (PostgreSQL's 4 MB default made it the larger part of a first publish).
-    pub fn for_bulk_writes(&mut self) -> Result<()> {
+    pub(crate) fn for_bulk_writes(&mut self) -> Result<()> {
         self.client.batch_execute("SET work_mem TO '256MB'; SET maintenance_work_mem TO '512MB'")?;
         Ok(())
     }
 
     /// True once the connection is gone (the server stopped, the network dropped it).
-    pub fn is_closed(&self) -> bool {
+    pub(crate) fn is_closed(&self) -> bool {
         self.client.is_closed()
     }
 
     /// Of `ids`, the blobs the team index does not hold yet (asked [`ASKED`] at a time).
-    pub fn missing_blobs(&mut self, ids: &[String]) -> Result<HashSet<String>> {
+    pub(crate) fn missing_blobs(&mut self, ids: &[String]) -> Result<HashSet<String>> {
         let mut held: HashSet<String> = HashSet::new();
         for group in ids.chunks(ASKED) {
             let rows = self.client.query(
@@ -348,7 +348,7 @@ impl TeamStore {
 
     /// Records blobs the team index does not take (binary, huge, holding a NUL): later
     /// publishes do not read them again, and a clone indexes them itself.
-    pub fn refuse(&mut self, ids: &[String]) -> Result<()> {
+    pub(crate) fn refuse(&mut self, ids: &[String]) -> Result<()> {
         if !ids.is_empty() {
             self.client.execute(
                 "INSERT INTO refused_blobs (blob_id) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING",
@@ -361,7 +361,7 @@ impl TeamStore {
     /// Stores `blobs` with their chunks in one transaction, each table in one statement of
     /// arrays (a statement a row cost the first publish of a large tree 2.6x its index time);
     /// a blob another publisher stored meanwhile is left as it is.
-    pub fn put_blobs(&mut self, blobs: &[Blob<'_>]) -> Result<()> {
+    pub(crate) fn put_blobs(&mut self, blobs: &[Blob<'_>]) -> Result<()> {
         let mut tx = self.client.transaction()?;
         let blob_ids: Vec<&str> = blobs.iter().map(|b| b.id).collect();
         let hashes: Vec<&str> = blobs.iter().map(|b| b.content_hash).collect();
@@ -425,7 +425,7 @@ impl TeamStore {
     /// Records `sha` of `repo` with its files (path, blob id), all in one transaction: a
     /// commit appears whole or not at all. Its list is kept as what differs from a base when
     /// that is small (see [`file_rows`]). False if it was published already.
-    pub fn publish_commit(
+    pub(crate) fn publish_commit(
         &mut self,
         repo: &str,
         sha: &str,
@@ -473,7 +473,7 @@ impl TeamStore {
     /// over a fresh tree read every chunk of it instead of using the word index: 1.1 s
     /// instead of 0.16). Best effort: a server that does not allow it (the tables belong to
     /// another role) does both on its own schedule (autovacuum).
-    pub fn settle(&mut self, blobs: usize, analyze: bool) {
+    pub(crate) fn settle(&mut self, blobs: usize, analyze: bool) {
         let mut sql = String::new();
         if blobs > 0 {
             sql.push_str(
@@ -495,12 +495,12 @@ impl TeamStore {
 
     /// True if any repository has `sha` published: a commit id names the same files
     /// whatever the clone or fork calls itself.
-    pub fn has_commit(&mut self, sha: &str) -> Result<bool> {
+    pub(crate) fn has_commit(&mut self, sha: &str) -> Result<bool> {
         Ok(self.client.query_opt("SELECT 1 FROM commits WHERE sha = $1 LIMIT 1", &[&sha])?.is_some())
     }
 
     /// The stored blobs among `ids`, with their chunks in order.
-    pub fn blobs(&mut self, ids: &[String]) -> Result<Vec<StoredBlob>> {
+    pub(crate) fn blobs(&mut self, ids: &[String]) -> Result<Vec<StoredBlob>> {
         let mut out: Vec<StoredBlob> = self
             .client
             .query(
@@ -534,7 +534,7 @@ impl TeamStore {
     }
 
     /// True if `repo` has `sha` published.
-    pub fn is_published(&mut self, repo: &str, sha: &str) -> Result<bool> {
+    pub(crate) fn is_published(&mut self, repo: &str, sha: &str) -> Result<bool> {
         Ok(self
             .client
             .query_opt(

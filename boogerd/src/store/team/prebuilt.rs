@@ -7,7 +7,7 @@ use super::{Result, TeamError, TeamStore};
 
 /// A stored prebuilt index.
 #[derive(Debug, Clone)]
-pub struct PrebuiltInfo {
+pub(crate) struct PrebuiltInfo {
     pub sha: String,
     /// The local index's schema version it was made with.
     pub format: i32,
@@ -20,14 +20,14 @@ pub struct PrebuiltInfo {
 /// One piece of a prebuilt index as stored: its size unpacked, and the BLAKE3 of its
 /// compressed parts in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Stored {
+pub(crate) struct Stored {
     pub bytes: u64,
     pub hash: String,
 }
 
 /// The two pieces of a prebuilt index, each stored in parts of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Piece {
+pub(crate) enum Piece {
     /// The index file, without its vectors.
     Index,
     /// Its vectors, as a stream of records (see `engine::prebuilt::vectors`).
@@ -57,7 +57,7 @@ fn info_of(r: &postgres::Row) -> Result<PrebuiltInfo> {
 }
 
 /// A prebuilt index being stored: invisible until [`Upload::finish`] commits it.
-pub struct Upload<'a> {
+pub(crate) struct Upload<'a> {
     tx: postgres::Transaction<'a>,
     repo_id: i64,
     branch: Option<String>,
@@ -69,7 +69,7 @@ pub struct Upload<'a> {
 impl TeamStore {
     /// The prebuilt indexes stored for the repositories that published any of `shas` (the
     /// commits themselves need not be published); `repo`'s alone when given by name.
-    pub fn prebuilts_near(&mut self, shas: &[String], repo: Option<&str>) -> Result<Vec<PrebuiltInfo>> {
+    pub(crate) fn prebuilts_near(&mut self, shas: &[String], repo: Option<&str>) -> Result<Vec<PrebuiltInfo>> {
         let rows = self.client.query(
             &format!(
                 "{INFO} WHERE repo_id IN (SELECT repo_id FROM commits WHERE sha = ANY($1)
@@ -82,13 +82,13 @@ impl TeamStore {
     }
 
     /// The prebuilt index stored for `sha`, if any.
-    pub fn snapshot(&mut self, sha: &str) -> Result<Option<PrebuiltInfo>> {
+    pub(crate) fn snapshot(&mut self, sha: &str) -> Result<Option<PrebuiltInfo>> {
         self.client.query_opt(&format!("{INFO} WHERE sha = $1"), &[&sha])?.as_ref().map(info_of).transpose()
     }
 
     /// The local index's hash (BLAKE3 of the bytes) of each stored blob among `ids` (asked
     /// [`super::ASKED`] at a time).
-    pub fn content_hashes(&mut self, ids: &[String]) -> Result<std::collections::HashMap<String, String>> {
+    pub(crate) fn content_hashes(&mut self, ids: &[String]) -> Result<std::collections::HashMap<String, String>> {
         let mut hashes = std::collections::HashMap::new();
         for group in ids.chunks(super::ASKED) {
             let rows =
@@ -103,7 +103,7 @@ impl TeamStore {
     /// Starts storing the prebuilt index of `sha`, published in `repo` (on `branch`); `None`
     /// when one is stored already (a racing publisher's waits here until that one is done or
     /// abandoned).
-    pub fn begin_prebuilt(
+    pub(crate) fn begin_prebuilt(
         &mut self,
         repo: &str,
         sha: &str,
@@ -130,7 +130,7 @@ impl TeamStore {
     /// server sends the next parts while `each` works; the connection reads a part ahead at
     /// most), all parts from one view of the server (a newer one replacing it meanwhile does
     /// not cut this read short).
-    pub fn read_prebuilt<E: From<TeamError>>(
+    pub(crate) fn read_prebuilt<E: From<TeamError>>(
         &mut self,
         sha: &str,
         piece: Piece,
@@ -158,7 +158,7 @@ impl TeamStore {
 
 impl Upload<'_> {
     /// Stores the next part of `piece`.
-    pub fn part(&mut self, piece: Piece, data: &[u8]) -> Result<()> {
+    pub(crate) fn part(&mut self, piece: Piece, data: &[u8]) -> Result<()> {
         let n = &mut self.parts[piece as usize];
         self.tx.execute(
             &format!("INSERT INTO {} (sha, part, data) VALUES ($1, $2, $3)", piece.table()),
@@ -170,7 +170,7 @@ impl Upload<'_> {
 
     /// Makes the prebuilt index visible, its `index` and its `vectors` as stored, and drops
     /// the one it replaces (the same repository and branch).
-    pub fn finish(mut self, index: &Stored, vectors: &Stored) -> Result<()> {
+    pub(crate) fn finish(mut self, index: &Stored, vectors: &Stored) -> Result<()> {
         let bytes = |s: &Stored| i64::try_from(s.bytes).unwrap_or(i64::MAX);
         self.tx.execute(
             "UPDATE snapshots SET bytes = $2, hash = $3, vector_bytes = $4, vector_hash = $5 WHERE sha = $1",

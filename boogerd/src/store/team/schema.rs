@@ -205,7 +205,7 @@ const MIGRATIONS: &[&str] = &[
 ];
 
 /// Checks that the server's schema is this booger's, changing nothing.
-pub fn check(client: &mut Client) -> Result<()> {
+pub(super) fn check(client: &mut Client) -> Result<()> {
     let known = MIGRATIONS.len() as i32;
     let exists: bool = client.query_one("SELECT to_regclass('booger_schema') IS NOT NULL", &[])?.try_get(0)?;
     let found: i32 = match exists {
@@ -220,7 +220,7 @@ pub fn check(client: &mut Client) -> Result<()> {
 }
 
 /// Brings the server's schema up to [`MIGRATIONS`], or refuses a newer one.
-pub fn migrate(client: &mut Client) -> Result<()> {
+pub(super) fn migrate(client: &mut Client) -> Result<()> {
     let known = MIGRATIONS.len() as i32;
     let mut tx = client.transaction()?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;

@@ -57,7 +57,7 @@ const CHUNK_COLUMNS: &str = "b.language, ch.kind, ch.name, ch.signature, ch.pare
 /// What narrows a team search or grep, besides its words: as the local filters, a glob
 /// excepted (a path is a prefix here).
 #[derive(Debug, Default, Clone)]
-pub struct TeamFilters<'a> {
+pub(crate) struct TeamFilters<'a> {
     pub language: Option<&'a str>,
     pub kind: Option<&'a str>,
     pub path_prefix: Option<&'a str>,
@@ -74,7 +74,7 @@ pub struct TeamFilters<'a> {
 
 /// One ranked chunk of a published repository.
 #[derive(Debug, Clone)]
-pub struct TeamHit {
+pub(crate) struct TeamHit {
     pub repo: String,
     pub commit: String,
     pub path: String,
@@ -85,7 +85,7 @@ pub struct TeamHit {
 }
 
 /// One chunk grep reads, in repository, path and line order.
-pub type TeamLine = TeamHit;
+pub(crate) type TeamLine = TeamHit;
 
 impl TeamFilters<'_> {
     /// The values [`HEADS`] binds, `$1` to `$4`, for `reader` (owned by the caller).
@@ -142,7 +142,7 @@ const RANKED: i64 = 3_000;
 
 /// Which words of a chunk a team search matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Matched {
+pub(crate) enum Matched {
     /// All of them (name, compound parts, text).
     Words,
     /// Its name's alone.
@@ -154,7 +154,13 @@ impl TeamStore {
     /// repository's head, best first, matched against `matched`, by PostgreSQL's `ts_rank`.
     /// Ranked among the first [`RANKED`] chunks that match: a common word matches a hundred
     /// thousand, and ranking them all took seconds.
-    pub fn search(&mut self, tsquery: &str, matched: Matched, f: &TeamFilters<'_>, limit: i64) -> Result<Vec<TeamHit>> {
+    pub(crate) fn search(
+        &mut self,
+        tsquery: &str,
+        matched: Matched,
+        f: &TeamFilters<'_>,
+        limit: i64,
+    ) -> Result<Vec<TeamHit>> {
         let column = if matched == Matched::Names { "names" } else { "words" };
         let ranked = RANKED;
         let reader = f.reader.token();
@@ -172,7 +178,7 @@ impl TeamStore {
     /// How many chunks match each of `stems` (`tsquery` literals, one a stem), counted up to
     /// `cap` (enough to tell a rare stem from a common one), and how many chunks there are
     /// (the planner's estimate, or the largest count before any).
-    pub fn stem_counts(&mut self, stems: &[String], cap: i64) -> Result<(Vec<i64>, i64)> {
+    pub(crate) fn stem_counts(&mut self, stems: &[String], cap: i64) -> Result<(Vec<i64>, i64)> {
         let rows = self.client.query(
             "SELECT (SELECT count(*) FROM (SELECT 1 FROM chunks WHERE words @@ CAST(s AS tsquery) LIMIT $2) x),
                     (SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = 'chunks'::regclass)
@@ -189,7 +195,7 @@ impl TeamStore {
     /// `candidates` (a `tsquery` literal), scored by the `weights` of the `stems` (`tsquery`
     /// literals) each holds, a stem in its name counting twice, over a slowly growing
     /// function of its length (a long chunk holds more words by chance).
-    pub fn search_weighted(
+    pub(crate) fn search_weighted(
         &mut self,
         stems: &[String],
         weights: &[f64],
@@ -242,7 +248,7 @@ impl TeamStore {
     /// whose trigrams satisfy `grams`, or of every blob when `None`. In repository, path and
     /// line order, handed to `each` until it returns false or `deadline` passes; true if all
     /// were read.
-    pub fn grep_chunks(
+    pub(crate) fn grep_chunks(
         &mut self,
         grams: Option<&TeamGrams>,
         f: &TeamFilters<'_>,
@@ -304,7 +310,7 @@ impl TeamStore {
 
     /// Every repository `reader` may read that has a published commit: its head, its head's
     /// files, how many commits are published, and when the latest was.
-    pub fn repositories(&mut self, reader: Reader) -> Result<Vec<TeamRepo>> {
+    pub(crate) fn repositories(&mut self, reader: Reader) -> Result<Vec<TeamRepo>> {
         let f = TeamFilters { reader, ..TeamFilters::default() };
         let token = reader.token();
         let rows = self.client.query(
@@ -336,7 +342,7 @@ impl TeamStore {
 
     /// The stored blobs and chunks (the planner's estimates: counting a large table would
     /// read it), the database's size in bytes, and the schema version.
-    pub fn totals(&mut self) -> Result<(u64, u64, u64, u64)> {
+    pub(crate) fn totals(&mut self) -> Result<(u64, u64, u64, u64)> {
         let r = self.client.query_one(
             // The planner's estimate where counting would cost (it is 0 or -1 until the
             // table's first ANALYZE: a publish just made said "~0 chunks"), else a count.
@@ -373,7 +379,7 @@ const GRAMS: &str = "@grams";
 /// What a blob's trigrams must include for a chunk of it to hold a grep's match, as numbers
 /// ([`crate::store::grams::team_gram`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TeamGrams {
+pub(crate) enum TeamGrams {
     Gram(i32),
     All(Vec<TeamGrams>),
     OneOf(Vec<TeamGrams>),
@@ -409,7 +415,7 @@ impl TeamGrams {
 
 /// One repository of the team index at its head.
 #[derive(Debug, Clone)]
-pub struct TeamRepo {
+pub(crate) struct TeamRepo {
     pub name: String,
     pub head: String,
     pub files: u64,

@@ -11,14 +11,14 @@ use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 
 /// A word's weight: the field it came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Weight {
+pub(crate) enum Weight {
     A = 3,
     B = 2,
     D = 0,
 }
 
 /// PostgreSQL's largest position in a `tsvector`.
-pub const MAX_POSITION: u16 = 16_383;
+pub(crate) const MAX_POSITION: u16 = 16_383;
 
 /// A `tsvector` being written, a word at a time, in byte order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -28,23 +28,23 @@ pub struct TsVector {
 }
 
 impl TsVector {
-    pub const fn new() -> Self {
+    pub(crate) const fn new() -> Self {
         Self { words: 0, bytes: Vec::new() }
     }
 
     /// One with room for `bytes` of words and positions (see [`TsVector::room`]).
-    pub fn with_capacity(bytes: usize) -> Self {
+    pub(crate) fn with_capacity(bytes: usize) -> Self {
         Self { words: 0, bytes: Vec::with_capacity(bytes) }
     }
 
     /// The bytes a word of `len` bytes at `positions` positions takes at most.
-    pub const fn room(len: usize, positions: usize) -> usize {
+    pub(crate) const fn room(len: usize, positions: usize) -> usize {
         len + 3 + 2 * positions
     }
 
     /// Adds `word` (after every word added before it in byte order, holding no NUL) at
     /// `positions` (rising; a repeat is dropped; none for a word without positions).
-    pub fn push(&mut self, word: &str, positions: impl IntoIterator<Item = (u16, Weight)>) {
+    pub(crate) fn push(&mut self, word: &str, positions: impl IntoIterator<Item = (u16, Weight)>) {
         debug_assert!(!word.contains('\0'));
         self.words += 1;
         self.bytes.extend_from_slice(word.as_bytes());
@@ -66,7 +66,7 @@ impl TsVector {
 
     /// The text form (`'word':1A,2D 'other'`), unquoted: what tests read.
     #[cfg(test)]
-    pub fn literal(&self) -> String {
+    pub(crate) fn literal(&self) -> String {
         let mut out = String::new();
         let mut rest = self.bytes.as_slice();
         for _ in 0..self.words {

@@ -18,7 +18,7 @@ const STOPWORDS: &[&str] = &[
 ];
 
 /// The query's words as the ranking counts them.
-pub fn terms(query: &str) -> Vec<String> {
+pub(super) fn terms(query: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for w in query.to_lowercase().split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
         if w.len() >= 3 && !STOPWORDS.contains(&w) && !out.iter().any(|o| o == w) {
@@ -29,19 +29,19 @@ pub fn terms(query: &str) -> Vec<String> {
 }
 
 /// Every indexed file's text, lowercased once.
-pub struct Corpus {
+pub(super) struct Corpus {
     files: Vec<(String, String)>,
 }
 
 impl Corpus {
-    pub fn new(files: Vec<(String, String)>) -> Self {
+    pub(super) fn new(files: Vec<(String, String)>) -> Self {
         let mut files: Vec<(String, String)> = files.into_iter().map(|(p, t)| (p, t.to_lowercase())).collect();
         files.sort();
         Self { files }
     }
 
     /// The `k` best files for `query`.
-    pub fn rank(&self, query: &str, k: usize) -> Vec<&str> {
+    pub(super) fn rank(&self, query: &str, k: usize) -> Vec<&str> {
         let terms = terms(query);
         if terms.is_empty() {
             return Vec::new();

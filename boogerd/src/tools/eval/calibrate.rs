@@ -6,7 +6,7 @@
 //! words chosen more than on the project).
 
 /// The semantic weights tried (lexical counts 1; 0 is lexical search's own order).
-pub const WEIGHTS: &[f64] = &[0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5];
+pub(super) const WEIGHTS: &[f64] = &[0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5];
 /// Subjects the threshold may flag on the calibration half.
 const FLAG_SHARE: f64 = 0.04;
 /// Where a calibrated threshold may lie.
@@ -18,14 +18,14 @@ const SLACK: f64 = 0.85;
 /// be chosen (about 99% one-sided).
 const CONFIDENT: f64 = 2.5;
 /// Fewer calibration queries than this and the defaults stay.
-pub const TOO_FEW: usize = 20;
+pub(super) const TOO_FEW: usize = 20;
 
 /// Everyday English words, for queries a code search should find nothing good for.
 const ENGLISH: &str = include_str!("english.txt");
 
 /// `n` queries of 3 to 5 words from the English list, skipping words `known` says the project
 /// speaks of. The same `seed` gives the same queries.
-pub fn foreign_queries(n: usize, seed: u64, known: impl Fn(&str) -> bool) -> Vec<String> {
+pub(super) fn foreign_queries(n: usize, seed: u64, known: impl Fn(&str) -> bool) -> Vec<String> {
     let words: Vec<&str> = ENGLISH.split_whitespace().filter(|w| !known(w)).collect();
     crate::domain::search::confidence::word_queries(&words, n, seed)
 }
@@ -35,7 +35,7 @@ pub fn foreign_queries(n: usize, seed: u64, known: impl Fn(&str) -> bool) -> Vec
 /// weight wins over 0 (lexical search's own order) only when its gain per query, paired
 /// query by query, is [`CONFIDENT`] standard errors above nothing, since a gain on some
 /// hundred queries is as often noise as skill. Of those, the largest gain wins.
-pub fn choose_weight(scores: &[Vec<(f64, f64)>]) -> f64 {
+pub(super) fn choose_weight(scores: &[Vec<(f64, f64)>]) -> f64 {
     let mut best = (0.0, 0.0);
     for (w, per_query) in WEIGHTS.iter().zip(scores).skip(1) {
         let (gain, t) = paired_gain(&scores[0], per_query);
@@ -48,7 +48,7 @@ pub fn choose_weight(scores: &[Vec<(f64, f64)>]) -> f64 {
 
 /// The mean per-query gain (R@10 + MRR@10) of `other` over `base`, and how many standard
 /// errors that mean is from zero.
-pub fn paired_gain(base: &[(f64, f64)], other: &[(f64, f64)]) -> (f64, f64) {
+pub(super) fn paired_gain(base: &[(f64, f64)], other: &[(f64, f64)]) -> (f64, f64) {
     let d: Vec<f64> = base.iter().zip(other).map(|(b, o)| (o.0 + o.1) - (b.0 + b.1)).collect();
     let n = d.len() as f64;
     if n < 2.0 {
@@ -68,14 +68,14 @@ pub fn paired_gain(base: &[(f64, f64)], other: &[(f64, f64)]) -> (f64, f64) {
 }
 
 /// Mean R@10 + MRR@10 of one weight's (R@10, MRR@10) per query: what the weight is chosen by.
-pub fn value(per_query: &[(f64, f64)]) -> f64 {
+pub(super) fn value(per_query: &[(f64, f64)]) -> f64 {
     per_query.iter().map(|(r, m)| r + m).sum::<f64>() / per_query.len().max(1) as f64
 }
 
 /// The threshold: a little ([`SLACK`]) below the score under which [`FLAG_SHARE`] of the
 /// calibration queries' subjects fall, kept within [`RANGE`] (a history of a few odd subjects must not switch the judgement
 /// off, nor one of terse ones flag everything).
-pub fn choose_threshold(positives: &[f64]) -> f64 {
+pub(super) fn choose_threshold(positives: &[f64]) -> f64 {
     let mut pos = positives.to_vec();
     pos.sort_by(f64::total_cmp);
     let Some(last) = pos.len().checked_sub(1) else { return crate::domain::search::confidence::DEFAULT_THRESHOLD };
@@ -83,10 +83,10 @@ pub fn choose_threshold(positives: &[f64]) -> f64 {
     (pos[at] * SLACK).clamp(RANGE.0, RANGE.1)
 }
 
-pub use booger_proto::answers::Validation;
+pub(super) use booger_proto::answers::Validation;
 
 /// Share of `scores` below `threshold`.
-pub fn flagged(scores: &[f64], threshold: f64) -> f64 {
+pub(super) fn flagged(scores: &[f64], threshold: f64) -> f64 {
     if scores.is_empty() {
         return 0.0;
     }

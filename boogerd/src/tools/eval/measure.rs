@@ -13,11 +13,11 @@ use super::mine::Query;
 use crate::domain::search::confidence::round;
 
 /// One result: a path and, for a chunk, its lines.
-pub type Hit = (String, Option<(u32, u32)>);
+pub(super) type Hit = (String, Option<(u32, u32)>);
 
 /// One query's figures for one method.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Scored {
+pub(super) struct Scored {
     pub r1: f64,
     pub r10: f64,
     pub mrr: f64,
@@ -27,7 +27,7 @@ pub struct Scored {
 }
 
 /// Scores the files (ranked) and the chunk results of one method for `q`.
-pub fn score(q: &Query, files: &[String], chunks: &[Hit], took: Duration) -> Scored {
+pub(super) fn score(q: &Query, files: &[String], chunks: &[Hit], took: Duration) -> Scored {
     let gold = |p: &str| q.gold_files.iter().any(|g| g == p);
     let recall = |k: usize| files.iter().take(k).filter(|f| gold(f)).count() as f64 / q.gold_files.len() as f64;
     let mrr = files.iter().take(10).position(|f| gold(f)).map_or(0.0, |i| 1.0 / (i as f64 + 1.0));
@@ -43,7 +43,7 @@ pub fn score(q: &Query, files: &[String], chunks: &[Hit], took: Duration) -> Sco
 }
 
 /// Distinct files of `hits` in first-seen order.
-pub fn files_of(hits: &[Hit]) -> Vec<String> {
+pub(super) fn files_of(hits: &[Hit]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for (p, _) in hits {
         if !out.contains(p) {
@@ -55,21 +55,21 @@ pub fn files_of(hits: &[Hit]) -> Vec<String> {
 
 /// Averages of one method's figures, overall and by language.
 #[derive(Default)]
-pub struct Tally {
+pub(super) struct Tally {
     all: Vec<(&'static str, Scored)>,
 }
 
 impl Tally {
-    pub fn add(&mut self, language: &'static str, s: Scored) {
+    pub(super) fn add(&mut self, language: &'static str, s: Scored) {
         self.all.push((language, s));
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.all.is_empty()
     }
 
     /// Every query's figures and each language's.
-    pub fn summary(&self) -> MethodFigures {
+    pub(super) fn summary(&self) -> MethodFigures {
         let mut by: BTreeMap<&str, Vec<Scored>> = BTreeMap::new();
         for (l, s) in &self.all {
             by.entry(l).or_default().push(*s);

@@ -21,11 +21,11 @@ use crate::source::lang::Lang;
 
 /// More source files than this and a commit is a sweep (a rename, a reformat, a release), not
 /// one change a search could be asked about.
-pub const MAX_FILES: usize = 3;
+pub(crate) const MAX_FILES: usize = 3;
 
 /// A function a commit changed, where it is at HEAD.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct GoldFn {
+pub(crate) struct GoldFn {
     pub path: String,
     pub name: String,
     pub start_line: u32,
@@ -33,7 +33,7 @@ pub struct GoldFn {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Query {
+pub(crate) struct Query {
     pub commit: String,
     pub subject: String,
     pub gold_files: Vec<String>,
@@ -43,10 +43,10 @@ pub struct Query {
 }
 
 /// Why commits gave no query.
-pub use booger_proto::answers::SkippedCommits as Skipped;
+pub(crate) use booger_proto::answers::SkippedCommits as Skipped;
 
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct Mined {
+pub(crate) struct Mined {
     /// Non-merge commits looked at.
     pub scanned: usize,
     /// The clone is shallow: only the history it holds was looked at.
@@ -56,7 +56,7 @@ pub struct Mined {
 }
 
 /// What the index holds at HEAD, as the miner needs it.
-pub trait Head {
+pub(crate) trait Head {
     /// The file is in the index.
     fn has(&self, path: &str) -> bool;
     /// Its chunks at HEAD.
@@ -65,7 +65,7 @@ pub trait Head {
 
 /// Mines the non-merge commits of the repository `git` runs in, newest first, until `wanted`
 /// queries are found or `commits` commits were read.
-pub fn mine(git: &Git, head: &dyn Head, commits: usize, wanted: usize) -> Result<Mined, GitError> {
+pub(crate) fn mine(git: &Git, head: &dyn Head, commits: usize, wanted: usize) -> Result<Mined, GitError> {
     let mut mined = Mined {
         shallow: git.run(&["rev-parse", "--is-shallow-repository"]).is_ok_and(|o| o.starts_with(b"true")),
         ..Mined::default()
@@ -178,14 +178,14 @@ fn query(
 }
 
 /// A file whose language booger parses into code items (not prose, not other text).
-pub fn is_source(path: &str) -> bool {
+pub(crate) fn is_source(path: &str) -> bool {
     !matches!(Lang::detect(Path::new(path), b""), Lang::Markdown | Lang::Text)
 }
 
 /// The subject without a trailing pull-request number, if it describes a change: four words
 /// or more ("Fix memory leak" could be anywhere), no version number, and no word of routine upkeep (a release, bump, merge, revert,
 /// typo, lint or formatting fix): those say nothing a search could find.
-pub fn descriptive(subject: &str) -> Option<String> {
+pub(crate) fn descriptive(subject: &str) -> Option<String> {
     let mut s = subject.trim();
     if let Some(open) = s.rfind(" (#")
         && s.ends_with(')')

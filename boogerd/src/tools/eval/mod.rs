@@ -38,7 +38,7 @@ const TOO_FEW: usize = 10;
 /// The grep ranking reads at most this much of the project's text.
 const BASELINE_BYTES: usize = 256 << 20;
 /// The key of the last result in the index's `meta`.
-pub const META_KEY: &str = "eval";
+pub(super) const META_KEY: &str = "eval";
 
 enum State {
     Running { progress: Arc<(AtomicUsize, AtomicUsize)> },
@@ -56,7 +56,7 @@ fn evaluations() -> &'static Evaluations {
     E.get_or_init(|| Evaluations { states: Mutex::default(), changed: Condvar::new() })
 }
 
-pub fn run(call: &Call, a: args::Eval) -> Outcome {
+pub(super) fn run(call: &Call, a: args::Eval) -> Outcome {
     let snap = call.snapshot(a.on.project.as_deref())?;
     let (project, store) = (snap.project, snap.store);
     let limits = (a.commits.unwrap_or(2000), a.queries.unwrap_or(150));
@@ -151,7 +151,7 @@ fn still_running(name: &str, progress: &(AtomicUsize, AtomicUsize)) -> ToolReply
 }
 
 /// The last result kept in `store`, for `status` and the status page.
-pub fn last(store: &Store) -> Option<Value> {
+pub(crate) fn last(store: &Store) -> Option<Value> {
     store.cached_meta(META_KEY).ok().flatten().and_then(|s| serde_json::from_str(&s).ok())
 }
 

@@ -17,7 +17,7 @@ use crate::store::team::{Reader, TeamError, TeamFilters, TeamStore};
 
 /// A remote tool's answer.
 #[derive(Debug)]
-pub struct RemoteReply {
+pub(crate) struct RemoteReply {
     pub text: String,
     /// The typed answer (`structuredContent`); null for an error.
     pub data: Value,
@@ -28,7 +28,7 @@ pub struct RemoteReply {
 
 /// Why a call was not answered.
 #[derive(Debug, thiserror::Error)]
-pub enum RemoteError {
+pub(crate) enum RemoteError {
     /// Not a tool of the team server: a JSON-RPC error.
     #[error("unknown tool {0:?}: tools/list names the team server's tools")]
     Unknown(String),
@@ -44,7 +44,7 @@ type Outcome = Result<RemoteReply, RemoteError>;
 
 /// Runs `tool` with `args` for `reader`. Arguments are validated against the catalogue
 /// first: a wrong one is refused with what to send instead.
-pub fn call(store: &mut TeamStore, reader: Reader, tool: &str, args: Value) -> Outcome {
+pub(crate) fn call(store: &mut TeamStore, reader: Reader, tool: &str, args: Value) -> Outcome {
     let spec = remote::find(tool).ok_or_else(|| RemoteError::Unknown(tool.to_owned()))?;
     spec.validate(&args).map_err(RemoteError::Refused)?;
     let a: Args = serde_json::from_value(if args.is_null() { Value::Object(Default::default()) } else { args })

@@ -43,14 +43,14 @@ const MAX_TERMS: usize = 200;
 /// The FTS5 expression that every chunk with a match of `pattern` satisfies, or `None` when
 /// neither its literals nor its shapes narrow anything (the caller scans). The pattern is
 /// parsed as written; `case_insensitive` is the flag the search applies on top.
-pub fn required(pattern: &str, case_insensitive: bool) -> Option<String> {
+pub(crate) fn required(pattern: &str, case_insensitive: bool) -> Option<String> {
     need(pattern, case_insensitive).map(|n| expression(&n))
 }
 
 /// [`required`]'s condition as the team index asks it, of the numbers it keeps a blob's
 /// trigrams as.
 #[cfg(feature = "team")]
-pub fn required_in_team(pattern: &str, case_insensitive: bool) -> Option<TeamGrams> {
+pub(crate) fn required_in_team(pattern: &str, case_insensitive: bool) -> Option<TeamGrams> {
     need(pattern, case_insensitive).map(|n| in_team(&n))
 }
 

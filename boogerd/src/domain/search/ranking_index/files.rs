@@ -13,12 +13,12 @@ use crate::store::search::{BM25_WEIGHTS, Filters, PATH_WEIGHT};
 
 /// How many of a passage's words are ranked: the heaviest by weight × idf. Past a few dozen,
 /// the next words are common ones that every file holds, and each costs a walk of its list.
-pub const PASSAGE_TERMS: usize = 48;
+pub(crate) const PASSAGE_TERMS: usize = 48;
 
 impl RankingIndex {
     /// The `max` heaviest of `words` by their weight × idf (a word in every chunk weighs
     /// nothing, a word in no chunk is dropped), heaviest first.
-    pub fn heaviest(&self, words: &[(String, f64)], max: usize) -> Vec<(String, f64)> {
+    pub(crate) fn heaviest(&self, words: &[(String, f64)], max: usize) -> Vec<(String, f64)> {
         let stemmer = Stemmer::create(Algorithm::English);
         let live = self.chunks() as f64;
         let mut scored: Vec<(f64, &(String, f64))> = words
@@ -39,7 +39,7 @@ impl RankingIndex {
 
     /// Every file holding one of `words` (the heaviest [`PASSAGE_TERMS`] of them), with its
     /// bm25 as a whole file, best first.
-    pub fn rank_files(&self, words: &[(String, f64)], filters: &Filters) -> Vec<(String, f64)> {
+    pub(crate) fn rank_files(&self, words: &[(String, f64)], filters: &Filters) -> Vec<(String, f64)> {
         let words = self.heaviest(words, PASSAGE_TERMS);
         let stemmer = Stemmer::create(Algorithm::English);
         let parts = self.parts();
@@ -91,20 +91,6 @@ impl RankingIndex {
             .collect();
         out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         out
-    }
-
-    /// Calls `f` with the path of every file the index holds now.
-    pub fn for_each_file(&self, mut f: impl FnMut(&str)) {
-        let parts = self.parts();
-        for (seg, offset) in parts {
-            for file in 0..seg.files as usize {
-                let docs = seg.file_docs(file);
-                // A changed file's chunks are all deleted together from the older parts.
-                if !docs.is_empty() && !self.is_deleted(offset + docs.start) {
-                    f(seg.path(file));
-                }
-            }
-        }
     }
 
     /// Files with live chunks (a file changed since the base counts in the part that holds

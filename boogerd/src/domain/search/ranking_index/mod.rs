@@ -31,11 +31,11 @@ use crate::base::sync::Recover;
 use crate::store::search::{BM25_WEIGHTS, Filters, PATH_WEIGHT};
 use crate::store::{Store, StoreError};
 
-pub use super::segment::tokens;
+pub(crate) use super::segment::tokens;
 
 mod files;
 
-pub use files::PASSAGE_TERMS;
+pub(crate) use files::PASSAGE_TERMS;
 
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
@@ -48,7 +48,7 @@ const MERGE_MIN: u32 = 5_000;
 const RECENT_FILES: usize = 32;
 
 #[derive(Debug, thiserror::Error)]
-pub enum RankError {
+pub(crate) enum RankError {
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("ranking index {path}: {source}")]
@@ -74,11 +74,11 @@ pub struct RankingIndex {
 
 /// One ranked chunk: what re-ranking needs (signature and parent left empty until the page
 /// is read), and whether it matched every term.
-pub type Ranked = (crate::store::search::Candidate, bool);
+pub(crate) type Ranked = (crate::store::search::Candidate, bool);
 
 /// One word of a query, as [`RankingIndex::coverage`] finds it.
 #[derive(Debug, Clone, Copy)]
-pub struct Coverage {
+pub(crate) struct Coverage {
     /// Chunks holding it.
     pub chunks: usize,
     pub idf: f64,
@@ -95,7 +95,7 @@ type Scratch = (Vec<f64>, Vec<u8>);
 static SCRATCH: Mutex<Vec<Scratch>> = Mutex::new(Vec::new());
 
 /// Frees the pooled score buffers (nothing is warm: the next query allocates again).
-pub fn release_scratch() -> usize {
+pub(crate) fn release_scratch() -> usize {
     let pool = std::mem::take(&mut *SCRATCH.lock().recover());
     pool.iter().map(|(s, c)| s.capacity() * 8 + c.capacity()).sum()
 }
@@ -105,7 +105,7 @@ const FILE_SUFFIX: &str = ".seg";
 
 impl RankingIndex {
     /// Builds a new base from the whole store, writes it into `dir` and maps it.
-    pub fn build(store: &Store, dir: &Path) -> Result<RankingIndex, RankError> {
+    pub(crate) fn build(store: &Store, dir: &Path) -> Result<RankingIndex, RankError> {
         let mut b = Builder::default();
         let generation = store.scan_snapshot(&mut b)?;
         let [raw, terms, bytes, capacity, chunks] = b.held();
@@ -133,7 +133,7 @@ impl RankingIndex {
 
     /// Maps the newest base in `dir` and brings it up to the store's content by a delta of
     /// the files whose chunks differ. `None` when there is no base yet.
-    pub fn open(store: &Store, dir: &Path) -> Result<Option<RankingIndex>, RankError> {
+    pub(crate) fn open(store: &Store, dir: &Path) -> Result<Option<RankingIndex>, RankError> {
         let Some(path) = newest(dir) else { return Ok(None) };
         let base = match Segment::map(&path) {
             Ok(s) => Arc::new(s),
@@ -149,7 +149,7 @@ impl RankingIndex {
     /// This index's base brought up to the store's content: a delta of the files whose
     /// chunks differ from the base's (by content hash, first chunk id and count) (a rebuild raced with edits, or the project was
     /// released and edited meanwhile).
-    pub fn catch_up(&self, store: &Store) -> Result<RankingIndex, RankError> {
+    pub(crate) fn catch_up(&self, store: &Store) -> Result<RankingIndex, RankError> {
         Self::caught_up(Arc::clone(&self.base), store)
     }
 
@@ -194,7 +194,7 @@ impl RankingIndex {
     /// A copy in which the chunks of the `changed` files are what the store holds for them
     /// now (none, for a deleted file). Costs the delta's files, not the project's: the base
     /// is shared, its chunks of these files marked deleted.
-    pub fn updated(&self, store: &Store, changed: &[String]) -> Result<RankingIndex, RankError> {
+    pub(crate) fn updated(&self, store: &Store, changed: &[String]) -> Result<RankingIndex, RankError> {
         self.updated_to(store, changed, store.content_generation())
     }
 
@@ -252,13 +252,13 @@ impl RankingIndex {
     }
 
     /// The delta has grown enough that a new base is worth writing.
-    pub fn wants_merge(&self) -> bool {
+    pub(crate) fn wants_merge(&self) -> bool {
         let changed = self.delta.docs + self.recent.docs + (self.base.docs + self.delta.docs - self.live);
         changed > MERGE_MIN.max((f64::from(self.base.docs) * MERGE_SHARE) as u32)
     }
 
     /// Heap held: the delta, the recent files and the deleted bits (the base is mapped).
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.base.heap_bytes() + self.delta.heap_bytes() + self.recent.heap_bytes() + self.deleted.heap_bytes()
     }
 
@@ -273,13 +273,13 @@ impl RankingIndex {
     }
 
     /// Can this index answer for these filters (globs need SQL)?
-    pub fn supports(filters: &Filters) -> bool {
+    pub(crate) fn supports(filters: &Filters) -> bool {
         !filters.path.as_deref().is_some_and(|p| p.contains(['*', '?', '[']))
     }
 
     /// Ranks the chunks matching all `words` (up to `limit`) and any of them (up to `limit`).
     /// `words` are single words (no phrases), each with the weight its bm25 is multiplied by.
-    pub fn rank(&self, words: &[(String, f64)], filters: &Filters, limit: usize) -> Vec<Ranked> {
+    pub(crate) fn rank(&self, words: &[(String, f64)], filters: &Filters, limit: usize) -> Vec<Ranked> {
         let stemmer = Stemmer::create(Algorithm::English);
         let stems: Vec<(String, f64)> =
             words.iter().map(|(w, weight)| (stemmer.stem(&w.to_lowercase()).into_owned(), *weight)).collect();
@@ -377,7 +377,7 @@ impl RankingIndex {
     /// For each of `words` (stemmed as `rank` stems them): how many chunks hold it, its
     /// inverse document frequency (as bm25 weighs it; a word in no chunk weighs most), and
     /// which of the chunks `ids` (the first 64) hold it.
-    pub fn coverage(&self, words: &[String], ids: &[i64]) -> Vec<Coverage> {
+    pub(crate) fn coverage(&self, words: &[String], ids: &[i64]) -> Vec<Coverage> {
         let stemmer = Stemmer::create(Algorithm::English);
         let live = f64::from(self.live) + f64::from(self.recent.docs);
         let ids = &ids[..ids.len().min(64)];
@@ -402,7 +402,7 @@ impl RankingIndex {
     /// first 64 words, stemmed as `rank` stems them) in its name, text or identifiers (a
     /// word only in the path does not count: FTS5 does not index paths). Costs one walk of
     /// each word's postings.
-    pub fn words_in_files(&self, words: &[String], paths: &[&str]) -> Vec<u64> {
+    pub(crate) fn words_in_files(&self, words: &[String], paths: &[&str]) -> Vec<u64> {
         let stemmer = Stemmer::create(Algorithm::English);
         // Per part, per file number: 1 + the file's place in `paths`, or 0 when not asked
         // about (a changed file's live chunks are all in one part; the others' are deleted).
@@ -446,7 +446,7 @@ impl RankingIndex {
     }
 
     /// The chunks it ranks.
-    pub fn chunks(&self) -> usize {
+    pub(crate) fn chunks(&self) -> usize {
         self.live as usize + self.recent.docs as usize
     }
 

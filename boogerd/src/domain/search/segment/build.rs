@@ -100,7 +100,7 @@ impl Interner {
 }
 
 /// Accumulates chunks (grouped by file, files in path order) and writes a segment.
-pub struct Builder {
+pub(crate) struct Builder {
     stemmer: Stemmer,
     /// Raw tokens, so a token is stemmed once per build; `raw_terms` maps their ids to terms.
     raw: Interner,
@@ -171,7 +171,7 @@ impl ScanSink for Builder {
 impl Builder {
     /// Adds one chunk; `hash` is its file's content hash ("" in a delta, which is never
     /// compared with the store). Chunks of a file come together.
-    pub fn add(&mut self, c: &Candidate, content: &str, hash: &str) {
+    pub(crate) fn add(&mut self, c: &Candidate, content: &str, hash: &str) {
         if self.paths.last() != Some(&c.path) {
             let lang = match self.langs.iter().position(|l| *l == c.language) {
                 Some(i) => i,
@@ -247,13 +247,13 @@ impl Builder {
 
     /// What the builder holds, for the log: distinct raw tokens, terms (stems), postings
     /// bytes and their capacity, chunks.
-    pub fn held(&self) -> [usize; 5] {
+    pub(crate) fn held(&self) -> [usize; 5] {
         let (bytes, capacity) = self.postings.held();
         [self.raw.len(), self.stems.len(), bytes, capacity, self.ids.len()]
     }
 
     /// Writes the segment for `generation` to `out`.
-    pub fn write(mut self, generation: u64, out: &mut impl Write) -> io::Result<()> {
+    pub(crate) fn write(mut self, generation: u64, out: &mut impl Write) -> io::Result<()> {
         // Each file's key, as `Store::chunk_keys` gives it (empty without a content hash).
         let n_docs = self.ids.len() as u32;
         for (f, hash) in self.hashes.iter_mut().enumerate() {

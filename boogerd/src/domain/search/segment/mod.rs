@@ -27,7 +27,7 @@ use std::path::Path;
 use crate::source::chunk::KINDS;
 use crate::store::search::Candidate;
 
-pub use build::Builder;
+pub(crate) use build::Builder;
 
 pub(super) const MAGIC: &[u8; 8] = b"BGRANK02";
 pub(super) const HEADER: usize = 8 + 8 + 4 * 4 + 8 + 8;
@@ -62,13 +62,13 @@ pub(super) enum Sec {
 pub(super) const SECTIONS: usize = 23;
 
 /// Splits text into lowercase alphanumeric tokens (before stemming).
-pub fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
+pub(crate) fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty()).map(str::to_lowercase)
 }
 
 /// The same tokens as [`tokens`], each lent to `f` from one reused buffer: building a
 /// segment sees a hundred million of them, and a string each made the heap grow in holes.
-pub fn each_token(text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
+pub(crate) fn each_token(text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
     crate::base::text::each_run(text, char::is_alphanumeric, |token, ascii| {
         if ascii {
             buf.clear();
@@ -87,7 +87,7 @@ pub(super) const TF_ESCAPE: u8 = 0xFF;
 
 /// Decodes a term's postings; a damaged list ends early instead of reading past its bytes.
 #[derive(Clone)]
-pub struct PostingIter<'a> {
+pub(crate) struct PostingIter<'a> {
     bytes: &'a [u8],
     doc: u32,
     left: usize,
@@ -145,7 +145,7 @@ enum Bytes {
 }
 
 /// A segment opened for reading.
-pub struct Segment {
+pub(crate) struct Segment {
     bytes: Bytes,
     pub generation: u64,
     pub docs: u32,
@@ -158,11 +158,11 @@ pub struct Segment {
 
 #[derive(Debug, thiserror::Error)]
 #[error("ranking segment {0}")]
-pub struct Damaged(String);
+pub(crate) struct Damaged(String);
 
 impl Segment {
     /// Maps the segment file at `path`.
-    pub fn map(path: &Path) -> io::Result<Segment> {
+    pub(crate) fn map(path: &Path) -> io::Result<Segment> {
         let file = std::fs::File::open(path)?;
         // SAFETY: the daemon writes segment files once, to a temporary name, and renames them
         // into place; nothing writes to a segment after that, so the mapping does not change
@@ -172,7 +172,7 @@ impl Segment {
     }
 
     /// A segment held in memory (the delta).
-    pub fn from_vec(bytes: Vec<u8>) -> Result<Segment, Damaged> {
+    pub(crate) fn from_vec(bytes: Vec<u8>) -> Result<Segment, Damaged> {
         Self::parse(Bytes::Heap(bytes))
     }
 
@@ -256,7 +256,7 @@ impl Segment {
     }
 
     /// Heap bytes held (a mapped segment's pages belong to the OS's page cache).
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         match &self.bytes {
             Bytes::Mapped(_) => 0,
             Bytes::Heap(v) => v.capacity(),
@@ -264,7 +264,7 @@ impl Segment {
     }
 
     /// The postings of `term` (a stem): (doc, counts per column), in doc order.
-    pub fn postings(&self, term: &str) -> PostingIter<'_> {
+    pub(crate) fn postings(&self, term: &str) -> PostingIter<'_> {
         let Some(t) = self.find_term(term) else { return PostingIter { bytes: &[], doc: 0, left: 0 } };
         let (a, b) = (self.u64_in(Sec::ListOff, t) as usize, self.u64_in(Sec::ListOff, t + 1) as usize);
         let bytes = self.sec(Sec::Postings).get(a..b).unwrap_or(&[]);
@@ -284,24 +284,24 @@ impl Segment {
         None
     }
 
-    pub fn doc_id(&self, d: u32) -> i64 {
+    pub(crate) fn doc_id(&self, d: u32) -> i64 {
         self.u64_in(Sec::DocId, d as usize) as i64
     }
 
-    pub fn doc_len(&self, d: u32) -> u32 {
+    pub(crate) fn doc_len(&self, d: u32) -> u32 {
         self.u32_in(Sec::DocLen, d as usize)
     }
 
-    pub fn doc_kind(&self, d: u32) -> u8 {
+    pub(crate) fn doc_kind(&self, d: u32) -> u8 {
         self.sec(Sec::DocKind).get(d as usize).copied().unwrap_or(u8::MAX)
     }
 
-    pub fn doc_file(&self, d: u32) -> u32 {
+    pub(crate) fn doc_file(&self, d: u32) -> u32 {
         self.u32_in(Sec::DocFile, d as usize)
     }
 
     /// The chunk as re-ranking sees it (no signature: that is read with the page shown).
-    pub fn candidate(&self, d: u32, score: f64) -> Candidate {
+    pub(crate) fn candidate(&self, d: u32, score: f64) -> Candidate {
         let i = d as usize;
         let file = self.doc_file(d) as usize;
         let parent = self.string(Sec::ParentOff, Sec::ParentBytes, i);
@@ -320,27 +320,27 @@ impl Segment {
         }
     }
 
-    pub fn path(&self, f: usize) -> &str {
+    pub(crate) fn path(&self, f: usize) -> &str {
         self.string(Sec::PathOff, Sec::PathBytes, f)
     }
 
-    pub fn language(&self, f: usize) -> &str {
+    pub(crate) fn language(&self, f: usize) -> &str {
         let lang = self.sec(Sec::FileLang).get(f).copied().unwrap_or(0) as usize;
         self.string(Sec::LangOff, Sec::LangBytes, lang)
     }
 
     /// The file's chunk key (see `Store::chunk_keys`).
-    pub fn key(&self, f: usize) -> &str {
+    pub(crate) fn key(&self, f: usize) -> &str {
         self.string(Sec::HashOff, Sec::HashBytes, f)
     }
 
     /// The chunks of file `f`: a range of docs.
-    pub fn file_docs(&self, f: usize) -> std::ops::Range<u32> {
+    pub(crate) fn file_docs(&self, f: usize) -> std::ops::Range<u32> {
         self.u32_in(Sec::FileFirstDoc, f)..self.u32_in(Sec::FileFirstDoc, f + 1)
     }
 
     /// The file with this path (paths are sorted).
-    pub fn find_file(&self, path: &str) -> Option<usize> {
+    pub(crate) fn find_file(&self, path: &str) -> Option<usize> {
         let (mut lo, mut hi) = (0usize, self.files as usize);
         while lo < hi {
             let mid = (lo + hi) / 2;
