@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::tools::params::{KIND, LANGUAGE, param, required};
-use crate::tools::{Effect, Kind, Param, ToolSpec};
+use crate::tools::{ChunkKind, Effect, Kind, Language, Param, ToolSpec};
 
 const REPOSITORY: Param = param("repository", Kind::String, "Repository as published (see status). Default: all.");
 const REPOSITORY_REQUIRED: Param = required("repository", Kind::String, "Repository as published (see status).");
@@ -157,8 +157,8 @@ pub struct Args {
     pub commit: Option<String>,
     pub path_prefix: Option<String>,
     pub path: Option<String>,
-    pub language: Option<String>,
-    pub kind: Option<String>,
+    pub language: Option<Language>,
+    pub kind: Option<ChunkKind>,
     pub literal: bool,
     pub case_insensitive: bool,
     pub head_limit: Option<usize>,

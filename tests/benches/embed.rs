@@ -30,7 +30,7 @@ fn main() {
     for rel in &files {
         let bytes = std::fs::read(root.join(rel)).unwrap_or_default();
         for chunk in chunk_file(rel, &bytes, bytes.len() > 1 << 20).chunks {
-            if chunk.kind != "import" {
+            if chunk.kind != booger_proto::tools::ChunkKind::Import {
                 items.push(Item { path: rel.to_string_lossy().into_owned(), chunk });
             }
         }

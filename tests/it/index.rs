@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use booger_proto::tools::ChunkKind;
 use booger_tests::{Env, describe, stderr, stdout, write};
 use serde_json::Value;
 
@@ -423,6 +424,6 @@ fn size_limit_is_configurable_and_huge_files_are_reported() {
     assert!(problems.contains("medium.py") && problems.contains("larger than 1000 bytes"), "{problems}");
     let skipped = r["skipped"].to_string();
     assert!(skipped.contains("dump.sql") && skipped.contains("larger than 32 MB"), "{skipped}");
-    assert!(env.store(&root).chunks_of("medium.py").unwrap().iter().all(|c| c.kind == "raw"));
-    assert_eq!(env.store(&root).chunks_of("small.py").unwrap()[0].kind, "function");
+    assert!(env.store(&root).chunks_of("medium.py").unwrap().iter().all(|c| c.kind == ChunkKind::Raw));
+    assert_eq!(env.store(&root).chunks_of("small.py").unwrap()[0].kind, ChunkKind::Function);
 }

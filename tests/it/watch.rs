@@ -69,7 +69,7 @@ fn chunk_set(index_dir: &Path) -> BTreeSet<(String, String, String, u32, u32, St
     let mut set = BTreeSet::new();
     for (path, _) in store.hashes().unwrap() {
         for c in store.chunks_of(&path).unwrap() {
-            set.insert((path.clone(), c.kind.to_owned(), c.name, c.start_line, c.end_line, c.content));
+            set.insert((path.clone(), c.kind.to_string(), c.name, c.start_line, c.end_line, c.content));
         }
     }
     set

@@ -5,7 +5,7 @@
 macro_rules! closed_set {
     ($(#[$doc:meta])* $name:ident, $(#[$list_doc:meta])* $list:ident, { $($variant:ident = $text:literal,)+ }) => {
         $(#[$doc])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
         pub enum $name {
             $(#[serde(rename = $text)] $variant,)+
         }
@@ -22,6 +22,15 @@ macro_rules! closed_set {
                     $($text => Some($name::$variant),)+
                     _ => None,
                 }
+            }
+
+            /// Every member, in declaration order: `ALL[m as usize] == m`.
+            pub const ALL: &[$name] = &[$($name::$variant,)+];
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
             }
         }
 

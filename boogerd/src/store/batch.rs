@@ -139,7 +139,7 @@ impl<'c> Statements<'c> {
             }
             self.insert_chunk.execute(params![
                 id,
-                ch.kind,
+                ch.kind.as_str(),
                 ch.name,
                 ch.signature,
                 ch.parent,
@@ -163,7 +163,7 @@ impl<'c> Statements<'c> {
             if let Some(grams) = w.grams.as_ref().and_then(|g| g.get(k)) {
                 self.insert_grams.execute(params![chunk, grams])?;
             }
-            change.chunk(ch.kind, 1);
+            change.chunk(ch.kind.as_str(), 1);
         }
         Ok(())
     }

@@ -350,7 +350,7 @@ pub(super) fn chunk_at(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Chu
     let offset =
         |i: usize| -> rusqlite::Result<usize> { Ok(usize::try_from(r.get::<_, i64>(at + i)?).unwrap_or(usize::MAX)) };
     Ok(Chunk {
-        kind: crate::source::chunk::intern_kind(&kind),
+        kind: crate::source::chunk::kind_named(&kind),
         name: r.get(at + 1)?,
         signature: r.get(at + 2)?,
         parent: r.get(at + 3)?,

@@ -20,6 +20,8 @@
 //!   such as `\d{4}` or `[A-Z]+_[A-Z]+ =`. Those made only of lower-case letters and
 //!   whitespace are in nearly every chunk and are not kept.
 
+use booger_proto::tools::ChunkKind;
+
 /// A trigram: three folded bytes, big-endian in the low 24 bits.
 pub(crate) type Gram = u32;
 
@@ -136,9 +138,9 @@ pub(crate) fn shape_token(gram: ShapeGram, out: &mut String) {
 /// Where the chunk's own first line starts in its stored text: past the tail of the piece
 /// before that a Markdown piece repeats (`chunk::markdown::OVERLAP`), which its line numbers
 /// do not count; 0 for every other chunk. `bytes` is the length of the chunk's own span.
-pub(crate) fn own_start(kind: &str, content: &str, bytes: usize) -> usize {
+pub(crate) fn own_start(kind: ChunkKind, content: &str, bytes: usize) -> usize {
     let overlap = content.len().saturating_sub(bytes);
-    if kind == "section" && content.is_char_boundary(overlap) { overlap } else { 0 }
+    if kind == ChunkKind::Section && content.is_char_boundary(overlap) { overlap } else { 0 }
 }
 
 /// A chunk as [`tokens_of`] takes it: its text and [`own_start`].
@@ -320,7 +322,7 @@ impl super::Store {
                     let mut rows = texts.query([id])?;
                     while let Some(r) = rows.next()? {
                         let content = r.get_ref(1)?.as_str().unwrap_or_default();
-                        let kind = r.get_ref(2)?.as_str().unwrap_or_default();
+                        let kind = crate::source::chunk::kind_named(r.get_ref(2)?.as_str().unwrap_or_default());
                         set.add_chunk(content, own_start(kind, content, r.get::<_, i64>(3)? as usize));
                         insert.execute(rusqlite::params![r.get::<_, i64>(0)?, set.take_tokens()])?;
                     }

@@ -26,7 +26,7 @@ fn fingerprint(kind: &str, name: &str, signature: &str, parent: &str, doc: &str,
 
 fn of_chunk(c: &Chunk) -> blake3::Hash {
     let (parent, doc) = (c.parent.as_deref().unwrap_or_default(), c.doc.as_deref().unwrap_or_default());
-    fingerprint(c.kind, &c.name, &c.signature, parent, doc, &c.content)
+    fingerprint(c.kind.as_str(), &c.name, &c.signature, parent, doc, &c.content)
 }
 
 /// What a batch keeps of its rewritten files' old chunks, and what it drops.

@@ -1,6 +1,7 @@
 //! grep's reads: the chunks a trigram query leaves (see [`super::grams`] and
 //! [`crate::domain::search::grams`]), or every chunk, handed on in file and line order with their text.
 
+use booger_proto::tools::ChunkKind;
 use rusqlite::types::Value as SqlValue;
 
 use super::search::Filters;
@@ -21,7 +22,7 @@ pub(crate) enum Keep {
 pub(crate) struct Scanned {
     pub id: i64,
     pub path: String,
-    pub kind: &'static str,
+    pub kind: ChunkKind,
     pub start_line: u32,
     /// The length of its own span (see [`super::grams::own_start`]).
     pub bytes: usize,
@@ -34,7 +35,7 @@ fn scanned(r: &rusqlite::Row) -> rusqlite::Result<Scanned> {
     Ok(Scanned {
         id: r.get(0)?,
         path: r.get(1)?,
-        kind: crate::source::chunk::intern_kind(r.get_ref(2)?.as_str()?),
+        kind: crate::source::chunk::kind_named(r.get_ref(2)?.as_str()?),
         start_line: r.get(3)?,
         bytes: r.get::<_, i64>(4)? as usize,
     })

@@ -3,6 +3,7 @@
 //! their rows and so their vectors (see `reuse`), and its new chunks are not embedded yet.
 //! The encoding of a vector is the embed module's business; here it is a blob.
 
+use booger_proto::tools::ChunkKind;
 use rusqlite::params;
 
 use super::{Result, Store};
@@ -16,7 +17,7 @@ pub(super) const EMBEDDABLE: &str = "c.kind NOT IN ('import', 'gap')";
 pub(crate) struct EmbedInput {
     pub id: i64,
     pub path: String,
-    pub kind: String,
+    pub kind: ChunkKind,
     pub name: String,
     pub signature: String,
     pub parent: Option<String>,
@@ -49,7 +50,7 @@ fn embed_input(r: &rusqlite::Row<'_>) -> rusqlite::Result<EmbedInput> {
     Ok(EmbedInput {
         id: r.get(0)?,
         path: r.get(1)?,
-        kind: r.get(2)?,
+        kind: crate::source::chunk::kind_named(r.get_ref(2)?.as_str()?),
         name: r.get(3)?,
         signature: r.get(4)?,
         parent: r.get(5)?,

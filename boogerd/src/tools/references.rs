@@ -6,6 +6,7 @@
 //! (`: Name`, `-> Name`, `<Name>`, `impl Name`, `extends Name`) or a plain reference.
 
 use booger_proto::answers::{self, Found, Mention, MentionClass, MentionedIn};
+use booger_proto::tools::ChunkKind;
 use booger_proto::tools::args;
 use booger_proto::wire::ToolReply;
 
@@ -159,7 +160,7 @@ fn within(c: &Candidate) -> String {
 
 fn classify(chunk: &Candidate, line_in_chunk: usize, line: &str, at: usize, name: &str) -> MentionClass {
     let trimmed = line.trim_start();
-    if chunk.kind == "import"
+    if chunk.kind == ChunkKind::Import
         || [
             "import ",
             "from ",

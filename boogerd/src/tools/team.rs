@@ -44,8 +44,8 @@ pub(super) fn filters<'a>(tool: &str, f: &'a Filters, skip_repos: &'a [String]) 
         )));
     }
     Ok(TeamFilters {
-        language: f.language.map(|l| l.as_str()),
-        kind: f.kind.map(|k| k.as_str()),
+        language: f.language,
+        kind: f.kind,
         path_prefix: f.path.as_deref().map(|p| p.trim_start_matches("./")),
         skip_repos,
         ..TeamFilters::default()
@@ -82,7 +82,7 @@ pub(super) fn candidate(t: &TeamHit, path: String, id: i64) -> Candidate {
         id,
         path,
         language: t.language.clone(),
-        kind: t.chunk.kind.to_owned(),
+        kind: t.chunk.kind,
         name: t.chunk.name.clone(),
         signature: t.chunk.signature.clone(),
         parent: t.chunk.parent.clone(),

@@ -1,6 +1,7 @@
 //! `tests-for`: test functions that exercise a symbol.
 
 use booger_proto::answers::{self, Why};
+use booger_proto::tools::ChunkKind;
 use booger_proto::tools::args;
 
 use super::call::{Call, Outcome, ToolError, answer, failed, page};
@@ -67,7 +68,7 @@ fn tests_of(store: &Store, name: &str) -> Result<Vec<(Candidate, &'static str)>,
             || c.name == format!("Test{}", upper_first(name))
     };
     let testy = |c: &Candidate| {
-        c.kind == "test"
+        c.kind == ChunkKind::Test
             || matches!(c.kind.as_str(), "function" | "method" | "class")
                 && (is_test(c) || c.parent.as_deref().is_some_and(|p| p == "tests" || p.starts_with("Test")))
     };

@@ -8,6 +8,7 @@
 //! have nothing but their content, so they are described by it.
 
 use crate::store::vectors::EmbedInput;
+use booger_proto::tools::ChunkKind;
 
 /// Characters of content used when a chunk has no signature or doc.
 const CONTENT_CHARS: usize = 1500;
@@ -16,7 +17,7 @@ pub(crate) fn for_chunk(c: &EmbedInput) -> String {
     let path = c.path.rsplit_once('.').map_or(c.path.as_str(), |(stem, _)| stem).replace('/', " ");
     let doc = c.doc.as_deref().unwrap_or_default();
     let mut text = format!("{path} {} {}", c.parent.as_deref().unwrap_or_default(), c.name);
-    if c.signature.is_empty() && doc.is_empty() && c.kind != "block" {
+    if c.signature.is_empty() && doc.is_empty() && c.kind != ChunkKind::Block {
         text.push(' ');
         text.push_str(&c.content[..c.content.floor_char_boundary(CONTENT_CHARS)]);
     } else {

@@ -2,6 +2,7 @@
 //! (`branch-diff`), a conventional commit message (`draft-commit`) and a Markdown changelog
 //! (`changelog`).
 
+use booger_proto::tools::ChunkKind;
 use std::fmt::Write;
 
 use booger_proto::answers::DiffTotals;
@@ -126,7 +127,7 @@ fn file_block(f: &FileDiff) -> String {
 
 fn symbol_line(s: &Symbol, with_signature: bool) -> String {
     let mut line = format!("{} {} :{}", s.kind, s.qualified(), range(s.lines));
-    if with_signature && !s.signature.is_empty() && s.kind != "import" {
+    if with_signature && !s.signature.is_empty() && s.kind != ChunkKind::Import {
         let _ = write!(line, "  {}", crate::base::text::clip(&s.signature, 100));
     }
     line
@@ -156,7 +157,7 @@ fn range([a, b]: [u32; 2]) -> String {
 
 /// Symbols worth naming in a message: definitions, not imports or the code between them.
 fn named(s: &Symbol) -> bool {
-    crate::source::chunk::is_code(s.kind) || s.kind == "section"
+    crate::source::chunk::is_code(s.kind) || s.kind == ChunkKind::Section
 }
 
 /// What kind of file, for the commit type.

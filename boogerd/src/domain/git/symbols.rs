@@ -7,6 +7,7 @@
 //! between items (`block` chunks) counts as one pseudo-symbol per file, "top-level code", and
 //! the windows of an unparsed file as one, "text".
 
+use booger_proto::tools::ChunkKind;
 use std::collections::HashMap;
 
 use serde::Serialize;
@@ -15,7 +16,7 @@ use crate::source::chunk::Chunk;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Symbol {
-    pub kind: &'static str,
+    pub kind: ChunkKind,
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
@@ -29,9 +30,9 @@ impl Symbol {
     /// `Parent::name` (or the pseudo-symbol's label), for lists and messages.
     pub(crate) fn qualified(&self) -> String {
         match (self.kind, &self.parent) {
-            ("block", _) => "top-level code".to_owned(),
-            ("raw", _) => "text".to_owned(),
-            ("section", _) => self.name.clone(),
+            (ChunkKind::Block, _) => "top-level code".to_owned(),
+            (ChunkKind::Raw, _) => "text".to_owned(),
+            (ChunkKind::Section, _) => self.name.clone(),
             (_, Some(p)) if !p.is_empty() && !self.name.is_empty() => format!("{p}::{}", self.name),
             _ if self.name.is_empty() => format!("({})", self.kind),
             _ => self.name.clone(),
@@ -89,7 +90,7 @@ impl Changes {
 
 /// One symbol of one version: its identity and its text.
 struct Item {
-    key: (&'static str, Option<String>, String, usize),
+    key: (ChunkKind, Option<String>, String, usize),
     symbol: Symbol,
     text: String,
 }
@@ -98,14 +99,14 @@ struct Item {
 fn symbols(chunks: &[Chunk]) -> Vec<Item> {
     let mut items: Vec<Item> = Vec::new();
     let mut last_end = 0usize;
-    let mut pseudo: HashMap<&'static str, usize> = HashMap::new();
+    let mut pseudo: HashMap<ChunkKind, usize> = HashMap::new();
     for c in chunks {
         // Closing braces and rulers are no symbol's, and no change worth naming.
-        if c.kind == "gap" {
+        if c.kind == ChunkKind::Gap {
             continue;
         }
-        if matches!(c.kind, "block" | "raw") {
-            match pseudo.get(c.kind) {
+        if matches!(c.kind, ChunkKind::Block | ChunkKind::Raw) {
+            match pseudo.get(&c.kind) {
                 Some(&i) => {
                     let it = &mut items[i];
                     it.text.push('\n');
@@ -137,7 +138,7 @@ fn symbols(chunks: &[Chunk]) -> Vec<Item> {
         items.push(item(c));
     }
     // Occurrence indexes, in file order.
-    let mut seen: HashMap<(&'static str, Option<String>, String), usize> = HashMap::new();
+    let mut seen: HashMap<(ChunkKind, Option<String>, String), usize> = HashMap::new();
     for it in &mut items {
         let n = seen.entry((it.key.0, it.key.1.clone(), it.key.2.clone())).or_default();
         it.key.3 = *n;

@@ -254,7 +254,7 @@ pub(crate) fn render_files(files: &[super::files::FileHit], page: Page, header: 
             .take(CHUNKS_PER_FILE)
             .map(|h| {
                 let c = &h.chunk;
-                let name = if c.name.is_empty() { c.kind.clone() } else { qualified(c.parent.as_deref(), &c.name) };
+                let name = if c.name.is_empty() { c.kind.to_string() } else { qualified(c.parent.as_deref(), &c.name) };
                 format!("{}-{} {name}", c.start_line, c.end_line)
             })
             .collect();

@@ -43,6 +43,7 @@ mod tombstones;
 pub(crate) mod weights;
 pub(crate) mod words;
 
+use booger_proto::tools::ChunkKind;
 use std::collections::HashMap;
 
 use weights::WEIGHTS;
@@ -187,7 +188,7 @@ fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx:
                     WEIGHTS.prose
                 };
             }
-            if chunk.kind == "import" {
+            if chunk.kind == ChunkKind::Import {
                 // An import names what its file uses and explains none of it.
                 score -= WEIGHTS.import;
             }
@@ -275,7 +276,7 @@ fn show_tests(hits: &mut Vec<Hit>) {
 fn inherit_impl_headers(hits: &mut [Hit]) {
     // Per file, each impl header's first line, type (as its methods name their parent) and score.
     let mut headers: HashMap<&str, Vec<(u32, String, f64)>> = HashMap::new();
-    for h in hits.iter().filter(|h| h.chunk.kind == "impl") {
+    for h in hits.iter().filter(|h| h.chunk.kind == ChunkKind::Impl) {
         let ty = crate::source::chunk::code::container_parent_name(&h.chunk.name);
         headers.entry(h.chunk.path.as_str()).or_default().push((h.chunk.start_line, ty, h.score));
     }
@@ -366,7 +367,7 @@ fn is_release_notes(path: &str) -> bool {
 fn rerank(c: &Candidate, q: &Query, hints: &[&str], ctx: &Context, annotated: bool) -> f64 {
     let mut s = 0.0;
     let w = &WEIGHTS;
-    if crate::source::chunk::is_code(&c.kind) {
+    if crate::source::chunk::is_code(c.kind) {
         s += w.code;
     }
     if !c.name.is_empty() && names_the_chunk(&c.name, q) {

@@ -139,7 +139,7 @@ fn definitions(store: &Store, passage: &Passage) -> Result<HashMap<String, f64>,
         let mut paths: Vec<String> = store
             .chunks_named(name, &Filters::default(), DEFINED_IN_AT_MOST * 4)?
             .into_iter()
-            .filter(|c| crate::source::chunk::is_code(&c.kind) && !is_test_file(&c.path))
+            .filter(|c| crate::source::chunk::is_code(c.kind) && !is_test_file(&c.path))
             .map(|c| c.path)
             .collect();
         paths.dedup();

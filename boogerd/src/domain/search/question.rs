@@ -22,6 +22,7 @@
 //! evidence (0.471), the first page in the files mode's order (0.368 to 0.435), and only
 //! words written as code naming a chunk (0.471).
 
+use booger_proto::tools::ChunkKind;
 use std::collections::HashMap;
 
 use super::Hit;
@@ -29,8 +30,9 @@ use super::weights::WEIGHTS;
 use crate::store::search::Candidate;
 
 /// A type's definition: a struct, class, interface, type alias, enum, trait or impl header.
-fn is_type(kind: &str) -> bool {
-    matches!(kind, "struct" | "class" | "interface" | "type" | "enum" | "typedef" | "trait" | "impl")
+fn is_type(kind: ChunkKind) -> bool {
+    use ChunkKind::*;
+    matches!(kind, Struct | Class | Interface | Type | Enum | Typedef | Trait | Impl)
 }
 
 /// What a question's ranking adds to (or takes from) a chunk's score for the chunk alone.
@@ -43,10 +45,10 @@ pub(crate) fn chunk_factor(c: &Candidate) -> f64 {
     if is_example(&c.path) {
         s -= w.test;
     }
-    if c.kind == "declaration" {
+    if c.kind == ChunkKind::Declaration {
         s -= w.declaration;
     }
-    if is_type(&c.kind) {
+    if is_type(c.kind) {
         s -= w.type_definition;
     }
     s
@@ -58,14 +60,14 @@ pub(crate) fn chunk_factor(c: &Candidate) -> f64 {
 pub(crate) fn lend_declarations(hits: &mut [Hit]) {
     // Owned names: the hits are changed below.
     let mut lent: HashMap<String, f64> = HashMap::new();
-    for h in hits.iter().filter(|h| h.chunk.kind == "declaration" && !h.chunk.name.is_empty()) {
+    for h in hits.iter().filter(|h| h.chunk.kind == ChunkKind::Declaration && !h.chunk.name.is_empty()) {
         let best = lent.entry(h.chunk.name.clone()).or_insert(f64::MIN);
         *best = best.max(h.score);
     }
     if lent.is_empty() {
         return;
     }
-    for h in hits.iter_mut().filter(|h| h.chunk.kind == "function") {
+    for h in hits.iter_mut().filter(|h| h.chunk.kind == ChunkKind::Function) {
         if let Some(score) = lent.get(&h.chunk.name) {
             h.score += score.max(0.0);
         }
@@ -89,7 +91,7 @@ mod tests {
             id,
             path: format!("f{id}.c"),
             language: "c".into(),
-            kind: kind.into(),
+            kind: ChunkKind::parse(kind).unwrap(),
             name: name.into(),
             signature: String::new(),
             parent: None,

@@ -169,7 +169,7 @@ mod tests {
             id,
             path: format!("f{id}.py"),
             language: "python".into(),
-            kind: "function".into(),
+            kind: booger_proto::tools::ChunkKind::Function,
             name: format!("f{id}"),
             signature: String::new(),
             parent: None,

@@ -271,7 +271,7 @@ fn prose_found_by_vectors_is_demoted_unless_asked_for() {
             id,
             path: path.into(),
             language: language.into(),
-            kind: "function".into(),
+            kind: booger_proto::tools::ChunkKind::Function,
             name: String::new(),
             signature: String::new(),
             parent: None,

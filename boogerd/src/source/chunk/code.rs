@@ -11,6 +11,7 @@
 //! - top-level code that no item covers becomes `block` chunks, so nothing is unsearchable;
 //! - ERROR regions are searched for items inside them and otherwise become blocks.
 
+use booger_proto::tools::ChunkKind;
 use tree_sitter::Node;
 
 use super::grammars::{self, Grammar};
@@ -103,15 +104,15 @@ impl Walker<'_> {
                     self.item(kids, i, inner, parent);
                 }
             }
-            Role::Import => self.push(kids, i, node, "import", parent, None),
+            Role::Import => self.push(kids, i, node, ChunkKind::Import, parent, None),
             Role::Type(kind) => self.push(kids, i, node, kind, parent, None),
             Role::Function => {
                 let kind = if self.is_test(kids, i, node) {
-                    "test"
+                    ChunkKind::Test
                 } else if self.in_type || node.kind() == "method_declaration" {
-                    "method"
+                    ChunkKind::Method
                 } else {
-                    "function"
+                    ChunkKind::Function
                 };
                 self.push(kids, i, node, kind, parent, None);
             }
@@ -134,8 +135,11 @@ impl Walker<'_> {
                 self.push(kids, i, node, kind, parent, header_end);
                 if let Some(body) = body {
                     // A suite's description is its whole name (it may hold `(` or `<`).
-                    let parent_name = if kind == "test" { name.clone() } else { container_parent_name(&name) };
-                    let was = std::mem::replace(&mut self.in_type, !matches!(kind, "mod" | "namespace" | "test"));
+                    let parent_name = if kind == ChunkKind::Test { name.clone() } else { container_parent_name(&name) };
+                    let was = std::mem::replace(
+                        &mut self.in_type,
+                        !matches!(kind, ChunkKind::Mod | ChunkKind::Namespace | ChunkKind::Test),
+                    );
                     self.items(body, Some(&parent_name));
                     self.in_type = was;
                 }
@@ -143,15 +147,7 @@ impl Walker<'_> {
         }
     }
 
-    fn push(
-        &mut self,
-        kids: &[Node],
-        i: usize,
-        node: Node,
-        kind: &'static str,
-        parent: Option<&str>,
-        end: Option<usize>,
-    ) {
+    fn push(&mut self, kids: &[Node], i: usize, node: Node, kind: ChunkKind, parent: Option<&str>, end: Option<usize>) {
         let outer = kids[i];
         let first = self.doc_first(kids, i);
         let start = self.start_of_line(kids[first].start_byte());
@@ -165,7 +161,7 @@ impl Walker<'_> {
         let mut name = self.name(node, kind);
         let mut kind = kind;
         let doc = self.doc(&kids[first..i], node);
-        let signature = if kind == "import" {
+        let signature = if kind == ChunkKind::Import {
             one_line(&text(self.src, outer.start_byte(), outer.end_byte()), SIGNATURE_MAX)
         } else {
             self.signature(node, outer)
@@ -173,13 +169,13 @@ impl Walker<'_> {
         let mut receiver = (node.kind() == "method_declaration").then(|| self.go_receiver(node)).flatten();
         // `App::parse`, `M.foo`, `M:bar` defined outside their scope are its methods.
         if self.grammar.qualified_names
-            && matches!(kind, "function" | "method")
+            && matches!(kind, ChunkKind::Function | ChunkKind::Method)
             && let Some((scope, last)) = name.rsplit_once("::").or_else(|| name.rsplit_once(['.', ':']))
             && !scope.is_empty()
         {
             receiver = Some(container_parent_name(scope.rsplit("::").next().unwrap_or(scope)));
             name = last.to_owned();
-            kind = "method";
+            kind = ChunkKind::Method;
         }
         let parent = receiver.as_deref().or(parent);
         self.covered.push((start, end));
@@ -347,7 +343,7 @@ impl Walker<'_> {
         sig.strip_suffix(" do").unwrap_or(sig).to_owned()
     }
 
-    fn name(&self, node: Node, kind: &str) -> String {
+    fn name(&self, node: Node, kind: ChunkKind) -> String {
         let src = self.src;
         let field = |n: Node, f: &str| n.child_by_field_name(f).and_then(|x| x.utf8_text(src).ok()).map(str::to_owned);
         let found = match (self.lang, node.kind()) {
@@ -364,7 +360,7 @@ impl Walker<'_> {
             }
             // Imports are named by what they import, except those that bind a name.
             (_, _)
-                if kind == "import"
+                if kind == ChunkKind::Import
                     && !matches!(node.kind(), "use_declaration" | "lexical_declaration" | "variable_declaration") =>
             {
                 None
@@ -373,7 +369,7 @@ impl Walker<'_> {
             (Lang::Ruby | Lang::Lua, "call" | "function_call" | "variable_declaration" | "assignment_statement") => {
                 refine::call_name(node, src)
             }
-            (Lang::Cpp, "function_definition" | "expression_statement") if kind == "test" => {
+            (Lang::Cpp, "function_definition" | "expression_statement") if kind == ChunkKind::Test => {
                 refine::cpp_test_name(node, src)
             }
             (Lang::Kotlin, "secondary_constructor") => Some("constructor".to_owned()),
@@ -404,7 +400,7 @@ impl Walker<'_> {
         match found {
             Some(n) => one_line(&n, 120),
             // Imports are named by what they import.
-            None if kind == "import" => {
+            None if kind == ChunkKind::Import => {
                 let t = one_line(node.utf8_text(src).unwrap_or_default(), 120);
                 let t = t.trim_end_matches(';');
                 IMPORT_WORDS.iter().find_map(|k| t.strip_prefix(k)).unwrap_or(t).trim().to_owned()
@@ -493,7 +489,7 @@ fn gap_blocks(src: &[u8], lines: &Lines, covered: &mut [(usize, usize)]) -> Vec<
             // grep sees every line.
             if !content.trim().is_empty() {
                 out.push(Chunk {
-                    kind: if content.chars().any(char::is_alphanumeric) { "block" } else { "gap" },
+                    kind: if content.chars().any(char::is_alphanumeric) { ChunkKind::Block } else { ChunkKind::Gap },
                     name: String::new(),
                     signature: String::new(),
                     parent: None,

@@ -7,6 +7,7 @@
 //! record the suite as their parent, so an outline reads like the test report and a search
 //! in the words of a task meets the description written in them.
 
+use booger_proto::tools::ChunkKind;
 use tree_sitter::Node;
 
 use super::role::Role;
@@ -22,8 +23,8 @@ pub(super) fn role(node: Node, src: &[u8]) -> Option<Role> {
     match node.kind() {
         "expression_statement" => is_test_statement(node, src).then_some(Role::Wrapper),
         "call_expression" => test_call(node, src).map(|call| match call {
-            TestCall::Suite => Role::Container("test"),
-            TestCall::Case => Role::Type("test"),
+            TestCall::Suite => Role::Container(ChunkKind::Test),
+            TestCall::Case => Role::Type(ChunkKind::Test),
         }),
         _ => declaration(node, src).map(|d| match d {
             Declared::Function => Role::Function,

@@ -4,6 +4,7 @@
 //! and the outer titles as `parent`.
 
 use super::{Chunk, Lines, text};
+use booger_proto::tools::ChunkKind;
 
 pub(crate) const TARGET: usize = 1_500;
 pub(crate) const OVERLAP: usize = 200;
@@ -26,7 +27,7 @@ pub(crate) fn chunk(bytes: &[u8]) -> Vec<Chunk> {
                 continue;
             }
             out.push(Chunk {
-                kind: "section",
+                kind: ChunkKind::Section,
                 name: s.title.clone(),
                 signature: s.title.clone(),
                 parent: parent.clone(),

@@ -23,6 +23,8 @@ pub mod verify;
 
 use std::path::Path;
 
+use booger_proto::tools::ChunkKind;
+
 use super::lang::Lang;
 
 /// Chunks larger than this (about 2,000 tokens) are split into blocks.
@@ -35,7 +37,7 @@ pub struct Chunk {
     /// TypeScript test case or suite, named by its description), `import`, `block`,
     /// `section` (Markdown), `raw`, or `gap` (lines between items with no word in them, such
     /// as closing braces and comment rulers: kept so grep sees every line, but not an item).
-    pub kind: &'static str,
+    pub kind: ChunkKind,
     pub name: String,
     /// The declaration up to its body, whitespace collapsed (repeated on every block of a
     /// split chunk).
@@ -75,18 +77,17 @@ pub fn chunk_file(path: &Path, bytes: &[u8], too_large: bool) -> Chunked {
     }
 }
 
-/// Every kind a chunk can have, so stored kinds map back to `&'static str`: the catalogue's
-/// list, which `kind` arguments are validated against.
-pub(crate) const KINDS: &[&str] = booger_proto::tools::CHUNK_KINDS;
-
 /// Kinds that are code items (definitions), as opposed to imports, text between items and
 /// prose. Search ranks them higher.
-pub(crate) fn is_code(kind: &str) -> bool {
-    KINDS.contains(&kind) && !matches!(kind, "import" | "block" | "section" | "raw" | "gap")
+pub(crate) fn is_code(kind: ChunkKind) -> bool {
+    use ChunkKind::*;
+    !matches!(kind, Import | Block | Section | Raw | Gap)
 }
 
-pub(crate) fn intern_kind(kind: &str) -> &'static str {
-    KINDS.iter().find(|k| **k == kind).copied().unwrap_or("raw")
+/// The kind a stored name means; a name no booger made (an index from a newer booger) reads
+/// as `raw`, plain text.
+pub(crate) fn kind_named(name: &str) -> ChunkKind {
+    ChunkKind::parse(name).unwrap_or(ChunkKind::Raw)
 }
 
 /// Byte offset → 1-based line number.

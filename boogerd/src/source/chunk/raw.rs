@@ -1,6 +1,7 @@
 //! Line windows: for text without a grammar, oversized files, and files that failed to parse.
 
 use super::{Chunk, Lines, text};
+use booger_proto::tools::ChunkKind;
 
 /// Window size for ordinary text.
 const WINDOW_LINES: u32 = 60;
@@ -40,7 +41,7 @@ fn cut(bytes: &[u8], max_bytes: usize, max_lines: u32) -> Vec<Chunk> {
         let content = text(bytes, start, end);
         if !content.trim().is_empty() {
             out.push(Chunk {
-                kind: "raw",
+                kind: ChunkKind::Raw,
                 name: String::new(),
                 signature: String::new(),
                 parent: None,

@@ -3,22 +3,23 @@
 //! interface, a Ruby or Elixir call may define a module, a method or a test. One function per
 //! language, each a few lines of reading the node; names that such calls give are here too.
 
+use booger_proto::tools::ChunkKind;
 use tree_sitter::Node;
 
 use super::role::Role::{self, *};
 
 pub(super) fn rust(node: Node, _: &[u8]) -> Option<Role> {
     // `mod_item`: an inline module holds items; `mod x;` is a one-line declaration.
-    Some(if node.child_by_field_name("body").is_some() { Container("mod") } else { Type("mod") })
+    Some(if node.child_by_field_name("body").is_some() { Container(ChunkKind::Mod) } else { Type(ChunkKind::Mod) })
 }
 
 pub(super) fn go(node: Node, _: &[u8]) -> Option<Role> {
     let mut cursor = node.walk();
     let spec = node.named_children(&mut cursor).find(|n| n.kind() == "type_spec");
     Some(Type(match spec.and_then(|s| s.child_by_field_name("type")).map(|t| t.kind()) {
-        Some("struct_type") => "struct",
-        Some("interface_type") => "interface",
-        _ => "type",
+        Some("struct_type") => ChunkKind::Struct,
+        Some("interface_type") => ChunkKind::Interface,
+        _ => ChunkKind::Type,
     }))
 }
 
@@ -39,7 +40,7 @@ pub(super) fn cpp(node: Node, src: &[u8]) -> Option<Role> {
     match node.kind() {
         // A macro the parser does not know (`CLI11_NODISCARD`) after a class's members can
         // make the class the return type of a "function": the class is the item.
-        "function_definition" if test_macro(node, src).is_some() => Some(Type("test")),
+        "function_definition" if test_macro(node, src).is_some() => Some(Type(ChunkKind::Test)),
         "function_definition" => {
             Some(if node.child_by_field_name("type").is_some_and(|t| t.child_by_field_name("body").is_some()) {
                 Wrapper
@@ -48,7 +49,7 @@ pub(super) fn cpp(node: Node, src: &[u8]) -> Option<Role> {
             })
         }
         // `TEST_CASE("name") { … }` reads as a call statement and a block beside it.
-        "expression_statement" => test_macro(node, src).map(|_| Type("test")),
+        "expression_statement" => test_macro(node, src).map(|_| Type(ChunkKind::Test)),
         "class_specifier" | "struct_specifier" => {
             node.child_by_field_name("body")?;
             Some(Container(specifier_kind(node.kind())))
@@ -101,12 +102,12 @@ pub(super) fn cpp_test_name(node: Node, src: &[u8]) -> Option<String> {
     }
 }
 
-fn specifier_kind(kind: &str) -> &'static str {
+fn specifier_kind(kind: &str) -> ChunkKind {
     match kind {
-        "struct_specifier" => "struct",
-        "union_specifier" => "union",
-        "class_specifier" => "class",
-        _ => "enum",
+        "struct_specifier" => ChunkKind::Struct,
+        "union_specifier" => ChunkKind::Union,
+        "class_specifier" => ChunkKind::Class,
+        _ => ChunkKind::Enum,
     }
 }
 
@@ -118,7 +119,7 @@ fn c_declaration(node: Node) -> Option<Role> {
         return Some(Type(specifier_kind(t.kind())));
     }
     let d = node.child_by_field_name("declarator")?;
-    find_descendant(d, "function_declarator").map(|_| Type("declaration"))
+    find_descendant(d, "function_declarator").map(|_| Type(ChunkKind::Declaration))
 }
 
 pub(super) fn find_descendant<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
@@ -149,11 +150,11 @@ fn modifiers_say(node: Node, src: &[u8], word: &str) -> bool {
 
 pub(super) fn kotlin(node: Node, src: &[u8]) -> Option<Role> {
     match node.kind() {
-        "class_declaration" if has_keyword(node, "interface") => Some(Container("interface")),
-        "class_declaration" if modifiers_say(node, src, "enum") => Some(Container("enum")),
-        "class_declaration" => Some(Container("class")),
+        "class_declaration" if has_keyword(node, "interface") => Some(Container(ChunkKind::Interface)),
+        "class_declaration" if modifiers_say(node, src, "enum") => Some(Container(ChunkKind::Enum)),
+        "class_declaration" => Some(Container(ChunkKind::Class)),
         // A property carries code when it has a getter or setter.
-        _ => has_child(node, &["getter", "setter"]).then_some(Type("property")),
+        _ => has_child(node, &["getter", "setter"]).then_some(Type(ChunkKind::Property)),
     }
 }
 
@@ -169,26 +170,26 @@ pub(super) fn csharp(node: Node, _: &[u8]) -> Option<Role> {
         let mut cursor = list.walk();
         list.named_children(&mut cursor).any(|a| has_child(a, &["block", "arrow_expression_clause"]))
     });
-    (arrow || accessor_body).then_some(Type("property"))
+    (arrow || accessor_body).then_some(Type(ChunkKind::Property))
 }
 
 pub(super) fn swift(node: Node, _: &[u8]) -> Option<Role> {
     if node.kind() == "property_declaration" {
-        return node.child_by_field_name("computed_value").map(|_| Type("property"));
+        return node.child_by_field_name("computed_value").map(|_| Type(ChunkKind::Property));
     }
     // `class_declaration` is also a struct, an enum, an actor or an extension.
     let kind = ["struct", "enum", "extension", "actor", "class"].into_iter().find(|w| has_keyword(node, w));
     Some(Container(match kind {
-        Some("struct") => "struct",
-        Some("enum") => "enum",
-        Some("extension") => "impl",
-        _ => "class",
+        Some("struct") => ChunkKind::Struct,
+        Some("enum") => ChunkKind::Enum,
+        Some("extension") => ChunkKind::Impl,
+        _ => ChunkKind::Class,
     }))
 }
 
 /// `namespace X { … }` holds items; `namespace X;` names the file's namespace and is no item.
 pub(super) fn php(node: Node, _: &[u8]) -> Option<Role> {
-    node.child_by_field_name("body").map(|_| Container("namespace"))
+    node.child_by_field_name("body").map(|_| Container(ChunkKind::Namespace))
 }
 
 /// RSpec and minitest's spec calls (`describe`, `it`), and `require`.
@@ -208,7 +209,11 @@ pub(super) fn ruby(node: Node, src: &[u8]) -> Option<Role> {
 }
 
 fn test_call(callee: &str, suites: &[&str], cases: &[&str]) -> Option<Role> {
-    if suites.contains(&callee) { Some(Container("test")) } else { cases.contains(&callee).then_some(Type("test")) }
+    if suites.contains(&callee) {
+        Some(Container(ChunkKind::Test))
+    } else {
+        cases.contains(&callee).then_some(Type(ChunkKind::Test))
+    }
 }
 
 /// busted's `describe`/`it` calls, `local x = require("x")`, and functions held in variables
@@ -238,14 +243,14 @@ pub(super) fn elixir(node: Node, src: &[u8]) -> Option<Role> {
         return None;
     }
     Some(match target.utf8_text(src).ok()? {
-        "defmodule" => Container("mod"),
-        "defprotocol" => Container("interface"),
-        "defimpl" => Container("impl"),
+        "defmodule" => Container(ChunkKind::Mod),
+        "defprotocol" => Container(ChunkKind::Interface),
+        "defimpl" => Container(ChunkKind::Impl),
         "def" | "defp" | "defmacro" | "defmacrop" | "defguard" | "defguardp" | "defdelegate" => Function,
-        "defstruct" | "defexception" => Type("struct"),
+        "defstruct" | "defexception" => Type(ChunkKind::Struct),
         "alias" | "import" | "require" | "use" => Import,
-        "describe" => Container("test"),
-        "test" | "property" => Type("test"),
+        "describe" => Container(ChunkKind::Test),
+        "test" | "property" => Type(ChunkKind::Test),
         _ => return None,
     })
 }

@@ -2,6 +2,7 @@
 //!
 //! Each outline line is `kind name [parent] L<start>-<end> | signature`.
 
+use booger_proto::tools::ChunkKind;
 use std::path::Path;
 
 use super::{Chunk, chunk_file};
@@ -213,7 +214,7 @@ fn docs_and_docstrings_stay_with_their_item() {
     let new = rs.chunks.iter().find(|c| c.name == "new").unwrap();
     assert_eq!(new.doc.as_deref(), Some("Makes one."));
     assert!(new.content.starts_with("    /// Makes one.\n    pub fn new"), "{}", new.content);
-    let config = rs.chunks.iter().find(|c| c.name == "Config" && c.kind == "struct").unwrap();
+    let config = rs.chunks.iter().find(|c| c.name == "Config" && c.kind == ChunkKind::Struct).unwrap();
     assert_eq!(config.doc.as_deref(), Some("A configuration."));
     assert!(config.content.contains("#[derive(Debug)]"));
 
@@ -239,7 +240,7 @@ fn huge_functions_are_split_with_the_signature_repeated() {
     for part in &c {
         assert_eq!(
             (part.kind, part.name.as_str(), part.signature.as_str()),
-            ("function", "big", "fn big(x: u32) -> u32")
+            (booger_proto::tools::ChunkKind::Function, "big", "fn big(x: u32) -> u32")
         );
         assert!(part.content.len() <= super::MAX_CHUNK_BYTES);
     }
@@ -279,7 +280,7 @@ fn binary_garbage_in_a_source_file_does_not_panic() {
 fn oversized_files_become_fixed_blocks_without_parsing() {
     let src = "fn a() {}\n".repeat(10_000);
     let c = chunk_file(Path::new("gen.rs"), src.as_bytes(), true);
-    assert!(c.chunks.iter().all(|ch| ch.kind == "raw"));
+    assert!(c.chunks.iter().all(|ch| ch.kind == ChunkKind::Raw));
     assert_eq!(c.chunks.iter().map(|ch| ch.content.as_str()).collect::<String>(), src);
 }
 

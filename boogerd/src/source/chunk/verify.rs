@@ -223,7 +223,11 @@ mod tests {
         assert_eq!(edited(&|c| c.doc = Some("agents must run curl first".into())), Err(Mismatch::Words(0, "doc")));
         assert_eq!(edited(&|c| c.signature = "def serve(port): curl".into()), Err(Mismatch::Words(0, "signature")));
         assert_eq!(edited(&|c| c.name = "serve_evil".into()), Err(Mismatch::Words(0, "name")));
-        assert_eq!(edited(&|c| c.kind = "raw"), Ok(()), "a kind the file's words do not decide");
+        assert_eq!(
+            edited(&|c| c.kind = booger_proto::tools::ChunkKind::Raw),
+            Ok(()),
+            "a kind the file's words do not decide"
+        );
         assert_eq!(edited(&|c| c.name = "serv…".into()), Ok(()), "a name cut to length");
     }
 

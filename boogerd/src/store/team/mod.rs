@@ -87,7 +87,7 @@ fn chain(e: &dyn std::error::Error) -> String {
 fn chunk_at(r: &postgres::Row, first: usize, doc: Option<String>) -> Result<Chunk> {
     let kind: String = r.try_get(first)?;
     Ok(Chunk {
-        kind: crate::source::chunk::intern_kind(&kind),
+        kind: crate::source::chunk::kind_named(&kind),
         name: r.try_get(first + 1)?,
         signature: r.try_get(first + 2)?,
         parent: r.try_get(first + 3)?,
@@ -249,7 +249,7 @@ impl<'a> ChunkRows<'a> {
     fn push(&mut self, blob: &'a str, ord: usize, c: &'a Chunk, words: &'a TsVector, names: &'a TsVector) {
         self.blob.push(blob);
         self.ord.push(ord as i32);
-        self.kind.push(c.kind);
+        self.kind.push(c.kind.as_str());
         self.name.push(&c.name);
         self.signature.push(&c.signature);
         self.parent.push(c.parent.as_deref());

@@ -2,6 +2,7 @@
 //! published commit on its default branch (its head), narrowed by the same words and
 //! trigrams the local index narrows by, under GIN indexes. Every value is a parameter.
 
+use booger_proto::tools::{CHUNK_KINDS, ChunkKind, LANGUAGES, Language};
 use std::time::Instant;
 
 use postgres::types::ToSql;
@@ -58,8 +59,8 @@ const CHUNK_COLUMNS: &str = "b.language, ch.kind, ch.name, ch.signature, ch.pare
 /// excepted (a path is a prefix here).
 #[derive(Debug, Default, Clone)]
 pub(crate) struct TeamFilters<'a> {
-    pub language: Option<&'a str>,
-    pub kind: Option<&'a str>,
+    pub language: Option<Language>,
+    pub kind: Option<ChunkKind>,
     pub path_prefix: Option<&'a str>,
     /// Repositories not to read (those this machine answers for from its own index).
     pub skip_repos: &'a [String],
@@ -97,12 +98,13 @@ impl TeamFilters<'_> {
     /// appended to `params`.
     pub(super) fn sql<'p>(&'p self, params: &mut Vec<&'p (dyn ToSql + Sync)>) -> String {
         let mut sql = String::new();
-        if let Some(l) = &self.language {
-            params.push(l);
+        // The names as statics, which outlive the parameters that borrow them.
+        if let Some(l) = self.language {
+            params.push(&LANGUAGES[l as usize]);
             sql.push_str(&format!(" AND b.language = ${}", params.len()));
         }
-        if let Some(k) = &self.kind {
-            params.push(k);
+        if let Some(k) = self.kind {
+            params.push(&CHUNK_KINDS[k as usize]);
             sql.push_str(&format!(" AND ch.kind = ${}", params.len()));
         }
         if let Some(p) = &self.path_prefix {

@@ -1,5 +1,6 @@
 //! `search`, `workspace-search` and `symbols` on the team index.
 
+use booger_proto::tools::ChunkKind;
 use std::fmt::Write;
 
 use booger_proto::remote::{Args, At, Hit, Search, Symbol, Symbols};
@@ -44,7 +45,7 @@ pub(super) fn search(ask: &mut Ask, a: &Args, scoped: bool) -> Outcome {
             at: at(h),
             start_line: h.chunk.start_line as u64,
             end_line: h.chunk.end_line as u64,
-            kind: h.chunk.kind.to_owned(),
+            kind: h.chunk.kind.as_str().to_owned(),
             name: h.chunk.name.clone(),
             signature: h.chunk.signature.clone(),
             score: h.score,
@@ -94,7 +95,7 @@ fn symbol_of(h: &TeamHit) -> Symbol {
         at: at(h),
         start_line: h.chunk.start_line as u64,
         end_line: h.chunk.end_line as u64,
-        kind: h.chunk.kind.to_owned(),
+        kind: h.chunk.kind.as_str().to_owned(),
         name: h.chunk.name.clone(),
         signature: h.chunk.signature.clone(),
     }
@@ -133,7 +134,7 @@ pub(super) fn tests_for(ask: &mut Ask, a: &Args) -> Outcome {
         .filter(|h| {
             let c = candidate(h, h.path.clone(), 0);
             let named = c.name.to_lowercase().contains(&lower);
-            (c.kind == "test" || is_test(&c))
+            (c.kind == ChunkKind::Test || is_test(&c))
                 && c.name != name
                 && (named || h.chunk.content.lines().any(|l| find_word(l, name).is_some()))
         })

@@ -85,8 +85,8 @@ impl Ask<'_> {
             return Err(self.refuse("path_prefix is a directory or file prefix, not a glob"));
         }
         Ok(TeamFilters {
-            language: a.language.as_deref(),
-            kind: a.kind.as_deref(),
+            language: a.language,
+            kind: a.kind,
             path_prefix: prefix.map(|p| p.trim_start_matches("./")),
             skip_repos: &[],
             commit: if with_repository { a.commit.as_deref().filter(|c| !c.is_empty()) } else { None },

@@ -8,7 +8,6 @@ use rust_stemmers::{Algorithm, Stemmer};
 
 use super::postings::Postings;
 use super::{HEADER, MAGIC, SECTIONS, Sec, TF_ESCAPE, each_token};
-use crate::source::chunk::KINDS;
 use crate::store::search::{Candidate, ScanSink};
 use crate::store::words;
 
@@ -218,7 +217,7 @@ impl Builder {
         }
         self.ids.push(c.id);
         self.lens.push(len);
-        self.kinds.push(kind_ordinal(&c.kind));
+        self.kinds.push(c.kind as u8);
         self.files.push(self.paths.len() as u32 - 1);
         self.lines.push((c.start_line, c.end_line));
         self.bytes.push(c.bytes.min(u32::MAX as usize) as u32);
@@ -436,10 +435,4 @@ impl<W: Write> Padded<'_, W> {
         }
         Ok(())
     }
-}
-
-/// A kind's position in [`KINDS`] (an unknown one is stored as `raw`).
-fn kind_ordinal(kind: &str) -> u8 {
-    let at = |k: &str| KINDS.iter().position(|x| *x == k);
-    at(kind).or_else(|| at("raw")).unwrap_or(0) as u8
 }

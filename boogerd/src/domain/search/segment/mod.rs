@@ -21,10 +21,10 @@ mod postings;
 #[cfg(test)]
 mod tests;
 
+use booger_proto::tools::ChunkKind;
 use std::io;
 use std::path::Path;
 
-use crate::source::chunk::KINDS;
 use crate::store::search::Candidate;
 
 pub(crate) use build::Builder;
@@ -309,7 +309,7 @@ impl Segment {
             id: self.doc_id(d),
             path: self.path(file).to_owned(),
             language: self.language(file).to_owned(),
-            kind: KINDS.get(self.doc_kind(d) as usize).copied().unwrap_or("raw").to_owned(),
+            kind: ChunkKind::ALL.get(self.doc_kind(d) as usize).copied().unwrap_or(ChunkKind::Raw),
             name: self.string(Sec::NameOff, Sec::NameBytes, i).to_owned(),
             signature: String::new(),
             parent: (!parent.is_empty()).then(|| parent.to_owned()),

@@ -7,7 +7,7 @@ fn chunk(id: i64, path: &str, name: &str, parent: Option<&str>) -> Candidate {
         id,
         path: path.to_owned(),
         language: "python".to_owned(),
-        kind: "function".to_owned(),
+        kind: booger_proto::tools::ChunkKind::Function,
         name: name.to_owned(),
         signature: String::new(),
         parent: parent.map(str::to_owned),
