@@ -68,12 +68,52 @@ pub struct Ranked {
     pub notes: Option<Vec<String>>,
 }
 
+/// A row of a ranked answer: a chunk, or (`files_with_matches`) a file by its best chunks.
+/// The schema describes the chunk row; a file row carries its best chunk's fields too.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum RankedRow {
+    Chunk(Ranked),
+    File(RankedFile),
+}
+
+/// `files_with_matches`: a file, named with its best chunk, and how many of its chunks matched.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct RankedFile {
+    pub path: String,
+    pub start_line: u64,
+    pub end_line: u64,
+    pub kind: String,
+    pub name: String,
+    pub score: f64,
+    pub matches: u64,
+    /// Its best chunks, best first.
+    pub chunks: Vec<Span>,
+}
+
+/// Where a chunk is in its file, and what it is.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Span {
+    pub start_line: u64,
+    pub end_line: u64,
+    pub kind: String,
+    pub name: String,
+}
+
+/// A row of an outline: a symbol, or (`files_with_matches`) a file and how many it holds.
+/// The schema describes the symbol row.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum SymbolRow {
+    Symbol(Symbol),
+    File { path: String, symbols: u64 },
+}
+
 /// `search`, `semantic-search`, `hybrid-search`, `workspace-search`.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct Search {
-    /// Rendered by the daemon's formatter, one [`Ranked`] each.
     #[schemars(with = "Vec<Ranked>")]
-    pub results: Vec<Value>,
+    pub results: Vec<RankedRow>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
     /// workspace-search: how many projects answered.
@@ -119,10 +159,9 @@ pub enum Confidence {
 /// `symbols`, `changed-since`.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct Symbols {
-    /// Rendered by the daemon's formatter, one [`Symbol`] each.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<Vec<Symbol>>")]
-    pub results: Option<Vec<Value>>,
+    pub results: Option<Vec<SymbolRow>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -273,10 +312,9 @@ pub struct Why {
 
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct TestsFor {
-    /// Rendered by the daemon's formatter, one [`Symbol`] each.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<Vec<Symbol>>")]
-    pub results: Option<Vec<Value>>,
+    pub results: Option<Vec<SymbolRow>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why: Option<Vec<Why>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -291,16 +329,14 @@ pub struct TestsFor {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Outline {
     pub path: String,
-    /// Rendered by the daemon's formatter, one [`Symbol`] each.
     #[schemars(with = "Vec<Symbol>")]
-    pub symbols: Vec<Value>,
+    pub symbols: Vec<SymbolRow>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct SearchExpand {
-    /// Rendered by the daemon's formatter, one [`Ranked`] each.
     #[schemars(with = "Vec<Ranked>")]
-    pub results: Vec<Value>,
+    pub results: Vec<RankedRow>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outlines: Option<Vec<Outline>>,
     /// Why the answer is empty.

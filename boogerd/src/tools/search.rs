@@ -140,7 +140,13 @@ impl Request<'_> {
 
 impl Request<'_> {
     /// A page of ranked chunks in `mode`, their code read for content mode.
-    fn render(&self, hits: &[Hit], mode: OutputMode, page: format::Page, header: &str) -> format::Rendered {
+    fn render(
+        &self,
+        hits: &[Hit],
+        mode: OutputMode,
+        page: format::Page,
+        header: &str,
+    ) -> format::Rendered<answers::RankedRow> {
         let (from, _, to) = page.span(hits.len());
         let ids: Vec<i64> = hits.iter().take(to).skip(from).map(|h| h.chunk.id).collect();
         let store = &self.snapshot.store;

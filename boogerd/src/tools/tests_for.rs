@@ -1,6 +1,6 @@
 //! `tests-for`: test functions that exercise a symbol.
 
-use booger_proto::answers::{self, Why};
+use booger_proto::answers::{self, SymbolRow, Why};
 use booger_proto::tools::ChunkKind;
 use booger_proto::tools::args;
 
@@ -41,8 +41,11 @@ pub(super) fn run(call: &Call, a: args::TestsFor) -> Outcome {
     chunks.sort_by(|a, b| a.path.cmp(&b.path).then(a.start_line.cmp(&b.start_line)));
     let r = format::outline(&chunks, mode, page(&a.paging, None, 50, 0)?);
     // Why, for the tests this page shows.
-    let shown =
-        |c: &Candidate| r.results.iter().any(|v| v["path"] == c.path.as_str() && v["start_line"] == c.start_line);
+    let shown = |c: &Candidate| {
+        r.results.iter().any(
+            |row| matches!(row, SymbolRow::Symbol(s) if s.path == c.path && s.start_line == u64::from(c.start_line)),
+        )
+    };
     let why = found.iter().filter(|(c, _)| shown(c)).map(|(c, w)| Why {
         path: c.path.clone(),
         name: c.name.clone(),

@@ -7,8 +7,8 @@
 
 use std::collections::HashMap;
 
-use booger_proto::tools::args;
-use serde_json::{Value, json};
+use booger_proto::answers::{Ranked, RankedFile, RankedRow, Span, Symbol, SymbolRow};
+use booger_proto::tools::{ChunkKind, args};
 
 use super::Hit;
 use crate::base::hints;
@@ -89,9 +89,11 @@ impl Cursor {
     }
 }
 
-pub(crate) struct Rendered {
+/// An answer's text and its rows: [`RankedRow`]s from a search, [`SymbolRow`]s from an
+/// outline.
+pub(crate) struct Rendered<R> {
     pub text: String,
-    pub results: Vec<Value>,
+    pub results: Vec<R>,
     pub cursor: Option<String>,
 }
 
@@ -104,7 +106,7 @@ pub(crate) fn render(
     mode: OutputMode,
     page: Page,
     header: &str,
-) -> Rendered {
+) -> Rendered<RankedRow> {
     let total = hits.len();
     if mode == OutputMode::Count {
         let text = format!("{total} result(s)");
@@ -142,12 +144,12 @@ pub(crate) fn render(
                 // A snippet is shown whole or not at all: the next call starts with it.
                 if text.len() + piece.len() > budget {
                     next = Some(Cursor { index: i, line: 0, end });
-                    results.push(item);
+                    results.push(RankedRow::Chunk(item));
                     break 'hits;
                 }
                 text.push_str(&piece);
-                item["content"] = json!(content.join("\n"));
-                results.push(item);
+                item.content = Some(content.join("\n"));
+                results.push(RankedRow::Chunk(item));
                 continue;
             }
             let shown_end = lines.len().min(first_line + page.max_lines.max(1));
@@ -155,7 +157,7 @@ pub(crate) fn render(
                 let numbered = format!("{}:{}\n", c.start_line as usize + k, line);
                 if text.len() + numbered.len() > budget {
                     next = Some(Cursor { index: i, line: k, end });
-                    results.push(item);
+                    results.push(RankedRow::Chunk(item));
                     break 'hits;
                 }
                 text.push_str(&numbered);
@@ -169,9 +171,9 @@ pub(crate) fn render(
                     c.end_line
                 ));
             }
-            item["content"] = json!(lines[first_line.min(lines.len())..shown_end].join("\n"));
+            item.content = Some(lines[first_line.min(lines.len())..shown_end].join("\n"));
         }
-        results.push(item);
+        results.push(RankedRow::Chunk(item));
     }
     finish(text, results, next, "result", page.max_tokens, end, total)
 }
@@ -191,17 +193,27 @@ fn head_line(c: &Candidate, mode: OutputMode, snippets: bool) -> String {
 }
 
 /// A result's structured item, without its content.
-fn item_of(hit: &Hit) -> Value {
-    let c = &hit.chunk;
-    let mut item = json!({
-        "path": c.path, "start_line": c.start_line, "end_line": c.end_line, "kind": c.kind,
-        "name": c.name, "parent": c.parent, "signature": c.signature, "score": (hit.score * 100.0).round() / 100.0,
-    });
-    if !hit.notes.is_empty() {
-        let notes: Vec<String> = hit.notes.iter().map(|n| crate::base::text::clip(n, NOTE_CHARS)).collect();
-        item["notes"] = json!(notes);
+fn item_of(hit: &Hit) -> Ranked {
+    let notes: Vec<String> = hit.notes.iter().map(|n| crate::base::text::clip(n, NOTE_CHARS)).collect();
+    Ranked {
+        symbol: symbol_of(&hit.chunk),
+        score: Some((hit.score * 100.0).round() / 100.0),
+        content: None,
+        notes: (!notes.is_empty()).then_some(notes),
     }
-    item
+}
+
+/// A chunk as an answer names it.
+fn symbol_of(c: &Candidate) -> Symbol {
+    Symbol {
+        path: c.path.clone(),
+        start_line: u64::from(c.start_line),
+        end_line: u64::from(c.end_line),
+        kind: c.kind.to_string(),
+        name: c.name.clone(),
+        signature: Some(c.signature.clone()),
+        parent: c.parent.clone(),
+    }
 }
 
 /// A chunk's snippet (its declaration and the lines the query's words are on, gaps marked)
@@ -240,7 +252,7 @@ const CHUNKS_PER_FILE: usize = 3;
 
 /// `files_with_matches`: one line per file, best first, as `rg -l` lists files, each followed
 /// by its best chunks' lines and names. `head_limit`, `offset` and the cursor count files.
-pub(crate) fn render_files(files: &[super::files::FileHit], page: Page, header: &str) -> Rendered {
+pub(crate) fn render_files(files: &[super::files::FileHit], page: Page, header: &str) -> Rendered<RankedRow> {
     let total = files.len();
     let (start, _, end) = page.span(total);
     let budget = page.max_tokens.max(50) * CHARS_PER_TOKEN;
@@ -267,15 +279,22 @@ pub(crate) fn render_files(files: &[super::files::FileHit], page: Page, header: 
         }
         text.push_str(&line);
         let top = &f.chunks[0].chunk;
-        let chunks: Vec<Value> = f
-            .chunks
-            .iter()
-            .take(CHUNKS_PER_FILE)
-            .map(|h| json!({ "start_line": h.chunk.start_line, "end_line": h.chunk.end_line, "kind": h.chunk.kind, "name": h.chunk.name }))
-            .collect();
-        results.push(json!({
-            "path": f.path, "start_line": top.start_line, "end_line": top.end_line, "kind": top.kind,
-            "name": top.name, "score": (f.score * 100.0).round() / 100.0, "matches": f.chunks.len(), "chunks": chunks,
+        let span = |c: &Candidate| Span {
+            start_line: u64::from(c.start_line),
+            end_line: u64::from(c.end_line),
+            kind: c.kind.to_string(),
+            name: c.name.clone(),
+        };
+        let Span { start_line, end_line, kind, name } = span(top);
+        results.push(RankedRow::File(RankedFile {
+            path: f.path.to_owned(),
+            start_line,
+            end_line,
+            kind,
+            name,
+            score: (f.score * 100.0).round() / 100.0,
+            matches: f.chunks.len() as u64,
+            chunks: f.chunks.iter().take(CHUNKS_PER_FILE).map(|h| span(&h.chunk)).collect(),
         }));
     }
     finish(text, results, next, "file", page.max_tokens, end, total)
@@ -283,15 +302,15 @@ pub(crate) fn render_files(files: &[super::files::FileHit], page: Page, header: 
 
 /// Ends an answer: says how to get what the budget (`next`) or the page (`end` of `total`)
 /// left out, counted in `noun`s.
-fn finish(
+fn finish<R>(
     mut text: String,
-    results: Vec<Value>,
+    results: Vec<R>,
     next: Option<Cursor>,
     noun: &str,
     max_tokens: usize,
     end: usize,
     total: usize,
-) -> Rendered {
+) -> Rendered<R> {
     if let Some(cur) = next {
         text.push_str(&format!(
             "[cut at {}: {} {noun}(s) not shown; {}]\n",
@@ -318,13 +337,14 @@ fn qualified(parent: Option<&str>, name: &str) -> String {
 const STRUCTURED_SHARE: usize = 65;
 
 /// Kinds left out of outlines: text between items, not items.
-const NOT_SYMBOLS: &[&str] = &["block", "raw", "gap"];
+fn is_symbol(kind: ChunkKind) -> bool {
+    !matches!(kind, ChunkKind::Block | ChunkKind::Raw | ChunkKind::Gap)
+}
 
 /// An outline: symbols grouped under their file, one signature a line. `chunks` are in file
 /// order. Modes: signatures, files_with_matches (one file a line), count.
-pub(crate) fn outline(chunks: &[crate::store::search::Candidate], mode: OutputMode, page: Page) -> Rendered {
-    let items: Vec<&crate::store::search::Candidate> =
-        chunks.iter().filter(|c| !NOT_SYMBOLS.contains(&c.kind.as_str())).collect();
+pub(crate) fn outline(chunks: &[Candidate], mode: OutputMode, page: Page) -> Rendered<SymbolRow> {
+    let items: Vec<&Candidate> = chunks.iter().filter(|c| is_symbol(c.kind)).collect();
     let total = items.len();
     if mode == OutputMode::Count {
         let files: std::collections::BTreeSet<&str> = items.iter().map(|c| c.path.as_str()).collect();
@@ -343,7 +363,8 @@ pub(crate) fn outline(chunks: &[crate::store::search::Candidate], mode: OutputMo
             }
         }
         let text = files.iter().map(|(p, n)| format!("{p} ({n} symbol(s))")).collect::<Vec<_>>().join("\n");
-        let results = files.iter().map(|(p, n)| json!({ "path": p, "symbols": n })).collect();
+        let results =
+            files.iter().map(|(p, n)| SymbolRow::File { path: (*p).to_owned(), symbols: *n as u64 }).collect();
         return Rendered { text, results, cursor: None };
     }
     let (start, _, end) = page.span(total);
@@ -363,11 +384,8 @@ pub(crate) fn outline(chunks: &[crate::store::search::Candidate], mode: OutputMo
         }
         let sig = if c.signature.is_empty() { c.name.as_str() } else { c.signature.as_str() };
         piece.push_str(&format!("  {}-{} [{}] {sig}\n", c.start_line, c.end_line, c.kind));
-        let item = json!({
-            "path": c.path, "start_line": c.start_line, "end_line": c.end_line, "kind": c.kind,
-            "name": c.name, "parent": c.parent, "signature": c.signature,
-        });
-        let size = item.to_string().len();
+        let item = SymbolRow::Symbol(symbol_of(c));
+        let size = serde_json::to_string(&item).map_or(0, |s| s.len());
         // The first symbol of a page is always carried: a cursor must move on.
         if text.len() + piece.len() > budget || (structured + size > structured_budget && !results.is_empty()) {
             next = Some(Cursor { index: i, line: 0, end });
