@@ -9,6 +9,8 @@ use std::sync::{Arc, Mutex};
 
 mod background;
 pub(crate) mod embedding;
+#[cfg(feature = "team")]
+mod fill;
 mod projects;
 mod ranking;
 mod snapshot;
@@ -19,7 +21,6 @@ pub(crate) use ranking::AfterBatch;
 pub(crate) use snapshot::{Snapshot, Unready};
 
 use crate::base::sync::Recover;
-use crate::domain::search::ranking_index::RankingIndex;
 use crate::engine::index::{self, IndexReport, Progress};
 use crate::store::recover::{self, Recovery};
 use crate::store::{DB_FILE, Stats, Store, StoreError};
@@ -62,33 +63,19 @@ pub(crate) struct ProjectHandle {
     index_lock: Mutex<()>,
     pub progress: Progress,
     pub last_report: Mutex<Option<IndexReport>>,
-    /// The ranking index (a mapped base segment and a delta), and whether an update or a
-    /// rebuild is under way.
-    ranking_index: Mutex<Option<Arc<RankingIndex>>>,
-    building: std::sync::atomic::AtomicBool,
-    /// Signalled when the update or rebuild under way ends (`building` let go).
-    ranking_moved: std::sync::Condvar,
+    /// The ranking index and the work on it.
+    ranking: ranking::Ranking,
     /// Trigram rows a large run left are being written in the background.
     filling: std::sync::atomic::AtomicBool,
-    /// A search asked for the ranking index while a run was going: build it after the run.
-    wanted: std::sync::atomic::AtomicBool,
     /// Changes noticed by the watcher and not yet indexed; the watch's state.
     pub live: crate::engine::live::Live,
     /// Vectors for semantic search, and the embedder that keeps them current (none when
     /// embedding is off).
     pub vectors: crate::engine::project::ProjectVectors,
     embedding: Option<Arc<crate::engine::project::Embedding>>,
-    /// True until a first index that the team index could fill has been filled (or found not
-    /// to be): searches meanwhile wait a moment for the fill to start.
+    /// A first index filled from the team index, when there is one.
     #[cfg(feature = "team")]
-    fillable: std::sync::atomic::AtomicBool,
-    /// The commit the empty index is being filled with from the team index, while it is:
-    /// searches meanwhile are answered from the team index at that commit.
-    #[cfg(feature = "team")]
-    filling_from: Mutex<Option<String>>,
-    /// The team index its first index is filled from (`engine::seed`), if any.
-    #[cfg(feature = "team")]
-    team: Option<String>,
+    fill: fill::TeamFill,
     /// When a query last used this project (ms on the daemon's clock): the idle ones give
     /// their memory back.
     last_used: std::sync::atomic::AtomicU64,
@@ -114,16 +101,11 @@ impl ProjectHandle {
         team: Option<String>,
     ) -> Self {
         let index_dir = crate::base::storage::index_dir(data_dir, &root, in_repo);
-        // A team index can fill only an index not built yet (not one caught up after a restart).
-        #[cfg(feature = "team")]
-        let fillable = team.is_some() && !index_dir.join(DB_FILE).exists();
         #[cfg(not(feature = "team"))]
         let _ = team;
         Self {
             #[cfg(feature = "team")]
-            team,
-            #[cfg(feature = "team")]
-            fillable: std::sync::atomic::AtomicBool::new(fillable),
+            fill: fill::TeamFill::new(team, &index_dir),
             index_dir,
             adopt_from: crate::base::storage::index_dir(data_dir, &root, !in_repo),
             owner_mark: crate::base::storage::owner_mark(data_dir, &root).unwrap_or_else(|e| {
@@ -135,13 +117,8 @@ impl ProjectHandle {
             index_lock: Mutex::new(()),
             progress: Progress::default(),
             last_report: Mutex::new(None),
-            ranking_index: Mutex::new(None),
-            building: std::sync::atomic::AtomicBool::new(false),
-            ranking_moved: std::sync::Condvar::new(),
+            ranking: ranking::Ranking::default(),
             filling: std::sync::atomic::AtomicBool::new(false),
-            #[cfg(feature = "team")]
-            filling_from: Mutex::default(),
-            wanted: std::sync::atomic::AtomicBool::new(false),
             live: crate::engine::live::Live::default(),
             vectors: crate::engine::project::ProjectVectors::default(),
             embedding,
@@ -167,7 +144,7 @@ impl ProjectHandle {
     /// Heap held by the warm structures (ranking index, vectors); SQLite's page caches are
     /// bounded per connection and go with the store.
     pub(crate) fn resident_bytes(&self) -> usize {
-        let ranking = self.ranking_index.lock().recover().as_ref().map_or(0, |p| p.heap_bytes());
+        let ranking = self.ranking.index.lock().recover().as_ref().map_or(0, |p| p.heap_bytes());
         ranking + self.vectors.resident_bytes()
     }
 
@@ -188,26 +165,6 @@ impl ProjectHandle {
         self.seen.lock().recover().clone().map(|s| (s, false))
     }
 
-    /// The commit this project's empty index is being filled with from the team index, if it
-    /// is. Asked while the first index is starting, waits up to `wait` for the fill to begin.
-    #[cfg(feature = "team")]
-    pub(crate) fn filling_from(&self, wait: std::time::Duration) -> Option<String> {
-        let started = std::time::Instant::now();
-        loop {
-            if let Some(c) = self.filling_from.lock().recover().clone() {
-                return Some(c);
-            }
-            // A first index still to come or running (a call right after `projects add` can
-            // come before the run starts) that the team index may fill.
-            let fillable = self.fillable.load(std::sync::atomic::Ordering::SeqCst)
-                && self.live.mode() == crate::engine::live::WatchState::Starting;
-            if !fillable || started.elapsed() > wait {
-                return None;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-    }
-
     /// Whether the store is open (its connections and page caches held).
     pub(crate) fn is_open(&self) -> bool {
         self.store.lock().recover().is_some()
@@ -219,7 +176,7 @@ impl ProjectHandle {
     pub(crate) fn release(&self) -> Option<usize> {
         use std::sync::atomic::Ordering;
         if self.is_indexing()
-            || self.building.load(Ordering::SeqCst)
+            || self.ranking.building.load(Ordering::SeqCst)
             || self.filling.load(Ordering::SeqCst)
             || self.vectors.busy.load(Ordering::SeqCst)
         {
@@ -230,7 +187,7 @@ impl ProjectHandle {
         if bytes == 0 && !open {
             return Some(0);
         }
-        *self.ranking_index.lock().recover() = None;
+        *self.ranking.index.lock().recover() = None;
         self.vectors.release();
         let store = self.store.lock().recover().take();
         if let Some(stats) = store.and_then(|s| s.counted_stats()) {
@@ -245,7 +202,7 @@ impl ProjectHandle {
     pub(crate) fn close(&self) {
         self.progress.cancelled.store(true, std::sync::atomic::Ordering::SeqCst);
         self.live.stop();
-        *self.ranking_index.lock().recover() = None;
+        *self.ranking.index.lock().recover() = None;
         self.vectors.release();
         let store = self.store.lock().recover().take();
         // The WAL folded back now: background work still holding the store would otherwise
@@ -335,7 +292,7 @@ impl ProjectHandle {
     fn replace_corrupt(&self, file: &str, why: &str) -> Result<Store, StoreError> {
         let (store, recovery) = recover::replace(&self.index_dir, &self.root, file, why)?;
         if file == DB_FILE {
-            *self.ranking_index.lock().recover() = None;
+            *self.ranking.index.lock().recover() = None;
             self.vectors.release();
             self.live.request_whole();
         }
@@ -381,80 +338,6 @@ impl ProjectHandle {
             tracing::warn!(from = %self.adopt_from.display(), to = %self.index_dir.display(), error = %e,
                 "cannot move the existing index; building a new one");
         }
-    }
-
-    /// Brings the index up to date (waits for a run already going, then does its own).
-    /// Fills an empty index from the team index, when there is one and it holds this
-    /// project's HEAD; the run that follows reads only what differs. A team index out of
-    /// reach, or a seed cut short, leaves the rest to the run.
-    #[cfg(feature = "team")]
-    fn seed(&self, store: &Store) {
-        let Some(url) = &self.team else { return };
-        if !store.is_empty().unwrap_or(false) {
-            return;
-        }
-        let started = std::time::Instant::now();
-        // A first index is being built: answers meanwhile say so.
-        let _running = self.progress.start(started);
-        // Searches meanwhile try the team index at this commit (nothing found there, if it
-        // is not published: they fall back to the local index). Not a repository: no seed.
-        let head = crate::engine::seed::head(&self.root);
-        *self.filling_from.lock().recover() = head.clone();
-        let seeded = match &head {
-            Some(head) => crate::engine::seed::seed(&self.root, head, store, url),
-            None => Ok(0),
-        };
-        *self.filling_from.lock().recover() = None;
-        self.fillable.store(false, std::sync::atomic::Ordering::SeqCst);
-        match seeded {
-            Ok(0) => {}
-            Ok(files) => tracing::info!(
-                root = %self.root.display(),
-                files,
-                ms = started.elapsed().as_millis() as u64,
-                "filled from the team index"
-            ),
-            Err(e) => tracing::warn!(root = %self.root.display(), error = %e, "team index not used; indexing locally"),
-        }
-    }
-
-    /// A project with no index yet, whose HEAD (or merge base with the default branch) has
-    /// a prebuilt index in the team index, starts from that: written in place before the
-    /// store is first opened (queries meanwhile find no index, or answer from the team
-    /// index). Anything amiss leaves the file unused: the seed and the run then do it all.
-    #[cfg(feature = "team")]
-    fn start_from_team(&self) {
-        let Some(url) = &self.team else { return };
-        let db = self.index_dir.join(DB_FILE);
-        if !self.fillable.load(std::sync::atomic::Ordering::SeqCst) || db.exists() {
-            return;
-        }
-        let Some(head) = crate::engine::seed::head(&self.root) else { return };
-        let started = std::time::Instant::now();
-        let _running = self.progress.start(started);
-        *self.filling_from.lock().recover() = Some(head.clone());
-        let part = self.index_dir.join(format!("{DB_FILE}.from-team"));
-        let restored = crate::base::storage::prepare(&self.index_dir, &self.root)
-            .map_err(crate::engine::prebuilt::PrebuiltError::from)
-            .and_then(|()| crate::engine::prebuilt::restore(&self.root, url, &head, &part, &[index::WITH_GENERATED]));
-        match restored {
-            Ok(Some(restored)) => {
-                // Only into a place nobody has opened meanwhile.
-                let slot = self.store.lock().recover();
-                if slot.is_none() && !db.exists() && std::fs::rename(&part, &db).is_ok() {
-                    self.fillable.store(false, std::sync::atomic::Ordering::SeqCst);
-                    if restored.vectors_apart {
-                        self.vectors.take_from_team(url, &restored.sha);
-                    }
-                    tracing::info!(root = %self.root.display(), commit = %restored.sha,
-                        ms = started.elapsed().as_millis() as u64, "started from the team's prebuilt index");
-                }
-            }
-            Ok(None) => {}
-            Err(e) => tracing::warn!(root = %self.root.display(), error = %e, "prebuilt index not used"),
-        }
-        let _ = std::fs::remove_file(&part);
-        *self.filling_from.lock().recover() = None;
     }
 
     pub(crate) fn index(self: &Arc<Self>, opts: index::Options) -> Result<IndexReport, IndexError> {
@@ -526,7 +409,7 @@ impl ProjectHandle {
         let store = self.store()?;
         let before = store.content_generation();
         // Hold off a full rebuild of the ranking index: the refresh updates it.
-        let claimed = !self.building.swap(true, std::sync::atomic::Ordering::SeqCst);
+        let claimed = !self.ranking.building.swap(true, std::sync::atomic::Ordering::SeqCst);
         let mut refresh =
             AfterBatch { handle: Arc::clone(self), store: Arc::clone(&store), before, changed: Vec::new(), claimed };
         let report = match index::run_part(&self.root, &store, tree, scope, opts, &self.progress) {

@@ -2,7 +2,8 @@
 //! kept current by each run's changed files, and rewritten on the background thread once
 //! they add up.
 
-use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Condvar, Mutex};
 
 use super::ProjectHandle;
 use crate::base::sync::Recover;
@@ -12,6 +13,18 @@ use crate::store::Store;
 /// How long a query waits for the ranking index an update or build is bringing current,
 /// before FTS5 answers instead (a checkout's thousand files take tens of milliseconds).
 const UPDATE_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// A project's ranking index (a mapped base segment and a delta) and the work on it.
+#[derive(Default)]
+pub(super) struct Ranking {
+    pub(super) index: Mutex<Option<Arc<RankingIndex>>>,
+    /// An update or a rebuild is under way.
+    pub(super) building: AtomicBool,
+    /// Signalled when the update or rebuild under way ends (`building` let go).
+    pub(super) moved: Condvar,
+    /// A search asked for the ranking index while a run was going: build it after the run.
+    pub(super) wanted: AtomicBool,
+}
 
 impl ProjectHandle {
     /// The ranking index if it matches the store's content, caught up from the base on disk
@@ -25,20 +38,20 @@ impl ProjectHandle {
 
     /// [`ranking_index`](Self::ranking_index) without counting as use (after an index run).
     fn current_ranking(self: &Arc<Self>, store: &Arc<Store>) -> Option<Arc<RankingIndex>> {
-        let current = self.ranking_index.lock().recover().clone();
+        let current = self.ranking.index.lock().recover().clone();
         if let Some(p) = current.as_ref().filter(|p| p.content_generation == store.content_generation()) {
             return Some(Arc::clone(p));
         }
         // A run in progress updates the ranking index when it ends; until then FTS5 answers.
         if self.is_indexing() {
-            self.wanted.store(true, std::sync::atomic::Ordering::SeqCst);
+            self.ranking.wanted.store(true, std::sync::atomic::Ordering::SeqCst);
             return None;
         }
         // An update or a build is under way and brings it current in a moment. A held index
         // taking a batch's files (a checkout's thousand: tens of milliseconds) is waited
         // for, so the query ranks as it will from now on; a first build is not (FTS5
         // answers meanwhile). Neither is caught up by the query itself.
-        if self.building.load(std::sync::atomic::Ordering::SeqCst) {
+        if self.ranking.building.load(std::sync::atomic::Ordering::SeqCst) {
             return current.and_then(|_| self.wait_current(store, UPDATE_WAIT));
         }
         let started = std::time::Instant::now();
@@ -50,7 +63,7 @@ impl ProjectHandle {
             Ok(Some(p)) => {
                 tracing::debug!(root = %self.root.display(), ms = started.elapsed().as_millis() as u64, "ranking index mapped");
                 let p = Arc::new(p);
-                *self.ranking_index.lock().recover() = Some(Arc::clone(&p));
+                *self.ranking.index.lock().recover() = Some(Arc::clone(&p));
                 if p.wants_merge() {
                     self.rebuild_ranking(store);
                 }
@@ -67,30 +80,30 @@ impl ProjectHandle {
     /// under way at most `limit`; `None` if it does not come in time.
     fn wait_current(&self, store: &Store, limit: std::time::Duration) -> Option<Arc<RankingIndex>> {
         let deadline = std::time::Instant::now() + limit;
-        let mut held = self.ranking_index.lock().recover();
+        let mut held = self.ranking.index.lock().recover();
         loop {
             if let Some(p) = held.as_ref().filter(|p| p.content_generation == store.content_generation()) {
                 return Some(Arc::clone(p));
             }
             let left = deadline.checked_duration_since(std::time::Instant::now())?;
-            if !self.building.load(std::sync::atomic::Ordering::SeqCst) {
+            if !self.ranking.building.load(std::sync::atomic::Ordering::SeqCst) {
                 return None;
             }
-            held = self.ranking_moved.wait_timeout(held, left).recover().0;
+            held = self.ranking.moved.wait_timeout(held, left).recover().0;
         }
     }
 
     /// Lets go of the `building` flag and wakes the queries waiting for the ranking index.
     pub(super) fn done_building(&self) {
-        let _warm = self.ranking_index.lock().recover();
-        self.building.store(false, std::sync::atomic::Ordering::SeqCst);
-        self.ranking_moved.notify_all();
+        let _warm = self.ranking.index.lock().recover();
+        self.ranking.building.store(false, std::sync::atomic::Ordering::SeqCst);
+        self.ranking.moved.notify_all();
     }
 
     /// `ready`, `building`, `stale` (content changed; rebuilt on the next search) or `none`.
     pub(crate) fn ranking_state(&self, store: &Store) -> &'static str {
-        let current = self.ranking_index.lock().recover().as_ref().map(|p| p.content_generation);
-        match (current, self.building.load(std::sync::atomic::Ordering::SeqCst)) {
+        let current = self.ranking.index.lock().recover().as_ref().map(|p| p.content_generation);
+        match (current, self.ranking.building.load(std::sync::atomic::Ordering::SeqCst)) {
             (_, true) => "building",
             (Some(g), false) if g == store.content_generation() => "ready",
             (Some(_), false) => "stale",
@@ -102,12 +115,12 @@ impl ProjectHandle {
     /// keeps answering meanwhile).
     fn rebuild_ranking(self: &Arc<Self>, store: &Arc<Store>) {
         use std::sync::atomic::Ordering;
-        if self.building.swap(true, Ordering::SeqCst) {
+        if self.ranking.building.swap(true, Ordering::SeqCst) {
             // A rebuild or a partial run's update holds the flag: ask again when it is done.
-            self.wanted.store(true, Ordering::SeqCst);
+            self.ranking.wanted.store(true, Ordering::SeqCst);
             return;
         }
-        self.wanted.store(false, Ordering::SeqCst);
+        self.ranking.wanted.store(false, Ordering::SeqCst);
         super::background::queue(super::background::Job::Ranking(Arc::clone(self), Arc::clone(store)));
     }
 
@@ -117,7 +130,7 @@ impl ProjectHandle {
         match RankingIndex::build(store, &self.index_dir) {
             Ok(p) => {
                 tracing::debug!(root = %self.root.display(), ms = started.elapsed().as_millis() as u64, "ranking index built");
-                *self.ranking_index.lock().recover() = Some(Arc::new(p));
+                *self.ranking.index.lock().recover() = Some(Arc::new(p));
             }
             Err(e) => tracing::warn!(root = %self.root.display(), error = %e, "ranking index build failed"),
         }
@@ -133,14 +146,14 @@ impl ProjectHandle {
     /// folded into a new base in the background, the current index answering meanwhile.
     pub(super) fn refresh_ranking(self: &Arc<Self>, store: &Arc<Store>, before: u64, changed: &[String], full: bool) {
         use std::sync::atomic::Ordering;
-        if self.building.swap(true, Ordering::SeqCst) {
+        if self.ranking.building.swap(true, Ordering::SeqCst) {
             // A rebuild is under way: it is asked to catch up once done.
-            self.wanted.store(true, Ordering::SeqCst);
+            self.ranking.wanted.store(true, Ordering::SeqCst);
             return;
         }
         let current = self.update_ranking(store, before, changed, full) || self.make_current(store);
         self.done_building();
-        if !current || self.wanted.swap(false, Ordering::SeqCst) {
+        if !current || self.ranking.wanted.swap(false, Ordering::SeqCst) {
             self.rebuild_ranking(store);
         }
     }
@@ -150,7 +163,7 @@ impl ProjectHandle {
     /// the background). The caller holds the `building` flag.
     fn make_current(&self, store: &Store) -> bool {
         let started = std::time::Instant::now();
-        let current = self.ranking_index.lock().recover().clone();
+        let current = self.ranking.index.lock().recover().clone();
         let caught_up = match &current {
             Some(p) => p.catch_up(store).map(Some),
             None => RankingIndex::open(store, &self.index_dir),
@@ -168,8 +181,8 @@ impl ProjectHandle {
                 tracing::debug!(root = %self.root.display(), ms = started.elapsed().as_millis() as u64, "ranking index current");
                 // Current now: a new base is wanted only for a delta grown past its share
                 // (not because a query asked while the run went on).
-                self.wanted.store(p.wants_merge(), std::sync::atomic::Ordering::SeqCst);
-                *self.ranking_index.lock().recover() = Some(Arc::new(p));
+                self.ranking.wanted.store(p.wants_merge(), std::sync::atomic::Ordering::SeqCst);
+                *self.ranking.index.lock().recover() = Some(Arc::new(p));
                 true
             }
             Err(e) => {
@@ -180,12 +193,12 @@ impl ProjectHandle {
     }
 
     fn has_ranking(&self) -> bool {
-        self.ranking_index.lock().recover().is_some()
+        self.ranking.index.lock().recover().is_some()
     }
 
     /// The delta half of [`refresh_ranking`](Self::refresh_ranking): false if only a rebuild will do.
     fn update_ranking(&self, store: &Store, before: u64, changed: &[String], full: bool) -> bool {
-        let current = self.ranking_index.lock().recover().clone();
+        let current = self.ranking.index.lock().recover().clone();
         // None yet: the caller maps the base from disk, or builds one, so the first search
         // after indexing does not wait for it.
         let Some(current) = current else { return false };
@@ -204,10 +217,10 @@ impl ProjectHandle {
                     "ranking index updated"
                 );
                 let merge = p.wants_merge();
-                *self.ranking_index.lock().recover() = Some(Arc::new(p));
+                *self.ranking.index.lock().recover() = Some(Arc::new(p));
                 // Current now; a new base is written once the delta has grown (by the
                 // caller, once it has let go of the `building` flag).
-                self.wanted.store(merge, std::sync::atomic::Ordering::SeqCst);
+                self.ranking.wanted.store(merge, std::sync::atomic::Ordering::SeqCst);
                 true
             }
             Err(e) => {
@@ -250,7 +263,7 @@ impl AfterBatch {
         }
         if !updated {
             let _ = self.handle.current_ranking(&self.store);
-        } else if self.handle.wanted.swap(false, std::sync::atomic::Ordering::SeqCst) {
+        } else if self.handle.ranking.wanted.swap(false, std::sync::atomic::Ordering::SeqCst) {
             self.handle.rebuild_ranking(&self.store);
         }
     }
