@@ -12,6 +12,7 @@
 //! - ERROR regions are searched for items inside them and otherwise become blocks.
 
 use booger_proto::tools::ChunkKind;
+use std::borrow::Cow;
 use tree_sitter::Node;
 
 use super::grammars::{self, Grammar};
@@ -29,23 +30,39 @@ const BLOCK_MAX_LINES: u32 = 60;
 /// errors still gives its items, plus a note for the index report.
 pub(crate) fn chunk(lang: Lang, src: &[u8]) -> Result<(Vec<Chunk>, Option<String>), String> {
     let grammar = grammars::of(lang).ok_or_else(|| format!("no grammar for {}", lang.name()))?;
-    let tree = super::parse::parse(lang, grammar, src)?;
+    // The walk reads what the parser read (the same offsets; see `parse::parser_input`), so
+    // every node is inside what it reads; the chunks are then made the file's own.
+    let input = super::parse::parser_input(lang, src);
+    let tree = super::parse::parse(lang, grammar, &input)?;
     let root = tree.root_node();
     let note = root.has_error().then(|| {
         let errors = count_errors(root);
         format!("{errors} syntax error region(s); the code around them is indexed as blocks")
     });
     let lines = Lines::new(src);
-    let mut walker =
-        Walker { lang, grammar, src, lines: &lines, chunks: Vec::new(), covered: Vec::new(), reach: 0, in_type: false };
+    let mut walker = Walker {
+        lang,
+        grammar,
+        src: &input,
+        lines: &lines,
+        chunks: Vec::new(),
+        covered: Vec::new(),
+        reach: 0,
+        in_type: false,
+    };
     walker.items(tree.root_node(), None);
     let Walker { mut chunks, mut covered, .. } = walker;
-    chunks.extend(gap_blocks(src, &lines, &mut covered));
-    // A node may reach into the newline `parser_input` added after the end.
-    for c in &mut chunks {
-        c.end_byte = c.end_byte.min(src.len());
-        c.start_byte = c.start_byte.min(c.end_byte);
+    if let Cow::Owned(_) = input {
+        // A node may reach into the newline added after the end, and a NUL was read as a
+        // space: each chunk ends within the file, its text the file's own.
+        for c in &mut chunks {
+            c.end_byte = c.end_byte.min(src.len());
+            c.start_byte = c.start_byte.min(c.end_byte);
+            c.end_line = lines.line_of(c.end_byte.saturating_sub(1).max(c.start_byte));
+            c.content = text(src, c.start_byte, c.end_byte);
+        }
     }
+    chunks.extend(gap_blocks(src, &lines, &mut covered));
     chunks.sort_by_key(|c| (c.start_byte, c.end_byte));
     Ok((chunks.into_iter().flat_map(|c| split_oversized(c, src, &lines)).collect(), note))
 }

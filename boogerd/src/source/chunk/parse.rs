@@ -26,18 +26,18 @@ thread_local! {
     static PARSER: RefCell<Parser> = RefCell::new(Parser::new());
 }
 
-/// The tree of `src`, or why there is none (the budget ran out).
-pub(super) fn parse(lang: Lang, grammar: &Grammar, src: &[u8]) -> Result<Tree, String> {
+/// The tree of `input` (what [`parser_input`] gives for the file), or why there is none
+/// (the budget ran out).
+pub(super) fn parse(lang: Lang, grammar: &Grammar, input: &[u8]) -> Result<Tree, String> {
     PARSER.with(|p| {
         let mut parser = p.borrow_mut();
         parser.set_language(&(grammar.language)()).map_err(|e| format!("grammar {}: {e}", lang.name()))?;
-        let budget = parse_budget(src.len());
+        let budget = parse_budget(input.len());
         let deadline = Instant::now() + budget;
         let mut give_up = |_: &tree_sitter::ParseState| {
             if Instant::now() > deadline { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
         };
         let options = ParseOptions::new().progress_callback(&mut give_up);
-        let input = parser_input(lang, src);
         let len = input.len();
         let tree = parser.parse_with_options(
             &mut |i, _| if i < len { &input[i..] } else { &[] as &[u8] },
@@ -53,7 +53,7 @@ pub(super) fn parse(lang: Lang, grammar: &Grammar, src: &[u8]) -> Result<Tree, S
 /// 0.7.4) reads past the end of a directive's name (`#if`, `#endif`) when a NUL byte or the
 /// end of the input follows it (found by fuzzing); a file is untrusted input, so Swift is
 /// parsed from a copy with NULs as spaces and a newline after the end: the same offsets.
-fn parser_input(lang: Lang, src: &[u8]) -> Cow<'_, [u8]> {
+pub(super) fn parser_input(lang: Lang, src: &[u8]) -> Cow<'_, [u8]> {
     if lang != Lang::Swift || (src.last() == Some(&b'\n') && !src.contains(&0)) {
         return Cow::Borrowed(src);
     }
@@ -64,7 +64,7 @@ fn parser_input(lang: Lang, src: &[u8]) -> Cow<'_, [u8]> {
 
 /// Parses without chunking: the floor the indexing benchmark compares against.
 pub fn parse_only(lang: Lang, src: &[u8]) -> bool {
-    grammars::of(lang).is_some_and(|grammar| parse(lang, grammar, src).is_ok())
+    grammars::of(lang).is_some_and(|grammar| parse(lang, grammar, &parser_input(lang, src)).is_ok())
 }
 
 #[cfg(test)]
@@ -102,5 +102,15 @@ mod tests {
             }
             assert_eq!(crate::source::chunk::verify::check(src, &chunked.chunks), Ok(()));
         }
+    }
+
+    /// A Swift file whose last item reaches into the newline added after its end (found by
+    /// fuzzing: the walk read one byte past the file). The walk reads what the parser read.
+    #[test]
+    fn a_swift_item_reaching_past_the_end_is_chunked_within_the_file() {
+        let src = include_bytes!("fixtures/past-end.swift");
+        let chunked = chunk_file(Path::new("a.swift"), src, false);
+        assert!(chunked.chunks.iter().all(|c| c.end_byte <= src.len()));
+        assert_eq!(crate::source::chunk::verify::check(src, &chunked.chunks), Ok(()));
     }
 }
