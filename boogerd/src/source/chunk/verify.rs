@@ -58,10 +58,10 @@ pub fn check(bytes: &[u8], chunks: &[Chunk]) -> Result<(), Mismatch> {
         for (field, value) in fields {
             let Some(value) = value.map(without_cut).filter(|v| !v.is_empty()) else { continue };
             let verbatim = field != "doc" && has_collapsed(&c.content, value);
-            if !verbatim
-                && !words_found(value, &c.content, &file_text)
-                && !(field == "name" && starts_mid_word(value, &file_text))
-            {
+            let read = verbatim
+                || words_found(value, &c.content, &file_text)
+                || (field == "name" && starts_mid_word(value, &file_text));
+            if !read {
                 return Err(Mismatch::Words(i, field));
             }
         }
