@@ -7,8 +7,9 @@
 //! the functions (nl R@10 0.850 with it, 0.867 without). Prose and text (`section`, `raw`)
 //! have nothing but their content, so they are described by it.
 
-use crate::store::vectors::EmbedInput;
 use booger_proto::tools::ChunkKind;
+
+use crate::store::vectors::EmbedInput;
 
 /// Characters of content used when a chunk has no signature or doc.
 const CONTENT_CHARS: usize = 1500;

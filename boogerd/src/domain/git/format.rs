@@ -2,10 +2,10 @@
 //! (`branch-diff`), a conventional commit message (`draft-commit`) and a Markdown changelog
 //! (`changelog`).
 
-use booger_proto::tools::ChunkKind;
 use std::fmt::Write;
 
 use booger_proto::answers::DiffTotals;
+use booger_proto::tools::ChunkKind;
 
 use super::StructuralDiff;
 use super::diff::FileDiff;

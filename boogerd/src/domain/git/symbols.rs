@@ -7,9 +7,9 @@
 //! between items (`block` chunks) counts as one pseudo-symbol per file, "top-level code", and
 //! the windows of an unparsed file as one, "text".
 
-use booger_proto::tools::ChunkKind;
 use std::collections::HashMap;
 
+use booger_proto::tools::ChunkKind;
 use serde::Serialize;
 
 use crate::source::chunk::Chunk;

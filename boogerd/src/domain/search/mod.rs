@@ -43,9 +43,9 @@ mod tombstones;
 pub(crate) mod weights;
 pub(crate) mod words;
 
-use booger_proto::tools::ChunkKind;
 use std::collections::HashMap;
 
+use booger_proto::tools::ChunkKind;
 use weights::WEIGHTS;
 
 use crate::store::search::{Candidate, Filters};

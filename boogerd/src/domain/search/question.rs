@@ -22,8 +22,9 @@
 //! evidence (0.471), the first page in the files mode's order (0.368 to 0.435), and only
 //! words written as code naming a chunk (0.471).
 
-use booger_proto::tools::ChunkKind;
 use std::collections::HashMap;
+
+use booger_proto::tools::ChunkKind;
 
 use super::Hit;
 use super::weights::WEIGHTS;

@@ -11,8 +11,9 @@
 //! - top-level code that no item covers becomes `block` chunks, so nothing is unsearchable;
 //! - ERROR regions are searched for items inside them and otherwise become blocks.
 
-use booger_proto::tools::ChunkKind;
 use std::borrow::Cow;
+
+use booger_proto::tools::ChunkKind;
 use tree_sitter::Node;
 
 use super::grammars::{self, Grammar};

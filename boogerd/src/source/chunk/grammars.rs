@@ -9,9 +9,9 @@
 //! `refine.rs`); the kinds that hold a container's members when it has no `body` field; and
 //! the test conventions. Then a fixture in `chunk/tests.rs` that lists what it finds.
 
-use booger_proto::tools::ChunkKind;
 use std::sync::OnceLock;
 
+use booger_proto::tools::ChunkKind;
 use tree_sitter::{Language, Node};
 
 use super::role::Role;

@@ -3,8 +3,9 @@
 //! [`OVERLAP`] bytes of the one before, and every piece keeps its section's title as `name`
 //! and the outer titles as `parent`.
 
-use super::{Chunk, Lines, text};
 use booger_proto::tools::ChunkKind;
+
+use super::{Chunk, Lines, text};
 
 pub(crate) const TARGET: usize = 1_500;
 pub(crate) const OVERLAP: usize = 200;

@@ -1,7 +1,8 @@
 //! Line windows: for text without a grammar, oversized files, and files that failed to parse.
 
-use super::{Chunk, Lines, text};
 use booger_proto::tools::ChunkKind;
+
+use super::{Chunk, Lines, text};
 
 /// Window size for ordinary text.
 const WINDOW_LINES: u32 = 60;

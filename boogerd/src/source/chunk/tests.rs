@@ -2,8 +2,9 @@
 //!
 //! Each outline line is `kind name [parent] L<start>-<end> | signature`.
 
-use booger_proto::tools::ChunkKind;
 use std::path::Path;
+
+use booger_proto::tools::ChunkKind;
 
 use super::{Chunk, chunk_file};
 

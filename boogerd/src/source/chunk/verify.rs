@@ -151,7 +151,6 @@ fn reads_as(hay: &[u8], line: &[u8]) -> bool {
 
 /// Whether `word` is in `hay` as a whole word (no letter, digit or `_` on either side).
 fn has_word(hay: &str, word: &str) -> bool {
-    let is_word = |c: char| c.is_alphanumeric() || c == '_';
     memchr::memmem::find_iter(hay.as_bytes(), word.as_bytes()).any(|at| {
         !hay[..at].chars().next_back().is_some_and(is_word)
             && !hay[at + word.len()..].chars().next().is_some_and(is_word)
@@ -164,21 +163,25 @@ fn has_word(hay: &str, word: &str) -> bool {
 fn starts_mid_word(name: &str, file: &str) -> bool {
     let mut words = words_of(name);
     let Some(first) = words.next() else { return false };
-    let is_word = |c: char| c.is_alphanumeric() || c == '_';
     let ends_a_word = memchr::memmem::find_iter(file.as_bytes(), first.as_bytes())
         .any(|at| !file[at + first.len()..].chars().next().is_some_and(is_word));
     ends_a_word && words.all(|w| has_word(file, w))
 }
 
+/// A letter, digit or `_`: what a word is made of.
+fn is_word(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
 /// The runs of letters, digits and `_` in `s`.
 fn words_of(s: &str) -> impl Iterator<Item = &str> {
-    s.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty())
+    s.split(|c: char| !is_word(c)).filter(|w| !w.is_empty())
 }
 
 /// `s` without the word a cut to length ended in (`…` after it): that word is a prefix.
 fn without_cut(s: &str) -> &str {
     match s.strip_suffix('…') {
-        Some(cut) => cut.trim_end_matches(|c: char| c.is_alphanumeric() || c == '_').trim_end(),
+        Some(cut) => cut.trim_end_matches(is_word).trim_end(),
         None => s,
     }
 }

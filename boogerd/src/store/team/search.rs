@@ -2,9 +2,9 @@
 //! published commit on its default branch (its head), narrowed by the same words and
 //! trigrams the local index narrows by, under GIN indexes. Every value is a parameter.
 
-use booger_proto::tools::{CHUNK_KINDS, ChunkKind, LANGUAGES, Language};
 use std::time::Instant;
 
+use booger_proto::tools::{CHUNK_KINDS, ChunkKind, LANGUAGES, Language};
 use postgres::types::ToSql;
 
 use super::access::Reader;

@@ -1,9 +1,9 @@
 //! `search`, `workspace-search` and `symbols` on the team index.
 
-use booger_proto::tools::ChunkKind;
 use std::fmt::Write;
 
 use booger_proto::remote::{Args, At, Hit, Search, Symbol, Symbols};
+use booger_proto::tools::ChunkKind;
 
 use super::{Ask, Outcome, reply, short};
 use crate::domain::search::{Query, is_test, lexemes};

@@ -21,9 +21,10 @@ mod postings;
 #[cfg(test)]
 mod tests;
 
-use booger_proto::tools::ChunkKind;
 use std::io;
 use std::path::Path;
+
+use booger_proto::tools::ChunkKind;
 
 use crate::store::search::Candidate;
 
