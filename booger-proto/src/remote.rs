@@ -1,227 +1,125 @@
 //! The team server's tools: what a remote agent may ask of the team index (read-only, any
-//! published repository and commit its token may read), their arguments as types and their
-//! answers, declared like the local catalogue so `tools/list`, validation and the answers'
-//! `outputSchema` come from one place.
+//! published repository and commit its token may read).
 //!
-//! A repository is named as it was published (`booger team status` lists them); a commit is
-//! a commit id, a prefix of one, or a branch it was published from; without one, the
-//! repository's head (its latest published commit on its default branch).
+//! Each is the local tool of the same name, with the same arguments and the same answer:
+//! where a local tool names a `project`, a team tool names a `repository` (as it was
+//! published; `status` lists them) and a `commit` (an id, a prefix of one, or a branch it was
+//! published from; without one, the repository's head: its latest published commit on its
+//! default branch). A local tool's `team` (also read the team index) has no place here. Only
+//! `directory-summary`, `branch-diff` and `status` answer in types of their own: the team
+//! index holds files and their definitions, not a working tree's counts or a git history.
+
+use std::sync::LazyLock;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::tools::params::{KIND, LANGUAGE, param, required};
-use crate::tools::{ChunkKind, Effect, Kind, Language, Param, ToolSpec};
+use crate::tools::params::{param, required};
+use crate::tools::{Effect, Kind, Param, ToolSpec};
 
 const REPOSITORY: Param = param("repository", Kind::String, "Repository as published (see status). Default: all.");
 const REPOSITORY_REQUIRED: Param = required("repository", Kind::String, "Repository as published (see status).");
 const COMMIT: Param = param("commit", Kind::String, "Commit id, prefix or branch. Default: the repository's head.");
-const PATH_PREFIX: Param = param("path_prefix", Kind::String, "Only paths under this prefix.");
-const HEAD_LIMIT: Param = param("head_limit", Kind::Integer { min: 1, max: 200 }, "Results. Default: 10.");
 
-const fn read_only(
-    name: &'static str,
-    title: &'static str,
-    description: &'static str,
-    params: &'static [Param],
-) -> ToolSpec {
+/// What a team tool reads: one repository or all, or every repository at its head.
+#[derive(Debug, Clone, Copy)]
+enum Reads {
+    /// A repository (all by default) at a commit.
+    Any,
+    /// A repository it must name, at a commit.
+    Named,
+    /// Every readable repository at its head: no repository or commit.
+    Heads,
+}
+
+/// The local tools the team server serves: name, what it reads, its description.
+const SERVED: &[(&str, Reads, &str)] = &[
+    (
+        "search",
+        Reads::Any,
+        "Ranked code search in the team index: definitions named by the query first, then chunks holding all its \
+         words. Queries may be issue text or tracebacks. Results name repository@commit:path and lines.",
+    ),
+    (
+        "hybrid-search",
+        Reads::Any,
+        "The search by words and meaning; the team index holds no embeddings yet, so it answers by words (as \
+         search), and says so.",
+    ),
+    ("workspace-search", Reads::Heads, "The search across every repository this token may read, each at its head."),
+    (
+        "grep",
+        Reads::Any,
+        "Lines matching a regular expression (or literal text) in published files, as repository@commit:path:line.",
+    ),
+    ("symbols", Reads::Named, "Definitions (functions, types, ...) of a repository at a commit, under a path."),
+    (
+        "references",
+        Reads::Any,
+        "Where an identifier is defined and used, each mention classified, across the readable repositories.",
+    ),
+    ("tests-for", Reads::Any, "Test code that exercises a definition: named after it, or calling or mentioning it."),
+    (
+        "directory-summary",
+        Reads::Named,
+        "A directory of a published commit: its subdirectories with file counts, its files with language and \
+         top-level definitions.",
+    ),
+    (
+        "branch-diff",
+        Reads::Named,
+        "Files added, removed and modified between two published commits of a repository (base, and commit: \
+         the later, by default the head), with the definitions that changed.",
+    ),
+    (
+        "status",
+        Reads::Heads,
+        "The repositories this token may read, each with its head, files, commits and last publish.",
+    ),
+];
+
+/// Every tool the team server serves, derived from the local catalogue (built once).
+pub fn tools() -> &'static [ToolSpec] {
+    static TOOLS: LazyLock<Vec<ToolSpec>> = LazyLock::new(|| SERVED.iter().map(|&(n, r, d)| served(n, r, d)).collect());
+    &TOOLS
+}
+
+pub fn find(name: &str) -> Option<&'static ToolSpec> {
+    tools().iter().find(|t| t.name == name)
+}
+
+/// The local tool `name` as the team server serves it: its arguments, with `repository` and
+/// `commit` where it has `project` (first, where it has none), and without `team`.
+fn served(name: &'static str, reads: Reads, description: &'static str) -> ToolSpec {
+    let local = crate::tools::find(name).unwrap_or_else(|| panic!("the team server's {name} is not a local tool"));
+    let selectors: &[Param] = match reads {
+        Reads::Any => &[REPOSITORY, COMMIT],
+        Reads::Named => &[REPOSITORY_REQUIRED, COMMIT],
+        Reads::Heads => &[],
+    };
+    let own = local.params.iter().filter(|p| !matches!(p.name, "project" | "team"));
+    let params: Vec<Param> = selectors.iter().chain(own).copied().collect();
     ToolSpec {
         name,
-        title,
+        title: local.title,
         summary: description,
         description,
         details: description,
-        params,
+        // Built once per process: the catalogue's declarations are static too.
+        params: Box::leak(params.into_boxed_slice()),
         effect: Effect::ReadOnly,
         mcp_json: false,
     }
 }
 
-/// Every tool the team server serves.
-pub const TOOLS: &[ToolSpec] = &[
-    read_only(
-        "search",
-        "Search code",
-        "Ranked code search in the team index: definitions named by the query first, then chunks holding all its \
-         words. Queries may be issue text or tracebacks. Results name repository@commit:path and lines.",
-        &[required("query", Kind::Text, "What to find."), REPOSITORY, COMMIT, PATH_PREFIX, LANGUAGE, KIND, HEAD_LIMIT],
-    ),
-    read_only(
-        "hybrid-search",
-        "Hybrid search",
-        "The search by words and meaning; the team index holds no embeddings yet, so it answers by words (as \
-         search), and says so.",
-        &[required("query", Kind::Text, "What to find."), REPOSITORY, COMMIT, PATH_PREFIX, LANGUAGE, KIND, HEAD_LIMIT],
-    ),
-    read_only(
-        "workspace-search",
-        "Search every repository",
-        "The search across every repository this token may read, each at its head.",
-        &[required("query", Kind::Text, "What to find."), PATH_PREFIX, LANGUAGE, KIND, HEAD_LIMIT],
-    ),
-    read_only(
-        "grep",
-        "Grep",
-        "Lines matching a regular expression (or literal text) in published files, as repository@commit:path:line.",
-        &[
-            required("pattern", Kind::Text, "Regular expression (Rust syntax)."),
-            REPOSITORY,
-            COMMIT,
-            PATH_PREFIX,
-            LANGUAGE,
-            param("literal", Kind::Boolean, "Match the pattern as plain text."),
-            param("case_insensitive", Kind::Boolean, "Ignore case."),
-            param("head_limit", Kind::Integer { min: 1, max: 500 }, "Lines. Default: 50."),
-        ],
-    ),
-    read_only(
-        "symbols",
-        "Definitions",
-        "Definitions (functions, types, ...) of a repository at a commit, under a path or by name.",
-        &[
-            REPOSITORY_REQUIRED,
-            COMMIT,
-            param("path", Kind::String, "File or directory (as the local `symbols` takes it)."),
-            param("name", Kind::String, "Only definitions whose name holds this (any case)."),
-            PATH_PREFIX,
-            KIND,
-            param("head_limit", Kind::Integer { min: 1, max: 500 }, "Results. Default: 100."),
-        ],
-    ),
-    read_only(
-        "references",
-        "References",
-        "Lines that use an identifier (whole word), its definitions marked, across the readable repositories.",
-        &[
-            required("symbol", Kind::String, "Identifier, e.g. parse_config (as the local `references` takes it)."),
-            REPOSITORY,
-            COMMIT,
-            PATH_PREFIX,
-            LANGUAGE,
-            param("head_limit", Kind::Integer { min: 1, max: 500 }, "Lines. Default: 50."),
-        ],
-    ),
-    read_only(
-        "tests-for",
-        "Tests for",
-        "Test code that exercises a definition: named after it, or calling or mentioning it.",
-        &[
-            required("symbol", Kind::String, "Definition name, e.g. parse_config or Config.load."),
-            REPOSITORY,
-            COMMIT,
-            param("head_limit", Kind::Integer { min: 1, max: 200 }, "Results. Default: 20."),
-        ],
-    ),
-    read_only(
-        "directory-summary",
-        "Directory summary",
-        "A directory of a published commit: its subdirectories with file counts, its files with language and \
-         top-level definitions.",
-        &[REPOSITORY_REQUIRED, COMMIT, param("path", Kind::String, "Directory. Default: the root.")],
-    ),
-    read_only(
-        "branch-diff",
-        "Diff two commits",
-        "Files added, removed and modified between two published commits of a repository, with the definitions \
-         that changed.",
-        &[
-            REPOSITORY_REQUIRED,
-            required("base", Kind::String, "The earlier commit: id, prefix or branch."),
-            param("head", Kind::String, "The later one. Default: the repository's head."),
-            param("head_limit", Kind::Integer { min: 1, max: 1000 }, "Files. Default: 200."),
-        ],
-    ),
-    read_only(
-        "status",
-        "Status",
-        "The repositories this token may read, each with its head, files, commits and last publish.",
-        &[],
-    ),
-];
-
-pub fn find(name: &str) -> Option<&'static ToolSpec> {
-    TOOLS.iter().find(|t| t.name == name)
-}
-
-/// The arguments of a remote call, every tool's in one type (each tool reads its own; the
-/// catalogue's validation has refused any other before this is read).
+/// Which repository and commit a team call reads (the rest of its arguments are the local
+/// tool's, read as its type).
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Args {
-    pub query: Option<String>,
-    pub pattern: Option<String>,
-    pub name: Option<String>,
-    pub symbol: Option<String>,
+#[serde(default)]
+pub struct Selected {
     pub repository: Option<String>,
     pub commit: Option<String>,
-    pub path_prefix: Option<String>,
-    pub path: Option<String>,
-    pub language: Option<Language>,
-    pub kind: Option<ChunkKind>,
-    pub literal: bool,
-    pub case_insensitive: bool,
-    pub head_limit: Option<usize>,
-    pub base: Option<String>,
-    pub head: Option<String>,
-}
-
-/// Where a result is: repository, commit and path.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct At {
-    pub repository: String,
-    pub commit: String,
-    pub path: String,
-}
-
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct Hit {
-    #[serde(flatten)]
-    pub at: At,
-    pub start_line: u64,
-    pub end_line: u64,
-    pub kind: String,
-    pub name: String,
-    pub signature: String,
-    pub score: f64,
-}
-
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
-pub struct Search {
-    pub results: Vec<Hit>,
-}
-
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct Line {
-    #[serde(flatten)]
-    pub at: At,
-    pub line: u64,
-    pub text: String,
-    /// references: the line defines the name.
-    pub definition: bool,
-}
-
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
-pub struct Lines {
-    pub results: Vec<Line>,
-    /// False if reading stopped early (the limit or the deadline).
-    pub complete: bool,
-}
-
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct Symbol {
-    #[serde(flatten)]
-    pub at: At,
-    pub start_line: u64,
-    pub end_line: u64,
-    pub kind: String,
-    pub name: String,
-    pub signature: String,
-}
-
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
-pub struct Symbols {
-    pub results: Vec<Symbol>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -279,17 +177,15 @@ pub struct Status {
     pub repositories: Vec<Repository>,
 }
 
-/// The `outputSchema` of each remote tool.
+/// The `outputSchema` of each team tool: the local tool's, but for the three with answers of
+/// their own.
 pub fn output_schema(name: &str) -> Option<Value> {
     use crate::answers::of;
     Some(match name {
-        "search" | "hybrid-search" | "workspace-search" => of::<Search>(),
-        "grep" | "references" => of::<Lines>(),
-        "symbols" | "tests-for" => of::<Symbols>(),
         "directory-summary" => of::<Summary>(),
         "branch-diff" => of::<Diff>(),
         "status" => of::<Status>(),
-        _ => return None,
+        _ => return crate::answers::schema(name),
     })
 }
 
@@ -298,14 +194,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_remote_tool_reads_only_and_has_an_answer_type_and_known_arguments() {
-        let every = serde_json::to_value(Args::default()).unwrap();
-        for t in TOOLS {
+    fn every_team_tool_reads_only_and_takes_the_local_tools_arguments() {
+        for t in tools() {
             assert_eq!(t.effect, Effect::ReadOnly, "{}", t.name);
             assert!(output_schema(t.name).is_some(), "{}: no answer type", t.name);
-            for p in t.params {
-                assert!(every.get(p.name).is_some(), "{}: {} is not a field of Args", t.name, p.name);
+            let local = crate::tools::find(t.name).unwrap();
+            let mut theirs: Vec<&str> = t.params.iter().map(|p| p.name).collect();
+            theirs.retain(|n| !matches!(*n, "repository" | "commit"));
+            let mut ours: Vec<&str> = local.params.iter().map(|p| p.name).collect();
+            ours.retain(|n| !matches!(*n, "project" | "team"));
+            assert_eq!(theirs, ours, "{}: the team's arguments are not the local ones", t.name);
+            for p in t.params.iter().filter(|p| local.param(p.name).is_some()) {
+                let l = local.param(p.name).unwrap();
+                assert_eq!((p.kind, p.required), (l.kind, l.required), "{}: {}", t.name, p.name);
             }
         }
+        assert_eq!(tools().len(), SERVED.len());
     }
 }

@@ -75,7 +75,7 @@ impl Fixture {
 }
 
 /// How many tests use the shared fixture: the last one to finish stops it.
-const USERS: usize = 17;
+const USERS: usize = 18;
 static SHARED: Mutex<(Option<Arc<Fixture>>, usize)> = Mutex::new((None, 0));
 
 struct Lease(Arc<Fixture>);
@@ -161,8 +161,8 @@ fn probes(tool: &str, f: &Fixture) -> Vec<(Value, Value)> {
         "symbols" => vec![
             pair(json!({"repository": "beta"}), json!({"repository": "alpha"})),
             pair(
-                json!({"repository": "beta", "name": "swim", "commit": "main"}),
-                json!({"repository": "alpha", "name": "swim"}),
+                json!({"repository": "beta", "path": "src", "commit": "main"}),
+                json!({"repository": "alpha", "path": "src/*.py"}),
             ),
             pair(json!({"repository": "alpha", "commit": b2}), json!({"repository": "alpha", "commit": a1})),
         ],
@@ -179,7 +179,7 @@ fn probes(tool: &str, f: &Fixture) -> Vec<(Value, Value)> {
         ],
         "branch-diff" => vec![
             pair(json!({"repository": "beta", "base": b1}), json!({"repository": "alpha", "base": a1})),
-            pair(json!({"repository": "alpha", "base": b1, "head": b2}), json!({"repository": "alpha", "base": a1})),
+            pair(json!({"repository": "alpha", "base": b1, "commit": b2}), json!({"repository": "alpha", "base": a1})),
         ],
         "status" => vec![pair(json!({}), json!({}))],
         other => panic!("no probes for {other}"),
@@ -251,7 +251,7 @@ fn branch_diff_reads_a_commit_kept_as_what_it_changed_both_ways() {
     let kept = f.pg.sql(&format!("SELECT count(*) FROM commits WHERE sha = '{a2}' AND base = '{a1}'"));
     assert_eq!(kept, "1", "the second commit is kept against the first");
     for (base, head, gone) in [(a1, a2, false), (a2, a1, true)] {
-        let r = alice.call("branch-diff", json!({"repository": "alpha", "base": base, "head": head}));
+        let r = alice.call("branch-diff", json!({"repository": "alpha", "base": base, "commit": head}));
         let files = r["structuredContent"]["files"].as_array().cloned().unwrap_or_default();
         assert_eq!(files.len(), 1, "{r}");
         let (path, change) = (files[0]["path"].as_str(), files[0]["change"].as_str());
@@ -278,6 +278,115 @@ fn every_remote_tool_is_probed_and_none_writes() {
         assert_eq!(t["annotations"]["readOnlyHint"], true, "{t}");
     }
     assert_eq!(tools.len(), 10);
+}
+
+/// A tool of the team server is the local tool of that name: the same arguments, described
+/// the same (`repository` and `commit` where the local one has `project`), the same answer
+/// schema, and the same meaning: on the same files, the same lines, mentions and definitions,
+/// paged, cut and laid out alike.
+#[test]
+fn a_team_tool_takes_the_local_tools_arguments_and_means_the_same() {
+    let f = fixture();
+    let alice = Remote::open(&f.server.mcp(), &f.alpha);
+    let team = post(
+        &agent(),
+        &f.server.mcp(),
+        Some(&f.alpha),
+        Some(&alice.session),
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+    );
+    let team = team.json()["result"]["tools"].as_array().unwrap().clone();
+    let mut m = f.env.mcp_with(None, &["--tools", "all"]);
+    m.handshake("2025-11-25");
+    let local = m.request("tools/list", json!({}))["result"]["tools"].as_array().unwrap().clone();
+    for t in &team {
+        let name = t["name"].as_str().unwrap();
+        let l = local.iter().find(|l| l["name"] == name).unwrap_or_else(|| panic!("{name} is not a local tool"));
+        let props = |v: &Value, aside: [&str; 2]| {
+            let mut p = v["inputSchema"]["properties"].as_object().unwrap().clone();
+            p.retain(|k, _| !aside.contains(&k.as_str()));
+            p
+        };
+        assert_eq!(props(t, ["repository", "commit"]), props(l, ["project", "team"]), "{name}: other arguments");
+        if !["directory-summary", "branch-diff", "status"].contains(&name) {
+            assert_eq!(t["outputSchema"], l["outputSchema"], "{name}: another answer");
+        }
+    }
+
+    // The same calls on the local index of alpha (its working tree is its published head)
+    // and on the team index: the same places, named repository@commit:path there.
+    let root = f.env.project("alpha");
+    let head = &f.alpha_commits[1][..12];
+    let local_call = |tool: &str, args: Value| {
+        let started = Instant::now();
+        loop {
+            let (said, data, failed) = f.env.call(&root, "same", tool, args.clone());
+            if !failed {
+                return data;
+            }
+            assert!(started.elapsed() < Duration::from_secs(30), "{tool}: {said}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    let places = |data: &Value, keys: &[&str]| -> Vec<String> {
+        let rows = data["results"].as_array().cloned().unwrap_or_default();
+        let mut out: Vec<String> = rows
+            .iter()
+            .map(|r| {
+                let at = r["path"].as_str().unwrap_or_default();
+                let at = at.strip_prefix(&format!("alpha@{head}:")).unwrap_or(at);
+                let rest: Vec<String> = keys.iter().map(|k| r[*k].to_string()).collect();
+                format!("{at} {}", rest.join(" "))
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    for (tool, args, keys) in [
+        ("grep", json!({"pattern": "aardvark_swim", "context": 1}), &["line", "text"][..]),
+        ("grep", json!({"pattern": "def part_", "path_prefix": "src/*_part_[1-3].py"}), &["line"][..]),
+        ("references", json!({"symbol": "aardvark_swim", "scope": "call"}), &["line", "class", "within"][..]),
+        ("references", json!({"symbol": "aardvark_swim", "output_mode": "files_with_matches"}), &["mentions"][..]),
+        ("symbols", json!({"path": "src", "kind": "class"}), &["start_line", "name", "signature"][..]),
+        ("symbols", json!({"path": "src", "output_mode": "files_with_matches"}), &["symbols"][..]),
+        ("tests-for", json!({"symbol": "aardvark_swim"}), &["name", "start_line"][..]),
+    ] {
+        let mut on_team = args.clone();
+        on_team["repository"] = json!("alpha");
+        let theirs = alice.call(tool, on_team.clone());
+        assert_eq!(theirs["isError"], false, "{tool} {on_team}: {theirs}");
+        let ours = local_call(tool, args.clone());
+        let (theirs, ours) = (places(&theirs["structuredContent"], keys), places(&ours, keys));
+        assert!(!ours.is_empty(), "{tool} {args}: nothing local to compare");
+        assert_eq!(theirs, ours, "{tool} {args}: the team index answered otherwise");
+    }
+
+    // Paging, a cut and a count mean the same.
+    let page = alice.call("grep", json!({"pattern": "return", "repository": "alpha", "head_limit": 2}));
+    let next = page["structuredContent"]["cursor"].as_str().unwrap_or_else(|| panic!("no cursor: {page}")).to_owned();
+    let rest = alice.call("grep", json!({"pattern": "return", "repository": "alpha", "cursor": next}));
+    let first: Vec<Value> = page["structuredContent"]["results"].as_array().unwrap().clone();
+    let then: Vec<Value> = rest["structuredContent"]["results"].as_array().unwrap().clone();
+    assert_eq!(first.len(), 2, "{page}");
+    assert!(!then.is_empty() && then.iter().all(|l| !first.contains(l)), "{rest}");
+    let counted = alice.call("references", json!({"symbol": "aardvark_swim", "output_mode": "count"}));
+    assert!(counted["structuredContent"]["total"].as_u64().is_some_and(|n| n >= 2), "{counted}");
+    let files = alice.call("search", json!({"query": "aardvark swim", "output_mode": "files_with_matches"}));
+    let rows = files["structuredContent"]["results"].as_array().unwrap().clone();
+    assert!(!rows.is_empty() && rows.iter().all(|r| r["chunks"].is_array()), "{files}");
+    let small = alice.call("search", json!({"query": "aardvark swim", "output_mode": "signatures", "head_limit": 1}));
+    assert_eq!(small["structuredContent"]["results"].as_array().map(Vec::len), Some(1), "{small}");
+    let glob = alice.call("search", json!({"query": "part", "path_prefix": "src/*_part_2.py"}));
+    let rows = glob["structuredContent"]["results"].as_array().unwrap().clone();
+    assert!(
+        !rows.is_empty() && rows.iter().all(|r| r["path"].as_str().unwrap().ends_with("src/aardvark_part_2.py")),
+        "{glob}"
+    );
+    // What a published commit cannot have is refused, saying why.
+    let staged =
+        alice.call("branch-diff", json!({"repository": "alpha", "base": f.alpha_commits[0], "include": "staged"}));
+    assert_eq!(staged["isError"], true, "{staged}");
+    assert!(text(&staged).contains("leave include out"), "{staged}");
 }
 
 /// No token, a wrong one, a revoked one: 401, the revoked one within a second. A session is

@@ -12,29 +12,14 @@ use crate::store::scan::{Keep, Scanned};
 
 pub(super) fn run(call: &Call, a: args::Grep) -> Outcome {
     let pattern = a.pattern.as_str();
-    let source = if a.literal { regex::escape(pattern) } else { pattern.to_owned() };
-    let matcher = LineMatcher::new(&source, a.case_insensitive).map_err(|e| {
-        ToolError::Refused(format!(
-            "grep: invalid regex {}: {}. Escape special characters, or pass literal=true to match the text as is",
-            quoted(pattern),
-            e.to_string().lines().last().unwrap_or_default().trim(),
-        ))
-    })?;
+    let (source, matcher) = matcher(&a)?;
     #[cfg(not(feature = "team"))]
     if a.team {
         return Err(super::without_team::refused("grep"));
     }
     let snap = call.snapshot(a.on.project.as_deref())?;
     let f = filters(&a.filters);
-    // A cursor is the offset of the next match: the same paging, as the other tools spell it.
-    let offset = match a.paging.cursor.as_deref() {
-        Some(c) => c.parse::<usize>().map_err(|_| {
-            ToolError::Refused(format!("grep: cursor {c:?} is not one grep returned; drop it to start over"))
-        })?,
-        None => a.paging.offset.unwrap_or(0),
-    };
-    let budget = a.paging.max_tokens.unwrap_or(format::DEFAULT_MAX_TOKENS) * format::CHARS_PER_TOKEN;
-    let mut lines = Lines::new(offset, a.paging.head_limit.unwrap_or(50), budget, a.context);
+    let mut lines = paging(&a)?;
     // The regex's literals narrow the chunks to read through the trigram index; a pattern
     // without a literal of three characters reads every chunk. Either way reading stops after
     // SCAN_DEADLINE (a common literal in a huge tree leaves many chunks too).
@@ -86,7 +71,35 @@ pub(super) fn run(call: &Call, a: args::Grep) -> Outcome {
         };
         return Ok(answer(why, &data));
     }
-    Ok(lines.answer(&snap.project.name, stopped, !timed_out))
+    Ok(lines.answer(Some(&snap.project.name), stopped, !timed_out))
+}
+
+/// The call's pattern as a regular expression (`literal`: escaped), and its line matcher.
+pub(super) fn matcher(a: &args::Grep) -> Result<(String, LineMatcher), ToolError> {
+    let pattern = a.pattern.as_str();
+    let source = if a.literal { regex::escape(pattern) } else { pattern.to_owned() };
+    let matcher = LineMatcher::new(&source, a.case_insensitive).map_err(|e| {
+        ToolError::Refused(format!(
+            "grep: invalid regex {}: {}. Escape special characters, or pass literal=true to match the text as is",
+            quoted(pattern),
+            e.to_string().lines().last().unwrap_or_default().trim(),
+        ))
+    })?;
+    Ok((source, matcher))
+}
+
+/// The page of matching lines the call asks for: from its offset or cursor, its head_limit
+/// and budget, with its context lines.
+pub(super) fn paging(a: &args::Grep) -> Result<Lines, ToolError> {
+    // A cursor is the offset of the next match: the same paging, as the other tools spell it.
+    let offset = match a.paging.cursor.as_deref() {
+        Some(c) => c.parse::<usize>().map_err(|_| {
+            ToolError::Refused(format!("grep: cursor {c:?} is not one grep returned; drop it to start over"))
+        })?,
+        None => a.paging.offset.unwrap_or(0),
+    };
+    let budget = a.paging.max_tokens.unwrap_or(format::DEFAULT_MAX_TOKENS) * format::CHARS_PER_TOKEN;
+    Ok(Lines::new(offset, a.paging.head_limit.unwrap_or(50), budget, a.context))
 }
 
 /// The team index's other repositories' lines, narrowed by the same trigrams, into `lines`:
@@ -103,19 +116,10 @@ fn team_lines(
 ) -> Result<Result<bool, String>, ToolError> {
     let link = super::team::link(call, "grep")?;
     let skip = [project.to_owned()];
-    let tf = super::team::filters("grep", f, &skip)?;
+    let tf = super::team::filters(f, &skip);
     let read = link.with(|t| {
         t.grep_chunks(narrow, &tf, deadline, |row| {
-            let chunk = Scanned {
-                id: 0,
-                path: super::team::label(&row),
-                kind: row.chunk.kind,
-                start_line: row.chunk.start_line,
-                bytes: row.chunk.end_byte - row.chunk.start_byte,
-            };
-            if matcher.may_match(&row.chunk.content) {
-                lines.take(&chunk, own_text(&chunk, &row.chunk.content), matcher);
-            }
+            lines.take_team(&row, matcher);
             true
         })
     });
@@ -123,12 +127,12 @@ fn team_lines(
 }
 
 /// The matching lines of a scan: all counted, one page kept within its budget.
-struct Lines {
+pub(super) struct Lines {
     offset: usize,
     limit: usize,
     budget: usize,
     context: usize,
-    total: usize,
+    pub total: usize,
     out: String,
     results: Vec<answers::Line>,
     cut: bool,
@@ -143,7 +147,7 @@ impl Lines {
     }
 
     /// Counts the lines of one chunk that match, keeping those on the page.
-    fn take(&mut self, chunk: &Scanned, content: &str, matcher: &LineMatcher) -> bool {
+    pub(super) fn take(&mut self, chunk: &Scanned, content: &str, matcher: &LineMatcher) -> bool {
         if self.last.0 != chunk.path {
             self.last = (chunk.path.clone(), 0);
         }
@@ -186,8 +190,25 @@ impl Lines {
         true
     }
 
-    /// The answer: the page's lines, and how to get the rest.
-    fn answer(self, project: &str, stopped: Option<String>, scanned_all: bool) -> ToolReply {
+    /// Counts the lines of a team chunk that match (named repository@commit:path).
+    #[cfg(feature = "team")]
+    pub(super) fn take_team(&mut self, row: &crate::store::team::TeamHit, matcher: &LineMatcher) {
+        if !matcher.may_match(&row.chunk.content) {
+            return;
+        }
+        let chunk = Scanned {
+            id: 0,
+            path: super::team::label(row),
+            kind: row.chunk.kind,
+            start_line: row.chunk.start_line,
+            bytes: row.chunk.end_byte - row.chunk.start_byte,
+        };
+        self.take(&chunk, own_text(&chunk, &row.chunk.content), matcher);
+    }
+
+    /// The answer: the page's lines, and how to get the rest. `project`: the one they are of
+    /// (none on the team server: each line names its repository).
+    pub(super) fn answer(self, project: Option<&str>, stopped: Option<String>, scanned_all: bool) -> ToolReply {
         let Self { offset, total, out, results, cut, budget, .. } = self;
         let shown = results.len();
         let mut text =
@@ -209,7 +230,7 @@ impl Lines {
         }
         let cursor = (offset + shown < total).then(|| (offset + shown).to_string());
         let data = answers::Grep {
-            project: Some(project.to_owned()),
+            project: project.map(str::to_owned),
             total: total as u64,
             results: Some(results),
             // Complete: every match is in this answer (a page with a cursor after it is not).

@@ -19,8 +19,29 @@ use crate::store::search::{Candidate, Filters};
 const CANDIDATES: usize = 5_000;
 
 pub(super) fn run(call: &Call, a: args::References) -> Outcome {
-    let symbol = a.symbol.trim();
-    // `Class.method` / `mod::item`: the last part is what appears in code.
+    let name = name_of(&a.symbol)?;
+    let snap = call.snapshot(a.on.project.as_deref())?;
+    let f = Filters { language: a.language, kind: None, path: a.path_prefix.clone() };
+    let candidates = snap
+        .store
+        .fts_matches(&Query::parse(name).and(), &f, CANDIDATES, |_| true)
+        .map_err(|e| failed("references", e))?;
+    match mentioned(&candidates, &a)? {
+        Some(reply) => Ok(reply),
+        None => {
+            let symbol = a.symbol.trim();
+            let why = call.explain_empty(&snap.project, &snap.store, &f, &format!("No matches for symbol '{symbol}'."));
+            let data =
+                answers::References { results: Some(Vec::new()), reason: Some(why.clone()), ..Default::default() };
+            Ok(answer(why, &data))
+        }
+    }
+}
+
+/// The name a `symbol` argument looks for: `Class.method` / `mod::item` is its last part, what
+/// appears in code. `Err` unless that is one identifier.
+pub(super) fn name_of(symbol: &str) -> Result<&str, ToolError> {
+    let symbol = symbol.trim();
     let name = symbol.rsplit(['.', ':']).next().unwrap_or(symbol);
     if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$') {
         return Err(ToolError::Refused(format!(
@@ -28,13 +49,17 @@ pub(super) fn run(call: &Call, a: args::References) -> Outcome {
             quoted(symbol)
         )));
     }
-    let snap = call.snapshot(a.on.project.as_deref())?;
-    let f = Filters { language: a.language, kind: None, path: a.path_prefix.clone() };
-    let candidates = snap
-        .store
-        .fts_matches(&Query::parse(name).and(), &f, CANDIDATES, |_| true)
-        .map_err(|e| failed("references", e))?;
-    let mut mentions = mentions_in(&candidates, name);
+    Ok(name)
+}
+
+/// The answer of the mentions of the call's symbol in `candidates` (chunks and their text),
+/// in its scope, output mode and page (the team server's too); `None` when there is none.
+pub(super) fn mentioned(
+    candidates: &[(Candidate, String)],
+    a: &args::References,
+) -> Result<Option<ToolReply>, ToolError> {
+    let symbol = a.symbol.trim();
+    let mut mentions = mentions_in(candidates, name_of(symbol)?);
     if let Some(scope) = a.scope.as_deref() {
         mentions.retain(|m| m.class.name() == scope);
     }
@@ -45,23 +70,21 @@ pub(super) fn run(call: &Call, a: args::References) -> Outcome {
     });
     mentions.dedup_by(|a, b| a.path == b.path && a.line == b.line);
     if mentions.is_empty() {
-        let why = call.explain_empty(&snap.project, &snap.store, &f, &format!("No matches for symbol '{symbol}'."));
-        let data = answers::References { results: Some(Vec::new()), reason: Some(why.clone()), ..Default::default() };
-        return Ok(answer(why, &data));
+        return Ok(None);
     }
     let mut counts = answers::Counts::new();
     for m in &mentions {
         *counts.entry(m.class.name().to_owned()).or_insert(0) += 1;
     }
     let summary = counts.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(", ");
-    Ok(match a.output_mode {
+    Ok(Some(match a.output_mode {
         Some(args::OutputMode::Count) => answer(
             format!("{} mention(s) of {symbol}: {summary}", mentions.len()),
             &answers::References { total: Some(mentions.len() as u64), by_class: Some(counts), ..Default::default() },
         ),
         Some(args::OutputMode::FilesWithMatches) => by_file(&mentions),
         _ => listed(&mentions, symbol, &summary, page(&a.paging, None, 50, 0)?),
-    })
+    }))
 }
 
 /// Every line of `candidates` that names `name` as a whole word, classified.

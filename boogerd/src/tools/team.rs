@@ -36,20 +36,9 @@ pub(super) fn url_of(call: &Call, tool: &str) -> Result<String, ToolError> {
     })
 }
 
-/// The local filters as the team index takes them: a path is a prefix there, not a glob.
-pub(super) fn filters<'a>(tool: &str, f: &'a Filters, skip_repos: &'a [String]) -> Result<TeamFilters<'a>, ToolError> {
-    if f.path.as_deref().is_some_and(|p| p.contains(['*', '?', '['])) {
-        return Err(ToolError::Refused(format!(
-            "{tool}: with team=true, path_prefix is a directory or file prefix, not a glob"
-        )));
-    }
-    Ok(TeamFilters {
-        language: f.language,
-        kind: f.kind,
-        path_prefix: f.path.as_deref().map(|p| p.trim_start_matches("./")),
-        skip_repos,
-        ..TeamFilters::default()
-    })
+/// The local filters as the team index takes them.
+pub(super) fn filters<'a>(f: &'a Filters, skip_repos: &'a [String]) -> TeamFilters<'a> {
+    TeamFilters { language: f.language, kind: f.kind, skip_repos, ..TeamFilters::default() }.path(f.path.as_deref())
 }
 
 /// How a team result names its file: repository, commit (12 digits) and path.
@@ -103,31 +92,17 @@ pub(super) fn while_filling(call: &Call, a: &args::Search) -> Option<Outcome> {
     let q = &a.query;
     let query = Query::parse(&q.query);
     let local = super::call::filters(&q.filters);
-    let tf = TeamFilters { commit: Some(&commit), ..filters("search", &local, &[]).ok()? };
+    let tf = TeamFilters { commit: Some(&commit), ..filters(&local, &[]) };
     let page = page(&q.paging, q.max_lines, 10, 40).ok()?;
     let found = search(link, &query, &tf, page.reach()).ok().filter(|f| !f.is_empty())?;
-    let mut contents = HashMap::new();
-    let hits: Vec<Hit> = found
-        .into_iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let chunk = candidate(&t, t.path.clone(), i as i64);
-            contents.insert(i as i64, t.chunk.content);
-            Hit { chunk, score: t.score, notes: Vec::new() }
-        })
-        .collect();
+    let (hits, contents) = ranked(found, |t| t.path.clone());
     let header = format!(
         "(answered from the team index at {}: {} is being filled from it; local edits are not in this answer yet)\n",
         &commit[..commit.len().min(12)],
         project.name
     );
     let mode = OutputMode::of(q.output_mode, OutputMode::Content);
-    let (r, total) = if mode == OutputMode::FilesWithMatches {
-        let ranked = files::by_file(&hits, files::lexical_evidence);
-        (format::render_files(&ranked, page, &header), ranked.len())
-    } else {
-        (format::render(&hits, &contents, &query.words, mode, page, &header), hits.len())
-    };
+    let (r, total) = render(&hits, &contents, &query, mode, page, &header);
     let data = answers::Search {
         project: Some(project.name),
         total: Some(total as u64),
@@ -136,4 +111,37 @@ pub(super) fn while_filling(call: &Call, a: &args::Search) -> Option<Outcome> {
         ..Default::default()
     };
     Some(Ok(answer(r.text, &data)))
+}
+
+/// Team hits as ranked hits, each file named by `name`, and their texts by id.
+pub(super) fn ranked(found: Vec<TeamHit>, name: impl Fn(&TeamHit) -> String) -> (Vec<Hit>, HashMap<i64, String>) {
+    let mut contents = HashMap::new();
+    let hits = found
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let chunk = candidate(&t, name(&t), i as i64);
+            contents.insert(i as i64, t.chunk.content);
+            Hit { chunk, score: t.score, notes: Vec::new() }
+        })
+        .collect();
+    (hits, contents)
+}
+
+/// Ranked team hits laid out as local search lays out its own (files ranked by their hits'
+/// evidence in files mode), and how many results the whole list holds.
+pub(super) fn render(
+    hits: &[Hit],
+    contents: &HashMap<i64, String>,
+    query: &Query,
+    mode: OutputMode,
+    page: format::Page,
+    header: &str,
+) -> (format::Rendered<answers::RankedRow>, usize) {
+    if mode == OutputMode::FilesWithMatches {
+        let ranked = files::by_file(hits, files::lexical_evidence);
+        (format::render_files(&ranked, page, header), ranked.len())
+    } else {
+        (format::render(hits, contents, &query.words, mode, page, header), hits.len())
+    }
 }

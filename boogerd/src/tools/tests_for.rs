@@ -32,6 +32,12 @@ pub(super) fn run(call: &Call, a: args::TestsFor) -> Outcome {
             &answers::TestsFor { results: Some(Vec::new()), reason: Some(why), ..Default::default() },
         ));
     }
+    answered(&found, symbol, &a)
+}
+
+/// The answer of the tests found for `symbol`, each with why, in the caller's output mode
+/// and page (the team server's too).
+pub(super) fn answered(found: &[(Candidate, &'static str)], symbol: &str, a: &args::TestsFor) -> Outcome {
     let mode = OutputMode::of(a.output_mode, OutputMode::Signatures);
     if mode == OutputMode::Count {
         let text = format!("{} test(s) for {symbol}", found.len());

@@ -94,7 +94,7 @@ pub(super) fn run(call: &Call, a: args::Workspace) -> Outcome {
     let team_hits = match link {
         #[cfg(feature = "team")]
         Some(link) => {
-            let tf = super::team::filters("workspace-search", &f, &local_names)?;
+            let tf = super::team::filters(&f, &local_names);
             super::team::search(link, &query, &tf, need).unwrap_or_else(|why| {
                 let said = super::team::unreachable_note(&why);
                 header.push_str(&said);

@@ -32,7 +32,8 @@ pub(super) type Sessions = sessions::Sessions<i64, ()>;
 
 const INSTRUCTIONS: &str = "booger's team index: code search over the repositories your token may read, \
     each at its latest published commit unless you name one. `status` lists them; `search`, `grep`, \
-    `symbols` and `references` take `repository` and `commit`.";
+    `symbols` and `references` take `repository` and `commit`, and otherwise the arguments of the local tools \
+    of the same names.";
 
 fn json_value(status: StatusCode, body: Value) -> Response {
     json_reply(status, body.to_string())
@@ -115,7 +116,7 @@ fn initialize(s: &Shared, token: &Token, id: &Value, params: &Value) -> Response
 }
 
 fn tools_list() -> Value {
-    let tools: Vec<Value> = remote::TOOLS
+    let tools: Vec<Value> = remote::tools()
         .iter()
         .map(|t| {
             crate::fronts::mcp::tool_entry(

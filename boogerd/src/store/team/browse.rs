@@ -22,12 +22,21 @@ pub(crate) struct TeamFile {
 }
 
 /// How a file differs between two commits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Change {
     Added,
     Removed,
     Modified,
+}
+
+impl Change {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Change::Added => "added",
+            Change::Removed => "removed",
+            Change::Modified => "modified",
+        }
+    }
 }
 
 /// A file that differs between two commits, and the definitions that did.
@@ -43,26 +52,11 @@ pub(crate) struct ChangedFile {
 
 impl TeamStore {
     /// The definitions at each readable head (or the filters' commit), in repository, path
-    /// and line order, at most `limit`; with `name`, those whose name holds it (any case),
-    /// found first by `name_words` (a `tsquery` literal of its stems) in the names index.
-    pub(crate) fn symbols(
-        &mut self,
-        f: &TeamFilters<'_>,
-        name: Option<(&str, &str)>,
-        limit: i64,
-    ) -> Result<Vec<TeamHit>> {
+    /// and line order, at most `limit`.
+    pub(crate) fn symbols(&mut self, f: &TeamFilters<'_>, limit: i64) -> Result<Vec<TeamHit>> {
         let reader = f.reader.token();
         let mut params = f.heads_params(&reader);
         params.push(&limit);
-        let mut named = String::new();
-        if let Some((text, words)) = &name {
-            params.push(words);
-            params.push(text);
-            let (w, t) = (params.len() - 1, params.len());
-            named = format!(
-                " AND ch.names @@ CAST(${w}::text AS tsquery) AND strpos(lower(ch.name), lower(${t}::text)) > 0"
-            );
-        }
         let filters = f.sql(&mut params);
         let head_file = head_file();
         let sql = format!(
@@ -73,7 +67,7 @@ impl TeamStore {
              JOIN commit_files f ON {head_file}
              JOIN chunks ch ON ch.blob_id = f.blob_id
              JOIN blobs b ON b.blob_id = f.blob_id
-             WHERE ch.name <> '' AND ch.kind <> ALL ({NOT_DEFINITIONS}) {named} {filters}
+             WHERE ch.name <> '' AND ch.kind <> ALL ({NOT_DEFINITIONS}) {filters}
              ORDER BY h.name, f.path, ch.ord
              LIMIT $5"
         );

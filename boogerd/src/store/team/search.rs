@@ -55,13 +55,14 @@ pub(super) fn head_file() -> String {
 const CHUNK_COLUMNS: &str = "b.language, ch.kind, ch.name, ch.signature, ch.parent, ch.start_line, ch.end_line, \
                              ch.start_byte, ch.end_byte, ch.content";
 
-/// What narrows a team search or grep, besides its words: as the local filters, a glob
-/// excepted (a path is a prefix here).
+/// What narrows a team search or grep, besides its words: as the local filters.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct TeamFilters<'a> {
     pub language: Option<Language>,
     pub kind: Option<ChunkKind>,
     pub path_prefix: Option<&'a str>,
+    /// A path glob, as a regular expression ([`glob_regex`]): set with [`TeamFilters::path`].
+    pub path_glob: Option<String>,
     /// Repositories not to read (those this machine answers for from its own index).
     pub skip_repos: &'a [String],
     /// Only this commit, wherever it is published (a clone's HEAD while its index is filled),
@@ -88,7 +89,19 @@ pub(crate) struct TeamHit {
 /// One chunk grep reads, in repository, path and line order.
 pub(crate) type TeamLine = TeamHit;
 
-impl TeamFilters<'_> {
+impl<'a> TeamFilters<'a> {
+    /// Only paths under `p`, a path prefix or (holding `*`, `?` or `[`) a glob, as the local
+    /// filters take it.
+    pub(crate) fn path(self, p: Option<&'a str>) -> Self {
+        let p = p.map(|p| p.trim_start_matches("./")).filter(|p| !p.is_empty());
+        match p {
+            Some(glob) if glob.contains(['*', '?', '[']) => {
+                Self { path_glob: Some(glob_regex(glob)), path_prefix: None, ..self }
+            }
+            prefix => Self { path_prefix: prefix, path_glob: None, ..self },
+        }
+    }
+
     /// The values [`HEADS`] binds, `$1` to `$4`, for `reader` (owned by the caller).
     pub(super) fn heads_params<'p>(&'p self, reader: &'p Option<i64>) -> Vec<&'p (dyn ToSql + Sync)> {
         vec![&self.skip_repos, &self.commit, reader, &self.repo]
@@ -114,8 +127,52 @@ impl TeamFilters<'_> {
                 " AND (f.path = trim(trailing '/' from ${n}) OR starts_with(f.path, rtrim(${n}, '/') || '/'))"
             ));
         }
+        if let Some(g) = &self.path_glob {
+            params.push(g);
+            sql.push_str(&format!(" AND f.path ~ ${}", params.len()));
+        }
         sql
     }
+}
+
+/// A path glob as an anchored PostgreSQL regular expression that matches what SQLite's `GLOB`
+/// matches (the local filters' glob): `*` any run of characters, `/` included; `?` one; `[...]`
+/// a class (`[^...]` its complement); every other character itself.
+pub(crate) fn glob_regex(glob: &str) -> String {
+    let mut out = String::from("^");
+    let mut class = false;
+    for c in glob.chars() {
+        match c {
+            ']' if class => {
+                class = false;
+                out.push(c);
+            }
+            c if class => {
+                if c == '\\' {
+                    out.push('\\');
+                }
+                out.push(c);
+            }
+            '*' => out.push_str(".*"),
+            '?' => out.push('.'),
+            '[' => {
+                class = true;
+                out.push(c);
+            }
+            c if c.is_alphanumeric() || c == '/' || c == '_' || c == '-' => out.push(c),
+            c => {
+                out.push('\\');
+                out.push(c);
+            }
+        }
+    }
+    // An unclosed class is the character `[` and what follows it, as GLOB reads it.
+    if class {
+        let open = out.rfind('[').unwrap_or(0);
+        out.insert(open, '\\');
+    }
+    out.push('$');
+    out
 }
 
 pub(super) fn hit(r: &postgres::Row, score: f64) -> Result<TeamHit> {
@@ -443,5 +500,16 @@ mod tests {
         let mut arrays = Vec::new();
         assert_eq!(TeamGrams::Gram(7).condition(0, &mut arrays), "(@grams @> $1::int4[])");
         assert_eq!(arrays, vec![vec![7]]);
+    }
+
+    /// A glob reads as SQLite's GLOB reads it (the local filters'), the rest of a path
+    /// meaning itself: `.` is not "any character".
+    #[test]
+    fn a_path_glob_becomes_an_anchored_regular_expression() {
+        use super::glob_regex;
+        assert_eq!(glob_regex("src/**/*.rs"), r"^src/.*.*/.*\.rs$");
+        assert_eq!(glob_regex("test_?.c"), r"^test_.\.c$");
+        assert_eq!(glob_regex("[ab]*.py"), r"^[ab].*\.py$");
+        assert_eq!(glob_regex("a+b[x"), r"^a\+b\[x$");
     }
 }

@@ -1,21 +1,32 @@
-//! `directory-summary`, `branch-diff` and `status` on the team index.
+//! `directory-summary`, `branch-diff` and `status` on the team index: the local tools'
+//! arguments, answered in types of their own (the team index holds files and their
+//! definitions, not a working tree's counts or a git history).
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use booger_proto::remote::{Args, Changed, Diff, Directory, File, Repository, Status, Summary};
+use booger_proto::remote::{Changed, Diff, Directory, File, Repository, Selected, Status, Summary};
+use booger_proto::tools::args;
+use booger_proto::wire::ToolReply;
 
-use super::{Ask, Outcome, reply, short};
-use crate::store::team::TeamFilters;
+use super::{Ask, Outcome, short};
+use crate::domain::search::format::{CHARS_PER_TOKEN, DEFAULT_MAX_TOKENS};
+use crate::store::team::{TeamFilters, glob_regex};
+use crate::tools::call::answer;
 
 /// Files a summary reads at most (a directory of a huge tree is summarised from these).
 const SUMMARY_FILES: i64 = 50_000;
 
-pub(super) fn summary(ask: &mut Ask, a: &Args) -> Outcome {
+/// An answer's character budget: `max_tokens`, or the default.
+fn budget(max_tokens: Option<usize>) -> usize {
+    max_tokens.unwrap_or(DEFAULT_MAX_TOKENS) * CHARS_PER_TOKEN
+}
+
+pub(super) fn summary(ask: &mut Ask, sel: &Selected, a: &args::DirectorySummary) -> Outcome {
     let dir = a.path.as_deref().unwrap_or_default().trim_start_matches("./").trim_matches('/');
     let dir = if dir.is_empty() { String::new() } else { format!("{dir}/") };
-    let f = TeamFilters { path_prefix: (!dir.is_empty()).then_some(dir.as_str()), ..ask.scope(a, true)? };
-    let Some((repository, commit)) = ask.store.resolve(&f)? else { return Err(ask.not_found(a)) };
+    let f = TeamFilters { path_prefix: (!dir.is_empty()).then_some(dir.as_str()), ..ask.scope(sel) };
+    let Some((repository, commit)) = ask.store.resolve(&f)? else { return Err(ask.not_found(sel, None)) };
     let files = ask.store.files(&f, &dir, SUMMARY_FILES)?;
     let mut directories: BTreeMap<String, u64> = BTreeMap::new();
     let mut own = Vec::new();
@@ -31,66 +42,134 @@ pub(super) fn summary(ask: &mut Ask, a: &Args) -> Outcome {
             }),
         }
     }
-    let mut out = format!(
-        "{repository}@{}:{} — {} file(s)\n",
-        short(&commit),
-        if dir.is_empty() { "." } else { &dir },
-        files.len()
-    );
-    for (d, n) in &directories {
-        let _ = writeln!(out, "{d}/ ({n} files)");
+    let place = if dir.is_empty() { "." } else { &dir };
+    let mut out = format!("{repository}@{}:{place} — {} file(s)\n", short(&commit), files.len());
+    let budget = budget(a.max_tokens);
+    let (mut listed_dirs, mut listed_files) = (Vec::new(), Vec::new());
+    let mut cut = 0;
+    for (d, n) in directories {
+        let line = format!("{d}/ ({n} files)\n");
+        if out.len() + line.len() > budget {
+            cut += 1;
+            continue;
+        }
+        out.push_str(&line);
+        listed_dirs.push(Directory { path: d, files: n });
     }
-    for file in &own {
-        let _ = writeln!(
-            out,
-            "{} [{}] {}",
-            file.path,
-            file.language.as_deref().unwrap_or("-"),
-            file.definitions.join(", ")
-        );
+    for file in own {
+        let language = file.language.as_deref().unwrap_or("-");
+        let line = format!("{} [{language}] {}\n", file.path, file.definitions.join(", "));
+        if out.len() + line.len() > budget {
+            cut += 1;
+            continue;
+        }
+        out.push_str(&line);
+        listed_files.push(file);
     }
-    let n = files.len();
+    if cut > 0 {
+        let _ = writeln!(out, "[{cut} more entries: cut at max_tokens; raise it, or summarise a subdirectory]");
+    }
     let data = Summary {
         repository,
         commit,
         path: dir,
-        files: n as u64,
-        directories: directories.into_iter().map(|(path, files)| Directory { path, files }).collect(),
-        own_files: own,
+        files: files.len() as u64,
+        directories: listed_dirs,
+        own_files: listed_files,
     };
-    reply(out, &data, n)
+    Ok(answer(out, &data))
 }
 
-pub(super) fn diff(ask: &mut Ask, a: &Args) -> Outcome {
-    let later = TeamFilters { commit: a.head.as_deref().filter(|h| !h.is_empty()), ..ask.scope(a, true)? };
-    let earlier = TeamFilters { commit: a.base.as_deref(), ..later.clone() };
-    let (Some((repository, head)), Some((_, base))) = (ask.store.resolve(&later)?, ask.store.resolve(&earlier)?) else {
-        return Err(ask.not_found(a));
-    };
-    let limit = a.head_limit.unwrap_or(200) as i64;
-    let files = ask.store.changed_files(&later, &base, limit)?;
-    let mut out = format!("{repository}: {}..{} — {} file(s) differ\n", short(&base), short(&head), files.len());
-    let mut listed = Vec::new();
-    for file in &files {
-        let change =
-            serde_json::to_value(file.change).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
-        let _ = write!(out, "{change} {}", file.path);
-        if !file.changed.is_empty() {
-            let _ = write!(out, " ~ {}", file.changed.join(", "));
+/// Files a diff reads at most before its path filter and budget.
+const DIFF_FILES: i64 = 10_000;
+
+/// `branch-diff` between two published commits: `base` (by default the repository's `main`,
+/// else `master`) and the selected commit (by default the head).
+pub(super) fn diff(ask: &mut Ask, sel: &Selected, a: &args::BranchDiff) -> Outcome {
+    if let Some(other) = a.diff.include.as_deref().filter(|i| *i != "committed") {
+        return Err(ask.refuse(&format!(
+            "include={other}: a published commit has no staged or unstaged changes; leave include out"
+        )));
+    }
+    let later = ask.scope(sel);
+    let Some((repository, head)) = ask.store.resolve(&later)? else { return Err(ask.not_found(sel, None)) };
+    let named = a.diff.base.as_deref().map(str::trim).filter(|b| !b.is_empty());
+    let mut base = None;
+    for b in named.map_or(vec!["main", "master"], |b| vec![b]) {
+        if let Some((_, sha)) = ask.store.resolve(&TeamFilters { commit: Some(b), ..later.clone() })? {
+            base = Some(sha);
+            break;
         }
-        if !file.removed.is_empty() {
-            let _ = write!(out, " - {}", file.removed.join(", "));
-        }
-        out.push('\n');
-        listed.push(Changed {
-            path: file.path.clone(),
-            change,
-            changed: file.changed.clone(),
-            removed: file.removed.clone(),
+    }
+    let Some(base) = base else { return Err(ask.not_found(sel, Some(named.unwrap_or("main or master")))) };
+    let mut files = ask.store.changed_files(&later, &base, DIFF_FILES)?;
+    if let Some(p) = a.diff.path_prefix.as_deref().map(|p| p.trim_start_matches("./")).filter(|p| !p.is_empty()) {
+        let glob = p.contains(['*', '?', '[']).then(|| regex::Regex::new(&glob_regex(p))).transpose();
+        let glob = glob.map_err(|e| ask.refuse(&format!("path_prefix {p:?} is not a glob booger reads: {e}")))?;
+        let dir = p.trim_end_matches('/');
+        files.retain(|f| match &glob {
+            Some(g) => g.is_match(&f.path),
+            None => f.path == dir || f.path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/')),
         });
     }
-    let n = listed.len();
-    reply(out, &Diff { repository, base, head, files: listed }, n)
+    let changed: Vec<Changed> = files
+        .into_iter()
+        .map(|file| Changed {
+            path: file.path,
+            change: file.change.name().to_owned(),
+            changed: file.changed,
+            removed: file.removed,
+        })
+        .collect();
+    Ok(diff_answer(Diff { repository, base, head, files: changed }, a))
+}
+
+/// A diff in the caller's output mode (`json`, the default: its data; `list`: a line per
+/// definition; `files`: a line per file) within its budget: files past it are counted.
+fn diff_answer(mut d: Diff, a: &args::BranchDiff) -> ToolReply {
+    let budget = budget(a.max_tokens);
+    let mut used = 300;
+    let all = d.files.len();
+    let fits = d
+        .files
+        .iter()
+        .take_while(|f| {
+            used += f.path.len() + 24 + f.changed.iter().chain(&f.removed).map(|n| n.len() + 4).sum::<usize>();
+            used <= budget
+        })
+        .count();
+    d.files.truncate(fits.max(1).min(all));
+    let mut out = format!("{}: {}..{} — {all} file(s) differ\n", d.repository, short(&d.base), short(&d.head));
+    for file in &d.files {
+        let _ = write!(out, "{} {}", file.change, file.path);
+        match a.output_mode {
+            Some(args::OutputMode::Files) => {}
+            Some(args::OutputMode::List) => {
+                for n in &file.changed {
+                    let _ = write!(out, "\n  ~ {n}");
+                }
+                for n in &file.removed {
+                    let _ = write!(out, "\n  - {n}");
+                }
+            }
+            _ => {
+                if !file.changed.is_empty() {
+                    let _ = write!(out, " ~ {}", file.changed.join(", "));
+                }
+                if !file.removed.is_empty() {
+                    let _ = write!(out, " - {}", file.removed.join(", "));
+                }
+            }
+        }
+        out.push('\n');
+    }
+    if d.files.len() < all {
+        let _ = writeln!(out, "[{} more file(s): raise max_tokens, or narrow with path_prefix]", all - d.files.len());
+    }
+    if matches!(a.output_mode, None | Some(args::OutputMode::Json)) {
+        out = serde_json::to_string(&d).unwrap_or(out);
+    }
+    answer(out, &d)
 }
 
 pub(super) fn status(ask: &mut Ask) -> Outcome {
@@ -117,6 +196,5 @@ pub(super) fn status(ask: &mut Ask) -> Outcome {
             last_publish: r.last_publish,
         })
         .collect();
-    let n = repositories.len();
-    reply(out, &Status { repositories }, n)
+    Ok(answer(out, &Status { repositories }))
 }

@@ -1,153 +1,115 @@
-//! `search`, `workspace-search` and `symbols` on the team index.
+//! `search` (and `hybrid-search`, `workspace-search`), `symbols` and `tests-for` on the team
+//! index, laid out by the local tools' renderers.
 
-use std::fmt::Write;
+use booger_proto::answers;
+use booger_proto::remote::Selected;
+use booger_proto::tools::{ChunkKind, args};
 
-use booger_proto::remote::{Args, At, Hit, Search, Symbol, Symbols};
-use booger_proto::tools::ChunkKind;
-
-use super::{Ask, Outcome, reply, short};
+use super::{Ask, Outcome};
+use crate::domain::search::format::{self, OutputMode};
 use crate::domain::search::{Query, is_test, lexemes};
+use crate::store::search::Candidate;
 use crate::store::team::{Matched, TeamHit};
+use crate::tools::call::{answer, filters, page, quoted};
 use crate::tools::references::find_word;
-use crate::tools::team::candidate;
+use crate::tools::team::{candidate, label, ranked, render};
 
-/// Lines of a result's text an answer shows.
-const SHOWN_LINES: usize = 8;
-
-fn at(h: &TeamHit) -> At {
-    At { repository: h.repo.clone(), commit: h.commit.clone(), path: h.path.clone() }
-}
-
-/// `search` (in one repository when it names one, `scoped`) and `workspace-search` (every
-/// repository the token reads, each at its head).
-pub(super) fn search(ask: &mut Ask, a: &Args, scoped: bool) -> Outcome {
-    let text = a.query.as_deref().unwrap_or_default();
-    let f = ask.scope(a, scoped)?;
-    let limit = a.head_limit.unwrap_or(10);
-    let hits = lexemes::team_search(ask.store, &Query::parse(text), &f, limit)?;
-    if hits.is_empty() && scoped && a.repository.is_some() && ask.store.resolve(&f)?.is_none() {
-        return Err(ask.not_found(a));
-    }
-    let mut out = String::new();
-    if hits.is_empty() {
-        out.push_str("No results. Try other words, fewer filters, or `status` for the repositories this token reads.");
-    }
-    for h in &hits {
-        let c = &h.chunk;
-        let _ = writeln!(out, "{}", heading(h));
-        for line in c.content.lines().take(SHOWN_LINES) {
-            let _ = writeln!(out, "  {}", clip(line));
-        }
-    }
-    let results = hits
-        .iter()
-        .map(|h| Hit {
-            at: at(h),
-            start_line: h.chunk.start_line as u64,
-            end_line: h.chunk.end_line as u64,
-            kind: h.chunk.kind.as_str().to_owned(),
-            name: h.chunk.name.clone(),
-            signature: h.chunk.signature.clone(),
-            score: h.score,
-        })
-        .collect();
-    reply(out, &Search { results }, hits.len())
-}
-
-/// `symbols`: a repository's definitions at a commit, under a path or by name.
-pub(super) fn symbols(ask: &mut Ask, a: &Args) -> Outcome {
-    let f = ask.scope(a, true)?;
-    let limit = a.head_limit.unwrap_or(100) as i64;
-    let name = a.name.as_deref().filter(|n| !n.trim().is_empty());
-    let words = name.map(|n| lexemes::tsquery(&lexemes::of_query(&Query::parse(n)), "&"));
-    let named = match (name, words.as_deref()) {
-        (Some(n), Some(w)) if !w.is_empty() => Some((n, w)),
-        (Some(_), _) => return Err(ask.refuse("name has no word to look up: give an identifier or part of one")),
-        _ => None,
-    };
-    let found = ask.store.symbols(&f, named, limit)?;
-    if found.is_empty() && ask.store.resolve(&f)?.is_none() {
-        return Err(ask.not_found(a));
-    }
-    let mut out = String::new();
+/// `search` in the repository and commit selected (all readable repositories, each at its
+/// head, when none is), with `note` first when not empty.
+pub(super) fn search(ask: &mut Ask, sel: &Selected, a: &args::Search, note: &str) -> Outcome {
+    let q = &a.query;
+    let query = Query::parse(&q.query);
+    let page = page(&q.paging, q.max_lines, 10, 40)?;
+    let local = filters(&q.filters);
+    let f = ask.scope(sel);
+    let f =
+        crate::store::team::TeamFilters { language: local.language, kind: local.kind, ..f }.path(local.path.as_deref());
+    let found = lexemes::team_search(ask.store, &query, &f, page.reach())?;
+    let header = if note.is_empty() { String::new() } else { format!("{note}\n") };
     if found.is_empty() {
-        out.push_str("No definitions match.");
+        ask.check_selected(sel)?;
+        let text = format!(
+            "{header}No matches for {}. Try other words, fewer filters, or `status` for the repositories this \
+             token reads.",
+            quoted(&q.query)
+        );
+        return Ok(answer(text, &answers::Search { total: Some(0), ..Default::default() }));
     }
-    for h in &found {
-        let c = &h.chunk;
-        let _ = match c.signature.is_empty() {
-            true => writeln!(out, "{}:{}-{} {} {}", h.path, c.start_line, c.end_line, c.kind, c.name),
-            false => writeln!(out, "{}:{}-{} {}", h.path, c.start_line, c.end_line, clip(&c.signature)),
-        };
-    }
-    let results = found.iter().map(symbol_of).collect();
-    reply(out, &Symbols { results }, found.len())
+    let (hits, contents) = ranked(found, label);
+    let mode = OutputMode::of(q.output_mode, OutputMode::Content);
+    let (r, total) = render(&hits, &contents, &query, mode, page, &header);
+    let data = answers::Search {
+        total: Some(total as u64),
+        results: r.results,
+        cursor: r.cursor,
+        note: (!note.is_empty()).then(|| note.to_owned()),
+        ..Default::default()
+    };
+    Ok(answer(r.text, &data))
 }
 
-/// A result's first line: where it is, its kind and name.
-fn heading(h: &TeamHit) -> String {
-    let c = &h.chunk;
-    format!("{}@{}:{}:{}-{} {} {}", h.repo, short(&h.commit), h.path, c.start_line, c.end_line, c.kind, c.name)
-}
+/// Definitions an outline reads at most (a whole large repository); paging goes through them.
+const OUTLINE_MAX: i64 = 20_000;
 
-fn symbol_of(h: &TeamHit) -> Symbol {
-    Symbol {
-        at: at(h),
-        start_line: h.chunk.start_line as u64,
-        end_line: h.chunk.end_line as u64,
-        kind: h.chunk.kind.as_str().to_owned(),
-        name: h.chunk.name.clone(),
-        signature: h.chunk.signature.clone(),
+/// `symbols`: the outline of a file or directory of a repository at a commit.
+pub(super) fn symbols(ask: &mut Ask, sel: &Selected, a: &args::Symbols) -> Outcome {
+    let f = crate::store::team::TeamFilters { language: a.language, kind: a.kind, ..ask.scope(sel) };
+    let f = f.path(a.path.as_deref());
+    let found = ask.store.symbols(&f, OUTLINE_MAX)?;
+    if found.is_empty() {
+        ask.check_selected(sel)?;
+        let why = "No symbols match.".to_owned();
+        let data = answers::Symbols { results: Some(Vec::new()), reason: Some(why.clone()), ..Default::default() };
+        return Ok(answer(why, &data));
     }
+    let chunks: Vec<Candidate> = found.iter().enumerate().map(|(i, h)| candidate(h, label(h), i as i64)).collect();
+    let mode = OutputMode::of(a.output_mode, OutputMode::Signatures);
+    let r = format::outline(&chunks, mode, page(&a.paging, None, 200, 0)?);
+    let data = answers::Symbols { results: Some(r.results), cursor: r.cursor, ..Default::default() };
+    Ok(answer(r.text, &data))
 }
 
 /// Chunks holding a name's words that `tests-for` reads for its tests.
 const TESTS_READ: i64 = 3_000;
 
-/// Very long lines (minified code, data) are shown clipped.
-pub(super) fn clip(line: &str) -> &str {
-    if line.len() > 240 { &line[..line.floor_char_boundary(240)] } else { line }
-}
-
 /// `tests-for`: the tests that exercise a definition: test code (test files, test functions,
 /// test modules) whose words hold the name, named after it or calling it.
-pub(super) fn tests_for(ask: &mut Ask, a: &Args) -> Outcome {
-    let symbol = a.symbol.as_deref().unwrap_or_default().trim();
+pub(super) fn tests_for(ask: &mut Ask, sel: &Selected, a: &args::TestsFor) -> Outcome {
+    let symbol = a.symbol.trim();
     let name = symbol.rsplit(['.', ':']).next().unwrap_or(symbol);
     if name.is_empty() {
         return Err(ask.refuse("give `symbol`, e.g. parse_config"));
     }
-    let f = ask.scope(a, true)?;
     let stems = lexemes::of_query(&Query::parse(name));
     if stems.is_empty() {
         return Err(ask.refuse("symbol has no word to look up: give an identifier"));
     }
     // The chunks holding the name's words, best first, of which the tests are kept.
+    let f = ask.scope(sel);
     let found = ask.store.search(&lexemes::tsquery(&stems, "&"), Matched::Words, &f, TESTS_READ)?;
-    if found.is_empty() && a.repository.is_some() && ask.store.resolve(&f)?.is_none() {
-        return Err(ask.not_found(a));
-    }
-    let limit = a.head_limit.unwrap_or(20);
     let lower = name.to_lowercase();
-    let tests: Vec<&TeamHit> = found
+    let tests: Vec<(Candidate, &'static str)> = found
         .iter()
-        .filter(|h| {
-            let c = candidate(h, h.path.clone(), 0);
+        .enumerate()
+        .filter_map(|(i, h)| {
+            // Whether it is a test is read from its own path; the answer names it with its
+            // repository and commit.
+            let c = candidate(h, h.path.clone(), i as i64);
             let named = c.name.to_lowercase().contains(&lower);
-            (c.kind == ChunkKind::Test || is_test(&c))
-                && c.name != name
-                && (named || h.chunk.content.lines().any(|l| find_word(l, name).is_some()))
+            let testy = (c.kind == ChunkKind::Test || is_test(&c)) && c.name != name;
+            let why = if named { "named after it" } else { "calls or mentions it" };
+            (testy && (named || mentions(h, name))).then(|| (Candidate { path: label(h), ..c }, why))
         })
-        .take(limit)
         .collect();
-    let mut out = String::new();
     if tests.is_empty() {
-        let _ = writeln!(out, "No tests found for {symbol:?} (test code that is named after it or mentions it).");
+        ask.check_selected(sel)?;
+        let why = format!("No tests found for {} (test code that is named after it or mentions it).", quoted(symbol));
+        let data = answers::TestsFor { results: Some(Vec::new()), reason: Some(why.clone()), ..Default::default() };
+        return Ok(answer(why, &data));
     }
-    for h in &tests {
-        let _ = writeln!(out, "{}", heading(h));
-    }
-    let results: Vec<Symbol> = tests.iter().map(|h| symbol_of(h)).collect();
-    let n = results.len();
-    reply(out, &Symbols { results }, n)
+    Ok(crate::tools::tests_for::answered(&tests, symbol, a)?)
+}
+
+fn mentions(h: &TeamHit, name: &str) -> bool {
+    h.chunk.content.lines().any(|l| find_word(l, name).is_some())
 }
