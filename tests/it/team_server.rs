@@ -531,6 +531,18 @@ fn official_sdk_lists_and_calls_the_team_server() {
         {"tool": "search", "arguments": {"query": "zebrafish", "repository": "beta"}},
         {"tool": "hybrid-search", "arguments": {"query": "aardvark swim"}},
         {"tool": "tests-for", "arguments": {"symbol": "aardvark_swim", "repository": "alpha"}},
+        // Every output mode of the listing tools, as the local daemon's SDK test calls them.
+        {"tool": "search", "arguments": {"query": "aardvark swim", "output_mode": "files_with_matches"}},
+        {"tool": "search", "arguments": {"query": "aardvark swim", "output_mode": "signatures", "head_limit": 1}},
+        {"tool": "search", "arguments": {"query": "aardvark swim", "output_mode": "count"}},
+        {"tool": "symbols", "arguments": {"repository": "alpha", "output_mode": "files_with_matches"}},
+        {"tool": "symbols", "arguments": {"repository": "alpha", "output_mode": "count"}},
+        {"tool": "references", "arguments": {"symbol": "aardvark_swim", "output_mode": "files_with_matches"}},
+        {"tool": "references", "arguments": {"symbol": "aardvark_swim", "output_mode": "count"}},
+        {"tool": "tests-for", "arguments": {"symbol": "aardvark_swim", "output_mode": "files_with_matches"}},
+        {"tool": "grep", "arguments": {"pattern": "aardvark_swim", "context": 2, "head_limit": 1}},
+        {"tool": "branch-diff", "arguments": {"repository": "alpha", "base": f.alpha_commits[0], "output_mode": "list"}},
+        {"tool": "directory-summary", "arguments": {"repository": "alpha", "path": "src", "max_tokens": 50}},
     ]);
     let mut py = booger_tests::python_with_mcp(&f.env);
     py.env("BOOGER_TEAM_TOKEN", &f.alpha)
@@ -555,6 +567,9 @@ fn official_sdk_lists_and_calls_the_team_server() {
     assert_eq!(results[9]["isError"], false, "{v}");
     assert!(results[9]["text"].as_str().unwrap().contains("no embeddings"), "{v}");
     assert!(results[10]["text"].as_str().unwrap().contains("test_aardvark_swims"), "tests-for finds the test: {v}");
+    for r in &results[11..] {
+        assert_eq!(r["isError"], false, "{r}");
+    }
     // The audit says who asked what of which repository, and how much it found (written
     // within a second or so).
     let audited = "SELECT count(*) FROM audit a JOIN tokens t ON t.id = a.token_id
