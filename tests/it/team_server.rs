@@ -75,7 +75,7 @@ impl Fixture {
 }
 
 /// How many tests use the shared fixture: the last one to finish stops it.
-const USERS: usize = 18;
+const USERS: usize = 19;
 static SHARED: Mutex<(Option<Arc<Fixture>>, usize)> = Mutex::new((None, 0));
 
 struct Lease(Arc<Fixture>);
@@ -438,6 +438,36 @@ fn tokens_are_checked_revoked_within_a_second_and_sessions_are_their_tokens() {
     assert!(text(&bad).contains("literal=true"), "{bad}");
     let unknown = Remote::open(&url, &f.alpha).ask("index", json!({}));
     assert_eq!(unknown.json()["error"]["code"], -32602, "{unknown:?}");
+}
+
+/// A malformed message gets the JSON-RPC code the daemon's own fronts give it: the team
+/// server reads messages as they do.
+#[test]
+fn malformed_json_rpc_gets_the_codes_every_front_gives() {
+    let f = fixture();
+    let url = f.server.mcp();
+    let session = Remote::open(&url, &f.alpha).session;
+    let raw = |body: &str| {
+        let r = agent()
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("authorization", &format!("Bearer {}", f.alpha))
+            .header("mcp-session-id", &session)
+            .config()
+            .http_status_as_error(false)
+            .build()
+            .send(body.to_owned())
+            .unwrap();
+        let v: Value = serde_json::from_str(&r.into_body().read_to_string().unwrap()).unwrap();
+        v["error"]["code"].as_i64()
+    };
+    assert_eq!(raw("{not json"), Some(-32700));
+    assert_eq!(raw(r#"{"id": 1, "method": "tools/list"}"#), Some(-32600), "no jsonrpc member");
+    assert_eq!(raw(r#"{"jsonrpc": "2.0", "id": {"a": 1}, "method": "tools/list"}"#), Some(-32600), "an object id");
+    assert_eq!(raw(r#"[{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}]"#), Some(-32600), "a batch");
+    assert_eq!(raw(r#"{"jsonrpc": "2.0", "id": 1, "method": "resources/list"}"#), Some(-32601));
+    assert_eq!(raw(r#"{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": 3}"#), Some(-32600));
 }
 
 /// Past its rate a token gets 429 with Retry-After, every time; another token is served.

@@ -244,23 +244,27 @@ pub(crate) fn parse_error(why: &str) -> String {
     error_reply(&Value::Null, code::PARSE_ERROR, &format!("Parse error: {why}"))
 }
 
-/// What a parsed message is.
-enum Message {
+/// One JSON-RPC message as read: what every front (the socket, HTTP, the team server)
+/// dispatches on.
+pub(crate) enum Message {
     Request {
         id: Value,
         method: String,
+        params: Value,
     },
     Notification {
         method: String,
+        params: Value,
     },
     /// A response from the peer; booger never sends requests, so there is nothing to match.
     Response,
 }
 
-fn classify(v: &Value) -> Result<Message, String> {
-    let id = v.get("id").unwrap_or(&Value::Null);
-    let invalid = |why: &str| error_reply(id, code::INVALID_REQUEST, &format!("Invalid request: {why}"));
-    let Some(obj) = v.as_object() else {
+/// Reads one message (not a batch); `Err` is the error reply it gets.
+pub(crate) fn read_message(mut value: Value) -> Result<Message, String> {
+    let id = value.get("id").cloned().unwrap_or(Value::Null);
+    let invalid = |why: &str| error_reply(&id, code::INVALID_REQUEST, &format!("Invalid request: {why}"));
+    let Some(obj) = value.as_object_mut() else {
         return Err(error_reply(&Value::Null, code::INVALID_REQUEST, "Invalid request: expected a JSON object"));
     };
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
@@ -282,26 +286,26 @@ fn classify(v: &Value) -> Result<Message, String> {
     if !matches!(obj.get("params"), None | Some(Value::Object(_) | Value::Array(_))) {
         return Err(invalid("`params` must be an object or an array"));
     }
-    Ok(match obj.get("id") {
-        Some(id) => Message::Request { id: id.clone(), method },
-        None => Message::Notification { method },
+    let params = obj.remove("params").unwrap_or(Value::Null);
+    Ok(match obj.remove("id") {
+        Some(id) => Message::Request { id, method, params },
+        None => Message::Notification { method, params },
     })
 }
 
 /// Handles one message; returns the reply line, if the message gets one.
-async fn handle_message(mut value: Value, methods: &Methods, connection: &Arc<Connection>) -> Option<String> {
-    let message = match classify(&value) {
+async fn handle_message(value: Value, methods: &Methods, connection: &Arc<Connection>) -> Option<String> {
+    let message = match read_message(value) {
         Err(reply) => return Some(reply),
         Ok(m) => m,
     };
-    let params = value.as_object_mut().and_then(|o| o.remove("params")).unwrap_or(Value::Null);
     match message {
         Message::Response => None,
-        Message::Notification { method } => {
+        Message::Notification { method, params } => {
             let _ = methods.call(&method, params, connection).await;
             None
         }
-        Message::Request { id, method } => {
+        Message::Request { id, method, params } => {
             crate::base::metrics::get().method(&method);
             let reply = match methods.call(&method, params, connection).await {
                 None => return Some(error_reply(&id, code::METHOD_NOT_FOUND, &format!("Method not found: {method}"))),
@@ -316,7 +320,8 @@ async fn handle_message(mut value: Value, methods: &Methods, connection: &Arc<Co
     }
 }
 
-fn error_reply(id: &Value, code: i64, message: &str) -> String {
+/// An error reply to the request `id` (null when none could be read).
+pub(crate) fn error_reply(id: &Value, code: i64, message: &str) -> String {
     crate::base::metrics::get().rpc_error(code);
     json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } }).to_string()
 }

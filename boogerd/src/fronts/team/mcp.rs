@@ -19,6 +19,7 @@ use super::Shared;
 use crate::base::sync::Recover;
 use crate::fronts::mcp::http::{json_reply, refuse, session_id, unknown_version, with_session};
 use crate::fronts::mcp::sessions::{self, Limits};
+use crate::fronts::rpc::{self, Message};
 use crate::store::team::{Audited, Reader, Token};
 use crate::tools::remote::{RemoteError, RemoteReply};
 
@@ -39,10 +40,7 @@ fn json_value(status: StatusCode, body: Value) -> Response {
     json_reply(status, body.to_string())
 }
 
-fn error(id: &Value, code: i64, message: &str) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
-}
-
+/// One JSON-RPC message per POST, read as every front reads one ([`rpc::read_message`]).
 pub(super) async fn post(
     State(s): State<Arc<Shared>>,
     Extension(token): Extension<Token>,
@@ -51,25 +49,25 @@ pub(super) async fn post(
 ) -> Response {
     let message: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
-        Err(e) => {
-            return json_value(
-                StatusCode::BAD_REQUEST,
-                error(&Value::Null, code::PARSE_ERROR, &format!("Parse error: {e}")),
-            );
-        }
+        Err(e) => return json_reply(StatusCode::BAD_REQUEST, rpc::parse_error(&e.to_string())),
     };
-    let Some(obj) = message.as_object() else {
-        let why = "one JSON-RPC message (an object) per request: batches are not taken";
-        return json_value(StatusCode::BAD_REQUEST, error(&Value::Null, code::INVALID_REQUEST, why));
+    if message.is_array() {
+        let why = "Invalid request: one JSON-RPC message (an object) per request: batches are not taken";
+        return json_reply(StatusCode::BAD_REQUEST, rpc::error_reply(&Value::Null, code::INVALID_REQUEST, why));
+    }
+    let message = match rpc::read_message(message) {
+        Ok(m) => m,
+        Err(reply) => return json_reply(StatusCode::BAD_REQUEST, reply),
     };
-    let id = obj.get("id").cloned();
-    let method = obj.get("method").and_then(Value::as_str);
-    let params = obj.get("params").cloned().unwrap_or(Value::Null);
-    if method == Some("initialize") {
-        let Some(id) = id else {
-            return refuse(StatusCode::BAD_REQUEST, "`initialize` must be a request (with an id)");
-        };
-        return initialize(&s, &token, &id, &params);
+    if let Message::Request { id, method, params } = &message
+        && method == "initialize"
+    {
+        return initialize(&s, &token, id, params);
+    }
+    if let Message::Notification { method, .. } = &message
+        && method == "initialize"
+    {
+        return refuse(StatusCode::BAD_REQUEST, "`initialize` must be a request (with an id)");
     }
     if session_id(&headers).and_then(|sid| s.sessions.get(sid, token.id)).is_none() {
         // Whether the session exists for another token is not said.
@@ -78,11 +76,11 @@ pub(super) async fn post(
     if let Some(refusal) = unknown_version(&headers) {
         return refusal;
     }
-    let (Some(id), Some(method)) = (id, method) else {
+    let Message::Request { id, method, params } = message else {
         // A notification or a response: nothing to answer.
         return StatusCode::ACCEPTED.into_response();
     };
-    let answer = match method {
+    let answer = match method.as_str() {
         "ping" => Ok(json!({})),
         "tools/list" => Ok(tools_list()),
         "tools/call" => tools_call(&s, &token, params).await,
@@ -90,11 +88,10 @@ pub(super) async fn post(
             Err((code::METHOD_NOT_FOUND, format!("method {other:?} is not served here: tools/list and tools/call are")))
         }
     };
-    let body = match answer {
-        Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
-        Err((c, m)) => error(&id, c, &m),
-    };
-    json_value(StatusCode::OK, body)
+    match answer {
+        Ok(result) => json_value(StatusCode::OK, json!({ "jsonrpc": "2.0", "id": id, "result": result })),
+        Err((c, m)) => json_reply(StatusCode::OK, rpc::error_reply(&id, c, &m)),
+    }
 }
 
 fn initialize(s: &Shared, token: &Token, id: &Value, params: &Value) -> Response {
