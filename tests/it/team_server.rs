@@ -382,6 +382,13 @@ fn a_team_tool_takes_the_local_tools_arguments_and_means_the_same() {
         !rows.is_empty() && rows.iter().all(|r| r["path"].as_str().unwrap().ends_with("src/aardvark_part_2.py")),
         "{glob}"
     );
+    // branch-diff's path_prefix, a prefix or a glob, as the local tool takes it.
+    let base = &f.alpha_commits[0];
+    for (prefix, files) in [("src", 1), ("src/*.py", 1), ("tests", 0), ("src/aardvark_part_?.py", 0)] {
+        let d = alice.call("branch-diff", json!({"repository": "alpha", "base": base, "path_prefix": prefix}));
+        let listed = d["structuredContent"]["files"].as_array().map(Vec::len);
+        assert_eq!(listed, Some(files), "branch-diff path_prefix {prefix}: {d}");
+    }
     // What a published commit cannot have is refused, saying why.
     let staged =
         alice.call("branch-diff", json!({"repository": "alpha", "base": f.alpha_commits[0], "include": "staged"}));

@@ -123,12 +123,14 @@ impl TeamStore {
     }
 
     /// The files that differ between `base` (a full commit id of the same repository) and
-    /// the commit `f` picks, with the definitions that changed, in path order, at most
-    /// `limit`.
+    /// the commit `f` picks, under `f`'s path (its language and kind do not apply to files),
+    /// with the definitions that changed, in path order, at most `limit`.
     pub(crate) fn changed_files(&mut self, f: &TeamFilters<'_>, base: &str, limit: i64) -> Result<Vec<ChangedFile>> {
         let reader = f.reader.token();
         let mut params = f.heads_params(&reader);
         params.extend([&base as &(dyn ToSql + Sync), &limit]);
+        let only = TeamFilters { path_prefix: f.path_prefix, path_glob: f.path_glob.clone(), ..TeamFilters::default() };
+        let paths = only.sql(&mut params);
         let (head_file, base_file) = (head_file(), file_of("f", "h.repo_id", "e.sha", "e.base", "hidden_e"));
         let sql = format!(
             "{HEADS},
@@ -153,7 +155,7 @@ impl TeamStore {
                           WHERE o.blob_id = d.old AND o.name <> '' AND o.kind <> ALL ({NOT_DEFINITIONS})
                                 AND NOT EXISTS (SELECT 1 FROM chunks n WHERE n.blob_id = d.new AND n.name = o.name)
                           ORDER BY o.ord)
-             FROM d ORDER BY d.path LIMIT $6"
+             FROM d, LATERAL (SELECT d.path) f WHERE true {paths} ORDER BY d.path LIMIT $6"
         );
         self.client
             .query(&sql, &params)?

@@ -19,7 +19,7 @@ pub(crate) use access::{Audited, Reader, Token};
 pub use connect::{server_of, trust_ca};
 pub(crate) use identity::Lineage;
 pub(crate) use prebuilt::{Piece, PrebuiltInfo, Stored, Upload};
-pub(crate) use search::{Matched, TeamFilters, TeamGrams, TeamHit, glob_regex};
+pub(crate) use search::{Matched, TeamFilters, TeamGrams, TeamHit};
 pub(crate) use tsvector::{MAX_POSITION, TsVector, Weight};
 
 use std::borrow::Cow;

@@ -11,7 +11,8 @@ use booger_proto::wire::ToolReply;
 
 use super::{Ask, Outcome, short};
 use crate::domain::search::format::{CHARS_PER_TOKEN, DEFAULT_MAX_TOKENS};
-use crate::store::team::{TeamFilters, glob_regex};
+use crate::store::search::Filters;
+use crate::store::team::TeamFilters;
 use crate::tools::call::answer;
 
 /// Files a summary reads at most (a directory of a huge tree is summarised from these).
@@ -25,7 +26,8 @@ fn budget(max_tokens: Option<usize>) -> usize {
 pub(super) fn summary(ask: &mut Ask, sel: &Selected, a: &args::DirectorySummary) -> Outcome {
     let dir = a.path.as_deref().unwrap_or_default().trim_start_matches("./").trim_matches('/');
     let dir = if dir.is_empty() { String::new() } else { format!("{dir}/") };
-    let f = TeamFilters { path_prefix: (!dir.is_empty()).then_some(dir.as_str()), ..ask.scope(sel) };
+    let all = Filters::default();
+    let f = TeamFilters { path_prefix: (!dir.is_empty()).then_some(dir.as_str()), ..ask.scope(sel, &all) };
     let Some((repository, commit)) = ask.store.resolve(&f)? else { return Err(ask.not_found(sel, None)) };
     let files = ask.store.files(&f, &dir, SUMMARY_FILES)?;
     let mut directories: BTreeMap<String, u64> = BTreeMap::new();
@@ -91,7 +93,9 @@ pub(super) fn diff(ask: &mut Ask, sel: &Selected, a: &args::BranchDiff) -> Outco
             "include={other}: a published commit has no staged or unstaged changes; leave include out"
         )));
     }
-    let later = ask.scope(sel);
+    // Only the files under `path_prefix` (a prefix or a glob, as the local tool takes it).
+    let local = Filters { path: a.diff.path_prefix.clone(), ..Filters::default() };
+    let later = ask.scope(sel, &local);
     let Some((repository, head)) = ask.store.resolve(&later)? else { return Err(ask.not_found(sel, None)) };
     let named = a.diff.base.as_deref().map(str::trim).filter(|b| !b.is_empty());
     let mut base = None;
@@ -102,16 +106,7 @@ pub(super) fn diff(ask: &mut Ask, sel: &Selected, a: &args::BranchDiff) -> Outco
         }
     }
     let Some(base) = base else { return Err(ask.not_found(sel, Some(named.unwrap_or("main or master")))) };
-    let mut files = ask.store.changed_files(&later, &base, DIFF_FILES)?;
-    if let Some(p) = a.diff.path_prefix.as_deref().map(|p| p.trim_start_matches("./")).filter(|p| !p.is_empty()) {
-        let glob = p.contains(['*', '?', '[']).then(|| regex::Regex::new(&glob_regex(p))).transpose();
-        let glob = glob.map_err(|e| ask.refuse(&format!("path_prefix {p:?} is not a glob booger reads: {e}")))?;
-        let dir = p.trim_end_matches('/');
-        files.retain(|f| match &glob {
-            Some(g) => g.is_match(&f.path),
-            None => f.path == dir || f.path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/')),
-        });
-    }
+    let files = ask.store.changed_files(&later, &base, DIFF_FILES)?;
     let changed: Vec<Changed> = files
         .into_iter()
         .map(|file| Changed {

@@ -8,7 +8,7 @@ use booger_proto::tools::{ChunkKind, args};
 use super::{Ask, Outcome};
 use crate::domain::search::format::{self, OutputMode};
 use crate::domain::search::{Query, is_test, lexemes};
-use crate::store::search::Candidate;
+use crate::store::search::{Candidate, Filters};
 use crate::store::team::{Matched, TeamHit};
 use crate::tools::call::{answer, filters, page, quoted};
 use crate::tools::references::find_word;
@@ -21,9 +21,7 @@ pub(super) fn search(ask: &mut Ask, sel: &Selected, a: &args::Search, note: &str
     let query = Query::parse(&q.query);
     let page = page(&q.paging, q.max_lines, 10, 40)?;
     let local = filters(&q.filters);
-    let f = ask.scope(sel);
-    let f =
-        crate::store::team::TeamFilters { language: local.language, kind: local.kind, ..f }.path(local.path.as_deref());
+    let f = ask.scope(sel, &local);
     let found = lexemes::team_search(ask.store, &query, &f, page.reach())?;
     let header = if note.is_empty() { String::new() } else { format!("{note}\n") };
     if found.is_empty() {
@@ -53,8 +51,9 @@ const OUTLINE_MAX: i64 = 20_000;
 
 /// `symbols`: the outline of a file or directory of a repository at a commit.
 pub(super) fn symbols(ask: &mut Ask, sel: &Selected, a: &args::Symbols) -> Outcome {
-    let f = crate::store::team::TeamFilters { language: a.language, kind: a.kind, ..ask.scope(sel) };
-    let f = f.path(a.path.as_deref());
+    let path = a.path.as_deref().map(|p| p.trim_start_matches("./").to_owned()).filter(|p| !p.is_empty());
+    let local = Filters { language: a.language, kind: a.kind, path };
+    let f = ask.scope(sel, &local);
     let found = ask.store.symbols(&f, OUTLINE_MAX)?;
     if found.is_empty() {
         ask.check_selected(sel)?;
@@ -85,7 +84,8 @@ pub(super) fn tests_for(ask: &mut Ask, sel: &Selected, a: &args::TestsFor) -> Ou
         return Err(ask.refuse("symbol has no word to look up: give an identifier"));
     }
     // The chunks holding the name's words, best first, of which the tests are kept.
-    let f = ask.scope(sel);
+    let local = Filters::default();
+    let f = ask.scope(sel, &local);
     let found = ask.store.search(&lexemes::tsquery(&stems, "&"), Matched::Words, &f, TESTS_READ)?;
     let lower = name.to_lowercase();
     let tests: Vec<(Candidate, &'static str)> = found

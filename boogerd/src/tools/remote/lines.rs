@@ -9,8 +9,8 @@ use booger_proto::tools::args;
 
 use super::{Ask, Outcome};
 use crate::domain::search::{Query, grams, lexemes};
-use crate::store::search::Candidate;
-use crate::store::team::{Matched, TeamFilters};
+use crate::store::search::{Candidate, Filters};
+use crate::store::team::Matched;
 use crate::tools::call::{answer, filters, quoted};
 use crate::tools::grep::{matcher, paging};
 use crate::tools::references::mentioned;
@@ -23,7 +23,7 @@ pub(super) fn grep(ask: &mut Ask, sel: &Selected, a: &args::Grep) -> Outcome {
     let (source, matcher) = matcher(a)?;
     let narrow = grams::required_in_team(&source, a.case_insensitive);
     let local = filters(&a.filters);
-    let f = TeamFilters { language: local.language, kind: local.kind, ..ask.scope(sel) }.path(local.path.as_deref());
+    let f = ask.scope(sel, &local);
     let mut lines = paging(a)?;
     let all = ask.store.grep_chunks(narrow.as_ref(), &f, Instant::now() + DEADLINE, |row| {
         lines.take_team(&row, &matcher);
@@ -51,7 +51,8 @@ pub(super) fn references(ask: &mut Ask, sel: &Selected, a: &args::References) ->
     if stems.is_empty() {
         return Err(ask.refuse("symbol has no word to look up: give an identifier"));
     }
-    let f = TeamFilters { language: a.language, ..ask.scope(sel) }.path(a.path_prefix.as_deref());
+    let local = Filters { language: a.language, kind: None, path: a.path_prefix.clone() };
+    let f = ask.scope(sel, &local);
     let found = ask.store.search(&lexemes::tsquery(&stems, "&"), Matched::Words, &f, CANDIDATES)?;
     let candidates: Vec<(Candidate, String)> =
         found.into_iter().enumerate().map(|(i, h)| (candidate(&h, label(&h), i as i64), h.chunk.content)).collect();

@@ -17,6 +17,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::call::ToolError;
+use crate::store::search::Filters;
 use crate::store::team::{Reader, TeamError, TeamFilters, TeamStore};
 
 /// A remote tool's answer.
@@ -107,14 +108,15 @@ struct Ask<'a> {
 }
 
 impl Ask<'_> {
-    /// The filters every query of this call reads through: its reader's scope and the
-    /// repository and commit it selected.
-    fn scope<'s>(&self, sel: &'s Selected) -> TeamFilters<'s> {
+    /// The filters every query of this call reads through: its reader's scope, the repository
+    /// and commit it selected, and the local tool's filters (`local`), as local `team=true`
+    /// takes them ([`crate::tools::team::filters`]).
+    fn scope<'s>(&self, sel: &'s Selected, local: &'s Filters) -> TeamFilters<'s> {
         TeamFilters {
             commit: sel.commit.as_deref().filter(|c| !c.is_empty()),
             repo: sel.repository.as_deref(),
             reader: self.reader,
-            ..TeamFilters::default()
+            ..crate::tools::team::filters(local, &[])
         }
     }
 
@@ -141,7 +143,7 @@ impl Ask<'_> {
         if sel.repository.is_none() && sel.commit.is_none() {
             return Ok(());
         }
-        match self.store.resolve(&self.scope(sel))? {
+        match self.store.resolve(&self.scope(sel, &Filters::default()))? {
             Some(_) => Ok(()),
             None => Err(self.not_found(sel, None)),
         }
