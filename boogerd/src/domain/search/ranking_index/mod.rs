@@ -106,10 +106,10 @@ const FILE_SUFFIX: &str = ".seg";
 impl RankingIndex {
     /// Builds a new base from the whole store, writes it into `dir` and maps it.
     pub(crate) fn build(store: &Store, dir: &Path) -> Result<RankingIndex, RankError> {
-        let mut b = Builder::default();
+        let mut b = Builder::spilling_into(dir);
         let generation = store.scan_snapshot(&mut b)?;
-        let [raw, terms, bytes, capacity, chunks] = b.held();
-        tracing::debug!(raw, terms, bytes, capacity, chunks, "ranking index: built in memory, writing");
+        let [raw, terms, bytes, capacity, runs, chunks] = b.held();
+        tracing::debug!(raw, terms, bytes, capacity, runs, chunks, "ranking index: built, writing");
         let path = dir.join(format!("{FILE_PREFIX}{generation}{FILE_SUFFIX}"));
         let io = |source| RankError::Io { path: path.clone(), source };
         let tmp = dir.join(format!("{FILE_PREFIX}{generation}{FILE_SUFFIX}.tmp"));

@@ -3,10 +3,12 @@
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 
 use rust_stemmers::{Algorithm, Stemmer};
 
 use super::postings::Postings;
+use super::spill::{Column, TextColumn};
 use super::{HEADER, MAGIC, SECTIONS, Sec, TF_ESCAPE, each_token};
 use crate::store::search::{Candidate, ScanSink};
 use crate::store::words;
@@ -98,6 +100,9 @@ impl Interner {
     }
 }
 
+/// Postings the arena holds before a build with a scratch directory spills them to a run.
+const POSTINGS_BUDGET: usize = 32 << 20;
+
 /// Accumulates chunks (grouped by file, files in path order) and writes a segment.
 pub(crate) struct Builder {
     stemmer: Stemmer,
@@ -109,16 +114,25 @@ pub(crate) struct Builder {
     stems: Interner,
     doc_tf: HashMap<u32, [u8; 4]>,
     postings: Postings,
-    ids: Vec<i64>,
-    lens: Vec<u32>,
-    kinds: Vec<u8>,
-    files: Vec<u32>,
-    lines: Vec<(u32, u32)>,
-    bytes: Vec<u32>,
-    /// Names and parents of every chunk, one string each with its ends (no per-chunk heap
-    /// allocation: a large project has hundreds of thousands).
-    names: Strings,
-    parents: Strings,
+    /// Where postings runs and the per-chunk columns go once they outgrow memory (none: all
+    /// in memory, for the small segments of changed files).
+    scratch: Option<PathBuf>,
+    /// Postings the arena holds before they are spilled.
+    budget: usize,
+    /// The first error setting something down there, returned by `write`.
+    failed: Option<io::Error>,
+    docs: u32,
+    total_len: u64,
+    /// The per-chunk sections, each in document order: ids (i64), lengths, kinds (u8), files,
+    /// lines (two u32s), sizes (u32); names and parents.
+    ids: Column,
+    lens: Column,
+    kinds: Column,
+    files: Column,
+    lines: Column,
+    bytes: Column,
+    names: TextColumn,
+    parents: TextColumn,
     paths: Vec<String>,
     file_langs: Vec<u8>,
     file_first: Vec<u32>,
@@ -138,14 +152,19 @@ impl Default for Builder {
             stems: Interner::default(),
             doc_tf: HashMap::new(),
             postings: Postings::default(),
-            ids: Vec::new(),
-            lens: Vec::new(),
-            kinds: Vec::new(),
-            files: Vec::new(),
-            lines: Vec::new(),
-            bytes: Vec::new(),
-            names: Strings::default(),
-            parents: Strings::default(),
+            scratch: None,
+            budget: POSTINGS_BUDGET,
+            failed: None,
+            docs: 0,
+            total_len: 0,
+            ids: Column::default(),
+            lens: Column::default(),
+            kinds: Column::default(),
+            files: Column::default(),
+            lines: Column::default(),
+            bytes: Column::default(),
+            names: TextColumn::default(),
+            parents: TextColumn::default(),
             paths: Vec::new(),
             file_langs: Vec::new(),
             file_first: Vec::new(),
@@ -168,6 +187,18 @@ impl ScanSink for Builder {
 }
 
 impl Builder {
+    /// A builder that sets postings runs and per-chunk columns down in unnamed files in `dir`
+    /// once they outgrow memory: a large tree's build holds a bounded part of its postings.
+    pub(crate) fn spilling_into(dir: &Path) -> Self {
+        Self { scratch: Some(dir.to_owned()), ..Self::default() }
+    }
+
+    /// The same, spilling postings past `budget` bytes (a test's way to spill often).
+    #[cfg(test)]
+    pub(super) fn spilling_past(dir: &Path, budget: usize) -> Self {
+        Self { budget, ..Self::spilling_into(dir) }
+    }
+
     /// Adds one chunk; `hash` is its file's content hash ("" in a delta, which is never
     /// compared with the store). Chunks of a file come together.
     pub(crate) fn add(&mut self, c: &Candidate, content: &str, hash: &str) {
@@ -181,13 +212,13 @@ impl Builder {
             };
             self.paths.push(c.path.clone());
             self.file_langs.push(lang.min(255) as u8);
-            self.file_first.push(self.ids.len() as u32);
+            self.file_first.push(self.docs);
             self.hashes.push(hash.to_owned());
             self.file_min_id.push(c.id);
         }
         let f = self.paths.len() - 1;
         self.file_min_id[f] = self.file_min_id[f].min(c.id);
-        let doc = self.ids.len() as u32;
+        let doc = self.docs;
         self.doc_tf.clear();
         let mut len = 0u32;
         let word_col = words::words_for(&c.name, content);
@@ -215,28 +246,55 @@ impl Builder {
         for (&tid, &tf) in &self.doc_tf {
             self.postings.push(tid, doc, |gap| encode_posting(gap, tf));
         }
-        self.ids.push(c.id);
-        self.lens.push(len);
-        self.kinds.push(c.kind as u8);
-        self.files.push(self.paths.len() as u32 - 1);
-        self.lines.push((c.start_line, c.end_line));
-        self.bytes.push(c.bytes.min(u32::MAX as usize) as u32);
-        self.names.push(&c.name);
-        self.parents.push(c.parent.as_deref().unwrap_or_default());
+        self.docs += 1;
+        self.total_len += u64::from(len);
+        let put = self.put_columns(c, len);
+        let spilled = match &self.scratch {
+            Some(dir) if self.postings.arena_bytes() >= self.budget => self.spill_postings(&dir.clone()),
+            _ => Ok(()),
+        };
+        if let Err(e) = put.and(spilled) {
+            self.failed.get_or_insert(e);
+        }
+    }
+
+    fn put_columns(&mut self, c: &Candidate, len: u32) -> io::Result<()> {
+        let dir = self.scratch.as_deref();
+        let file = self.paths.len() as u32 - 1;
+        self.ids.put(&c.id.to_le_bytes(), dir)?;
+        self.lens.put(&len.to_le_bytes(), dir)?;
+        self.kinds.put(&[c.kind as u8], dir)?;
+        self.files.put(&file.to_le_bytes(), dir)?;
+        let mut lines = [0u8; 8];
+        lines[..4].copy_from_slice(&c.start_line.to_le_bytes());
+        lines[4..].copy_from_slice(&c.end_line.to_le_bytes());
+        self.lines.put(&lines, dir)?;
+        self.bytes.put(&(c.bytes.min(u32::MAX as usize) as u32).to_le_bytes(), dir)?;
+        self.names.push(&c.name, dir)?;
+        self.parents.push(c.parent.as_deref().unwrap_or_default(), dir)
+    }
+
+    /// Sets the arena's postings down as a run, its terms in the segment's order (their
+    /// text's), so that `write` merges the runs reading each once.
+    fn spill_postings(&mut self, dir: &Path) -> io::Result<()> {
+        let terms = 0..self.postings.terms() as u32;
+        let mut order: Vec<u32> = terms.filter(|&t| self.postings.in_arena(t)).collect();
+        order.sort_unstable_by(|&a, &b| self.stems.strings.get(a).cmp(self.stems.strings.get(b)));
+        self.postings.spill(&order, dir)
     }
 
     /// Makes room for `chunks` chunks of `files` files at once: grown by doubling, the
     /// per-chunk columns of a two-million-chunk build held up to twice their size (and three
     /// times while a doubling copied).
     fn reserve(&mut self, chunks: usize, files: usize) {
-        self.ids.reserve_exact(chunks);
-        self.lens.reserve_exact(chunks);
-        self.kinds.reserve_exact(chunks);
-        self.files.reserve_exact(chunks);
-        self.lines.reserve_exact(chunks);
-        self.bytes.reserve_exact(chunks);
-        self.names.ends.reserve_exact(chunks);
-        self.parents.ends.reserve_exact(chunks);
+        for (column, width) in [(&mut self.ids, 8), (&mut self.lens, 4), (&mut self.kinds, 1), (&mut self.files, 4)] {
+            column.reserve(chunks * width);
+        }
+        for (column, width) in [(&mut self.lines, 8), (&mut self.bytes, 4)] {
+            column.reserve(chunks * width);
+        }
+        self.names.ends.reserve(chunks * 4);
+        self.parents.ends.reserve(chunks * 4);
         self.paths.reserve_exact(files);
         self.file_langs.reserve_exact(files);
         self.file_first.reserve_exact(files);
@@ -245,16 +303,19 @@ impl Builder {
     }
 
     /// What the builder holds, for the log: distinct raw tokens, terms (stems), postings
-    /// bytes and their capacity, chunks.
-    pub(crate) fn held(&self) -> [usize; 5] {
-        let (bytes, capacity) = self.postings.held();
-        [self.raw.len(), self.stems.len(), bytes, capacity, self.ids.len()]
+    /// bytes, the arena's capacity and the runs spilled, chunks.
+    pub(crate) fn held(&self) -> [usize; 6] {
+        let (bytes, capacity, runs) = self.postings.held();
+        [self.raw.len(), self.stems.len(), bytes, capacity, runs, self.docs as usize]
     }
 
     /// Writes the segment for `generation` to `out`.
     pub(crate) fn write(mut self, generation: u64, out: &mut impl Write) -> io::Result<()> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
         // Each file's key, as `Store::chunk_keys` gives it (empty without a content hash).
-        let n_docs = self.ids.len() as u32;
+        let n_docs = self.docs;
         for (f, hash) in self.hashes.iter_mut().enumerate() {
             if !hash.is_empty() {
                 let end = self.file_first.get(f + 1).copied().unwrap_or(n_docs);
@@ -274,8 +335,7 @@ impl Builder {
         let terms = 0..self.postings.terms() as u32;
         let n_postings: u64 = terms.clone().map(|t| u64::from(self.postings.count(t))).sum();
         let postings_bytes = terms.map(|t| self.postings.len(t)).sum::<usize>();
-        let total_len: u64 = self.lens.iter().map(|&l| u64::from(l)).sum();
-        let (n, nf) = (self.ids.len(), self.paths.len());
+        let (n, nf) = (self.docs as usize, self.paths.len());
         let terms_bytes = stems.text.len();
         let lens = self.section_lens(n_terms, terms_bytes, postings_bytes);
         let mut table = Vec::with_capacity(SECTIONS);
@@ -290,7 +350,7 @@ impl Builder {
         for count in [n, nf, n_terms, self.langs.len()] {
             w.put(&(count as u32).to_le_bytes())?;
         }
-        w.put(&total_len.to_le_bytes())?;
+        w.put(&self.total_len.to_le_bytes())?;
         w.put(&n_postings.to_le_bytes())?;
         for (off, len) in &table {
             w.put(&off.to_le_bytes())?;
@@ -312,9 +372,15 @@ impl Builder {
         w.section(table[Sec::ListLen as usize].0, |w| {
             order.iter().try_for_each(|&t| w.put(&self.postings.count(t).to_le_bytes()))
         })?;
+        // Each term's postings: its bytes in every run, oldest first, then in the arena.
+        let mut runs = self.postings.take_runs()?;
         w.section(table[Sec::Postings as usize].0, |w| {
-            order.iter().try_for_each(|&t| self.postings.pieces(t).try_for_each(|piece| w.put(piece)))
+            order.iter().try_for_each(|&t| {
+                runs.iter_mut().try_for_each(|run| run.take(t, |piece| w.put(piece)))?;
+                self.postings.arena_pieces(t).try_for_each(|piece| w.put(piece))
+            })
         })?;
+        drop(runs);
         self.write_chunks(&mut w, &table)?;
         self.write_files(&mut w, &table)?;
         w.pad_to(at)
@@ -322,7 +388,7 @@ impl Builder {
 
     /// Each section's length in bytes, in file order.
     fn section_lens(&self, n_terms: usize, terms_bytes: usize, postings_bytes: usize) -> [usize; SECTIONS] {
-        let (n, nf) = (self.ids.len(), self.paths.len());
+        let (n, nf) = (self.docs as usize, self.paths.len());
         let strings = |v: &[String]| v.iter().map(String::len).sum::<usize>();
         [
             4 * (n_terms + 1),
@@ -337,9 +403,9 @@ impl Builder {
             8 * n,
             4 * n,
             4 * (n + 1),
-            self.names.text.len(),
+            self.names.text.len() as usize,
             4 * (n + 1),
-            self.parents.text.len(),
+            self.parents.text.len() as usize,
             4 * (nf + 1),
             strings(&self.paths),
             nf,
@@ -351,23 +417,28 @@ impl Builder {
         ]
     }
 
-    /// The per-chunk sections: ids, lengths, kinds, files, lines, sizes, names and parents.
-    fn write_chunks<W: Write>(&self, w: &mut Padded<'_, W>, table: &[(u64, u64)]) -> io::Result<()> {
-        w.section(table[Sec::DocId as usize].0, |w| self.ids.iter().try_for_each(|v| w.put(&v.to_le_bytes())))?;
-        w.section(table[Sec::DocLen as usize].0, |w| self.lens.iter().try_for_each(|v| w.put(&v.to_le_bytes())))?;
-        w.section(table[Sec::DocKind as usize].0, |w| w.put(&self.kinds))?;
-        w.section(table[Sec::DocFile as usize].0, |w| self.files.iter().try_for_each(|v| w.put(&v.to_le_bytes())))?;
-        w.section(table[Sec::DocLines as usize].0, |w| {
-            self.lines.iter().try_for_each(|(a, b)| w.put(&a.to_le_bytes()).and_then(|()| w.put(&b.to_le_bytes())))
-        })?;
-        w.section(table[Sec::DocBytes as usize].0, |w| self.bytes.iter().try_for_each(|v| w.put(&v.to_le_bytes())))?;
+    /// The per-chunk sections: ids, lengths, kinds, files, lines, sizes, names and parents,
+    /// each read back from its column.
+    fn write_chunks<W: Write>(&mut self, w: &mut Padded<'_, W>, table: &[(u64, u64)]) -> io::Result<()> {
+        let Self { ids, lens, kinds, files, lines, bytes, names, parents, .. } = self;
+        for (sec, column) in [
+            (Sec::DocId, ids),
+            (Sec::DocLen, lens),
+            (Sec::DocKind, kinds),
+            (Sec::DocFile, files),
+            (Sec::DocLines, lines),
+            (Sec::DocBytes, bytes),
+        ] {
+            w.section(table[sec as usize].0, |w| column.read_back(|b| w.put(b)))?;
+        }
         for (off_sec, bytes_sec, list) in
-            [(Sec::NameOff, Sec::NameBytes, &self.names), (Sec::ParentOff, Sec::ParentBytes, &self.parents)]
+            [(Sec::NameOff, Sec::NameBytes, names), (Sec::ParentOff, Sec::ParentBytes, parents)]
         {
             w.section(table[off_sec as usize].0, |w| {
-                std::iter::once(&0).chain(&list.ends).try_for_each(|v| w.put(&v.to_le_bytes()))
+                w.put(&0u32.to_le_bytes())?;
+                list.ends.read_back(|b| w.put(b))
             })?;
-            w.section(table[bytes_sec as usize].0, |w| w.put(list.text.as_bytes()))?;
+            w.section(table[bytes_sec as usize].0, |w| list.text.read_back(|b| w.put(b)))?;
         }
         Ok(())
     }
@@ -375,7 +446,7 @@ impl Builder {
     /// The per-file sections: paths, languages, first chunks and content keys, and the
     /// languages' names.
     fn write_files<W: Write>(&self, w: &mut Padded<'_, W>, table: &[(u64, u64)]) -> io::Result<()> {
-        let n = self.ids.len();
+        let n = self.docs as usize;
         w.section(table[Sec::PathOff as usize].0, |w| w.offsets(self.paths.iter().map(String::len)))?;
         w.section(table[Sec::PathBytes as usize].0, |w| self.paths.iter().try_for_each(|s| w.put(s.as_bytes())))?;
         w.section(table[Sec::FileLang as usize].0, |w| w.put(&self.file_langs))?;

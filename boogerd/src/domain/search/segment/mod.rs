@@ -18,6 +18,7 @@
 
 mod build;
 mod postings;
+mod spill;
 #[cfg(test)]
 mod tests;
 

@@ -5,6 +5,16 @@
 //! end of its last block. As a vector of its own, each of a large tree's million terms cost a
 //! 32-byte slot, a heap allocation of at least 32 bytes and a doubling vector's slack: about a
 //! third of the build's memory.
+//!
+//! A large build spills: the arena's postings are written out as a run (terms in the
+//! segment's order, see `spill`) and its pages are used again, so the arena never outgrows
+//! its budget; the segment is then written by reading every run once, in order.
+
+use std::fs::File;
+use std::io;
+use std::path::Path;
+
+use super::spill::Run;
 
 /// Bytes of a page; blocks never straddle two.
 const PAGE: usize = 64 * 1024;
@@ -18,21 +28,27 @@ struct Term {
     /// First and current block, in units of 8 bytes from the arena's start.
     head: u32,
     tail: u32,
-    /// Bytes of the term in all, and in its current block.
+    /// Bytes of the term in the arena, and in its current block.
     len: u32,
     used: u16,
     class: u8,
     /// Postings, and the last one's document (postings arrive in document order).
     count: u32,
     last: u32,
+    /// Bytes of the term in runs written out before.
+    spilled: u32,
 }
 
 #[derive(Default)]
 pub(super) struct Postings {
+    /// Pages in use are the first `in_use`; the rest wait to be used again after a spill.
     pages: Vec<Box<[u8]>>,
-    /// Bytes used of the last page.
+    in_use: usize,
+    /// Bytes used of the last page in use.
     top: usize,
     terms: Vec<Term>,
+    /// Runs spilled so far, oldest first.
+    runs: Vec<File>,
 }
 
 fn block_size(class: u8) -> usize {
@@ -85,14 +101,18 @@ impl Postings {
         t.len += 1;
     }
 
-    /// A block of `class`, zeroed; its address in units of 8 bytes.
+    /// A block of `class` (its bytes are written before they are read); its address in
+    /// units of 8 bytes.
     fn allocate(&mut self, class: u8) -> u32 {
         let size = block_size(class);
-        if self.pages.is_empty() || self.top + size > PAGE {
-            self.pages.push(vec![0u8; PAGE].into_boxed_slice());
+        if self.in_use == 0 || self.top + size > PAGE {
+            if self.in_use == self.pages.len() {
+                self.pages.push(vec![0u8; PAGE].into_boxed_slice());
+            }
+            self.in_use += 1;
             self.top = 0;
         }
-        let at = (self.pages.len() - 1) * PAGE + self.top;
+        let at = (self.in_use - 1) * PAGE + self.top;
         self.top += size;
         u32::try_from(at / 8).expect("postings arena under 32 GiB")
     }
@@ -107,12 +127,43 @@ impl Postings {
         self.terms[term as usize].count
     }
 
+    /// `term`'s encoded length, runs and arena together.
     pub(super) fn len(&self, term: u32) -> usize {
-        self.terms[term as usize].len as usize
+        let t = &self.terms[term as usize];
+        t.spilled as usize + t.len as usize
     }
 
-    /// `term`'s encoded bytes, block by block.
-    pub(super) fn pieces(&self, term: u32) -> impl Iterator<Item = &[u8]> {
+    /// Whether `term` has postings in the arena.
+    pub(super) fn in_arena(&self, term: u32) -> bool {
+        self.terms[term as usize].len > 0
+    }
+
+    /// Bytes of the arena's pages in use.
+    pub(super) fn arena_bytes(&self) -> usize {
+        self.in_use * PAGE
+    }
+
+    /// Writes the arena's postings to a run in `dir`: `order` holds every term with postings
+    /// in the arena, in the segment's order. The arena is then empty and its pages free for
+    /// the postings that follow (which go on from each term's last document).
+    pub(super) fn spill(&mut self, order: &[u32], dir: &Path) -> io::Result<()> {
+        let run = Run::write(dir, order, |t| (self.terms[t as usize].len, self.arena_pieces(t)))?;
+        self.runs.push(run);
+        for t in &mut self.terms {
+            t.spilled += t.len;
+            (t.head, t.tail, t.len, t.used, t.class) = (0, 0, 0, 0, 0);
+        }
+        (self.in_use, self.top) = (0, 0);
+        Ok(())
+    }
+
+    /// The runs spilled, oldest first, ready to be read.
+    pub(super) fn take_runs(&mut self) -> io::Result<Vec<Run>> {
+        std::mem::take(&mut self.runs).into_iter().map(Run::open).collect()
+    }
+
+    /// `term`'s encoded bytes still in the arena (after those of every run), block by block.
+    pub(super) fn arena_pieces(&self, term: u32) -> impl Iterator<Item = &[u8]> {
         let t = self.terms[term as usize];
         let (mut block, mut class, mut left) = (t.head, 0u8, t.len as usize);
         std::iter::from_fn(move || {
@@ -133,9 +184,10 @@ impl Postings {
         })
     }
 
-    /// Encoded bytes in all, and the arena's size.
-    pub(super) fn held(&self) -> (usize, usize) {
-        (self.terms.iter().map(|t| t.len as usize).sum(), self.pages.len() * PAGE)
+    /// Encoded bytes in all, the arena's size and the runs spilled.
+    pub(super) fn held(&self) -> (usize, usize, usize) {
+        let bytes = self.terms.iter().map(|t| t.spilled as usize + t.len as usize).sum();
+        (bytes, self.pages.len() * PAGE, self.runs.len())
     }
 }
 
@@ -144,7 +196,7 @@ mod tests {
     use super::*;
 
     fn bytes_of(p: &Postings, t: u32) -> Vec<u8> {
-        p.pieces(t).flatten().copied().collect()
+        p.arena_pieces(t).flatten().copied().collect()
     }
 
     #[test]

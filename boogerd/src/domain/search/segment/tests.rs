@@ -45,6 +45,41 @@ fn a_segment_reads_back_what_was_written() {
     assert_eq!(seg.language(0), "python");
 }
 
+/// A build that sets its postings and columns down on disk writes the very bytes of one
+/// held in memory.
+#[test]
+fn a_spilling_build_writes_the_same_segment_as_one_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = crate::base::rng::Rng::new(7);
+    let words = ["retry", "upload", "parse", "config", "socket", "buffer", "stream", "handler", "zeta", "alpha"];
+    let chunks: Vec<(Candidate, String)> = (0..60_000)
+        .map(|i| {
+            let text: Vec<String> =
+                (0..1 + rng.below(12)).map(|_| format!("{}{}", rng.pick(&words), rng.below(3000))).collect();
+            let parent = (i % 3 == 0).then_some("Owner");
+            (chunk(i, &format!("d/{:05}.py", i / 7), &format!("f{i}"), parent), text.join(" ") + " upload")
+        })
+        .collect();
+    let build = |mut b: Builder| {
+        for (c, text) in &chunks {
+            b.add(c, text, "h");
+        }
+        let runs = b.held()[4];
+        let mut bytes = Vec::new();
+        b.write(3, &mut bytes).unwrap();
+        (bytes, runs)
+    };
+    let (in_memory, none) = build(Builder::default());
+    let (spilled, runs) = build(Builder::spilling_past(dir.path(), 256 << 10));
+    assert_eq!(none, 0);
+    assert!(runs >= 3, "the build spilled {runs} runs");
+    assert!(in_memory == spilled, "the segments differ");
+    let seg = Segment::from_vec(spilled).unwrap();
+    assert_eq!(seg.docs, 60_000);
+    assert_eq!(seg.postings("upload").len(), 60_000);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no scratch file is left");
+}
+
 #[test]
 fn a_damaged_segment_is_refused_not_trusted() {
     let mut bytes = Vec::new();
