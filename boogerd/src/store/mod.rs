@@ -30,6 +30,7 @@ pub(crate) mod words;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use parking_lot::FairMutex;
 use r2d2::Pool;
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::Connection;
@@ -60,7 +61,9 @@ pub(crate) type Result<T> = std::result::Result<T, StoreError>;
 
 pub struct Store {
     path: PathBuf,
-    writer: Mutex<Connection>,
+    /// Fair: writers waiting get it in turn, so no pass of many batches keeps the others
+    /// (the embedding pass, the watcher's edits) waiting until it ends.
+    writer: FairMutex<Connection>,
     readers: Pool<SqliteConnectionManager>,
     /// Bumped by every write (notes and focus too): read caches are valid for one count.
     writes: std::sync::atomic::AtomicU64,
@@ -149,7 +152,7 @@ impl Store {
         let content_generation = saved.and_then(|g| g.parse().ok()).unwrap_or_else(first_generation);
         Ok(Store {
             path: path.to_owned(),
-            writer: Mutex::new(writer),
+            writer: FairMutex::new(writer),
             readers,
             writes: std::sync::atomic::AtomicU64::new(0),
             content_generation: std::sync::atomic::AtomicU64::new(content_generation),
@@ -190,7 +193,7 @@ impl Store {
     }
 
     fn write<T>(&self, f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>) -> Result<T> {
-        let mut conn = self.writer.lock().recover();
+        let mut conn = self.writer.lock();
         let out = f(&mut conn).map_err(|source| self.failed(source));
         self.writes.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         out
@@ -218,7 +221,7 @@ impl Store {
             return Ok(f(t));
         }
         // Counted on the writer's connection, holding it: no write can land in between.
-        let conn = self.writer.lock().recover();
+        let conn = self.writer.lock();
         let counted = tally::Tally::count(&conn).map_err(|source| self.failed(source))?;
         let out = f(&counted);
         *self.tally.lock().recover() = Some(counted);

@@ -8,8 +8,6 @@ use std::path::{Path, PathBuf};
 
 use super::{DB_FILE, Store, StoreError};
 
-use crate::base::sync::Recover;
-
 impl StoreError {
     /// SQLite says the file is damaged, or is no database at all.
     pub(crate) fn is_corrupt(&self) -> bool {
@@ -75,7 +73,7 @@ pub(crate) enum Damaged {
 impl Store {
     /// Checks the index, then the notes (reads every page: for after a query saw damage).
     pub(crate) fn check(&self) -> Damaged {
-        let conn = self.writer.lock().recover();
+        let conn = self.writer.lock();
         let ok = |schema: &str| {
             conn.query_row(&format!("PRAGMA {schema}.quick_check(1)"), [], |r| r.get::<_, String>(0))
                 .is_ok_and(|s| s == "ok")
@@ -120,7 +118,7 @@ impl Store {
     /// Copies the annotations and work set that the set-aside database `old` still holds (an
     /// index from before the notes had a database of their own) into this store's notes.
     pub(crate) fn salvage(&self, old: &Path) -> usize {
-        let conn = self.writer.lock().recover();
+        let conn = self.writer.lock();
         carry_notes(&conn, old, "notes")
     }
 }

@@ -147,6 +147,13 @@ impl Store {
         })
     }
 
+    /// How many vectors of `model` are stored: whoever loads them reserves once (grown by
+    /// doubling, two million vectors' sign bits were briefly held three times over).
+    pub(crate) fn count_vectors(&self, model: &str) -> Result<usize> {
+        self.read(|c| c.query_row("SELECT count(*) FROM embeddings WHERE model = ?1", [model], |r| r.get::<_, i64>(0)))
+            .map(|n| n.max(0) as usize)
+    }
+
     /// Calls `each` with every vector of `model` without holding them all (loading a
     /// project's vectors into memory should cost their size, not twice that).
     pub(crate) fn each_vector(&self, model: &str, mut each: impl FnMut(i64, &[u8])) -> Result<()> {

@@ -72,9 +72,13 @@ impl Embedder for StaticEmbedder {
             .iter()
             .map(|t| {
                 let mut v = vec![0f32; self.dims];
-                for id in self.tokenizer.encode(t) {
-                    let record = &self.body[id as usize * (4 + self.dims)..][..4 + self.dims];
-                    let scale = f32::from_le_bytes(record[..4].try_into().expect("4 bytes"));
+                // Each distinct token's row once, weighed by its count: code repeats its
+                // tokens (brackets, `self`, a name), and the rows are most of the work.
+                let mut ids = self.tokenizer.encode(t);
+                ids.sort_unstable();
+                for run in ids.chunk_by(|a, b| a == b) {
+                    let record = &self.body[run[0] as usize * (4 + self.dims)..][..4 + self.dims];
+                    let scale = f32::from_le_bytes(record[..4].try_into().expect("4 bytes")) * run.len() as f32;
                     for (a, &b) in v.iter_mut().zip(&record[4..]) {
                         *a += b as i8 as f32 * scale;
                     }

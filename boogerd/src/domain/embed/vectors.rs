@@ -73,10 +73,13 @@ impl VectorIndex {
     pub(crate) fn load(store: &Store, model: &str) -> Result<Self, StoreError> {
         let (mut dims, mut words) = (0, 0);
         let mut loaded = Signs::default();
+        let expected = store.count_vectors(model)?;
         store.each_vector(model, |id, blob| {
             if dims == 0 && blob.len() > 4 {
                 dims = blob.len() - 4;
                 words = dims.div_ceil(64);
+                loaded.ids.reserve_exact(expected);
+                loaded.signs.reserve_exact(expected * words);
             }
             if blob.len() == 4 + dims {
                 loaded.push(id, &blob[4..], words);

@@ -6,104 +6,123 @@
 //! `parse config`): WordPiece alone cuts `parse_config` into `par ##se _ con ##fi ##g`, which
 //! means little; the words are in the vocabulary.
 
-use std::collections::HashMap;
-
 /// Words longer than this are one unknown token (as in BERT).
 const MAX_WORD_CHARS: usize = 100;
 pub(crate) const UNK: u32 = 100;
 
 pub(crate) struct WordPiece {
-    vocab: HashMap<String, u32>,
+    vocab: hashbrown::HashMap<Box<str>, u32>,
+    /// The longest token's length in characters: no longer piece can match, so the
+    /// longest-match search starts there, not at the word's end.
+    longest: usize,
 }
 
 impl WordPiece {
     /// From the vocabulary, one token per line, the line number being the id.
     pub(crate) fn new<'a>(tokens: impl IntoIterator<Item = &'a str>) -> Self {
-        Self { vocab: tokens.into_iter().enumerate().map(|(i, t)| (t.to_owned(), i as u32)).collect() }
+        let vocab: hashbrown::HashMap<Box<str>, u32> =
+            tokens.into_iter().enumerate().map(|(i, t)| (Box::from(t), i as u32)).collect();
+        let longest = vocab.keys().map(|t| t.chars().count()).max().unwrap_or(0);
+        Self { vocab, longest }
     }
 
-    /// Token ids of `text` (no `[CLS]`/`[SEP]`).
+    /// Token ids of `text` (no `[CLS]`/`[SEP]`). The static tier encodes every chunk of a
+    /// project: words are lent from one buffer and pieces looked up as slices, without a
+    /// string per word or per candidate piece.
     pub(crate) fn encode(&self, text: &str) -> Vec<u32> {
         let mut ids = Vec::new();
-        let mut piece = String::new();
-        for word in words(text) {
-            let chars: Vec<char> = word.chars().collect();
-            if chars.len() > MAX_WORD_CHARS {
-                ids.push(UNK);
-                continue;
-            }
-            let start_len = ids.len();
-            let mut start = 0;
-            while start < chars.len() {
-                let mut end = chars.len();
-                let mut found = None;
-                while end > start {
-                    piece.clear();
-                    if start > 0 {
-                        piece.push_str("##");
-                    }
-                    piece.extend(&chars[start..end]);
-                    if let Some(&id) = self.vocab.get(&piece) {
-                        found = Some(id);
-                        break;
-                    }
-                    end -= 1;
-                }
-                match found {
-                    Some(id) => {
-                        ids.push(id);
-                        start = end;
-                    }
-                    None => {
-                        ids.truncate(start_len);
-                        ids.push(UNK);
-                        break;
-                    }
-                }
-            }
-        }
+        let mut continuation = String::from("##");
+        let mut bounds = Vec::new();
+        each_word(text, |word| self.encode_word(word, &mut ids, &mut continuation, &mut bounds));
         ids
+    }
+
+    /// Greedy longest-match-first pieces of one word; a word with a part no piece matches is
+    /// one unknown token.
+    fn encode_word(&self, word: &str, ids: &mut Vec<u32>, continuation: &mut String, bounds: &mut Vec<usize>) {
+        bounds.clear();
+        bounds.extend(word.char_indices().map(|(i, _)| i));
+        bounds.push(word.len());
+        let chars = bounds.len() - 1;
+        if chars > MAX_WORD_CHARS {
+            ids.push(UNK);
+            return;
+        }
+        let start_len = ids.len();
+        let mut start = 0;
+        while start < chars {
+            let mut end = chars.min(start + self.longest);
+            let mut found = None;
+            while end > start {
+                let slice = &word[bounds[start]..bounds[end]];
+                let piece = if start == 0 {
+                    slice
+                } else {
+                    continuation.truncate(2);
+                    continuation.push_str(slice);
+                    continuation.as_str()
+                };
+                if let Some(&id) = self.vocab.get(piece) {
+                    found = Some(id);
+                    break;
+                }
+                end -= 1;
+            }
+            let Some(id) = found else {
+                ids.truncate(start_len);
+                ids.push(UNK);
+                return;
+            };
+            ids.push(id);
+            start = end;
+        }
     }
 }
 
-/// The words BERT's basic tokenizer would see, after splitting identifiers: lowercase,
-/// accents stripped (Latin-1 and Latin Extended-A letters), punctuation as single words.
-fn words(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
+/// The words BERT's basic tokenizer would see, after splitting identifiers, each lent to `f`:
+/// lowercase, accents stripped (Latin-1 and Latin Extended-A letters), punctuation as single
+/// words.
+fn each_word(text: &str, mut f: impl FnMut(&str)) {
     let mut word = String::new();
     let mut prev: Option<char> = None;
-    let flush = |word: &mut String, out: &mut Vec<String>| {
+    let mut one = [0u8; 4];
+    let mut chars = text.chars().peekable();
+    let flush = |word: &mut String, f: &mut dyn FnMut(&str)| {
         if !word.is_empty() {
-            out.push(std::mem::take(word));
+            f(word);
+            word.clear();
         }
     };
-    let chars: Vec<char> = text.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
+    while let Some(c) = chars.next() {
         if c.is_whitespace() || c.is_control() || c == '_' {
-            flush(&mut word, &mut out);
+            flush(&mut word, &mut f);
         } else if is_punctuation(c) {
-            flush(&mut word, &mut out);
-            out.push(c.to_string());
+            flush(&mut word, &mut f);
+            f(c.encode_utf8(&mut one));
         } else {
             // A word boundary inside an identifier: `parseConfig`, `HTTPServer`, `utf8Decode`.
-            let next = chars.get(i + 1).copied();
             let boundary = match prev {
                 Some(p) if c.is_uppercase() => {
-                    p.is_lowercase() || p.is_ascii_digit() || (p.is_uppercase() && next.is_some_and(char::is_lowercase))
+                    p.is_lowercase()
+                        || p.is_ascii_digit()
+                        || (p.is_uppercase() && chars.peek().is_some_and(|n| n.is_lowercase()))
                 }
                 _ => false,
             };
             if boundary {
-                flush(&mut word, &mut out);
+                flush(&mut word, &mut f);
             }
-            for l in c.to_lowercase() {
-                word.push(strip_accent(l));
+            if c.is_ascii() {
+                word.push(c.to_ascii_lowercase());
+            } else {
+                for l in c.to_lowercase() {
+                    word.push(strip_accent(l));
+                }
             }
         }
         prev = Some(c);
     }
-    flush(&mut word, &mut out);
-    out
+    flush(&mut word, &mut f);
 }
 
 /// BERT counts every non-alphanumeric ASCII symbol as punctuation, and Unicode punctuation.
@@ -124,6 +143,12 @@ fn strip_accent(c: char) -> char {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn words(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        each_word(text, |w| out.push(w.to_owned()));
+        out
+    }
 
     #[test]
     fn splits_like_bert_after_identifier_words() {

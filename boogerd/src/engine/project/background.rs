@@ -11,8 +11,10 @@ use crate::base::sync::Recover;
 use crate::store::Store;
 
 /// Files per transaction of a trigram pass: short enough that the watcher's writes and the
-/// queries' reads interleave with it.
-const GRAMS_BATCH: usize = 128;
+/// embedding pass's batches (the writer is taken in turn) interleave with it. At 128 files
+/// (a third of a second a batch on /usr/include) the embedding pass waited out most of the
+/// trigram pass and finished after it; at 32 the two end together.
+const GRAMS_BATCH: usize = 32;
 
 pub(super) enum Job {
     /// Write a new base of the project's ranking index.

@@ -19,6 +19,10 @@ use crate::store::Store;
 
 /// Chunks per batch: one transaction each.
 const BATCH: usize = 512;
+/// The static tier's batches: its vectors take milliseconds, and a pass shares the index's
+/// writer with the trigram pass in turns, a batch each: larger batches finish the pass
+/// beside the trigram rows instead of after them.
+const STATIC_BATCH: usize = 4096;
 /// Vectors added in memory since the last load, as a share of those loaded, past which
 /// they are loaded anew.
 const RELOAD_SHARE: f64 = 0.125;
@@ -409,8 +413,9 @@ impl Embedding {
         let started = Instant::now();
         let mut total = 0;
         let mut after = 0;
+        let size = if model == self.tiers[0].id() { STATIC_BATCH } else { BATCH };
         while !project.is_closed() {
-            let batch = match store.chunks_without_vectors(model, after, BATCH) {
+            let batch = match store.chunks_without_vectors(model, after, size) {
                 Ok(b) => b,
                 Err(e) => return fail(e.to_string()),
             };
@@ -428,7 +433,7 @@ impl Embedding {
                 Err(e) => return fail(e.to_string()),
             }
             project.vectors.embedded.fetch_add(batch.len() as u64, Ordering::Relaxed);
-            if batch.len() < BATCH {
+            if batch.len() < size {
                 break;
             }
             if started.elapsed() > TURN && lock(&self.queue).iter().any(|p| !std::ptr::eq(p.as_ref(), project)) {
