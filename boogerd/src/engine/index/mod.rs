@@ -305,6 +305,9 @@ fn apply(
                 writing += t.elapsed();
                 batch.clear();
                 batch_bytes = 0;
+                // The batches, chunks and parse trees freed stay in glibc's arenas otherwise: on
+                // a 36,000-file tree, 98 MB of free heap was resident 20 s into the run.
+                crate::base::memory::trim_after_work();
             }
         }
         let t = Instant::now();

@@ -106,6 +106,10 @@ const FILE_SUFFIX: &str = ".seg";
 impl RankingIndex {
     /// Builds a new base from the whole store, writes it into `dir` and maps it.
     pub(crate) fn build(store: &Store, dir: &Path) -> Result<RankingIndex, RankError> {
+        // The build's tables are large allocations, mapped afresh rather than made from the
+        // free heap an index run leaves: that goes back to the OS first, or it adds to the
+        // build's peak.
+        crate::base::memory::trim();
         let mut b = Builder::spilling_into(dir);
         let generation = store.scan_snapshot(&mut b)?;
         let [raw, terms, bytes, capacity, runs, chunks] = b.held();
