@@ -14,13 +14,16 @@
 //!   characters that a case-insensitive regex matches for an ASCII letter (KELVIN SIGN for
 //!   `k`, LONG S for `s`) written as that letter. So an ASCII literal's trigrams are in the
 //!   index whatever the case of its match, and any literal's folded trigrams are there for a
-//!   case-sensitive match.
+//!   case-sensitive match. The 512 most common in code ([`is_common`]: `def`, ` = `, `   `)
+//!   are left out: a third of the tokens, and too widespread to narrow.
 //! - Shape trigrams: of characters by [`shape`] (whitespace, digit, upper, lower, other
 //!   non-ASCII, control; each ASCII punctuation mark itself), for patterns without a literal
 //!   such as `\d{4}` or `[A-Z]+_[A-Z]+ =`. Those made only of lower-case letters and
 //!   whitespace are in nearly every chunk and are not kept.
 
 use booger_proto::tools::ChunkKind;
+
+pub(crate) use super::common_grams::is_common;
 
 /// A trigram: three folded bytes, big-endian in the low 24 bits.
 pub(crate) type Gram = u32;
@@ -228,13 +231,13 @@ impl GramSet {
         self.shapes.clear();
     }
 
-    /// The tokens of everything added since the last call (byte trigrams, then shape
-    /// trigrams, each in order); starts afresh.
+    /// The tokens of everything added since the last call (byte trigrams but the
+    /// [common](super::common_grams) ones, then shape trigrams, each in order); starts afresh.
     pub(crate) fn take_tokens(&mut self) -> String {
         self.set.sort_unstable();
         self.shapes.sort_unstable();
         let mut out = String::with_capacity((self.set.len() + self.shapes.len()) * 6);
-        for &g in &self.set {
+        for &g in self.set.iter().filter(|&&g| !is_common(g)) {
             if !out.is_empty() {
                 out.push(' ');
             }
@@ -299,38 +302,74 @@ pub(crate) fn tokens_of<'a>(chunks: impl IntoIterator<Item = (&'a str, usize)>) 
     })
 }
 
+/// A pending file's trigram rows, made by [`Store::fill_grams`] before it writes them.
+struct PendingRows {
+    id: i64,
+    /// The content the rows were made from.
+    hash: String,
+    /// Each chunk without a row (a chunk a rewrite kept has its row already, see `reuse`),
+    /// with its row's tokens.
+    rows: Vec<(i64, String)>,
+}
+
+/// The rows of the first `max_files` pending files, made from their stored chunks.
+fn pending_rows(c: &rusqlite::Connection, max_files: usize) -> rusqlite::Result<Vec<PendingRows>> {
+    let mut pending = c.prepare_cached(
+        "SELECT p.file_id, coalesce(f.content_hash, '') FROM grams_pending p LEFT JOIN files f ON f.id = p.file_id
+         ORDER BY p.file_id LIMIT ?1",
+    )?;
+    let mut texts = c.prepare_cached(
+        "SELECT id, content, kind, end_byte - start_byte FROM chunks c WHERE file_id = ?1
+           AND NOT EXISTS (SELECT 1 FROM chunk_grams_docsize d WHERE d.id = c.id) ORDER BY id",
+    )?;
+    let files = pending.query_map([max_files as i64], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+    let mut out = Vec::new();
+    for file in files {
+        let (id, hash) = file?;
+        let mut rows = Vec::new();
+        let mut chunks = texts.query([id])?;
+        while let Some(r) = chunks.next()? {
+            let content = r.get_ref(1)?.as_str().unwrap_or_default();
+            let kind = crate::source::chunk::kind_named(r.get_ref(2)?.as_str().unwrap_or_default());
+            let own = own_start(kind, content, r.get::<_, i64>(3)? as usize);
+            rows.push((r.get(0)?, tokens_of([(content, own)]).swap_remove(0)));
+        }
+        out.push(PendingRows { id, hash, rows });
+    }
+    Ok(out)
+}
+
 impl super::Store {
     /// Writes the trigram rows of up to `max_files` files that a large run left pending, in
-    /// one short transaction; returns how many it wrote (0: none are pending).
+    /// one short transaction; returns how many it wrote (0: none are pending). The rows are
+    /// made from the stored chunks before the writer is taken, so that the other writers (the
+    /// embedding pass, the watcher) wait only for the inserts.
     pub(crate) fn fill_grams(&self, max_files: usize) -> super::Result<usize> {
+        let files = self.read(|c| pending_rows(c, max_files))?;
+        if files.is_empty() {
+            return Ok(0);
+        }
         self.write(|c| {
             let tx = c.transaction()?;
-            let ids: Vec<i64> = {
-                let mut pending = tx.prepare_cached("SELECT file_id FROM grams_pending ORDER BY file_id LIMIT ?1")?;
-                pending.query_map([max_files as i64], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?
-            };
             {
-                // A chunk a rewrite kept has its trigram row already (see `reuse`).
-                let mut texts = tx.prepare_cached(
-                    "SELECT id, content, kind, end_byte - start_byte FROM chunks c WHERE file_id = ?1
-                       AND NOT EXISTS (SELECT 1 FROM chunk_grams_docsize d WHERE d.id = c.id) ORDER BY id",
+                // Only a file still pending with the content it was read with is written: one
+                // rewritten since is pending again with other chunks, written, or gone. (A mark
+                // without its file goes.)
+                let mut done = tx.prepare_cached(
+                    "DELETE FROM grams_pending WHERE file_id = ?1
+                       AND coalesce((SELECT content_hash FROM files WHERE id = ?1), '') = ?2",
                 )?;
                 let mut insert = tx.prepare_cached("INSERT INTO chunk_grams(rowid, grams) VALUES (?1, ?2)")?;
-                let mut done = tx.prepare_cached("DELETE FROM grams_pending WHERE file_id = ?1")?;
-                let mut set = GramSet::default();
-                for &id in &ids {
-                    let mut rows = texts.query([id])?;
-                    while let Some(r) = rows.next()? {
-                        let content = r.get_ref(1)?.as_str().unwrap_or_default();
-                        let kind = crate::source::chunk::kind_named(r.get_ref(2)?.as_str().unwrap_or_default());
-                        set.add_chunk(content, own_start(kind, content, r.get::<_, i64>(3)? as usize));
-                        insert.execute(rusqlite::params![r.get::<_, i64>(0)?, set.take_tokens()])?;
+                for file in &files {
+                    if done.execute(rusqlite::params![file.id, file.hash])? == 1 {
+                        for (chunk, tokens) in &file.rows {
+                            insert.execute(rusqlite::params![chunk, tokens])?;
+                        }
                     }
-                    done.execute([id])?;
                 }
             }
             tx.commit()?;
-            Ok(ids.len())
+            Ok(files.len())
         })
     }
 
@@ -358,6 +397,22 @@ mod tests {
         assert_eq!(grams("\u{212A}ey"), grams("KEY"), "KELVIN SIGN folds to k");
         assert_eq!(grams("cla\u{17F}s"), grams("class"), "LONG S folds to s");
         assert_ne!(grams("é_a"), grams("e_a"), "other bytes stay");
+    }
+
+    /// The common trigrams are left out of the index's rows and kept in the team's numbers.
+    #[test]
+    fn common_trigrams_are_left_out_of_the_rows() {
+        let mut set = GramSet::default();
+        assert!(is_common(grams("def")[0]) && is_common(grams("ef ")[0]) && !is_common(grams("zq_")[0]));
+        set.add("def ");
+        assert_eq!(set.take_tokens(), "");
+        set.add("def zq_");
+        assert_eq!(set.take_tokens().split(' ').count(), 5 - 2, "f z, \" z\", zq_");
+        #[cfg(feature = "team")]
+        {
+            set.add("def ");
+            assert_eq!(set.take_ids().len(), 2);
+        }
     }
 
     #[test]

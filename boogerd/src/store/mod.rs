@@ -9,6 +9,7 @@
 //! writer. A read-only caller uses [`Store::open_existing`], which never creates anything.
 
 mod batch;
+mod common_grams;
 pub(crate) mod context;
 mod files;
 pub(crate) mod grams;

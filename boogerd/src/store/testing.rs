@@ -36,11 +36,22 @@ pub(crate) fn file_write(path: &str, text: &str, inline: bool) -> super::FileWri
 /// The chunks [`Store::scan`](super::Store::scan) reads for the trigram query `expr`, in its
 /// order.
 pub(crate) fn scanned(store: &super::Store, expr: &str) -> Vec<super::scan::Scanned> {
+    scanned_by(store, Some(expr))
+}
+
+/// The chunks [`Store::scan`](super::Store::scan) reads for what a match of `literal` must
+/// hold (every chunk, if nothing narrows it), in its order.
+pub(crate) fn scanned_for(store: &super::Store, literal: &str) -> Vec<super::scan::Scanned> {
+    let pattern = regex_syntax::escape(literal);
+    scanned_by(store, crate::domain::search::grams::required(&pattern, false).as_deref())
+}
+
+fn scanned_by(store: &super::Store, expr: Option<&str>) -> Vec<super::scan::Scanned> {
     let mut found = Vec::new();
     store
         .scan(
             &super::search::Filters::default(),
-            Some(expr),
+            expr,
             |_| super::scan::Keep::Yes,
             |c, _| {
                 found.push(c.clone());

@@ -44,20 +44,22 @@ const MAX_TERMS: usize = 200;
 /// neither its literals nor its shapes narrow anything (the caller scans). The pattern is
 /// parsed as written; `case_insensitive` is the flag the search applies on top.
 pub(crate) fn required(pattern: &str, case_insensitive: bool) -> Option<String> {
-    need(pattern, case_insensitive).map(|n| expression(&n))
+    need(pattern, case_insensitive, true).map(|n| expression(&n))
 }
 
 /// [`required`]'s condition as the team index asks it, of the numbers it keeps a blob's
 /// trigrams as.
 #[cfg(feature = "team")]
 pub(crate) fn required_in_team(pattern: &str, case_insensitive: bool) -> Option<TeamGrams> {
-    need(pattern, case_insensitive).map(|n| in_team(&n))
+    need(pattern, case_insensitive, false).map(|n| in_team(&n))
 }
 
 /// What every line matching `pattern` holds, when that narrows anything and is not too long.
-fn need(pattern: &str, case_insensitive: bool) -> Option<Need> {
+/// `local`: as the local index asks it, which leaves the [common](grams::is_common) byte
+/// trigrams out (the team index keeps them).
+fn need(pattern: &str, case_insensitive: bool, local: bool) -> Option<Need> {
     let hir = regex_syntax::ParserBuilder::new().build().parse(pattern).ok()?;
-    let needs = Needs { ascii_only: case_insensitive, anchors: anchors_mark_lines(&hir) };
+    let needs = Needs { ascii_only: case_insensitive, anchors: anchors_mark_lines(&hir), local };
     let need = match simplify(needs.of(&hir)) {
         Need::Anything => simplify(shapes::need(pattern, case_insensitive)?),
         n => n,
@@ -104,6 +106,8 @@ struct Needs {
     ascii_only: bool,
     /// `^` and `$` are newlines ([`anchors_mark_lines`]).
     anchors: bool,
+    /// The common byte trigrams are not in the index, so not asked for.
+    local: bool,
 }
 
 impl Needs {
@@ -137,12 +141,14 @@ impl Needs {
         needs
     }
 
-    /// The trigrams of each run of three or more usable bytes in `bytes`.
+    /// The trigrams of each run of three or more usable bytes in `bytes` (but the common
+    /// ones, [`Needs::local`]).
     fn literal(&self, bytes: &[u8]) -> Need {
         let mut needs = Vec::new();
         for run in bytes.split(|b| self.ascii_only && !b.is_ascii()) {
             let mut all: Vec<Gram> = Vec::new();
             grams::each_gram(run, |g| all.push(g));
+            all.retain(|&g| !(self.local && grams::is_common(g)));
             let step = all.len().div_ceil(MAX_GRAMS_PER_LITERAL).max(1);
             for (i, g) in all.iter().enumerate() {
                 if i % step == 0 || i == all.len() - 1 {
@@ -284,6 +290,17 @@ mod tests {
             "case-insensitively only ASCII runs count: here none, and its shapes narrow"
         );
         assert_eq!(required("xé_abc", true), Some(format!("({} AND {})", t("_ab"), t("abc"))), "the ASCII run after é");
+    }
+
+    /// The common trigrams, which the index leaves out, are not asked for: a literal of
+    /// nothing else asks nothing. The team index keeps them, and is asked them.
+    #[test]
+    fn common_trigrams_are_not_asked_for() {
+        assert_eq!(required("return", false), None);
+        let define = required("define FOO_BAR", false).unwrap();
+        assert!(!define.contains(&t("def")) && define.contains(&t("o_b")), "{define}");
+        #[cfg(feature = "team")]
+        assert!(required_in_team("return", false).is_some());
     }
 
     #[test]
