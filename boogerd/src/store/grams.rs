@@ -349,6 +349,12 @@ impl super::Store {
         if files.is_empty() {
             return Ok(0);
         }
+        self.write_pending_rows(&files)
+    }
+
+    /// Writes rows [`pending_rows`] made, in one transaction; returns how many files it was
+    /// given.
+    fn write_pending_rows(&self, files: &[PendingRows]) -> super::Result<usize> {
         self.write(|c| {
             let tx = c.transaction()?;
             {
@@ -360,7 +366,7 @@ impl super::Store {
                        AND coalesce((SELECT content_hash FROM files WHERE id = ?1), '') = ?2",
                 )?;
                 let mut insert = tx.prepare_cached("INSERT INTO chunk_grams(rowid, grams) VALUES (?1, ?2)")?;
-                for file in &files {
+                for file in files {
                     if done.execute(rusqlite::params![file.id, file.hash])? == 1 {
                         for (chunk, tokens) in &file.rows {
                             insert.execute(rusqlite::params![chunk, tokens])?;
@@ -397,6 +403,24 @@ mod tests {
         assert_eq!(grams("\u{212A}ey"), grams("KEY"), "KELVIN SIGN folds to k");
         assert_eq!(grams("cla\u{17F}s"), grams("class"), "LONG S folds to s");
         assert_ne!(grams("é_a"), grams("e_a"), "other bytes stay");
+    }
+
+    /// Rows made from a file's chunks are not written if the file was rewritten before the
+    /// writer was taken: it stays pending, and the next pass makes them from the new chunks.
+    #[test]
+    fn rows_of_a_file_rewritten_meanwhile_are_not_written() {
+        use crate::store::testing::{file_write, scanned_for};
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::store::Store::open(&dir.path().join("index"), dir.path()).unwrap();
+        store.write_batch(&[file_write("a.py", "def alpha_zq():\n    pass\n", false)], &[], "t").unwrap();
+        let made = store.read(|c| pending_rows(c, 10)).unwrap();
+        store.write_batch(&[file_write("a.py", "def beta_zq():\n    pass\n", false)], &[], "t").unwrap();
+        assert_eq!(store.write_pending_rows(&made).unwrap(), 1);
+        assert_eq!(store.grams_pending().unwrap(), 1, "still pending: its rows were of the old chunks");
+        while store.fill_grams(10).unwrap() > 0 {}
+        assert_eq!(store.grams_pending().unwrap(), 0);
+        assert_eq!(scanned_for(&store, "beta_zq").len(), 1, "the new chunk's row");
+        assert!(scanned_for(&store, "alpha_zq").is_empty(), "no row of the old chunk");
     }
 
     /// The common trigrams are left out of the index's rows and kept in the team's numbers.
