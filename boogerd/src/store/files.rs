@@ -97,7 +97,9 @@ fn forget_rows(tx: &rusqlite::Transaction, rows: &[(i64, String)]) -> rusqlite::
     let mut chunk = tx.prepare_cached("DELETE FROM chunks WHERE id = ?1")?;
     let mut text = tx.prepare_cached("DELETE FROM chunks_fts WHERE rowid = ?1")?;
     let mut grams = tx.prepare_cached("DELETE FROM chunk_grams WHERE rowid = ?1")?;
-    let mut models = tx.prepare_cached("SELECT model FROM embeddings WHERE chunk_id = ?1")?;
+    let mut models = tx.prepare_cached(
+        "SELECT m.name FROM embeddings e JOIN embedding_models m ON m.id = e.model WHERE e.chunk_id = ?1",
+    )?;
     let mut vectors = tx.prepare_cached("DELETE FROM embeddings WHERE chunk_id = ?1")?;
     for (id, kind) in rows {
         change.chunk(kind, -1);

@@ -110,8 +110,9 @@ pub(crate) fn vectors_in(file: &Path, mut each: impl FnMut(ChunkVector) -> bool)
     let c = open_untrusted(file).map_err(sql)?;
     let mut stmt = c
         .prepare(
-            "SELECT e.chunk_id, c.start_byte, c.end_byte, f.path, f.content_hash, e.model, e.vector
-             FROM embeddings e JOIN chunks c ON c.id = e.chunk_id JOIN files f ON f.id = c.file_id",
+            "SELECT e.chunk_id, c.start_byte, c.end_byte, f.path, f.content_hash, m.name, e.vector
+             FROM embeddings e JOIN chunks c ON c.id = e.chunk_id JOIN files f ON f.id = c.file_id
+                  JOIN embedding_models m ON m.id = e.model",
         )
         .map_err(sql)?;
     let mut rows = stmt.query([]).map_err(sql)?;

@@ -73,10 +73,19 @@ impl Tally {
                 }
             }
         }
-        let mut by_model = c.prepare("SELECT model, count(*) FROM embeddings GROUP BY model")?;
-        for row in by_model.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
-            let (model, n) = row?;
-            t.vectors.insert(model, n as u64);
+        // Counted here too: the vectors have no index on their model (see migration 12).
+        let mut by_number: HashMap<i64, u64> = HashMap::new();
+        let mut models = c.prepare("SELECT model FROM embeddings")?;
+        let mut rows = models.query([])?;
+        while let Some(r) = rows.next()? {
+            *by_number.entry(r.get(0)?).or_default() += 1;
+        }
+        let mut names = c.prepare("SELECT id, name FROM embedding_models")?;
+        for row in names.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))? {
+            let (number, name) = row?;
+            if let Some(&n) = by_number.get(&number) {
+                t.vectors.insert(name, n);
+            }
         }
         Ok(t)
     }

@@ -42,8 +42,18 @@ fn without_vectors() -> String {
                      THEN substr(c.content, 1, 2000) ELSE '' END
          FROM chunks c JOIN files f ON f.id = c.file_id
          WHERE {EMBEDDABLE}
-           AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id AND e.model = ?1)"
+           AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id AND e.model = {MODEL})"
     )
+}
+
+/// The number of the model named `?1` (NULL when it has no vectors yet): a vector names its
+/// model by number (see migration 12).
+const MODEL: &str = "(SELECT id FROM embedding_models WHERE name = ?1)";
+
+/// `model`'s number, given it the first time one of its vectors is written.
+fn numbered(c: &rusqlite::Connection, model: &str) -> rusqlite::Result<i64> {
+    c.execute("INSERT OR IGNORE INTO embedding_models(name) VALUES (?1)", [model])?;
+    c.query_row("SELECT id FROM embedding_models WHERE name = ?1", [model], |r| r.get(0))
 }
 
 fn embed_input(r: &rusqlite::Row<'_>) -> rusqlite::Result<EmbedInput> {
@@ -93,14 +103,15 @@ impl Store {
             let tx = c.transaction()?;
             let (mut saved, mut new) = (0, 0);
             {
+                let number = numbered(&tx, model)?;
                 let mut known = tx.prepare_cached("SELECT 1 FROM embeddings WHERE chunk_id = ?1 AND model = ?2")?;
                 let mut insert = tx.prepare_cached(
                     "INSERT OR REPLACE INTO embeddings(chunk_id, model, vector)
                      SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?1)",
                 )?;
                 for (id, v) in vectors {
-                    let replaces = known.exists(params![id, model])?;
-                    let n = insert.execute(params![id, model, v])?;
+                    let replaces = known.exists(params![id, number])?;
+                    let n = insert.execute(params![id, number, v])?;
                     saved += n;
                     new += if replaces { 0 } else { n as i64 };
                 }
@@ -117,7 +128,7 @@ impl Store {
     /// Deletes every vector of `model` (to embed everything again).
     pub(crate) fn drop_vectors(&self, model: &str) -> Result<usize> {
         self.write(|c| {
-            let n = c.execute("DELETE FROM embeddings WHERE model = ?1", [model])?;
+            let n = c.execute(&format!("DELETE FROM embeddings WHERE model = {MODEL}"), [model])?;
             self.tally_models(|m| m != model);
             Ok(n)
         })
@@ -127,7 +138,10 @@ impl Store {
     pub(crate) fn drop_other_vectors(&self, keep: &[&str]) -> Result<usize> {
         self.write(|c| {
             let n = c.execute(
-                &format!("DELETE FROM embeddings WHERE model NOT IN ({})", placeholders(keep)),
+                &format!(
+                    "DELETE FROM embeddings WHERE model NOT IN (SELECT id FROM embedding_models WHERE name IN ({}))",
+                    placeholders(keep)
+                ),
                 rusqlite::params_from_iter(keep),
             )?;
             self.tally_models(|m| keep.contains(&m));
@@ -148,17 +162,18 @@ impl Store {
     }
 
     /// How many vectors of `model` are stored: whoever loads them reserves once (grown by
-    /// doubling, two million vectors' sign bits were briefly held three times over).
+    /// doubling, two million vectors' sign bits were briefly held three times over). From
+    /// the kept counts: counting the rows would read every vector.
     pub(crate) fn count_vectors(&self, model: &str) -> Result<usize> {
-        self.read(|c| c.query_row("SELECT count(*) FROM embeddings WHERE model = ?1", [model], |r| r.get::<_, i64>(0)))
-            .map(|n| n.max(0) as usize)
+        self.with_tally(|t| t.vectors.get(model).copied().unwrap_or(0) as usize)
     }
 
     /// Calls `each` with every vector of `model` without holding them all (loading a
     /// project's vectors into memory should cost their size, not twice that).
     pub(crate) fn each_vector(&self, model: &str, mut each: impl FnMut(i64, &[u8])) -> Result<()> {
         self.read(|c| {
-            let mut stmt = c.prepare_cached("SELECT chunk_id, vector FROM embeddings WHERE model = ?1")?;
+            let mut stmt =
+                c.prepare_cached(&format!("SELECT chunk_id, vector FROM embeddings WHERE model = {MODEL}"))?;
             let mut rows = stmt.query([model])?;
             while let Some(r) = rows.next()? {
                 each(r.get(0)?, r.get_ref(1)?.as_blob()?);
@@ -177,7 +192,7 @@ impl Store {
         let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
         self.read(|c| {
             let mut stmt = c.prepare(&format!(
-                "SELECT chunk_id, vector FROM embeddings WHERE model = ?1 AND chunk_id IN ({list})"
+                "SELECT chunk_id, vector FROM embeddings WHERE model = {MODEL} AND chunk_id IN ({list})"
             ))?;
             let rows = stmt.query_map([model], |r| Ok((r.get(0)?, r.get(1)?)))?;
             rows.collect()
@@ -210,6 +225,7 @@ impl Store {
             let mut change = super::tally::Change::default();
             let mut saved = 0;
             {
+                let mut numbers: std::collections::HashMap<&str, i64> = std::collections::HashMap::new();
                 let mut insert = tx.prepare_cached(
                     "INSERT OR IGNORE INTO embeddings(chunk_id, model, vector)
                      SELECT c.id, ?2, ?3 FROM chunks c JOIN files f ON f.id = c.file_id
@@ -217,9 +233,17 @@ impl Store {
                        AND f.content_hash = ?7",
                 )?;
                 for v in vectors {
+                    let number = match numbers.get(v.model.as_str()) {
+                        Some(&n) => n,
+                        None => {
+                            let n = numbered(&tx, &v.model)?;
+                            numbers.insert(&v.model, n);
+                            n
+                        }
+                    };
                     let n = insert.execute(params![
                         v.chunk_id,
-                        v.model,
+                        number,
                         v.vector,
                         v.start_byte,
                         v.end_byte,
