@@ -141,7 +141,7 @@ impl<'c> Statements<'c> {
                 id,
                 ch.kind.as_str(),
                 ch.name,
-                ch.signature,
+                super::signature::stored(&ch.signature, &ch.content),
                 ch.parent,
                 ch.doc,
                 ch.content,

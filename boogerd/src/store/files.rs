@@ -304,10 +304,12 @@ impl Store {
     /// Chunks of one file, in order.
     pub fn chunks_of(&self, path: &str) -> Result<Vec<Chunk>> {
         self.read(|c| {
-            let mut stmt = c.prepare_cached(
-                "SELECT kind, name, signature, parent, doc, content, start_line, end_line, start_byte, end_byte
-                 FROM chunks WHERE file_id = (SELECT id FROM files WHERE path = ?1) ORDER BY start_byte, id",
-            )?;
+            let mut stmt = c.prepare_cached(concat!(
+                "SELECT c.kind, c.name, ",
+                super::signature::signature_of_c!(),
+                ", c.parent, c.doc, c.content, c.start_line, c.end_line, c.start_byte, c.end_byte
+                 FROM chunks c WHERE c.file_id = (SELECT id FROM files WHERE path = ?1) ORDER BY c.start_byte, c.id",
+            ))?;
             let rows = stmt.query_map([path], |r| chunk_at(r, 0))?;
             rows.collect()
         })

@@ -72,11 +72,12 @@ pub(crate) fn files_with_chunks(
     let sql = |source| StoreError::Sqlite { path: file.to_owned(), source };
     let c = open_untrusted(file).map_err(sql)?;
     let mut stmt = c
-        .prepare(
-            "SELECT f.path, f.content_hash, c.kind, c.name, c.signature, c.parent, c.doc, c.content, c.start_line,
-                    c.end_line, c.start_byte, c.end_byte
-             FROM files f LEFT JOIN chunks c ON c.file_id = f.id WHERE f.id >= ?1 AND f.id < ?2 ORDER BY f.id",
-        )
+        .prepare(concat!(
+            "SELECT f.path, f.content_hash, c.kind, c.name, ",
+            super::signature::signature_of_c!(),
+            ", c.parent, c.doc, c.content, c.start_line, c.end_line, c.start_byte, c.end_byte
+                 FROM files f LEFT JOIN chunks c ON c.file_id = f.id WHERE f.id >= ?1 AND f.id < ?2 ORDER BY f.id"
+        ))
         .map_err(sql)?;
     let mut rows = stmt.query([ids.start, ids.end]).map_err(sql)?;
     let mut current: Option<(String, String, Vec<Chunk>)> = None;

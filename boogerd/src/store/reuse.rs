@@ -43,10 +43,12 @@ impl Plan {
     /// transaction, before anything is deleted.
     pub(super) fn make(tx: &rusqlite::Transaction, writes: &[FileWrite]) -> rusqlite::Result<Plan> {
         let mut plan = Plan::default();
-        let mut old = tx.prepare_cached(
-            "SELECT c.id, c.kind, c.name, c.signature, coalesce(c.parent, ''), coalesce(c.doc, ''), c.content
+        let mut old = tx.prepare_cached(concat!(
+            "SELECT c.id, c.kind, c.name, ",
+            super::signature::signature_of_c!(),
+            ", coalesce(c.parent, ''), coalesce(c.doc, ''), c.content
              FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?1 ORDER BY c.id",
-        )?;
+        ))?;
         for w in writes {
             let Some(chunks) = &w.chunks else { continue };
             let mut rows: HashMap<blake3::Hash, Vec<(i64, String)>> = HashMap::new();

@@ -219,6 +219,13 @@ pub(super) const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (chunk_id, model)
     ) WITHOUT ROWID;
     "#,
+    // 13: a short chunk's signature that starts its content is stored as its length
+    // (`store::signature`): 28 of the 41 MB of signatures in /usr/include's index.
+    r#"
+    UPDATE chunks SET signature = CAST(CAST(length(signature) AS TEXT) AS BLOB)
+    WHERE typeof(signature) = 'text' AND signature <> '' AND length(CAST(content AS BLOB)) <= 1000
+      AND substr(content, 1, length(signature)) = signature;
+    "#,
 ];
 
 /// `NOTES_MIGRATIONS[i]` brings the notes database (attached as `notes`) from version `i` to
@@ -372,5 +379,44 @@ mod tests {
         assert_eq!(numbers, [(1, "m1".to_owned()), (2, "m2".to_owned())]);
         let fresh = store.read(crate::store::tally::Tally::count).unwrap();
         assert_eq!(store.with_tally(|t| t.clone()).unwrap(), fresh);
+    }
+
+    /// Migration 13 stores by length the signatures an older index held whole, and they read
+    /// back the same.
+    #[test]
+    fn signatures_held_whole_are_stored_by_length() {
+        let (_dir, root, index) = crate::store::testing::project(&[(
+            "a.c",
+            "#define LIMIT 16
+int open_it(const char *p);
+",
+        )]);
+        let count = |store: &Store, kind: &str| -> i64 {
+            let sql = format!("SELECT count(*) FROM chunks WHERE typeof(signature) = '{kind}' AND signature <> ''");
+            store.read(|c| c.query_row(&sql, [], |r| r.get(0))).unwrap()
+        };
+        let before = {
+            let store = Store::open(&index, &root).unwrap();
+            run(&root, &store, Options::default(), &Progress::default()).unwrap();
+            let before = store.chunks_of("a.c").unwrap();
+            // As an index before migration 13 held them.
+            store
+                .write(|c| {
+                    c.execute_batch(
+                        "UPDATE chunks SET signature = substr(content, 1, CAST(signature AS INTEGER))
+                         WHERE typeof(signature) = 'blob';
+                         PRAGMA user_version = 12;",
+                    )
+                })
+                .unwrap();
+            assert_eq!((count(&store, "blob"), count(&store, "text")), (0, 2));
+            before
+        };
+        let store = Store::open(&index, &root).unwrap();
+        assert_eq!((count(&store, "blob"), count(&store, "text")), (2, 0));
+        let after = store.chunks_of("a.c").unwrap();
+        let sigs = |v: &[crate::source::chunk::Chunk]| v.iter().map(|c| c.signature.clone()).collect::<Vec<_>>();
+        assert_eq!(sigs(&after), sigs(&before));
+        assert_eq!(sigs(&after), ["#define LIMIT 16", "int open_it(const char *p);"]);
     }
 }

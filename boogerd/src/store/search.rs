@@ -120,8 +120,11 @@ fn candidate(r: &rusqlite::Row) -> rusqlite::Result<Candidate> {
     })
 }
 
-const CANDIDATE_COLUMNS: &str = "c.id, f.path, f.language, c.kind, c.name, c.signature, c.parent, c.start_line, c.end_line, \
-     c.end_byte - c.start_byte";
+const CANDIDATE_COLUMNS: &str = concat!(
+    "c.id, f.path, f.language, c.kind, c.name, ",
+    super::signature::signature_of_c!(),
+    ", c.parent, c.start_line, c.end_line, c.end_byte - c.start_byte"
+);
 
 impl Store {
     /// The volatile context of `scope` at the current count of writes, cached: every write

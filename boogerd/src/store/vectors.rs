@@ -37,12 +37,13 @@ pub(crate) struct Coverage {
 /// Embeddable chunks with no vector of the model `?1`, for callers to narrow.
 fn without_vectors() -> String {
     format!(
-        "SELECT c.id, f.path, c.kind, c.name, c.signature, c.parent, c.doc,
+        "SELECT c.id, f.path, c.kind, c.name, {}, c.parent, c.doc,
                 CASE WHEN c.signature = '' AND coalesce(c.doc, '') = '' AND c.kind <> 'block'
                      THEN substr(c.content, 1, 2000) ELSE '' END
          FROM chunks c JOIN files f ON f.id = c.file_id
          WHERE {EMBEDDABLE}
-           AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id AND e.model = {MODEL})"
+           AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id AND e.model = {MODEL})",
+        super::signature::signature_of_c!()
     )
 }
 
