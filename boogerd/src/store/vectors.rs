@@ -7,6 +7,7 @@ use booger_proto::tools::ChunkKind;
 use rusqlite::params;
 
 use super::{Result, Store};
+use crate::base::sync::Recover;
 
 /// Import chunks are left out: they name modules, they do not say what code does; so are
 /// gaps (closing braces, comment rulers), which say nothing.
@@ -164,9 +165,18 @@ impl Store {
 
     /// How many vectors of `model` are stored: whoever loads them reserves once (grown by
     /// doubling, two million vectors' sign bits were briefly held three times over). From
-    /// the kept counts: counting the rows would read every vector.
+    /// the kept counts when they are there (counting the rows reads every vector); not by
+    /// counting them all, which holds the writer.
     pub(crate) fn count_vectors(&self, model: &str) -> Result<usize> {
-        self.with_tally(|t| t.vectors.get(model).copied().unwrap_or(0) as usize)
+        if let Some(t) = self.tally.lock().recover().as_ref() {
+            return Ok(t.vectors.get(model).copied().unwrap_or(0) as usize);
+        }
+        self.read(|c| {
+            c.query_row(&format!("SELECT count(*) FROM embeddings WHERE model = {MODEL}"), [model], |r| {
+                r.get::<_, i64>(0)
+            })
+        })
+        .map(|n| n.max(0) as usize)
     }
 
     /// Calls `each` with every vector of `model` without holding them all (loading a
