@@ -144,7 +144,7 @@ impl<'c> Statements<'c> {
                 super::signature::stored(&ch.signature, &ch.content),
                 ch.parent,
                 ch.doc,
-                ch.content,
+                super::text::stored(&ch.content),
                 ch.start_line,
                 ch.end_line,
                 ch.start_byte as i64,

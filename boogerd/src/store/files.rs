@@ -359,7 +359,7 @@ pub(super) fn chunk_at(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Chu
         signature: r.get(at + 2)?,
         parent: r.get(at + 3)?,
         doc: r.get(at + 4)?,
-        content: r.get(at + 5)?,
+        content: super::text::read(r, at + 5)?.into_owned(),
         start_line: r.get(at + 6)?,
         end_line: r.get(at + 7)?,
         start_byte: offset(8)?,

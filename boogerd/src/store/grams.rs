@@ -329,7 +329,8 @@ fn pending_rows(c: &rusqlite::Connection, max_files: usize) -> rusqlite::Result<
         let mut rows = Vec::new();
         let mut chunks = texts.query([id])?;
         while let Some(r) = chunks.next()? {
-            let content = r.get_ref(1)?.as_str().unwrap_or_default();
+            let content = super::text::read(r, 1)?;
+            let content = content.as_ref();
             let kind = crate::source::chunk::kind_named(r.get_ref(2)?.as_str().unwrap_or_default());
             let own = own_start(kind, content, r.get::<_, i64>(3)? as usize);
             rows.push((r.get(0)?, tokens_of([(content, own)]).swap_remove(0)));

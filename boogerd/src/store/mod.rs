@@ -26,6 +26,7 @@ mod tally;
 pub mod team;
 #[cfg(test)]
 pub(crate) mod testing;
+mod text;
 pub(crate) mod vectors;
 pub(crate) mod words;
 

@@ -61,7 +61,7 @@ impl Plan {
                     r.get_ref(3)?.as_str()?,
                     r.get_ref(4)?.as_str()?,
                     r.get_ref(5)?.as_str()?,
-                    r.get_ref(6)?.as_str()?,
+                    &super::text::read(r, 6)?,
                 );
                 rows.entry(key).or_default().push((r.get(0)?, kind));
             }

@@ -112,7 +112,8 @@ impl Store {
                 {
                     continue;
                 }
-                let content = r.get_ref(SCANNED_CONTENT)?.as_str().unwrap_or_default();
+                let content = super::text::read(r, SCANNED_CONTENT)?;
+                let content = content.as_ref();
                 match keep(content) {
                     Keep::Yes => {}
                     Keep::No => continue,
@@ -173,7 +174,8 @@ impl Store {
             let mut rows = stmt.query(all.as_slice())?;
             let (mut kept, mut bytes) = (Vec::new(), 0);
             while let Some(r) = rows.next()? {
-                let content = r.get_ref(SCANNED_CONTENT)?.as_str().unwrap_or_default();
+                let content = super::text::read(r, SCANNED_CONTENT)?;
+                let content = content.as_ref();
                 match keep(content) {
                     Keep::Yes => kept.push((scanned(r)?, content.to_owned())),
                     Keep::No => continue,

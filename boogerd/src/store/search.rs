@@ -282,7 +282,7 @@ impl Store {
             while let Some(r) = rows.next()? {
                 let c = candidate(r)?;
                 if keep(&c) {
-                    out.push((c, r.get(11)?));
+                    out.push((c, super::text::read(r, 11)?.into_owned()));
                 }
             }
             Ok(out)
@@ -319,11 +319,7 @@ impl Store {
                 let mut rows = stmt.query([])?;
                 while let Some(r) = rows.next()? {
                     let cand = candidate(r)?;
-                    sink.chunk(
-                        &cand,
-                        r.get_ref(11)?.as_str().unwrap_or_default(),
-                        r.get_ref(12)?.as_str().unwrap_or_default(),
-                    );
+                    sink.chunk(&cand, &super::text::read(r, 11)?, r.get_ref(12)?.as_str().unwrap_or_default());
                 }
             }
             tx.commit()?;
@@ -343,7 +339,7 @@ impl Store {
                 let mut rows = stmt.query([path])?;
                 while let Some(r) = rows.next()? {
                     let cand = candidate(r)?;
-                    each(&cand, r.get_ref(11)?.as_str().unwrap_or_default());
+                    each(&cand, &super::text::read(r, 11)?);
                 }
             }
             Ok(())
@@ -433,7 +429,7 @@ impl Store {
         let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
         self.read(|c| {
             let mut stmt = c.prepare(&format!("SELECT id, content FROM chunks WHERE id IN ({list})"))?;
-            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, super::text::read(r, 1)?.into_owned())))?;
             rows.collect()
         })
     }

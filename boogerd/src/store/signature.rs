@@ -10,9 +10,10 @@
 
 use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 
-/// Chunks whose content is at most this many bytes keep their signature by length: such a
-/// row lies whole on its page, so reading the signature back reads no overflow page.
-const SHORT: usize = 1000;
+/// Chunks whose content is stored as text keep their signature by length (SQL reads it back
+/// from the text's start); such a row lies whole on its page, so reading the signature back
+/// reads no overflow page.
+const SHORT: usize = super::text::PLAIN_MAX;
 
 /// The value stored for `signature` in a chunk with `content`.
 pub(super) fn stored<'a>(signature: &'a str, content: &str) -> ToSqlOutput<'a> {

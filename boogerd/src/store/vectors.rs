@@ -13,6 +13,9 @@ use crate::base::sync::Recover;
 /// gaps (closing braces, comment rulers), which say nothing.
 pub(super) const EMBEDDABLE: &str = "c.kind NOT IN ('import', 'gap')";
 
+/// Characters of a chunk's text read for its vector, when it has no signature and no doc.
+const CONTENT_CHARS: usize = 2000;
+
 /// What a chunk is, for building the text its vector is made from.
 #[derive(Debug, Clone)]
 pub(crate) struct EmbedInput {
@@ -40,7 +43,7 @@ fn without_vectors() -> String {
     format!(
         "SELECT c.id, f.path, c.kind, c.name, {}, c.parent, c.doc,
                 CASE WHEN c.signature = '' AND coalesce(c.doc, '') = '' AND c.kind <> 'block'
-                     THEN substr(c.content, 1, 2000) ELSE '' END
+                     THEN c.content END
          FROM chunks c JOIN files f ON f.id = c.file_id
          WHERE {EMBEDDABLE}
            AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id AND e.model = {MODEL})",
@@ -67,7 +70,10 @@ fn embed_input(r: &rusqlite::Row<'_>) -> rusqlite::Result<EmbedInput> {
         signature: r.get(4)?,
         parent: r.get(5)?,
         doc: r.get(6)?,
-        content: r.get(7)?,
+        content: {
+            let text = super::text::read(r, 7)?;
+            text.char_indices().nth(CONTENT_CHARS).map_or(text.as_ref(), |(at, _)| &text[..at]).to_owned()
+        },
     })
 }
 
