@@ -45,7 +45,7 @@ pub(super) fn stored(text: &str) -> ToSqlOutput<'_> {
 }
 
 /// The text stored in column `idx` of `row`.
-pub(crate) fn read<'r>(row: &'r rusqlite::Row<'_>, idx: usize) -> rusqlite::Result<Cow<'r, str>> {
+pub(super) fn read<'r>(row: &'r rusqlite::Row<'_>, idx: usize) -> rusqlite::Result<Cow<'r, str>> {
     let bad =
         |e: Box<dyn std::error::Error + Send + Sync>| rusqlite::Error::FromSqlConversionFailure(idx, Type::Blob, e);
     match row.get_ref(idx)? {
