@@ -113,8 +113,7 @@ impl Store {
                     continue;
                 }
                 let content = super::text::read(r, SCANNED_CONTENT)?;
-                let content = content.as_ref();
-                match keep(content) {
+                match keep(&content) {
                     Keep::Yes => {}
                     Keep::No => continue,
                     Keep::Stop => break,
@@ -123,7 +122,7 @@ impl Store {
                 if file.last().is_some_and(|(last, _)| last.path != cand.path) && !flush(&mut file) {
                     return Ok(());
                 }
-                file.push((cand, content.to_owned()));
+                file.push((cand, content.into_owned()));
             }
             flush(&mut file);
             Ok(())
@@ -175,13 +174,14 @@ impl Store {
             let (mut kept, mut bytes) = (Vec::new(), 0);
             while let Some(r) = rows.next()? {
                 let content = super::text::read(r, SCANNED_CONTENT)?;
-                let content = content.as_ref();
-                match keep(content) {
-                    Keep::Yes => kept.push((scanned(r)?, content.to_owned())),
+                match keep(&content) {
+                    Keep::Yes => {
+                        bytes += content.len();
+                        kept.push((scanned(r)?, content.into_owned()));
+                    }
                     Keep::No => continue,
                     Keep::Stop => break,
                 }
-                bytes += content.len();
                 if bytes > MAX_KEPT_BYTES {
                     return Ok(None);
                 }

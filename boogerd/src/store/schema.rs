@@ -346,18 +346,12 @@ mod tests {
             let store = Store::open(&index, &root).unwrap();
             run(&root, &store, Options::default(), &Progress::default()).unwrap();
             let one = store.chunks_without_vectors("m1", 0, 100).unwrap()[0].id;
-            // The vectors as an index before migration 12 held them.
+            // The vectors as an index before migration 12 held them: migration 2's table.
             let old = format!(
-                "DROP TABLE embeddings; DROP TABLE embedding_models;
-                 CREATE TABLE embeddings (
-                     chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
-                     model    TEXT NOT NULL,
-                     vector   BLOB NOT NULL,
-                     PRIMARY KEY (chunk_id, model)
-                 ) WITHOUT ROWID;
-                 CREATE INDEX embeddings_model ON embeddings(model);
+                "DROP TABLE embedding_models; {}
                  INSERT INTO embeddings VALUES ({one}, 'm1', x'0000803f01');
-                 PRAGMA user_version = 11;"
+                 PRAGMA user_version = 11;",
+                super::MIGRATIONS[1]
             );
             store.write(|c| c.execute_batch(&old)).unwrap();
             one

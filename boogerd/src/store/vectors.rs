@@ -13,8 +13,8 @@ use crate::base::sync::Recover;
 /// gaps (closing braces, comment rulers), which say nothing.
 pub(super) const EMBEDDABLE: &str = "c.kind NOT IN ('import', 'gap')";
 
-/// Characters of a chunk's text read for its vector, when it has no signature and no doc.
-const CONTENT_CHARS: usize = 2000;
+/// Bytes of a chunk's text kept for its vector, when it has no signature and no doc.
+const CONTENT_BYTES: usize = 2000;
 
 /// What a chunk is, for building the text its vector is made from.
 #[derive(Debug, Clone)]
@@ -72,7 +72,7 @@ fn embed_input(r: &rusqlite::Row<'_>) -> rusqlite::Result<EmbedInput> {
         doc: r.get(6)?,
         content: {
             let text = super::text::read(r, 7)?;
-            text.char_indices().nth(CONTENT_CHARS).map_or(text.as_ref(), |(at, _)| &text[..at]).to_owned()
+            text[..text.floor_char_boundary(CONTENT_BYTES)].to_owned()
         },
     })
 }
@@ -242,7 +242,8 @@ impl Store {
             let mut change = super::tally::Change::default();
             let mut saved = 0;
             {
-                let mut numbers: std::collections::HashMap<&str, i64> = std::collections::HashMap::new();
+                // A stream's vectors come model by model.
+                let mut number: Option<(&str, i64)> = None;
                 let mut insert = tx.prepare_cached(
                     "INSERT OR IGNORE INTO embeddings(chunk_id, model, vector)
                      SELECT c.id, ?2, ?3 FROM chunks c JOIN files f ON f.id = c.file_id
@@ -250,17 +251,14 @@ impl Store {
                        AND f.content_hash = ?7",
                 )?;
                 for v in vectors {
-                    let number = match numbers.get(v.model.as_str()) {
-                        Some(&n) => n,
-                        None => {
-                            let n = numbered(&tx, &v.model)?;
-                            numbers.insert(&v.model, n);
-                            n
-                        }
+                    let model_id = match number {
+                        Some((model, id)) if model == v.model => id,
+                        _ => numbered(&tx, &v.model)?,
                     };
+                    number = Some((&v.model, model_id));
                     let n = insert.execute(params![
                         v.chunk_id,
-                        number,
+                        model_id,
                         v.vector,
                         v.start_byte,
                         v.end_byte,

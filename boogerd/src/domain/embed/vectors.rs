@@ -29,13 +29,19 @@ fn slots(len: usize) -> usize {
 /// A vector as stored: an f32 scale (little-endian), then each dimension as a 4-bit integer
 /// from -7 to 7 times the scale, the first of each pair in the low half of its byte.
 pub(crate) fn encode(v: &[f32]) -> Vec<u8> {
-    let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
-    let scale = if max > 0.0 { max / 7.0 } else { 1.0 };
+    let scale = step(v, 7.0);
     let nibble = |x: f32| ((x / scale).round().clamp(-7.0, 7.0) as i8 as u8) & 0x0f;
     let mut out = Vec::with_capacity(encoded_len(v.len()));
     out.extend_from_slice(&scale.to_le_bytes());
     out.extend(v.chunks(2).map(|pair| nibble(pair[0]) | pair.get(1).map_or(0, |&x| nibble(x)) << 4));
     out
+}
+
+/// The value of one step when `v`'s largest component is `levels` steps (1 for a zero
+/// vector).
+fn step(v: &[f32], levels: f32) -> f32 {
+    let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
+    if max > 0.0 { max / levels } else { 1.0 }
 }
 
 /// The values of a stored vector's dimensions (`blob` past its scale), in order.
@@ -46,8 +52,7 @@ fn values(packed: &[u8]) -> impl Iterator<Item = i8> + '_ {
 
 /// A query as 8-bit integers, with its scale.
 fn quantize(v: &[f32]) -> (f32, Vec<i8>) {
-    let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
-    let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+    let scale = step(v, 127.0);
     (scale, v.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8).collect())
 }
 
