@@ -7,7 +7,10 @@
 //! index's wall time (the `booger index` call, the ranking index made current included), the
 //! daemon's CPU-seconds over it, and the busy time of the stages that run on one thread,
 //! from the run's report: the walk, the single writer, the finish (Merkle root, checkpoint),
-//! and making the ranking index current. Goals (issue 63, on 2 cores): the serial stages ≤ 20%
+//! the ranking index's builder (on its own thread while the files are written) and making
+//! the ranking index current after the writes (waiting for that builder, writing its base).
+//! The serial share counts the longer of the writer and the builder (they run side by side),
+//! the walk, the finish and what comes after the writes. Goals (issue 63, on 2 cores): the serial stages ≤ 20%
 //! of the 2-core index time; 2 cores ≥ 1.7x faster than 1 at CPU-seconds ≤ 1.3x. On a machine
 //! with 16: all cores ≥ 4x faster than 2, CPU-seconds ≤ 1.3x. `BENCH_CORES=1,2` picks counts.
 
@@ -35,9 +38,9 @@ fn main() {
 
     println!("## Cores (a cold `booger index` of the Python standard library, {all} cores here)\n");
     println!(
-        "| cores | index s | CPU-s | speed-up vs 1 | CPU vs 1 | walk | writer busy | finish | ranking | serial share |"
+        "| cores | index s | CPU-s | speed-up vs 1 | CPU vs 1 | walk | writer busy | ranking builder (alongside) | finish | ranking after the writes | serial share |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     let mut rows: Vec<Row> = Vec::new();
     for &cores in &counts {
         let env = Env::new();
@@ -55,16 +58,17 @@ fn main() {
         let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
         let stages = answer["report"]["stages"].clone();
         let ms = |k: &str| stages[k].as_f64().unwrap_or(0.0) / 1000.0;
-        let serial = ms("walk_ms") + ms("write_ms") + ms("finish_ms") + ms("ranking_ms");
+        let serial = serial_seconds(&stages);
         let first = rows.first().map_or((wall, cpu), |r| (r.wall, r.cpu));
         println!(
-            "| {cores} | {wall:.2} | {cpu:.2} | {:.2}x | {:.2}x | {:.2} s | {:.2} s | {:.2} s | {:.2} s | {:.0}% |",
+            "| {cores} | {wall:.2} | {cpu:.2} | {:.2}x | {:.2}x | {:.2} s | {:.2} s | {:.2} s | {:.2} s | {:.2} s | {:.0}% |",
             first.0 / wall,
             cpu / first.1,
             ms("walk_ms"),
             ms("write_ms"),
+            ms("ranking_alongside_ms"),
             ms("finish_ms"),
-            ms("ranking_ms"),
+            ms("ranking_ms") + ms("ranking_written_ms"),
             100.0 * serial / wall
         );
         rows.push(Row { cores, wall, cpu, stages });
@@ -73,8 +77,7 @@ fn main() {
     println!("\nGoals (issue 63):\n");
     let at = |n: usize| rows.iter().find(|r| r.cores == n);
     if let Some(two) = at(2) {
-        let ms = |k: &str| two.stages[k].as_f64().unwrap_or(0.0) / 1000.0;
-        let serial = (ms("walk_ms") + ms("write_ms") + ms("finish_ms") + ms("ranking_ms")) / two.wall;
+        let serial = serial_seconds(&two.stages) / two.wall;
         println!("- serial stages ≤ 20% of the 2-core index ({:.0}%): {}", serial * 100.0, verdict(serial <= 0.20));
         if let Some(one) = at(1) {
             let (speed, cpu) = (one.wall / two.wall, two.cpu / one.cpu);
@@ -92,6 +95,17 @@ fn main() {
             );
         }
     }
+}
+
+/// Seconds of a run on one thread at a time: the walk, the longer of the writer and the
+/// ranking builder beside it, the finish, and the ranking index made current after the writes.
+fn serial_seconds(stages: &Value) -> f64 {
+    let ms = |k: &str| stages[k].as_f64().unwrap_or(0.0) / 1000.0;
+    ms("walk_ms")
+        + ms("write_ms").max(ms("ranking_alongside_ms"))
+        + ms("finish_ms")
+        + ms("ranking_ms")
+        + ms("ranking_written_ms")
 }
 
 fn verdict(met: bool) -> &'static str {

@@ -9,8 +9,10 @@ use super::{Result, Store, words};
 
 impl Store {
     /// Applies one batch in one transaction: a file's row and its chunks change together, so
-    /// an interrupted run leaves every file either old or new, never half-written.
-    pub(crate) fn write_batch(&self, writes: &[FileWrite], deletes: &[String], indexed_at: &str) -> Result<()> {
+    /// an interrupted run leaves every file either old or new, never half-written. Returns the
+    /// ids of the chunks inserted, in the order written (a rewritten file's unchanged chunks
+    /// keep theirs and are not among them).
+    pub(crate) fn write_batch(&self, writes: &[FileWrite], deletes: &[String], indexed_at: &str) -> Result<Vec<i64>> {
         let changes_content = writes.iter().any(|w| w.chunks.is_some()) || !deletes.is_empty();
         if changes_content {
             self.content_changed();
@@ -21,7 +23,7 @@ impl Store {
             if changes_content {
                 super::save_generation(&tx, generation)?;
             }
-            let change = {
+            let (change, inserted) = {
                 // Every old row goes before any new one is written: FTS5 flushes its pending
                 // rows whenever a write switches between deleting and inserting, or its rowids
                 // stop increasing.
@@ -37,14 +39,13 @@ impl Store {
                 for w in writes {
                     st.write_file(w, &plan, indexed_at, &mut change)?;
                 }
-                change
+                (change, std::mem::take(&mut st.inserted))
             };
             tx.commit()?;
             self.tallied(&change);
-            Ok(())
-        })?;
-        self.files_written();
-        Ok(())
+            Ok(inserted)
+        })
+        .inspect(|_| self.files_written())
     }
 }
 
@@ -62,6 +63,8 @@ struct Statements<'c> {
     insert_grams: CachedStatement<'c>,
     pending: CachedStatement<'c>,
     moved: CachedStatement<'c>,
+    /// The ids of the chunks inserted so far.
+    inserted: Vec<i64>,
 }
 
 impl<'c> Statements<'c> {
@@ -89,6 +92,7 @@ impl<'c> Statements<'c> {
             moved: conn.prepare_cached(
                 "UPDATE chunks SET start_line = ?2, end_line = ?3, start_byte = ?4, end_byte = ?5 WHERE id = ?1",
             )?,
+            inserted: Vec::new(),
         })
     }
 
@@ -151,6 +155,7 @@ impl<'c> Statements<'c> {
                 ch.end_byte as i64
             ])?;
             let chunk = self.conn.last_insert_rowid();
+            self.inserted.push(chunk);
             let made;
             let split = match w.words.as_ref().and_then(|v| v.get(k)) {
                 Some(split) => split,

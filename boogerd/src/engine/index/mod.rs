@@ -15,6 +15,7 @@
 //! failing aborts a run, and because each batch is one transaction, an interrupted run
 //! leaves a consistent index that the next run completes.
 
+mod alongside;
 pub(crate) mod origin;
 pub mod walk;
 
@@ -108,6 +109,9 @@ pub struct IndexReport {
     /// Directories the walk entered: what the watcher watches.
     #[serde(skip)]
     pub dirs: Vec<String>,
+    /// The ranking index was built alongside and its base written: the run's caller maps it.
+    #[serde(skip)]
+    pub ranked_alongside: bool,
 }
 
 /// Milliseconds of a run's serial stages.
@@ -122,6 +126,11 @@ pub struct Stages {
     pub finish_ms: u64,
     /// Making the ranking index current before the run returns (after `elapsed_ms`).
     pub ranking_ms: u64,
+    /// A first index's ranking index, built on its own thread while the files were written:
+    /// that thread's busy time (alongside the writer, not after it).
+    pub ranking_alongside_ms: u64,
+    /// Waiting for that thread once the files were written, and writing its base.
+    pub ranking_written_ms: u64,
 }
 
 impl IndexReport {
@@ -180,6 +189,18 @@ pub(crate) fn sort_out(root: &Path, tree: &mut walk::Tree, extra_dirs: &[String]
 /// Brings the whole index of `root` up to date with the disk, and saves the report and
 /// the Merkle root.
 pub fn run(root: &Path, store: &Store, opts: Options, progress: &Progress) -> Result<IndexReport, StoreError> {
+    run_ranked(root, store, opts, progress, None)
+}
+
+/// [`run`], and when the index holds nothing yet (a first index, or `full`), the ranking
+/// index built alongside the writes and written into `ranking_dir` (see [`alongside`]).
+pub(crate) fn run_ranked(
+    root: &Path,
+    store: &Store,
+    opts: Options,
+    progress: &Progress,
+    ranking_dir: Option<&Path>,
+) -> Result<IndexReport, StoreError> {
     let started = Instant::now();
     let _running = progress.start(started);
     if opts.full {
@@ -193,7 +214,8 @@ pub fn run(root: &Path, store: &Store, opts: Options, progress: &Progress) -> Re
     sort_out(root, &mut tree, &[], with);
     let known = store.file_states()?;
     let walk_ms = started.elapsed().as_millis() as u64;
-    let mut report = apply(store, tree, known, opts, progress)?;
+    let ranking_dir = ranking_dir.filter(|_| known.is_empty());
+    let mut report = apply(store, tree, known, opts, progress, ranking_dir)?;
     report.stages.walk_ms = walk_ms;
     if progress.cancelled.load(Ordering::SeqCst) {
         return Err(StoreError::Cancelled);
@@ -238,19 +260,20 @@ pub(crate) fn run_part(
     let scoped: Vec<String> = scope.shallow.iter().chain(&scope.deep).cloned().collect();
     sort_out(root, &mut tree, &scoped, with_generated(store)?);
     let known = store.file_states_in(scope)?;
-    let mut report = apply(store, tree, known, opts, progress)?;
+    let mut report = apply(store, tree, known, opts, progress, None)?;
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
 }
 
 /// Writes what differs between the walked `tree` and the `known` index rows of the same
-/// part of the project.
+/// part of the project; with `ranking_dir`, builds the ranking index alongside.
 fn apply(
     store: &Store,
     tree: walk::Tree,
     known: HashMap<String, crate::store::FileState>,
     opts: Options,
     progress: &Progress,
+    ranking_dir: Option<&Path>,
 ) -> Result<IndexReport, StoreError> {
     let walk::Tree { files: walked, skipped, set_aside, dirs } = tree;
     let mut report = IndexReport { files: walked.len() as u64, skipped, set_aside, dirs, ..Default::default() };
@@ -270,7 +293,7 @@ fn apply(
     let inline_grams =
         todo.len() <= GRAMS_INLINE_FILES && todo.iter().map(|w| w.size).sum::<u64>() <= GRAMS_INLINE_BYTES;
     let workers = crate::base::threads::cores().clamp(1, 16);
-    let (tx, rx) = sync_channel::<Outcome>(QUEUE_FILES);
+    let (tx, rx) = sync_channel::<(usize, Outcome)>(QUEUE_FILES);
     std::thread::scope(|s| -> Result<(), StoreError> {
         for _ in 0..workers.min(todo.len().max(1)) {
             let tx = tx.clone();
@@ -281,41 +304,73 @@ fn apply(
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(w) = todo.get(i) else { break };
                     let previous = known.get(&w.rel).map(|k| k.hash.as_str());
-                    if tx.send(process(w, previous, opts.max_file_bytes, inline_grams)).is_err() {
+                    if tx.send((i, process(w, previous, opts.max_file_bytes, inline_grams))).is_err() {
                         break; // the writer failed
                     }
                 }
             });
         }
         drop(tx);
+        let to_read: u64 = todo.iter().map(|w| w.size).sum();
+        let alongside = ranking_dir
+            .filter(|_| to_read <= alongside::MAX_BYTES)
+            .map(|dir| alongside::Alongside::start(s, dir, todo.len()));
         // This thread is the single writer.
         let mut batch = Vec::new();
+        let mut positions = Vec::new();
+        let mut nothing = Vec::new();
         let mut batch_bytes = 0;
-        for outcome in rx {
+        let mut commit =
+            |batch: &mut Vec<FileWrite>, positions: &mut Vec<usize>, nothing: &mut Vec<usize>, deletes: &[String]| {
+                let t = Instant::now();
+                let ids = store.write_batch(batch, deletes, &indexed_at)?;
+                writing += t.elapsed();
+                match &alongside {
+                    Some(a) => {
+                        a.nothing(nothing);
+                        a.committed(positions, std::mem::take(batch), &ids);
+                    }
+                    None => batch.clear(),
+                }
+                positions.clear();
+                nothing.clear();
+                Ok::<_, StoreError>(())
+            };
+        for (i, outcome) in rx {
             if progress.cancelled.load(Ordering::Relaxed) {
                 return Err(StoreError::Cancelled);
             }
             progress.done.fetch_add(1, Ordering::Relaxed);
-            let Some((write, bytes)) = record(&mut report, outcome, &known, &mut deletes) else { continue };
+            let Some((write, bytes)) = record(&mut report, outcome, &known, &mut deletes) else {
+                nothing.push(i);
+                continue;
+            };
             batch_bytes += bytes;
             batch.push(write);
+            positions.push(i);
             if batch.len() >= BATCH_FILES || batch_bytes >= BATCH_BYTES {
-                let t = Instant::now();
-                store.write_batch(&batch, &[], &indexed_at)?;
-                writing += t.elapsed();
-                batch.clear();
+                commit(&mut batch, &mut positions, &mut nothing, &[])?;
                 batch_bytes = 0;
                 // The batches, chunks and parse trees freed stay in glibc's arenas otherwise: on
                 // a 36,000-file tree, 98 MB of free heap was resident 20 s into the run.
                 crate::base::memory::trim_after_work();
             }
         }
-        let t = Instant::now();
         if !batch.is_empty() || !deletes.is_empty() {
-            store.write_batch(&batch, &deletes, &indexed_at)?;
+            commit(&mut batch, &mut positions, &mut nothing, &deletes)?;
+        } else if let Some(a) = &alongside {
+            a.nothing(&nothing);
         }
-        writing += t.elapsed();
         tracing::debug!(write_ms = writing.as_millis() as u64, files = todo.len(), "written");
+        if let (Some(a), Some(dir)) = (alongside, ranking_dir) {
+            let t = Instant::now();
+            // Nothing else writes content while a run holds the project's index lock.
+            if let Some(busy) = a.finish(store.content_generation(), dir) {
+                report.stages.ranking_alongside_ms = busy.as_millis() as u64;
+                report.stages.ranking_written_ms = t.elapsed().as_millis() as u64;
+                report.ranked_alongside = true;
+            }
+        }
         Ok(())
     })?;
     report.stages.write_ms = writing.as_millis() as u64;

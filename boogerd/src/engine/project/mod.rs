@@ -357,7 +357,8 @@ impl ProjectHandle {
         }
         let mut before = store.content_generation();
         let mut full = opts.full;
-        let report = match index::run(&self.root, &store, opts, &self.progress) {
+        let dir = Some(self.index_dir.as_path());
+        let report = match index::run_ranked(&self.root, &store, opts, &self.progress, dir) {
             // Damage found while reading or writing: set the index aside and build it again.
             Err(e) if e.is_corrupt() => {
                 let mut slot = self.store.lock().recover();
@@ -366,7 +367,7 @@ impl ProjectHandle {
                 drop(slot);
                 before = store.content_generation();
                 full = true;
-                index::run(&self.root, &store, index::Options { full, ..opts }, &self.progress)?
+                index::run_ranked(&self.root, &store, index::Options { full, ..opts }, &self.progress, dir)?
             }
             run => run?,
         };
@@ -379,6 +380,10 @@ impl ProjectHandle {
             "indexed"
         );
         let ranking = std::time::Instant::now();
+        if report.ranked_alongside {
+            // The run wrote a base for the store's content: mapped next, in place of the old.
+            *self.ranking.index.lock().recover() = None;
+        }
         self.refresh_ranking(&store, before, &report.changed, full);
         let mut report = report;
         report.stages.ranking_ms = ranking.elapsed().as_millis() as u64;

@@ -112,6 +112,15 @@ impl RankingIndex {
         crate::base::memory::trim();
         let mut b = Builder::spilling_into(dir);
         let generation = store.scan_snapshot(&mut b)?;
+        let path = Self::write_base(b, generation, dir)?;
+        let io = |source| RankError::Io { path: path.clone(), source };
+        let base = Arc::new(Segment::map(&path).map_err(io)?);
+        Ok(Self::on(base, generation))
+    }
+
+    /// Writes what `b` holds into `dir` as the base for the store's content `generation`
+    /// (what [`open`](Self::open) maps next) and removes the older bases; its path.
+    pub(crate) fn write_base(b: Builder, generation: u64, dir: &Path) -> Result<PathBuf, RankError> {
         let [raw, terms, bytes, capacity, runs, chunks] = b.held();
         tracing::debug!(raw, terms, bytes, capacity, runs, chunks, "ranking index: built, writing");
         let path = dir.join(format!("{FILE_PREFIX}{generation}{FILE_SUFFIX}"));
@@ -130,9 +139,9 @@ impl RankingIndex {
             let _ = std::fs::remove_file(&tmp);
             return Err(e);
         }
-        let base = Arc::new(Segment::map(&path).map_err(io)?);
+        // A held index keeps its own base mapped (the mapping outlives the name).
         remove_others(dir, &path);
-        Ok(Self::on(base, generation))
+        Ok(path)
     }
 
     /// Maps the newest base in `dir` and brings it up to the store's content by a delta of
