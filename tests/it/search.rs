@@ -565,4 +565,23 @@ fn the_first_answer_after_an_index_or_a_checkout_ranks_from_the_ranking_index() 
     let (text, data, _) =
         search(&env, &root, json!({ "query": "resolve_piece_7", "output_mode": "files_with_matches" }));
     assert_eq!(data["results"][0]["path"], "src/part_7.py", "{text}");
+
+    // A full rebuild over a held ranking index: the run builds a new base beside its writes,
+    // which replaces the held one (and the older base on disk) before the run returns.
+    write(&root, "src/part_8.py", "def settle_fragment_8(request):\n    return request\n");
+    let out = env.run(&["index", root_arg, "--full"]);
+    assert!(out.status.success(), "{}", booger_tests::describe(&out));
+    assert_eq!(ranking(&env), "ready", "a full index leaves its ranking index current");
+    let (text, data, _) =
+        search(&env, &root, json!({ "query": "settle_fragment_8", "output_mode": "files_with_matches" }));
+    assert_eq!(data["results"][0]["path"], "src/part_8.py", "{text}");
+    let (text, data, _) = search(&env, &root, json!({ "query": "resolve_piece_8", "output_mode": "signatures" }));
+    assert!(data["results"].as_array().unwrap().iter().all(|r| r["name"] != "resolve_piece_8"), "{text}");
+    let bases: Vec<String> = std::fs::read_dir(env.index_dir(&root))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("rank-"))
+        .collect();
+    assert_eq!(bases.len(), 1, "one ranking base on disk: {bases:?}");
 }
