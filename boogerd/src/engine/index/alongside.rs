@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 use crate::domain::search::ranking_index::RankingIndex;
 use crate::domain::search::segment::Builder;
 use crate::source::chunk::Chunk;
-use crate::store::FileWrite;
 use crate::store::search::Candidate;
+use crate::store::{FileWrite, words};
 
 /// The largest first index (bytes of files to read) built alongside. The builder's term
 /// tables grow with the tree (1.2 million distinct words in a 36,000-file tree of C headers,
@@ -42,7 +42,8 @@ struct Written {
     path: String,
     language: String,
     hash: String,
-    chunks: Vec<(i64, Chunk)>,
+    /// Each chunk with its id and its split identifiers (made by the worker that chunked it).
+    chunks: Vec<(i64, Chunk, String)>,
 }
 
 /// Files by their position in the run (path order), each with what it adds (`None`: nothing,
@@ -87,9 +88,17 @@ impl<'scope> Alongside<'scope> {
             .iter()
             .zip(writes)
             .map(|(&i, w)| {
+                let mut words = w.words.unwrap_or_default().into_iter();
                 let file = w.chunks.map(|chunks| Written {
                     // The chunks first: zip stops at the end of the first without taking from the second.
-                    chunks: chunks.into_iter().zip(ids.by_ref()).map(|(c, id)| (id, c)).collect(),
+                    chunks: chunks
+                        .into_iter()
+                        .zip(ids.by_ref())
+                        .map(|(c, id)| {
+                            let split = words.next().unwrap_or_else(|| words::words_for(&c.name, &c.content));
+                            (id, c, split)
+                        })
+                        .collect(),
                     path: w.path,
                     language: w.language,
                     hash: w.hash,
@@ -149,13 +158,13 @@ fn build(rx: Receiver<Message>, dir: &Path, files: usize) -> Option<(Builder, Du
 }
 
 fn text_bytes(f: &Written) -> usize {
-    f.chunks.iter().map(|(_, c)| c.content.len()).sum()
+    f.chunks.iter().map(|(_, c, words)| c.content.len() + words.len()).sum()
 }
 
 /// One file's chunks, in the order a build from the store reads them (start, then id).
 fn add(b: &mut Builder, mut f: Written) {
-    f.chunks.sort_by_key(|(id, c)| (c.start_byte, *id));
-    for (id, c) in f.chunks {
+    f.chunks.sort_by_key(|(id, c, _)| (c.start_byte, *id));
+    for (id, c, words) in f.chunks {
         let candidate = Candidate {
             id,
             path: f.path.clone(),
@@ -169,7 +178,7 @@ fn add(b: &mut Builder, mut f: Written) {
             bytes: c.end_byte - c.start_byte,
             bm25: 0.0,
         };
-        b.add(&candidate, &c.content, &f.hash);
+        b.add_split(&candidate, &c.content, &words, &f.hash);
     }
 }
 
@@ -230,7 +239,16 @@ mod tests {
 
     fn written(path: &str, first_id: i64, text: &str) -> super::Written {
         let w = crate::store::testing::file_write(path, text, false);
-        let chunks = w.chunks.unwrap().into_iter().enumerate().map(|(k, c)| (first_id + k as i64, c)).collect();
+        let chunks = w
+            .chunks
+            .unwrap()
+            .into_iter()
+            .enumerate()
+            .map(|(k, c)| {
+                let split = crate::store::words::words_for(&c.name, &c.content);
+                (first_id + k as i64, c, split)
+            })
+            .collect();
         super::Written { path: w.path, language: w.language, hash: w.hash, chunks }
     }
 

@@ -202,6 +202,12 @@ impl Builder {
     /// Adds one chunk; `hash` is its file's content hash ("" in a delta, which is never
     /// compared with the store). Chunks of a file come together.
     pub(crate) fn add(&mut self, c: &Candidate, content: &str, hash: &str) {
+        self.add_split(c, content, &words::words_for(&c.name, content), hash);
+    }
+
+    /// [`add`](Self::add) with the chunk's split identifiers already made
+    /// ([`words::words_for`] of its name and content, as the indexing workers make them).
+    pub(crate) fn add_split(&mut self, c: &Candidate, content: &str, word_col: &str, hash: &str) {
         if self.paths.last() != Some(&c.path) {
             let lang = match self.langs.iter().position(|l| *l == c.language) {
                 Some(i) => i,
@@ -221,9 +227,8 @@ impl Builder {
         let doc = self.docs;
         self.doc_tf.clear();
         let mut len = 0u32;
-        let word_col = words::words_for(&c.name, content);
         let mut buf = std::mem::take(&mut self.token);
-        for (col, text) in [c.name.as_str(), content, word_col.as_str(), c.path.as_str()].into_iter().enumerate() {
+        for (col, text) in [c.name.as_str(), content, word_col, c.path.as_str()].into_iter().enumerate() {
             each_token(text, &mut buf, |tok| {
                 let tid = match self.raw.find(tok) {
                     Some(r) => self.raw_terms[r as usize],
