@@ -372,6 +372,25 @@ mod tests {
     use crate::engine::index::{Options, Progress, run};
     use crate::store::Store;
 
+    /// A closed store has folded its WAL back into the database and refuses every later
+    /// write (a background pass racing the daemon's stop), while what it holds still reads.
+    #[test]
+    fn a_closed_store_refuses_writes_after_its_last_checkpoint() {
+        let (_dir, root, index) = crate::store::testing::project(&[("a.py", "def alpha_one():\n    pass\n")]);
+        let store = Store::open(&index, &root).unwrap();
+        run(&root, &store, Options::default(), &Progress::default()).unwrap();
+        let write = crate::store::testing::file_write("b.py", "def beta_two():\n    pass\n", false);
+        store.write_batch(std::slice::from_ref(&write), &[], "t").unwrap();
+        let wal = store.path.with_file_name(format!("{}-wal", store.path.file_name().unwrap().to_string_lossy()));
+        assert!(std::fs::metadata(&wal).unwrap().len() > 0, "the batch is in the WAL");
+
+        store.close().unwrap();
+        assert_eq!(std::fs::metadata(&wal).unwrap().len(), 0, "the WAL folded back and truncated");
+        assert!(matches!(store.write_batch(&[write], &[], "t"), Err(crate::store::StoreError::Cancelled)));
+        assert_eq!(std::fs::metadata(&wal).unwrap().len(), 0, "nothing written after the close");
+        assert_eq!(store.fts_count("beta_two").unwrap(), 1);
+    }
+
     /// The full-text rows follow their chunks through rewrites, deletions and a full
     /// rebuild (the store writes them itself; no trigger does), and FTS5 finds itself
     /// consistent.

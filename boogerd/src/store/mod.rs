@@ -67,6 +67,10 @@ pub struct Store {
     /// Fair: writers waiting get it in turn, so no pass of many batches keeps the others
     /// (the embedding pass, the watcher's edits) waiting until it ends.
     writer: FairMutex<Connection>,
+    /// Set by [`close`](Self::close): every later write is refused, so the checkpoint made
+    /// there is the last write (a background pass still holding the store cannot leave
+    /// newer pages in the write-ahead log after the daemon stops).
+    closed: std::sync::atomic::AtomicBool,
     readers: Pool<SqliteConnectionManager>,
     /// Bumped by every write (notes and focus too): read caches are valid for one count.
     writes: std::sync::atomic::AtomicU64,
@@ -156,6 +160,7 @@ impl Store {
         Ok(Store {
             path: path.to_owned(),
             writer: FairMutex::new(writer),
+            closed: std::sync::atomic::AtomicBool::new(false),
             readers,
             writes: std::sync::atomic::AtomicU64::new(0),
             content_generation: std::sync::atomic::AtomicU64::new(content_generation),
@@ -197,6 +202,9 @@ impl Store {
 
     fn write<T>(&self, f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>) -> Result<T> {
         let mut conn = self.writer.lock();
+        if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(StoreError::Cancelled);
+        }
         let out = f(&mut conn).map_err(|source| self.failed(source));
         self.writes.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         out
@@ -269,6 +277,14 @@ impl Store {
     /// Folds the WAL back into the database and truncates it, after a run's writes.
     pub(crate) fn checkpoint(&self) -> Result<()> {
         self.write(|c| c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);"))
+    }
+
+    /// The project is let go (removed, or the daemon stops): the WAL is folded back and
+    /// truncated, and every write after it is refused ([`StoreError::Cancelled`]).
+    pub(crate) fn close(&self) -> Result<()> {
+        let conn = self.writer.lock();
+        self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
+        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);").map_err(|source| self.failed(source))
     }
 
     /// SQLite's `quick_check`: `ok`, or what is wrong.

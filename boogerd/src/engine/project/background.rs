@@ -84,6 +84,7 @@ impl ProjectHandle {
             match store.fill_grams(GRAMS_BATCH) {
                 Ok(0) => break,
                 Ok(n) => files += n,
+                Err(_) if self.is_closed() => break,
                 Err(e) => {
                     tracing::warn!(root = %self.root.display(), error = %e, "writing grep's trigram rows failed");
                     break;

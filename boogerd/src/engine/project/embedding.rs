@@ -401,6 +401,10 @@ impl Embedding {
     }
 
     fn failed(&self, project: &ProjectHandle, model: &str, e: String) -> Pass {
+        if project.is_closed() {
+            // Its store refuses writes once closed: nothing failed.
+            return Pass::Failed;
+        }
         tracing::warn!(root = %project.root.display(), model, error = %e, "embedding failed");
         *lock(&project.vectors.last_error) = Some(format!("{model}: {e}"));
         Pass::Failed

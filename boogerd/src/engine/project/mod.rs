@@ -205,10 +205,10 @@ impl ProjectHandle {
         *self.ranking.index.lock().recover() = None;
         self.vectors.release();
         let store = self.store.lock().recover().take();
-        // The WAL folded back now: background work still holding the store would otherwise
-        // keep it open past the daemon's exit, leaving the newest pages only in the WAL.
+        // The WAL folded back now, and no write after it: background work still holding the
+        // store would otherwise leave the newest pages only in the WAL past the daemon's exit.
         if let Some(store) = store
-            && let Err(e) = store.checkpoint()
+            && let Err(e) = store.close()
         {
             tracing::warn!(root = %self.root.display(), error = %e, "checkpoint at close failed");
         }
