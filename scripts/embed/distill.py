@@ -16,7 +16,8 @@ every step is cached under --cache, so a re-run only redoes what changed:
    corpus never shows keep their own vector: (A^T A + lambda I) E = A^T Y + lambda E0, solved
    by conjugate gradients.
 5. rows scaled by their weights, projected on their top DIMS singular directions, written as
-   int8 with one scale per row (read by `boogerd/src/domain/embed/static_table.rs`).
+   4-bit integers with one scale per row, as booger stores a vector (read by
+   `boogerd/src/domain/embed/static_table.rs`).
 """
 
 import argparse
@@ -33,7 +34,10 @@ from corpus import corpus_dir  # noqa: E402
 from student import Student  # noqa: E402
 from teacher import Teacher, model_dir  # noqa: E402
 
-DIMS = 256
+# 192 directions (256 before): each chunk's stored vector is 100 bytes instead of 132, the
+# table 3.3 MB of the daemon (8.2 MB in 256 int8 dimensions); hybrid search unchanged
+# (BENCHMARKS.md, "Semantic and hybrid search, per tier").
+DIMS = 192
 SIF_A = 1e-3
 
 
@@ -132,18 +136,23 @@ def main():
 
 
 def write_table(out: Path, table: np.ndarray, vocab: list[str]):
-    """`BOOGEMB1`, rows, dims, then per row an f32 scale and dims int8, then the vocabulary
-    (one token per line)."""
-    scale = np.abs(table).max(1) / 127.0
+    """`BOOGEMB2`, rows, dims, then each row as booger stores a vector (an f32 scale, then each
+    value a 4-bit integer from -7 to 7 times the scale, two a byte, the first in the low half),
+    then the vocabulary (one token per line)."""
+    scale = np.abs(table).max(1) / 7.0
     scale[scale == 0] = 1.0
-    q = np.clip(np.round(table / scale[:, None]), -127, 127).astype(np.int8)
+    q = np.clip(np.round(table / scale[:, None]), -7, 7).astype(np.int8)
+    if q.shape[1] % 2:
+        q = np.pad(q, ((0, 0), (0, 1)))
+    halves = q.view(np.uint8) & 0x0F
+    packed = halves[:, 0::2] | (halves[:, 1::2] << 4)
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out, "wb") as f:
-        f.write(b"BOOGEMB1")
+        f.write(b"BOOGEMB2")
         f.write(struct.pack("<II", table.shape[0], table.shape[1]))
         for row in range(table.shape[0]):
             f.write(struct.pack("<f", float(scale[row])))
-            f.write(q[row].tobytes())
+            f.write(packed[row].tobytes())
         f.write("\n".join(vocab).encode("utf-8"))
     print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB)", file=sys.stderr)
 

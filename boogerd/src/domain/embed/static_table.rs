@@ -2,22 +2,29 @@
 //! mean of its tokens' rows, normalised: no model to run, tens of thousands of chunks a
 //! second. The table is made by `scripts/embed/distill.py` from all-MiniLM-L6-v2.
 //!
-//! File format (`BOOGEMB1`): magic, u32 rows, u32 dims (little-endian), then per row an f32
-//! scale and `dims` int8 values, then the vocabulary, one token per line (line = row).
+//! File format (`BOOGEMB2`): magic, u32 rows, u32 dims (little-endian), then each row as a
+//! vector is stored (`vectors::encode`: an f32 scale, then 4-bit values two a byte), then the
+//! vocabulary, one token per line (line = row). 192 dimensions in 4 bits: 3.3 MB of the
+//! daemon (8.2 MB in 256 int8 dimensions), each chunk's vector 100 bytes on disk instead of
+//! 132, and the questions' hybrid NDCG@10 within the set's noise (BENCHMARKS.md, "The
+//! install").
 
 use std::borrow::Cow;
 
+use super::vectors::{add_scaled, encoded_len};
 use super::wordpiece::WordPiece;
 use super::{EmbedError, Embedder};
 
-const MAGIC: &[u8; 8] = b"BOOGEMB1";
+const MAGIC: &[u8; 8] = b"BOOGEMB2";
 
 /// The table shipped with boogerd.
 pub(crate) static TABLE: &[u8] = include_bytes!("../../../assets/static-embed.bin");
 
 pub struct StaticEmbedder {
     dims: usize,
-    /// The rows as stored: per token an f32 scale, then `dims` int8 values. The built-in
+    /// Bytes a row.
+    record: usize,
+    /// The rows as stored: per token an f32 scale, then `dims` 4-bit values. The built-in
     /// table is read in place from the binary (no copy: only rows of tokens in use are ever
     /// paged in).
     body: Cow<'static, [u8]>,
@@ -34,11 +41,11 @@ impl StaticEmbedder {
     pub(crate) fn from_bytes(bytes: Cow<'static, [u8]>) -> Result<Self, EmbedError> {
         let bad = |why: &str| EmbedError::BadTable(why.to_owned());
         if bytes.len() < 16 || &bytes[..8] != MAGIC {
-            return Err(bad("not a BOOGEMB1 table"));
+            return Err(bad("not a BOOGEMB2 table"));
         }
         let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().expect("4 bytes")) as usize;
         let (n, dims) = (u32_at(8), u32_at(12));
-        let record = 4 + dims;
+        let record = encoded_len(dims);
         if bytes.len() < 16 + n * record {
             return Err(bad("truncated rows"));
         }
@@ -54,7 +61,7 @@ impl StaticEmbedder {
             Cow::Borrowed(b) => Cow::Borrowed(&b[16..16 + n * record]),
             Cow::Owned(b) => Cow::Owned(b[16..16 + n * record].to_vec()),
         };
-        Ok(Self { dims, body, tokenizer, id })
+        Ok(Self { dims, record, body, tokenizer, id })
     }
 }
 
@@ -77,11 +84,9 @@ impl Embedder for StaticEmbedder {
                 let mut ids = self.tokenizer.encode(t);
                 ids.sort_unstable();
                 for run in ids.chunk_by(|a, b| a == b) {
-                    let record = &self.body[run[0] as usize * (4 + self.dims)..][..4 + self.dims];
+                    let record = &self.body[run[0] as usize * self.record..][..self.record];
                     let scale = f32::from_le_bytes(record[..4].try_into().expect("4 bytes")) * run.len() as f32;
-                    for (a, &b) in v.iter_mut().zip(&record[4..]) {
-                        *a += b as i8 as f32 * scale;
-                    }
+                    add_scaled(&mut v, &record[4..], scale);
                 }
                 super::normalize(&mut v);
                 v
@@ -98,7 +103,7 @@ mod tests {
     #[test]
     fn the_builtin_table_loads_and_ranks_by_meaning() {
         let e = StaticEmbedder::builtin().unwrap();
-        assert_eq!(e.dims(), 256);
+        assert_eq!(e.dims(), 192);
         let v = e
             .embed(&[
                 "retry a failed upload",
