@@ -1,7 +1,8 @@
 //! Where indexes live and what the daemon holds: indexes in the private data directory (never
 //! in the repository unless asked), read-only trees, an older in-repo index moved with its
 //! notes, `projects remove` deleting the index, idle projects releasing their memory, a
-//! fixed number of threads however many projects, and a full disk.
+//! fixed number of threads however many projects, no journal left behind by the background
+//! passes, and a full disk.
 
 use std::path::Path;
 use std::process::Command;
@@ -250,6 +251,26 @@ fn idle_projects_give_their_memory_back_and_answer_again() {
     let status = project_status(&env, &root);
     assert_eq!(status["memory"]["warm_bytes"], 0, "{}", status["memory"]);
     assert_eq!(search_paths(&env, &root, "handler_17 request"), first, "a released project answers the same");
+}
+
+/// The background passes a run leaves (grep's trigram rows, the vectors) fold what they wrote
+/// back from the journal when they end: an idle project leaves no WAL for the next run's
+/// first commit to fold back while the caller waits.
+#[test]
+fn background_passes_leave_no_journal_behind() {
+    let env = Env::new();
+    let root = env.project("journal");
+    // Past 64 files a run leaves its trigram rows to the background pass.
+    for i in 0..200 {
+        write(&root, &format!("m{i}.py"), format!("def handler_{i}(request):\n    return request.body + {i}\n"));
+    }
+    let _d = env.start_daemon_with(&["--no-watch"]);
+    env.json(&["index", root.to_str().unwrap()]);
+    env.embedded(&root);
+    let wal = env.index_dir(&root).join("index.db-wal");
+    wait_until("the journal to be folded back", Duration::from_secs(20), || {
+        std::fs::metadata(&wal).map_or(true, |m| m.len() == 0)
+    });
 }
 
 #[test]

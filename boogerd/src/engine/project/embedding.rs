@@ -285,6 +285,7 @@ impl Embedding {
             self.receive_from_team(project, &store, &url, &sha);
         }
         let mut failed = false;
+        let mut saved = 0;
         for tier in &self.tiers {
             let pass = self.embed_tier(project, &store, tier.as_ref(), scope);
             // Removed, or the daemon is stopping: the pass stopped early; nothing of it goes
@@ -296,6 +297,7 @@ impl Embedding {
                 Pass::Yielded => return true,
                 Pass::Failed => failed = true,
                 Pass::Done { embedded, rows } => {
+                    saved += embedded;
                     // Only a pass over everything learns that a tier covers the project.
                     let newly_ready = matches!(scope, Scope::All) && !project.vectors.is_ready(tier.id());
                     if newly_ready {
@@ -309,6 +311,10 @@ impl Embedding {
                     }
                 }
             }
+        }
+        // A whole pass (not an edit's few chunks) is folded back from the WAL.
+        if matches!(scope, Scope::All) && saved > 0 {
+            super::background::fold_wal(&project.root, &store);
         }
         if !failed {
             *lock(&project.vectors.last_error) = None;
