@@ -292,7 +292,7 @@ impl Store {
     /// Every chunk with its content and its file's content hash, files in path order, all
     /// read from one snapshot; returns the content generation of that snapshot (what a
     /// ranking segment built from it is valid for).
-    pub(crate) fn scan_snapshot(&self, sink: &mut impl ScanSink) -> Result<u64> {
+    pub(crate) fn scan_snapshot(&self, sink: &mut (impl ScanSink + ?Sized)) -> Result<u64> {
         // Files in path order from their index, then each file's chunks: SQLite sorts one
         // file's chunks at a time. Joined the other way it copied every chunk's text into one
         // sorter first (in memory: `temp_store = MEMORY`), 1.1 GB on a 35k-file tree.

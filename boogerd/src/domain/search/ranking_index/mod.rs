@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex};
 
 use rust_stemmers::{Algorithm, Stemmer};
 
-use super::segment::{Builder, Segment};
+use super::segment::{Builder, Segment, prepared};
 use super::tombstones::Tombstones;
 use crate::base::sync::Recover;
 use crate::store::search::{BM25_WEIGHTS, Filters, PATH_WEIGHT};
@@ -111,7 +111,7 @@ impl RankingIndex {
         // build's peak.
         crate::base::memory::trim();
         let mut b = Builder::spilling_into(dir);
-        let generation = store.scan_snapshot(&mut b)?;
+        let generation = prepared::scan_into(&mut b, |sink| store.scan_snapshot(sink))?;
         let path = Self::write_base(b, generation, dir)?;
         let io = |source| RankError::Io { path: path.clone(), source };
         let base = Arc::new(Segment::map(&path).map_err(io)?);
@@ -489,7 +489,7 @@ fn files_of(seg: &Segment) -> Vec<String> {
 /// An in-memory segment of `files` as the store holds them now.
 fn segment_of(store: &Store, files: &[String], generation: u64) -> Result<Segment, RankError> {
     let mut b = Builder::default();
-    store.scan_files(files, |c, content| b.add(c, content, ""))?;
+    prepared::scan_into(&mut b, |sink| store.scan_files(files, |c, content| sink.chunk(c, content, "")))?;
     let mut bytes = Vec::new();
     b.write(generation, &mut bytes).expect("writing to memory");
     Ok(Segment::from_vec(bytes)?)

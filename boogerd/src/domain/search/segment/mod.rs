@@ -18,6 +18,7 @@
 
 mod build;
 mod postings;
+pub(crate) mod prepared;
 mod spill;
 #[cfg(test)]
 mod tests;

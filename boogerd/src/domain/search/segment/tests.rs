@@ -80,6 +80,34 @@ fn a_spilling_build_writes_the_same_segment_as_one_in_memory() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no scratch file is left");
 }
 
+/// Chunks read on another thread and handed over in batches (`prepared`) build the very
+/// segment they build added on one thread.
+#[test]
+fn a_scan_on_its_own_thread_builds_the_same_segment() {
+    let chunks: Vec<(Candidate, String)> = (0..2_000)
+        .map(|i| {
+            (chunk(i, &format!("d/{:04}.py", i / 9), &format!("parseConfig{i}"), None), format!("retry upload {i}"))
+        })
+        .collect();
+    let mut one = Builder::default();
+    for (c, text) in &chunks {
+        one.add(c, text, "h");
+    }
+    let mut two = Builder::default();
+    let found = prepared::scan_into(&mut two, |sink| {
+        sink.sizes(chunks.len(), 223);
+        for (c, text) in &chunks {
+            sink.chunk(c, text, "h");
+        }
+        Ok(7)
+    });
+    assert_eq!(found.unwrap(), 7);
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    one.write(3, &mut a).unwrap();
+    two.write(3, &mut b).unwrap();
+    assert!(a == b, "the segments differ");
+}
+
 #[test]
 fn a_damaged_segment_is_refused_not_trusted() {
     let mut bytes = Vec::new();
