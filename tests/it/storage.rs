@@ -40,6 +40,15 @@ fn big_project(env: &Env) -> std::path::PathBuf {
     root
 }
 
+/// A project of 200 small Python files.
+fn handlers(env: &Env, name: &str) -> std::path::PathBuf {
+    let root = env.project(name);
+    for i in 0..200 {
+        write(&root, &format!("m{i}.py"), format!("def handler_{i}(request):\n    return request.body + {i}\n"));
+    }
+    root
+}
+
 fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + limit;
     while !done() {
@@ -235,10 +244,7 @@ fn removing_a_project_deletes_its_index() {
 #[test]
 fn idle_projects_give_their_memory_back_and_answer_again() {
     let env = Env::new();
-    let root = env.project("idle");
-    for i in 0..200 {
-        write(&root, &format!("m{i}.py"), format!("def handler_{i}(request):\n    return request.body + {i}\n"));
-    }
+    let root = handlers(&env, "idle");
     let _d = env.start_daemon_with(&["--no-watch", "--idle-release-secs", "2"]);
     env.json(&["index", root.to_str().unwrap()]);
     let first = search_paths(&env, &root, "handler_17 request");
@@ -259,11 +265,8 @@ fn idle_projects_give_their_memory_back_and_answer_again() {
 #[test]
 fn background_passes_leave_no_journal_behind() {
     let env = Env::new();
-    let root = env.project("journal");
     // Past 64 files a run leaves its trigram rows to the background pass.
-    for i in 0..200 {
-        write(&root, &format!("m{i}.py"), format!("def handler_{i}(request):\n    return request.body + {i}\n"));
-    }
+    let root = handlers(&env, "journal");
     let _d = env.start_daemon_with(&["--no-watch"]);
     env.json(&["index", root.to_str().unwrap()]);
     env.embedded(&root);
