@@ -486,10 +486,15 @@ fn files_of(seg: &Segment) -> Vec<String> {
     (0..seg.files as usize).map(|f| seg.path(f).to_owned()).collect()
 }
 
-/// An in-memory segment of `files` as the store holds them now.
+/// An in-memory segment of `files` as the store holds them now. An edit's few files are
+/// read and added on this thread; more (a checkout, a fold into the delta) on two.
 fn segment_of(store: &Store, files: &[String], generation: u64) -> Result<Segment, RankError> {
     let mut b = Builder::default();
-    prepared::scan_into(&mut b, |sink| store.scan_files(files, |c, content| sink.chunk(c, content, "")))?;
+    if files.len() <= RECENT_FILES {
+        store.scan_files(files, |c, content| b.add(c, content, ""))?;
+    } else {
+        prepared::scan_into(&mut b, |sink| store.scan_files(files, |c, content| sink.chunk(c, content, "")))?;
+    }
     let mut bytes = Vec::new();
     b.write(generation, &mut bytes).expect("writing to memory");
     Ok(Segment::from_vec(bytes)?)

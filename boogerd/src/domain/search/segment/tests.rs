@@ -80,31 +80,31 @@ fn a_spilling_build_writes_the_same_segment_as_one_in_memory() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no scratch file is left");
 }
 
-/// Chunks read on another thread and handed over in batches (`prepared`) build the very
-/// segment they build added on one thread.
+/// A real index's chunks read on another thread and handed over in batches (`prepared`)
+/// build the very segment they build read and added on one thread.
 #[test]
 fn a_scan_on_its_own_thread_builds_the_same_segment() {
-    let chunks: Vec<(Candidate, String)> = (0..2_000)
+    let texts: Vec<(String, String)> = (0..400)
         .map(|i| {
-            (chunk(i, &format!("d/{:04}.py", i / 9), &format!("parseConfig{i}"), None), format!("retry upload {i}"))
+            let body =
+                format!("def parseConfig{i}(path):\n    return load(path, {i})\n\n\nclass Retry{i}:\n    pass\n");
+            (format!("pkg{}/mod_{i:03}.py", i % 7), body)
         })
         .collect();
+    let files: Vec<(&str, &str)> = texts.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let (_dir, root, index) = crate::store::testing::project(&files);
+    let store = crate::store::Store::open(&index, &root).unwrap();
+    let progress = crate::engine::index::Progress::default();
+    crate::engine::index::run(&root, &store, crate::engine::index::Options::default(), &progress).unwrap();
+
     let mut one = Builder::default();
-    for (c, text) in &chunks {
-        one.add(c, text, "h");
-    }
+    let at = store.scan_snapshot(&mut one).unwrap();
     let mut two = Builder::default();
-    let found = prepared::scan_into(&mut two, |sink| {
-        sink.sizes(chunks.len(), 223);
-        for (c, text) in &chunks {
-            sink.chunk(c, text, "h");
-        }
-        Ok(7)
-    });
-    assert_eq!(found.unwrap(), 7);
+    assert_eq!(prepared::scan_into(&mut two, |sink| store.scan_snapshot(sink)).unwrap(), at);
+    assert!(two.held()[5] > 2 * 256, "several batches: {} chunks", two.held()[5]);
     let (mut a, mut b) = (Vec::new(), Vec::new());
-    one.write(3, &mut a).unwrap();
-    two.write(3, &mut b).unwrap();
+    one.write(at, &mut a).unwrap();
+    two.write(at, &mut b).unwrap();
     assert!(a == b, "the segments differ");
 }
 
