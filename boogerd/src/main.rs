@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use clap::Parser;
+use clap::builder::BoolishValueParser;
 
 /// The booger daemon: a warm code index and MCP server for AI coding agents.
 ///
@@ -33,10 +34,10 @@ struct Args {
     #[arg(long, env = "BOOGER_RESCAN_SECS", default_value_t = 60)]
     rescan_secs: u64,
     /// Do not watch files: projects are reconciled at start and by `booger index` only.
-    #[arg(long, env = "BOOGER_NO_WATCH")]
+    #[arg(long, env = "BOOGER_NO_WATCH", value_parser = BoolishValueParser::new())]
     no_watch: bool,
     /// Do not compute embeddings (semantic and hybrid search then answer lexically).
-    #[arg(long, env = "BOOGER_NO_EMBED")]
+    #[arg(long, env = "BOOGER_NO_EMBED", value_parser = BoolishValueParser::new())]
     no_embed: bool,
     /// Embeddings: auto (the built-in static tier, plus the transformer once
     /// `booger model install` has put it in place and boogerd has the `transformer` feature),
@@ -67,7 +68,7 @@ struct Args {
     #[arg(long, env = "BOOGER_HTTP", default_value = boogerd::engine::config::DEFAULT_HTTP_ADDR)]
     http: std::net::SocketAddr,
     /// Serve no HTTP.
-    #[arg(long, env = "BOOGER_NO_HTTP")]
+    #[arg(long, env = "BOOGER_NO_HTTP", value_parser = BoolishValueParser::new())]
     no_http: bool,
     /// Allow --http on an address that is not loopback (everything but /health still needs
     /// the token).

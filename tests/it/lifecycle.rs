@@ -243,3 +243,25 @@ fn a_socket_directory_others_can_write_is_refused() {
     assert!(stderr(&out).contains("other users can write"), "{}", describe(&out));
     assert!(!shared.join("d.sock").exists());
 }
+
+/// The daemon's on/off switches read from the environment as people write them (`1`, `yes`,
+/// `on`; `0`, `false`), not only clap's `true`: `BOOGER_NO_WATCH=1` once stopped the daemon
+/// with a usage error, and a client starting it said only that it did not answer.
+#[test]
+fn switches_from_the_environment_take_one_and_yes() {
+    let status = |off: &str, on: &str| {
+        let env = Env::new();
+        let project = env.project("p");
+        std::fs::write(project.join("a.py"), "def f():\n    return 1\n").unwrap();
+        let mut cmd = env.boogerd();
+        cmd.env("BOOGER_NO_WATCH", off).env("BOOGER_NO_HTTP", on).env("BOOGER_NO_EMBED", on);
+        let _d = env.launch(cmd);
+        env.json(&["index", project.to_str().unwrap()]);
+        env.json(&["status"])
+    };
+    let off = status("1", "yes");
+    assert!(off["http_url"].is_null() && off["embeddings"].is_null(), "{off}");
+    assert_eq!(off["projects"][0]["watch"]["state"], "manual", "{off}");
+    let on = status("0", "on");
+    assert_ne!(on["projects"][0]["watch"]["state"], "manual", "{on}");
+}

@@ -199,7 +199,9 @@ impl Env {
         self.launch(cmd)
     }
 
-    fn launch(&self, mut cmd: Command) -> DaemonProc {
+    /// Starts a `boogerd` command made by [`Env::boogerd`] (with variables or flags of the
+    /// test's own) and waits until it answers.
+    pub fn launch(&self, mut cmd: Command) -> DaemonProc {
         let log = self.dir.path().join(format!(
             "boogerd-{}.log",
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
