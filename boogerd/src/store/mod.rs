@@ -131,6 +131,8 @@ impl Store {
         let notes = path.with_file_name(crate::base::storage::NOTES_FILE);
         context::open_notes(&mut writer, &notes)?;
         migrate(&mut writer, "main", schema::MIGRATIONS, path)?;
+        // A first index stopped before it made its names index (see `batch::NAMES_INDEX`).
+        writer.execute_batch(batch::NAMES_INDEX).map_err(sql)?;
         let manager = SqliteConnectionManager::file(path)
             .with_flags(rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX)
             .with_init(move |c| {

@@ -214,8 +214,9 @@ pub(crate) fn run_ranked(
     sort_out(root, &mut tree, &[], with);
     let known = store.file_states()?;
     let walk_ms = started.elapsed().as_millis() as u64;
-    let ranking_dir = ranking_dir.filter(|_| known.is_empty());
-    let mut report = apply(store, tree, known, opts, progress, ranking_dir)?;
+    let first = known.is_empty();
+    let ranking_dir = ranking_dir.filter(|_| first);
+    let mut report = apply(store, tree, known, opts, progress, ranking_dir, first)?;
     report.stages.walk_ms = walk_ms;
     if progress.cancelled.load(Ordering::SeqCst) {
         return Err(StoreError::Cancelled);
@@ -260,13 +261,15 @@ pub(crate) fn run_part(
     let scoped: Vec<String> = scope.shallow.iter().chain(&scope.deep).cloned().collect();
     sort_out(root, &mut tree, &scoped, with_generated(store)?);
     let known = store.file_states_in(scope)?;
-    let mut report = apply(store, tree, known, opts, progress, None)?;
+    let mut report = apply(store, tree, known, opts, progress, None, false)?;
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
 }
 
 /// Writes what differs between the walked `tree` and the `known` index rows of the same
-/// part of the project; with `ranking_dir`, builds the ranking index alongside.
+/// part of the project; with `ranking_dir`, builds the ranking index alongside. `first`: the
+/// index holds nothing yet, and a run of more than a few files writes the chunks before their
+/// names index (see [`Store::pause_names_index`]).
 fn apply(
     store: &Store,
     tree: walk::Tree,
@@ -274,6 +277,7 @@ fn apply(
     opts: Options,
     progress: &Progress,
     ranking_dir: Option<&Path>,
+    first: bool,
 ) -> Result<IndexReport, StoreError> {
     let walk::Tree { files: walked, skipped, set_aside, dirs } = tree;
     let mut report = IndexReport { files: walked.len() as u64, skipped, set_aside, dirs, ..Default::default() };
@@ -292,6 +296,10 @@ fn apply(
     let next = AtomicUsize::new(0);
     let inline_grams =
         todo.len() <= GRAMS_INLINE_FILES && todo.iter().map(|w| w.size).sum::<u64>() <= GRAMS_INLINE_BYTES;
+    let names_paused = first && todo.len() > GRAMS_INLINE_FILES;
+    if names_paused {
+        store.pause_names_index()?;
+    }
     let workers = crate::base::threads::cores().clamp(1, 16);
     let (tx, rx) = sync_channel::<(usize, Outcome)>(QUEUE_FILES);
     std::thread::scope(|s| -> Result<(), StoreError> {
@@ -360,6 +368,11 @@ fn apply(
             commit(&mut batch, &mut positions, &mut nothing, &deletes)?;
         } else if let Some(a) = &alongside {
             a.nothing(&nothing);
+        }
+        if names_paused {
+            let t = Instant::now();
+            store.restore_names_index()?;
+            writing += t.elapsed();
         }
         tracing::debug!(write_ms = writing.as_millis() as u64, files = todo.len(), "written");
         if let (Some(a), Some(dir)) = (alongside, ranking_dir) {
