@@ -369,11 +369,6 @@ fn apply(
         } else if let Some(a) = &alongside {
             a.nothing(&nothing);
         }
-        if names_paused {
-            let t = Instant::now();
-            store.restore_names_index()?;
-            writing += t.elapsed();
-        }
         tracing::debug!(write_ms = writing.as_millis() as u64, files = todo.len(), "written");
         if let (Some(a), Some(dir)) = (alongside, ranking_dir) {
             let t = Instant::now();
@@ -383,6 +378,13 @@ fn apply(
                 report.stages.ranking_written_ms = t.elapsed().as_millis() as u64;
                 report.ranked_alongside = true;
             }
+        }
+        // After the ranking base is written and its builder's memory given back: the two
+        // together were the run's peak.
+        if names_paused {
+            let t = Instant::now();
+            store.restore_names_index()?;
+            writing += t.elapsed();
         }
         Ok(())
     })?;
