@@ -302,7 +302,7 @@ fn apply(
     }
     let workers = crate::base::threads::cores().clamp(1, 16);
     let (tx, rx) = sync_channel::<(usize, Outcome)>(QUEUE_FILES);
-    std::thread::scope(|s| -> Result<(), StoreError> {
+    let written = std::thread::scope(|s| -> Result<(), StoreError> {
         for _ in 0..workers.min(todo.len().max(1)) {
             let tx = tx.clone();
             let (todo, next, known) = (&todo, &next, &known);
@@ -387,7 +387,13 @@ fn apply(
             writing += t.elapsed();
         }
         Ok(())
-    })?;
+    });
+    if names_paused && written.is_err() {
+        // A run that failed (or was stopped) leaves the names index as it was; opening the
+        // index makes it as well, should this fail too.
+        let _ = store.restore_names_index();
+    }
+    written?;
     report.stages.write_ms = writing.as_millis() as u64;
     Ok(finished(report, deletes))
 }
