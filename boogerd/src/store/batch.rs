@@ -57,9 +57,9 @@ pub(super) const NAMES_INDEX: &str = "CREATE INDEX IF NOT EXISTS chunks_name ON 
 impl Store {
     /// Leaves the names index out until [`Store::restore_names_index`]: kept up to date row by
     /// row, it is an insert at a random place of its B-tree per chunk, a fifth of a first
-    /// index's writer on /usr/include (10.3 s against 8.1 s without it, median of three),
-    /// where making it from the table once the chunks are in takes 0.4 s. Lookups by name scan
-    /// the table meanwhile.
+    /// index's writer on /usr/include (10.0 s against 8.0 s, median of three, making it from
+    /// the table once the chunks are in included: 0.4 s of it). Lookups by name scan the
+    /// table meanwhile.
     pub(crate) fn pause_names_index(&self) -> Result<()> {
         self.write(|c| c.execute_batch("DROP INDEX IF EXISTS chunks_name"))
     }

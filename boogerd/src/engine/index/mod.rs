@@ -44,6 +44,9 @@ const BATCH_BYTES: usize = 4 * 1024 * 1024;
 /// hiredis 300 commits back, 61 files and 0.7 MB, spent two thirds of its write on them.)
 const GRAMS_INLINE_FILES: usize = 64;
 const GRAMS_INLINE_BYTES: u64 = 256 * 1024;
+/// A first index of more files than this makes its names index after its writes (see
+/// [`Store::pause_names_index`]); a few files' names go in faster than the index is made.
+const NAMES_LATER_FILES: usize = 64;
 /// Parsed files that may wait for the writer. Large enough that parsers keep going while the
 /// writer commits a batch (FTS5 does most of its work then), small enough to bound memory.
 const QUEUE_FILES: usize = 1024;
@@ -296,7 +299,7 @@ fn apply(
     let next = AtomicUsize::new(0);
     let inline_grams =
         todo.len() <= GRAMS_INLINE_FILES && todo.iter().map(|w| w.size).sum::<u64>() <= GRAMS_INLINE_BYTES;
-    let names_paused = first && todo.len() > GRAMS_INLINE_FILES;
+    let names_paused = first && todo.len() > NAMES_LATER_FILES;
     if names_paused {
         store.pause_names_index()?;
     }

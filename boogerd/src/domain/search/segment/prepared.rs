@@ -28,7 +28,7 @@ enum Message {
 }
 
 /// The reader's side: what a scan of the store hands on, in batches of prepared chunks.
-pub(crate) struct Sending {
+struct Sending {
     to: mpsc::SyncSender<Message>,
     batch: Vec<Prepared>,
 }
