@@ -5,7 +5,7 @@ use rusqlite::{CachedStatement, Connection, OptionalExtension, params};
 use super::files::{FileWrite, forget_files};
 use super::reuse::Plan;
 use super::tally::Change;
-use super::{Result, Store, words};
+use super::{Result, Store, grams, words};
 
 impl Store {
     /// Applies one batch in one transaction: a file's row and its chunks change together, so
@@ -30,7 +30,9 @@ impl Store {
                 // A rewritten file's unchanged chunks keep their rows (see `reuse`); its other
                 // old chunks go with the deleted files'.
                 let plan = Plan::make(&tx, writes)?;
-                let mut change = forget_files(&tx, deletes.iter().map(String::as_str), plan.dropped.clone())?;
+                let rewritten = writes.iter().filter(|w| w.chunks.is_some()).map(|w| w.path.as_str());
+                let mut change =
+                    forget_files(&tx, deletes.iter().map(String::as_str), rewritten, plan.dropped.clone())?;
                 let mut st = Statements::new(&tx)?;
                 for path in deletes {
                     st.forget_file(path, &mut change)?;
@@ -39,6 +41,7 @@ impl Store {
                 for w in writes {
                     st.write_file(w, &plan, indexed_at, &mut change)?;
                 }
+                st.write_grams()?;
                 (change, std::mem::take(&mut st.inserted))
             };
             tx.commit()?;
@@ -90,6 +93,8 @@ struct Statements<'c> {
     moved: CachedStatement<'c>,
     /// The ids of the chunks inserted so far.
     inserted: Vec<i64>,
+    /// The trigram rows of the files written so far (id, tokens), written last in id order.
+    grams: Vec<(i64, String)>,
 }
 
 impl<'c> Statements<'c> {
@@ -118,6 +123,7 @@ impl<'c> Statements<'c> {
                 "UPDATE chunks SET start_line = ?2, end_line = ?3, start_byte = ?4, end_byte = ?5 WHERE id = ?1",
             )?,
             inserted: Vec::new(),
+            grams: Vec::new(),
         })
     }
 
@@ -154,9 +160,11 @@ impl<'c> Statements<'c> {
         if w.grams.is_none() {
             self.pending.execute([id])?;
         }
+        let mut ids = Vec::with_capacity(chunks.len());
         for (k, ch) in chunks.iter().enumerate() {
             if let Some(old) = plan.kept(&w.path, k) {
-                // Its full-text and trigram rows and its vectors stay as they are.
+                ids.push(old);
+                // Its full-text row and its vectors stay as they are.
                 self.moved.execute(params![
                     old,
                     ch.start_line,
@@ -181,6 +189,7 @@ impl<'c> Statements<'c> {
             ])?;
             let chunk = self.conn.last_insert_rowid();
             self.inserted.push(chunk);
+            ids.push(chunk);
             let made;
             let split = match w.words.as_ref().and_then(|v| v.get(k)) {
                 Some(split) => split,
@@ -190,10 +199,22 @@ impl<'c> Statements<'c> {
                 }
             };
             self.insert_text.execute(params![chunk, ch.name, ch.content, split])?;
-            if let Some(grams) = w.grams.as_ref().and_then(|g| g.get(k)) {
-                self.insert_grams.execute(params![chunk, grams])?;
-            }
             change.chunk(ch.kind.as_str(), 1);
+        }
+        // The file's trigram rows, all of its chunks' (its old rows went before any write).
+        if let Some(blocks) = &w.grams {
+            let texts = || chunks.iter().map(grams::chunk_text).map(|(t, own)| (t.to_owned(), own)).collect();
+            self.grams.extend(grams::rows_of(blocks, &ids, texts));
+        }
+        Ok(())
+    }
+
+    /// The batch's trigram rows, in id order: FTS5 flushes its pending rows whenever the
+    /// rowids it is given stop increasing, as a rewrite's kept chunks' old ids would.
+    fn write_grams(&mut self) -> rusqlite::Result<()> {
+        self.grams.sort_unstable_by_key(|(row, _)| *row);
+        for (row, tokens) in std::mem::take(&mut self.grams) {
+            self.insert_grams.execute(params![row, tokens])?;
         }
         Ok(())
     }

@@ -26,9 +26,10 @@ pub(crate) struct FileWrite {
     pub language: String,
     pub problem: Option<String>,
     pub chunks: Option<Vec<Chunk>>,
-    /// Each chunk's trigrams as `chunk_grams` tokens ([`super::grams::tokens_of`]), or
-    /// `None` to leave them to [`Store::fill_grams`] (a large run).
-    pub grams: Option<Vec<String>>,
+    /// The chunks' `chunk_grams` rows, a block of consecutive chunks each
+    /// ([`super::grams::blocks_of`]), or `None` to leave them to [`Store::fill_grams`] (a
+    /// large run).
+    pub grams: Option<Vec<super::grams::Block>>,
     /// Each chunk's split identifiers for the full-text row ([`words::words_for`]), made
     /// where the file was chunked so the single writer only writes; `None`: made here.
     pub words: Option<Vec<String>>,
@@ -62,10 +63,13 @@ pub(crate) struct Summary {
 }
 
 /// Removes the chunks of the deleted files `paths` with their rows (see [`forget_rows`]) and
-/// their pending trigram marks, in the caller's transaction.
+/// their pending trigram marks, the chunks `also` (those a rewrite does not keep), and the
+/// trigram rows of the deleted files and of the files `rewritten` (a file's rows are
+/// written whole, from all of its chunks, kept or new), in the caller's transaction.
 pub(super) fn forget_files<'a>(
     tx: &rusqlite::Transaction,
     paths: impl Iterator<Item = &'a str>,
+    rewritten: impl Iterator<Item = &'a str>,
     also: Vec<(i64, String)>,
 ) -> rusqlite::Result<super::tally::Change> {
     let mut ids_of =
@@ -79,8 +83,23 @@ pub(super) fn forget_files<'a>(
             rows.push(row?);
         }
     }
+    // A row's id is its first chunk's (`grams::row_chunks`): the files' rows are among their
+    // chunks' ids.
+    let mut grams: Vec<i64> = rows.iter().map(|(id, _)| *id).collect();
+    for path in rewritten {
+        for id in ids_of.query_map([path], |r| r.get::<_, i64>(0))? {
+            grams.push(id?);
+        }
+    }
     rows.sort_unstable();
     let change = forget_rows(tx, &rows)?;
+    // In rowid order, as the full-text rows (see `forget_rows`).
+    grams.sort_unstable();
+    grams.dedup();
+    let mut forget_grams = tx.prepare_cached("DELETE FROM chunk_grams WHERE rowid = ?1")?;
+    for row in grams {
+        forget_grams.execute([row])?;
+    }
     files.sort_unstable();
     let mut pending = tx.prepare_cached("DELETE FROM grams_pending WHERE file_id = ?1")?;
     for id in files {
@@ -89,14 +108,13 @@ pub(super) fn forget_files<'a>(
     Ok(change)
 }
 
-/// Removes the chunks `rows` (id and kind, sorted by id) with their full-text and trigram rows
-/// and vectors. Each statement touches one table and fires nothing, so none runs under a
+/// Removes the chunks `rows` (id and kind, sorted by id) with their full-text rows and
+/// vectors. Each statement touches one table and fires nothing, so none runs under a
 /// savepoint (where FTS5 would flush its pending rows), and full-text rows go in rowid order.
 fn forget_rows(tx: &rusqlite::Transaction, rows: &[(i64, String)]) -> rusqlite::Result<super::tally::Change> {
     let mut change = super::tally::Change::default();
     let mut chunk = tx.prepare_cached("DELETE FROM chunks WHERE id = ?1")?;
     let mut text = tx.prepare_cached("DELETE FROM chunks_fts WHERE rowid = ?1")?;
-    let mut grams = tx.prepare_cached("DELETE FROM chunk_grams WHERE rowid = ?1")?;
     let mut models = tx.prepare_cached(
         "SELECT m.name FROM embeddings e JOIN embedding_models m ON m.id = e.model WHERE e.chunk_id = ?1",
     )?;
@@ -107,7 +125,6 @@ fn forget_rows(tx: &rusqlite::Transaction, rows: &[(i64, String)]) -> rusqlite::
     }
     for (id, _) in rows {
         text.execute([id])?;
-        grams.execute([id])?;
         for model in models.query_map([id], |r| r.get::<_, String>(0))? {
             change.vector(&model?, -1);
         }

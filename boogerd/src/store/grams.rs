@@ -1,9 +1,12 @@
-//! The trigram index `grep` narrows by: for each chunk, the distinct trigrams of its text,
-//! kept in `chunk_grams` (FTS5, contentless, no positions) as one short token each.
+//! The trigram index `grep` narrows by: for each block of a few consecutive chunks of a file
+//! (up to [`BLOCK_BYTES`] of text; a longer chunk is a block of its own), the distinct
+//! trigrams of their texts, kept in `chunk_grams` (FTS5, contentless, no positions) as one
+//! short token each, in a row whose id names the block's chunks ([`row_id`]).
 //!
 //! The trigrams are taken here, not by FTS5's own trigram tokenizer, so FTS5 sees each
-//! distinct one once per chunk: 12.4 million tokens for the Python standard library instead
-//! of 31.4 million. A large run leaves them to a background pass ([`Store::fill_grams`]).
+//! distinct one once per block: 12.4 million tokens for the Python standard library instead
+//! of 31.4 million when a row was a chunk. A file's rows are written whole, from all of its
+//! chunks; a large run leaves them to a background pass ([`Store::fill_grams`]).
 //!
 //! Two kinds of trigram are kept, both of the chunk's text framed by a newline at each end
 //! (and before its own first line, for a Markdown piece that starts with the tail of the one
@@ -284,22 +287,107 @@ pub(crate) fn blob_grams<'a>(chunks: impl IntoIterator<Item = (&'a str, usize)>)
     })
 }
 
-/// The `chunk_grams` tokens of each chunk, given as its text and [`own_start`]. Taken by the
-/// parse workers, beside the chunks, so that the one writer only stores them; each worker
+/// The most chunks one `chunk_grams` row covers.
+pub(crate) const BLOCK_CHUNKS: usize = 64;
+/// A row covers consecutive chunks of a file up to this much text together; a longer chunk
+/// has a row of its own. Most chunks of a header-heavy tree are one line (a macro, a
+/// declaration), and a row each cost more than their text. More text a row loses grep its
+/// precision: a pattern's trigrams found in different chunks of a row make all of them
+/// candidates (at 2 KB, `^class \w+Error` on the standard library took 20 ms against 9).
+pub(crate) const BLOCK_BYTES: usize = 512;
+
+/// One `chunk_grams` row as made from a file's chunks: how many consecutive chunks it
+/// covers, and their trigrams together.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Block {
+    pub chunks: usize,
+    pub tokens: String,
+}
+
+/// The chunk ids a row covers: a row's id is its first chunk's, and it runs to the next
+/// row's (`next`), never past [`BLOCK_CHUNKS`]. (Chunks in between that are no row's are of
+/// files whose rows are pending, which grep reads whole anyway.) The id is no more than
+/// that: FTS5 stores the gaps between a token's row ids, and naming the count in the id as
+/// well (the first id times 16, plus the count) took /usr/include's rows 64 MB rather than
+/// 49.
+pub(crate) fn row_chunks(row: i64, next: Option<i64>) -> std::ops::Range<i64> {
+    let end = row + BLOCK_CHUNKS as i64;
+    row..next.map_or(end, |n| n.min(end))
+}
+
+/// The rows whose trigrams satisfy the FTS5 query `?1`, each with the next row's id (see
+/// [`row_chunks`]).
+pub(crate) const MATCHED_ROWS: &str = "SELECT m.rowid,
+        (SELECT d.id FROM chunk_grams_docsize d WHERE d.id > m.rowid ORDER BY d.id LIMIT 1)
+     FROM chunk_grams m WHERE chunk_grams MATCH ?1";
+
+/// The rows of a file's chunks (each given as its text and [`own_start`], in order), each
+/// covering up to [`BLOCK_CHUNKS`] chunks and [`BLOCK_BYTES`] of text. With `ids` (the
+/// chunks' ids, in the same order) a row never spans two ids that do not follow each other;
+/// without, the chunks are taken to be numbered in order, as a file written afresh is. Made
+/// by the parse workers, beside the chunks, so that the one writer only stores them; each
 /// thread keeps its set.
-pub(crate) fn tokens_of<'a>(chunks: impl IntoIterator<Item = (&'a str, usize)>) -> Vec<String> {
+pub(crate) fn blocks_of(chunks: &[(&str, usize)], ids: Option<&[i64]>) -> Vec<Block> {
     thread_local! {
         static SET: std::cell::RefCell<GramSet> = std::cell::RefCell::new(GramSet::default());
     }
     SET.with_borrow_mut(|set| {
-        chunks
-            .into_iter()
-            .map(|(text, own_start)| {
-                set.add_chunk(text, own_start);
-                set.take_tokens()
-            })
-            .collect()
+        let mut out = Vec::new();
+        let (mut count, mut bytes) = (0, 0);
+        for (k, (text, own_start)) in chunks.iter().enumerate() {
+            let follows = ids.is_none_or(|ids| k == 0 || ids[k] == ids[k - 1] + 1);
+            if count > 0 && (!follows || count == BLOCK_CHUNKS || bytes + text.len() > BLOCK_BYTES) {
+                out.push(Block { chunks: count, tokens: set.take_tokens() });
+                (count, bytes) = (0, 0);
+            }
+            set.add_chunk(text, *own_start);
+            count += 1;
+            bytes += text.len();
+        }
+        if count > 0 {
+            out.push(Block { chunks: count, tokens: set.take_tokens() });
+        }
+        out
     })
+}
+
+/// [`blocks_of`] a file written afresh, its chunks as the chunker made them.
+pub(crate) fn file_blocks(chunks: &[crate::source::chunk::Chunk]) -> Vec<Block> {
+    let texts: Vec<(&str, usize)> = chunks.iter().map(chunk_text).collect();
+    blocks_of(&texts, None)
+}
+
+/// The rows of chunks numbered `ids` (in the order of `blocks`' chunks), as (row id,
+/// tokens): `blocks` themselves when each covers consecutive ids, or made anew from `chunks`
+/// when a rewrite kept some old chunks (their old ids) among new ones.
+pub(crate) fn rows_of(
+    blocks: &[Block],
+    ids: &[i64],
+    chunks: impl FnOnce() -> Vec<(String, usize)>,
+) -> Vec<(i64, String)> {
+    let mut at = 0;
+    for b in blocks {
+        if ids[at..at + b.chunks].windows(2).any(|w| w[1] != w[0] + 1) {
+            let texts = chunks();
+            let texts: Vec<(&str, usize)> = texts.iter().map(|(t, own)| (t.as_str(), *own)).collect();
+            return row_ids(&blocks_of(&texts, Some(ids)), ids);
+        }
+        at += b.chunks;
+    }
+    row_ids(blocks, ids)
+}
+
+/// Each of `blocks` (covering consecutive ids of `ids` in order) with its row id.
+fn row_ids(blocks: &[Block], ids: &[i64]) -> Vec<(i64, String)> {
+    let mut at = 0;
+    blocks
+        .iter()
+        .map(|b| {
+            let row = (ids[at], b.tokens.clone());
+            at += b.chunks;
+            row
+        })
+        .collect()
 }
 
 /// A pending file's trigram rows, made by [`Store::fill_grams`] before it writes them.
@@ -307,34 +395,34 @@ struct PendingRows {
     id: i64,
     /// The content the rows were made from.
     hash: String,
-    /// Each chunk without a row (a chunk a rewrite kept has its row already, see `reuse`),
-    /// with its row's tokens.
+    /// Its rows: ids and tokens.
     rows: Vec<(i64, String)>,
 }
 
-/// The rows of the first `max_files` pending files, made from their stored chunks.
+/// The rows of the first `max_files` pending files, made from their stored chunks (a
+/// pending file has no rows: marking it pending took them).
 fn pending_rows(c: &rusqlite::Connection, max_files: usize) -> rusqlite::Result<Vec<PendingRows>> {
     let mut pending = c.prepare_cached(
         "SELECT p.file_id, coalesce(f.content_hash, '') FROM grams_pending p LEFT JOIN files f ON f.id = p.file_id
          ORDER BY p.file_id LIMIT ?1",
     )?;
-    let mut texts = c.prepare_cached(
-        "SELECT id, content, kind, end_byte - start_byte FROM chunks c WHERE file_id = ?1
-           AND NOT EXISTS (SELECT 1 FROM chunk_grams_docsize d WHERE d.id = c.id) ORDER BY id",
-    )?;
+    let mut texts =
+        c.prepare_cached("SELECT id, content, kind, end_byte - start_byte FROM chunks WHERE file_id = ?1 ORDER BY id")?;
     let files = pending.query_map([max_files as i64], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
     let mut out = Vec::new();
     for file in files {
         let (id, hash) = file?;
-        let mut rows = Vec::new();
+        let (mut ids, mut texts_of) = (Vec::new(), Vec::new());
         let mut chunks = texts.query([id])?;
         while let Some(r) = chunks.next()? {
-            let content = super::text::read(r, 1)?;
-            let content = content.as_ref();
+            let content = super::text::read(r, 1)?.into_owned();
             let kind = crate::source::chunk::kind_named(r.get_ref(2)?.as_str().unwrap_or_default());
-            let own = own_start(kind, content, r.get::<_, i64>(3)? as usize);
-            rows.push((r.get(0)?, tokens_of([(content, own)]).swap_remove(0)));
+            let own = own_start(kind, &content, r.get::<_, i64>(3)? as usize);
+            ids.push(r.get(0)?);
+            texts_of.push((content, own));
         }
+        let texts: Vec<(&str, usize)> = texts_of.iter().map(|(t, own)| (t.as_str(), *own)).collect();
+        let rows = row_ids(&blocks_of(&texts, Some(&ids)), &ids);
         out.push(PendingRows { id, hash, rows });
     }
     Ok(out)
@@ -366,13 +454,17 @@ impl super::Store {
                     "DELETE FROM grams_pending WHERE file_id = ?1
                        AND coalesce((SELECT content_hash FROM files WHERE id = ?1), '') = ?2",
                 )?;
-                let mut insert = tx.prepare_cached("INSERT INTO chunk_grams(rowid, grams) VALUES (?1, ?2)")?;
+                let mut rows: Vec<&(i64, String)> = Vec::new();
                 for file in files {
                     if done.execute(rusqlite::params![file.id, file.hash])? == 1 {
-                        for (chunk, tokens) in &file.rows {
-                            insert.execute(rusqlite::params![chunk, tokens])?;
-                        }
+                        rows.extend(&file.rows);
                     }
+                }
+                // In rowid order: FTS5 flushes its pending rows whenever they stop increasing.
+                rows.sort_unstable_by_key(|(row, _)| *row);
+                let mut insert = tx.prepare_cached("INSERT INTO chunk_grams(rowid, grams) VALUES (?1, ?2)")?;
+                for (row, tokens) in rows {
+                    insert.execute(rusqlite::params![row, tokens])?;
                 }
             }
             tx.commit()?;
@@ -386,9 +478,77 @@ impl super::Store {
     }
 }
 
+/// The chunk ids the trigram rows cover, sorted, after checking that each row starts at a
+/// chunk: a whole and consistent index lists every chunk.
+#[cfg(test)]
+pub(crate) fn covered(store: &super::Store) -> Vec<i64> {
+    let ids =
+        |sql: &str| -> Vec<i64> { store.read(|c| c.prepare(sql)?.query_map([], |r| r.get(0))?.collect()).unwrap() };
+    let rows = ids("SELECT id FROM chunk_grams_docsize ORDER BY id");
+    let chunks = ids("SELECT id FROM chunks ORDER BY id");
+    assert!(rows.iter().all(|r| chunks.binary_search(r).is_ok()), "a row of no chunk: {rows:?} {chunks:?}");
+    let mut out = Vec::new();
+    for (k, &row) in rows.iter().enumerate() {
+        out.extend(row_chunks(row, rows.get(k + 1).copied()).filter(|id| chunks.binary_search(id).is_ok()));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Short chunks share a row up to the block's size and count; a long one has its own;
+    /// ids that do not follow each other never share one; a row's id names its chunks.
+    #[test]
+    fn blocks_group_short_neighbours() {
+        let short = "#define A 1";
+        let long = "x".repeat(BLOCK_BYTES);
+        let texts: Vec<(&str, usize)> = vec![(short, 0), (short, 0), (&long, 0), (short, 0)];
+        let sizes = |b: &[Block]| b.iter().map(|b| b.chunks).collect::<Vec<_>>();
+        assert_eq!(sizes(&blocks_of(&texts, None)), [2, 1, 1]);
+        assert_eq!(sizes(&blocks_of(&texts[..2], Some(&[7, 9]))), [1, 1], "7 and 9 are not neighbours");
+        let many = vec![("}", 0); BLOCK_CHUNKS + 1];
+        assert_eq!(sizes(&blocks_of(&many, None)), [BLOCK_CHUNKS, 1]);
+        let one = blocks_of(&texts[..2], None).swap_remove(0);
+        let mut alone = GramSet::default();
+        alone.add_chunk(short, 0);
+        assert_eq!(one.tokens, alone.take_tokens(), "the same text twice: its trigrams once");
+        assert_eq!(row_chunks(5, Some(9)), 5..9);
+        assert_eq!(row_chunks(5, None), 5..5 + BLOCK_CHUNKS as i64);
+        assert_eq!(row_chunks(5, Some(500)), 5..5 + BLOCK_CHUNKS as i64);
+        let rows = rows_of(&blocks_of(&texts, None), &[20, 21, 22, 23], Vec::new);
+        assert_eq!(rows.iter().map(|r| r.0).collect::<Vec<_>>(), [20, 22, 23]);
+        let texts_of = || texts.iter().map(|(t, own)| (t.to_string(), *own)).collect();
+        let rows = rows_of(&blocks_of(&texts, None), &[10, 3, 11, 12], texts_of);
+        assert_eq!(rows.iter().map(|r| r.0).collect::<Vec<_>>(), [10, 3, 11, 12], "3 follows no neighbour");
+    }
+
+    /// A file's rows go with it: deleted, it leaves none; rewritten, its rows cover each of
+    /// its chunks once.
+    #[test]
+    fn a_files_rows_follow_its_chunks() {
+        use crate::store::testing::{file_write, scanned_for};
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::store::Store::open(&dir.path().join("index"), dir.path()).unwrap();
+        let chunk_ids = |store: &crate::store::Store| -> Vec<i64> {
+            store
+                .read(|c| c.prepare("SELECT id FROM chunks ORDER BY id")?.query_map([], |r| r.get(0))?.collect())
+                .unwrap()
+        };
+        let text = "def alpha_zq():\n    pass\n\n\ndef beta_zq():\n    pass\n";
+        store.write_batch(&[file_write("a.py", text, true), file_write("b.py", text, true)], &[], "t").unwrap();
+        assert_eq!(covered(&store), chunk_ids(&store));
+        let rewritten = "def gamma_zq():\n    pass\n\n\n".to_owned() + text;
+        store.write_batch(&[file_write("a.py", &rewritten, true)], &["b.py".to_owned()], "t").unwrap();
+        assert_eq!(covered(&store), chunk_ids(&store));
+        for name in ["alpha_zq", "beta_zq", "gamma_zq"] {
+            assert!(scanned_for(&store, name).iter().all(|c| c.path == "a.py"), "{name}");
+            assert!(!scanned_for(&store, name).is_empty(), "{name}");
+        }
+        store.write_batch(&[], &["a.py".to_owned()], "t").unwrap();
+        assert_eq!(covered(&store), Vec::<i64>::new());
+    }
 
     fn grams(text: &str) -> Vec<Gram> {
         let mut v = Vec::new();

@@ -51,15 +51,16 @@ enum Narrowed {
     /// The chunks satisfying the query (sorted); `few`: up to a third of all chunks, read by
     /// id; more are read in path order, the others passed over.
     Ids { ids: Vec<i64>, few: bool },
-    /// Some files' trigrams are still to be written: the query and those files, in SQL.
-    Pending,
+    /// Some files' trigrams are still to be written: the chunks satisfying the query
+    /// (sorted), and every chunk of those files (by path).
+    Pending { ids: Vec<i64>, files: std::collections::HashSet<String> },
 }
 
 impl Store {
     /// The chunks under the filters whose content `keep` wants, with that content, in file
     /// and line order (grep): every one, or with `grams` (an FTS5 query on `chunk_grams`, see
-    /// [`super::grams`]) those whose trigrams satisfy it and those of files whose trigrams
-    /// are still pending. `each` returns false to stop.
+    /// [`super::grams`]) those of the rows whose trigrams satisfy it and those of files whose
+    /// trigrams are still pending. `each` returns false to stop.
     pub(crate) fn scan(
         &self,
         filters: &Filters,
@@ -71,30 +72,30 @@ impl Store {
             Some(g) => self.candidates_of(g)?,
             None => Narrowed::No,
         };
-        let only = match narrowed {
+        let (only, pending) = match narrowed {
             Narrowed::Ids { ids, few } => {
                 if few && self.scan_ids(&ids, filters, &mut keep, &mut each)? {
                     return Ok(());
                 }
-                Some(ids)
+                (Some(ids), Default::default())
             }
-            Narrowed::No | Narrowed::Pending => None,
+            Narrowed::Pending { ids, files } => (Some(ids), files),
+            Narrowed::No => (None, Default::default()),
+        };
+        // Passed over before its text is read: a chunk the trigrams rule out, unless its
+        // file's trigrams are still pending.
+        let passed_over = |r: &rusqlite::Row| {
+            only.as_ref().is_some_and(|ids| ids.binary_search(&r.get::<_, i64>(0).unwrap_or_default()).is_err())
+                && !r.get_ref(1).ok().and_then(|p| p.as_str().ok()).is_some_and(|p| pending.contains(p))
         };
         let mut params: Vec<SqlValue> = Vec::new();
-        let narrow = if let (None, Some(g)) = (&only, grams) {
-            params.push(SqlValue::Text(g.to_owned()));
-            // `+`: tested per row in path order, not looked up by id and sorted after.
-            "(+c.id IN (SELECT rowid FROM chunk_grams WHERE chunk_grams MATCH ?1) OR +f.id IN (SELECT file_id FROM grams_pending))"
-        } else {
-            "1 = 1"
-        };
         let cond = filters.sql(&mut params);
         // Files in path order and each file's chunks by id, as the indexes hold them: no
         // sorter, into which SQLite would first copy the text of every chunk read. Only the
         // chunks `keep` accepts are copied out, and put in line order per file.
         let sql = format!(
             "SELECT {SCANNED_COLUMNS} FROM files f CROSS JOIN chunks c ON c.file_id = f.id
-             WHERE {narrow}{cond} ORDER BY f.path, c.id"
+             WHERE 1 = 1{cond} ORDER BY f.path, c.id"
         );
         self.read(|c| {
             let mut stmt = c.prepare_cached(&sql)?;
@@ -107,9 +108,7 @@ impl Store {
                 go_on
             };
             while let Some(r) = rows.next()? {
-                // A chunk the trigrams rule out is passed over before its text is read.
-                if only.as_ref().is_some_and(|ids| ids.binary_search(&r.get::<_, i64>(0).unwrap_or_default()).is_err())
-                {
+                if passed_over(r) {
                     continue;
                 }
                 let content = super::text::read(r, SCANNED_CONTENT)?;
@@ -137,13 +136,21 @@ impl Store {
     fn candidates_of(&self, grams: &str) -> Result<Narrowed> {
         let all = self.with_tally(|t| t.kinds.values().sum::<u64>())? as i64;
         self.read(|c| {
-            let pending: bool = c.query_row("SELECT EXISTS (SELECT 1 FROM grams_pending)", [], |r| r.get(0))?;
-            if pending {
-                return Ok(Narrowed::Pending);
+            // Each row covers a few consecutive chunks of a file (see `grams::row_chunks`).
+            let mut stmt = c.prepare_cached(super::grams::MATCHED_ROWS)?;
+            let mut ids: Vec<i64> = Vec::new();
+            for row in stmt.query_map([grams], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?)))? {
+                let (row, next) = row?;
+                ids.extend(super::grams::row_chunks(row, next));
             }
-            let mut stmt = c.prepare_cached("SELECT rowid FROM chunk_grams WHERE chunk_grams MATCH ?1")?;
-            let mut ids: Vec<i64> = stmt.query_map([grams], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
             ids.sort_unstable();
+            let mut pending =
+                c.prepare_cached("SELECT f.path FROM grams_pending p JOIN files f ON f.id = p.file_id")?;
+            let files: std::collections::HashSet<String> =
+                pending.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+            if !files.is_empty() {
+                return Ok(Narrowed::Pending { ids, files });
+            }
             Ok(Narrowed::Ids { few: ids.len() as i64 * 3 <= all, ids })
         })
     }

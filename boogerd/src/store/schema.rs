@@ -242,6 +242,14 @@ pub(super) const MIGRATIONS: &[&str] = &[
     INSERT INTO chunk_grams(chunk_grams, rank) VALUES ('deletemerge', 50);
     INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('deletemerge', 50);
     "#,
+    // 16: a trigram row covers a few consecutive chunks of a file (`store::grams`, its id says
+    // which), not one: the rows are written again by the background pass; grep reads the
+    // files still pending whole meanwhile.
+    r#"
+    INSERT INTO chunk_grams(chunk_grams) VALUES ('delete-all');
+    DELETE FROM grams_pending;
+    INSERT INTO grams_pending SELECT id FROM files;
+    "#,
 ];
 
 /// `NOTES_MIGRATIONS[i]` brings the notes database (attached as `notes`) from version `i` to

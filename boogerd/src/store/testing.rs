@@ -27,7 +27,7 @@ pub(crate) fn file_write(path: &str, text: &str, inline: bool) -> super::FileWri
         hash: text.to_owned(),
         language: "text".to_owned(),
         problem: None,
-        grams: inline.then(|| super::grams::tokens_of(chunks.iter().map(super::grams::chunk_text))),
+        grams: inline.then(|| super::grams::file_blocks(&chunks)),
         words: None,
         chunks: Some(chunks),
     }

@@ -512,8 +512,7 @@ fn process(w: &walk::Walked, previous_hash: Option<&str>, max_file_bytes: u64, g
         hash,
         language: chunked.lang.name().to_owned(),
         problem,
-        grams: grams
-            .then(|| crate::store::grams::tokens_of(chunked.chunks.iter().map(crate::store::grams::chunk_text))),
+        grams: grams.then(|| crate::store::grams::file_blocks(&chunked.chunks)),
         // Made here, on a worker: the writer is the one thread every file goes through.
         words: Some(chunked.chunks.iter().map(|c| crate::store::words::words_for(&c.name, &c.content)).collect()),
         chunks: Some(chunked.chunks),
