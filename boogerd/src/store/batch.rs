@@ -1,5 +1,7 @@
 //! Writing one batch of files: rows, chunks, full-text and trigram rows, in one transaction.
 
+use std::borrow::Cow;
+
 use rusqlite::{CachedStatement, Connection, OptionalExtension, params};
 
 use super::files::{FileWrite, forget_files};
@@ -38,10 +40,11 @@ impl Store {
                     st.forget_file(path, &mut change)?;
                     st.delete_file.execute([path])?;
                 }
+                let mut grams = Vec::new();
                 for w in writes {
-                    st.write_file(w, &plan, indexed_at, &mut change)?;
+                    grams.extend(st.write_file(w, &plan, indexed_at, &mut change)?);
                 }
-                st.write_grams()?;
+                st.write_grams(grams)?;
                 (change, std::mem::take(&mut st.inserted))
             };
             tx.commit()?;
@@ -93,8 +96,6 @@ struct Statements<'c> {
     moved: CachedStatement<'c>,
     /// The ids of the chunks inserted so far.
     inserted: Vec<i64>,
-    /// The trigram rows of the files written so far (id, tokens), written last in id order.
-    grams: Vec<(i64, String)>,
 }
 
 impl<'c> Statements<'c> {
@@ -123,7 +124,6 @@ impl<'c> Statements<'c> {
                 "UPDATE chunks SET start_line = ?2, end_line = ?3, start_byte = ?4, end_byte = ?5 WHERE id = ?1",
             )?,
             inserted: Vec::new(),
-            grams: Vec::new(),
         })
     }
 
@@ -140,16 +140,17 @@ impl<'c> Statements<'c> {
     }
 
     /// One file's row and its chunks (only size and time when its content is the same).
-    fn write_file(
+    /// Returns the file's trigram rows, for [`Statements::write_grams`].
+    fn write_file<'w>(
         &mut self,
-        w: &FileWrite,
+        w: &'w FileWrite,
         plan: &Plan,
         indexed_at: &str,
         change: &mut Change,
-    ) -> rusqlite::Result<()> {
+    ) -> rusqlite::Result<Vec<(i64, Cow<'w, str>)>> {
         let Some(chunks) = &w.chunks else {
             self.touch.execute(params![w.path, w.size as i64, w.mtime_ns])?;
-            return Ok(());
+            return Ok(Vec::new());
         };
         let existing = self.forget_file(&w.path, change)?;
         // Not `RETURNING id`: SQLite runs RETURNING as a trigger, under a savepoint. An
@@ -202,19 +203,17 @@ impl<'c> Statements<'c> {
             change.chunk(ch.kind.as_str(), 1);
         }
         // The file's trigram rows, all of its chunks' (its old rows went before any write).
-        if let Some(blocks) = &w.grams {
-            let texts = || chunks.iter().map(grams::chunk_text).map(|(t, own)| (t.to_owned(), own)).collect();
-            self.grams.extend(grams::rows_of(blocks, &ids, texts));
-        }
-        Ok(())
+        let Some(blocks) = &w.grams else { return Ok(Vec::new()) };
+        let texts = || chunks.iter().map(grams::chunk_text).map(|(t, own)| (t.to_owned(), own)).collect();
+        Ok(grams::rows_of(blocks, &ids, texts))
     }
 
-    /// The batch's trigram rows, in id order: FTS5 flushes its pending rows whenever the
-    /// rowids it is given stop increasing, as a rewrite's kept chunks' old ids would.
-    fn write_grams(&mut self) -> rusqlite::Result<()> {
-        self.grams.sort_unstable_by_key(|(row, _)| *row);
-        for (row, tokens) in std::mem::take(&mut self.grams) {
-            self.insert_grams.execute(params![row, tokens])?;
+    /// A batch's trigram rows, in id order: FTS5 flushes its pending rows whenever the rowids
+    /// it is given stop increasing, as a rewrite's kept chunks' old ids would.
+    fn write_grams(&mut self, mut rows: Vec<(i64, Cow<'_, str>)>) -> rusqlite::Result<()> {
+        rows.sort_unstable_by_key(|(row, _)| *row);
+        for (row, tokens) in rows {
+            self.insert_grams.execute(params![row, tokens.as_ref()])?;
         }
         Ok(())
     }

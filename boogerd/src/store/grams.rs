@@ -1,7 +1,7 @@
 //! The trigram index `grep` narrows by: for each block of a few consecutive chunks of a file
 //! (up to [`BLOCK_BYTES`] of text; a longer chunk is a block of its own), the distinct
 //! trigrams of their texts, kept in `chunk_grams` (FTS5, contentless, no positions) as one
-//! short token each, in a row whose id names the block's chunks ([`row_id`]).
+//! short token each, in a row whose id is the block's first chunk's ([`row_chunks`]).
 //!
 //! The trigrams are taken here, not by FTS5's own trigram tokenizer, so FTS5 sees each
 //! distinct one once per block: 12.4 million tokens for the Python standard library instead
@@ -23,6 +23,8 @@
 //!   non-ASCII, control; each ASCII punctuation mark itself), for patterns without a literal
 //!   such as `\d{4}` or `[A-Z]+_[A-Z]+ =`. Those made only of lower-case letters and
 //!   whitespace are in nearly every chunk and are not kept.
+
+use std::borrow::Cow;
 
 use booger_proto::tools::ChunkKind;
 
@@ -149,7 +151,7 @@ pub(crate) fn own_start(kind: ChunkKind, content: &str, bytes: usize) -> usize {
     if kind == ChunkKind::Section && content.is_char_boundary(overlap) { overlap } else { 0 }
 }
 
-/// A chunk as [`tokens_of`] takes it: its text and [`own_start`].
+/// A chunk as [`blocks_of`] takes it: its text and [`own_start`].
 pub(crate) fn chunk_text(c: &crate::source::chunk::Chunk) -> (&str, usize) {
     (&c.content, own_start(c.kind, &c.content, c.end_byte - c.start_byte))
 }
@@ -358,33 +360,33 @@ pub(crate) fn file_blocks(chunks: &[crate::source::chunk::Chunk]) -> Vec<Block> 
 }
 
 /// The rows of chunks numbered `ids` (in the order of `blocks`' chunks), as (row id,
-/// tokens): `blocks` themselves when each covers consecutive ids, or made anew from `chunks`
-/// when a rewrite kept some old chunks (their old ids) among new ones.
-pub(crate) fn rows_of(
-    blocks: &[Block],
+/// tokens): `blocks`' own tokens when each covers consecutive ids, or rows made anew from
+/// `chunks` when a rewrite kept some old chunks (their old ids) among new ones.
+pub(crate) fn rows_of<'a>(
+    blocks: &'a [Block],
     ids: &[i64],
     chunks: impl FnOnce() -> Vec<(String, usize)>,
-) -> Vec<(i64, String)> {
+) -> Vec<(i64, Cow<'a, str>)> {
     let mut at = 0;
     for b in blocks {
         if ids[at..at + b.chunks].windows(2).any(|w| w[1] != w[0] + 1) {
             let texts = chunks();
             let texts: Vec<(&str, usize)> = texts.iter().map(|(t, own)| (t.as_str(), *own)).collect();
-            return row_ids(&blocks_of(&texts, Some(ids)), ids);
+            return row_ids(blocks_of(&texts, Some(ids)).into_iter().map(|b| (b.chunks, Cow::Owned(b.tokens))), ids);
         }
         at += b.chunks;
     }
-    row_ids(blocks, ids)
+    row_ids(blocks.iter().map(|b| (b.chunks, Cow::Borrowed(b.tokens.as_str()))), ids)
 }
 
-/// Each of `blocks` (covering consecutive ids of `ids` in order) with its row id.
-fn row_ids(blocks: &[Block], ids: &[i64]) -> Vec<(i64, String)> {
+/// Each block (how many chunks, its tokens), covering consecutive ids of `ids` in order,
+/// with its row id.
+fn row_ids<T>(blocks: impl Iterator<Item = (usize, T)>, ids: &[i64]) -> Vec<(i64, T)> {
     let mut at = 0;
     blocks
-        .iter()
-        .map(|b| {
-            let row = (ids[at], b.tokens.clone());
-            at += b.chunks;
+        .map(|(chunks, tokens)| {
+            let row = (ids[at], tokens);
+            at += chunks;
             row
         })
         .collect()
@@ -422,7 +424,7 @@ fn pending_rows(c: &rusqlite::Connection, max_files: usize) -> rusqlite::Result<
             texts_of.push((content, own));
         }
         let texts: Vec<(&str, usize)> = texts_of.iter().map(|(t, own)| (t.as_str(), *own)).collect();
-        let rows = row_ids(&blocks_of(&texts, Some(&ids)), &ids);
+        let rows = row_ids(blocks_of(&texts, Some(&ids)).into_iter().map(|b| (b.chunks, b.tokens)), &ids);
         out.push(PendingRows { id, hash, rows });
     }
     Ok(out)
@@ -478,20 +480,20 @@ impl super::Store {
     }
 }
 
-/// The chunk ids the trigram rows cover, sorted, after checking that each row starts at a
-/// chunk: a whole and consistent index lists every chunk.
+/// Asserts that the trigram rows cover every chunk of the index once, each row starting at
+/// a chunk (no row left of a chunk gone).
 #[cfg(test)]
-pub(crate) fn covered(store: &super::Store) -> Vec<i64> {
+pub(crate) fn assert_rows_cover_every_chunk(store: &super::Store) {
     let ids =
         |sql: &str| -> Vec<i64> { store.read(|c| c.prepare(sql)?.query_map([], |r| r.get(0))?.collect()).unwrap() };
     let rows = ids("SELECT id FROM chunk_grams_docsize ORDER BY id");
     let chunks = ids("SELECT id FROM chunks ORDER BY id");
     assert!(rows.iter().all(|r| chunks.binary_search(r).is_ok()), "a row of no chunk: {rows:?} {chunks:?}");
-    let mut out = Vec::new();
+    let mut covered = Vec::new();
     for (k, &row) in rows.iter().enumerate() {
-        out.extend(row_chunks(row, rows.get(k + 1).copied()).filter(|id| chunks.binary_search(id).is_ok()));
+        covered.extend(row_chunks(row, rows.get(k + 1).copied()).filter(|id| chunks.binary_search(id).is_ok()));
     }
-    out
+    assert_eq!(covered, chunks, "every chunk in one row");
 }
 
 #[cfg(test)]
@@ -517,10 +519,11 @@ mod tests {
         assert_eq!(row_chunks(5, Some(9)), 5..9);
         assert_eq!(row_chunks(5, None), 5..5 + BLOCK_CHUNKS as i64);
         assert_eq!(row_chunks(5, Some(500)), 5..5 + BLOCK_CHUNKS as i64);
-        let rows = rows_of(&blocks_of(&texts, None), &[20, 21, 22, 23], Vec::new);
+        let blocks = blocks_of(&texts, None);
+        let rows = rows_of(&blocks, &[20, 21, 22, 23], Vec::new);
         assert_eq!(rows.iter().map(|r| r.0).collect::<Vec<_>>(), [20, 22, 23]);
         let texts_of = || texts.iter().map(|(t, own)| (t.to_string(), *own)).collect();
-        let rows = rows_of(&blocks_of(&texts, None), &[10, 3, 11, 12], texts_of);
+        let rows = rows_of(&blocks, &[10, 3, 11, 12], texts_of);
         assert_eq!(rows.iter().map(|r| r.0).collect::<Vec<_>>(), [10, 3, 11, 12], "3 follows no neighbour");
     }
 
@@ -531,23 +534,20 @@ mod tests {
         use crate::store::testing::{file_write, scanned_for};
         let dir = tempfile::tempdir().unwrap();
         let store = crate::store::Store::open(&dir.path().join("index"), dir.path()).unwrap();
-        let chunk_ids = |store: &crate::store::Store| -> Vec<i64> {
-            store
-                .read(|c| c.prepare("SELECT id FROM chunks ORDER BY id")?.query_map([], |r| r.get(0))?.collect())
-                .unwrap()
-        };
         let text = "def alpha_zq():\n    pass\n\n\ndef beta_zq():\n    pass\n";
         store.write_batch(&[file_write("a.py", text, true), file_write("b.py", text, true)], &[], "t").unwrap();
-        assert_eq!(covered(&store), chunk_ids(&store));
+        assert_rows_cover_every_chunk(&store);
         let rewritten = "def gamma_zq():\n    pass\n\n\n".to_owned() + text;
         store.write_batch(&[file_write("a.py", &rewritten, true)], &["b.py".to_owned()], "t").unwrap();
-        assert_eq!(covered(&store), chunk_ids(&store));
+        assert_rows_cover_every_chunk(&store);
         for name in ["alpha_zq", "beta_zq", "gamma_zq"] {
             assert!(scanned_for(&store, name).iter().all(|c| c.path == "a.py"), "{name}");
             assert!(!scanned_for(&store, name).is_empty(), "{name}");
         }
         store.write_batch(&[], &["a.py".to_owned()], "t").unwrap();
-        assert_eq!(covered(&store), Vec::<i64>::new());
+        let rows: i64 =
+            store.read(|c| c.query_row("SELECT count(*) FROM chunk_grams_docsize", [], |r| r.get(0))).unwrap();
+        assert_eq!(rows, 0, "the file's rows went with it");
     }
 
     fn grams(text: &str) -> Vec<Gram> {
