@@ -77,6 +77,7 @@ pub(crate) fn seed(root: &Path, head: &str, store: &Store, url: &str) -> Result<
                     chunks: Some(b.chunks.clone()),
                     grams: None,
                     words: None,
+                    packed: None,
                 })
             })
             .collect();

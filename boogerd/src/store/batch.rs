@@ -20,22 +20,25 @@ impl Store {
             self.content_changed();
         }
         let generation = self.content_generation();
+        let packer = self.texts.packer();
         self.write(|c| {
             let tx = c.transaction()?;
             if changes_content {
                 super::save_generation(&tx, generation)?;
             }
-            let (change, inserted) = {
+            let (change, inserted, trained) = {
                 // Every old row goes before any new one is written: FTS5 flushes its pending
                 // rows whenever a write switches between deleting and inserting, or its rowids
                 // stop increasing.
                 // A rewritten file's unchanged chunks keep their rows (see `reuse`); its other
                 // old chunks go with the deleted files'.
                 let plan = Plan::make(&tx, writes)?;
+                // A dictionary trained since: stored with these rows, taken by the next ones.
+                let trained = self.texts.take_trained(&tx)?;
                 let rewritten = writes.iter().filter(|w| w.chunks.is_some()).map(|w| w.path.as_str());
                 let mut change =
                     forget_files(&tx, deletes.iter().map(String::as_str), rewritten, plan.dropped.clone())?;
-                let mut st = Statements::new(&tx)?;
+                let mut st = Statements::new(&tx, &packer)?;
                 for path in deletes {
                     st.forget_file(path, &mut change)?;
                     st.delete_file.execute([path])?;
@@ -45,10 +48,16 @@ impl Store {
                     grams.extend(st.write_file(w, &plan, indexed_at, &mut change)?);
                 }
                 st.write_grams(grams)?;
-                (change, std::mem::take(&mut st.inserted))
+                (change, std::mem::take(&mut st.inserted), trained)
             };
             tx.commit()?;
             self.tallied(&change);
+            if let Some(t) = trained {
+                self.texts.install(t);
+            }
+            if changes_content {
+                self.texts.train_if_due(c, &self.readers)?;
+            }
             Ok(inserted)
         })
         .inspect(|_| self.files_written())
@@ -84,6 +93,8 @@ impl Store {
 /// connection between batches).
 struct Statements<'c> {
     conn: &'c Connection,
+    /// What chunk texts not compressed where they were chunked are compressed with.
+    packer: &'c super::text::Packer,
     /// A file's row as it was (id, language, size), taken out of the counts.
     old_file: CachedStatement<'c>,
     delete_file: CachedStatement<'c>,
@@ -99,9 +110,10 @@ struct Statements<'c> {
 }
 
 impl<'c> Statements<'c> {
-    fn new(conn: &'c Connection) -> rusqlite::Result<Self> {
+    fn new(conn: &'c Connection, packer: &'c super::text::Packer) -> rusqlite::Result<Self> {
         Ok(Self {
             conn,
+            packer,
             old_file: conn.prepare_cached("SELECT id, language, size_bytes FROM files WHERE path = ?1")?,
             delete_file: conn.prepare_cached("DELETE FROM files WHERE path = ?1")?,
             touch: conn.prepare_cached("UPDATE files SET size_bytes = ?2, mtime_ns = ?3 WHERE path = ?1")?,
@@ -182,7 +194,7 @@ impl<'c> Statements<'c> {
                 super::signature::stored(&ch.signature, &ch.content),
                 ch.parent,
                 ch.doc,
-                super::text::stored(&ch.content),
+                super::text::stored(&ch.content, w.packed.as_ref().and_then(|p| p.get(k)), self.packer),
                 ch.start_line,
                 ch.end_line,
                 ch.start_byte as i64,
@@ -200,7 +212,11 @@ impl<'c> Statements<'c> {
                 }
             };
             self.insert_text.execute(params![chunk, ch.name, ch.content, split])?;
-            change.chunk(ch.kind.as_str(), 1);
+            change.chunk(
+                ch.kind.as_str(),
+                super::bare::is_bare(ch.kind, ch.start_line, ch.end_line, ch.doc.as_deref()),
+                1,
+            );
         }
         // The file's trigram rows, all of its chunks' (its old rows went before any write).
         let Some(blocks) = &w.grams else { return Ok(Vec::new()) };

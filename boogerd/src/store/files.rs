@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use rusqlite::OptionalExtension;
 
+use super::tally::{Counted, counted_columns};
 use super::{Result, Store};
 use crate::base::sync::Recover;
 use crate::source::chunk::Chunk;
@@ -33,6 +34,9 @@ pub(crate) struct FileWrite {
     /// Each chunk's split identifiers for the full-text row ([`words::words_for`]), made
     /// where the file was chunked so the single writer only writes; `None`: made here.
     pub words: Option<Vec<String>>,
+    /// Each chunk's text as stored when compressed ([`super::Packer::pack`]), made where the
+    /// file was chunked; `None`: compressed by the writer.
+    pub packed: Option<Vec<Option<Vec<u8>>>>,
 }
 
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -70,22 +74,25 @@ pub(super) fn forget_files<'a>(
     tx: &rusqlite::Transaction,
     paths: impl Iterator<Item = &'a str>,
     rewritten: impl Iterator<Item = &'a str>,
-    also: Vec<(i64, String)>,
+    also: Vec<Counted>,
 ) -> rusqlite::Result<super::tally::Change> {
-    let mut ids_of =
-        tx.prepare_cached("SELECT c.id, c.kind FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?1")?;
+    let mut ids_of = tx.prepare_cached(concat!(
+        "SELECT ",
+        counted_columns!(),
+        " FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?1"
+    ))?;
     let mut file_of = tx.prepare_cached("SELECT id FROM files WHERE path = ?1")?;
     let mut rows = also;
     let mut files: Vec<i64> = Vec::new();
     for path in paths {
         files.extend(file_of.query_row([path], |r| r.get::<_, i64>(0)).optional()?);
-        for row in ids_of.query_map([path], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))? {
+        for row in ids_of.query_map([path], |r| Counted::read(r, 0))? {
             rows.push(row?);
         }
     }
     // A row's id is its first chunk's (`grams::row_chunks`): the files' rows are among their
     // chunks' ids.
-    let mut grams: Vec<i64> = rows.iter().map(|(id, _)| *id).collect();
+    let mut grams: Vec<i64> = rows.iter().map(|r| r.id).collect();
     for path in rewritten {
         for id in ids_of.query_map([path], |r| r.get::<_, i64>(0))? {
             grams.push(id?);
@@ -108,10 +115,10 @@ pub(super) fn forget_files<'a>(
     Ok(change)
 }
 
-/// Removes the chunks `rows` (id and kind, sorted by id) with their full-text rows and
-/// vectors. Each statement touches one table and fires nothing, so none runs under a
-/// savepoint (where FTS5 would flush its pending rows), and full-text rows go in rowid order.
-fn forget_rows(tx: &rusqlite::Transaction, rows: &[(i64, String)]) -> rusqlite::Result<super::tally::Change> {
+/// Removes the chunks `rows` (sorted by id) with their full-text rows and vectors. Each
+/// statement touches one table and fires nothing, so none runs under a savepoint (where FTS5
+/// would flush its pending rows), and full-text rows go in rowid order.
+fn forget_rows(tx: &rusqlite::Transaction, rows: &[Counted]) -> rusqlite::Result<super::tally::Change> {
     let mut change = super::tally::Change::default();
     let mut chunk = tx.prepare_cached("DELETE FROM chunks WHERE id = ?1")?;
     let mut text = tx.prepare_cached("DELETE FROM chunks_fts WHERE rowid = ?1")?;
@@ -119,11 +126,11 @@ fn forget_rows(tx: &rusqlite::Transaction, rows: &[(i64, String)]) -> rusqlite::
         "SELECT m.name FROM embeddings e JOIN embedding_models m ON m.id = e.model WHERE e.chunk_id = ?1",
     )?;
     let mut vectors = tx.prepare_cached("DELETE FROM embeddings WHERE chunk_id = ?1")?;
-    for (id, kind) in rows {
-        change.chunk(kind, -1);
-        chunk.execute([id])?;
+    for r in rows {
+        change.chunk(&r.kind, r.bare, -1);
+        chunk.execute([r.id])?;
     }
-    for (id, _) in rows {
+    for &Counted { id, .. } in rows {
         text.execute([id])?;
         for model in models.query_map([id], |r| r.get::<_, String>(0))? {
             change.vector(&model?, -1);
@@ -324,7 +331,7 @@ impl Store {
             let mut stmt = c.prepare_cached(concat!(
                 "SELECT c.kind, c.name, ",
                 super::signature::signature_of_c!(),
-                ", c.parent, c.doc, c.content, c.start_line, c.end_line, c.start_byte, c.end_byte
+                ", c.parent, c.doc, booger_text(c.content), c.start_line, c.end_line, c.start_byte, c.end_byte
                  FROM chunks c WHERE c.file_id = (SELECT id FROM files WHERE path = ?1) ORDER BY c.start_byte, c.id",
             ))?;
             let rows = stmt.query_map([path], |r| chunk_at(r, 0))?;
@@ -376,7 +383,7 @@ pub(super) fn chunk_at(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Chu
         signature: r.get(at + 2)?,
         parent: r.get(at + 3)?,
         doc: r.get(at + 4)?,
-        content: super::text::read(r, at + 5)?.into_owned(),
+        content: super::text::read(r, at + 5)?.to_owned(),
         start_line: r.get(at + 6)?,
         end_line: r.get(at + 7)?,
         start_byte: offset(8)?,

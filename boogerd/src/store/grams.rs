@@ -408,8 +408,9 @@ fn pending_rows(c: &rusqlite::Connection, max_files: usize) -> rusqlite::Result<
         "SELECT p.file_id, coalesce(f.content_hash, '') FROM grams_pending p LEFT JOIN files f ON f.id = p.file_id
          ORDER BY p.file_id LIMIT ?1",
     )?;
-    let mut texts =
-        c.prepare_cached("SELECT id, content, kind, end_byte - start_byte FROM chunks WHERE file_id = ?1 ORDER BY id")?;
+    let mut texts = c.prepare_cached(
+        "SELECT id, booger_text(content), kind, end_byte - start_byte FROM chunks WHERE file_id = ?1 ORDER BY id",
+    )?;
     let files = pending.query_map([max_files as i64], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
     let mut out = Vec::new();
     for file in files {
@@ -417,7 +418,7 @@ fn pending_rows(c: &rusqlite::Connection, max_files: usize) -> rusqlite::Result<
         let (mut ids, mut texts_of) = (Vec::new(), Vec::new());
         let mut chunks = texts.query([id])?;
         while let Some(r) = chunks.next()? {
-            let content = super::text::read(r, 1)?.into_owned();
+            let content = super::text::read(r, 1)?.to_owned();
             let kind = crate::source::chunk::kind_named(r.get_ref(2)?.as_str().unwrap_or_default());
             let own = own_start(kind, &content, r.get::<_, i64>(3)? as usize);
             ids.push(r.get(0)?);

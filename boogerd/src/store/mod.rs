@@ -8,6 +8,7 @@
 //! transactions) and an r2d2 pool of readers, all in WAL mode so reads never wait for the
 //! writer. A read-only caller uses [`Store::open_existing`], which never creates anything.
 
+mod bare;
 mod batch;
 mod common_grams;
 pub(crate) mod context;
@@ -39,6 +40,7 @@ use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::Connection;
 
 pub(crate) use files::{FileState, FileWrite, Stats, Summary};
+pub(crate) use text::Packer;
 
 pub(crate) use crate::base::storage::DB_FILE;
 
@@ -93,6 +95,8 @@ pub struct Store {
     damage: Mutex<Option<String>>,
     /// `meta` values read on every query (a project's calibration), until `set_meta`.
     meta_cache: Mutex<std::collections::HashMap<String, Option<std::sync::Arc<str>>>>,
+    /// The dictionaries short chunk texts are compressed with (`text`).
+    texts: std::sync::Arc<text::Dictionaries>,
 }
 
 /// Where a database with no content yet starts counting its content generations: the
@@ -131,12 +135,16 @@ impl Store {
         let notes = path.with_file_name(crate::base::storage::NOTES_FILE);
         context::open_notes(&mut writer, &notes)?;
         migrate(&mut writer, "main", schema::MIGRATIONS, path)?;
+        let texts = std::sync::Arc::new(text::Dictionaries::load(&writer).map_err(sql)?);
+        text::register(&writer, texts.clone()).map_err(sql)?;
+        let reader_texts = texts.clone();
         // A first index stopped before it made its names index (see `batch::NAMES_INDEX`).
         writer.execute_batch(batch::NAMES_INDEX).map_err(sql)?;
         let manager = SqliteConnectionManager::file(path)
             .with_flags(rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX)
             .with_init(move |c| {
                 configure(c, READER_CACHE_KIB)?;
+                text::register(c, reader_texts.clone())?;
                 // `rarray(?)`: a list of ids as one parameter (grep's candidates).
                 rusqlite::vtab::array::load_module(c)?;
                 context::attach_notes(c, &notes)
@@ -173,7 +181,13 @@ impl Store {
             problems: Mutex::default(),
             damage: Mutex::default(),
             meta_cache: Mutex::default(),
+            texts,
         })
+    }
+
+    /// What compresses chunk texts as this store keeps them (a file's, where it is chunked).
+    pub(crate) fn packer(&self) -> Packer {
+        self.texts.packer()
     }
 
     pub(crate) fn path(&self) -> &Path {

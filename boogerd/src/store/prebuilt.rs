@@ -75,7 +75,7 @@ pub(crate) fn files_with_chunks(
         .prepare(concat!(
             "SELECT f.path, f.content_hash, c.kind, c.name, ",
             super::signature::signature_of_c!(),
-            ", c.parent, c.doc, c.content, c.start_line, c.end_line, c.start_byte, c.end_byte
+            ", c.parent, c.doc, booger_text(c.content), c.start_line, c.end_line, c.start_byte, c.end_byte
                  FROM files f LEFT JOIN chunks c ON c.file_id = f.id WHERE f.id >= ?1 AND f.id < ?2 ORDER BY f.id"
         ))
         .map_err(sql)?;
@@ -256,6 +256,7 @@ pub(crate) type Verified = (String, u64, i64, String);
 fn open_untrusted(file: &Path) -> rusqlite::Result<Connection> {
     let c = Connection::open_with_flags(file, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
     defend(&c)?;
+    super::text::register_own(&c)?;
     Ok(c)
 }
 

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use crate::source::chunk::Chunk;
 
 use super::FileWrite;
+use super::tally::{Counted, counted_columns};
 
 /// Everything a chunk's rows are made from, hashed.
 fn fingerprint(kind: &str, name: &str, signature: &str, parent: &str, doc: &str, content: &str) -> blake3::Hash {
@@ -35,7 +36,7 @@ pub(super) struct Plan {
     /// Per rewritten path: for each new chunk (by index), the old row it keeps.
     kept: HashMap<String, Vec<Option<i64>>>,
     /// Old rows no new chunk keeps, with their kinds (for the counts).
-    pub dropped: Vec<(i64, String)>,
+    pub dropped: Vec<Counted>,
 }
 
 impl Plan {
@@ -44,26 +45,28 @@ impl Plan {
     pub(super) fn make(tx: &rusqlite::Transaction, writes: &[FileWrite]) -> rusqlite::Result<Plan> {
         let mut plan = Plan::default();
         let mut old = tx.prepare_cached(concat!(
-            "SELECT c.id, c.kind, c.name, ",
+            "SELECT ",
+            counted_columns!(),
+            ", c.name, ",
             super::signature::signature_of_c!(),
-            ", coalesce(c.parent, ''), coalesce(c.doc, ''), c.content
+            ", coalesce(c.parent, ''), coalesce(c.doc, ''), booger_text(c.content)
              FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?1 ORDER BY c.id",
         ))?;
         for w in writes {
             let Some(chunks) = &w.chunks else { continue };
-            let mut rows: HashMap<blake3::Hash, Vec<(i64, String)>> = HashMap::new();
+            let mut rows: HashMap<blake3::Hash, Vec<Counted>> = HashMap::new();
             let mut q = old.query([&w.path])?;
             while let Some(r) = q.next()? {
-                let kind: String = r.get(1)?;
+                let row = Counted::read(r, 0)?;
                 let key = fingerprint(
-                    &kind,
-                    r.get_ref(2)?.as_str()?,
+                    &row.kind,
                     r.get_ref(3)?.as_str()?,
                     r.get_ref(4)?.as_str()?,
                     r.get_ref(5)?.as_str()?,
-                    &super::text::read(r, 6)?,
+                    r.get_ref(6)?.as_str()?,
+                    &super::text::read(r, 7)?,
                 );
-                rows.entry(key).or_default().push((r.get(0)?, kind));
+                rows.entry(key).or_default().push(row);
             }
             if rows.is_empty() {
                 continue;
@@ -73,7 +76,7 @@ impl Plan {
                 list.reverse();
             }
             let kept: Vec<Option<i64>> =
-                chunks.iter().map(|c| rows.get_mut(&of_chunk(c)).and_then(Vec::pop).map(|(id, _)| id)).collect();
+                chunks.iter().map(|c| rows.get_mut(&of_chunk(c)).and_then(Vec::pop).map(|r| r.id)).collect();
             plan.dropped.extend(rows.into_values().flatten());
             plan.kept.insert(w.path.clone(), kept);
         }

@@ -111,7 +111,7 @@ impl Store {
                 if passed_over(r) {
                     continue;
                 }
-                let content = super::text::read(r, SCANNED_CONTENT)?;
+                let content = super::text::decoded(r, SCANNED_CONTENT, &self.texts)?;
                 match keep(&content) {
                     Keep::Yes => {}
                     Keep::No => continue,
@@ -180,7 +180,7 @@ impl Store {
             let mut rows = stmt.query(all.as_slice())?;
             let (mut kept, mut bytes) = (Vec::new(), 0);
             while let Some(r) = rows.next()? {
-                let content = super::text::read(r, SCANNED_CONTENT)?;
+                let content = super::text::decoded(r, SCANNED_CONTENT, &self.texts)?;
                 match keep(&content) {
                     Keep::Yes => {
                         bytes += content.len();

@@ -271,7 +271,7 @@ impl Store {
         let mut params = vec![SqlValue::Text(expr.to_owned())];
         let cond = filters.sql(&mut params);
         let sql = format!(
-            "SELECT {CANDIDATE_COLUMNS}, 0.0, c.content
+            "SELECT {CANDIDATE_COLUMNS}, 0.0, booger_text(c.content)
              FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid JOIN files f ON f.id = c.file_id
              WHERE chunks_fts MATCH ?1{cond} LIMIT {limit}"
         );
@@ -282,7 +282,7 @@ impl Store {
             while let Some(r) = rows.next()? {
                 let c = candidate(r)?;
                 if keep(&c) {
-                    out.push((c, super::text::read(r, 11)?.into_owned()));
+                    out.push((c, super::text::read(r, 11)?.to_owned()));
                 }
             }
             Ok(out)
@@ -297,7 +297,7 @@ impl Store {
         // file's chunks at a time. Joined the other way it copied every chunk's text into one
         // sorter first (in memory: `temp_store = MEMORY`), 1.1 GB on a 35k-file tree.
         let sql = format!(
-            "SELECT {CANDIDATE_COLUMNS}, 0.0, c.content, f.content_hash FROM files f CROSS JOIN chunks c ON c.file_id = f.id
+            "SELECT {CANDIDATE_COLUMNS}, 0.0, booger_text(c.content), f.content_hash FROM files f CROSS JOIN chunks c ON c.file_id = f.id
              ORDER BY f.path, c.start_byte, c.id"
         );
         self.read(|c| {
@@ -330,7 +330,7 @@ impl Store {
     /// Every chunk of the given files with its content, file by file.
     pub(crate) fn scan_files(&self, paths: &[String], mut each: impl FnMut(&Candidate, &str)) -> Result<()> {
         let sql = format!(
-            "SELECT {CANDIDATE_COLUMNS}, 0.0, c.content FROM chunks c JOIN files f ON f.id = c.file_id
+            "SELECT {CANDIDATE_COLUMNS}, 0.0, booger_text(c.content) FROM chunks c JOIN files f ON f.id = c.file_id
              WHERE f.path = ?1 ORDER BY c.start_byte, c.id"
         );
         self.read(|c| {
@@ -428,8 +428,8 @@ impl Store {
         }
         let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
         self.read(|c| {
-            let mut stmt = c.prepare(&format!("SELECT id, content FROM chunks WHERE id IN ({list})"))?;
-            let rows = stmt.query_map([], |r| Ok((r.get(0)?, super::text::read(r, 1)?.into_owned())))?;
+            let mut stmt = c.prepare(&format!("SELECT id, booger_text(content) FROM chunks WHERE id IN ({list})"))?;
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, super::text::read(r, 1)?.to_owned())))?;
             rows.collect()
         })
     }

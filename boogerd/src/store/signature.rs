@@ -10,8 +10,8 @@
 
 use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 
-/// Chunks whose content is stored as text keep their signature by length (SQL reads it back
-/// from the text's start); such a row lies whole on its page, so reading the signature back
+/// Short chunks keep their signature by length (SQL reads it back from the text's start,
+/// decoded by `booger_text`); such a row lies whole on its page, so reading the signature back
 /// reads no overflow page.
 const SHORT: usize = super::text::PLAIN_MAX;
 
@@ -27,7 +27,7 @@ pub(super) fn stored<'a>(signature: &'a str, content: &str) -> ToSqlOutput<'a> {
 /// The signature of the row of `chunks` named `c`, as an SQL expression (text).
 macro_rules! signature_of_c {
     () => {
-        "CASE WHEN typeof(c.signature) = 'blob' THEN substr(c.content, 1, CAST(c.signature AS INTEGER)) \
+        "CASE WHEN typeof(c.signature) = 'blob' THEN substr(booger_text(c.content), 1, CAST(c.signature AS INTEGER)) \
          ELSE c.signature END"
     };
 }

@@ -13,6 +13,8 @@ pub(super) struct Tally {
     /// Files and their bytes, per language.
     pub languages: BTreeMap<String, (u64, u64)>,
     pub kinds: BTreeMap<String, u64>,
+    /// Chunks that get no vector for what they are (`bare::is_bare`).
+    pub bare: u64,
     pub vectors: HashMap<String, u64>,
 }
 
@@ -21,8 +23,33 @@ pub(super) struct Tally {
 pub(super) struct Change {
     languages: HashMap<String, (i64, i64)>,
     kinds: HashMap<String, i64>,
+    bare: i64,
     vectors: HashMap<String, i64>,
 }
+
+/// A chunk row as the counts see it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Counted {
+    pub id: i64,
+    pub kind: String,
+    /// `bare::is_bare`.
+    pub bare: bool,
+}
+
+impl Counted {
+    /// Reads `id, kind, bare` from columns `at..at + 3` of `r`.
+    pub(super) fn read(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Counted> {
+        Ok(Counted { id: r.get(at)?, kind: r.get(at + 1)?, bare: r.get(at + 2)? })
+    }
+}
+
+/// The columns [`Counted::read`] reads, of the row of `chunks` named `c`.
+macro_rules! counted_columns {
+    () => {
+        concat!("c.id, c.kind, ", super::bare::bare_sql!())
+    };
+}
+pub(super) use counted_columns;
 
 impl Change {
     pub(super) fn file(&mut self, language: &str, files: i64, bytes: i64) {
@@ -31,8 +58,11 @@ impl Change {
         e.1 += bytes;
     }
 
-    pub(super) fn chunk(&mut self, kind: &str, by: i64) {
+    pub(super) fn chunk(&mut self, kind: &str, bare: bool, by: i64) {
         *slot(&mut self.kinds, kind) += by;
+        if bare {
+            self.bare += by;
+        }
     }
 
     pub(super) fn vector(&mut self, model: &str, by: i64) {
@@ -62,9 +92,10 @@ impl Tally {
         // Counted here, not by `GROUP BY`: chunks have no index on their kind, so SQLite
         // would sort every chunk's kind first, in memory (`temp_store = MEMORY`): two million
         // chunks put 60 MB on the daemon's first `status` after a large index.
-        let mut kinds = c.prepare("SELECT kind FROM chunks")?;
+        let mut kinds = c.prepare(concat!("SELECT c.kind, ", super::bare::bare_sql!(), " FROM chunks c"))?;
         let mut rows = kinds.query([])?;
         while let Some(r) = rows.next()? {
+            t.bare += u64::from(r.get::<_, bool>(1)?);
             let kind = r.get_ref(0)?.as_str().unwrap_or_default();
             match t.kinds.get_mut(kind) {
                 Some(n) => *n += 1,
@@ -100,6 +131,7 @@ impl Tally {
         for (kind, by) in &change.kinds {
             add(self.kinds.entry(kind.clone()).or_default(), *by);
         }
+        add(&mut self.bare, change.bare);
         for (model, by) in &change.vectors {
             add(self.vectors.entry(model.clone()).or_default(), *by);
         }
@@ -108,8 +140,11 @@ impl Tally {
         self.vectors.retain(|_, n| *n > 0);
     }
 
-    /// Chunks that get a vector (`EMBEDDABLE` in `vectors.rs`: all but imports and gaps).
+    /// Chunks that get a vector (`EMBEDDABLE` in `vectors.rs`: all but imports, gaps and
+    /// bare chunks).
     pub(super) fn embeddable(&self) -> u64 {
-        self.kinds.iter().filter(|(k, _)| !matches!(k.as_str(), "import" | "gap")).map(|(_, n)| n).sum()
+        let kinds: u64 =
+            self.kinds.iter().filter(|(k, _)| !matches!(k.as_str(), "import" | "gap")).map(|(_, n)| n).sum();
+        kinds.saturating_sub(self.bare)
     }
 }

@@ -29,6 +29,7 @@ pub(crate) fn file_write(path: &str, text: &str, inline: bool) -> super::FileWri
         problem: None,
         grams: inline.then(|| super::grams::file_blocks(&chunks)),
         words: None,
+        packed: None,
         chunks: Some(chunks),
     }
 }

@@ -6,12 +6,14 @@
 use booger_proto::tools::ChunkKind;
 use rusqlite::params;
 
+use super::bare::bare_sql;
 use super::{Result, Store};
 use crate::base::sync::Recover;
 
 /// Import chunks are left out: they name modules, they do not say what code does; so are
-/// gaps (closing braces, comment rulers), which say nothing.
-pub(super) const EMBEDDABLE: &str = "c.kind NOT IN ('import', 'gap')";
+/// gaps (closing braces, comment rulers), which say nothing, and bare chunks
+/// ([`super::bare::is_bare`]).
+pub(super) const EMBEDDABLE: &str = concat!("c.kind NOT IN ('import', 'gap') AND NOT ", bare_sql!());
 
 /// Bytes of a chunk's text kept for its vector, when it has no signature and no doc.
 const CONTENT_BYTES: usize = 2000;
@@ -43,7 +45,7 @@ fn without_vectors() -> String {
     format!(
         "SELECT c.id, f.path, c.kind, c.name, {}, c.parent, c.doc,
                 CASE WHEN c.signature = '' AND coalesce(c.doc, '') = '' AND c.kind <> 'block'
-                     THEN c.content END
+                     THEN booger_text(c.content) END
          FROM chunks c JOIN files f ON f.id = c.file_id
          WHERE {EMBEDDABLE}
            AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id AND e.model = {MODEL})",
@@ -244,12 +246,14 @@ impl Store {
             {
                 // A stream's vectors come model by model.
                 let mut number: Option<(&str, i64)> = None;
-                let mut insert = tx.prepare_cached(
+                // A sender's vector of a bare chunk (an older booger's) is not taken.
+                let mut insert = tx.prepare_cached(concat!(
                     "INSERT OR IGNORE INTO embeddings(chunk_id, model, vector)
                      SELECT c.id, ?2, ?3 FROM chunks c JOIN files f ON f.id = c.file_id
                      WHERE c.id = ?1 AND c.start_byte = ?4 AND c.end_byte = ?5 AND f.path = ?6
-                       AND f.content_hash = ?7",
-                )?;
+                       AND f.content_hash = ?7 AND NOT ",
+                    bare_sql!()
+                ))?;
                 for v in vectors {
                     let model_id = match number {
                         Some((model, id)) if model == v.model => id,
@@ -350,6 +354,53 @@ mod tests {
         .unwrap();
         assert_tally_exact(&store);
         store.drop_vectors("m2").unwrap();
+        assert_tally_exact(&store);
+    }
+
+    /// Bare chunks (one line, no doc, naming a value or a type) get no vector, and SQL's rule
+    /// is the writer's: the counts agree with the rows.
+    #[test]
+    fn bare_chunks_get_no_vector() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(
+            root.join("a.c"),
+            "#define LIMIT 16\n#define TWICE(x) \\\n    ((x) * 2)\ntypedef int count_t;\nint open_all(void);\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("b.rs"),
+            "pub const MAX: u32 = 1;\n/// The most a queue holds.\npub const QUEUE: u32 = 2;\npub type Id = u64;\n\npub fn run() {\n    go();\n}\n",
+        )
+        .unwrap();
+        let store = Store::open(&root.join(".booger"), root).unwrap();
+        let progress = crate::engine::index::Progress::default();
+        crate::engine::index::run(root, &store, crate::engine::index::Options::default(), &progress).unwrap();
+        let rows: Vec<(String, String, u32, u32, Option<String>, bool)> = store
+            .read(|c| {
+                let mut s = c.prepare(concat!(
+                    "SELECT c.name, c.kind, c.start_line, c.end_line, c.doc, ",
+                    crate::store::bare::bare_sql!(),
+                    " FROM chunks c ORDER BY c.id"
+                ))?;
+                let rows =
+                    s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))?;
+                rows.collect()
+            })
+            .unwrap();
+        for (name, kind, start, end, doc, bare) in &rows {
+            let kind = crate::source::chunk::kind_named(kind);
+            assert_eq!(crate::store::bare::is_bare(kind, *start, *end, doc.as_deref()), *bare, "{name}");
+        }
+        let bare: Vec<&str> = rows.iter().filter(|r| r.5).map(|r| r.0.as_str()).collect();
+        assert!(bare.contains(&"LIMIT") && bare.contains(&"MAX") && bare.contains(&"Id"), "{bare:?}");
+        let todo = store.chunks_without_vectors("m1", 0, 100).unwrap();
+        let names: Vec<&str> = todo.iter().map(|c| c.name.as_str()).collect();
+        for wanted in ["TWICE", "open_all", "QUEUE", "run"] {
+            assert!(names.contains(&wanted), "{wanted} is embedded: {names:?}");
+        }
+        assert!(names.iter().all(|n| !bare.contains(n)), "{names:?}");
+        assert_eq!(store.coverage("m1").unwrap().embeddable, todo.len() as u64);
         assert_tally_exact(&store);
     }
 

@@ -315,7 +315,8 @@ fn apply(
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(w) = todo.get(i) else { break };
                     let previous = known.get(&w.rel).map(|k| k.hash.as_str());
-                    if tx.send((i, process(w, previous, opts.max_file_bytes, inline_grams))).is_err() {
+                    let packer = store.packer();
+                    if tx.send((i, process(w, previous, opts.max_file_bytes, inline_grams, &packer))).is_err() {
                         break; // the writer failed
                     }
                 }
@@ -459,7 +460,13 @@ fn record(
 
 /// Reads, hashes and (if new) chunks one file, with its trigrams if `grams`. Never fails:
 /// trouble becomes a skip.
-fn process(w: &walk::Walked, previous_hash: Option<&str>, max_file_bytes: u64, grams: bool) -> Outcome {
+fn process(
+    w: &walk::Walked,
+    previous_hash: Option<&str>,
+    max_file_bytes: u64,
+    grams: bool,
+    packer: &crate::store::Packer,
+) -> Outcome {
     let skip = |reason: String| Outcome::Skip(Skipped { path: w.rel.clone(), reason });
     if w.size > HUGE_FILE_BYTES {
         return skip(format!("larger than {} MB: not indexed", HUGE_FILE_BYTES / (1024 * 1024)));
@@ -492,6 +499,7 @@ fn process(w: &walk::Walked, previous_hash: Option<&str>, max_file_bytes: u64, g
             chunks: None,
             grams: None,
             words: None,
+            packed: None,
         };
         return Outcome::Write(write, 0);
     }
@@ -515,6 +523,7 @@ fn process(w: &walk::Walked, previous_hash: Option<&str>, max_file_bytes: u64, g
         grams: grams.then(|| crate::store::grams::file_blocks(&chunked.chunks)),
         // Made here, on a worker: the writer is the one thread every file goes through.
         words: Some(chunked.chunks.iter().map(|c| crate::store::words::words_for(&c.name, &c.content)).collect()),
+        packed: Some(chunked.chunks.iter().map(|c| packer.pack(&c.content)).collect()),
         chunks: Some(chunked.chunks),
     };
     Outcome::Write(write, bytes.len())
