@@ -64,7 +64,7 @@ impl Plan {
                     r.get_ref(4)?.as_str()?,
                     r.get_ref(5)?.as_str()?,
                     r.get_ref(6)?.as_str()?,
-                    &super::text::read(r, 7)?,
+                    super::text::read(r, 7)?,
                 );
                 rows.entry(key).or_default().push(row);
             }

@@ -319,7 +319,7 @@ impl Store {
                 let mut rows = stmt.query([])?;
                 while let Some(r) = rows.next()? {
                     let cand = candidate(r)?;
-                    sink.chunk(&cand, &super::text::read(r, 11)?, r.get_ref(12)?.as_str().unwrap_or_default());
+                    sink.chunk(&cand, super::text::read(r, 11)?, r.get_ref(12)?.as_str().unwrap_or_default());
                 }
             }
             tx.commit()?;
@@ -339,7 +339,7 @@ impl Store {
                 let mut rows = stmt.query([path])?;
                 while let Some(r) = rows.next()? {
                     let cand = candidate(r)?;
-                    each(&cand, &super::text::read(r, 11)?);
+                    each(&cand, super::text::read(r, 11)?);
                 }
             }
             Ok(())

@@ -246,6 +246,7 @@ pub(super) fn register(c: &Connection, dictionaries: Arc<Dictionaries>) -> rusql
 
 /// Registers `booger_text` with the dictionaries of the index `c` holds (an index file
 /// received from the team, read on its own).
+#[cfg(feature = "team")]
 pub(super) fn register_own(c: &Connection) -> rusqlite::Result<()> {
     let has_table = c
         .query_row("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'text_dicts'", [], |_| Ok(()))
