@@ -194,7 +194,7 @@ impl<'c> Statements<'c> {
                 super::signature::stored(&ch.signature, &ch.content),
                 ch.parent,
                 ch.doc,
-                super::text::stored(&ch.content, w.packed.as_ref().and_then(|p| p.get(k)), self.packer),
+                super::text::stored(&ch.content, k, w.packed.as_ref(), self.packer),
                 ch.start_line,
                 ch.end_line,
                 ch.start_byte as i64,

@@ -36,7 +36,7 @@ pub(crate) struct FileWrite {
     pub words: Option<Vec<String>>,
     /// Each chunk's text as stored when compressed ([`super::Packer::pack`]), made where the
     /// file was chunked; `None`: compressed by the writer.
-    pub packed: Option<Vec<Option<Vec<u8>>>>,
+    pub packed: Option<super::text::Packed>,
 }
 
 #[derive(Debug, Clone, Default, serde::Serialize)]

@@ -523,7 +523,7 @@ fn process(
         grams: grams.then(|| crate::store::grams::file_blocks(&chunked.chunks)),
         // Made here, on a worker: the writer is the one thread every file goes through.
         words: Some(chunked.chunks.iter().map(|c| crate::store::words::words_for(&c.name, &c.content)).collect()),
-        packed: Some(chunked.chunks.iter().map(|c| packer.pack(&c.content)).collect()),
+        packed: Some(packer.pack_file(chunked.chunks.iter().map(|c| c.content.as_str()))),
         chunks: Some(chunked.chunks),
     };
     Outcome::Write(write, bytes.len())
