@@ -6,8 +6,9 @@
 //! parse tables and amalgamations kept as fixed-size blocks most of all). Short chunks are the
 //! rest of the rows: a hundred bytes each is too little for zstd to find repeats in, but the
 //! project's own dictionary (its common lines and words, trained from a sample of its chunks)
-//! holds them: /usr/include's 81 MB of short texts took 49% of their size with a dictionary
-//! trained on a random sample of them.
+//! holds them: /usr/include's 81 MB of short texts took 52-67% of their size with the
+//! dictionaries a first index trained as it went (53% with one trained on a sample of the
+//! whole tree), the index 454 -> 424 MB.
 //!
 //! Every read of `chunks.content` decodes it here: SQL's `booger_text(c.content)` ([`register`],
 //! on every connection of a store), or [`decoded`] where a scan reads the column as stored.
@@ -29,7 +30,7 @@ pub(super) const PLAIN_MAX: usize = 1000;
 /// Shorter texts stay as they are: a frame's header and the dictionary's number cost about
 /// what a dictionary saves on them.
 const PACKED_MIN: usize = 24;
-/// Fast, and most of what higher levels give on long code (a chunk is compressed on the writer).
+/// Fast, and most of what higher levels give on long code.
 const LEVEL: i32 = 1;
 /// A short text with a dictionary: on /usr/include's short texts 0.53 of their size against
 /// level 1's 0.57.
