@@ -101,8 +101,12 @@ impl Dictionaries {
     /// The dictionaries stored in `c`'s index, oldest first. One that is not a dictionary of
     /// its number (a damaged or hostile index) is left out: its texts fail to read.
     pub(super) fn load(c: &Connection) -> rusqlite::Result<Dictionaries> {
-        let mut stmt = c.prepare("SELECT id, chunks, dict FROM text_dicts ORDER BY id")?;
-        let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, Vec<u8>>(2)?)))?;
+        // Bounded: a received index is untrusted, and ours are six of 64 KB.
+        let mut stmt =
+            c.prepare("SELECT id, chunks, dict FROM text_dicts WHERE length(dict) <= 4 * ?1 ORDER BY id LIMIT 4 * ?2")?;
+        let rows = stmt.query_map([DICTIONARY_BYTES as i64, MAX_DICTIONARIES as i64], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, Vec<u8>>(2)?))
+        })?;
         let (mut known, mut newest) = (Vec::new(), None);
         for row in rows {
             let (id, chunks, bytes) = row?;
@@ -538,6 +542,21 @@ mod tests {
         assert!(Dictionary::new(FIRST_ID + 4, 0, &bytes).is_none());
         assert!(Dictionary::new(FIRST_ID, 0, b"not a dictionary at all").is_none());
         assert!(train(&lines(10), FIRST_ID).is_none(), "too few samples");
+
+        // Loaded from an index: a wrong or oversized one is left out, the rest kept.
+        let c = Connection::open_in_memory().unwrap();
+        c.execute_batch(
+            "CREATE TABLE text_dicts (id INTEGER PRIMARY KEY, chunks INTEGER NOT NULL, dict BLOB NOT NULL)",
+        )
+        .unwrap();
+        let insert = "INSERT INTO text_dicts VALUES (?1, 0, ?2)";
+        c.execute(insert, rusqlite::params![FIRST_ID + 3, bytes]).unwrap();
+        c.execute(insert, rusqlite::params![FIRST_ID + 5, bytes]).unwrap();
+        c.execute(insert, rusqlite::params![FIRST_ID + 6, vec![0u8; 8 * DICTIONARY_BYTES]]).unwrap();
+        let loaded = Dictionaries::load(&c).unwrap();
+        let ids: Vec<u32> = loaded.known.read().unwrap().iter().map(|d| d.id).collect();
+        assert_eq!(ids, [FIRST_ID + 3]);
+        assert!(loaded.current().is_some());
     }
 
     /// A blob that is not a compressed text of a bounded size is an error, not a panic or a
