@@ -136,7 +136,11 @@ impl Dictionaries {
     /// `readers`. The next write stores it ([`Self::take_trained`]). Sampling and training take
     /// a few tenths of a second; on the writer they added a tenth to /usr/include's.
     pub(super) fn train_if_due(self: &Arc<Self>, writer: &Connection, readers: &Readers) -> rusqlite::Result<()> {
-        if self.known.read().recover().len() >= MAX_DICTIONARIES || self.training.load(Ordering::SeqCst) {
+        // One at a time: trained and not yet stored counts as training.
+        if self.known.read().recover().len() >= MAX_DICTIONARIES
+            || self.training.load(Ordering::SeqCst)
+            || self.trained.lock().recover().is_some()
+        {
             return Ok(());
         }
         // Chunk ids only grow: the largest is how many chunks the index has held (counting
@@ -176,6 +180,9 @@ impl Dictionaries {
     /// index does not hold).
     pub(super) fn take_trained(&self, tx: &Connection) -> rusqlite::Result<Option<Trained>> {
         let Some(t) = self.trained.lock().recover().take() else { return Ok(None) };
+        if self.find(t.id).is_some() {
+            return Ok(None); // trained twice over (it finished while a write took the first)
+        }
         tx.execute(
             "INSERT INTO text_dicts(id, chunks, dict) VALUES (?1, ?2, ?3)",
             rusqlite::params![t.id, t.chunks as i64, t.bytes],
