@@ -539,6 +539,30 @@ mod tests {
         std::fs::write(root.join("t15.h"), &files[15].1).unwrap();
         run(&root, &store, Options::default(), &Progress::default()).unwrap();
         read_back(&store, &files);
+
+        // A copy offered to the team reads on its own, with the dictionaries it holds.
+        #[cfg(feature = "team")]
+        {
+            let copy = root.parent().unwrap().join("offered.db");
+            store.copy_into(&copy, &Arc::new(AtomicBool::new(false))).unwrap();
+            crate::store::prebuilt::check_received(&copy).unwrap();
+            let mut seen = 0;
+            crate::store::prebuilt::files_with_chunks(&copy, 0..i64::MAX, |path, _, chunks| {
+                let text = &files.iter().find(|(p, _)| *p == path).unwrap().1;
+                let made = crate::source::chunk::chunk_file(std::path::Path::new(&path), text.as_bytes(), false).chunks;
+                // In the order the copy holds them: a rewrite's kept chunks keep their ids.
+                let contents = |c: &[crate::source::chunk::Chunk]| {
+                    let mut all: Vec<String> = c.iter().map(|c| c.content.clone()).collect();
+                    all.sort();
+                    all
+                };
+                assert_eq!(contents(&chunks), contents(&made), "{path}");
+                seen += 1;
+                true
+            })
+            .unwrap();
+            assert_eq!(seen, files.len());
+        }
     }
 
     /// A dictionary whose header does not carry its number, or that is not one, is refused.
