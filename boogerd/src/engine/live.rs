@@ -45,9 +45,15 @@ const LISTED: usize = 20;
 /// (read-your-writes): an agent that just saved a few files finds its edits, also on a large
 /// project whose batch takes a while...
 const FRESH_WAIT: Duration = Duration::from_millis(500);
-/// ...but while more files than can be listed are pending (a branch switch, a build writing
-/// sources), answers go on sooner and list what they do not include.
+/// ...but while more files than can be listed are pending (a build writing sources),
+/// answers go on sooner and list what they do not include...
 const STORM_WAIT: Duration = Duration::from_millis(100);
+/// ...unless the run applying them will be done within this of the query's start (a branch
+/// switch: axum 200 commits apart, 212 files, is applied in about 160 ms and ranked 40 ms
+/// later), whose answers are then those of the new branch rather than of the old one.
+const RUN_WAIT: Duration = Duration::from_secs(1);
+/// How often a query waiting on a storm looks at its run's estimate again.
+const RUN_SLICE: Duration = Duration::from_millis(20);
 /// Pending paths remembered for listing; beyond this only directories are kept.
 const REMEMBERED: usize = 1000;
 
@@ -392,7 +398,9 @@ impl Live {
 
     /// Read-your-writes: if changes to this project are queued or being applied, waits (see
     /// [`FRESH_WAIT`]) for them to reach the index, then says what is still pending.
-    pub(crate) fn wait_fresh(&self) -> Freshness {
+    /// `run_left` estimates what the index run under way still needs (`None`: no run, or no
+    /// estimate yet).
+    pub(crate) fn wait_fresh(&self, run_left: impl Fn() -> Option<Duration>) -> Freshness {
         let started = Instant::now();
         // Events the OS holds but nobody has read yet are changes made before this query.
         if let Some(l) = self.link.get() {
@@ -409,10 +417,16 @@ impl Live {
             st = self.lock();
             while busy(&st) {
                 let now = Instant::now();
-                if now >= deadline {
+                // A storm's run that will end soon is waited for: asked again every slice, as
+                // its estimate firms up.
+                let soon =
+                    many && st.applying.is_some() && run_left().is_some_and(|left| now + left <= started + RUN_WAIT);
+                let until = if soon { started + RUN_WAIT } else { deadline };
+                if now >= until {
                     break;
                 }
-                st = self.changed.wait_timeout(st, deadline - now).recover().0;
+                let slice = if many { (until - now).min(RUN_SLICE) } else { until - now };
+                st = self.changed.wait_timeout(st, slice).recover().0;
             }
         }
         freshness(&st)

@@ -106,9 +106,15 @@ impl Searcher<'_> {
                 Some(_) => (p.heaviest(&query.weighted_tokens(), ranking_index::PASSAGE_TERMS), PASSAGE_CANDIDATES),
                 None => (query.weighted_tokens(), WARM_CANDIDATES),
             };
-            for (c, all_terms) in
-                store.cached_rank(&tokens, filters, p.content_generation, || p.rank(&tokens, filters, limit))
-            {
+            let mut ranked =
+                store.cached_rank(&tokens, filters, p.content_generation, || p.rank(&tokens, filters, limit));
+            if p.content_generation != store.content_generation() {
+                // A run is rewriting files (the index is brought current when it ends): the
+                // chunks it has replaced are gone from the store.
+                let kept = store.existing_chunks(ranked.iter().map(|(c, _)| c.id))?;
+                ranked.retain(|(c, _)| kept.contains(&c.id));
+            }
+            for (c, all_terms) in ranked {
                 let bonus = if query.terms.len() > 1 && all_terms { WEIGHTS.all_words } else { 0.0 };
                 by_id.insert(c.id, (c, bonus));
             }

@@ -156,6 +156,27 @@ fn a_scope_names_folders_stems_and_words_of_compound_stems() {
     assert!(!in_scope("read/x.c", &scope(&["write"])));
 }
 
+/// While a run rewrites files, the ranking index held from before answers (a checkout's
+/// queries rank as usual, at its speed): the chunks the run replaced are left out, the
+/// files it has not touched answer as before.
+#[test]
+fn a_stale_ranking_index_leaves_out_the_chunks_a_run_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let files = [
+        ("a.py", "def retry_upload(blob):\n    \"\"\"Retry a failed upload.\"\"\"\n    return blob\n"),
+        ("b.py", "def retry_upload_later(blob):\n    \"\"\"Retry an upload later.\"\"\"\n    return blob\n"),
+    ];
+    let (store, held) = indexed(root, &files);
+    std::fs::write(root.join("a.py"), "def send_report(r):\n    return r\n").unwrap();
+    let progress = crate::engine::index::Progress::default();
+    crate::engine::index::run(root, &store, crate::engine::index::Options::default(), &progress).unwrap();
+    assert_ne!(held.content_generation, store.content_generation());
+    let hits = search(&store, Some(&held), "retry upload", &Filters::default(), &Context::default(), 10).unwrap();
+    let found: Vec<(&str, &str)> = hits.iter().map(|h| (h.chunk.path.as_str(), h.chunk.name.as_str())).collect();
+    assert_eq!(found, [("b.py", "retry_upload_later")], "a.py's old chunk is gone from the store");
+}
+
 #[test]
 fn updated_warm_index_ranks_like_a_rebuilt_one() {
     let dir = tempfile::tempdir().unwrap();

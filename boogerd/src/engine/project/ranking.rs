@@ -29,7 +29,8 @@ pub(super) struct Ranking {
 impl ProjectHandle {
     /// The ranking index if it matches the store's content, caught up from the base on disk
     /// when it does not (a released project, a daemon just started, a rebuild that raced
-    /// with edits); otherwise `None` (search falls back to FTS5) and a build starts in the
+    /// with edits), or the one held while a run goes on (it is brought current at the run's
+    /// end); otherwise `None` (search falls back to FTS5) and a build starts in the
     /// background.
     pub(crate) fn ranking_index(self: &Arc<Self>, store: &Arc<Store>) -> Option<Arc<RankingIndex>> {
         self.touch();
@@ -42,8 +43,14 @@ impl ProjectHandle {
         if let Some(p) = current.as_ref().filter(|p| p.content_generation == store.content_generation()) {
             return Some(Arc::clone(p));
         }
-        // A run in progress updates the ranking index when it ends; until then FTS5 answers.
+        // A run in progress updates the ranking index when it ends. Until then the index held
+        // answers as it stood before the run (a checkout's first queries rank as every later
+        // one, at the warm index's speed; the run's files already rewritten are left out, and
+        // the answer lists the files not yet indexed); with none held, FTS5 answers.
         if self.is_indexing() {
+            if current.is_some() {
+                return current;
+            }
             self.ranking.wanted.store(true, std::sync::atomic::Ordering::SeqCst);
             return None;
         }

@@ -87,7 +87,7 @@ impl ProjectHandle {
             None if self.is_indexing() => return Err(Unready::Indexing),
             None => return Err(Unready::NoIndex),
         };
-        let mut freshness = self.live.wait_fresh();
+        let mut freshness = self.live.wait_fresh(|| self.progress.eta().filter(|_| self.is_indexing()));
         if freshness.state == WatchState::Starting && self.is_indexing() {
             freshness.indexing =
                 Some((self.progress.done.load(Ordering::Relaxed), self.progress.total.load(Ordering::Relaxed)));
