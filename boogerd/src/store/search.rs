@@ -347,16 +347,6 @@ impl Store {
     }
 
     /// Candidates by chunk id, in the order of `ids` (ids that no longer exist are skipped).
-    /// Which of `ids` are chunks of the store now.
-    pub(crate) fn existing_chunks(&self, ids: impl Iterator<Item = i64>) -> Result<std::collections::HashSet<i64>> {
-        let list: rusqlite::vtab::array::Array = std::rc::Rc::new(ids.map(SqlValue::Integer).collect());
-        self.read(|c| {
-            let mut stmt = c.prepare_cached("SELECT id FROM chunks WHERE id IN rarray(?1)")?;
-            let rows = stmt.query_map([&list], |r| r.get(0))?;
-            rows.collect()
-        })
-    }
-
     pub(crate) fn candidates_by_id(&self, ids: &[(i64, f64)]) -> Result<Vec<Candidate>> {
         self.candidates_in(ids, &Filters::default())
     }

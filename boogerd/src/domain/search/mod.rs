@@ -101,19 +101,11 @@ impl Searcher<'_> {
         // FTS5's positions); words joined by punctuation count as their separate tokens there.
         // A passage's quotes are its author's, not a phrase to match exactly.
         let phrase = text.contains('"') && query.passage.is_none();
-        if let Some(p) = self.ranking.filter(|_| !phrase && ranking_index::RankingIndex::supports(filters)) {
-            let (tokens, limit) = match query.passage {
-                Some(_) => (p.heaviest(&query.weighted_tokens(), ranking_index::PASSAGE_TERMS), PASSAGE_CANDIDATES),
-                None => (query.weighted_tokens(), WARM_CANDIDATES),
-            };
-            let mut ranked =
-                store.cached_rank(&tokens, filters, p.content_generation, || p.rank(&tokens, filters, limit));
-            if p.content_generation != store.content_generation() {
-                // A run is rewriting files (the index is brought current when it ends): the
-                // chunks it has replaced are gone from the store.
-                let kept = store.existing_chunks(ranked.iter().map(|(c, _)| c.id))?;
-                ranked.retain(|(c, _)| kept.contains(&c.id));
-            }
+        let warm = match self.ranking.filter(|_| !phrase && ranking_index::RankingIndex::supports(filters)) {
+            Some(p) => self.ranked(p, query, filters)?.map(|ranked| (p, ranked)),
+            None => None,
+        };
+        if let Some((p, ranked)) = warm {
             for (c, all_terms) in ranked {
                 let bonus = if query.terms.len() > 1 && all_terms { WEIGHTS.all_words } else { 0.0 };
                 by_id.insert(c.id, (c, bonus));
@@ -144,6 +136,41 @@ impl Searcher<'_> {
             }
         }
         Ok(finish(by_id, query, text, ctx))
+    }
+
+    /// The ranking index's candidates for `query`. While a run rewrites files (the index is
+    /// brought current when it ends) the chunks it has replaced are gone from the store and
+    /// left out; `None` when that is most of them (a full re-index empties the store first):
+    /// FTS5, which has the run's new rows, answers then.
+    fn ranked(
+        &self,
+        p: &ranking_index::RankingIndex,
+        query: &Query,
+        filters: &Filters,
+    ) -> Result<Option<Vec<ranking_index::Ranked>>, StoreError> {
+        let store = self.store;
+        let (tokens, limit) = match query.passage {
+            Some(_) => (p.heaviest(&query.weighted_tokens(), ranking_index::PASSAGE_TERMS), PASSAGE_CANDIDATES),
+            None => (query.weighted_tokens(), WARM_CANDIDATES),
+        };
+        let mut ranked = store.cached_rank(&tokens, filters, p.content_generation, || p.rank(&tokens, filters, limit));
+        if p.content_generation != store.content_generation() {
+            // A chunk is the index's if its number still names the same place (a number
+            // freed by the run may be taken again by one of its new chunks).
+            let ids: Vec<(i64, f64)> = ranked.iter().map(|(c, _)| (c.id, c.bm25)).collect();
+            let now: HashMap<i64, Candidate> = store.candidates_by_id(&ids)?.into_iter().map(|c| (c.id, c)).collect();
+            let before = ranked.len();
+            ranked.retain(|(c, _)| {
+                now.get(&c.id).is_some_and(|n| {
+                    (n.path.as_str(), n.start_line, n.end_line, n.name.as_str())
+                        == (c.path.as_str(), c.start_line, c.end_line, c.name.as_str())
+                })
+            });
+            if ranked.len() * 2 < before {
+                return Ok(None);
+            }
+        }
+        Ok(Some(ranked))
     }
 
     /// The files of `hits` for `query`, best first: a passage (an issue report, a

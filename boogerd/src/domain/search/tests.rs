@@ -175,6 +175,13 @@ fn a_stale_ranking_index_leaves_out_the_chunks_a_run_replaced() {
     let hits = search(&store, Some(&held), "retry upload", &Filters::default(), &Context::default(), 10).unwrap();
     let found: Vec<(&str, &str)> = hits.iter().map(|h| (h.chunk.path.as_str(), h.chunk.name.as_str())).collect();
     assert_eq!(found, [("b.py", "retry_upload_later")], "a.py's old chunk is gone from the store");
+    // A full re-index replaces every chunk the held index knows: FTS5 answers, with the new.
+    let full = crate::engine::index::Options { full: true, ..Default::default() };
+    crate::engine::index::run(root, &store, full, &progress).unwrap();
+    let hits = search(&store, Some(&held), "retry upload", &Filters::default(), &Context::default(), 10).unwrap();
+    assert_eq!((hits[0].chunk.path.as_str(), hits[0].chunk.name.as_str()), ("b.py", "retry_upload_later"));
+    let rows = store.candidates_by_id(&[(hits[0].chunk.id, 0.0)]).unwrap();
+    assert_eq!(rows[0].name, "retry_upload_later", "a chunk of now, not a number taken again");
 }
 
 #[test]

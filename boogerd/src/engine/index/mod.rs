@@ -76,6 +76,9 @@ pub struct Progress {
     pub total: AtomicU64,
     pub done: AtomicU64,
     pub started: Mutex<Option<Instant>>,
+    /// The run under way rewrites every file (`Options::full`): nothing of the ranking index
+    /// held from before it stays.
+    pub rewriting_all: AtomicBool,
 }
 
 /// Saved in the index's `meta` after every run, so `status` can show it after a restart.
@@ -201,6 +204,7 @@ pub(crate) fn run_ranked(
     let started = Instant::now();
     let _running = progress.start(started);
     if opts.full {
+        progress.rewriting_all.store(true, Ordering::SeqCst);
         store.clear_files()?;
     }
     let with = with_generated(store)?;
@@ -464,6 +468,7 @@ impl Progress {
     pub(crate) fn start(&self, at: Instant) -> ResetOnDrop<'_> {
         self.total.store(0, Ordering::SeqCst);
         self.done.store(0, Ordering::SeqCst);
+        self.rewriting_all.store(false, Ordering::SeqCst);
         self.running.store(true, Ordering::SeqCst);
         *self.started.lock().recover() = Some(at);
         ResetOnDrop(&self.running)

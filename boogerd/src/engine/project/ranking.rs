@@ -46,9 +46,10 @@ impl ProjectHandle {
         // A run in progress updates the ranking index when it ends. Until then the index held
         // answers as it stood before the run (a checkout's first queries rank as every later
         // one, at the warm index's speed; the run's files already rewritten are left out, and
-        // the answer lists the files not yet indexed); with none held, FTS5 answers.
+        // the answer lists the files not yet indexed); with none held, or a run that rewrites
+        // every file, FTS5 answers.
         if self.is_indexing() {
-            if current.is_some() {
+            if current.is_some() && !self.progress.rewriting_all.load(std::sync::atomic::Ordering::SeqCst) {
                 return current;
             }
             self.ranking.wanted.store(true, std::sync::atomic::Ordering::SeqCst);
