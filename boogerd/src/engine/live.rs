@@ -48,10 +48,11 @@ const FRESH_WAIT: Duration = Duration::from_millis(500);
 /// ...but while more files than can be listed are pending (a build writing sources),
 /// answers go on sooner and list what they do not include...
 const STORM_WAIT: Duration = Duration::from_millis(100);
-/// ...unless the run applying them will be done within this of the query's start (a branch
-/// switch: axum 200 commits apart, 212 files, is applied in about 160 ms and ranked 40 ms
-/// later), whose answers are then those of the new branch rather than of the old one.
-const RUN_WAIT: Duration = Duration::from_secs(1);
+/// ...unless the run applying them will be done within the read-your-writes wait of the
+/// query's start (a branch switch: axum 200 commits apart, 212 files, is applied in about
+/// 160 ms and ranked 40 ms later), whose answers are then those of the new branch rather
+/// than of the old one.
+const RUN_WAIT: Duration = FRESH_WAIT;
 /// How often a query waiting on a storm looks at its run's estimate again.
 const RUN_SLICE: Duration = Duration::from_millis(20);
 /// Pending paths remembered for listing; beyond this only directories are kept.
