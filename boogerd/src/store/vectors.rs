@@ -357,7 +357,7 @@ mod tests {
         assert_tally_exact(&store);
     }
 
-    /// Bare chunks (one line, no doc, naming a value, a type or a function declared
+    /// Bare chunks (no doc; one line naming a value or a type, or a function declared
     /// elsewhere) get no vector, and SQL's rule is the writer's: the counts agree with the rows.
     #[test]
     fn bare_chunks_get_no_vector() {
@@ -365,7 +365,7 @@ mod tests {
         let root = dir.path();
         std::fs::write(
             root.join("a.c"),
-            "#define LIMIT 16\n#define TWICE(x) \\\n    ((x) * 2)\ntypedef int count_t;\nint open_all(void);\n\n/** Closes every file. */\nint close_all(void);\n",
+            "#define LIMIT 16\n#define TWICE(x) \\\n    ((x) * 2)\ntypedef int count_t;\nint open_all(void);\nint read_all(int fd,\n             char *buf);\n\n/** Closes every file. */\nint close_all(void);\n",
         )
         .unwrap();
         std::fs::write(
@@ -393,7 +393,7 @@ mod tests {
             assert_eq!(crate::store::bare::is_bare(kind, *start, *end, doc.as_deref()), *bare, "{name}");
         }
         let bare: Vec<&str> = rows.iter().filter(|r| r.5).map(|r| r.0.as_str()).collect();
-        for wanted in ["LIMIT", "MAX", "Id", "open_all"] {
+        for wanted in ["LIMIT", "MAX", "Id", "open_all", "read_all"] {
             assert!(bare.contains(&wanted), "{wanted} is bare: {bare:?}");
         }
         let todo = store.chunks_without_vectors("m1", 0, 100).unwrap();
