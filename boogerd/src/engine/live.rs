@@ -46,13 +46,11 @@ const LISTED: usize = 20;
 /// project whose batch takes a while...
 const FRESH_WAIT: Duration = Duration::from_millis(500);
 /// ...but while more files than can be listed are pending (a build writing sources),
-/// answers go on sooner and list what they do not include...
+/// answers go on sooner and list what they do not include, unless the run applying them
+/// will be done within [`FRESH_WAIT`] of the query's start (a branch switch: axum 200
+/// commits apart, 212 files, is applied in about 160 ms and ranked 40 ms later), whose
+/// answers are then those of the new branch rather than of the old one.
 const STORM_WAIT: Duration = Duration::from_millis(100);
-/// ...unless the run applying them will be done within the read-your-writes wait of the
-/// query's start (a branch switch: axum 200 commits apart, 212 files, is applied in about
-/// 160 ms and ranked 40 ms later), whose answers are then those of the new branch rather
-/// than of the old one.
-const RUN_WAIT: Duration = FRESH_WAIT;
 /// How often a query waiting on a storm looks at its run's estimate again.
 const RUN_SLICE: Duration = Duration::from_millis(20);
 /// Pending paths remembered for listing; beyond this only directories are kept.
@@ -421,8 +419,8 @@ impl Live {
                 // A storm's run that will end soon is waited for: asked again every slice, as
                 // its estimate firms up.
                 let soon =
-                    many && st.applying.is_some() && run_left().is_some_and(|left| now + left <= started + RUN_WAIT);
-                let until = if soon { started + RUN_WAIT } else { deadline };
+                    many && st.applying.is_some() && run_left().is_some_and(|left| now + left <= started + FRESH_WAIT);
+                let until = if soon { started + FRESH_WAIT } else { deadline };
                 if now >= until {
                     break;
                 }

@@ -1,6 +1,7 @@
 //! Which chunks get no vector: a bare chunk, with no doc, one line that names a value or a
-//! type, or a function declared elsewhere. The rule is written twice, in Rust for the writer's counts and in SQL for the
-//! vectors' queries, and a test holds them equal (`vectors.rs`).
+//! type, or a function declared elsewhere. The rule is written twice, in Rust for the
+//! writer's counts and in SQL for the vectors' queries, and a test holds them equal
+//! (`vectors.rs`).
 
 use booger_proto::tools::ChunkKind;
 
