@@ -42,6 +42,23 @@ pub(crate) fn each_run<'t>(text: &'t str, member: impl Fn(char) -> bool, mut f: 
     }
 }
 
+/// Byte offset of the first occurrence of `name` in `line` as a whole word (not inside a
+/// longer identifier). A plain scan: cheaper than compiling a regex per call.
+pub(crate) fn find_word(line: &str, name: &str) -> Option<usize> {
+    let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    let mut from = 0;
+    while let Some(i) = line[from..].find(name) {
+        let at = from + i;
+        let before_ok = line[..at].chars().next_back().is_none_or(|c| !ident(c));
+        let after_ok = line[at + name.len()..].chars().next().is_none_or(|c| !ident(c));
+        if before_ok && after_ok {
+            return Some(at);
+        }
+        from = at + name.len().max(1);
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -412,7 +412,7 @@ mod tests {
         assert_eq!(std::fs::metadata(&wal).unwrap().len(), 0, "the WAL folded back and truncated");
         assert!(matches!(store.write_batch(&[write], &[], "t"), Err(crate::store::StoreError::Cancelled)));
         assert_eq!(std::fs::metadata(&wal).unwrap().len(), 0, "nothing written after the close");
-        assert_eq!(store.fts_count("beta_two").unwrap(), 1);
+        assert_eq!(store.fts_count("\"beta\" AND \"two\"").unwrap(), 1);
     }
 
     /// The full-text rows follow their chunks through rewrites, deletions and a full

@@ -13,6 +13,7 @@ mod batch;
 mod common_grams;
 pub(crate) mod context;
 mod files;
+mod fulltext;
 pub(crate) mod grams;
 #[cfg(feature = "team")]
 pub(crate) mod prebuilt;
@@ -137,6 +138,8 @@ impl Store {
         migrate(&mut writer, "main", schema::MIGRATIONS, path)?;
         let texts = std::sync::Arc::new(text::Dictionaries::load(&writer).map_err(sql)?);
         text::register(&writer, texts.clone()).map_err(sql)?;
+        fulltext::register(&writer).map_err(sql)?;
+        fulltext::refill_if_asked(&mut writer, &texts).map_err(sql)?;
         let reader_texts = texts.clone();
         // A first index stopped before it made its names index (see `batch::NAMES_INDEX`).
         writer.execute_batch(batch::NAMES_INDEX).map_err(sql)?;
@@ -145,6 +148,7 @@ impl Store {
             .with_init(move |c| {
                 configure(c, READER_CACHE_KIB)?;
                 text::register(c, reader_texts.clone())?;
+                fulltext::register(c)?;
                 // `rarray(?)`: a list of ids as one parameter (grep's candidates).
                 rusqlite::vtab::array::load_module(c)?;
                 context::attach_notes(c, &notes)

@@ -217,7 +217,7 @@ impl Store {
         let cond = filters.sql(&mut params);
         let [wn, wc, ww] = BM25_WEIGHTS;
         let sql = format!(
-            "SELECT {CANDIDATE_COLUMNS}, bm25(chunks_fts, {wn}, {wc}, {ww}) AS rank
+            "SELECT {CANDIDATE_COLUMNS}, booger_bm25(chunks_fts, {wn}, {wc}, {ww}) AS rank
              FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid JOIN files f ON f.id = c.file_id
              WHERE chunks_fts MATCH ?1{cond}
              ORDER BY rank LIMIT {limit}"
@@ -234,7 +234,7 @@ impl Store {
     fn fts_candidates_unfiltered(&self, expr: &str, limit: usize) -> Result<Vec<Candidate>> {
         let [wn, wc, ww] = BM25_WEIGHTS;
         let sql = format!(
-            "WITH top AS (SELECT rowid AS id, bm25(chunks_fts, {wn}, {wc}, {ww}) AS rank
+            "WITH top AS (SELECT rowid AS id, booger_bm25(chunks_fts, {wn}, {wc}, {ww}) AS rank
                           FROM chunks_fts WHERE chunks_fts MATCH ?1 ORDER BY rank LIMIT {limit})
              SELECT {CANDIDATE_COLUMNS}, top.rank FROM top JOIN chunks c ON c.id = top.id JOIN files f ON f.id = c.file_id
              ORDER BY top.rank"
@@ -259,11 +259,15 @@ impl Store {
         })
     }
 
-    /// Chunks matching an FTS5 expression, unranked, with their content (for line-level work:
-    /// references, tests-for), of those `keep` accepts before their text is read. Cheap: no bm25.
+    /// Chunks matching an FTS5 expression whose text holds the word `mention`, unranked, with their
+    /// content (for line-level work: references, tests-for), of those `keep` accepts before
+    /// their text is read; at most `limit`. Cheap: no bm25. The full-text rows say which
+    /// chunks hold a name's words, not together (`fulltext`), so the limit counts only the
+    /// chunks whose text holds the name itself, as a word.
     pub(crate) fn fts_matches(
         &self,
         expr: &str,
+        mention: &str,
         filters: &Filters,
         limit: usize,
         keep: impl Fn(&Candidate) -> bool,
@@ -273,16 +277,21 @@ impl Store {
         let sql = format!(
             "SELECT {CANDIDATE_COLUMNS}, 0.0, booger_text(c.content)
              FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid JOIN files f ON f.id = c.file_id
-             WHERE chunks_fts MATCH ?1{cond} LIMIT {limit}"
+             WHERE chunks_fts MATCH ?1{cond}"
         );
         self.read(|c| {
             let mut stmt = c.prepare_cached(&sql)?;
             let mut rows = stmt.query(rusqlite::params_from_iter(params))?;
             let mut out = Vec::new();
-            while let Some(r) = rows.next()? {
+            while out.len() < limit
+                && let Some(r) = rows.next()?
+            {
                 let c = candidate(r)?;
                 if keep(&c) {
-                    out.push((c, super::text::read(r, 11)?.to_owned()));
+                    let text = super::text::read(r, 11)?;
+                    if crate::base::text::find_word(text, mention).is_some() {
+                        out.push((c, text.to_owned()));
+                    }
                 }
             }
             Ok(out)

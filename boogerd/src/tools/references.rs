@@ -24,7 +24,7 @@ pub(super) fn run(call: &Call, a: args::References) -> Outcome {
     let f = Filters { language: a.language, kind: None, path: a.path_prefix.clone() };
     let candidates = snap
         .store
-        .fts_matches(&Query::parse(name).and(), &f, CANDIDATES, |_| true)
+        .fts_matches(&Query::parse(name).and(), name, &f, CANDIDATES, |_| true)
         .map_err(|e| failed("references", e))?;
     match mentioned(&candidates, &a)? {
         Some(reply) => Ok(reply),
@@ -154,22 +154,7 @@ fn listed(mentions: &[Mention], symbol: &str, summary: &str, page: Page) -> Tool
     answer(text.trim_end(), &data)
 }
 
-/// Byte offset of the first occurrence of `name` in `line` as a whole word (not inside a
-/// longer identifier). A plain scan: cheaper than compiling a regex per call.
-pub(super) fn find_word(line: &str, name: &str) -> Option<usize> {
-    let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
-    let mut from = 0;
-    while let Some(i) = line[from..].find(name) {
-        let at = from + i;
-        let before_ok = line[..at].chars().next_back().is_none_or(|c| !ident(c));
-        let after_ok = line[at + name.len()..].chars().next().is_none_or(|c| !ident(c));
-        if before_ok && after_ok {
-            return Some(at);
-        }
-        from = at + name.len().max(1);
-    }
-    None
-}
+pub(super) use crate::base::text::find_word;
 
 fn within(c: &Candidate) -> String {
     match (c.kind.as_str(), &c.parent) {

@@ -97,8 +97,9 @@ impl Searcher<'_> {
             return Ok(Vec::new());
         }
         let mut by_id: HashMap<i64, (Candidate, f64)> = HashMap::new();
-        // The ranking index answers unless the query quotes an exact phrase (that needs
-        // FTS5's positions); words joined by punctuation count as their separate tokens there.
+        // The ranking index answers unless the query quotes an exact phrase (FTS5 finds every
+        // chunk holding its words, each then checked for them in order, below); words joined
+        // by punctuation count as their separate tokens in both.
         // A passage's quotes are its author's, not a phrase to match exactly.
         let phrase = text.contains('"') && query.passage.is_none();
         let warm = match self.ranking.filter(|_| !phrase && ranking_index::RankingIndex::supports(filters)) {
@@ -134,6 +135,18 @@ impl Searcher<'_> {
             for c in store.fts_candidates(&query.or(), filters, CANDIDATES)? {
                 by_id.entry(c.id).or_insert((c, 0.0));
             }
+        }
+        if !query.phrases.is_empty() {
+            // FTS5 found the chunks holding a phrase's words; its text says if in that order.
+            let ids: Vec<i64> = by_id.keys().copied().collect();
+            let texts = store.contents(&ids)?;
+            // In its text, or in its mixed-case names split (`DefaultContext`: "default context").
+            by_id.retain(|id, _| {
+                texts.get(id).is_some_and(|t| {
+                    let split = crate::store::words::words_for("", t);
+                    query.phrases.iter().all(|p| query::holds_phrase(t, p) || query::holds_phrase(&split, p))
+                })
+            });
         }
         Ok(finish(by_id, query, text, ctx))
     }

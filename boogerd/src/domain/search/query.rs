@@ -12,8 +12,11 @@ use super::words::{is_compound, is_stopword};
 /// A parsed query.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Query {
-    /// Quoted FTS5 phrases, one per term.
+    /// FTS5 terms, one per word or words written together (see [`fts_term`]).
     pub terms: Vec<String>,
+    /// The phrases the query quotes (`"exact phrase"`), lowercase: the full-text rows keep no
+    /// positions, so a chunk's text is checked for them ([`holds_phrase`]).
+    pub phrases: Vec<String>,
     /// The plain lowercase words, for name matching in the ranking.
     pub words: Vec<String>,
     /// The query asks for a change ("fix …", "add …", "feat(x): …"), in the words of a task
@@ -204,9 +207,9 @@ impl Query {
         let mut terms = Vec::new();
         let mut words = Vec::new();
         for (t, _) in kept {
-            let quoted = format!("\"{}\"", t.replace('"', ""));
-            if !terms.contains(&quoted) {
-                terms.push(quoted);
+            let term = fts_term(t);
+            if !term.is_empty() && !terms.contains(&term) {
+                terms.push(term);
             }
             for w in t.split_whitespace() {
                 let w = w.to_lowercase();
@@ -232,14 +235,15 @@ impl Query {
             .collect();
         let question = text.trim_end().ends_with('?')
             || raw.first().is_some_and(|(t, phrase)| !phrase && INTERROGATIVES.contains(&t.to_lowercase().as_str()));
-        Query { terms, words, change, naming_from, idents, scope: scope(text), files, question, passage: None }
+        let phrases = quoted_phrases(text);
+        Query { terms, phrases, words, change, naming_from, idents, scope: scope(text), files, question, passage: None }
     }
 
     /// A passage as a query: its heaviest words, none of which names a chunk alone (the
     /// identifiers it writes as code do), read as a request for a change.
     fn of_passage(passage: Passage) -> Query {
         let words: Vec<String> = passage.tokens.iter().take(PASSAGE_WORDS_KEPT).map(|(w, _)| w.clone()).collect();
-        let terms = words.iter().take(PASSAGE_TERMS).map(|w| format!("\"{w}\"")).collect();
+        let terms = words.iter().take(PASSAGE_TERMS).map(|w| fts_term(w)).filter(|t| !t.is_empty()).collect();
         let mut idents: Vec<String> = Vec::new();
         for n in &passage.names {
             let bare: String = bare_identifier_chars(n).collect();
@@ -249,6 +253,7 @@ impl Query {
         }
         Query {
             terms,
+            phrases: Vec::new(),
             naming_from: words.len(),
             words,
             change: true,
@@ -302,6 +307,45 @@ impl Query {
     pub fn or(&self) -> String {
         self.terms.join(" OR ")
     }
+}
+
+/// `text` as an FTS5 term: each of its words quoted (FTS5's syntax never sees the text's
+/// own punctuation), words written together (`os.path.join`, a quoted phrase) joined by AND:
+/// the full-text rows keep which chunks hold a word, not where (`store::fulltext`), as the
+/// ranking index's postings do.
+fn fts_term(text: &str) -> String {
+    let words: Vec<String> =
+        text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(|w| format!("\"{w}\"")).collect();
+    match words.len() {
+        0 => String::new(),
+        1 => words.into_iter().next().unwrap_or_default(),
+        _ => format!("({})", words.join(" AND ")),
+    }
+}
+
+/// The phrases of two words or more that `text` quotes, lowercase.
+fn quoted_phrases(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (i, part) in text.split('"').enumerate() {
+        let words: Vec<&str> = part.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
+        // The odd parts are inside quotes (an unclosed quote's rest too).
+        if i % 2 == 1 && words.len() > 1 {
+            let phrase = words.join(" ").to_lowercase();
+            if !out.contains(&phrase) {
+                out.push(phrase);
+            }
+        }
+    }
+    out
+}
+
+/// Whether `text` holds `phrase` (as [`quoted_phrases`] writes it): its words in order, with
+/// nothing but punctuation and space between them, in any case.
+pub(crate) fn holds_phrase(text: &str, phrase: &str) -> bool {
+    let want: Vec<&str> = phrase.split(' ').collect();
+    let lower = text.to_lowercase();
+    let words: Vec<&str> = lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    words.windows(want.len()).any(|w| w == want.as_slice())
 }
 
 /// The scope of a subject written `scope: …` or `type(scope): …` (a bare `type:` such as `fix:`
@@ -361,12 +405,28 @@ mod tests {
         let q = Query::parse("tree-sitter os.path.join std::io NEAR \"exact phrase\" a/b (x)");
         assert_eq!(
             q.terms,
-            ["\"exact phrase\"", "\"tree sitter\"", "\"os path join\"", "\"std io\"", "\"NEAR\"", "\"a b\"", "\"x\""]
+            [
+                "(\"exact\" AND \"phrase\")",
+                "(\"tree\" AND \"sitter\")",
+                "(\"os\" AND \"path\" AND \"join\")",
+                "(\"std\" AND \"io\")",
+                "\"NEAR\"",
+                "(\"a\" AND \"b\")",
+                "\"x\""
+            ]
         );
-        assert_eq!(
-            q.and(),
-            "\"exact phrase\" AND \"tree sitter\" AND \"os path join\" AND \"std io\" AND \"NEAR\" AND \"a b\" AND \"x\""
-        );
+        assert_eq!(q.or(), q.terms.join(" OR "));
+        assert_eq!(q.phrases, ["exact phrase"]);
+    }
+
+    #[test]
+    fn a_quoted_phrase_is_held_by_its_words_in_order() {
+        assert_eq!(Query::parse("find \"Parse  Config\" and \"x\"").phrases, ["parse config"]);
+        assert!(holds_phrase("fn parse_config(x)", "parse config"));
+        assert!(holds_phrase("PARSE, config", "parse config"));
+        assert!(!holds_phrase("config parse", "parse config"));
+        assert!(!holds_phrase("parse the config", "parse config"));
+        assert!(!holds_phrase("parser config", "parse config"));
     }
 
     #[test]
@@ -385,11 +445,15 @@ mod tests {
         assert_eq!(Query::parse("Fix completion for flags").naming_from, 0);
     }
 
-    /// An FTS5 table of one row, to hand expressions to.
+    /// An FTS5 table of one row, to hand expressions to, laid out as `chunks_fts` (no
+    /// positions: a phrase of two words is an error there).
     fn fts5() -> rusqlite::Connection {
         let db = rusqlite::Connection::open_in_memory().unwrap();
-        db.execute_batch("CREATE VIRTUAL TABLE t USING fts5(name, body); INSERT INTO t VALUES ('a b', 'c \"d\" e');")
-            .unwrap();
+        db.execute_batch(
+            "CREATE VIRTUAL TABLE t USING fts5(name, body, detail = 'column', tokenize = 'porter unicode61');
+             INSERT INTO t VALUES ('a b', 'c \"d\" e');",
+        )
+        .unwrap();
         db
     }
 

@@ -71,8 +71,9 @@ fn warm_index_ranks_like_fts5() {
         let names =
             |h: &[Hit]| h.iter().take(3).map(|h| (h.chunk.path.clone(), h.chunk.name.clone())).collect::<Vec<_>>();
         assert_eq!(names(&a), names(&b), "{q}");
-        // Plain words score alike; a joined word (`parse_config`) is a phrase for FTS5 and
-        // two terms here, which ranks the same but scores a little differently.
+        // Plain words score alike; a joined word (`parse_config`) is one FTS5 term of two
+        // words, whose rows count a word once a column, and two counted terms here: it ranks
+        // the same but scores a little differently.
         if !q.contains('_') {
             assert!((a[0].score - b[0].score).abs() < 0.5, "{q}: {} vs {}", a[0].score, b[0].score);
         }
@@ -374,7 +375,7 @@ fn files_rank_by_the_query_words_they_hold_anywhere() {
         ),
         (
             "cache/memory.py",
-            "def purge(items):\n    \"\"\"Evict stale entries; evict stale entries first.\"\"\"\n    return items\n",
+            "def purge(items):\n    \"\"\"Evict stale entries first (see staleEntries).\"\"\"\n    return items\n",
         ),
     ];
     let (store, ranking) = indexed_among_others(dir.path(), &files);
@@ -471,4 +472,26 @@ fn a_question_asks_for_docs_only_by_naming_them() {
     assert!(!Query::parse("where is a store built that changes only when actions are sent?").asks_for_docs());
     assert!(Query::parse("where do the docs explain persisting a store?").asks_for_docs());
     assert!(Query::parse("changes in 2.0").asks_for_docs());
+}
+
+/// A quoted phrase finds the chunks holding its words in that order (in the text, or in a
+/// mixed-case name split), not those holding them apart, on both paths (the ranking index
+/// leaves a phrase to FTS5).
+#[test]
+fn a_quoted_phrase_finds_its_words_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = [
+        (
+            "a.py",
+            "def first():\n    \"\"\"Retry the upload once.\"\"\"\n\n\ndef second():\n    \"\"\"The upload retry loop.\"\"\"\n",
+        ),
+        ("b.py", "def third():\n    return uploadRetry()\n"),
+    ];
+    let (store, ranking) = indexed_among_others(dir.path(), &files);
+    for w in [Some(&ranking), None] {
+        let hits = search(&store, w, "\"upload retry\"", &Filters::default(), &Context::default(), 10).unwrap();
+        let mut names: Vec<&str> = hits.iter().map(|h| h.chunk.name.as_str()).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["second", "third"], "ranking: {}", w.is_some());
+    }
 }

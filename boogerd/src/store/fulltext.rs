@@ -1,0 +1,278 @@
+//! The full-text table's ranking, and refilling the table after a change of its layout.
+//!
+//! `chunks_fts` keeps which columns of which chunks hold a word, not where (`detail=column`,
+//! migration 20): positions were two fifths of its rows (/usr/include: 73 -> 44 MB) and a
+//! sixth of the writer's time, and nothing booger asks needs them: a query's words joined by
+//! punctuation are all of its words (as in the ranking index), and a quoted phrase is checked
+//! against the chunk's text. FTS5's own `bm25()` counts a word's occurrences from their
+//! positions, so without them it scores every row 0; `booger_bm25` is the same formula with a
+//! word counted once per column that holds it: the sum over the query's words of
+//! idf × f × (k1 + 1) / (f + k1 × (1 - b + b × len / avglen)), where f is the sum of the
+//! weights of the columns holding the word and len the row's tokens, negated (lower is
+//! better, as `bm25()`). Registered on every connection of a store, as `booger_text` is.
+
+use std::ffi::{c_int, c_void};
+use std::ptr;
+
+use rusqlite::Connection;
+use rusqlite::ffi;
+
+use super::text::Dictionaries;
+
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+
+/// Registers `booger_bm25(chunks_fts, weight...)` with `c`'s FTS5.
+pub(super) fn register(c: &Connection) -> rusqlite::Result<()> {
+    // SAFETY: `api` is the FTS5 API object of this connection (FTS5 hands it out for as long
+    // as the connection lives); the function registered takes no user data.
+    unsafe {
+        let api = fts5_api(c)?;
+        let create = (*api).xCreateFunction.ok_or_else(|| failure("FTS5 has no xCreateFunction"))?;
+        let rc = create(api, c"booger_bm25".as_ptr(), ptr::null_mut(), Some(bm25), None);
+        if rc != ffi::SQLITE_OK {
+            return Err(rusqlite::Error::SqliteFailure(ffi::Error::new(rc), Some("registering booger_bm25".into())));
+        }
+    }
+    Ok(())
+}
+
+fn failure(what: &str) -> rusqlite::Error {
+    rusqlite::Error::SqliteFailure(ffi::Error::new(ffi::SQLITE_ERROR), Some(what.to_owned()))
+}
+
+/// The connection's `fts5_api`, as FTS5 documents obtaining it: `SELECT fts5(?1)` with a
+/// pointer bound to receive it.
+unsafe fn fts5_api(c: &Connection) -> rusqlite::Result<*mut ffi::fts5_api> {
+    // SAFETY: a statement prepared, stepped and finalized on this connection's own handle;
+    // the pointer bound outlives the step that writes through it.
+    unsafe {
+        let db = c.handle();
+        let mut stmt = ptr::null_mut();
+        let rc = ffi::sqlite3_prepare_v2(db, c"SELECT fts5(?1)".as_ptr(), -1, &mut stmt, ptr::null_mut());
+        if rc != ffi::SQLITE_OK {
+            return Err(failure("FTS5 is not compiled in"));
+        }
+        let mut api: *mut ffi::fts5_api = ptr::null_mut();
+        ffi::sqlite3_bind_pointer(stmt, 1, (&raw mut api).cast::<c_void>(), c"fts5_api_ptr".as_ptr(), None);
+        ffi::sqlite3_step(stmt);
+        ffi::sqlite3_finalize(stmt);
+        if api.is_null() { Err(failure("FTS5 gave no API object")) } else { Ok(api) }
+    }
+}
+
+/// What a query's rows share: each word's idf and the rows' mean length.
+struct Shared {
+    idf: Vec<f64>,
+    mean_len: f64,
+}
+
+unsafe extern "C" fn drop_shared(p: *mut c_void) {
+    // SAFETY: `p` is the `Box<Shared>` `shared` leaked into FTS5's auxiliary data.
+    drop(unsafe { Box::from_raw(p.cast::<Shared>()) });
+}
+
+unsafe extern "C" fn count_row(_: *const ffi::Fts5ExtensionApi, _: *mut ffi::Fts5Context, n: *mut c_void) -> c_int {
+    // SAFETY: `n` is the `i64` `shared` passes to `xQueryPhrase`.
+    unsafe { *n.cast::<i64>() += 1 };
+    ffi::SQLITE_OK
+}
+
+/// The query's [`Shared`], computed for its first row and kept with the query.
+unsafe fn shared(api: &ffi::Fts5ExtensionApi, fts: *mut ffi::Fts5Context) -> Option<&Shared> {
+    // SAFETY: the calls are FTS5's own on the context it passed to `bm25`; the auxiliary
+    // data is ours (set below, freed by `drop_shared`).
+    unsafe {
+        let got = (api.xGetAuxdata?)(fts, 0).cast::<Shared>();
+        if !got.is_null() {
+            return Some(&*got);
+        }
+        let (mut rows, mut tokens) = (0i64, 0i64);
+        (api.xRowCount?)(fts, &mut rows);
+        (api.xColumnTotalSize?)(fts, -1, &mut tokens);
+        let n = rows.max(1) as f64;
+        let mut idf = Vec::new();
+        for phrase in 0..(api.xPhraseCount?)(fts) {
+            let mut holding = 0i64;
+            (api.xQueryPhrase?)(fts, phrase, (&raw mut holding).cast::<c_void>(), Some(count_row));
+            let h = holding as f64;
+            // As FTS5's bm25: a word in more than half the rows still counts a little.
+            idf.push((((n - h + 0.5) / (h + 0.5)).ln()).max(1e-6));
+        }
+        let boxed = Box::into_raw(Box::new(Shared { idf, mean_len: (tokens as f64 / n).max(1.0) }));
+        if (api.xSetAuxdata?)(fts, boxed.cast::<c_void>(), Some(drop_shared)) != ffi::SQLITE_OK {
+            // FTS5 freed it already.
+            return None;
+        }
+        Some(&*boxed)
+    }
+}
+
+/// The row's score; see the module's doc.
+unsafe fn score(api: &ffi::Fts5ExtensionApi, fts: *mut ffi::Fts5Context, weights: &[f64]) -> Option<f64> {
+    // SAFETY: FTS5's calls on the context it passed to `bm25`, for the row it is on.
+    unsafe {
+        let shared = shared(api, fts)?;
+        let mut len: c_int = 0;
+        (api.xColumnSize?)(fts, -1, &mut len);
+        let norm = K1 * (1.0 - B + B * f64::from(len) / shared.mean_len);
+        let (first, next) = (api.xPhraseFirstColumn?, api.xPhraseNextColumn?);
+        let mut total = 0.0;
+        for (phrase, idf) in shared.idf.iter().enumerate() {
+            let mut iter = ffi::Fts5PhraseIter { a: ptr::null(), b: ptr::null() };
+            let mut col: c_int = -1;
+            if first(fts, phrase as c_int, &mut iter, &mut col) != ffi::SQLITE_OK {
+                return None;
+            }
+            let mut f = 0.0;
+            while col >= 0 {
+                f += weights.get(col as usize).copied().unwrap_or(1.0);
+                next(fts, &mut iter, &mut col);
+            }
+            total += idf * f * (K1 + 1.0) / (f + norm);
+        }
+        Some(-total)
+    }
+}
+
+unsafe extern "C" fn bm25(
+    api: *const ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    ctx: *mut ffi::sqlite3_context,
+    n_val: c_int,
+    vals: *mut *mut ffi::sqlite3_value,
+) {
+    // SAFETY: FTS5 calls this with its API, the row's context, the SQL function's context and
+    // `n_val` argument values.
+    unsafe {
+        let weights: Vec<f64> = (0..n_val.max(0) as usize).map(|i| ffi::sqlite3_value_double(*vals.add(i))).collect();
+        match api.as_ref().and_then(|api| score(api, fts, &weights)) {
+            Some(s) => ffi::sqlite3_result_double(ctx, s),
+            None => ffi::sqlite3_result_error(ctx, c"booger_bm25 failed".as_ptr(), -1),
+        }
+    }
+}
+
+/// Writes the full-text rows again from the chunks, if a migration left the table empty for
+/// it (migration 20 recreated it with another layout). One transaction: an interrupted refill
+/// is done again at the next open.
+pub(super) fn refill_if_asked(c: &mut Connection, texts: &Dictionaries) -> rusqlite::Result<()> {
+    use rusqlite::OptionalExtension;
+    let asked = c.query_row("SELECT 1 FROM meta WHERE key = 'fulltext_refill'", [], |_| Ok(())).optional()?;
+    if asked.is_none() {
+        return Ok(());
+    }
+    let started = std::time::Instant::now();
+    tracing::info!("writing the full-text rows again in their new layout (once, after an upgrade)");
+    let tx = c.transaction()?;
+    let mut rows = 0u64;
+    {
+        let mut read = tx.prepare("SELECT id, name, content FROM chunks ORDER BY id")?;
+        let mut insert = tx.prepare("INSERT INTO chunks_fts(rowid, name, content, words) VALUES (?1, ?2, ?3, ?4)")?;
+        let mut it = read.query([])?;
+        while let Some(r) = it.next()? {
+            let (id, name): (i64, String) = (r.get(0)?, r.get(1)?);
+            let content = super::text::decoded(r, 2, texts)?;
+            insert.execute(rusqlite::params![id, name, content, super::words::words_for(&name, &content)])?;
+            rows += 1;
+        }
+    }
+    tx.execute("DELETE FROM meta WHERE key = 'fulltext_refill'", [])?;
+    tx.commit()?;
+    tracing::info!(rows, ms = started.elapsed().as_millis() as u64, "full-text rows written in their new layout");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+    use crate::store::search::Filters;
+
+    fn table() -> Connection {
+        let c = Connection::open_in_memory().unwrap();
+        c.execute_batch(
+            "CREATE VIRTUAL TABLE chunks_fts USING fts5(name, content, words, content = '',
+                 contentless_delete = 1, detail = 'column', tokenize = 'porter unicode61');",
+        )
+        .unwrap();
+        register(&c).unwrap();
+        c
+    }
+
+    fn ranked(c: &Connection, expr: &str) -> Vec<(i64, f64)> {
+        c.prepare("SELECT rowid, booger_bm25(chunks_fts, 8.0, 1.0, 2.0) AS r FROM chunks_fts WHERE chunks_fts MATCH ?1 ORDER BY r")
+            .unwrap()
+            .query_map([expr], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+    }
+
+    /// A word counts once per column that holds it, by that column's weight; a rare word
+    /// more than a common one; a short row more than a long one.
+    #[test]
+    fn ranks_by_the_columns_holding_each_word_and_how_rare_it_is() {
+        let c = table();
+        let rows = [
+            (1, "", "parse parse parse the config"),
+            (2, "parse", "def parse(): pass"),
+            (3, "", "config config"),
+            (4, "", "config file loaded at start with many more words after it"),
+            (5, "", "nothing"),
+            (6, "", "config"),
+        ];
+        for (id, name, content) in rows {
+            c.execute(
+                "INSERT INTO chunks_fts(rowid, name, content, words) VALUES (?1, ?2, ?3, '')",
+                (id, name, content),
+            )
+            .unwrap();
+        }
+        let parse = ranked(&c, "\"parse\"");
+        assert_eq!(parse.iter().map(|r| r.0).collect::<Vec<_>>(), [2, 1], "in the name first: {parse:?}");
+        assert!(parse.iter().all(|r| r.1 < 0.0), "scores are negated, as bm25()'s: {parse:?}");
+        let config = ranked(&c, "\"config\"");
+        assert_eq!(config.last().map(|r| r.0), Some(4), "the longest row last: {config:?}");
+        let either = ranked(&c, "\"parse\" OR \"config\"");
+        assert!(either.iter().position(|r| r.0 == 1) < either.iter().position(|r| r.0 == 6), "both words first");
+        // Words written together are asked for together: a phrase is refused in this layout.
+        assert!(
+            c.prepare("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH '\"parse config\"'")
+                .unwrap()
+                .exists([])
+                .is_err()
+        );
+    }
+
+    /// An index whose full-text rows were dropped for a new layout gets them back from its
+    /// chunks when it is opened.
+    #[test]
+    fn an_index_asked_to_refill_its_full_text_rows_does_so_when_opened() {
+        let (_dir, root, index) = crate::store::testing::project(&[]);
+        let store = Store::open(&index, &root).unwrap();
+        let text = "def parse_config(path):\n    return open(path).read()\n";
+        store.write_batch(&[crate::store::testing::file_write("a.py", text, true)], &[], "now").unwrap();
+        assert_eq!(store.fts_count("\"config\"").unwrap(), 1);
+        store
+            .write(|c| {
+                c.execute_batch(
+                    "INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all');
+                     INSERT INTO meta(key, value) VALUES ('fulltext_refill', '1');",
+                )
+            })
+            .unwrap();
+        assert_eq!(store.fts_count("\"config\"").unwrap(), 0);
+        drop(store);
+        let store = Store::open(&index, &root).unwrap();
+        assert_eq!(store.fts_count("\"config\"").unwrap(), 1);
+        assert_eq!(store.fts_count("\"parse\" AND \"config\"").unwrap(), 1, "split names too");
+        let hits = store.fts_candidates("\"config\"", &Filters::default(), 10).unwrap();
+        assert_eq!(hits.len(), 1);
+        assert!(hits[0].bm25 < 0.0);
+        let asked = store.read(|c| {
+            c.query_row("SELECT count(*) FROM meta WHERE key = 'fulltext_refill'", [], |r| r.get::<_, i64>(0))
+        });
+        assert_eq!(asked.unwrap(), 0);
+    }
+}
