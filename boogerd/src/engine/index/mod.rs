@@ -49,6 +49,10 @@ const GRAMS_INLINE_BYTES: u64 = 256 * 1024;
 /// A first index of more files than this makes its names index after its writes (see
 /// [`Store::pause_names_index`]); a few files' names go in faster than the index is made.
 const NAMES_LATER_FILES: usize = 64;
+/// A run of more files than this lets the WAL grow between checkpoints (see
+/// [`Store::bulk_writes`]); its trigram rows are left to the background pass, which folds
+/// the journal back when it ends.
+const BULK_FILES: usize = GRAMS_INLINE_FILES;
 /// Parsed files that may wait for the writer. Large enough that parsers keep going while the
 /// writer commits a batch (FTS5 does most of its work then), small enough to bound memory.
 const QUEUE_FILES: usize = 1024;
@@ -301,6 +305,10 @@ fn apply(
     if names_paused {
         store.pause_names_index()?;
     }
+    let bulk = todo.len() > BULK_FILES;
+    if bulk {
+        store.bulk_writes(true)?;
+    }
     let workers = crate::base::threads::cores().clamp(1, 16);
     let (tx, rx) = sync_channel::<(usize, Outcome)>(QUEUE_FILES);
     let written = std::thread::scope(|s| -> Result<(), StoreError> {
@@ -394,6 +402,9 @@ fn apply(
         // A run that failed (or was stopped) leaves the names index as it was; opening the
         // index makes it as well, should this fail too.
         let _ = store.restore_names_index();
+    }
+    if bulk {
+        store.bulk_writes(false)?;
     }
     written?;
     report.stages.write_ms = writing.as_millis() as u64;
