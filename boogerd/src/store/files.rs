@@ -361,11 +361,16 @@ impl Store {
         }
     }
 
-    /// Full-text match count for `query` (FTS5 syntax): the index's own self-check.
-    pub fn fts_count(&self, query: &str) -> Result<u64> {
+    /// How many chunks' full-text rows hold every word of `words` (split at anything but
+    /// letters and digits, as a query's are): the index's own self-check.
+    pub fn fts_count(&self, words: &str) -> Result<u64> {
+        let expr: Vec<String> =
+            words.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(|w| format!("\"{w}\"")).collect();
         self.read(|c| {
-            c.query_row("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1", [query], |r| r.get::<_, i64>(0))
-                .map(|n| n as u64)
+            c.query_row("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1", [expr.join(" AND ")], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map(|n| n as u64)
         })
     }
 }
@@ -412,7 +417,7 @@ mod tests {
         assert_eq!(std::fs::metadata(&wal).unwrap().len(), 0, "the WAL folded back and truncated");
         assert!(matches!(store.write_batch(&[write], &[], "t"), Err(crate::store::StoreError::Cancelled)));
         assert_eq!(std::fs::metadata(&wal).unwrap().len(), 0, "nothing written after the close");
-        assert_eq!(store.fts_count("\"beta\" AND \"two\"").unwrap(), 1);
+        assert_eq!(store.fts_count("beta_two").unwrap(), 1);
     }
 
     /// The full-text rows follow their chunks through rewrites, deletions and a full

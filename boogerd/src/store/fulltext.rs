@@ -253,7 +253,7 @@ mod tests {
         let store = Store::open(&index, &root).unwrap();
         let text = "def parse_config(path):\n    return open(path).read()\n";
         store.write_batch(&[crate::store::testing::file_write("a.py", text, true)], &[], "now").unwrap();
-        assert_eq!(store.fts_count("\"config\"").unwrap(), 1);
+        assert_eq!(store.fts_count("config").unwrap(), 1);
         store
             .write(|c| {
                 c.execute_batch(
@@ -262,11 +262,11 @@ mod tests {
                 )
             })
             .unwrap();
-        assert_eq!(store.fts_count("\"config\"").unwrap(), 0);
+        assert_eq!(store.fts_count("config").unwrap(), 0);
         drop(store);
         let store = Store::open(&index, &root).unwrap();
-        assert_eq!(store.fts_count("\"config\"").unwrap(), 1);
-        assert_eq!(store.fts_count("\"parse\" AND \"config\"").unwrap(), 1, "split names too");
+        assert_eq!(store.fts_count("config").unwrap(), 1);
+        assert_eq!(store.fts_count("parse config").unwrap(), 1, "split names too");
         let hits = store.fts_candidates("\"config\"", &Filters::default(), 10).unwrap();
         assert_eq!(hits.len(), 1);
         assert!(hits[0].bm25 < 0.0);
