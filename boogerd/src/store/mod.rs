@@ -74,6 +74,9 @@ pub struct Store {
     /// there is the last write (a background pass still holding the store cannot leave
     /// newer pages in the write-ahead log after the daemon stops).
     closed: std::sync::atomic::AtomicBool,
+    /// A large run's WAL is waiting for the next [`Store::checkpoint`] (see
+    /// [`Store::bulk_writes`]).
+    bulk: std::sync::atomic::AtomicBool,
     readers: Pool<SqliteConnectionManager>,
     /// Bumped by every write (notes and focus too): read caches are valid for one count.
     writes: std::sync::atomic::AtomicU64,
@@ -175,6 +178,7 @@ impl Store {
             path: path.to_owned(),
             writer: FairMutex::new(writer),
             closed: std::sync::atomic::AtomicBool::new(false),
+            bulk: std::sync::atomic::AtomicBool::new(false),
             readers,
             writes: std::sync::atomic::AtomicU64::new(0),
             content_generation: std::sync::atomic::AtomicU64::new(content_generation),
@@ -294,9 +298,21 @@ impl Store {
         self.writes.load(std::sync::atomic::Ordering::SeqCst)
     }
 
-    /// Folds the WAL back into the database and truncates it, after a run's writes.
+    /// Folds the WAL back into the database and truncates it, after a run's writes or a
+    /// background pass; ends a large run's bulk writing (see [`Store::bulk_writes`]).
     pub(crate) fn checkpoint(&self) -> Result<()> {
-        self.write(|c| c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);"))
+        let bulk = self.bulk.swap(false, std::sync::atomic::Ordering::SeqCst);
+        self.write(|c| {
+            if bulk {
+                c.execute_batch(&format!("PRAGMA wal_autocheckpoint = {};", batch::CHECKPOINT_PAGES))?;
+            }
+            c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")
+        })
+    }
+
+    /// Whether a large run's WAL waits for the background pass after it to fold it back.
+    pub(crate) fn folds_later(&self) -> bool {
+        self.bulk.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// The project is let go (removed, or the daemon stops): the WAL is folded back and

@@ -51,7 +51,7 @@ const GRAMS_INLINE_BYTES: u64 = 256 * 1024;
 const NAMES_LATER_FILES: usize = 64;
 /// A run of more files than this lets the WAL grow between checkpoints (see
 /// [`Store::bulk_writes`]); its trigram rows are left to the background pass, which folds
-/// the journal back when it ends.
+/// the journal back when it ends (as does the embedding pass).
 const BULK_FILES: usize = GRAMS_INLINE_FILES;
 /// Parsed files that may wait for the writer. Large enough that parsers keep going while the
 /// writer commits a batch (FTS5 does most of its work then), small enough to bound memory.
@@ -238,7 +238,10 @@ pub(crate) fn run_ranked(
     if !wrote && store.meta("root_hash")?.as_deref() == Some(report.root_hash.as_str()) {
         return Ok(report);
     }
-    store.checkpoint()?;
+    // A large run's journal is folded back by the pass writing its trigram rows after it.
+    if !store.folds_later() {
+        store.checkpoint()?;
+    }
     report.stages.finish_ms = finishing.elapsed().as_millis() as u64;
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     let saved = report.trimmed(200);
@@ -305,9 +308,8 @@ fn apply(
     if names_paused {
         store.pause_names_index()?;
     }
-    let bulk = todo.len() > BULK_FILES;
-    if bulk {
-        store.bulk_writes(true)?;
+    if todo.len() > BULK_FILES {
+        store.bulk_writes()?;
     }
     let workers = crate::base::threads::cores().clamp(1, 16);
     let (tx, rx) = sync_channel::<(usize, Outcome)>(QUEUE_FILES);
@@ -402,9 +404,6 @@ fn apply(
         // A run that failed (or was stopped) leaves the names index as it was; opening the
         // index makes it as well, should this fail too.
         let _ = store.restore_names_index();
-    }
-    if bulk {
-        store.bulk_writes(false)?;
     }
     written?;
     report.stages.write_ms = writing.as_millis() as u64;
