@@ -1,15 +1,16 @@
 //! The full-text table's ranking, and refilling the table after a change of its layout.
 //!
 //! `chunks_fts` keeps which columns of which chunks hold a word, not where (`detail=column`,
-//! migration 20): positions were two fifths of its rows (/usr/include: 73 -> 44 MB) and a
-//! sixth of the writer's time, and nothing booger asks needs them: a query's words joined by
-//! punctuation are all of its words (as in the ranking index), and a quoted phrase is checked
-//! against the chunk's text. FTS5's own `bm25()` counts a word's occurrences from their
-//! positions, so without them it scores every row 0; `booger_bm25` is the same formula with a
-//! word counted once per column that holds it: the sum over the query's words of
-//! idf × f × (k1 + 1) / (f + k1 × (1 - b + b × len / avglen)), where f is the sum of the
-//! weights of the columns holding the word and len the row's tokens, negated (lower is
-//! better, as `bm25()`). Registered on every connection of a store, as `booger_text` is.
+//! migration 20): positions were half of its rows (/usr/include: 73 -> 39 MB) and a fifth of
+//! the writer's time on the standard library, and nothing booger asks needs them: a query's
+//! words joined by punctuation are all of its words (as in the ranking index), and a quoted
+//! phrase is checked against the chunk's text. FTS5's own `bm25()` counts a word's
+//! occurrences from their positions, so without them it scores every row 0; `booger_bm25` is
+//! the same formula with a word counted once per column that holds it: the sum over the
+//! query's words of idf × f × (k1 + 1) / (f + k1 × (1 - b + b × len / avglen)), where f is
+//! the sum of the weights of the columns holding the word and len the row's tokens, negated
+//! (lower is better, as `bm25()`). Registered on every connection of a store, as
+//! `booger_text` is.
 
 use std::ffi::{c_int, c_void};
 use std::ptr;

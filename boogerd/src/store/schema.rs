@@ -276,7 +276,7 @@ pub(super) const MIGRATIONS: &[&str] = &[
         SELECT id FROM chunks WHERE coalesce(doc, '') = '' AND kind = 'declaration');
     "#,
     // 20: the full-text rows keep which columns hold a word, not where (`store::fulltext`):
-    // positions were two fifths of them and a sixth of the writer's time, and no query
+    // positions were half of them and a fifth of the writer's time, and no query
     // needs them. A layout is fixed when a table is made, so the table is made again and
     // refilled from the chunks when the store opens (`fulltext::refill_if_asked`).
     r#"
