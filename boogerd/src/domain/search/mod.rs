@@ -97,12 +97,9 @@ impl Searcher<'_> {
             return Ok(Vec::new());
         }
         let mut by_id: HashMap<i64, (Candidate, f64)> = HashMap::new();
-        // The ranking index answers unless the query quotes an exact phrase (FTS5 finds every
-        // chunk holding its words, each then checked for them in order, below); words joined
-        // by punctuation count as their separate tokens in both.
-        // A passage's quotes are its author's, not a phrase to match exactly.
-        let phrase = text.contains('"') && query.passage.is_none();
-        let warm = match self.ranking.filter(|_| !phrase && ranking_index::RankingIndex::supports(filters)) {
+        // Words joined by punctuation count as their separate words on both paths; a quoted
+        // phrase's chunks are those holding its words, each then checked for them in order.
+        let warm = match self.ranking.filter(|_| ranking_index::RankingIndex::supports(filters)) {
             Some(p) => self.ranked(p, query, filters)?.map(|ranked| (p, ranked)),
             None => None,
         };
@@ -111,6 +108,7 @@ impl Searcher<'_> {
                 let bonus = if query.terms.len() > 1 && all_terms { WEIGHTS.all_words } else { 0.0 };
                 by_id.insert(c.id, (c, bonus));
             }
+            keep_phrases(store, query, &mut by_id)?;
             let mut hits = finish(by_id, query, text, ctx);
             if query.passage.is_some() {
                 hits = passage_files::lead_with_files(store, p, query, hits)?;
@@ -136,18 +134,7 @@ impl Searcher<'_> {
                 by_id.entry(c.id).or_insert((c, 0.0));
             }
         }
-        if !query.phrases.is_empty() {
-            // FTS5 found the chunks holding a phrase's words; its text says if in that order.
-            let ids: Vec<i64> = by_id.keys().copied().collect();
-            let texts = store.contents(&ids)?;
-            // In its text, or in its mixed-case names split (`DefaultContext`: "default context").
-            by_id.retain(|id, _| {
-                texts.get(id).is_some_and(|t| {
-                    let split = crate::store::words::words_for("", t);
-                    query.phrases.iter().all(|p| query::holds_phrase(t, p) || query::holds_phrase(&split, p))
-                })
-            });
-        }
+        keep_phrases(store, query, &mut by_id)?;
         Ok(finish(by_id, query, text, ctx))
     }
 
@@ -196,6 +183,24 @@ impl Searcher<'_> {
             _ => files::rank(self.store, self.ranking, query, hits),
         }
     }
+}
+
+/// Keeps the candidates holding every phrase the query quotes, its words in order: in the
+/// chunk's text, or in its mixed-case names split (`DefaultContext`: "default context"). The
+/// candidates hold the words (neither index keeps where).
+fn keep_phrases(store: &Store, query: &Query, by_id: &mut HashMap<i64, (Candidate, f64)>) -> Result<(), StoreError> {
+    if query.phrases.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<i64> = by_id.keys().copied().collect();
+    let texts = store.contents(&ids)?;
+    by_id.retain(|id, _| {
+        texts.get(id).is_some_and(|t| {
+            let split = crate::store::words::words_for("", t);
+            query.phrases.iter().all(|p| query::holds_phrase(t, p) || query::holds_phrase(&split, p))
+        })
+    });
+    Ok(())
 }
 
 /// Re-ranks the candidates (with their AND bonus) into hits, best first.
