@@ -364,13 +364,10 @@ impl Store {
     /// How many chunks' full-text rows hold every word of `words` (split at anything but
     /// letters and digits, as a query's are): the index's own self-check.
     pub fn fts_count(&self, words: &str) -> Result<u64> {
-        let expr: Vec<String> =
-            words.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(|w| format!("\"{w}\"")).collect();
+        let expr = super::fulltext::every_word(words);
         self.read(|c| {
-            c.query_row("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1", [expr.join(" AND ")], |r| {
-                r.get::<_, i64>(0)
-            })
-            .map(|n| n as u64)
+            c.query_row("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?1", [expr], |r| r.get::<_, i64>(0))
+                .map(|n| n as u64)
         })
     }
 }

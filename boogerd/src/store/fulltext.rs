@@ -23,6 +23,19 @@ use super::text::Dictionaries;
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
 
+/// The FTS5 expression for the chunks holding every word of `text` (each word quoted, so
+/// FTS5's syntax never sees the text's own punctuation; several joined by AND, as words
+/// written together are asked for in this layout); empty when `text` has no word.
+pub(crate) fn every_word(text: &str) -> String {
+    let words: Vec<String> =
+        text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(|w| format!("\"{w}\"")).collect();
+    match words.len() {
+        0 => String::new(),
+        1 => words.into_iter().next().unwrap_or_default(),
+        _ => format!("({})", words.join(" AND ")),
+    }
+}
+
 /// Registers `booger_bm25(chunks_fts, weight...)` with `c`'s FTS5.
 pub(super) fn register(c: &Connection) -> rusqlite::Result<()> {
     // SAFETY: `api` is the FTS5 API object of this connection (FTS5 hands it out for as long
@@ -146,8 +159,13 @@ unsafe extern "C" fn bm25(
     // SAFETY: FTS5 calls this with its API, the row's context, the SQL function's context and
     // `n_val` argument values.
     unsafe {
-        let weights: Vec<f64> = (0..n_val.max(0) as usize).map(|i| ffi::sqlite3_value_double(*vals.add(i))).collect();
-        match api.as_ref().and_then(|api| score(api, fts, &weights)) {
+        // Called for every matching row: the weights (one a column, three here) on the stack.
+        let mut weights = [1.0f64; 8];
+        let n = (n_val.max(0) as usize).min(weights.len());
+        for (i, w) in weights.iter_mut().enumerate().take(n) {
+            *w = ffi::sqlite3_value_double(*vals.add(i));
+        }
+        match api.as_ref().and_then(|api| score(api, fts, &weights[..n])) {
             Some(s) => ffi::sqlite3_result_double(ctx, s),
             None => ffi::sqlite3_result_error(ctx, c"booger_bm25 failed".as_ptr(), -1),
         }

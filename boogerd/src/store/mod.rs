@@ -13,7 +13,7 @@ mod batch;
 mod common_grams;
 pub(crate) mod context;
 mod files;
-mod fulltext;
+pub(crate) mod fulltext;
 pub(crate) mod grams;
 #[cfg(feature = "team")]
 pub(crate) mod prebuilt;

@@ -259,20 +259,19 @@ impl Store {
         })
     }
 
-    /// Chunks matching an FTS5 expression whose text holds the word `mention`, unranked, with their
-    /// content (for line-level work: references, tests-for), of those `keep` accepts before
-    /// their text is read; at most `limit`. Cheap: no bm25. The full-text rows say which
-    /// chunks hold a name's words, not together (`fulltext`), so the limit counts only the
-    /// chunks whose text holds the name itself, as a word.
+    /// The chunks whose text holds the word `name`, unranked, with their text (for line-level
+    /// work: references, tests-for), of those `keep` accepts before their text is read; at
+    /// most `limit`. Cheap: no bm25. The full-text rows narrow them to the chunks holding the
+    /// name's words, which are not always together (`fulltext`), so the text says which hold
+    /// the name, and only those count toward the limit.
     pub(crate) fn fts_matches(
         &self,
-        expr: &str,
-        mention: &str,
+        name: &str,
         filters: &Filters,
         limit: usize,
         keep: impl Fn(&Candidate) -> bool,
     ) -> Result<Vec<(Candidate, String)>> {
-        let mut params = vec![SqlValue::Text(expr.to_owned())];
+        let mut params = vec![SqlValue::Text(super::fulltext::every_word(name))];
         let cond = filters.sql(&mut params);
         let sql = format!(
             "SELECT {CANDIDATE_COLUMNS}, 0.0, booger_text(c.content)
@@ -289,7 +288,7 @@ impl Store {
                 let c = candidate(r)?;
                 if keep(&c) {
                     let text = super::text::read(r, 11)?;
-                    if crate::base::text::find_word(text, mention).is_some() {
+                    if crate::base::text::find_word(text, name).is_some() {
                         out.push((c, text.to_owned()));
                     }
                 }

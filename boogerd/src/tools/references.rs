@@ -12,7 +12,6 @@ use booger_proto::wire::ToolReply;
 
 use super::call::{Call, Outcome, ToolError, answer, failed, page, quoted};
 use crate::base::hints;
-use crate::domain::search::Query;
 use crate::domain::search::format::{self, Cursor, Page};
 use crate::store::search::{Candidate, Filters};
 
@@ -22,10 +21,7 @@ pub(super) fn run(call: &Call, a: args::References) -> Outcome {
     let name = name_of(&a.symbol)?;
     let snap = call.snapshot(a.on.project.as_deref())?;
     let f = Filters { language: a.language, kind: None, path: a.path_prefix.clone() };
-    let candidates = snap
-        .store
-        .fts_matches(&Query::parse(name).and(), name, &f, CANDIDATES, |_| true)
-        .map_err(|e| failed("references", e))?;
+    let candidates = snap.store.fts_matches(name, &f, CANDIDATES, |_| true).map_err(|e| failed("references", e))?;
     match mentioned(&candidates, &a)? {
         Some(reply) => Ok(reply),
         None => {

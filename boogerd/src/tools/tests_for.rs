@@ -6,7 +6,7 @@ use booger_proto::tools::args;
 
 use super::call::{Call, Outcome, ToolError, answer, failed, page};
 use crate::domain::search::format::{self, OutputMode};
-use crate::domain::search::{Query, is_test};
+use crate::domain::search::is_test;
 use crate::store::search::{Candidate, Filters};
 use crate::store::{Store, StoreError};
 
@@ -83,7 +83,7 @@ fn tests_of(store: &Store, name: &str) -> Result<Vec<(Candidate, &'static str)>,
     };
     let mut found: Vec<(Candidate, &'static str)> = Vec::new();
     // Only tests' text is read: of a common name's thousands of mentions, few are in tests.
-    let matches = store.fts_matches(&Query::parse(name).and(), name, &f, 5_000, |c| by_name(c) || testy(c))?;
+    let matches = store.fts_matches(name, &f, 5_000, |c| by_name(c) || testy(c))?;
     for (c, content) in matches {
         let testy = testy(&c);
         if by_name(&c) {

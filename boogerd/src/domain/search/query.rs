@@ -12,7 +12,7 @@ use super::words::{is_compound, is_stopword};
 /// A parsed query.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Query {
-    /// FTS5 terms, one per word or words written together (see [`fts_term`]).
+    /// FTS5 terms, one per word or words written together (`store::fulltext::every_word`).
     pub terms: Vec<String>,
     /// The phrases the query quotes (`"exact phrase"`), lowercase: the full-text rows keep no
     /// positions, so a chunk's text is checked for them ([`holds_phrase`]).
@@ -207,7 +207,7 @@ impl Query {
         let mut terms = Vec::new();
         let mut words = Vec::new();
         for (t, _) in kept {
-            let term = fts_term(t);
+            let term = crate::store::fulltext::every_word(t);
             if !term.is_empty() && !terms.contains(&term) {
                 terms.push(term);
             }
@@ -243,7 +243,12 @@ impl Query {
     /// identifiers it writes as code do), read as a request for a change.
     fn of_passage(passage: Passage) -> Query {
         let words: Vec<String> = passage.tokens.iter().take(PASSAGE_WORDS_KEPT).map(|(w, _)| w.clone()).collect();
-        let terms = words.iter().take(PASSAGE_TERMS).map(|w| fts_term(w)).filter(|t| !t.is_empty()).collect();
+        let terms = words
+            .iter()
+            .take(PASSAGE_TERMS)
+            .map(|w| crate::store::fulltext::every_word(w))
+            .filter(|t| !t.is_empty())
+            .collect();
         let mut idents: Vec<String> = Vec::new();
         for n in &passage.names {
             let bare: String = bare_identifier_chars(n).collect();
@@ -309,31 +314,15 @@ impl Query {
     }
 }
 
-/// `text` as an FTS5 term: each of its words quoted (FTS5's syntax never sees the text's
-/// own punctuation), words written together (`os.path.join`, a quoted phrase) joined by AND:
-/// the full-text rows keep which chunks hold a word, not where (`store::fulltext`), as the
-/// ranking index's postings do.
-fn fts_term(text: &str) -> String {
-    let words: Vec<String> =
-        text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(|w| format!("\"{w}\"")).collect();
-    match words.len() {
-        0 => String::new(),
-        1 => words.into_iter().next().unwrap_or_default(),
-        _ => format!("({})", words.join(" AND ")),
-    }
-}
-
-/// The phrases of two words or more that `text` quotes, lowercase.
+/// The phrases of two words or more that `text` quotes, as the ranking index splits and
+/// lowercases words, joined by a space.
 fn quoted_phrases(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for (i, part) in text.split('"').enumerate() {
-        let words: Vec<&str> = part.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
-        // The odd parts are inside quotes (an unclosed quote's rest too).
-        if i % 2 == 1 && words.len() > 1 {
-            let phrase = words.join(" ").to_lowercase();
-            if !out.contains(&phrase) {
-                out.push(phrase);
-            }
+    // The odd parts are inside quotes (an unclosed quote's rest too).
+    for part in text.split('"').skip(1).step_by(2) {
+        let words: Vec<String> = super::ranking_index::tokens(part).collect();
+        if words.len() > 1 && !out.contains(&words.join(" ")) {
+            out.push(words.join(" "));
         }
     }
     out
@@ -343,9 +332,8 @@ fn quoted_phrases(text: &str) -> Vec<String> {
 /// nothing but punctuation and space between them, in any case.
 pub(crate) fn holds_phrase(text: &str, phrase: &str) -> bool {
     let want: Vec<&str> = phrase.split(' ').collect();
-    let lower = text.to_lowercase();
-    let words: Vec<&str> = lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
-    words.windows(want.len()).any(|w| w == want.as_slice())
+    let words: Vec<String> = super::ranking_index::tokens(text).collect();
+    words.windows(want.len()).any(|w| w.iter().zip(&want).all(|(a, b)| a == b))
 }
 
 /// The scope of a subject written `scope: …` or `type(scope): …` (a bare `type:` such as `fix:`
