@@ -259,17 +259,18 @@ impl Store {
         })
     }
 
-    /// The chunks whose text holds the word `name`, unranked, with their text (for line-level
-    /// work: references, tests-for), of those `keep` accepts before their text is read; at
-    /// most `limit`. Cheap: no bm25. The full-text rows narrow them to the chunks holding the
-    /// name's words, which are not always together (`fulltext`), so the text says which hold
-    /// the name, and only those count toward the limit.
+    /// The chunks holding every word of `name`, unranked, with their text (for line-level
+    /// work: references, tests-for): of those `keep` accepts before their text is read, those
+    /// `holds` accepts with it, at most `limit`. Cheap: no bm25. The full-text rows say which
+    /// chunks hold the name's words, not whether together (`fulltext`), so the caller's
+    /// `holds` says which count toward the limit.
     pub(crate) fn fts_matches(
         &self,
         name: &str,
         filters: &Filters,
         limit: usize,
         keep: impl Fn(&Candidate) -> bool,
+        holds: impl Fn(&Candidate, &str) -> bool,
     ) -> Result<Vec<(Candidate, String)>> {
         let mut params = vec![SqlValue::Text(super::fulltext::every_word(name))];
         let cond = filters.sql(&mut params);
@@ -288,7 +289,7 @@ impl Store {
                 let c = candidate(r)?;
                 if keep(&c) {
                     let text = super::text::read(r, 11)?;
-                    if crate::base::text::find_word(text, name).is_some() {
+                    if holds(&c, text) {
                         out.push((c, text.to_owned()));
                     }
                 }

@@ -21,7 +21,10 @@ pub(super) fn run(call: &Call, a: args::References) -> Outcome {
     let name = name_of(&a.symbol)?;
     let snap = call.snapshot(a.on.project.as_deref())?;
     let f = Filters { language: a.language, kind: None, path: a.path_prefix.clone() };
-    let candidates = snap.store.fts_matches(name, &f, CANDIDATES, |_| true).map_err(|e| failed("references", e))?;
+    let candidates = snap
+        .store
+        .fts_matches(name, &f, CANDIDATES, |_| true, |_, text| find_word(text, name).is_some())
+        .map_err(|e| failed("references", e))?;
     match mentioned(&candidates, &a)? {
         Some(reply) => Ok(reply),
         None => {

@@ -83,14 +83,12 @@ fn tests_of(store: &Store, name: &str) -> Result<Vec<(Candidate, &'static str)>,
     };
     let mut found: Vec<(Candidate, &'static str)> = Vec::new();
     // Only tests' text is read: of a common name's thousands of mentions, few are in tests.
-    let matches = store.fts_matches(name, &f, 5_000, |c| by_name(c) || testy(c))?;
-    for (c, content) in matches {
-        let testy = testy(&c);
-        if by_name(&c) {
-            found.push((c, "named after it"));
-        } else if testy && content.lines().any(|l| super::references::find_word(l, name).is_some()) && c.name != name {
-            found.push((c, "calls or mentions it"));
-        }
+    let mentions = |c: &Candidate, text: &str| c.name != name && super::references::find_word(text, name).is_some();
+    let matches =
+        store.fts_matches(name, &f, 5_000, |c| by_name(c) || testy(c), |c, text| by_name(c) || mentions(c, text))?;
+    for (c, _) in matches {
+        let why = if by_name(&c) { "named after it" } else { "calls or mentions it" };
+        found.push((c, why));
     }
     // Tests named after the symbol may not mention it by name (test_parse for parse_config is not): look them up too.
     for pattern in [format!("test_{name}"), format!("{name}_test"), format!("Test{}", upper_first(name))] {
