@@ -225,14 +225,14 @@ impl<'c> Statements<'c> {
             self.inserted.push(chunk);
             ids.push(chunk);
             let made;
-            let split = match w.words.as_ref().and_then(|v| v.get(k)) {
-                Some(split) => split,
+            let words = match w.words.as_ref().and_then(|v| v.get(k)) {
+                Some(words) => words,
                 None => {
-                    made = words::words_for(&ch.name, &ch.content);
+                    made = words::ChunkWords::of(&ch.name, &ch.content);
                     &made
                 }
             };
-            self.insert_text.execute(params![chunk, ch.name, ch.content, split])?;
+            self.insert_text.execute(params![chunk, ch.name, words.bag.text(), words.split])?;
             change.chunk(
                 ch.kind.as_str(),
                 super::bare::is_bare(ch.kind, ch.start_line, ch.end_line, ch.doc.as_deref()),

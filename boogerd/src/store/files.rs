@@ -31,9 +31,10 @@ pub(crate) struct FileWrite {
     /// ([`super::grams::blocks_of`]), or `None` to leave them to [`Store::fill_grams`] (a
     /// large run).
     pub grams: Option<Vec<super::grams::Block>>,
-    /// Each chunk's split identifiers for the full-text row ([`words::words_for`]), made
-    /// where the file was chunked so the single writer only writes; `None`: made here.
-    pub words: Option<Vec<String>>,
+    /// Each chunk's words for its full-text row and ranking postings
+    /// ([`super::words::ChunkWords`]), made where the file was chunked so the single writer
+    /// only writes; `None`: made by the writer.
+    pub words: Option<Vec<super::words::ChunkWords>>,
     /// Each chunk's text as stored when compressed ([`super::Packer::pack`]), made where the
     /// file was chunked; `None`: compressed by the writer.
     pub packed: Option<super::text::Packed>,

@@ -8,7 +8,8 @@
 //! occurrences from their positions, so without them it scores every row 0; `booger_bm25` is
 //! the same formula with a word counted once per column that holds it: the sum over the
 //! query's words of idf × f × (k1 + 1) / (f + k1 × (1 - b + b × len / avglen)), where f is
-//! the sum of the weights of the columns holding the word and len the row's tokens, negated
+//! the sum of the weights of the columns holding the word and len the row's tokens (its
+//! text's distinct words: the row is written from the chunk's [`super::bag::Bag`]), negated
 //! (lower is better, as `bm25()`). Registered on every connection of a store, as
 //! `booger_text` is.
 
@@ -192,7 +193,8 @@ pub(super) fn refill_if_asked(c: &mut Connection, texts: &Dictionaries) -> rusql
         while let Some(r) = it.next()? {
             let (id, name): (i64, String) = (r.get(0)?, r.get(1)?);
             let content = super::text::decoded(r, 2, texts)?;
-            insert.execute(rusqlite::params![id, name, content, super::words::words_for(&name, &content)])?;
+            let words = super::words::ChunkWords::of(&name, &content);
+            insert.execute(rusqlite::params![id, name, words.bag.text(), words.split])?;
             rows += 1;
         }
     }

@@ -8,6 +8,7 @@
 //! transactions) and an r2d2 pool of readers, all in WAL mode so reads never wait for the
 //! writer. A read-only caller uses [`Store::open_existing`], which never creates anything.
 
+pub(crate) mod bag;
 mod bare;
 mod batch;
 mod common_grams;

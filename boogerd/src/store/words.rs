@@ -7,6 +7,28 @@
 
 use std::collections::HashSet;
 
+use super::bag::Bag;
+
+/// What a chunk's full-text row and ranking postings are made from beside its name and path:
+/// its text's distinct pieces ([`Bag`]) and its split identifiers ([`words_for`]). Made on
+/// the worker that chunked it: the writer and the ranking builder are one thread each.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ChunkWords {
+    pub bag: Bag,
+    pub split: String,
+}
+
+impl ChunkWords {
+    pub(crate) fn of(name: &str, content: &str) -> ChunkWords {
+        ChunkWords { bag: Bag::of(content), split: words_for(name, content) }
+    }
+
+    /// Bytes held.
+    pub(crate) fn bytes(&self) -> usize {
+        self.bag.bytes() + self.split.len()
+    }
+}
+
 /// The words of `ident`: `parseConfig` → [parse, config], `HTTPServer2` → [http, server2].
 pub(crate) fn split_identifier(ident: &str) -> Vec<String> {
     let chars: Vec<char> = ident.chars().collect();

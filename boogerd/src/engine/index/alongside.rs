@@ -22,8 +22,9 @@ use std::time::{Duration, Instant};
 use crate::domain::search::ranking_index::RankingIndex;
 use crate::domain::search::segment::Builder;
 use crate::source::chunk::Chunk;
+use crate::store::FileWrite;
 use crate::store::search::Candidate;
-use crate::store::{FileWrite, words};
+use crate::store::words::ChunkWords;
 
 /// The largest first index (bytes of files to read) built alongside. The builder's term
 /// tables grow with the tree (1.2 million distinct words in a 36,000-file tree of C headers,
@@ -42,8 +43,9 @@ struct Written {
     path: String,
     language: String,
     hash: String,
-    /// Each chunk with its id and its split identifiers (made by the worker that chunked it).
-    chunks: Vec<(i64, Chunk, String)>,
+    /// Each chunk with its id and its words (made by the worker that chunked it); the
+    /// chunk's text is not kept: the builder reads its words.
+    chunks: Vec<(i64, Chunk, ChunkWords)>,
 }
 
 /// Files by their position in the run (path order), each with what it adds (`None`: nothing,
@@ -94,9 +96,10 @@ impl<'scope> Alongside<'scope> {
                     chunks: chunks
                         .into_iter()
                         .zip(ids.by_ref())
-                        .map(|(c, id)| {
-                            let split = words.next().unwrap_or_else(|| words::words_for(&c.name, &c.content));
-                            (id, c, split)
+                        .map(|(mut c, id)| {
+                            let words = words.next().unwrap_or_else(|| ChunkWords::of(&c.name, &c.content));
+                            c.content = String::new();
+                            (id, c, words)
                         })
                         .collect(),
                     path: w.path,
@@ -158,7 +161,7 @@ fn build(rx: Receiver<Message>, dir: &Path, files: usize) -> Option<(Builder, Du
 }
 
 fn text_bytes(f: &Written) -> usize {
-    f.chunks.iter().map(|(_, c, words)| c.content.len() + words.len()).sum()
+    f.chunks.iter().map(|(_, _, words)| words.bytes()).sum()
 }
 
 /// One file's chunks, in the order a build from the store reads them (start, then id).
@@ -178,7 +181,7 @@ fn add(b: &mut Builder, mut f: Written) {
             bytes: c.end_byte - c.start_byte,
             bm25: 0.0,
         };
-        b.add_split(&candidate, &c.content, &words, &f.hash);
+        b.add_words(&candidate, &words, &f.hash);
     }
 }
 
@@ -245,8 +248,8 @@ mod tests {
             .into_iter()
             .enumerate()
             .map(|(k, c)| {
-                let split = crate::store::words::words_for(&c.name, &c.content);
-                (first_id + k as i64, c, split)
+                let words = crate::store::words::ChunkWords::of(&c.name, &c.content);
+                (first_id + k as i64, c, words)
             })
             .collect();
         super::Written { path: w.path, language: w.language, hash: w.hash, chunks }

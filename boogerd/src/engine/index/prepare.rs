@@ -82,7 +82,7 @@ pub(super) fn process(
         problem,
         grams: grams.then(|| crate::store::grams::file_blocks(&chunked.chunks)),
         // Made here, on a worker: the writer is the one thread every file goes through.
-        words: Some(chunked.chunks.iter().map(|c| crate::store::words::words_for(&c.name, &c.content)).collect()),
+        words: Some(chunked.chunks.iter().map(|c| crate::store::words::ChunkWords::of(&c.name, &c.content)).collect()),
         packed: Some(packer.pack_file(chunked.chunks.iter().map(|c| c.content.as_str()))),
         chunks: Some(chunked.chunks),
     };

@@ -1,17 +1,17 @@
 //! Writing a segment: chunks in, the flat layout out (see the parent module).
 
-use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use hashbrown::HashMap;
 use rust_stemmers::{Algorithm, Stemmer};
 
 use super::postings::Postings;
 use super::spill::{Column, TextColumn};
 use super::{HEADER, MAGIC, SECTIONS, Sec, TF_ESCAPE, each_token};
 use crate::store::search::{Candidate, ScanSink};
-use crate::store::words;
+use crate::store::words::ChunkWords;
 
 /// One posting as the segment stores it: the document's gap from the term's previous one
 /// (a varint), then the term frequencies per column (one code byte, or an escape and four).
@@ -202,12 +202,13 @@ impl Builder {
     /// Adds one chunk; `hash` is its file's content hash ("" in a delta, which is never
     /// compared with the store). Chunks of a file come together.
     pub(crate) fn add(&mut self, c: &Candidate, content: &str, hash: &str) {
-        self.add_split(c, content, &words::words_for(&c.name, content), hash);
+        self.add_words(c, &ChunkWords::of(&c.name, content), hash);
     }
 
-    /// [`add`](Self::add) with the chunk's split identifiers already made
-    /// ([`words::words_for`] of its name and content, as the indexing workers make them).
-    pub(crate) fn add_split(&mut self, c: &Candidate, content: &str, word_col: &str, hash: &str) {
+    /// [`add`](Self::add) with the chunk's words already made ([`ChunkWords::of`] its name
+    /// and content, as the indexing workers make them): its text's distinct pieces, each
+    /// split and stemmed once with its count.
+    pub(crate) fn add_words(&mut self, c: &Candidate, words: &ChunkWords, hash: &str) {
         if self.paths.last() != Some(&c.path) {
             let lang = match self.langs.iter().position(|l| *l == c.language) {
                 Some(i) => i,
@@ -228,25 +229,13 @@ impl Builder {
         self.doc_tf.clear();
         let mut len = 0u32;
         let mut buf = std::mem::take(&mut self.token);
-        for (col, text) in [c.name.as_str(), content, word_col, c.path.as_str()].into_iter().enumerate() {
-            each_token(text, &mut buf, |tok| {
-                let tid = match self.raw.find(tok) {
-                    Some(r) => self.raw_terms[r as usize],
-                    None => {
-                        let (t, new) = self.stems.intern(&self.stemmer.stem(tok));
-                        if new {
-                            self.postings.add_term();
-                        }
-                        self.raw.intern(tok);
-                        self.raw_terms.push(t);
-                        t
-                    }
-                };
-                let tf = self.doc_tf.entry(tid).or_insert([0; 4]);
-                tf[col] = tf[col].saturating_add(1);
-                len += 1;
-            });
+        // The columns: name, content, split identifiers, path.
+        len = len.saturating_add(self.count(0, &c.name, 1, &mut buf));
+        for (piece, n) in words.bag.each() {
+            len = len.saturating_add(self.count(1, piece, n, &mut buf));
         }
+        len = len.saturating_add(self.count(2, &words.split, 1, &mut buf));
+        len = len.saturating_add(self.count(3, &c.path, 1, &mut buf));
         self.token = buf;
         for (&tid, &tf) in &self.doc_tf {
             self.postings.push(tid, doc, |gap| encode_posting(gap, tf));
@@ -261,6 +250,33 @@ impl Builder {
         if let Err(e) = put.and(spilled) {
             self.failed.get_or_insert(e);
         }
+    }
+
+    /// Counts each token of `text` `n` times in column `col` of the chunk being added; how
+    /// many that makes.
+    fn count(&mut self, col: usize, text: &str, n: u32, buf: &mut String) -> u32 {
+        let mut tokens = 0u32;
+        each_token(text, buf, |tok| {
+            let tid = self.term(tok);
+            let tf = self.doc_tf.entry(tid).or_insert([0; 4]);
+            tf[col] = tf[col].saturating_add(n.min(255) as u8);
+            tokens = tokens.saturating_add(n);
+        });
+        tokens
+    }
+
+    /// The term of a raw token: its stem's id, the token stemmed once per build.
+    fn term(&mut self, tok: &str) -> u32 {
+        if let Some(r) = self.raw.find(tok) {
+            return self.raw_terms[r as usize];
+        }
+        let (t, new) = self.stems.intern(&self.stemmer.stem(tok));
+        if new {
+            self.postings.add_term();
+        }
+        self.raw.intern(tok);
+        self.raw_terms.push(t);
+        t
     }
 
     fn put_columns(&mut self, c: &Candidate, len: u32) -> io::Result<()> {
