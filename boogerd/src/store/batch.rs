@@ -232,7 +232,7 @@ impl<'c> Statements<'c> {
                     &made
                 }
             };
-            self.insert_text.execute(params![chunk, ch.name, words.bag.text(), words.split])?;
+            self.insert_text.execute(params![chunk, words.name, words.bag.text(), words.split])?;
             change.chunk(
                 ch.kind.as_str(),
                 super::bare::is_bare(ch.kind, ch.start_line, ch.end_line, ch.doc.as_deref()),

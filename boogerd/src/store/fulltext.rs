@@ -13,7 +13,7 @@
 //! (lower is better, as `bm25()`). Registered on every connection of a store, as
 //! `booger_text` is.
 
-use std::ffi::{c_int, c_void};
+use std::ffi::{c_char, c_int, c_void};
 use std::ptr;
 
 use rusqlite::Connection;
@@ -37,10 +37,12 @@ pub(crate) fn every_word(text: &str) -> String {
     }
 }
 
-/// Registers `booger_bm25(chunks_fts, weight...)` with `c`'s FTS5.
-pub(super) fn register(c: &Connection) -> rusqlite::Result<()> {
+/// Registers `booger_bm25(chunks_fts, weight...)` and the tokenizer `booger` with `c`'s FTS5:
+/// on every connection that may read or make the full-text table.
+pub(crate) fn register(c: &Connection) -> rusqlite::Result<()> {
     // SAFETY: `api` is the FTS5 API object of this connection (FTS5 hands it out for as long
-    // as the connection lives); the function registered takes no user data.
+    // as the connection lives); the function and tokenizer registered take no user data, and
+    // FTS5 copies the tokenizer's table of functions.
     unsafe {
         let api = fts5_api(c)?;
         let create = (*api).xCreateFunction.ok_or_else(|| failure("FTS5 has no xCreateFunction"))?;
@@ -48,8 +50,81 @@ pub(super) fn register(c: &Connection) -> rusqlite::Result<()> {
         if rc != ffi::SQLITE_OK {
             return Err(rusqlite::Error::SqliteFailure(ffi::Error::new(rc), Some("registering booger_bm25".into())));
         }
+        let create = (*api).xCreateTokenizer.ok_or_else(|| failure("FTS5 has no xCreateTokenizer"))?;
+        let mut tokenizer = ffi::fts5_tokenizer {
+            xCreate: Some(tokenizer_create),
+            xDelete: Some(tokenizer_delete),
+            xTokenize: Some(tokenize),
+        };
+        let rc = create(api, c"booger".as_ptr(), ptr::null_mut(), &mut tokenizer, None);
+        if rc != ffi::SQLITE_OK {
+            return Err(rusqlite::Error::SqliteFailure(ffi::Error::new(rc), Some("registering its tokenizer".into())));
+        }
     }
     Ok(())
+}
+
+/// The tokenizer has no state: any pointer FTS5 can hand back will do.
+unsafe extern "C" fn tokenizer_create(
+    _: *mut c_void,
+    _: *mut *const c_char,
+    _: c_int,
+    out: *mut *mut ffi::Fts5Tokenizer,
+) -> c_int {
+    // SAFETY: FTS5 passes where the new tokenizer goes.
+    unsafe { *out = ptr::NonNull::<ffi::Fts5Tokenizer>::dangling().as_ptr() };
+    ffi::SQLITE_OK
+}
+
+unsafe extern "C" fn tokenizer_delete(_: *mut ffi::Fts5Tokenizer) {}
+
+/// FTS5's callback for each token.
+type TokenFn = unsafe extern "C" fn(*mut c_void, c_int, *const c_char, c_int, c_int, c_int) -> c_int;
+
+/// A row's column is already terms, each followed by a space (written from
+/// [`super::words::ChunkWords`], made where the chunk was): handed on as they are. A query's
+/// text (and anything else FTS5 asks) is split and stemmed as a chunk's text was
+/// ([`crate::base::terms`]).
+unsafe extern "C" fn tokenize(
+    _: *mut ffi::Fts5Tokenizer,
+    ctx: *mut c_void,
+    flags: c_int,
+    text: *const c_char,
+    len: c_int,
+    token: Option<TokenFn>,
+) -> c_int {
+    let Some(token) = token else { return ffi::SQLITE_MISUSE };
+    let bytes: &[u8] = match usize::try_from(len) {
+        // SAFETY: FTS5 passes `len` bytes at `text`.
+        Ok(n) if n > 0 && !text.is_null() => unsafe { std::slice::from_raw_parts(text.cast::<u8>(), n) },
+        _ => return ffi::SQLITE_OK,
+    };
+    let emit = |term: &[u8], start: usize| -> c_int {
+        let (at, end) = (c_int::try_from(start).unwrap_or(c_int::MAX), c_int::try_from(start + term.len()));
+        // SAFETY: FTS5's own callback with its own context; it copies the token.
+        unsafe { token(ctx, 0, term.as_ptr().cast(), term.len() as c_int, at, end.unwrap_or(c_int::MAX)) }
+    };
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut rc = ffi::SQLITE_OK;
+        if flags & ffi::FTS5_TOKENIZE_DOCUMENT != 0 {
+            let mut start = 0;
+            for term in bytes.split(|&b| b == b' ') {
+                if !term.is_empty() && rc == ffi::SQLITE_OK {
+                    rc = emit(term, start);
+                }
+                start += term.len() + 1;
+            }
+        } else {
+            let text = String::from_utf8_lossy(bytes);
+            crate::base::terms::each_term(&text, |term| {
+                if rc == ffi::SQLITE_OK {
+                    rc = emit(term.as_bytes(), 0);
+                }
+            });
+        }
+        rc
+    }));
+    run.unwrap_or(ffi::SQLITE_ERROR)
 }
 
 fn failure(what: &str) -> rusqlite::Error {
@@ -194,7 +269,7 @@ pub(super) fn refill_if_asked(c: &mut Connection, texts: &Dictionaries) -> rusql
             let (id, name): (i64, String) = (r.get(0)?, r.get(1)?);
             let content = super::text::decoded(r, 2, texts)?;
             let words = super::words::ChunkWords::of(&name, &content);
-            insert.execute(rusqlite::params![id, name, words.bag.text(), words.split])?;
+            insert.execute(rusqlite::params![id, words.name, words.bag.text(), words.split])?;
             rows += 1;
         }
     }
@@ -212,12 +287,12 @@ mod tests {
 
     fn table() -> Connection {
         let c = Connection::open_in_memory().unwrap();
+        register(&c).unwrap();
         c.execute_batch(
             "CREATE VIRTUAL TABLE chunks_fts USING fts5(name, content, words, content = '',
-                 contentless_delete = 1, detail = 'column', tokenize = 'porter unicode61');",
+                 contentless_delete = 1, detail = 'column', tokenize = 'booger');",
         )
         .unwrap();
-        register(&c).unwrap();
         c
     }
 
@@ -244,6 +319,8 @@ mod tests {
             (6, "", "config"),
         ];
         for (id, name, content) in rows {
+            // Written as the store writes a row: its terms.
+            let (name, content) = (crate::base::terms::terms_text(name), crate::base::terms::terms_text(content));
             c.execute(
                 "INSERT INTO chunks_fts(rowid, name, content, words) VALUES (?1, ?2, ?3, '')",
                 (id, name, content),
@@ -264,6 +341,24 @@ mod tests {
                 .exists([])
                 .is_err()
         );
+    }
+
+    /// A row is written from the chunk's terms, made where it was chunked, and found by a
+    /// query of any form of its words: split and stemmed as the ranking index does.
+    #[test]
+    fn a_row_is_found_by_any_form_of_its_words() {
+        let c = table();
+        let text = "def retryConnection(attempts):\n    for attempt in range(attempts):\n        connect()\n";
+        let w = super::super::words::ChunkWords::of("retryConnection", text);
+        c.execute(
+            "INSERT INTO chunks_fts(rowid, name, content, words) VALUES (1, ?1, ?2, ?3)",
+            (&w.name, w.bag.text(), &w.split),
+        )
+        .unwrap();
+        for q in ["\"retrying\"", "\"Attempt\"", "(\"retry\" AND \"connections\")", "\"RetryConnection\""] {
+            assert_eq!(ranked(&c, q).len(), 1, "{q}");
+        }
+        assert!(ranked(&c, "\"socket\"").is_empty());
     }
 
     /// An index whose full-text rows were dropped for a new layout gets them back from its

@@ -139,10 +139,11 @@ impl Store {
         configure(&writer, WRITER_CACHE_KIB).map_err(sql)?;
         let notes = path.with_file_name(crate::base::storage::NOTES_FILE);
         context::open_notes(&mut writer, &notes)?;
+        // Before the migrations: they make the full-text table, with its tokenizer.
+        fulltext::register(&writer).map_err(sql)?;
         migrate(&mut writer, "main", schema::MIGRATIONS, path)?;
         let texts = std::sync::Arc::new(text::Dictionaries::load(&writer).map_err(sql)?);
         text::register(&writer, texts.clone()).map_err(sql)?;
-        fulltext::register(&writer).map_err(sql)?;
         fulltext::refill_if_asked(&mut writer, &texts).map_err(sql)?;
         let reader_texts = texts.clone();
         // A first index stopped before it made its names index (see `batch::NAMES_INDEX`).

@@ -292,6 +292,25 @@ pub(super) const MIGRATIONS: &[&str] = &[
     INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('deletemerge', 50);
     INSERT OR REPLACE INTO meta(key, value) SELECT 'fulltext_refill', '1' WHERE EXISTS (SELECT 1 FROM chunks);
     "#,
+    // 21: the full-text rows are written as terms made where the chunks were made
+    // (`store::words::ChunkWords`), read back by booger's own tokenizer (`fulltext`): split and
+    // stemmed as the ranking index splits and stems (Snowball English; FTS5's `porter
+    // unicode61` stemmed otherwise and folded accents), so both find the same chunks for a
+    // word, and the one writer no longer splits and stems every word. Refilled from the
+    // chunks when the store opens, as after 20.
+    r#"
+    DROP TABLE chunks_fts;
+    CREATE VIRTUAL TABLE chunks_fts USING fts5(
+        name, content, words,
+        content = '',
+        contentless_delete = 1,
+        detail = 'column',
+        tokenize = 'booger'
+    );
+    INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('automerge', 16);
+    INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('deletemerge', 50);
+    INSERT OR REPLACE INTO meta(key, value) SELECT 'fulltext_refill', '1' WHERE EXISTS (SELECT 1 FROM chunks);
+    "#,
 ];
 
 /// `NOTES_MIGRATIONS[i]` brings the notes database (attached as `notes`) from version `i` to

@@ -9,23 +9,28 @@ use std::collections::HashSet;
 
 use super::bag::Bag;
 
-/// What a chunk's full-text row and ranking postings are made from beside its name and path:
-/// its text's distinct pieces ([`Bag`]) and its split identifiers ([`words_for`]). Made on
-/// the worker that chunked it: the writer and the ranking builder are one thread each.
+/// What a chunk's full-text row and ranking postings are made from beside its path, as
+/// terms ([`crate::base::terms`]): its name's, its text's distinct ones with their counts
+/// ([`Bag`]) and its split identifiers' ([`words_for`]). Made on the worker that chunked it:
+/// the writer and the ranking builder are one thread each.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ChunkWords {
+    /// The name's terms, each followed by a space.
+    pub name: String,
     pub bag: Bag,
+    /// The split identifiers' terms, each followed by a space.
     pub split: String,
 }
 
 impl ChunkWords {
     pub(crate) fn of(name: &str, content: &str) -> ChunkWords {
-        ChunkWords { bag: Bag::of(content), split: words_for(name, content) }
+        let split = crate::base::terms::terms_text(&words_for(name, content));
+        ChunkWords { name: crate::base::terms::terms_text(name), bag: Bag::of(content), split }
     }
 
     /// Bytes held.
     pub(crate) fn bytes(&self) -> usize {
-        self.bag.bytes() + self.split.len()
+        self.name.len() + self.bag.bytes() + self.split.len()
     }
 }
 

@@ -1,11 +1,11 @@
 //! Writing a segment: chunks in, the flat layout out (see the parent module).
 
-use std::hash::BuildHasher;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use hashbrown::HashMap;
-use rust_stemmers::{Algorithm, Stemmer};
+
+use crate::base::interner::Interner;
 
 use super::postings::Postings;
 use super::spill::{Column, TextColumn};
@@ -39,74 +39,13 @@ fn encode_posting(mut gap: u32, tf: [u8; 4]) -> ([u8; 10], usize) {
     (out, n)
 }
 
-/// Strings end to end, with where each ends.
-#[derive(Default)]
-struct Strings {
-    text: String,
-    ends: Vec<u32>,
-}
-
-impl Strings {
-    fn push(&mut self, s: &str) {
-        self.text.push_str(s);
-        self.ends.push(self.text.len().min(u32::MAX as usize) as u32);
-    }
-
-    fn get(&self, id: u32) -> &str {
-        let end = self.ends[id as usize] as usize;
-        let start = if id == 0 { 0 } else { self.ends[id as usize - 1] as usize };
-        &self.text[start..end]
-    }
-
-    fn len(&self) -> usize {
-        self.ends.len()
-    }
-}
-
-/// Distinct strings numbered in the order they first come: their bytes end to end and a
-/// table of ids found by hash. A large build meets a million distinct tokens; as map keys of
-/// their own each cost a heap allocation and a 32-byte slot (about 90 bytes a token in all),
-/// here their bytes and 9 bytes.
-#[derive(Default)]
-struct Interner {
-    strings: Strings,
-    table: hashbrown::HashTable<u32>,
-    hasher: hashbrown::DefaultHashBuilder,
-}
-
-impl Interner {
-    fn find(&self, s: &str) -> Option<u32> {
-        let hash = self.hasher.hash_one(s);
-        self.table.find(hash, |&id| self.strings.get(id) == s).copied()
-    }
-
-    /// `s`'s id, and whether it was new.
-    fn intern(&mut self, s: &str) -> (u32, bool) {
-        let Self { strings, table, hasher } = self;
-        let hash = hasher.hash_one(s);
-        match table.entry(hash, |&id| strings.get(id) == s, |&id| hasher.hash_one(strings.get(id))) {
-            hashbrown::hash_table::Entry::Occupied(e) => (*e.get(), false),
-            hashbrown::hash_table::Entry::Vacant(e) => {
-                let id = strings.len() as u32;
-                strings.push(s);
-                e.insert(id);
-                (id, true)
-            }
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.strings.len()
-    }
-}
-
 /// Postings the arena holds before a build with a scratch directory spills them to a run.
 const POSTINGS_BUDGET: usize = 32 << 20;
 
 /// Accumulates chunks (grouped by file, files in path order) and writes a segment.
 pub(crate) struct Builder {
-    stemmer: Stemmer,
-    /// Raw tokens, so a token is stemmed once per build; `raw_terms` maps their ids to terms.
+    /// Raw tokens of paths, so a token is stemmed once per build; `raw_terms` maps their ids
+    /// to terms.
     raw: Interner,
     raw_terms: Vec<u32>,
     /// Stems: a stem's id is its term id (distinct raw tokens can share a stem), which
@@ -146,7 +85,6 @@ pub(crate) struct Builder {
 impl Default for Builder {
     fn default() -> Self {
         Self {
-            stemmer: Stemmer::create(Algorithm::English),
             raw: Interner::default(),
             raw_terms: Vec::new(),
             stems: Interner::default(),
@@ -229,13 +167,23 @@ impl Builder {
         self.doc_tf.clear();
         let mut len = 0u32;
         let mut buf = std::mem::take(&mut self.token);
-        // The columns: name, content, split identifiers, path.
-        len = len.saturating_add(self.count(0, &c.name, 1, &mut buf));
-        for (piece, n) in words.bag.each() {
-            len = len.saturating_add(self.count(1, piece, n, &mut buf));
+        // The columns: name, content, split identifiers (terms already), path.
+        for term in words.name.split_terminator(' ') {
+            let t = self.term_id(term);
+            len = len.saturating_add(self.count(0, t, 1));
         }
-        len = len.saturating_add(self.count(2, &words.split, 1, &mut buf));
-        len = len.saturating_add(self.count(3, &c.path, 1, &mut buf));
+        for (term, n) in words.bag.each() {
+            let t = self.term_id(term);
+            len = len.saturating_add(self.count(1, t, n));
+        }
+        for term in words.split.split_terminator(' ') {
+            let t = self.term_id(term);
+            len = len.saturating_add(self.count(2, t, 1));
+        }
+        each_token(&c.path, &mut buf, |tok| {
+            let tid = self.token_term(tok);
+            len = len.saturating_add(self.count(3, tid, 1));
+        });
         self.token = buf;
         for (&tid, &tf) in &self.doc_tf {
             self.postings.push(tid, doc, |gap| encode_posting(gap, tf));
@@ -252,28 +200,28 @@ impl Builder {
         }
     }
 
-    /// Counts each token of `text` `n` times in column `col` of the chunk being added; how
-    /// many that makes.
-    fn count(&mut self, col: usize, text: &str, n: u32, buf: &mut String) -> u32 {
-        let mut tokens = 0u32;
-        each_token(text, buf, |tok| {
-            let tid = self.term(tok);
-            let tf = self.doc_tf.entry(tid).or_insert([0; 4]);
-            tf[col] = tf[col].saturating_add(n.min(255) as u8);
-            tokens = tokens.saturating_add(n);
-        });
-        tokens
+    /// Counts term `tid` `n` times more in column `col` of the chunk being added; returns `n`.
+    fn count(&mut self, col: usize, tid: u32, n: u32) -> u32 {
+        let tf = self.doc_tf.entry(tid).or_insert([0; 4]);
+        tf[col] = tf[col].saturating_add(n.min(255) as u8);
+        n
     }
 
-    /// The term of a raw token: its stem's id, the token stemmed once per build.
-    fn term(&mut self, tok: &str) -> u32 {
-        if let Some(r) = self.raw.find(tok) {
-            return self.raw_terms[r as usize];
-        }
-        let (t, new) = self.stems.intern(&self.stemmer.stem(tok));
+    /// The id of `term` (a stem), new terms given their postings.
+    fn term_id(&mut self, term: &str) -> u32 {
+        let (t, new) = self.stems.intern(term);
         if new {
             self.postings.add_term();
         }
+        t
+    }
+
+    /// The term id of a raw token (of a path), stemmed once per build.
+    fn token_term(&mut self, tok: &str) -> u32 {
+        if let Some(r) = self.raw.find(tok) {
+            return self.raw_terms[r as usize];
+        }
+        let t = crate::base::terms::with_stem(tok, |stem| self.term_id(stem));
         self.raw.intern(tok);
         self.raw_terms.push(t);
         t

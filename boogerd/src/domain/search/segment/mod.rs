@@ -64,26 +64,7 @@ pub(super) enum Sec {
 }
 pub(super) const SECTIONS: usize = 23;
 
-/// Splits text into lowercase alphanumeric tokens (before stemming).
-pub(crate) fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty()).map(str::to_lowercase)
-}
-
-/// The same tokens as [`tokens`], each lent to `f` from one reused buffer: building a
-/// segment sees a hundred million of them, and a string each made the heap grow in holes.
-pub(crate) fn each_token(text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
-    crate::base::text::each_run(text, char::is_alphanumeric, |token, ascii| {
-        if ascii {
-            buf.clear();
-            buf.push_str(token);
-            buf.make_ascii_lowercase();
-            f(buf);
-        } else {
-            // Full Unicode lowercasing depends on context (a final sigma): as `tokens` does.
-            f(&token.to_lowercase());
-        }
-    });
-}
+pub(crate) use crate::base::terms::{each_token, tokens};
 
 /// One byte of four 2-bit counts, or this escape and the four counts in full.
 pub(super) const TF_ESCAPE: u8 = 0xFF;
