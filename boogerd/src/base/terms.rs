@@ -18,6 +18,8 @@ thread_local! {
         tokens: Interner::default(),
         stem_of: Vec::new(),
         stems: Interner::default(),
+        counts: Vec::new(),
+        seen: Vec::new(),
     });
 }
 
@@ -27,6 +29,33 @@ struct Stems {
     tokens: Interner,
     stem_of: Vec<u32>,
     stems: Interner,
+    /// [`distinct_terms`]' counts by stem number (zero between calls) and the stems counted.
+    counts: Vec<u32>,
+    seen: Vec<u32>,
+}
+
+impl Stems {
+    /// The number of `token`'s stem.
+    fn stem_id(&mut self, token: &str) -> u32 {
+        if let Some(id) = self.tokens.find(token) {
+            return self.stem_of[id as usize];
+        }
+        let stem = self.stemmer.stem(token);
+        let id = self.stems.intern(&stem).0;
+        self.tokens.intern(token);
+        self.stem_of.push(id);
+        id
+    }
+
+    /// Starts over once past [`REMEMBERED`] tokens (never while a caller holds numbers).
+    fn trim(&mut self) {
+        if self.tokens.len() >= REMEMBERED {
+            self.tokens.clear();
+            self.stem_of.clear();
+            self.stems.clear();
+            self.counts.clear();
+        }
+    }
 }
 
 /// Splits text into lowercase alphanumeric tokens (before stemming).
@@ -53,18 +82,33 @@ pub(crate) fn each_token(text: &str, buf: &mut String, mut f: impl FnMut(&str)) 
 /// Lends `f` the stem of `token` (a lowercase token of [`each_token`]); `f` must not stem.
 pub(crate) fn with_stem<T>(token: &str, f: impl FnOnce(&str) -> T) -> T {
     STEMS.with_borrow_mut(|s| {
-        if let Some(id) = s.tokens.find(token) {
-            return f(s.stems.strings.get(s.stem_of[id as usize]));
+        s.trim();
+        let id = s.stem_id(token);
+        f(s.stems.strings.get(id))
+    })
+}
+
+/// Calls `f` with each distinct term of `text` and how often it occurs, in the order first
+/// seen: a token is looked up once per occurrence, counted by its stem's number, and each
+/// term's text read once.
+pub(crate) fn distinct_terms(text: &str, mut f: impl FnMut(&str, u32)) {
+    STEMS.with_borrow_mut(|s| {
+        s.trim();
+        let mut buf = String::new();
+        each_token(text, &mut buf, |token| {
+            let id = s.stem_id(token) as usize;
+            if s.counts.len() <= id {
+                s.counts.resize(id + 1, 0);
+            }
+            if s.counts[id] == 0 {
+                s.seen.push(id as u32);
+            }
+            s.counts[id] += 1;
+        });
+        for &id in &s.seen {
+            f(s.stems.strings.get(id), std::mem::take(&mut s.counts[id as usize]));
         }
-        if s.tokens.len() >= REMEMBERED {
-            s.tokens.clear();
-            s.stem_of.clear();
-            s.stems.clear();
-        }
-        let stem = s.stemmer.stem(token);
-        s.tokens.intern(token);
-        s.stem_of.push(s.stems.intern(&stem).0);
-        f(&stem)
+        s.seen.clear();
     })
 }
 
@@ -94,6 +138,9 @@ mod tests {
         each_term("parseConfig(Retries, retrying) naïve_café ΣΑΣ x2", |t| got.push(t.to_owned()));
         assert_eq!(got, ["parseconfig", "retri", "retri", "naïv", "café", "σας", "x2"]);
         assert_eq!(terms_text("Running runs"), "run run ");
+        let mut counted = Vec::new();
+        distinct_terms("Retry retries; connect retrying", |t, n| counted.push((t.to_owned(), n)));
+        assert_eq!(counted, [("retri".to_owned(), 3), ("connect".to_owned(), 1)]);
         // Remembered or not, the same stem.
         for _ in 0..2 {
             assert_eq!(with_stem("connections", str::to_owned), "connect");

@@ -9,11 +9,6 @@
 //! [`Bag::text`], which FTS5 reads back as it is (`fulltext`'s tokenizer); only its count of a
 //! row's tokens (its length in bm25) becomes the count of distinct terms.
 
-use std::cell::RefCell;
-
-use crate::base::interner::Interner;
-use crate::base::terms::{each_token, with_stem};
-
 /// The distinct terms of a text and their counts.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Bag {
@@ -24,25 +19,15 @@ pub(crate) struct Bag {
 }
 
 impl Bag {
-    /// The bag of `text`'s terms: its distinct tokens counted, then each stemmed once.
+    /// The bag of `text`'s terms ([`crate::base::terms::distinct_terms`]).
     pub(crate) fn of(text: &str) -> Bag {
-        SCRATCH.with_borrow_mut(|(tokens, token_counts, terms)| {
-            tokens.clear();
-            token_counts.clear();
-            terms.clear();
-            let mut buf = String::new();
-            each_token(text, &mut buf, |token| count(tokens, token_counts, token, 1));
-            let mut counts = Vec::with_capacity(tokens.len());
-            for (token, &n) in tokens.strings.iter().zip(token_counts.iter()) {
-                with_stem(token, |term| count(terms, &mut counts, term, n));
-            }
-            let mut text = String::with_capacity(terms.strings.text.len() + terms.len());
-            for term in terms.strings.iter() {
-                text.push_str(term);
-                text.push(' ');
-            }
-            Bag { text, counts }
-        })
+        let mut bag = Bag::default();
+        crate::base::terms::distinct_terms(text, |term, n| {
+            bag.text.push_str(term);
+            bag.text.push(' ');
+            bag.counts.push(n);
+        });
+        bag
     }
 
     /// The distinct terms, each followed by a space: the full-text row's `content`.
@@ -58,20 +43,6 @@ impl Bag {
     /// Bytes held.
     pub(crate) fn bytes(&self) -> usize {
         self.text.len() + 4 * self.counts.len()
-    }
-}
-
-thread_local! {
-    /// A chunk's distinct tokens with their counts, and its distinct terms, kept between
-    /// chunks for their room.
-    static SCRATCH: RefCell<(Interner, Vec<u32>, Interner)> = RefCell::default();
-}
-
-/// Counts `s` `n` times more in `strings`, whose counts are `counts`.
-fn count(strings: &mut Interner, counts: &mut Vec<u32>, s: &str, n: u32) {
-    match strings.intern(s) {
-        (id, false) => counts[id as usize] += n,
-        (_, true) => counts.push(n),
     }
 }
 
