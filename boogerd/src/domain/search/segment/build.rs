@@ -11,7 +11,7 @@ use super::postings::Postings;
 use super::spill::{Column, TextColumn};
 use super::{HEADER, MAGIC, SECTIONS, Sec, TF_ESCAPE, each_token};
 use crate::store::search::{Candidate, ScanSink};
-use crate::store::words::ChunkWords;
+use crate::store::words::{self, ChunkWords};
 
 /// One posting as the segment stores it: the document's gap from the term's previous one
 /// (a varint), then the term frequencies per column (one code byte, or an escape and four).
@@ -44,8 +44,7 @@ const POSTINGS_BUDGET: usize = 32 << 20;
 
 /// Accumulates chunks (grouped by file, files in path order) and writes a segment.
 pub(crate) struct Builder {
-    /// Raw tokens of paths, so a token is stemmed once per build; `raw_terms` maps their ids
-    /// to terms.
+    /// Raw tokens, so a token is stemmed once per build; `raw_terms` maps their ids to terms.
     raw: Interner,
     raw_terms: Vec<u32>,
     /// Stems: a stem's id is its term id (distinct raw tokens can share a stem), which
@@ -140,13 +139,58 @@ impl Builder {
     /// Adds one chunk; `hash` is its file's content hash ("" in a delta, which is never
     /// compared with the store). Chunks of a file come together.
     pub(crate) fn add(&mut self, c: &Candidate, content: &str, hash: &str) {
-        self.add_words(c, &ChunkWords::of(&c.name, content), hash);
+        self.add_text(c, content, &words::words_for(&c.name, content), hash);
     }
 
-    /// [`add`](Self::add) with the chunk's words already made ([`ChunkWords::of`] its name
-    /// and content, as the indexing workers make them): its text's distinct pieces, each
-    /// split and stemmed once with its count.
+    /// [`add`](Self::add) with the chunk's split identifiers already made
+    /// ([`words::words_for`]): every token of its name, text, split identifiers and path is
+    /// looked up in this build's own table of tokens, each stemmed once per build. A build
+    /// from the store takes its chunks so: one thread reads and decompresses them, and a
+    /// table of every token (a million in a large tree) finds most of them at once.
+    pub(crate) fn add_text(&mut self, c: &Candidate, content: &str, split: &str, hash: &str) {
+        self.start_chunk(c, hash);
+        let mut len = 0u32;
+        let mut buf = std::mem::take(&mut self.token);
+        for (col, text) in [c.name.as_str(), content, split, c.path.as_str()].into_iter().enumerate() {
+            each_token(text, &mut buf, |tok| {
+                let tid = self.token_term(tok);
+                len = len.saturating_add(self.count(col, tid, 1));
+            });
+        }
+        self.token = buf;
+        self.end_chunk(c, len);
+    }
+
+    /// [`add`](Self::add) with the chunk's terms already made ([`ChunkWords::of`] its name
+    /// and content, as the indexing workers make them): its text's distinct terms, each with
+    /// its count.
     pub(crate) fn add_words(&mut self, c: &Candidate, words: &ChunkWords, hash: &str) {
+        self.start_chunk(c, hash);
+        let mut len = 0u32;
+        // The columns: name, content, split identifiers (terms already), path.
+        for term in words.name.split_terminator(' ') {
+            let t = self.term_id(term);
+            len = len.saturating_add(self.count(0, t, 1));
+        }
+        for (term, n) in words.bag.each() {
+            let t = self.term_id(term);
+            len = len.saturating_add(self.count(1, t, n));
+        }
+        for term in words.split.split_terminator(' ') {
+            let t = self.term_id(term);
+            len = len.saturating_add(self.count(2, t, 1));
+        }
+        let mut buf = std::mem::take(&mut self.token);
+        each_token(&c.path, &mut buf, |tok| {
+            let tid = self.token_term(tok);
+            len = len.saturating_add(self.count(3, tid, 1));
+        });
+        self.token = buf;
+        self.end_chunk(c, len);
+    }
+
+    /// A new chunk of `c`'s file (a new file's first).
+    fn start_chunk(&mut self, c: &Candidate, hash: &str) {
         if self.paths.last() != Some(&c.path) {
             let lang = match self.langs.iter().position(|l| *l == c.language) {
                 Some(i) => i,
@@ -163,28 +207,12 @@ impl Builder {
         }
         let f = self.paths.len() - 1;
         self.file_min_id[f] = self.file_min_id[f].min(c.id);
-        let doc = self.docs;
         self.doc_tf.clear();
-        let mut len = 0u32;
-        let mut buf = std::mem::take(&mut self.token);
-        // The columns: name, content, split identifiers (terms already), path.
-        for term in words.name.split_terminator(' ') {
-            let t = self.term_id(term);
-            len = len.saturating_add(self.count(0, t, 1));
-        }
-        for (term, n) in words.bag.each() {
-            let t = self.term_id(term);
-            len = len.saturating_add(self.count(1, t, n));
-        }
-        for term in words.split.split_terminator(' ') {
-            let t = self.term_id(term);
-            len = len.saturating_add(self.count(2, t, 1));
-        }
-        each_token(&c.path, &mut buf, |tok| {
-            let tid = self.token_term(tok);
-            len = len.saturating_add(self.count(3, tid, 1));
-        });
-        self.token = buf;
+    }
+
+    /// The chunk counted: its postings, its columns, `len` tokens.
+    fn end_chunk(&mut self, c: &Candidate, len: u32) {
+        let doc = self.docs;
         for (&tid, &tf) in &self.doc_tf {
             self.postings.push(tid, doc, |gap| encode_posting(gap, tf));
         }
@@ -216,7 +244,7 @@ impl Builder {
         t
     }
 
-    /// The term id of a raw token (of a path), stemmed once per build.
+    /// The term id of a raw token, stemmed once per build.
     fn token_term(&mut self, tok: &str) -> u32 {
         if let Some(r) = self.raw.find(tok) {
             return self.raw_terms[r as usize];
