@@ -1,9 +1,10 @@
-//! Identifier splitting for the full-text index.
+//! A chunk's words as both lexical indexes take them, and identifier splitting.
 //!
-//! FTS5's `unicode61` tokenizer already splits `parse_config` at the underscore, but keeps
-//! `parseConfig` and `HTTPServer` whole. The `words` column of `chunks_fts` therefore gets the
-//! split form of every mixed-case identifier in a chunk (`parse config`, `http server`), so a
-//! query in plain words finds code names.
+//! Terms ([`crate::base::terms`]) split `parse_config` at the underscore, but keep
+//! `parseConfig` and `HTTPServer` whole. The split identifiers (the `words` column of
+//! `chunks_fts`, the third of the ranking index's) therefore hold the split form of every
+//! mixed-case identifier in a chunk (`parse config`, `http server`), so a query in plain words
+//! finds code names.
 
 use std::collections::HashSet;
 

@@ -16,9 +16,9 @@
 //! (live chunks, document frequencies, average length) skip deleted chunks, so the ranking
 //! equals a fresh build's.
 //!
-//! Until the index matches the store's content (and for phrase queries and glob filters,
-//! which need positions or SQL) search uses FTS5. Tokens are alphanumeric runs, lowercased
-//! and stemmed (Snowball English), like FTS5's `porter unicode61`.
+//! Until the index matches the store's content (and for glob filters, which need SQL) search
+//! uses FTS5. Tokens are alphanumeric runs, lowercased
+//! and stemmed (Snowball English): the terms of `base::terms`, which the full-text rows hold too.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
