@@ -88,6 +88,11 @@ pub(crate) fn with_stem<T>(token: &str, f: impl FnOnce(&str) -> T) -> T {
     })
 }
 
+/// The stem of `token` (a lowercase token of [`each_token`]), owned: for a query's few words.
+pub(crate) fn stem(token: &str) -> String {
+    with_stem(token, str::to_owned)
+}
+
 /// Calls `f` with each distinct term of `text` and how often it occurs, in the order first
 /// seen: a token is looked up once per occurrence, counted by its stem's number, and each
 /// term's text read once.

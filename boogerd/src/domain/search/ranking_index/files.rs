@@ -6,7 +6,7 @@
 //! ranks files as a plain bm25 over whole files would, from the same postings (a file's
 //! term frequency is its chunks' sum; its path counted once), with the query's weights.
 
-use rust_stemmers::{Algorithm, Stemmer};
+use crate::base::terms::stem;
 
 use super::{B, K1, RankingIndex, file_filter};
 use crate::store::search::{BM25_WEIGHTS, Filters, PATH_WEIGHT};
@@ -19,12 +19,11 @@ impl RankingIndex {
     /// The `max` heaviest of `words` by their weight × idf (a word in every chunk weighs
     /// nothing, a word in no chunk is dropped), heaviest first.
     pub(crate) fn heaviest(&self, words: &[(String, f64)], max: usize) -> Vec<(String, f64)> {
-        let stemmer = Stemmer::create(Algorithm::English);
         let live = self.chunks() as f64;
         let mut scored: Vec<(f64, &(String, f64))> = words
             .iter()
             .filter_map(|w| {
-                let stem = stemmer.stem(&w.0);
+                let stem = stem(&w.0);
                 let df: usize = self.parts().iter().map(|(seg, _)| seg.postings(&stem).len()).sum();
                 if df == 0 {
                     return None;
@@ -41,7 +40,6 @@ impl RankingIndex {
     /// bm25 as a whole file, best first.
     pub(crate) fn rank_files(&self, words: &[(String, f64)], filters: &Filters) -> Vec<(String, f64)> {
         let words = self.heaviest(words, PASSAGE_TERMS);
-        let stemmer = Stemmer::create(Algorithm::English);
         let parts = self.parts();
         let file_ok = parts.map(|(seg, _)| file_filter(seg, filters));
         // Files are numbered base first, then delta, then recent, as chunks are.
@@ -55,7 +53,7 @@ impl RankingIndex {
         let mut path = vec![0u8; files];
         let mut touched: Vec<usize> = Vec::new();
         for (word, weight) in &words {
-            let stem = stemmer.stem(word);
+            let stem = stem(word);
             self.for_each_live(&stem, |part, seg, d, tf| {
                 let f = seg.doc_file(d) as usize;
                 if file_ok[part].as_ref().is_some_and(|ok| !ok[f]) {

@@ -17,17 +17,16 @@
 //! equals a fresh build's.
 //!
 //! Until the index matches the store's content (and for glob filters, which need SQL) search
-//! uses FTS5. Tokens are alphanumeric runs, lowercased
-//! and stemmed (Snowball English): the terms of `base::terms`, which the full-text rows hold too.
+//! uses FTS5. Tokens are alphanumeric runs, lowercased and stemmed (Snowball English): the
+//! terms of `base::terms`, which the full-text rows hold too.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use rust_stemmers::{Algorithm, Stemmer};
-
 use super::segment::{Builder, Segment, prepared};
 use super::tombstones::Tombstones;
 use crate::base::sync::Recover;
+use crate::base::terms::stem;
 use crate::store::search::{BM25_WEIGHTS, Filters, PATH_WEIGHT};
 use crate::store::{Store, StoreError};
 
@@ -293,9 +292,7 @@ impl RankingIndex {
     /// Ranks the chunks matching all `words` (up to `limit`) and any of them (up to `limit`).
     /// `words` are single words (no phrases), each with the weight its bm25 is multiplied by.
     pub(crate) fn rank(&self, words: &[(String, f64)], filters: &Filters, limit: usize) -> Vec<Ranked> {
-        let stemmer = Stemmer::create(Algorithm::English);
-        let stems: Vec<(String, f64)> =
-            words.iter().map(|(w, weight)| (stemmer.stem(&w.to_lowercase()).into_owned(), *weight)).collect();
+        let stems: Vec<(String, f64)> = words.iter().map(|(w, weight)| (stem(&w.to_lowercase()), *weight)).collect();
         let n_terms = words.len();
         let parts = self.parts();
         let n = parts.iter().map(|(seg, _)| seg.docs as usize).sum::<usize>();
@@ -391,14 +388,13 @@ impl RankingIndex {
     /// inverse document frequency (as bm25 weighs it; a word in no chunk weighs most), and
     /// which of the chunks `ids` (the first 64) hold it.
     pub(crate) fn coverage(&self, words: &[String], ids: &[i64]) -> Vec<Coverage> {
-        let stemmer = Stemmer::create(Algorithm::English);
         let live = f64::from(self.live) + f64::from(self.recent.docs);
         let ids = &ids[..ids.len().min(64)];
         words
             .iter()
             .map(|w| {
                 let (mut hits, mut held) = (0usize, 0u64);
-                self.for_each_live(&stemmer.stem(&w.to_lowercase()), |_, seg, d, _| {
+                self.for_each_live(&stem(&w.to_lowercase()), |_, seg, d, _| {
                     hits += 1;
                     let id = seg.doc_id(d);
                     if let Some(i) = ids.iter().position(|x| *x == id) {
@@ -416,7 +412,6 @@ impl RankingIndex {
     /// word only in the path does not count: FTS5 does not index paths). Costs one walk of
     /// each word's postings.
     pub(crate) fn words_in_files(&self, words: &[String], paths: &[&str]) -> Vec<u64> {
-        let stemmer = Stemmer::create(Algorithm::English);
         // Per part, per file number: 1 + the file's place in `paths`, or 0 when not asked
         // about (a changed file's live chunks are all in one part; the others' are deleted).
         // An array, not a map: it is read once per posting.
@@ -431,7 +426,7 @@ impl RankingIndex {
         });
         let mut held = vec![0u64; paths.len()];
         for (bit, word) in words.iter().take(64).enumerate() {
-            self.for_each_live(&stemmer.stem(&word.to_lowercase()), |part, seg, d, tf| {
+            self.for_each_live(&stem(&word.to_lowercase()), |part, seg, d, tf| {
                 if tf[..3].iter().all(|t| *t == 0) {
                     return;
                 }
