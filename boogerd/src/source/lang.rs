@@ -153,6 +153,9 @@ pub(crate) fn is_test_path(path: &str) -> bool {
         || file.contains(".spec.")
         || file.contains("_spec.")
         || file == "conftest.py"
+        // A suite in one file: hiredis's `test.c`, a Django app's `tests.py`.
+        || stem.eq_ignore_ascii_case("test")
+        || stem.eq_ignore_ascii_case("tests")
         || ["Test", "Tests", "Spec", "IT"]
             .iter()
             .any(|s| stem.strip_suffix(s).and_then(|rest| rest.chars().last()).is_some_and(|c| c.is_ascii_lowercase()))
@@ -224,12 +227,20 @@ mod tests {
             "core/src/FooSpec.scala",
             "test/my_app_test.exs",
             "conftest.py",
+            "test.c",
+            "polls/tests.py",
         ] {
             assert!(is_test_path(path), "{path}");
         }
-        for path in
-            ["src/latest.rs", "lib/contest.py", "src/Manifest.java", "src/Attest.cs", "src/HTTP.java", "x/spectrum.c"]
-        {
+        for path in [
+            "src/latest.rs",
+            "lib/contest.py",
+            "src/Manifest.java",
+            "src/Attest.cs",
+            "src/HTTP.java",
+            "x/spectrum.c",
+            "testing.py",
+        ] {
             assert!(!is_test_path(path), "{path}");
         }
     }

@@ -252,6 +252,8 @@ fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx:
     inherit_impl_headers(&mut hits);
     if query.question {
         question::lend_declarations(&mut hits);
+    } else {
+        question::definitions_before_declarations(&mut hits);
     }
     hits.sort_by(|a, b| {
         b.score
@@ -421,9 +423,13 @@ fn rerank(c: &Candidate, q: &Query, hints: &[&str], ctx: &Context, annotated: bo
     if crate::source::chunk::is_code(c.kind) {
         s += w.code;
     }
-    if !c.name.is_empty() && names_the_chunk(&c.name, q) {
+    let named = !c.name.is_empty() && names_the_chunk(&c.name, q);
+    if named {
         s += w.named;
-    } else if c.parent.as_deref().is_some_and(|p| !p.is_empty() && names_the_chunk(p, q)) {
+    }
+    // A member of a type the query names; named itself as well, only where the query is
+    // names (`HTTPAdapter send`: of the `send`s, the adapter's), not a question's words.
+    if (!named || !q.question) && c.parent.as_deref().is_some_and(|p| !p.is_empty() && names_the_chunk(p, q)) {
         s += w.member;
     }
     s += w.path_word * path_words(&c.path, q).min(w.path_words_counted) as f64;

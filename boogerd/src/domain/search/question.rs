@@ -75,6 +75,26 @@ pub(crate) fn lend_declarations(hits: &mut [Hit]) {
     }
 }
 
+/// A function ranks at least as high as its declarations (a C prototype, a header's line
+/// naming it) for any query: asked for `sdscatlen`, the body that does the work comes before
+/// the line that announces it. Questions do more ([`lend_declarations`]).
+pub(crate) fn definitions_before_declarations(hits: &mut [Hit]) {
+    let mut declared: HashMap<String, f64> = HashMap::new();
+    for h in hits.iter().filter(|h| h.chunk.kind == ChunkKind::Declaration && !h.chunk.name.is_empty()) {
+        let best = declared.entry(h.chunk.name.clone()).or_insert(f64::MIN);
+        *best = best.max(h.score);
+    }
+    if declared.is_empty() {
+        return;
+    }
+    for h in hits.iter_mut().filter(|h| h.chunk.kind == ChunkKind::Function) {
+        if let Some(&score) = declared.get(&h.chunk.name) {
+            // Just past it: the order of everything else stays.
+            h.score = h.score.max(score + 1e-6);
+        }
+    }
+}
+
 /// Example programs: in an `examples` (or `example`, `demo`, `samples`; `Example` as Xcode
 /// and .NET projects name it) folder.
 pub(crate) fn is_example(path: &str) -> bool {
@@ -116,6 +136,20 @@ mod tests {
         let scores: Vec<f64> = hits.iter().map(|h| h.score).collect();
         assert_eq!(scores, [12.0, 17.0, 8.0]);
         assert_eq!(chunk_factor(&hits[0].chunk), -WEIGHTS.declaration);
+    }
+
+    /// Asked for a name, the function comes before its prototype, and nothing else moves.
+    #[test]
+    fn a_definition_comes_before_its_declaration() {
+        let mut hits = vec![
+            hit(1, "declaration", "sdscatlen", 19.7),
+            hit(2, "function", "sdscatlen", 18.4),
+            hit(3, "function", "sdscat", 19.0),
+            hit(4, "function", "sdsnew", 25.0),
+        ];
+        definitions_before_declarations(&mut hits);
+        let scores: Vec<f64> = hits.iter().map(|h| h.score).collect();
+        assert_eq!(scores, [19.7, 19.7 + 1e-6, 19.0, 25.0]);
     }
 
     #[test]

@@ -45,7 +45,7 @@ pub(crate) fn declaration(node: Node, src: &[u8]) -> Option<Declared> {
     let declarators: Vec<Node> =
         node.named_children(&mut cursor).filter(|n| n.kind() == "variable_declarator").collect();
     let [decl] = declarators.as_slice() else { return None };
-    let value = decl.child_by_field_name("value")?;
+    let value = unwrapped(decl.child_by_field_name("value")?);
     match value.kind() {
         "arrow_function" | "function_expression" | "function" | "generator_function" => Some(Declared::Function),
         "call_expression" => {
@@ -54,6 +54,19 @@ pub(crate) fn declaration(node: Node, src: &[u8]) -> Option<Declared> {
         }
         _ => None,
     }
+}
+
+/// The expression a value is, past what only types or groups it: parentheses, TypeScript's
+/// `as T`, `satisfies T` and `!` (`const f = ((…) => …) as F` is a function).
+fn unwrapped(mut node: Node) -> Node {
+    while matches!(
+        node.kind(),
+        "parenthesized_expression" | "as_expression" | "satisfies_expression" | "non_null_expression"
+    ) && let Some(inner) = node.named_child(0)
+    {
+        node = inner;
+    }
+    node
 }
 
 /// A test-runner call: a suite holds cases (and suites), a case is a leaf.

@@ -102,6 +102,21 @@ fn typescript() {
     );
 }
 
+/// A function behind a cast or in parentheses is still the variable's function.
+#[test]
+fn typescript_functions_behind_a_cast() {
+    let src = "export const make = ((n: number) => n + 1) as Maker;\nconst g = (function () { return 1; }) satisfies G;\nconst table = [1, 2] as const;\n";
+    check(
+        "cast.ts",
+        src,
+        &[
+            "function make L1-1 | export const make = ((n: number) => n + 1) as Maker;",
+            "function g L2-2 | const g = (function ()",
+            "block  L3-3 | ",
+        ],
+    );
+}
+
 #[test]
 fn tsx_and_javascript_share_the_rules() {
     let src = "import React from 'react';\nexport function App() { return <div>hi</div>; }\nclass A { m() {} }\n";
