@@ -109,7 +109,7 @@ impl Searcher<'_> {
                 by_id.insert(c.id, (c, bonus));
             }
             keep_phrases(store, query, &mut by_id)?;
-            let mut hits = finish(by_id, query, text, ctx);
+            let mut hits = finish(store, by_id, query, text, ctx);
             if query.passage.is_some() {
                 hits = passage_files::lead_with_files(store, p, query, hits)?;
             }
@@ -135,7 +135,7 @@ impl Searcher<'_> {
             }
         }
         keep_phrases(store, query, &mut by_id)?;
-        Ok(finish(by_id, query, text, ctx))
+        Ok(finish(store, by_id, query, text, ctx))
     }
 
     /// The ranking index's candidates for `query`. While a run rewrites files (the index is
@@ -204,7 +204,7 @@ fn keep_phrases(store: &Store, query: &Query, by_id: &mut HashMap<i64, (Candidat
 }
 
 /// Re-ranks the candidates (with their AND bonus) into hits, best first.
-fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx: &Context) -> Vec<Hit> {
+fn finish(store: &Store, by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx: &Context) -> Vec<Hit> {
     let hints = kind_hints(text);
     let wants_tests = query.wants_tests();
     let asks_for_docs = query.asks_for_docs();
@@ -252,6 +252,10 @@ fn finish(by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx:
     inherit_impl_headers(&mut hits);
     if query.question {
         question::lend_declarations(&mut hits);
+        // Best effort: a text that cannot be read lends nothing.
+        if let Ok(texts) = store.contents(&question::thin_wrappers(&hits)) {
+            question::lend_to_callees(&mut hits, &texts);
+        }
     } else {
         question::definitions_before_declarations(&mut hits);
     }

@@ -75,6 +75,70 @@ pub(crate) fn lend_declarations(hits: &mut [Hit]) {
     }
 }
 
+/// The most lines a function may have to be read as a thin wrapper ([`lend_to_callees`]).
+pub(crate) const WRAPPER_LINES: u32 = 8;
+/// How many of a question's best hits are looked at for thin wrappers.
+pub(crate) const WRAPPERS_READ: usize = 30;
+
+/// Among the best `WRAPPERS_READ` hits, the short functions ([`WRAPPER_LINES`]) whose text
+/// [`lend_to_callees`] reads.
+pub(crate) fn thin_wrappers(hits: &[Hit]) -> Vec<i64> {
+    let mut best: Vec<&Hit> = hits.iter().collect();
+    best.sort_by(|a, b| b.score.total_cmp(&a.score));
+    best.iter()
+        .take(WRAPPERS_READ)
+        .filter(|h| is_function(h.chunk.kind) && h.chunk.end_line.saturating_sub(h.chunk.start_line) < WRAPPER_LINES)
+        .map(|h| h.chunk.id)
+        .collect()
+}
+
+fn is_function(kind: ChunkKind) -> bool {
+    matches!(kind, ChunkKind::Function | ChunkKind::Method)
+}
+
+/// A thin wrapper's match counts for the function it calls: `redisContextConnectTcp`, four
+/// lines handing its arguments to `_redisContextConnectTcp`, holds the question's words in
+/// its name and signature, and the callee does the work. Each longer function among the hits
+/// that a wrapper (its text in `texts`) calls by name ranks just above the wrapper.
+pub(crate) fn lend_to_callees(hits: &mut [Hit], texts: &HashMap<i64, String>) {
+    let mut lent: HashMap<String, (f64, u32)> = HashMap::new();
+    for h in hits.iter().filter(|h| texts.contains_key(&h.chunk.id)) {
+        let lines = h.chunk.end_line.saturating_sub(h.chunk.start_line);
+        for callee in called_names(&texts[&h.chunk.id]) {
+            if callee != h.chunk.name {
+                let best = lent.entry(callee.to_owned()).or_insert((f64::MIN, lines));
+                if h.score > best.0 {
+                    *best = (h.score, lines);
+                }
+            }
+        }
+    }
+    for h in hits.iter_mut().filter(|h| is_function(h.chunk.kind)) {
+        if let Some(&(score, lines)) = lent.get(&h.chunk.name)
+            && h.chunk.end_line.saturating_sub(h.chunk.start_line) > lines
+        {
+            h.score = h.score.max(score + 1e-3);
+        }
+    }
+}
+
+/// The names `text` calls: identifiers right before a `(`.
+fn called_names(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    crate::base::text::each_run(
+        text,
+        |c| c.is_alphanumeric() || c == '_',
+        |name, _| {
+            // `name` is a slice of `text`: where it ends.
+            let end = name.as_ptr() as usize - text.as_ptr() as usize + name.len();
+            if text[end..].starts_with('(') && !name.starts_with(|c: char| c.is_ascii_digit()) {
+                out.push(name);
+            }
+        },
+    );
+    out
+}
+
 /// A function ranks at least as high as its declarations (a C prototype, a header's line
 /// naming it) for any query: asked for `sdscatlen`, the body that does the work comes before
 /// the line that announces it. Questions do more ([`lend_declarations`]).
@@ -150,6 +214,26 @@ mod tests {
         definitions_before_declarations(&mut hits);
         let scores: Vec<f64> = hits.iter().map(|h| h.score).collect();
         assert_eq!(scores, [19.7, 19.7 + 1e-6, 19.0, 25.0]);
+    }
+
+    /// A short function calling a longer one among the hits lifts it just above itself.
+    #[test]
+    fn a_thin_wrapper_lends_its_score_to_the_function_it_calls() {
+        let mut hits = vec![
+            hit(1, "function", "redisContextConnectTcp", 30.0),
+            hit(2, "function", "_redisContextConnectTcp", 20.0),
+            hit(3, "function", "other", 25.0),
+        ];
+        hits[0].chunk.end_line = 4;
+        hits[1].chunk.end_line = 180;
+        assert_eq!(thin_wrappers(&hits), [1]);
+        let texts = HashMap::from([(
+            1,
+            "int redisContextConnectTcp(redisContext *c) {\n    return _redisContextConnectTcp(c, NULL);\n}".to_owned(),
+        )]);
+        lend_to_callees(&mut hits, &texts);
+        let scores: Vec<f64> = hits.iter().map(|h| h.score).collect();
+        assert_eq!(scores, [30.0, 30.001, 25.0]);
     }
 
     #[test]
