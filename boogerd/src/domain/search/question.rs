@@ -65,18 +65,32 @@ pub(crate) fn chunk_factor(c: &Candidate) -> f64 {
 /// the function does; the body is in the `.c` file): each function of the same name among
 /// the hits gains the declaration's score (which itself loses `WEIGHTS.declaration`).
 pub(crate) fn lend_declarations(hits: &mut [Hit]) {
+    with_declarations(hits, |h, score| h.score += score.max(0.0));
+}
+
+/// A function ranks at least as high as its declarations (a C prototype, a header's line
+/// naming it) for any query: asked for `sdscatlen`, the body that does the work comes before
+/// the line that announces it. Questions do more ([`lend_declarations`]).
+pub(crate) fn definitions_before_declarations(hits: &mut [Hit]) {
+    // Just past it: the order of everything else stays.
+    with_declarations(hits, |h, score| h.score = h.score.max(score + 1e-6));
+}
+
+/// Calls `f` with each function among the hits that a declaration among them names, and the
+/// best such declaration's score.
+fn with_declarations(hits: &mut [Hit], mut f: impl FnMut(&mut Hit, f64)) {
     // Owned names: the hits are changed below.
-    let mut lent: HashMap<String, f64> = HashMap::new();
+    let mut declared: HashMap<String, f64> = HashMap::new();
     for h in hits.iter().filter(|h| h.chunk.kind == ChunkKind::Declaration && !h.chunk.name.is_empty()) {
-        let best = lent.entry(h.chunk.name.clone()).or_insert(f64::MIN);
+        let best = declared.entry(h.chunk.name.clone()).or_insert(f64::MIN);
         *best = best.max(h.score);
     }
-    if lent.is_empty() {
+    if declared.is_empty() {
         return;
     }
     for h in hits.iter_mut().filter(|h| h.chunk.kind == ChunkKind::Function) {
-        if let Some(score) = lent.get(&h.chunk.name) {
-            h.score += score.max(0.0);
+        if let Some(&score) = declared.get(&h.chunk.name) {
+            f(h, score);
         }
     }
 }
@@ -143,26 +157,6 @@ fn called_names(text: &str) -> Vec<&str> {
         },
     );
     out
-}
-
-/// A function ranks at least as high as its declarations (a C prototype, a header's line
-/// naming it) for any query: asked for `sdscatlen`, the body that does the work comes before
-/// the line that announces it. Questions do more ([`lend_declarations`]).
-pub(crate) fn definitions_before_declarations(hits: &mut [Hit]) {
-    let mut declared: HashMap<String, f64> = HashMap::new();
-    for h in hits.iter().filter(|h| h.chunk.kind == ChunkKind::Declaration && !h.chunk.name.is_empty()) {
-        let best = declared.entry(h.chunk.name.clone()).or_insert(f64::MIN);
-        *best = best.max(h.score);
-    }
-    if declared.is_empty() {
-        return;
-    }
-    for h in hits.iter_mut().filter(|h| h.chunk.kind == ChunkKind::Function) {
-        if let Some(&score) = declared.get(&h.chunk.name) {
-            // Just past it: the order of everything else stays.
-            h.score = h.score.max(score + 1e-6);
-        }
-    }
 }
 
 /// Example programs: in an `examples` (or `example`, `demo`, `samples`; `Example` as Xcode
