@@ -427,13 +427,9 @@ fn rerank(c: &Candidate, q: &Query, hints: &[&str], ctx: &Context, annotated: bo
     if crate::source::chunk::is_code(c.kind) {
         s += w.code;
     }
-    let named = !c.name.is_empty() && names_the_chunk(&c.name, q);
-    if named {
+    if !c.name.is_empty() && names_the_chunk(&c.name, q) {
         s += w.named;
-    }
-    // A member of a type the query names; named itself as well, only where the query is
-    // names (`HTTPAdapter send`: of the `send`s, the adapter's), not a question's words.
-    if (!named || !q.question) && c.parent.as_deref().is_some_and(|p| !p.is_empty() && names_the_chunk(p, q)) {
+    } else if c.parent.as_deref().is_some_and(|p| !p.is_empty() && names_the_chunk(p, q)) {
         s += w.member;
     }
     s += w.path_word * path_words(&c.path, q).min(w.path_words_counted) as f64;
