@@ -585,3 +585,55 @@ fn the_first_answer_after_an_index_or_a_checkout_ranks_from_the_ranking_index() 
         .collect();
     assert_eq!(bases.len(), 1, "one ranking base on disk: {bases:?}");
 }
+
+/// Where C code declares a function in a header and wraps the function doing the work: asked
+/// for the name, the definition comes before its prototype; asked a question, the function
+/// the thin wrapper hands its arguments to comes before the wrapper, and the suite in
+/// `test.c` (a file of tests by its name) after both.
+#[test]
+fn a_question_is_answered_by_the_function_doing_the_work() {
+    let env = Env::new();
+    let _d = env.start_daemon();
+    let root = env.project("wrappers");
+    write(
+        &root,
+        "net.h",
+        "/* Opens a TCP connection to host and port, waiting at most timeout_ms. */\nint connect_tcp(const char *host, int port, int timeout_ms);\n\n/* Closes fd. */\nint close_fd(int fd);\n",
+    );
+    write(
+        &root,
+        "net.c",
+        "#include \"net.h\"\n\nstatic int _connect_tcp(const char *host, int port, int timeout_ms, int flags) {\n    int fd = -1;\n    int tries = 0;\n    while (tries < 3) {\n        fd = socket_for(host, port);\n        if (fd >= 0) {\n            if (wait_writable(fd, timeout_ms) == 0) {\n                return fd;\n            }\n            close_fd(fd);\n        }\n        tries++;\n    }\n    return flags ? -1 : fd;\n}\n\n/* Opens a TCP connection with a timeout. */\nint connect_tcp(const char *host, int port, int timeout_ms) {\n    return _connect_tcp(host, port, timeout_ms, 0);\n}\n\nint close_fd(int fd) {\n    int rc;\n    do {\n        rc = close(fd);\n    } while (rc < 0 && errno == EINTR);\n    if (rc < 0) {\n        log_error(\"close\", errno);\n        return -1;\n    }\n    closed_count++;\n    return 0;\n}\n",
+    );
+    write(
+        &root,
+        "test.c",
+        "#include \"net.h\"\n\n/* The client opens a TCP connection and its timeout ends the wait. */\nstatic void test_connect_tcp_timeout(void) {\n    int fd = connect_tcp(\"10.255.255.1\", 80, 10);\n    expect(fd < 0, \"the connection waits for its timeout\");\n}\n",
+    );
+    let out = env.run(&["index", root.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", booger_tests::describe(&out));
+    warm(&env, &root);
+    let places = |data: &Value| -> Vec<(String, String)> {
+        data["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["path"].as_str().unwrap().to_owned(), r["name"].as_str().unwrap_or("").to_owned()))
+            .collect()
+    };
+
+    let (text, data, err) = search(&env, &root, json!({ "query": "close_fd" }));
+    assert!(!err, "{text}");
+    let found = places(&data);
+    let at = |path: &str, name: &str| found.iter().position(|(p, n)| p == path && n == name);
+    assert!(at("net.c", "close_fd").unwrap() < at("net.h", "close_fd").unwrap(), "{found:?}");
+
+    let question = "how does the client open a TCP connection and wait for it with a timeout?";
+    let (text, data, err) = search(&env, &root, json!({ "query": question }));
+    assert!(!err, "{text}");
+    let found = places(&data);
+    let at = |path: &str, name: &str| found.iter().position(|(p, n)| p == path && n == name);
+    let (work, wrapper) = (at("net.c", "_connect_tcp").unwrap(), at("net.c", "connect_tcp").unwrap());
+    assert!(work < wrapper, "{found:?}");
+    assert!(found.iter().take(2).all(|(p, _)| p != "test.c"), "{found:?}");
+}
