@@ -136,6 +136,7 @@ fn main() {
         ("booger `search` (files_with_matches, 10)", "search", "files_with_matches"),
         ("booger `search` (signatures, 10)", "search", "signatures"),
         ("booger `hybrid-search` (files_with_matches, 10)", "hybrid-search", "files_with_matches"),
+        ("booger `hybrid-search` (signatures, 10)", "hybrid-search", "signatures"),
     ] {
         let cmd =
             format!("{} {tool} {{query}} --project {{root}} --output-mode {mode} --head-limit {{k}}", booger.display());

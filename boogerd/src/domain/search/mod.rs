@@ -253,7 +253,7 @@ fn finish(store: &Store, by_id: HashMap<i64, (Candidate, f64)>, query: &Query, t
     if query.question {
         question::lend_declarations(&mut hits);
         // Best effort: a text that cannot be read lends nothing.
-        if let Ok(texts) = store.contents(&question::thin_wrappers(&hits)) {
+        if let Ok(texts) = store.contents(&question::callers(&hits)) {
             question::lend_to_callees(&mut hits, &texts);
         }
     } else {
