@@ -14,6 +14,7 @@ mod layers;
 mod lifecycle;
 mod mcp;
 mod python_sdk;
+mod questions;
 mod rpc;
 mod search;
 mod semantic;
