@@ -146,7 +146,7 @@ fn is_thin_wrapper(h: &Hit) -> bool {
 ///   at least [`CALLER_SHARE`] of its caller's score, unless the caller calls more than
 ///   [`CALLEES_MOST`] of the hits or the callee is one of the best itself: asked how a blocking
 ///   command writes and waits for its reply, hiredis's `redisGetReply` brings the
-///   `redisBufferWrite` and `redisBufferRead` it calls (NDCG@10 0.48 -> 0.75).
+///   `redisBufferWrite` and `redisBufferRead` it calls (NDCG@10 0.59 -> 0.85).
 pub(crate) fn lend_to_callees(hits: &mut [Hit], texts: &HashMap<i64, String>) {
     let best = best(hits);
     let first = &best[..CALLERS.min(best.len())];
