@@ -141,7 +141,7 @@ fn is_thin_wrapper(h: &Hit) -> bool {
 /// (`texts` holds the callers' texts: [`callers`]):
 /// - a thin wrapper (`redisContextConnectTcp`, four lines handing its arguments to
 ///   `_redisContextConnectTcp`) holds the question's words in its name and signature: each
-///   longer function among the hits that it calls by name ranks just above it;
+///   longer function of its file among the hits that it calls by name ranks just above it;
 /// - each function of its file among the hits that one of the best [`CALLERS`] calls scores
 ///   at least [`CALLER_SHARE`] of its caller's score, unless the caller calls more than
 ///   [`CALLEES_MOST`] of the hits or the callee is one of the best itself: asked how a blocking
@@ -152,17 +152,18 @@ pub(crate) fn lend_to_callees(hits: &mut [Hit], texts: &HashMap<i64, String>) {
     let first = &best[..CALLERS.min(best.len())];
     let functions: HashSet<&str> =
         best.iter().filter(|h| is_function(h.chunk.kind)).map(|h| h.chunk.name.as_str()).collect();
-    // Owned: the hits are changed below.
-    let mut wrapped: HashMap<String, (f64, u32)> = HashMap::new();
-    // By file, then by name: a callee is looked for in its caller's file (`re.sub(…)` in a
-    // glob translator is not a call of the `re` module's `sub` the question is after).
+    // Owned, by file and then by name: a callee is looked for in its caller's file
+    // (`re.sub(…)` in a glob translator is not a call of the `re` module's `sub` a question
+    // is after), and the hits are changed below.
+    let mut wrapped: HashMap<String, HashMap<String, (f64, u32)>> = HashMap::new();
     let mut called: HashMap<String, HashMap<String, f64>> = HashMap::new();
     for h in best.iter().filter(|h| texts.contains_key(&h.chunk.id)) {
         let names = called_names(&texts[&h.chunk.id]);
         if is_thin_wrapper(h) {
             let lines = h.chunk.end_line.saturating_sub(h.chunk.start_line);
+            let in_file = wrapped.entry(h.chunk.path.clone()).or_default();
             for &callee in names.iter().filter(|&&n| n != h.chunk.name) {
-                let best = wrapped.entry(callee.to_owned()).or_insert((f64::MIN, lines));
+                let best = in_file.entry(callee.to_owned()).or_insert((f64::MIN, lines));
                 if h.score > best.0 {
                     *best = (h.score, lines);
                 }
@@ -186,7 +187,7 @@ pub(crate) fn lend_to_callees(hits: &mut [Hit], texts: &HashMap<i64, String>) {
     }
     for h in hits.iter_mut().filter(|h| is_function(h.chunk.kind)) {
         let lines = h.chunk.end_line.saturating_sub(h.chunk.start_line);
-        if let Some(&(score, wrapper_lines)) = wrapped.get(&h.chunk.name)
+        if let Some(&(score, wrapper_lines)) = wrapped.get(&h.chunk.path).and_then(|in_file| in_file.get(&h.chunk.name))
             && lines > wrapper_lines
         {
             h.score = h.score.max(score + 1e-3);
@@ -275,7 +276,8 @@ mod tests {
         assert_eq!(scores, [19.7, 19.7 + 1e-6, 19.0, 25.0]);
     }
 
-    /// A short function calling a longer one among the hits lifts it just above itself.
+    /// A short function calling a longer one of its file among the hits lifts it just above
+    /// itself.
     #[test]
     fn a_thin_wrapper_lends_its_score_to_the_function_it_calls() {
         let mut hits = vec![
@@ -285,7 +287,11 @@ mod tests {
         ];
         hits[0].chunk.end_line = 4;
         hits[1].chunk.end_line = 180;
-        assert_eq!(callers(&hits), [1, 3, 2]);
+        hits[1].chunk.path = hits[0].chunk.path.clone();
+        let mut elsewhere = hit(4, "function", "_redisContextConnectTcp", 20.0);
+        elsewhere.chunk.end_line = 180;
+        hits.push(elsewhere);
+        assert_eq!(callers(&hits), [1, 3, 2, 4]);
         let texts = HashMap::from([
             (
                 1,
@@ -294,10 +300,11 @@ mod tests {
             ),
             (2, String::new()),
             (3, String::new()),
+            (4, String::new()),
         ]);
         lend_to_callees(&mut hits, &texts);
         let scores: Vec<f64> = hits.iter().map(|h| h.score).collect();
-        assert_eq!(scores, [30.0, 30.001, 25.0]);
+        assert_eq!(scores, [30.0, 30.001, 25.0, 20.0], "not the namesake of another file");
     }
 
     /// One of the best hits lifts the few functions of its file it calls to a share of its
