@@ -52,7 +52,7 @@ fn main() {
         rss_start / 1024,
         rss_embedded / 1024
     );
-    let table = std::fs::metadata(Path::new(env!("CARGO_MANIFEST_DIR")).join("../boogerd/assets/static-embed.bin"))
+    let table = std::fs::metadata(Path::new(env!("CARGO_MANIFEST_DIR")).join("../boogerd/assets/static-embed.bin.zst"))
         .map(|m| m.len())
         .unwrap_or(0);
     println!("| size the static table adds to boogerd | {:.1} MB |\n", table as f64 / 1e6);

@@ -94,8 +94,10 @@ impl Daemon {
             tracing::info!(projects = r.projects, mb = r.bytes >> 20, held_mb = r.held >> 20, "released idle projects");
         }
         if r.held == 0 {
-            // No project holds a ranking index: neither do the score buffers queries share.
+            // No project holds a ranking index: neither do the score buffers queries share,
+            // nor the static embedding table's unpacked rows.
             crate::domain::search::ranking_index::release_scratch();
+            crate::domain::embed::static_table::release_rows();
         }
         crate::base::memory::trim();
     }

@@ -4,64 +4,90 @@
 //!
 //! File format (`BOOGEMB2`): magic, u32 rows, u32 dims (little-endian), then each row as a
 //! vector is stored (`vectors::encode`: an f32 scale, then 4-bit values two a byte), then the
-//! vocabulary, one token per line (line = row). 192 dimensions in 4 bits: 3.3 MB of the
-//! daemon (8.2 MB in 256 int8 dimensions), each chunk's vector 100 bytes on disk instead of
-//! 132, and the questions' hybrid NDCG@10 within the set's noise (BENCHMARKS.md, "The
-//! install").
+//! vocabulary, one token per line (line = row). 192 dimensions in 4 bits: each chunk's vector
+//! 100 bytes on disk instead of 132, and the questions' hybrid NDCG@10 within the set's noise
+//! (BENCHMARKS.md, "The install").
+//!
+//! The daemon carries the table compressed (zstd, level 19): its 4-bit values are far from
+//! uniform (about 2.2 bits of entropy each), so it takes 1.8 MB of the installed daemon
+//! rather than 3.3. The rows are unpacked into the heap when a text is first embedded and
+//! given back when no project holds an index in memory ([`release_rows`]), as the projects'
+//! own structures are.
 
-use std::borrow::Cow;
+use std::sync::{Arc, Mutex};
 
 use super::vectors::{add_scaled, encoded_len};
 use super::wordpiece::WordPiece;
 use super::{EmbedError, Embedder};
+use crate::base::sync::Recover;
 
 const MAGIC: &[u8; 8] = b"BOOGEMB2";
+/// Bytes before the first row: the magic and the two counts.
+const HEAD: usize = 16;
 
-/// The table shipped with boogerd.
-pub(crate) static TABLE: &[u8] = include_bytes!("../../../assets/static-embed.bin");
+/// The table shipped with boogerd, compressed.
+static PACKED: &[u8] = include_bytes!("../../../assets/static-embed.bin.zst");
+
+/// The shipped table unpacked, while something embeds with it.
+static UNPACKED: Mutex<Option<Arc<[u8]>>> = Mutex::new(None);
+
+/// The shipped table, unpacked (kept until [`release_rows`]).
+fn builtin_table() -> Result<Arc<[u8]>, EmbedError> {
+    let mut slot = UNPACKED.lock().recover();
+    if let Some(t) = slot.as_ref() {
+        return Ok(Arc::clone(t));
+    }
+    let table: Arc<[u8]> = unpack()?.into();
+    *slot = Some(Arc::clone(&table));
+    Ok(table)
+}
+
+fn unpack() -> Result<Vec<u8>, EmbedError> {
+    zstd::stream::decode_all(PACKED).map_err(|e| EmbedError::BadTable(format!("unpacking: {e}")))
+}
+
+/// Gives the shipped table's unpacked rows back (no project holds an index in memory); the
+/// next text embedded unpacks them again, in a few milliseconds.
+pub(crate) fn release_rows() {
+    UNPACKED.lock().recover().take();
+}
 
 pub struct StaticEmbedder {
     dims: usize,
     /// Bytes a row.
     record: usize,
-    /// The rows as stored: per token an f32 scale, then `dims` 4-bit values. The built-in
-    /// table is read in place from the binary (no copy: only rows of tokens in use are ever
-    /// paged in).
-    body: Cow<'static, [u8]>,
     tokenizer: WordPiece,
     id: String,
 }
 
 impl StaticEmbedder {
-    /// The table compiled into boogerd.
+    /// The table compiled into boogerd. Its rows are unpacked again when first used: a
+    /// daemon that embeds nothing does not hold them.
     pub fn builtin() -> Result<Self, EmbedError> {
-        Self::from_bytes(Cow::Borrowed(TABLE))
+        Self::parse(&unpack()?)
     }
 
-    pub(crate) fn from_bytes(bytes: Cow<'static, [u8]>) -> Result<Self, EmbedError> {
+    /// The embedder of the table `bytes` (its rows are the shipped table's).
+    fn parse(bytes: &[u8]) -> Result<Self, EmbedError> {
         let bad = |why: &str| EmbedError::BadTable(why.to_owned());
-        if bytes.len() < 16 || &bytes[..8] != MAGIC {
+        if bytes.len() < HEAD || &bytes[..8] != MAGIC {
             return Err(bad("not a BOOGEMB2 table"));
         }
         let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().expect("4 bytes")) as usize;
         let (n, dims) = (u32_at(8), u32_at(12));
         let record = encoded_len(dims);
-        if bytes.len() < 16 + n * record {
+        if bytes.len() < HEAD + n * record {
             return Err(bad("truncated rows"));
         }
-        let vocab = std::str::from_utf8(&bytes[16 + n * record..]).map_err(|_| bad("vocabulary is not UTF-8"))?;
+        let vocab = std::str::from_utf8(&bytes[HEAD + n * record..]).map_err(|_| bad("vocabulary is not UTF-8"))?;
         let tokens: Vec<&str> = vocab.split('\n').collect();
         if tokens.len() != n {
             return Err(bad("vocabulary and rows differ in length"));
         }
-        // The id names the exact table: vectors from another table are stale.
-        let id = format!("static-{}", &blake3::hash(&bytes).to_hex()[..12]);
+        // The id names the exact table (unpacked): vectors from another table are stale.
+        let id = format!("static-{}", &blake3::hash(bytes).to_hex()[..12]);
         let tokenizer = WordPiece::new(tokens);
-        let body = match bytes {
-            Cow::Borrowed(b) => Cow::Borrowed(&b[16..16 + n * record]),
-            Cow::Owned(b) => Cow::Owned(b[16..16 + n * record].to_vec()),
-        };
-        Ok(Self { dims, record, body, tokenizer, id })
+        Ok(Self { dims, record, tokenizer, id })
     }
 }
 
@@ -75,6 +101,8 @@ impl Embedder for StaticEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let table = builtin_table()?;
+        let rows = &table[HEAD..];
         Ok(texts
             .iter()
             .map(|t| {
@@ -84,7 +112,7 @@ impl Embedder for StaticEmbedder {
                 let mut ids = self.tokenizer.encode(t);
                 ids.sort_unstable();
                 for run in ids.chunk_by(|a, b| a == b) {
-                    let record = &self.body[run[0] as usize * self.record..][..self.record];
+                    let record = &rows[run[0] as usize * self.record..][..self.record];
                     let scale = f32::from_le_bytes(record[..4].try_into().expect("4 bytes")) * run.len() as f32;
                     add_scaled(&mut v, &record[4..], scale);
                 }
@@ -131,9 +159,20 @@ mod tests {
 
     #[test]
     fn a_bad_table_is_refused() {
-        assert!(StaticEmbedder::from_bytes(Cow::Borrowed(b"nope")).is_err());
-        let mut t = TABLE[..100].to_vec();
+        assert!(StaticEmbedder::parse(b"nope").is_err());
+        let mut t = builtin_table().unwrap()[..100].to_vec();
         t.extend_from_slice(b"x");
-        assert!(matches!(StaticEmbedder::from_bytes(Cow::Owned(t)), Err(EmbedError::BadTable(_))));
+        assert!(matches!(StaticEmbedder::parse(&t), Err(EmbedError::BadTable(_))));
+    }
+
+    #[test]
+    fn the_shipped_rows_are_given_back_and_unpacked_again_alike() {
+        let e = StaticEmbedder::builtin().unwrap();
+        let text = ["fn retry_upload(blob: &Blob, attempts: u32) -> Result<(), UploadError>"];
+        let before = e.embed(&text).unwrap();
+        release_rows();
+        assert_eq!(e.embed(&text).unwrap(), before);
+        // The id of the table as it was shipped unpacked: vectors stored before are current.
+        assert_eq!(e.id(), "static-548c6b9c4541");
     }
 }
