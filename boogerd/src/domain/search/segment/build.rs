@@ -40,7 +40,11 @@ fn encode_posting(mut gap: u32, tf: [u8; 4]) -> ([u8; 10], usize) {
 }
 
 /// Postings the arena holds before a build with a scratch directory spills them to a run.
-const POSTINGS_BUDGET: usize = 32 << 20;
+/// A large tree's build from the store comes at the end of its index, the daemon's peak: on
+/// the 36,000-file tree (126 MB of postings) 32 MB made 4 runs and a peak of 234-237 MB,
+/// 16 MB 9 runs and 217-218 MB, 8 MB 19 runs and 210 MB, the index as fast within the
+/// machine's noise (BENCHMARKS.md, "Building a large tree").
+const POSTINGS_BUDGET: usize = 16 << 20;
 
 /// Accumulates chunks (grouped by file, files in path order) and writes a segment.
 pub(crate) struct Builder {
