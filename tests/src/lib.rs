@@ -14,12 +14,19 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+mod corpora;
 pub mod eval_repos;
 pub mod live;
 pub mod postgres;
+mod procfs;
+mod python;
 pub mod team_server;
 pub mod tls_proxy;
 pub mod wine;
+
+pub use corpora::*;
+pub use procfs::*;
+pub use python::*;
 
 /// How long anything in a test may take before the test fails instead of hanging.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
@@ -493,50 +500,6 @@ pub fn output_within(mut cmd: Command, limit: Duration) -> Output {
     }
 }
 
-/// The largest tree every machine here has, copied under `root`: /usr/include, the cargo
-/// registry's sources and the standard library's .py files (30,000+ files).
-/// The large tree the benches index: `BOOGER_LARGE_TREE` when set (a u-boot or kernel
-/// checkout), else [`copy_large_tree`] made under `dir`.
-pub fn large_tree(dir: &Path) -> PathBuf {
-    if let Some(t) = std::env::var_os("BOOGER_LARGE_TREE") {
-        return PathBuf::from(t);
-    }
-    let root = dir.join("large");
-    let t = std::time::Instant::now();
-    copy_large_tree(&root);
-    eprintln!("tree built in {:.0} s", t.elapsed().as_secs_f64());
-    root
-}
-
-pub fn copy_large_tree(root: &Path) {
-    copy_tree(Path::new("/usr/include"), &root.join("include"), &[], &[]);
-    let cargo = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cargo"));
-    copy_tree(&cargo.join("registry/src"), &root.join("crates"), &[], &[]);
-    copy_tree(&python_stdlib(), &root.join("python"), &["py"], &["__pycache__"]);
-}
-
-/// Copies the files under `src` to `dst` (benchmark corpora): only names ending in one of
-/// `exts` (all files if empty), skipping folders named in `skip`.
-pub fn copy_tree(src: &Path, dst: &Path, exts: &[&str], skip: &[&str]) {
-    std::fs::create_dir_all(dst).expect("create corpus dir");
-    let Ok(entries) = std::fs::read_dir(src) else { return };
-    for e in entries.filter_map(Result::ok) {
-        let Ok(ft) = e.file_type() else { continue };
-        let name = e.file_name();
-        if ft.is_dir() {
-            if !skip.iter().any(|s| name == *s) {
-                copy_tree(&e.path(), &dst.join(&name), exts, skip);
-            }
-        } else if ft.is_file()
-            && (exts.is_empty() || e.path().extension().is_some_and(|x| exts.iter().any(|w| x == *w)))
-        {
-            let _ = std::fs::copy(e.path(), dst.join(&name));
-        }
-    }
-}
-
 /// Writes `body` to `rel` under `root`, making its folders.
 pub fn write(root: &Path, rel: &str, body: impl AsRef<[u8]>) {
     let p = root.join(rel);
@@ -566,138 +529,6 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// Runs ../shared/eval/score.py with `cmd` over the corpus at `root`; returns its `all`, `nl`
-/// and `latency` lines, as the benchmark tables print them.
-pub fn score_py(env: &Env, eval: &Path, root: &Path, cmd: &str) -> [String; 3] {
-    let mut py = env.command("python3");
-    py.arg(eval.join("score.py")).arg("--root").arg(root).arg("--cmd").arg(cmd);
-    let out = output_within(py, Duration::from_secs(1800));
-    assert!(out.status.success(), "{}", describe(&out));
-    let text = String::from_utf8_lossy(&out.stdout);
-    let grab = |prefix: &str| text.lines().find(|l| l.starts_with(prefix)).unwrap_or("").to_owned();
-    [
-        grab("all").trim_start_matches("all  ").to_owned(),
-        grab("nl").trim_start_matches("nl   ").to_owned(),
-        grab("latency"),
-    ]
-}
-
-/// The official MCP Python SDK's version the tests use, and Prometheus' own Python client,
-/// whose parser reads `/metrics`.
-pub const MCP_SDK: &str = "mcp==2.3.0 prometheus-client==0.21.1";
-
-/// `python3` that can `import mcp` and `prometheus_client`: pinned, installed by pip on first
-/// use into `target/py-mcp` (once; later runs reuse it), so the test command needs nothing
-/// installed beforehand. Panics, saying what failed, when pip cannot install them.
-pub fn python_with_mcp(env: &Env) -> Command {
-    static SITE: OnceLock<PathBuf> = OnceLock::new();
-    let site = SITE.get_or_init(|| pip_site("py-mcp", MCP_SDK, &[]));
-    let mut py = env.command("python3");
-    py.env("PYTHONPATH", site).env("PYTHONNOUSERSITE", "1");
-    py
-}
-
-/// `target/<dir>`, with the pip packages `spec` (space-separated) installed into it on first
-/// use and reused after (a marker holds the spec it was made for). Another test process
-/// installing at the same time is harmless: each builds its own copy and the first to finish
-/// wins. Panics, saying what failed, when pip cannot install them.
-pub fn pip_site(dir: &str, spec: &str, pip_args: &[&str]) -> PathBuf {
-    // The test binary lives in target/<profile>/deps/.
-    let exe = std::env::current_exe().expect("current_exe");
-    let target = exe.ancestors().nth(3).expect("target dir").to_owned();
-    let site = target.join(dir);
-    if std::fs::read_to_string(site.join(".installed")).is_ok_and(|v| v == spec) {
-        return site;
-    }
-    let staging = target.join(format!("{dir}.{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&staging);
-    let out = Command::new("python3")
-        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-input"])
-        .args(pip_args)
-        .arg("--target")
-        .arg(&staging)
-        .args(spec.split(' '))
-        .output()
-        .expect("run python3 -m pip");
-    assert!(out.status.success(), "installing {spec} with pip failed: {}", describe(&out));
-    std::fs::write(staging.join(".installed"), spec).expect("write marker");
-    let _ = std::fs::remove_dir_all(&site);
-    if std::fs::rename(&staging, &site).is_err() {
-        let _ = std::fs::remove_dir_all(&staging);
-    }
-    site
-}
-
-/// The Python standard library's directory (a corpus on every machine); needs python3.
-pub fn python_stdlib() -> PathBuf {
-    let out = Command::new("python3")
-        .args(["-c", "import sysconfig;print(sysconfig.get_paths()['stdlib'])"])
-        .output()
-        .expect("python3");
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
-}
-
-/// The 120 hand-written queries of ../shared/eval over the standard library, with their
-/// gold answers.
-pub fn stdlib_queries() -> Vec<Value> {
-    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval/stdlib-queries.jsonl"))
-        .expect("../shared/eval/stdlib-queries.jsonl")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON query"))
-        .collect()
-}
-
-/// A `/proc/<pid>/status` figure in kB (`"VmRSS:"`, `"VmHWM:"`), 0 if unreadable.
-pub fn proc_status_kb(pid: u32, key: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(key))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
-}
-
-/// CPU ticks (1/100 s) process `pid` used over the next `secs` seconds.
-pub fn cpu_ticks_over(pid: u32, secs: u64) -> u64 {
-    let before = cpu_ticks(pid);
-    std::thread::sleep(Duration::from_secs(secs));
-    cpu_ticks(pid) - before
-}
-
-/// CPU ticks (1/100 s) process `pid` has used so far.
-pub fn cpu_ticks(pid: u32) -> u64 {
-    let f = stat_fields(pid);
-    f[11] + f[12]
-}
-
-/// [`cpu_ticks`] with those of the child processes `pid` has ended and waited for (git's,
-/// for a daemon).
-pub fn cpu_ticks_with_children(pid: u32) -> u64 {
-    stat_fields(pid)[11..=14].iter().sum()
-}
-
-/// The numbers of `/proc/<pid>/stat` after the command's closing parenthesis (zeros for a
-/// process gone): the parent's pid is 1, utime and stime 11 and 12, the waited-for
-/// children's cutime and cstime 13 and 14.
-pub fn stat_fields(pid: u32) -> Vec<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let rest = stat.rfind(')').map_or("", |i| &stat[i + 2..]);
-    let mut f: Vec<u64> = rest.split_whitespace().map(|x| x.parse().unwrap_or(0)).collect();
-    f.resize(f.len().max(15), 0);
-    f
-}
-
-/// The machine's CPU ticks so far, all cores: user (with nice), system (with interrupts),
-/// waiting for I/O, idle.
-pub fn machine_ticks() -> [u64; 4] {
-    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-    let f: Vec<u64> =
-        stat.lines().next().unwrap_or("").split_whitespace().skip(1).map(|x| x.parse().unwrap_or(0)).collect();
-    let at = |i: usize| f.get(i).copied().unwrap_or(0);
-    [at(0) + at(1), at(2) + at(5) + at(6), at(4), at(3)]
-}
-
-/// stdout and stderr of a finished command, for assertion messages.
 /// Chromium for the browser checks: BOOGER_CHROMIUM, else `chromium` or `chromium-browser`
 /// on the PATH.
 pub fn chromium() -> Option<PathBuf> {
@@ -726,6 +557,7 @@ pub fn skipped(check: &str, why: &str) {
     let _ = writeln!(std::io::stderr(), "SKIPPED {check}: {why}");
 }
 
+/// stdout and stderr of a finished command, for assertion messages.
 pub fn describe(out: &Output) -> String {
     format!(
         "{}\nstdout: {}\nstderr: {}",
