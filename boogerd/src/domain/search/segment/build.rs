@@ -65,8 +65,8 @@ pub(crate) struct Builder {
     failed: Option<io::Error>,
     docs: u32,
     total_len: u64,
-    /// The per-chunk sections, each in document order: ids (i64), lengths, kinds (u8), files,
-    /// lines (two u32s), sizes (u32); names and parents.
+    /// The per-chunk sections, each in document order: ids (i64 until written), lengths, kinds
+    /// (u8), files, lines (two u32s), sizes (u32); names and parents.
     ids: Column,
     lens: Column,
     kinds: Column,
@@ -353,6 +353,7 @@ impl Builder {
         }
         w.put(&self.total_len.to_le_bytes())?;
         w.put(&n_postings.to_le_bytes())?;
+        w.put(&self.id_base().to_le_bytes())?;
         for (off, len) in &table {
             w.put(&off.to_le_bytes())?;
             w.put(&len.to_le_bytes())?;
@@ -362,10 +363,13 @@ impl Builder {
             order.iter().try_for_each(|&t| w.put(stems.get(t).as_bytes()))
         })?;
         w.section(table[Sec::ListOff as usize].0, |w| {
-            let mut off = 0u64;
+            let mut off = 0u32;
             w.put(&off.to_le_bytes())?;
             for &t in &order {
-                off += self.postings.len(t) as u64;
+                off =
+                    u32::try_from(self.postings.len(t)).ok().and_then(|len| off.checked_add(len)).ok_or_else(|| {
+                        io::Error::other("a ranking segment's postings past 4 GiB (a tree of some 17 GB of text)")
+                    })?;
                 w.put(&off.to_le_bytes())?;
             }
             Ok(())
@@ -394,10 +398,10 @@ impl Builder {
         [
             4 * (n_terms + 1),
             terms_bytes,
-            8 * (n_terms + 1),
+            4 * (n_terms + 1),
             4 * n_terms,
             postings_bytes,
-            8 * n,
+            4 * n,
             4 * n,
             n,
             4 * n,
@@ -421,9 +425,30 @@ impl Builder {
     /// The per-chunk sections: ids, lengths, kinds, files, lines, sizes, names and parents,
     /// each read back from its column.
     fn write_chunks<W: Write>(&mut self, w: &mut Padded<'_, W>, table: &[(u64, u64)]) -> io::Result<()> {
+        let base = self.id_base();
         let Self { ids, lens, kinds, files, lines, bytes, names, parents, .. } = self;
+        w.section(table[Sec::DocId as usize].0, |w| {
+            // Each id over the lowest, in four bytes; the column's pieces may split an id.
+            let mut held = [0u8; 8];
+            let mut filled = 0;
+            ids.read_back(|mut piece| {
+                while !piece.is_empty() {
+                    let n = (8 - filled).min(piece.len());
+                    held[filled..filled + n].copy_from_slice(&piece[..n]);
+                    (filled, piece) = (filled + n, &piece[n..]);
+                    if filled == 8 {
+                        let id = i64::from_le_bytes(held);
+                        let over = u32::try_from(id.wrapping_sub(base)).map_err(|_| {
+                            io::Error::other("chunk ids more than 4 billion apart in one ranking segment")
+                        })?;
+                        w.put(&over.to_le_bytes())?;
+                        filled = 0;
+                    }
+                }
+                Ok(())
+            })
+        })?;
         for (sec, column) in [
-            (Sec::DocId, ids),
             (Sec::DocLen, lens),
             (Sec::DocKind, kinds),
             (Sec::DocFile, files),
@@ -442,6 +467,11 @@ impl Builder {
             w.section(table[bytes_sec as usize].0, |w| list.text.read_back(|b| w.put(b)))?;
         }
         Ok(())
+    }
+
+    /// The lowest chunk id added (0 for none): what the stored ids are counted from.
+    fn id_base(&self) -> i64 {
+        self.file_min_id.iter().copied().min().unwrap_or(0)
     }
 
     /// The per-file sections: paths, languages, first chunks and content keys, and the

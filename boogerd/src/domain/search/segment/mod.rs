@@ -8,13 +8,15 @@
 //! buffer, so every read is bounds-checked and a damaged file gives empty strings or is
 //! refused at open, never undefined behaviour.
 //!
-//! Layout (little endian): a header (magic, content generation, counts) and a table of
-//! sections, each 8-byte aligned: term offsets and bytes (sorted), per term the byte offset
-//! and length of its postings, and the postings (per chunk that has the term: the gap from
-//! the previous chunk as a varint, then its four saturating term counts, name, content,
-//! words and path, in one byte of 2-bit counts, or 0xFF and four bytes), per chunk
-//! id, length, kind, file, lines, size, name and parent, per file its path (sorted),
-//! language, content hash and first chunk.
+//! Layout (little endian): a header (magic, content generation, counts, the lowest chunk id)
+//! and a table of sections, each 8-byte aligned: term offsets and bytes (sorted), per term the
+//! byte offset and length of its postings, and the postings (per chunk that has the term: the
+//! gap from the previous chunk as a varint, then its four saturating term counts, name,
+//! content, words and path, in one byte of 2-bit counts, or 0xFF and four bytes), per chunk
+//! its id (over the lowest), length, kind, file, lines, size, name and parent, per file its
+//! path (sorted), language, content hash and first chunk. Postings' offsets and ids take four
+//! bytes: a segment's postings stay far below 4 GiB (126 MB for a 549 MB tree), and its ids
+//! span what one index has numbered (13 of a large tree's 276 MB were their upper halves).
 
 mod build;
 mod postings;
@@ -32,8 +34,8 @@ use crate::store::search::Candidate;
 
 pub(crate) use build::Builder;
 
-pub(super) const MAGIC: &[u8; 8] = b"BGRANK02";
-pub(super) const HEADER: usize = 8 + 8 + 4 * 4 + 8 + 8;
+pub(super) const MAGIC: &[u8; 8] = b"BGRANK03";
+pub(super) const HEADER: usize = 8 + 8 + 4 * 4 + 8 + 8 + 8;
 
 /// The sections, in file order.
 #[derive(Clone, Copy)]
@@ -137,6 +139,8 @@ pub(crate) struct Segment {
     terms: u32,
     langs: u32,
     pub total_len: u64,
+    /// The lowest chunk id: a chunk's is this plus its four bytes.
+    id_base: i64,
     sections: [(usize, usize); SECTIONS],
 }
 
@@ -165,6 +169,12 @@ impl Segment {
             Bytes::Mapped(m) => m,
             Bytes::Heap(v) => v,
         };
+        if b.len() >= 8 && b[..6] == MAGIC[..6] && b[..8] != MAGIC[..] {
+            return Err(Damaged(format!(
+                "is of another format ({}): it is built again",
+                String::from_utf8_lossy(&b[..8])
+            )));
+        }
         if b.len() < HEADER + 16 * SECTIONS || &b[..8] != MAGIC {
             return Err(Damaged("has no valid header".into()));
         }
@@ -185,15 +195,16 @@ impl Segment {
             terms: u32_at(24),
             langs: u32_at(28),
             total_len: u64_at(32),
+            id_base: u64_at(48) as i64,
             sections,
             bytes: Bytes::Heap(Vec::new()),
         };
         let (n, nf, nt) = (seg.docs as usize, seg.files as usize, seg.terms as usize);
         let expect = [
             (Sec::TermOff, 4 * (nt + 1)),
-            (Sec::ListOff, 8 * (nt + 1)),
+            (Sec::ListOff, 4 * (nt + 1)),
             (Sec::ListLen, 4 * nt),
-            (Sec::DocId, 8 * n),
+            (Sec::DocId, 4 * n),
             (Sec::DocLen, 4 * n),
             (Sec::DocKind, n),
             (Sec::DocFile, 4 * n),
@@ -229,10 +240,6 @@ impl Segment {
         self.sec(s).get(4 * i..4 * i + 4).map_or(0, |b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
     }
 
-    fn u64_in(&self, s: Sec, i: usize) -> u64 {
-        self.sec(s).get(8 * i..8 * i + 8).map_or(0, |b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
-    }
-
     /// The `i`-th of the strings in `bytes` delimited by `offsets`.
     fn string(&self, offsets: Sec, bytes: Sec, i: usize) -> &str {
         let (a, b) = (self.u32_in(offsets, i) as usize, self.u32_in(offsets, i + 1) as usize);
@@ -250,7 +257,7 @@ impl Segment {
     /// The postings of `term` (a stem): (doc, counts per column), in doc order.
     pub(crate) fn postings(&self, term: &str) -> PostingIter<'_> {
         let Some(t) = self.find_term(term) else { return PostingIter { bytes: &[], doc: 0, left: 0 } };
-        let (a, b) = (self.u64_in(Sec::ListOff, t) as usize, self.u64_in(Sec::ListOff, t + 1) as usize);
+        let (a, b) = (self.u32_in(Sec::ListOff, t) as usize, self.u32_in(Sec::ListOff, t + 1) as usize);
         let bytes = self.sec(Sec::Postings).get(a..b).unwrap_or(&[]);
         PostingIter { bytes, doc: 0, left: self.u32_in(Sec::ListLen, t) as usize }
     }
@@ -269,7 +276,7 @@ impl Segment {
     }
 
     pub(crate) fn doc_id(&self, d: u32) -> i64 {
-        self.u64_in(Sec::DocId, d as usize) as i64
+        self.id_base.wrapping_add(i64::from(self.u32_in(Sec::DocId, d as usize)))
     }
 
     pub(crate) fn doc_len(&self, d: u32) -> u32 {

@@ -108,6 +108,36 @@ fn a_scan_on_its_own_thread_builds_the_same_segment() {
     assert!(a == b, "the segments differ");
 }
 
+/// Ids are stored over the lowest, in four bytes: every chunk reads back its own, whatever
+/// order the ids come in and however large they are.
+#[test]
+fn ids_over_the_lowest_read_back_whole() {
+    let mut b = Builder::default();
+    let base = 5_000_000_000i64;
+    let names = ["new", "parse", "new", "", "parse", "new"];
+    for (i, name) in names.iter().enumerate() {
+        // Ids out of order within a file, as a re-index that kept some rows leaves them.
+        let id = base + [40, 3, 17, 0, 2_000_000, 9][i];
+        b.add(&chunk(id, &format!("f{}.rs", i / 2), name, None), "fn body", "h");
+    }
+    let mut bytes = Vec::new();
+    b.write(1, &mut bytes).unwrap();
+    let seg = Segment::from_vec(bytes).unwrap();
+    let read: Vec<(i64, String)> = (0..6).map(|d| (seg.doc_id(d), seg.candidate(d, 1.0).name)).collect();
+    let ids = [40, 3, 17, 0, 2_000_000, 9].map(|o| base + o);
+    assert_eq!(read, ids.iter().zip(names).map(|(&id, n)| (id, n.to_owned())).collect::<Vec<_>>());
+}
+
+/// A segment of the format before is refused, saying so: the index builds it again.
+#[test]
+fn a_segment_of_the_format_before_is_refused_as_such() {
+    let mut bytes = Vec::new();
+    Builder::default().write(1, &mut bytes).unwrap();
+    bytes[..8].copy_from_slice(b"BGRANK02");
+    let refused = Segment::from_vec(bytes).err().expect("refused");
+    assert!(refused.to_string().contains("another format"), "{refused}");
+}
+
 #[test]
 fn a_damaged_segment_is_refused_not_trusted() {
     let mut bytes = Vec::new();
