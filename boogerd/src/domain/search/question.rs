@@ -158,19 +158,20 @@ pub(crate) fn lend_to_callees(hits: &mut [Hit], texts: &HashMap<i64, String>) {
     // is after), and the hits are changed below.
     let mut wrapped: HashMap<String, HashMap<String, (f64, u32)>> = HashMap::new();
     let mut called: HashMap<String, HashMap<String, f64>> = HashMap::new();
-    for h in best.iter().filter(|h| texts.contains_key(&h.chunk.id)) {
-        let names = called_names(&texts[&h.chunk.id]);
+    for (rank, h) in best.iter().enumerate() {
+        let Some(text) = texts.get(&h.chunk.id) else { continue };
+        let names = called_names(text);
         if is_thin_wrapper(h) {
             let lines = h.chunk.end_line.saturating_sub(h.chunk.start_line);
             let in_file = wrapped.entry(h.chunk.path.clone()).or_default();
             for &callee in names.iter().filter(|&&n| n != h.chunk.name) {
-                let best = in_file.entry(callee.to_owned()).or_insert((f64::MIN, lines));
-                if h.score > best.0 {
-                    *best = (h.score, lines);
+                let lent = in_file.entry(callee.to_owned()).or_insert((f64::MIN, lines));
+                if h.score > lent.0 {
+                    *lent = (h.score, lines);
                 }
             }
         }
-        if h.score > 0.0 && first.iter().any(|f| f.chunk.id == h.chunk.id) {
+        if h.score > 0.0 && rank < first.len() {
             let mut callees: Vec<&str> = names
                 .into_iter()
                 .filter(|&n| functions.contains(n) && !first.iter().any(|f| f.chunk.name == n))
@@ -180,8 +181,8 @@ pub(crate) fn lend_to_callees(hits: &mut [Hit], texts: &HashMap<i64, String>) {
             if callees.len() <= CALLEES_MOST {
                 let in_file = called.entry(h.chunk.path.clone()).or_default();
                 for callee in callees {
-                    let best = in_file.entry(callee.to_owned()).or_insert(f64::MIN);
-                    *best = best.max(h.score * CALLER_SHARE);
+                    let lent = in_file.entry(callee.to_owned()).or_insert(f64::MIN);
+                    *lent = lent.max(h.score * CALLER_SHARE);
                 }
             }
         }
