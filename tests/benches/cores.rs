@@ -12,7 +12,9 @@
 //! The serial share counts the longer of the writer and the builder (they run side by side),
 //! the walk, the finish and what comes after the writes. Goals (issue 63, on 2 cores): the serial stages ≤ 20%
 //! of the 2-core index time; 2 cores ≥ 1.7x faster than 1 at CPU-seconds ≤ 1.3x. On a machine
-//! with 16: all cores ≥ 4x faster than 2, CPU-seconds ≤ 1.3x. `BENCH_CORES=1,2` picks counts.
+//! with 16: all cores ≥ 4x faster than 2, CPU-seconds ≤ 1.3x. `BENCH_CORES=1,2` picks counts;
+//! `BENCH_TREE=DIR` indexes that tree (copied whole) instead of the standard library, for a
+//! machine with many cores, where the standard library is over in a second.
 
 use std::time::{Duration, Instant};
 
@@ -33,10 +35,14 @@ fn main() {
         Err(_) => std::iter::successors(Some(1), |c| Some(c * 2)).take_while(|&c| c < all).chain([all]).collect(),
     };
     let corpus = Env::new();
-    let src = corpus.dir.path().join("stdlib");
-    copy_tree(&booger_tests::python_stdlib(), &src, &["py"], &["site-packages"]);
-
-    println!("## Cores (a cold `booger index` of the Python standard library, {all} cores here)\n");
+    let src = corpus.dir.path().join("tree");
+    let tree = std::env::var_os("BENCH_TREE").filter(|t| !t.is_empty());
+    match &tree {
+        Some(dir) => copy_tree(std::path::Path::new(dir), &src, &[], &[]),
+        None => copy_tree(&booger_tests::python_stdlib(), &src, &["py"], &["site-packages"]),
+    }
+    let what = tree.as_ref().map_or("the Python standard library".to_owned(), |t| format!("`{}`", t.to_string_lossy()));
+    println!("## Cores (a cold `booger index` of {what}, {all} cores here)\n");
     println!(
         "| cores | index s | CPU-s | speed-up vs 1 | CPU vs 1 | walk | writer busy | ranking builder (alongside) | finish | ranking after the writes | serial share |"
     );
@@ -44,7 +50,7 @@ fn main() {
     let mut rows: Vec<Row> = Vec::new();
     for &cores in &counts {
         let env = Env::new();
-        let root = env.dir.path().join("stdlib");
+        let root = env.dir.path().join("tree");
         copy_tree(&src, &root, &[], &[]);
         // Just copied: the page cache holds the files for every round alike.
         let daemon = env.start_daemon_on_cpus(&format!("0-{}", cores - 1));

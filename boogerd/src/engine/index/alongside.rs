@@ -48,9 +48,15 @@ struct Written {
     chunks: Vec<(i64, Chunk, ChunkWords)>,
 }
 
-/// Files by their position in the run (path order), each with what it adds (`None`: nothing,
-/// as for a file skipped or set aside).
-type Message = Vec<(usize, Option<Written>)>;
+/// What the writer hands over: files that add nothing (skipped, set aside, unchanged) at
+/// their positions in the run (path order), or a committed batch: its files at their
+/// positions, whose chunks were inserted as `ids`, in order. The batch goes over as the
+/// writer had it: taking it apart (and freeing the chunks' texts, made by the workers) is the
+/// builder's work, off the writer's thread, which is the run's one serial stage.
+enum Message {
+    Nothing(Vec<usize>),
+    Committed { positions: Vec<usize>, writes: Vec<FileWrite>, ids: Vec<i64> },
+}
 
 /// The writer's end: hands over what it committed.
 pub(super) struct Alongside<'scope> {
@@ -71,45 +77,13 @@ impl<'scope> Alongside<'scope> {
     /// Files at these positions add nothing (skipped, set aside, or unchanged).
     pub(super) fn nothing(&self, positions: &[usize]) {
         if !positions.is_empty() {
-            let _ = self.tx.send(positions.iter().map(|&i| (i, None)).collect());
+            let _ = self.tx.send(Message::Nothing(positions.to_vec()));
         }
     }
 
     /// A committed batch: `writes` at `positions`, their chunks inserted as `ids` (in order).
-    /// A batch whose ids do not account for its chunks (some were kept from before) makes
-    /// the builder give up.
     pub(super) fn committed(&self, positions: &[usize], writes: Vec<FileWrite>, ids: &[i64]) {
-        let expected: usize = writes.iter().filter_map(|w| w.chunks.as_ref()).map(Vec::len).sum();
-        if expected != ids.len() {
-            // No base is better than a wrong one: a position past the run's makes it give up.
-            let _ = self.tx.send(vec![(usize::MAX, None)]);
-            return;
-        }
-        let mut ids = ids.iter().copied();
-        let files = positions
-            .iter()
-            .zip(writes)
-            .map(|(&i, w)| {
-                let mut words = w.words.unwrap_or_default().into_iter();
-                let file = w.chunks.map(|chunks| Written {
-                    // The chunks first: zip stops at the end of the first without taking from the second.
-                    chunks: chunks
-                        .into_iter()
-                        .zip(ids.by_ref())
-                        .map(|(mut c, id)| {
-                            let words = words.next().unwrap_or_else(|| ChunkWords::of(&c.name, &c.content));
-                            c.content = String::new();
-                            (id, c, words)
-                        })
-                        .collect(),
-                    path: w.path,
-                    language: w.language,
-                    hash: w.hash,
-                });
-                (i, file)
-            })
-            .collect();
-        let _ = self.tx.send(files);
+        let _ = self.tx.send(Message::Committed { positions: positions.to_vec(), writes, ids: ids.to_vec() });
     }
 
     /// Waits for the builder and writes its base for the store's content `generation` into
@@ -137,7 +111,7 @@ fn build(rx: Receiver<Message>, dir: &Path, files: usize) -> Option<(Builder, Du
     let mut next = 0usize;
     for message in rx.iter() {
         let started = Instant::now();
-        for (i, file) in message {
+        for (i, file) in arrived(message)? {
             if i >= files {
                 return None;
             }
@@ -151,6 +125,8 @@ fn build(rx: Receiver<Message>, dir: &Path, files: usize) -> Option<(Builder, Du
             }
             next += 1;
         }
+        // The batch's chunks, made by the workers, are freed here: see `trim_after_work`.
+        crate::base::memory::trim_after_work();
         busy += started.elapsed();
         if waiting_bytes > WAITING_BYTES {
             tracing::debug!(waiting_bytes, "ranking index alongside: too far behind, left to after the run");
@@ -158,6 +134,44 @@ fn build(rx: Receiver<Message>, dir: &Path, files: usize) -> Option<(Builder, Du
         }
     }
     (next == files).then_some((b, busy))
+}
+
+/// The files a message brings, at their positions; `None` for a batch whose ids do not
+/// account for its chunks (some were kept from before): no base is better than a wrong one.
+fn arrived(message: Message) -> Option<Vec<(usize, Option<Written>)>> {
+    let (positions, writes, ids) = match message {
+        Message::Nothing(positions) => return Some(positions.into_iter().map(|i| (i, None)).collect()),
+        Message::Committed { positions, writes, ids } => (positions, writes, ids),
+    };
+    let expected: usize = writes.iter().filter_map(|w| w.chunks.as_ref()).map(Vec::len).sum();
+    if expected != ids.len() {
+        return None;
+    }
+    let mut ids = ids.into_iter();
+    let files = positions
+        .into_iter()
+        .zip(writes)
+        .map(|(i, w)| {
+            let mut words = w.words.unwrap_or_default().into_iter();
+            let file = w.chunks.map(|chunks| Written {
+                // The chunks first: zip stops at the end of the first without taking from the second.
+                chunks: chunks
+                    .into_iter()
+                    .zip(ids.by_ref())
+                    .map(|(mut c, id)| {
+                        let words = words.next().unwrap_or_else(|| ChunkWords::of(&c.name, &c.content));
+                        c.content = String::new();
+                        (id, c, words)
+                    })
+                    .collect(),
+                path: w.path,
+                language: w.language,
+                hash: w.hash,
+            });
+            (i, file)
+        })
+        .collect();
+    Some(files)
 }
 
 fn text_bytes(f: &Written) -> usize {
@@ -240,43 +254,38 @@ mod tests {
         assert!(!report.ranked_alongside);
     }
 
-    fn written(path: &str, first_id: i64, text: &str) -> super::Written {
+    /// A batch of one file, committed with its chunks' ids from `first_id` on (`extra_ids`
+    /// more than it has: a batch that does not add up).
+    fn committed(position: usize, path: &str, first_id: i64, text: &str, extra_ids: usize) -> super::Message {
         let w = crate::store::testing::file_write(path, text, false);
-        let chunks = w
-            .chunks
-            .unwrap()
-            .into_iter()
-            .enumerate()
-            .map(|(k, c)| {
-                let words = crate::store::words::ChunkWords::of(&c.name, &c.content);
-                (first_id + k as i64, c, words)
-            })
-            .collect();
-        super::Written { path: w.path, language: w.language, hash: w.hash, chunks }
+        let n = w.chunks.as_ref().map_or(0, Vec::len) + extra_ids;
+        let ids = (first_id..first_id + n as i64).collect();
+        super::Message::Committed { positions: vec![position], writes: vec![w], ids }
     }
 
-    /// Files that arrive ahead of an earlier one wait for it; a position past the run's (what
-    /// a batch whose ids do not match its chunks sends) makes the builder give up.
+    /// Files that arrive ahead of an earlier one wait for it; a batch whose ids do not match
+    /// its chunks makes the builder give up.
     #[test]
     fn files_are_added_in_path_order_whatever_order_they_come_in() {
         let dir = tempfile::tempdir().unwrap();
         let texts = ["fn alpha() {}\n", "fn beta() {}\n", "fn gamma() {}\n"];
-        let file = |i: usize| Some(written(&format!("f{i}.rs"), 10 * i as i64 + 1, texts[i]));
+        let file = |i: usize| committed(i, &format!("f{i}.rs"), 10 * i as i64 + 1, texts[i], 0);
         let (tx, rx) = std::sync::mpsc::sync_channel(8);
-        tx.send(vec![(2, file(2)), (3, None)]).unwrap();
-        tx.send(vec![(0, file(0))]).unwrap();
-        tx.send(vec![(1, file(1))]).unwrap();
+        tx.send(file(2)).unwrap();
+        tx.send(super::Message::Nothing(vec![3])).unwrap();
+        tx.send(file(0)).unwrap();
+        tx.send(file(1)).unwrap();
         drop(tx);
         let (b, _) = super::build(rx, dir.path(), 4).expect("every file in");
         assert_eq!(b.held()[5], 3, "three chunks");
 
         let (tx, rx) = std::sync::mpsc::sync_channel(8);
-        tx.send(vec![(0, file(0))]).unwrap();
+        tx.send(file(0)).unwrap();
         drop(tx);
         assert!(super::build(rx, dir.path(), 4).is_none(), "files missing");
 
         let (tx, rx) = std::sync::mpsc::sync_channel(8);
-        tx.send(vec![(0, file(0)), (usize::MAX, None)]).unwrap();
+        tx.send(committed(0, "f0.rs", 1, texts[0], 1)).unwrap();
         drop(tx);
         assert!(super::build(rx, dir.path(), 1).is_none(), "a batch that did not add up");
     }
