@@ -2,8 +2,8 @@
 //!
 //! `cargo bench -p booger-tests --bench cores` (needs `taskset`, from util-linux). The Python
 //! standard library is copied once; then for 1, 2, 4, ... cores up to all this machine has, a
-//! fresh daemon is started on that many CPUs only (`taskset -c`: it sizes its workers by the
-//! CPUs it may use, as on a machine with that many) and indexes the copy cold. Printed: the
+//! fresh daemon is started on that many CPUs only (`taskset -c`, one thread of each physical
+//! core first: it sizes its workers by the CPUs it may use, as on a machine with that many) and indexes the copy cold. Printed: the
 //! index's wall time (the `booger index` call, the ranking index made current included), the
 //! daemon's CPU-seconds over it, and the busy time of the stages that run on one thread,
 //! from the run's report: the walk, the single writer, the finish (Merkle root, checkpoint),
@@ -53,7 +53,7 @@ fn main() {
         let root = env.dir.path().join("tree");
         copy_tree(&src, &root, &[], &[]);
         // Just copied: the page cache holds the files for every round alike.
-        let daemon = env.start_daemon_on_cpus(&format!("0-{}", cores - 1));
+        let daemon = env.start_daemon_on_cpus(&booger_tests::cpu_list(cores));
         let pid = daemon.child.id();
         let before = cpu_ticks(pid);
         let t = Instant::now();

@@ -1,4 +1,4 @@
-//! What `/proc` says of a process and of the machine: memory, CPU ticks.
+//! What `/proc` and `/sys` say of a process and of the machine: memory, CPU ticks, cores.
 
 use std::time::Duration;
 
@@ -50,4 +50,27 @@ pub fn machine_ticks() -> [u64; 4] {
         stat.lines().next().unwrap_or("").split_whitespace().skip(1).map(|x| x.parse().unwrap_or(0)).collect();
     let at = |i: usize| f.get(i).copied().unwrap_or(0);
     [at(0) + at(1), at(2) + at(5) + at(6), at(4), at(3)]
+}
+
+/// The first `n` CPUs a process may be pinned to, one hardware thread of each physical core
+/// before any core's second (from `/sys`'s `thread_siblings_list`; in number order where that
+/// is unreadable), as a `taskset -c` list: on a machine whose CPUs 0 and 1 are two threads of
+/// one core, "2 cores" pinned to `0-1` would be one.
+pub fn cpu_list(n: usize) -> String {
+    let all = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let siblings = |cpu: usize| {
+        std::fs::read_to_string(format!("/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list"))
+            .map_or_else(|_| cpu.to_string(), |s| s.trim().to_owned())
+    };
+    // Each CPU's rank among its core's threads: the core's first CPU ranks 0.
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut ranked: Vec<(usize, usize)> = (0..all)
+        .map(|cpu| {
+            let rank = seen.entry(siblings(cpu)).or_insert(0);
+            *rank += 1;
+            (*rank - 1, cpu)
+        })
+        .collect();
+    ranked.sort_unstable();
+    ranked.iter().take(n.max(1)).map(|(_, cpu)| cpu.to_string()).collect::<Vec<_>>().join(",")
 }
