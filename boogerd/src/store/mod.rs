@@ -16,6 +16,7 @@ pub(crate) mod context;
 mod files;
 pub(crate) mod fulltext;
 pub(crate) mod grams;
+mod grams_pending;
 #[cfg(feature = "team")]
 pub(crate) mod prebuilt;
 pub(crate) mod recover;
