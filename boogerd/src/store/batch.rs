@@ -64,11 +64,6 @@ impl Store {
     }
 }
 
-/// The index a lookup of a definition by name reads (as migration 1 made it). A first index
-/// writes its chunks without it and makes it once they are in ([`Store::pause_names_index`]);
-/// opening an index makes it if a run stopped before it could.
-pub(super) const NAMES_INDEX: &str = "CREATE INDEX IF NOT EXISTS chunks_name ON chunks(name) WHERE name <> ''";
-
 impl Store {
     /// Leaves the names index out until [`Store::restore_names_index`]: kept up to date row by
     /// row, it is an insert at a random place of its B-tree per chunk, a fifth of a first
@@ -84,7 +79,10 @@ impl Store {
     /// two million chunks held 27 MB more at the large tree's peak).
     pub(crate) fn restore_names_index(&self) -> Result<()> {
         self.write(|c| {
-            c.execute_batch(&format!("PRAGMA temp_store = FILE; {NAMES_INDEX}; PRAGMA temp_store = MEMORY;"))
+            c.execute_batch(&format!(
+                "PRAGMA temp_store = FILE; {}; PRAGMA temp_store = MEMORY;",
+                super::names::NAMES_INDEX
+            ))
         })
     }
 }

@@ -17,6 +17,7 @@ mod files;
 pub(crate) mod fulltext;
 pub(crate) mod grams;
 mod grams_pending;
+mod names;
 #[cfg(feature = "team")]
 pub(crate) mod prebuilt;
 pub(crate) mod recover;
@@ -142,19 +143,21 @@ impl Store {
         context::open_notes(&mut writer, &notes)?;
         // Before the migrations: they make the full-text table, with its tokenizer.
         fulltext::register(&writer).map_err(sql)?;
+        names::register(&writer).map_err(sql)?;
         migrate(&mut writer, "main", schema::MIGRATIONS, path)?;
         let texts = std::sync::Arc::new(text::Dictionaries::load(&writer).map_err(sql)?);
         text::register(&writer, texts.clone()).map_err(sql)?;
         fulltext::refill_if_asked(&mut writer, &texts).map_err(sql)?;
         let reader_texts = texts.clone();
-        // A first index stopped before it made its names index (see `batch::NAMES_INDEX`).
-        writer.execute_batch(batch::NAMES_INDEX).map_err(sql)?;
+        // A first index stopped before it made its names index (see `names::NAMES_INDEX`).
+        writer.execute_batch(names::NAMES_INDEX).map_err(sql)?;
         let manager = SqliteConnectionManager::file(path)
             .with_flags(rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX)
             .with_init(move |c| {
                 configure(c, READER_CACHE_KIB)?;
                 text::register(c, reader_texts.clone())?;
                 fulltext::register(c)?;
+                names::register(c)?;
                 // `rarray(?)`: a list of ids as one parameter (grep's candidates).
                 rusqlite::vtab::array::load_module(c)?;
                 context::attach_notes(c, &notes)

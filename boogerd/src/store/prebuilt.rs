@@ -149,6 +149,7 @@ pub(crate) fn clear_for_clones(file: &Path) -> Result<()> {
     let c = Connection::open_with_flags(file, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
         .map_err(sql)?;
     super::fulltext::register(&c).map_err(sql)?;
+    super::names::register(&c).map_err(sql)?;
     c.execute_batch(
         "PRAGMA foreign_keys = OFF; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;
          PRAGMA secure_delete = ON; DELETE FROM embeddings;
@@ -233,6 +234,7 @@ pub(crate) fn adopt_received(file: &Path, choices: &[&str], here: &[Verified]) -
     let mut c = Connection::open_with_flags(file, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
     defend(&c)?;
     super::fulltext::register(&c)?;
+    super::names::register(&c)?;
     let tx = c.transaction()?;
     let generation = super::first_generation().to_string();
     tx.execute("UPDATE meta SET value = ?1 WHERE key = 'generation'", [&generation])?;
@@ -260,6 +262,7 @@ fn open_untrusted(file: &Path) -> rusqlite::Result<Connection> {
     defend(&c)?;
     super::text::register_own(&c)?;
     super::fulltext::register(&c)?;
+    super::names::register(&c)?;
     Ok(c)
 }
 
@@ -273,6 +276,7 @@ fn defend(c: &Connection) -> rusqlite::Result<()> {
 fn fresh() -> std::result::Result<Connection, Refused> {
     let mut c = Connection::open_in_memory()?;
     super::fulltext::register(&c)?;
+    super::names::register(&c)?;
     c.execute("ATTACH ':memory:' AS notes", [])?;
     let memory = Path::new(":memory:");
     migrate(&mut c, "notes", schema::NOTES_MIGRATIONS, memory)

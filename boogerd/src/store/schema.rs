@@ -311,6 +311,12 @@ pub(super) const MIGRATIONS: &[&str] = &[
     INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('deletemerge', 50);
     INSERT OR REPLACE INTO meta(key, value) SELECT 'fulltext_refill', '1' WHERE EXISTS (SELECT 1 FROM chunks);
     "#,
+    // 22: the names index keys a chunk by a hash of its name (`store::names`), not by the
+    // name the table already holds: the large tree's index 48 -> about 30 MB.
+    r#"
+    DROP INDEX IF EXISTS chunks_name;
+    CREATE INDEX chunks_name ON chunks(booger_name_key(name)) WHERE name <> '';
+    "#,
 ];
 
 /// `NOTES_MIGRATIONS[i]` brings the notes database (attached as `notes`) from version `i` to

@@ -389,15 +389,16 @@ impl Store {
             .collect())
     }
 
-    /// Chunks whose name is exactly `name` (any kind), for definitions and outlines. (`<> ''`
-    /// lets SQLite use the partial index `chunks_name`: without it every chunk was read,
-    /// 20 ms a lookup on the standard library.)
+    /// Chunks whose name is exactly `name` (any kind), for definitions and outlines, through
+    /// the names index (`store::names`: without it every chunk was read, 20 ms a lookup on
+    /// the standard library).
     pub(crate) fn chunks_named(&self, name: &str, filters: &Filters, limit: usize) -> Result<Vec<Candidate>> {
-        let mut params = vec![SqlValue::Text(name.to_owned())];
+        let mut params = vec![SqlValue::Text(name.to_owned()), SqlValue::Integer(super::names::name_key(name))];
         let cond = filters.sql(&mut params);
         let sql = format!(
             "SELECT {CANDIDATE_COLUMNS}, 0.0 FROM chunks c JOIN files f ON f.id = c.file_id
-             WHERE c.name = ?1 AND c.name <> ''{cond} ORDER BY f.path, c.start_line LIMIT {limit}"
+             WHERE {}{cond} ORDER BY f.path, c.start_line LIMIT {limit}",
+            super::names::NAME_MATCH
         );
         self.read(|c| {
             let mut stmt = c.prepare_cached(&sql)?;
