@@ -79,4 +79,27 @@ mod tests {
         assert_eq!(store.chunks_named("alpha", &Default::default(), 10).unwrap().len(), 1);
         assert!(store.chunks_named("alphb", &Default::default(), 10).unwrap().is_empty());
     }
+
+    /// An index written before the names were keyed (its names index on the name itself)
+    /// gets the keyed one when it is opened, its chunks kept.
+    #[test]
+    fn an_index_of_the_schema_before_is_keyed_when_opened() {
+        let (_dir, root, index) = crate::store::testing::project(&[("a.py", "def alpha():\n    pass\n")]);
+        let store = crate::store::Store::open(&index, &root).unwrap();
+        crate::engine::index::run(&root, &store, Default::default(), &Default::default()).unwrap();
+        let version = crate::store::schema::MIGRATIONS.len() as i64 - 1;
+        store
+            .write(|c| {
+                c.execute_batch("DROP INDEX chunks_name; CREATE INDEX chunks_name ON chunks(name) WHERE name <> '';")?;
+                c.pragma_update(None, "user_version", version)
+            })
+            .unwrap();
+        drop(store);
+        let store = crate::store::Store::open(&index, &root).unwrap();
+        let made: String = store
+            .read(|c| c.query_row("SELECT sql FROM sqlite_master WHERE name = 'chunks_name'", [], |r| r.get(0)))
+            .unwrap();
+        assert!(made.contains("booger_name_key(name)"), "{made}");
+        assert_eq!(store.chunks_named("alpha", &Default::default(), 10).unwrap().len(), 1);
+    }
 }
