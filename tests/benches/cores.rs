@@ -1,19 +1,19 @@
 //! What more cores buy a cold index, and where the serial time goes.
 //!
 //! `cargo bench -p booger-tests --bench cores` (needs `taskset`, from util-linux). The Python
-//! standard library is copied once; then for 1, 2, 4, ... cores up to all this machine has, a
-//! fresh daemon is started on that many CPUs only (`taskset -c`, one thread of each physical
-//! core first: it sizes its workers by the CPUs it may use, as on a machine with that many) and indexes the copy cold. Printed: the
-//! index's wall time (the `booger index` call, the ranking index made current included), the
-//! daemon's CPU-seconds over it, and the busy time of the stages that run on one thread,
-//! from the run's report: the walk, the single writer, the finish (Merkle root, checkpoint),
-//! the ranking index's builder (on its own thread while the files are written) and making
-//! the ranking index current after the writes (waiting for that builder, writing its base).
-//! The serial share counts the longer of the writer and the builder (they run side by side),
-//! the walk, the finish and what comes after the writes. Goals (issue 63, on 2 cores): the serial stages ≤ 20%
-//! of the 2-core index time; 2 cores ≥ 1.7x faster than 1 at CPU-seconds ≤ 1.3x. On a machine
-//! with 16: all cores ≥ 4x faster than 2, CPU-seconds ≤ 1.3x. `BENCH_CORES=1,2` picks counts;
-//! `BENCH_TREE=DIR` indexes that tree (copied whole) instead of the standard library, for a
+//! standard library is copied once; then for 1, 2, 4, ... cores up to all this machine has, a fresh
+//! daemon is started on that many CPUs only (`taskset -c`, one thread of each physical core first:
+//! it sizes its workers by the CPUs it may use, as on a machine with that many) and indexes the
+//! copy cold. Printed: the index's wall time (the `booger index` call, the ranking index made
+//! current included), the daemon's CPU-seconds over it, and the busy time of the stages that run on
+//! one thread, from the run's report: the walk, the single writer, the finish (Merkle root,
+//! checkpoint), the ranking index's builder (on its own thread while the files are written) and
+//! making the ranking index current after the writes (waiting for that builder, writing its base).
+//! The serial share counts the longer of the writer and the builder (they run side by side), the
+//! walk, the finish and what comes after the writes. Goals (issue 63, on 2 cores): the serial
+//! stages ≤ 20% of the 2-core index time; 2 cores ≥ 1.7x faster than 1 at CPU-seconds ≤ 1.3x. On a
+//! machine with 16: all cores ≥ 4x faster than 2, CPU-seconds ≤ 1.3x. `BENCH_CORES=1,2` picks
+//! counts; `BENCH_TREE=DIR` indexes that tree (copied whole) instead of the standard library, for a
 //! machine with many cores, where the standard library is over in a second.
 
 use std::time::{Duration, Instant};

@@ -26,7 +26,7 @@ pub(super) const NAME_MATCH: &str = "booger_name_key(c.name) = ?2 AND c.name = ?
 
 /// A name's key: FNV-1a over its bytes, the top bit cleared (a positive integer of at most
 /// four bytes in a row).
-pub(crate) fn name_key(name: &str) -> i64 {
+pub(super) fn name_key(name: &str) -> i64 {
     let mut hash: u32 = 0x811c_9dc5;
     for &b in name.as_bytes() {
         hash ^= u32::from(b);

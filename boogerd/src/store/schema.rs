@@ -312,7 +312,7 @@ pub(super) const MIGRATIONS: &[&str] = &[
     INSERT OR REPLACE INTO meta(key, value) SELECT 'fulltext_refill', '1' WHERE EXISTS (SELECT 1 FROM chunks);
     "#,
     // 22: the names index keys a chunk by a hash of its name (`store::names`), not by the
-    // name the table already holds: the large tree's index 48 -> about 30 MB.
+    // name the table already holds: the large tree's names index 48 -> 22.9 MB.
     r#"
     DROP INDEX IF EXISTS chunks_name;
     CREATE INDEX chunks_name ON chunks(booger_name_key(name)) WHERE name <> '';

@@ -82,8 +82,8 @@ impl<'scope> Alongside<'scope> {
     }
 
     /// A committed batch: `writes` at `positions`, their chunks inserted as `ids` (in order).
-    pub(super) fn committed(&self, positions: &[usize], writes: Vec<FileWrite>, ids: &[i64]) {
-        let _ = self.tx.send(Message::Committed { positions: positions.to_vec(), writes, ids: ids.to_vec() });
+    pub(super) fn committed(&self, positions: Vec<usize>, writes: Vec<FileWrite>, ids: Vec<i64>) {
+        let _ = self.tx.send(Message::Committed { positions, writes, ids });
     }
 
     /// Waits for the builder and writes its base for the store's content `generation` into

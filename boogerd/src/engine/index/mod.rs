@@ -348,7 +348,7 @@ fn apply(
                 match &alongside {
                     Some(a) => {
                         a.nothing(nothing);
-                        a.committed(positions, std::mem::take(batch), &ids);
+                        a.committed(std::mem::take(positions), std::mem::take(batch), ids);
                     }
                     None => batch.clear(),
                 }
