@@ -328,10 +328,11 @@ impl RankingIndex {
                 let hits = hits as f64;
                 let idf = weight * ((live as f64 - hits + 0.5) / (hits + 0.5)).ln().max(1e-6);
                 for (list, seg, offset) in lists {
-                    for (d, tf) in list {
+                    // `for_each`, not `for`: a list is fastest read whole (`segment::lists`).
+                    list.for_each(|(d, tf)| {
                         let slot = offset + d;
                         if any_deleted && self.is_deleted(slot) {
-                            continue;
+                            return;
                         }
                         let freq: f64 = tf.iter().zip(weights).map(|(t, w)| f64::from(*t) * w).sum();
                         let norm = K1 * (1.0 - B + B * f64::from(seg.doc_len(d)) / avgdl);
@@ -341,7 +342,7 @@ impl RankingIndex {
                         }
                         counts[i] = counts[i].saturating_add(1);
                         scores[i] += idf * (freq * (K1 + 1.0)) / (freq + norm);
-                    }
+                    });
                 }
             }
             let passes = |slot: u32| {

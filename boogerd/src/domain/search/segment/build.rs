@@ -7,41 +7,16 @@ use hashbrown::HashMap;
 
 use crate::base::interner::Interner;
 
+use super::lists;
 use super::postings::Postings;
 use super::spill::{Column, TextColumn};
-use super::{HEADER, MAGIC, SECTIONS, Sec, TF_ESCAPE, each_token};
+use super::{HEADER, MAGIC, SECTIONS, Sec, each_token};
 use crate::store::search::{Candidate, ScanSink};
 use crate::store::words::{self, ChunkWords};
 
-/// One posting as the segment stores it: the document's gap from the term's previous one
-/// (a varint), then the term frequencies per column (one code byte, or an escape and four).
-/// The bytes and how many there are (at most 10).
-fn encode_posting(mut gap: u32, tf: [u8; 4]) -> ([u8; 10], usize) {
-    let (mut out, mut n) = ([0u8; 10], 0);
-    while gap >= 0x80 {
-        out[n] = (gap as u8 & 0x7F) | 0x80;
-        n += 1;
-        gap >>= 7;
-    }
-    out[n] = gap as u8;
-    n += 1;
-    match tf_code(tf) {
-        Some(code) => {
-            out[n] = code;
-            n += 1;
-        }
-        None => {
-            out[n] = TF_ESCAPE;
-            out[n + 1..n + 5].copy_from_slice(&tf);
-            n += 5;
-        }
-    }
-    (out, n)
-}
-
 /// Postings the arena holds before a build with a scratch directory spills them to a run.
 /// A large tree's build from the store comes at the end of its index, the daemon's peak: on
-/// the 36,000-file tree (126 MB of postings) 32 MB made 4 runs and a peak of 234-237 MB,
+/// the 36,000-file tree (126 MB of postings then, one entry a chunk) 32 MB made 4 runs and a peak of 234-237 MB,
 /// 16 MB 9 runs and 217-218 MB, 8 MB 19 runs and 210 MB, the index as fast within the
 /// machine's noise (BENCHMARKS.md, "Building a large tree").
 const POSTINGS_BUDGET: usize = 16 << 20;
@@ -56,6 +31,9 @@ pub(crate) struct Builder {
     stems: Interner,
     doc_tf: HashMap<u32, [u8; 4]>,
     postings: Postings,
+    /// Per term whose last chunks hold it in their path alone: the run of them not yet
+    /// written (path words only: a few terms).
+    open_runs: HashMap<u32, OpenRun>,
     /// Where postings runs and the per-chunk columns go once they outgrow memory (none: all
     /// in memory, for the small segments of changed files).
     scratch: Option<PathBuf>,
@@ -93,6 +71,7 @@ impl Default for Builder {
             stems: Interner::default(),
             doc_tf: HashMap::new(),
             postings: Postings::default(),
+            open_runs: HashMap::new(),
             scratch: None,
             budget: POSTINGS_BUDGET,
             failed: None,
@@ -217,8 +196,23 @@ impl Builder {
     /// The chunk counted: its postings, its columns, `len` tokens.
     fn end_chunk(&mut self, c: &Candidate, len: u32) {
         let doc = self.docs;
-        for (&tid, &tf) in &self.doc_tf {
-            self.postings.push(tid, doc, |gap| encode_posting(gap, tf));
+        let Self { doc_tf, postings, open_runs, .. } = self;
+        for (&tid, &tf) in doc_tf.iter() {
+            if let [0, 0, 0, path] = tf {
+                match open_runs.get_mut(&tid) {
+                    Some(run) if run.last + 1 == doc && run.path == path => run.last = doc,
+                    _ => {
+                        if let Some(run) = open_runs.insert(tid, OpenRun { first: doc, last: doc, path }) {
+                            run.write(tid, postings);
+                        }
+                    }
+                }
+            } else {
+                if let Some(run) = open_runs.remove(&tid) {
+                    run.write(tid, postings);
+                }
+                postings.push(tid, doc, doc, |gap| lists::encode_chunk(gap, tf));
+            }
         }
         self.docs += 1;
         self.total_len += u64::from(len);
@@ -333,6 +327,9 @@ impl Builder {
         let mut order: Vec<u32> = (0..stems.len() as u32).collect();
         order.sort_unstable_by(|&a, &b| stems.get(a).cmp(stems.get(b)));
         let n_terms = order.len();
+        for (t, run) in std::mem::take(&mut self.open_runs) {
+            run.write(t, &mut self.postings);
+        }
         let terms = 0..self.postings.terms() as u32;
         let n_postings: u64 = terms.clone().map(|t| u64::from(self.postings.count(t))).sum();
         let postings_bytes = terms.map(|t| self.postings.len(t)).sum::<usize>();
@@ -368,7 +365,7 @@ impl Builder {
             for &t in &order {
                 off =
                     u32::try_from(self.postings.len(t)).ok().and_then(|len| off.checked_add(len)).ok_or_else(|| {
-                        io::Error::other("a ranking segment's postings past 4 GiB (a tree of some 17 GB of text)")
+                        io::Error::other("a ranking segment's postings past 4 GiB (a tree of some 30 GB of text)")
                     })?;
                 w.put(&off.to_le_bytes())?;
             }
@@ -492,9 +489,17 @@ impl Builder {
     }
 }
 
-fn tf_code(tf: [u8; 4]) -> Option<u8> {
-    let code = tf.iter().enumerate().try_fold(0u8, |acc, (i, &c)| (c <= 3).then_some(acc | (c << (2 * i))))?;
-    (code != TF_ESCAPE).then_some(code)
+/// Chunks one after another that hold a term in their path alone, each as often.
+struct OpenRun {
+    first: u32,
+    last: u32,
+    path: u8,
+}
+
+impl OpenRun {
+    fn write(self, term: u32, postings: &mut Postings) {
+        postings.push(term, self.first, self.last, |gap| lists::encode_run(gap, self.last - self.first, self.path));
+    }
 }
 
 fn align(at: usize) -> usize {

@@ -10,15 +10,16 @@
 //!
 //! Layout (little endian): a header (magic, content generation, counts, the lowest chunk id)
 //! and a table of sections, each 8-byte aligned: term offsets and bytes (sorted), per term the
-//! byte offset and length of its postings, and the postings (per chunk that has the term: the
-//! gap from the previous chunk as a varint, then its four saturating term counts, name,
-//! content, words and path, in one byte of 2-bit counts, or 0xFF and four bytes), per chunk
+//! byte offset and count of its postings, and the postings (per chunk holding the term, its
+//! counts in name, content, split identifiers and path, runs of chunks with the term in
+//! their path alone as one entry: `lists`), per chunk
 //! its id (over the lowest), length, kind, file, lines, size, name and parent, per file its
 //! path (sorted), language, content hash and first chunk. Postings' offsets and ids take four
-//! bytes: a segment's postings stay far below 4 GiB (126 MB for a 549 MB tree), and its ids
+//! bytes: a segment's postings stay far below 4 GiB (77 MB for a 549 MB tree), and its ids
 //! span what one index has numbered (13 of a large tree's 276 MB were their upper halves).
 
 mod build;
+mod lists;
 mod postings;
 pub(crate) mod prepared;
 mod spill;
@@ -33,8 +34,9 @@ use booger_proto::tools::ChunkKind;
 use crate::store::search::Candidate;
 
 pub(crate) use build::Builder;
+use lists::PostingIter;
 
-pub(super) const MAGIC: &[u8; 8] = b"BGRANK03";
+pub(super) const MAGIC: &[u8; 8] = b"BGRANK04";
 pub(super) const HEADER: usize = 8 + 8 + 4 * 4 + 8 + 8 + 8;
 
 /// The sections, in file order.
@@ -67,62 +69,6 @@ pub(super) enum Sec {
 pub(super) const SECTIONS: usize = 23;
 
 pub(crate) use crate::base::terms::{each_token, tokens};
-
-/// One byte of four 2-bit counts, or this escape and the four counts in full.
-pub(super) const TF_ESCAPE: u8 = 0xFF;
-
-/// Decodes a term's postings; a damaged list ends early instead of reading past its bytes.
-#[derive(Clone)]
-pub(crate) struct PostingIter<'a> {
-    bytes: &'a [u8],
-    doc: u32,
-    left: usize,
-}
-
-impl Iterator for PostingIter<'_> {
-    type Item = (u32, [u8; 4]);
-
-    fn next(&mut self) -> Option<(u32, [u8; 4])> {
-        if self.left == 0 {
-            return None;
-        }
-        let mut gap = 0u32;
-        let mut shift = 0;
-        loop {
-            let (&b, rest) = self.bytes.split_first().or_else(|| {
-                self.left = 0;
-                None
-            })?;
-            self.bytes = rest;
-            gap |= u32::from(b & 0x7F).checked_shl(shift).unwrap_or(0);
-            shift += 7;
-            if b < 0x80 {
-                break;
-            }
-        }
-        let (&code, rest) = self.bytes.split_first()?;
-        self.bytes = rest;
-        let tf = if code == TF_ESCAPE {
-            let Some((tf, rest)) = self.bytes.split_first_chunk::<4>() else {
-                self.left = 0;
-                return None;
-            };
-            self.bytes = rest;
-            *tf
-        } else {
-            [code & 3, (code >> 2) & 3, (code >> 4) & 3, code >> 6]
-        };
-        self.doc = self.doc.wrapping_add(gap);
-        self.left -= 1;
-        Some((self.doc, tf))
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.left, Some(self.left))
-    }
-}
-
-impl ExactSizeIterator for PostingIter<'_> {}
 
 /// Where a segment's bytes are.
 enum Bytes {
@@ -256,10 +202,10 @@ impl Segment {
 
     /// The postings of `term` (a stem): (doc, counts per column), in doc order.
     pub(crate) fn postings(&self, term: &str) -> PostingIter<'_> {
-        let Some(t) = self.find_term(term) else { return PostingIter { bytes: &[], doc: 0, left: 0 } };
+        let Some(t) = self.find_term(term) else { return PostingIter::EMPTY };
         let (a, b) = (self.u32_in(Sec::ListOff, t) as usize, self.u32_in(Sec::ListOff, t + 1) as usize);
         let bytes = self.sec(Sec::Postings).get(a..b).unwrap_or(&[]);
-        PostingIter { bytes, doc: 0, left: self.u32_in(Sec::ListLen, t) as usize }
+        PostingIter::new(bytes, self.u32_in(Sec::ListLen, t), self.docs)
     }
 
     fn find_term(&self, term: &str) -> Option<usize> {

@@ -66,13 +66,20 @@ impl Postings {
         self.terms.len()
     }
 
-    /// Appends `term`'s posting for `doc` (not before its last), which `encode` makes of the
-    /// gap from the last (bytes and how many).
-    pub(super) fn push<const N: usize>(&mut self, term: u32, doc: u32, encode: impl FnOnce(u32) -> ([u8; N], usize)) {
+    /// Appends `term`'s entry for the documents `first` to `last` (a posting, or a run of
+    /// them; after the term's last), which `encode` makes of the gap from the last (bytes
+    /// and how many).
+    pub(super) fn push<const N: usize>(
+        &mut self,
+        term: u32,
+        first: u32,
+        last: u32,
+        encode: impl FnOnce(u32) -> ([u8; N], usize),
+    ) {
         let mut t = self.terms[term as usize];
-        let gap = doc - t.last;
-        t.last = doc;
-        t.count += 1;
+        let gap = first - t.last;
+        t.last = last;
+        t.count += last - first + 1;
         if t.len == 0 {
             t.head = self.allocate(0);
             t.tail = t.head;
@@ -208,7 +215,7 @@ mod tests {
                 // Term i appears in every (i+1)-th document, with one to three bytes.
                 if (doc as usize).is_multiple_of(i + 1) {
                     let n = 1 + (doc as usize + i) % 3;
-                    p.push(t, doc, |gap| {
+                    p.push(t, doc, doc, |gap| {
                         let mut out = [0u8; 3];
                         for (k, b) in out.iter_mut().enumerate() {
                             *b = (gap as u8).wrapping_add(k as u8);

@@ -45,6 +45,65 @@ fn a_segment_reads_back_what_was_written() {
     assert_eq!(seg.language(0), "python");
 }
 
+/// A word of a file's path is held by every chunk of the file, once each, beside what the
+/// chunk's own text holds: the list reads as if every chunk had its own posting.
+#[test]
+fn a_path_word_is_held_by_every_chunk_of_its_file() {
+    let mut b = Builder::default();
+    b.add(&chunk(1, "b.py", "one", None), "retry retry retry retry retry", "h");
+    b.add(&chunk(2, "retry/a.py", "two", None), "retry now", "h");
+    b.add(&chunk(3, "retry/a.py", "three", None), "other", "h");
+    b.add(&chunk(4, "retry/a.py", "four", None), "more", "h");
+    b.add(&chunk(5, "retry/c.py", "five", None), "nothing", "h");
+    b.add(&chunk(6, "z.py", "six", None), "retry", "h");
+    let mut bytes = Vec::new();
+    b.write(1, &mut bytes).unwrap();
+    let seg = Segment::from_vec(bytes).unwrap();
+    let retry: Vec<_> = seg.postings("retri").collect();
+    let path = [0, 0, 0, 1];
+    assert_eq!(retry, [(0, [0, 5, 0, 0]), (1, [0, 1, 0, 1]), (2, path), (3, path), (4, path), (5, [0, 1, 0, 0])]);
+    assert_eq!(seg.postings("retri").len(), 6);
+    assert_eq!(seg.postings("py").collect::<Vec<_>>(), (0..6).map(|d| (d, path)).collect::<Vec<_>>());
+    assert_eq!(seg.postings("now").collect::<Vec<_>>(), [(1, [0, 1, 0, 0])]);
+    // Read whole (`fold`) or one by one, from the start or after a few: the same postings.
+    for term in ["retri", "py", "now", "nothing"] {
+        let mut one_by_one = Vec::new();
+        let mut list = seg.postings(term);
+        while let Some(p) = list.next() {
+            one_by_one.push(p);
+        }
+        for after in 0..4 {
+            let mut list = seg.postings(term);
+            let mut read: Vec<_> = list.by_ref().take(after).collect();
+            list.for_each(|p| read.push(p));
+            assert_eq!(read, one_by_one, "{term} after {after}");
+        }
+    }
+}
+
+/// A segment whose lists are damaged reads short lists, never a chunk past its own.
+#[test]
+fn damaged_lists_never_name_a_chunk_past_the_segment() {
+    let mut b = Builder::default();
+    for i in 0..200 {
+        b.add(&chunk(i, &format!("retry/f{:03}.py", i / 4), "retry", None), "retry upload upload", "h");
+    }
+    let mut clean = Vec::new();
+    b.write(1, &mut clean).unwrap();
+    let (off, len) = Segment::from_vec(clean.clone()).unwrap().sections[Sec::Postings as usize];
+    let mut rng = crate::base::rng::Rng::new(11);
+    for _ in 0..300 {
+        let mut bytes = clean.clone();
+        for _ in 0..1 + rng.below(4) {
+            bytes[off + rng.below(len)] = rng.below(256) as u8;
+        }
+        let seg = Segment::from_vec(bytes).unwrap();
+        for term in ["retri", "upload", "py", "f001"] {
+            assert!(seg.postings(term).all(|(d, _)| d < seg.docs), "{term}");
+        }
+    }
+}
+
 /// A build that sets its postings and columns down on disk writes the very bytes of one
 /// held in memory.
 #[test]
