@@ -68,8 +68,8 @@ fn a_path_word_is_held_by_every_chunk_of_its_file() {
     // Read whole (`fold`) or one by one, from the start or after a few: the same postings.
     for term in ["retri", "py", "now", "nothing"] {
         let mut one_by_one = Vec::new();
-        let mut list = seg.postings(term);
-        while let Some(p) = list.next() {
+        // A `for` loop reads with `next`.
+        for p in seg.postings(term) {
             one_by_one.push(p);
         }
         for after in 0..4 {
