@@ -212,7 +212,7 @@ impl<'c> Statements<'c> {
                 ch.name,
                 super::signature::stored(&ch.signature, &ch.content),
                 ch.parent,
-                ch.doc,
+                super::in_text::doc_stored(ch.doc.as_deref(), &ch.content),
                 super::text::stored(&ch.content, k, w.packed.as_ref(), self.packer),
                 ch.start_line,
                 ch.end_line,

@@ -332,7 +332,9 @@ impl Store {
             let mut stmt = c.prepare_cached(concat!(
                 "SELECT c.kind, c.name, ",
                 super::signature::signature_of_c!(),
-                ", c.parent, c.doc, booger_text(c.content), c.start_line, c.end_line, c.start_byte, c.end_byte
+                ", c.parent, ",
+                super::in_text::doc_of_c!(),
+                ", booger_text(c.content), c.start_line, c.end_line, c.start_byte, c.end_byte
                  FROM chunks c WHERE c.file_id = (SELECT id FROM files WHERE path = ?1) ORDER BY c.start_byte, c.id",
             ))?;
             let rows = stmt.query_map([path], |r| chunk_at(r, 0))?;

@@ -17,6 +17,7 @@ mod files;
 pub(crate) mod fulltext;
 pub(crate) mod grams;
 mod grams_pending;
+mod in_text;
 mod names;
 #[cfg(feature = "team")]
 pub(crate) mod prebuilt;
@@ -144,6 +145,7 @@ impl Store {
         // Before the migrations: they make the full-text table, with its tokenizer.
         fulltext::register(&writer).map_err(sql)?;
         names::register(&writer).map_err(sql)?;
+        in_text::register(&writer).map_err(sql)?;
         migrate(&mut writer, "main", schema::MIGRATIONS, path)?;
         let texts = std::sync::Arc::new(text::Dictionaries::load(&writer).map_err(sql)?);
         text::register(&writer, texts.clone()).map_err(sql)?;
@@ -158,6 +160,7 @@ impl Store {
                 text::register(c, reader_texts.clone())?;
                 fulltext::register(c)?;
                 names::register(c)?;
+                in_text::register(c)?;
                 // `rarray(?)`: a list of ids as one parameter (grep's candidates).
                 rusqlite::vtab::array::load_module(c)?;
                 context::attach_notes(c, &notes)

@@ -75,7 +75,9 @@ pub(crate) fn files_with_chunks(
         .prepare(concat!(
             "SELECT f.path, f.content_hash, c.kind, c.name, ",
             super::signature::signature_of_c!(),
-            ", c.parent, c.doc, booger_text(c.content), c.start_line, c.end_line, c.start_byte, c.end_byte
+            ", c.parent, ",
+            super::in_text::doc_of_c!(),
+            ", booger_text(c.content), c.start_line, c.end_line, c.start_byte, c.end_byte
                  FROM files f LEFT JOIN chunks c ON c.file_id = f.id WHERE f.id >= ?1 AND f.id < ?2 ORDER BY f.id"
         ))
         .map_err(sql)?;
@@ -150,6 +152,7 @@ pub(crate) fn clear_for_clones(file: &Path) -> Result<()> {
         .map_err(sql)?;
     super::fulltext::register(&c).map_err(sql)?;
     super::names::register(&c).map_err(sql)?;
+    super::in_text::register(&c).map_err(sql)?;
     c.execute_batch(
         "PRAGMA foreign_keys = OFF; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;
          PRAGMA secure_delete = ON; DELETE FROM embeddings;
@@ -235,6 +238,7 @@ pub(crate) fn adopt_received(file: &Path, choices: &[&str], here: &[Verified]) -
     defend(&c)?;
     super::fulltext::register(&c)?;
     super::names::register(&c)?;
+    super::in_text::register(&c)?;
     let tx = c.transaction()?;
     let generation = super::first_generation().to_string();
     tx.execute("UPDATE meta SET value = ?1 WHERE key = 'generation'", [&generation])?;
@@ -263,6 +267,7 @@ fn open_untrusted(file: &Path) -> rusqlite::Result<Connection> {
     super::text::register_own(&c)?;
     super::fulltext::register(&c)?;
     super::names::register(&c)?;
+    super::in_text::register(&c)?;
     Ok(c)
 }
 
@@ -277,6 +282,7 @@ fn fresh() -> std::result::Result<Connection, Refused> {
     let mut c = Connection::open_in_memory()?;
     super::fulltext::register(&c)?;
     super::names::register(&c)?;
+    super::in_text::register(&c)?;
     c.execute("ATTACH ':memory:' AS notes", [])?;
     let memory = Path::new(":memory:");
     migrate(&mut c, "notes", schema::NOTES_MIGRATIONS, memory)

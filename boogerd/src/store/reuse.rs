@@ -49,7 +49,9 @@ impl Plan {
             counted_columns!(),
             ", c.name, ",
             super::signature::signature_of_c!(),
-            ", coalesce(c.parent, ''), coalesce(c.doc, ''), booger_text(c.content)
+            ", coalesce(c.parent, ''), coalesce(",
+            super::in_text::doc_of_c!(),
+            ", ''), booger_text(c.content)
              FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?1 ORDER BY c.id",
         ))?;
         for w in writes {

@@ -1,33 +1,33 @@
-//! A chunk's signature is most often where its content starts (`pub fn parse(&self) -> Config`,
-//! a `#define`'s whole line). A short chunk's is stored as its length in characters and read
-//! back from the content rather than stored twice: 28 of the 41 MB of signatures in
-//! /usr/include's index (migration 13). Every read of the column goes through
-//! [`signature_of_c!`].
-//!
-//! The length is stored as a blob of decimal digits: the column has text affinity, which
-//! would turn an integer into text indistinguishable from a signature of digits; a blob is
-//! stored as it is.
+//! A chunk's signature is most often in its text: where it starts (`pub fn parse(&self) ->
+//! Config`, a `#define`'s whole line), or on its first lines after a doc comment. A short
+//! chunk's is stored as how to read it back from the text (`in_text`: its length in
+//! characters, or where it is) rather than twice: 28 of the 41 MB of signatures in
+//! /usr/include's index by length (migration 13), 16 more MB of a 36,000-file tree's where
+//! they are. Every read of the column goes through [`signature_of_c!`].
 
 use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 
-/// Short chunks keep their signature by length (SQL reads it back from the text's start,
+/// Short chunks keep their signature by where it is (SQL reads it back from the text,
 /// decoded by `booger_text`); such a row lies whole on its page, so reading the signature back
-/// reads no overflow page.
+/// reads no overflow page. A long chunk's text is compressed on its own, and a page of
+/// answers would decompress each.
 const SHORT: usize = super::text::PLAIN_MAX;
 
 /// The value stored for `signature` in a chunk with `content`.
 pub(super) fn stored<'a>(signature: &'a str, content: &str) -> ToSqlOutput<'a> {
-    if !signature.is_empty() && content.len() <= SHORT && content.starts_with(signature) {
-        ToSqlOutput::Owned(Value::Blob(signature.chars().count().to_string().into_bytes()))
-    } else {
-        ToSqlOutput::Borrowed(ValueRef::Text(signature.as_bytes()))
+    if signature.is_empty() || content.len() > SHORT {
+        return ToSqlOutput::Borrowed(ValueRef::Text(signature.as_bytes()));
     }
+    if content.starts_with(signature) {
+        return ToSqlOutput::Owned(Value::Blob(signature.chars().count().to_string().into_bytes()));
+    }
+    super::in_text::span(signature, content).unwrap_or(ToSqlOutput::Borrowed(ValueRef::Text(signature.as_bytes())))
 }
 
 /// The signature of the row of `chunks` named `c`, as an SQL expression (text).
 macro_rules! signature_of_c {
     () => {
-        "CASE WHEN typeof(c.signature) = 'blob' THEN substr(booger_text(c.content), 1, CAST(c.signature AS INTEGER)) \
+        "CASE WHEN typeof(c.signature) = 'blob' THEN booger_from_text(c.signature, booger_text(c.content)) \
          ELSE c.signature END"
     };
 }
@@ -38,14 +38,16 @@ mod tests {
     use crate::engine::index::{Options, Progress, run};
     use crate::store::Store;
 
-    /// Signatures read back equal the chunker's, whether stored whole or by length; a
-    /// signature that is not where the content starts, or of a long chunk, is stored whole.
+    /// Signatures read back equal the chunker's, whether stored whole, by length or by where
+    /// they are; a signature the content does not hold as it is, or of a long chunk, is
+    /// stored whole.
     #[test]
     fn signatures_read_back_as_the_chunker_made_them() {
         let long_body = "    x = 1\n".repeat(150);
         let files = [
             ("a.py", format!("def short(a, b):\n    return a\n\ndef long(x):\n{long_body}")),
             ("b.c", "#define ÜBER_LIMIT 0x10\nint  spaced (int a,\n   int b);\n".to_owned()),
+            ("c.rs", "/// Documented.\n#[inline]\npub fn after_doc(a: u8) -> u8 {\n    a\n}\n".to_owned()),
         ];
         let (_dir, root, index) =
             crate::store::testing::project(&files.iter().map(|(p, t)| (*p, t.as_str())).collect::<Vec<_>>());
@@ -58,9 +60,9 @@ mod tests {
                     .collect()
             })
             .unwrap();
-        let by_length = |name: &str| stored.iter().any(|(n, t)| n == name && t == "blob");
-        assert!(by_length("short") && by_length("ÜBER_LIMIT"), "{stored:?}");
-        assert!(!by_length("long") && !by_length("spaced"), "a long chunk, a signature made one line: {stored:?}");
+        let from_text = |name: &str| stored.iter().any(|(n, t)| n == name && t == "blob");
+        assert!(from_text("short") && from_text("ÜBER_LIMIT") && from_text("after_doc"), "{stored:?}");
+        assert!(!from_text("long") && !from_text("spaced"), "a long chunk, a signature made one line: {stored:?}");
         for (path, text) in &files {
             let fresh = crate::source::chunk::chunk_file(std::path::Path::new(path), text.as_bytes(), false).chunks;
             let read = store.chunks_of(path).unwrap();

@@ -43,13 +43,14 @@ pub(crate) struct Coverage {
 /// Embeddable chunks with no vector of the model `?1`, for callers to narrow.
 fn without_vectors() -> String {
     format!(
-        "SELECT c.id, f.path, c.kind, c.name, {}, c.parent, c.doc,
+        "SELECT c.id, f.path, c.kind, c.name, {}, c.parent, {},
                 CASE WHEN c.signature = '' AND coalesce(c.doc, '') = '' AND c.kind <> 'block'
                      THEN booger_text(c.content) END
          FROM chunks c JOIN files f ON f.id = c.file_id
          WHERE {EMBEDDABLE}
            AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id AND e.model = {MODEL})",
-        super::signature::signature_of_c!()
+        super::signature::signature_of_c!(),
+        super::in_text::doc_of_c!()
     )
 }
 
@@ -379,7 +380,9 @@ mod tests {
         let rows: Vec<(String, String, u32, u32, Option<String>, bool)> = store
             .read(|c| {
                 let mut s = c.prepare(concat!(
-                    "SELECT c.name, c.kind, c.start_line, c.end_line, c.doc, ",
+                    "SELECT c.name, c.kind, c.start_line, c.end_line, ",
+                    crate::store::in_text::doc_of_c!(),
+                    ", ",
                     crate::store::bare::bare_sql!(),
                     " FROM chunks c ORDER BY c.id"
                 ))?;

@@ -23,7 +23,7 @@ use super::{Chunk, Lines, js, one_line, split_oversized, text};
 use crate::source::lang::Lang;
 
 const SIGNATURE_MAX: usize = 240;
-const DOC_MAX: usize = 1_000;
+pub(crate) const DOC_MAX: usize = 1_000;
 /// Gap blocks are cut at blank lines and kept under these sizes.
 const BLOCK_MAX_LINES: u32 = 60;
 
@@ -461,7 +461,7 @@ pub(crate) fn container_parent_name(name: &str) -> String {
     base.trim().to_owned()
 }
 
-fn strip_comment(c: &str) -> String {
+pub(crate) fn strip_comment(c: &str) -> String {
     let c = c.trim();
     if let Some(body) = c.strip_prefix("/*") {
         let body = body.strip_suffix("*/").unwrap_or(body);

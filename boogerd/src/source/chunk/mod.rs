@@ -12,6 +12,7 @@
 //! `problem` saying why, for the index report.
 
 pub(crate) mod code;
+pub(crate) use code::{DOC_MAX, strip_comment};
 mod grammars;
 pub(crate) mod js;
 pub(crate) mod markdown;
