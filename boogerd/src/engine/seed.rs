@@ -78,6 +78,7 @@ pub(crate) fn seed(root: &Path, head: &str, store: &Store, url: &str) -> Result<
                     grams: None,
                     words: None,
                     packed: None,
+                    ways: None,
                 })
             })
             .collect();

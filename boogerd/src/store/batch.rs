@@ -206,13 +206,21 @@ impl<'c> Statements<'c> {
                 ])?;
                 continue;
             }
+            let made;
+            let ways = match w.ways.as_ref().and_then(|ways| ways.get(k)) {
+                Some(ways) => ways,
+                None => {
+                    made = super::in_text::Ways::of(ch);
+                    &made
+                }
+            };
             self.insert_chunk.execute(params![
                 id,
                 ch.kind.as_str(),
                 ch.name,
-                super::signature::stored(&ch.signature, &ch.content),
+                super::in_text::stored(ways.signature.as_deref(), Some(&ch.signature)),
                 ch.parent,
-                super::in_text::doc_stored(ch.doc.as_deref(), &ch.content),
+                super::in_text::stored(ways.doc.as_deref(), ch.doc.as_deref()),
                 super::text::stored(&ch.content, k, w.packed.as_ref(), self.packer),
                 ch.start_line,
                 ch.end_line,

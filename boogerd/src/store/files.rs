@@ -38,6 +38,9 @@ pub(crate) struct FileWrite {
     /// Each chunk's text as stored when compressed ([`super::Packer::pack`]), made where the
     /// file was chunked; `None`: compressed by the writer.
     pub packed: Option<super::text::Packed>,
+    /// Each chunk's ways to read its signature and doc back from its text
+    /// ([`super::in_text::Ways`]), made where the file was chunked; `None`: made by the writer.
+    pub ways: Option<Vec<super::in_text::Ways>>,
 }
 
 #[derive(Debug, Clone, Default, serde::Serialize)]

@@ -10,6 +10,8 @@
 //! indistinguishable from a signature of digits; a blob is stored as it is):
 //! - decimal digits: the text's first that many characters;
 //! - `s<start>:<end>`: the text's bytes from `start` to `end`;
+//! - `w<start>:<end>`: the words of those bytes, joined by single spaces (a signature over
+//!   several lines, made one line by the chunker);
 //! - `c`: the `//` and `/* … */` comments the text starts with, as the chunker reads comments
 //!   ([`crate::source::chunk::strip_comment`] each, joined by lines, clipped); `h`: its `#`
 //!   comments (apart, so that a C preprocessor line is not taken for one).
@@ -20,30 +22,80 @@
 
 use rusqlite::Connection;
 use rusqlite::functions::FunctionFlags;
-use rusqlite::types::{ToSqlOutput, Value, ValueRef};
+use rusqlite::types::{ToSqlOutput, ValueRef};
+
+use crate::source::chunk::Chunk;
 
 use crate::source::chunk::{DOC_MAX, strip_comment};
 
-/// The way to read `part` back as the bytes of `content` that it is, if it is in it.
-pub(super) fn span(part: &str, content: &str) -> Option<ToSqlOutput<'static>> {
-    let start = content.find(part)?;
-    Some(ToSqlOutput::Owned(Value::Blob(format!("s{start}:{}", start + part.len()).into_bytes())))
+/// How a chunk's signature and doc are read back from its text, where they can be (`None`:
+/// stored whole). Made where the file was chunked: the writer is the one thread every chunk
+/// goes through.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Ways {
+    pub signature: Option<Vec<u8>>,
+    pub doc: Option<Vec<u8>>,
 }
 
-/// The value stored for `doc` in a chunk whose text is `content`.
-pub(super) fn doc_stored<'a>(doc: Option<&'a str>, content: &str) -> ToSqlOutput<'a> {
-    let Some(doc) = doc.filter(|d| !d.is_empty()) else {
-        return ToSqlOutput::Borrowed(doc.map_or(ValueRef::Null, |d| ValueRef::Text(d.as_bytes())));
-    };
-    if let Some(way) = span(doc, content) {
-        return way;
+impl Ways {
+    pub(crate) fn of(c: &Chunk) -> Ways {
+        Ways { signature: super::signature::way(&c.signature, &c.content), doc: doc_way(c.doc.as_deref(), &c.content) }
     }
-    for (how, marks) in [(b"c", Marks::Slashes), (b"h", Marks::Hash)] {
-        if leading_comments(content, marks).as_deref() == Some(doc) {
-            return ToSqlOutput::Owned(Value::Blob(how.to_vec()));
+}
+
+/// The value stored for a column whose value is `whole` (NULL for none), read back from the
+/// text the `way` says when there is one.
+pub(super) fn stored<'a>(way: Option<&'a [u8]>, whole: Option<&'a str>) -> ToSqlOutput<'a> {
+    match (way, whole) {
+        (Some(way), _) => ToSqlOutput::Borrowed(ValueRef::Blob(way)),
+        (None, Some(whole)) => ToSqlOutput::Borrowed(ValueRef::Text(whole.as_bytes())),
+        (None, None) => ToSqlOutput::Borrowed(ValueRef::Null),
+    }
+}
+
+/// The way to read `part` back as the bytes of `content` that it is, if it is in it.
+pub(super) fn span(part: &str, content: &str) -> Option<Vec<u8>> {
+    let start = content.find(part)?;
+    Some(format!("s{start}:{}", start + part.len()).into_bytes())
+}
+
+/// The way to read `part` back as the words of some of `content`'s bytes (whitespace made
+/// single spaces), if it is that.
+pub(super) fn words(part: &str, content: &str) -> Option<Vec<u8>> {
+    let (want, have) = (part.as_bytes(), content.as_bytes());
+    let first = part.split(' ').next().filter(|w| !w.is_empty())?;
+    // The first few places its first word is (an earlier one may be in a comment above).
+    for (start, _) in content.match_indices(first).take(8) {
+        let (mut i, mut at) = (0, start);
+        while i < want.len() && at < have.len() {
+            if want[i] == b' ' && have[at].is_ascii_whitespace() {
+                while at < have.len() && have[at].is_ascii_whitespace() {
+                    at += 1;
+                }
+            } else if want[i] == have[at] {
+                at += 1;
+            } else {
+                break;
+            }
+            i += 1;
+        }
+        let how = format!("w{start}:{at}").into_bytes();
+        if i == want.len() && read_back(&how, content).as_deref() == Some(part) {
+            return Some(how);
         }
     }
-    ToSqlOutput::Borrowed(ValueRef::Text(doc.as_bytes()))
+    None
+}
+
+/// How to read `doc` back from a chunk whose text is `content`, if it can be.
+fn doc_way(doc: Option<&str>, content: &str) -> Option<Vec<u8>> {
+    let doc = doc.filter(|d| !d.is_empty())?;
+    span(doc, content).or_else(|| {
+        [(b"c", Marks::Slashes), (b"h", Marks::Hash)]
+            .into_iter()
+            .find(|(_, marks)| leading_comments(content, *marks).as_deref() == Some(doc))
+            .map(|(how, _)| how.to_vec())
+    })
 }
 
 /// The value `how` says to read from `text`; `None` when it says nothing readable (a damaged
@@ -57,9 +109,10 @@ fn read_back(how: &[u8], text: &str) -> Option<String> {
         }
         b"c" => leading_comments(text, Marks::Slashes),
         b"h" => leading_comments(text, Marks::Hash),
-        [b's', span @ ..] => {
+        [way @ (b's' | b'w'), span @ ..] => {
             let (start, end) = std::str::from_utf8(span).ok()?.split_once(':')?;
-            text.get(start.parse().ok()?..end.parse().ok()?).map(str::to_owned)
+            let bytes = text.get(start.parse().ok()?..end.parse().ok()?)?;
+            Some(if *way == b's' { bytes.to_owned() } else { bytes.split_whitespace().collect::<Vec<_>>().join(" ") })
         }
         _ => None,
     }
@@ -134,9 +187,9 @@ mod tests {
     use super::*;
 
     fn round_trip(doc: &str, content: &str) -> (bool, Option<String>) {
-        match doc_stored(Some(doc), content) {
-            ToSqlOutput::Owned(Value::Blob(how)) => (true, read_back(&how, content)),
-            _ => (false, Some(doc.to_owned())),
+        match doc_way(Some(doc), content) {
+            Some(how) => (true, read_back(&how, content)),
+            None => (false, Some(doc.to_owned())),
         }
     }
 
@@ -167,8 +220,10 @@ mod tests {
         assert_eq!(round_trip("One.\nTwo.", content), (false, Some("One.\nTwo.".to_owned())));
         // A blank line ends the comments the text starts with.
         assert!(!round_trip("One.\nTwo.", "// One.\n\n// Two.\nfn f() {}\n").0);
-        assert!(matches!(doc_stored(None, "x"), ToSqlOutput::Borrowed(ValueRef::Null)));
-        assert!(matches!(doc_stored(Some(""), "x"), ToSqlOutput::Borrowed(ValueRef::Text(b""))));
+        assert_eq!(doc_way(None, "x"), None);
+        assert_eq!(doc_way(Some(""), "x"), None);
+        assert!(matches!(stored(None, None), ToSqlOutput::Borrowed(ValueRef::Null)));
+        assert!(matches!(stored(None, Some("")), ToSqlOutput::Borrowed(ValueRef::Text(b""))));
     }
 
     /// Docs read back from an index equal the chunker's, whether stored whole or by how to
@@ -213,11 +268,21 @@ mod tests {
     }
 
     #[test]
+    fn words_over_lines_are_read_back_as_one_line() {
+        let content = "// int f(a, b) in a comment\nint  f(int a,\n      int b)\n{\n  return a;\n}\n";
+        let how = words("int f(int a, int b)", content).unwrap();
+        assert_eq!(read_back(&how, content).as_deref(), Some("int f(int a, int b)"));
+        assert!(words("int f(int a, int c)", content).is_none());
+        assert!(words("", content).is_none());
+    }
+
+    #[test]
     fn a_damaged_way_reads_nothing() {
         for how in [&b"s9:2"[..], b"s0:999", b"sx:1", b"s1:2:3", b"q", b"", b"99999999999999999999999"] {
             assert_eq!(read_back(how, "short"), None, "{how:?}");
         }
         assert_eq!(read_back(b"3", "Σίσυφος"), Some("Σίσ".to_owned()), "characters, not bytes");
         assert_eq!(read_back(b"30", "short"), Some("short".to_owned()));
+        assert_eq!(read_back(b"w0:4", "a\n b"), Some("a b".to_owned()));
     }
 }

@@ -17,7 +17,7 @@ mod files;
 pub(crate) mod fulltext;
 pub(crate) mod grams;
 mod grams_pending;
-mod in_text;
+pub(crate) mod in_text;
 mod names;
 #[cfg(feature = "team")]
 pub(crate) mod prebuilt;

@@ -30,6 +30,7 @@ pub(crate) fn file_write(path: &str, text: &str, inline: bool) -> super::FileWri
         grams: inline.then(|| super::grams::file_blocks(&chunks)),
         words: None,
         packed: None,
+        ways: None,
         chunks: Some(chunks),
     }
 }

@@ -464,7 +464,7 @@ fn record(
             if let Some(p) = &write.problem {
                 report.problems.push(Skipped { path: write.path.clone(), reason: p.clone() });
             }
-            Some((write, bytes))
+            Some((*write, bytes))
         }
     }
 }

@@ -11,7 +11,8 @@ use walk::Skipped;
 
 /// What became of one file.
 pub(super) enum Outcome {
-    Write(FileWrite, usize),
+    /// Its new state (boxed: the largest by far) and its bytes.
+    Write(Box<FileWrite>, usize),
     /// Could not be indexed (binary, unreadable, gone): skipped, and dropped from the index.
     Skip(Skipped),
     /// Its header says it was generated: set aside, and dropped from the index.
@@ -60,8 +61,9 @@ pub(super) fn process(
             grams: None,
             words: None,
             packed: None,
+            ways: None,
         };
-        return Outcome::Write(write, 0);
+        return Outcome::Write(Box::new(write), 0);
     }
     let too_large = size > max_file_bytes;
     let chunked = crate::source::chunk::chunk_file(Path::new(&w.rel), &bytes, too_large);
@@ -84,9 +86,10 @@ pub(super) fn process(
         // Made here, on a worker: the writer is the one thread every file goes through.
         words: Some(chunked.chunks.iter().map(|c| crate::store::words::ChunkWords::of(&c.name, &c.content)).collect()),
         packed: Some(packer.pack_file(chunked.chunks.iter().map(|c| c.content.as_str()))),
+        ways: Some(chunked.chunks.iter().map(crate::store::in_text::Ways::of).collect()),
         chunks: Some(chunked.chunks),
     };
-    Outcome::Write(write, bytes.len())
+    Outcome::Write(Box::new(write), bytes.len())
 }
 
 fn human_bytes(n: u64) -> String {
