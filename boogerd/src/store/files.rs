@@ -334,7 +334,7 @@ impl Store {
         self.read(|c| {
             let mut stmt = c.prepare_cached(concat!(
                 "SELECT c.kind, c.name, ",
-                super::signature::signature_of_c!(),
+                super::in_text::signature_of_c!(),
                 ", c.parent, ",
                 super::in_text::doc_of_c!(),
                 ", booger_text(c.content), c.start_line, c.end_line, c.start_byte, c.end_byte

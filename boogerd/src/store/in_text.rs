@@ -4,7 +4,7 @@
 //! above it once their markers are stripped (the chunk starts at its first comment). On a
 //! 36,000-file tree: 28 of the 37 MB of docs, and with the signatures stored by length since
 //! migration 13, 18 more MB of signatures. Every read goes through `booger_from_text(how,
-//! text)`, in [`doc_of_c!`] and `signature::signature_of_c!`.
+//! text)`, in [`doc_of_c!`] and [`signature_of_c!`].
 //!
 //! How, stored as a blob (the columns have text affinity, which would turn a number into text
 //! indistinguishable from a signature of digits; a blob is stored as it is):
@@ -39,8 +39,24 @@ pub(crate) struct Ways {
 
 impl Ways {
     pub(crate) fn of(c: &Chunk) -> Ways {
-        Ways { signature: super::signature::way(&c.signature, &c.content), doc: doc_way(c.doc.as_deref(), &c.content) }
+        Ways { signature: signature_way(&c.signature, &c.content), doc: doc_way(c.doc.as_deref(), &c.content) }
     }
+}
+
+/// Only a short chunk's signature is read from its text (its row lies whole on its page,
+/// its text decoded by `booger_text` at most with the project's dictionary): a long chunk's
+/// text is compressed on its own, and a page of answers would decompress each.
+const SHORT: usize = super::text::PLAIN_MAX;
+
+/// How to read `signature` back from a chunk whose text is `content`, if it can be.
+fn signature_way(signature: &str, content: &str) -> Option<Vec<u8>> {
+    if signature.is_empty() || content.len() > SHORT {
+        return None;
+    }
+    if content.starts_with(signature) {
+        return Some(signature.chars().count().to_string().into_bytes());
+    }
+    span(signature, content).or_else(|| words(signature, content))
 }
 
 /// The value stored for a column whose value is `whole` (NULL for none), read back from the
@@ -54,14 +70,14 @@ pub(super) fn stored<'a>(way: Option<&'a [u8]>, whole: Option<&'a str>) -> ToSql
 }
 
 /// The way to read `part` back as the bytes of `content` that it is, if it is in it.
-pub(super) fn span(part: &str, content: &str) -> Option<Vec<u8>> {
+fn span(part: &str, content: &str) -> Option<Vec<u8>> {
     let start = content.find(part)?;
     Some(format!("s{start}:{}", start + part.len()).into_bytes())
 }
 
 /// The way to read `part` back as the words of some of `content`'s bytes (whitespace made
 /// single spaces), if it is that.
-pub(super) fn words(part: &str, content: &str) -> Option<Vec<u8>> {
+fn words(part: &str, content: &str) -> Option<Vec<u8>> {
     let (want, have) = (part.as_bytes(), content.as_bytes());
     let first = part.split(' ').next().filter(|w| !w.is_empty())?;
     // The first few places its first word is (an earlier one may be in a comment above).
@@ -167,6 +183,15 @@ macro_rules! doc_of_c {
     };
 }
 pub(crate) use doc_of_c;
+
+/// The signature of the row of `chunks` named `c`, as an SQL expression (text).
+macro_rules! signature_of_c {
+    () => {
+        "CASE WHEN typeof(c.signature) = 'blob' THEN booger_from_text(c.signature, booger_text(c.content)) \
+         ELSE c.signature END"
+    };
+}
+pub(crate) use signature_of_c;
 
 /// Adds `booger_from_text(how, text)` to `c`: a value stored as how to read it, read from its
 /// chunk's text (NULL when it cannot be).
@@ -284,5 +309,44 @@ mod tests {
         assert_eq!(read_back(b"3", "Σίσυφος"), Some("Σίσ".to_owned()), "characters, not bytes");
         assert_eq!(read_back(b"30", "short"), Some("short".to_owned()));
         assert_eq!(read_back(b"w0:4", "a\n b"), Some("a b".to_owned()));
+    }
+
+    /// Signatures read back equal the chunker's, whether stored whole or as how to read them
+    /// from the text (by length, where they are, their words over lines); a long chunk's is
+    /// stored whole.
+    #[test]
+    fn signatures_read_back_as_the_chunker_made_them() {
+        use crate::engine::index::{Options, Progress, run};
+        use crate::store::Store;
+        let long_body = "    x = 1\n".repeat(150);
+        let files = [
+            ("a.py", format!("def short(a, b):\n    return a\n\ndef long(x):\n{long_body}")),
+            ("b.c", "#define ÜBER_LIMIT 0x10\nint  spaced (int a,\n   int b);\n".to_owned()),
+            ("c.rs", "/// Documented.\n#[inline]\npub fn after_doc(a: u8) -> u8 {\n    a\n}\n".to_owned()),
+        ];
+        let (_dir, root, index) =
+            crate::store::testing::project(&files.iter().map(|(p, t)| (*p, t.as_str())).collect::<Vec<_>>());
+        let store = Store::open(&index, &root).unwrap();
+        run(&root, &store, Options::default(), &Progress::default()).unwrap();
+        let stored: Vec<(String, String)> = store
+            .read(|c| {
+                c.prepare("SELECT name, typeof(signature) FROM chunks WHERE signature <> '' ORDER BY name")?
+                    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect()
+            })
+            .unwrap();
+        let from_text = |name: &str| stored.iter().any(|(n, t)| n == name && t == "blob");
+        assert!(from_text("short") && from_text("ÜBER_LIMIT") && from_text("after_doc"), "{stored:?}");
+        assert!(from_text("spaced"), "a signature made one line: {stored:?}");
+        assert!(!from_text("long"), "a long chunk: {stored:?}");
+        for (path, text) in &files {
+            let fresh = crate::source::chunk::chunk_file(std::path::Path::new(path), text.as_bytes(), false).chunks;
+            let read = store.chunks_of(path).unwrap();
+            let sigs = |v: &[crate::source::chunk::Chunk]| v.iter().map(|c| c.signature.clone()).collect::<Vec<_>>();
+            assert_eq!(sigs(&read), sigs(&fresh), "{path}");
+        }
+        let id: i64 =
+            store.read(|c| c.query_row("SELECT id FROM chunks WHERE name = 'short'", [], |r| r.get(0))).unwrap();
+        assert_eq!(store.candidates_by_id(&[(id, 0.0)]).unwrap()[0].signature, "def short(a, b)");
     }
 }

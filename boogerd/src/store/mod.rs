@@ -26,7 +26,6 @@ mod reuse;
 pub(crate) mod scan;
 mod schema;
 pub mod search;
-mod signature;
 mod tally;
 #[cfg(feature = "team")]
 pub mod team;

@@ -74,7 +74,7 @@ pub(crate) fn files_with_chunks(
     let mut stmt = c
         .prepare(concat!(
             "SELECT f.path, f.content_hash, c.kind, c.name, ",
-            super::signature::signature_of_c!(),
+            super::in_text::signature_of_c!(),
             ", c.parent, ",
             super::in_text::doc_of_c!(),
             ", booger_text(c.content), c.start_line, c.end_line, c.start_byte, c.end_byte

@@ -48,7 +48,7 @@ impl Plan {
             "SELECT ",
             counted_columns!(),
             ", c.name, ",
-            super::signature::signature_of_c!(),
+            super::in_text::signature_of_c!(),
             ", coalesce(c.parent, ''), coalesce(",
             super::in_text::doc_of_c!(),
             ", ''), booger_text(c.content)

@@ -122,7 +122,7 @@ fn candidate(r: &rusqlite::Row) -> rusqlite::Result<Candidate> {
 
 const CANDIDATE_COLUMNS: &str = concat!(
     "c.id, f.path, f.language, c.kind, c.name, ",
-    super::signature::signature_of_c!(),
+    super::in_text::signature_of_c!(),
     ", c.parent, c.start_line, c.end_line, c.end_byte - c.start_byte"
 );
 

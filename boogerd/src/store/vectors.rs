@@ -49,7 +49,7 @@ fn without_vectors() -> String {
          FROM chunks c JOIN files f ON f.id = c.file_id
          WHERE {EMBEDDABLE}
            AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id AND e.model = {MODEL})",
-        super::signature::signature_of_c!(),
+        super::in_text::signature_of_c!(),
         super::in_text::doc_of_c!()
     )
 }
