@@ -251,11 +251,25 @@ mod tests {
         assert!(matches!(stored(None, Some("")), ToSqlOutput::Borrowed(ValueRef::Text(b""))));
     }
 
+    /// A project of `files` indexed, and each named chunk with a `column`: its name and how
+    /// the column is stored (`blob`: as how to read it back).
+    fn indexed(
+        files: &[(&str, &str)],
+        column: &str,
+    ) -> (tempfile::TempDir, crate::store::Store, Vec<(String, String)>) {
+        use crate::engine::index::{Options, Progress, run};
+        let (dir, root, index) = crate::store::testing::project(files);
+        let store = crate::store::Store::open(&index, &root).unwrap();
+        run(&root, &store, Options::default(), &Progress::default()).unwrap();
+        let sql = format!("SELECT name, typeof({column}) FROM chunks WHERE {column} <> '' ORDER BY name");
+        let stored = store.read(|c| c.prepare(&sql)?.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect()).unwrap();
+        (dir, store, stored)
+    }
+
     /// Docs read back from an index equal the chunker's, whether stored whole or by how to
     /// read them; the vectors' text reads them too.
     #[test]
     fn docs_read_back_as_the_chunker_made_them() {
-        use crate::engine::index::{Options, Progress, run};
         let files = [
             ("a.py", "def f(x):\n    \"\"\"Add one.\n\n    Returns x + 1.\n    \"\"\"\n    return x + 1\n"),
             ("b.rs", "/// One.\n#[inline]\n/// Two.\npub fn two() {}\n\n/// Adds.\npub fn add() {}\n"),
@@ -264,16 +278,7 @@ mod tests {
                 "/* Frees it.\n * Safe on NULL. */\nvoid freeIt(void *r) {\n}\n\n// Page size.\n#define PAGE 4096\n",
             ),
         ];
-        let (_dir, root, index) = crate::store::testing::project(&files);
-        let store = crate::store::Store::open(&index, &root).unwrap();
-        run(&root, &store, Options::default(), &Progress::default()).unwrap();
-        let stored: Vec<(String, String)> = store
-            .read(|c| {
-                c.prepare("SELECT name, typeof(doc) FROM chunks WHERE doc <> '' ORDER BY name")?
-                    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-                    .collect()
-            })
-            .unwrap();
+        let (_dir, store, stored) = indexed(&files, "doc");
         let how = |name: &str| stored.iter().find(|(n, _)| n == name).map(|(_, t)| t.as_str());
         assert_eq!([how("f"), how("add"), how("freeIt"), how("PAGE")], [Some("blob"); 4], "{stored:?}");
         assert_eq!(how("two"), Some("text"), "an attribute between the comments: {stored:?}");
@@ -316,25 +321,14 @@ mod tests {
     /// stored whole.
     #[test]
     fn signatures_read_back_as_the_chunker_made_them() {
-        use crate::engine::index::{Options, Progress, run};
-        use crate::store::Store;
         let long_body = "    x = 1\n".repeat(150);
         let files = [
             ("a.py", format!("def short(a, b):\n    return a\n\ndef long(x):\n{long_body}")),
             ("b.c", "#define ÜBER_LIMIT 0x10\nint  spaced (int a,\n   int b);\n".to_owned()),
             ("c.rs", "/// Documented.\n#[inline]\npub fn after_doc(a: u8) -> u8 {\n    a\n}\n".to_owned()),
         ];
-        let (_dir, root, index) =
-            crate::store::testing::project(&files.iter().map(|(p, t)| (*p, t.as_str())).collect::<Vec<_>>());
-        let store = Store::open(&index, &root).unwrap();
-        run(&root, &store, Options::default(), &Progress::default()).unwrap();
-        let stored: Vec<(String, String)> = store
-            .read(|c| {
-                c.prepare("SELECT name, typeof(signature) FROM chunks WHERE signature <> '' ORDER BY name")?
-                    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-                    .collect()
-            })
-            .unwrap();
+        let (_dir, store, stored) =
+            indexed(&files.iter().map(|(p, t)| (*p, t.as_str())).collect::<Vec<_>>(), "signature");
         let from_text = |name: &str| stored.iter().any(|(n, t)| n == name && t == "blob");
         assert!(from_text("short") && from_text("ÜBER_LIMIT") && from_text("after_doc"), "{stored:?}");
         assert!(from_text("spaced"), "a signature made one line: {stored:?}");
