@@ -2,8 +2,8 @@
 //! second time: its signature, most often where the text starts or on its first lines after a
 //! doc comment, and its doc, a Python docstring word for word or a C or Rust item's comments
 //! above it once their markers are stripped (the chunk starts at its first comment). On a
-//! 36,000-file tree: 28 of the 37 MB of docs, and with the signatures stored by length since
-//! migration 13, 18 more MB of signatures. Every read goes through `booger_from_text(how,
+//! 36,000-file tree: 32 of the 37 MB of docs, and beside the signatures stored by length since
+//! migration 13, 25 more MB of signatures. Every read goes through `booger_from_text(how,
 //! text)`, in [`doc_of_c!`] and [`signature_of_c!`].
 //!
 //! How, stored as a blob (the columns have text affinity, which would turn a number into text
@@ -17,16 +17,14 @@
 //!   comments (apart, so that a C preprocessor line is not taken for one).
 //!
 //! A value is stored so only when reading it back gives that very value: what no way gives
-//! (an attribute between two comments, a docstring cut short, a signature made one line) is
-//! stored whole.
+//! (an attribute between two comments, a docstring or signature cut short, a long chunk's
+//! signature) is stored whole.
 
 use rusqlite::Connection;
 use rusqlite::functions::FunctionFlags;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 
-use crate::source::chunk::Chunk;
-
-use crate::source::chunk::{DOC_MAX, strip_comment};
+use crate::source::chunk::{Chunk, DOC_MAX, strip_comment};
 
 /// How a chunk's signature and doc are read back from its text, where they can be (`None`:
 /// stored whole). Made where the file was chunked: the writer is the one thread every chunk

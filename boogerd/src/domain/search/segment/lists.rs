@@ -24,7 +24,7 @@ const ONCE_IN_TEXT: [u8; 4] = [0, 1, 0, 0];
 const CHUNK: u64 = 0;
 const ONCE: u64 = 1;
 const RUN: u64 = 2;
-const RUN_OF_ONE: u64 = 3;
+const RUN_ONCE_IN_PATH: u64 = 3;
 
 /// The longest entry: a varint of a 34-bit word (5 bytes), then four counts and their escape,
 /// or a run's varint of 32 bits and its count.
@@ -88,7 +88,7 @@ pub(super) fn encode_chunk(gap: u32, tf: [u8; 4]) -> ([u8; MAX_ENTRY], usize) {
 /// first, and the count of the term in their path.
 pub(super) fn encode_run(gap: u32, after: u32, path: u8) -> ([u8; MAX_ENTRY], usize) {
     let mut out = [0u8; MAX_ENTRY];
-    let kind = if path == 1 { RUN_OF_ONE } else { RUN };
+    let kind = if path == 1 { RUN_ONCE_IN_PATH } else { RUN };
     let mut n = put_varint((u64::from(gap) << 2) | kind, &mut out, 0);
     n = put_varint(u64::from(after), &mut out, n);
     if kind == RUN {
