@@ -142,9 +142,7 @@ impl Store {
         let notes = path.with_file_name(crate::base::storage::NOTES_FILE);
         context::open_notes(&mut writer, &notes)?;
         // Before the migrations: they make the full-text table, with its tokenizer.
-        fulltext::register(&writer).map_err(sql)?;
-        names::register(&writer).map_err(sql)?;
-        in_text::register(&writer).map_err(sql)?;
+        register_chunk_functions(&writer).map_err(sql)?;
         migrate(&mut writer, "main", schema::MIGRATIONS, path)?;
         let texts = std::sync::Arc::new(text::Dictionaries::load(&writer).map_err(sql)?);
         text::register(&writer, texts.clone()).map_err(sql)?;
@@ -157,9 +155,7 @@ impl Store {
             .with_init(move |c| {
                 configure(c, READER_CACHE_KIB)?;
                 text::register(c, reader_texts.clone())?;
-                fulltext::register(c)?;
-                names::register(c)?;
-                in_text::register(c)?;
+                register_chunk_functions(c)?;
                 // `rarray(?)`: a list of ids as one parameter (grep's candidates).
                 rusqlite::vtab::array::load_module(c)?;
                 context::attach_notes(c, &notes)
@@ -407,6 +403,15 @@ const READER_CACHE_KIB: u32 = 2_000;
 /// default): the store removes a file's chunks, their full-text rows and their vectors
 /// itself, because a cascade, like a trigger, runs its statement under a savepoint, where
 /// FTS5 flushes (see migration 3 in `schema.rs`).
+/// Registers the SQL functions every connection that reads or writes chunks may call: the
+/// full-text table's tokenizer and ranking, the names index's key, and what a chunk's text
+/// already holds (`booger_text`, which needs the index's dictionaries, apart).
+pub(super) fn register_chunk_functions(c: &Connection) -> rusqlite::Result<()> {
+    fulltext::register(c)?;
+    names::register(c)?;
+    in_text::register(c)
+}
+
 fn configure(c: &Connection, cache_kib: u32) -> rusqlite::Result<()> {
     c.busy_timeout(std::time::Duration::from_secs(5))?;
     c.execute_batch(&format!(

@@ -150,9 +150,7 @@ pub(crate) fn clear_for_clones(file: &Path) -> Result<()> {
     // emptied page by page, not row by row.
     let c = Connection::open_with_flags(file, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
         .map_err(sql)?;
-    super::fulltext::register(&c).map_err(sql)?;
-    super::names::register(&c).map_err(sql)?;
-    super::in_text::register(&c).map_err(sql)?;
+    super::register_chunk_functions(&c).map_err(sql)?;
     c.execute_batch(
         "PRAGMA foreign_keys = OFF; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;
          PRAGMA secure_delete = ON; DELETE FROM embeddings;
@@ -236,9 +234,7 @@ fn is_virtual(entries: &[SchemaEntry], name: &str) -> bool {
 pub(crate) fn adopt_received(file: &Path, choices: &[&str], here: &[Verified]) -> std::result::Result<(), Refused> {
     let mut c = Connection::open_with_flags(file, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
     defend(&c)?;
-    super::fulltext::register(&c)?;
-    super::names::register(&c)?;
-    super::in_text::register(&c)?;
+    super::register_chunk_functions(&c)?;
     let tx = c.transaction()?;
     let generation = super::first_generation().to_string();
     tx.execute("UPDATE meta SET value = ?1 WHERE key = 'generation'", [&generation])?;
@@ -265,9 +261,7 @@ fn open_untrusted(file: &Path) -> rusqlite::Result<Connection> {
     let c = Connection::open_with_flags(file, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
     defend(&c)?;
     super::text::register_own(&c)?;
-    super::fulltext::register(&c)?;
-    super::names::register(&c)?;
-    super::in_text::register(&c)?;
+    super::register_chunk_functions(&c)?;
     Ok(c)
 }
 
@@ -280,9 +274,7 @@ fn defend(c: &Connection) -> rusqlite::Result<()> {
 /// A fresh index's schema, in memory (with the notes beside it, as its migrations expect).
 fn fresh() -> std::result::Result<Connection, Refused> {
     let mut c = Connection::open_in_memory()?;
-    super::fulltext::register(&c)?;
-    super::names::register(&c)?;
-    super::in_text::register(&c)?;
+    super::register_chunk_functions(&c)?;
     c.execute("ATTACH ':memory:' AS notes", [])?;
     let memory = Path::new(":memory:");
     migrate(&mut c, "notes", schema::NOTES_MIGRATIONS, memory)

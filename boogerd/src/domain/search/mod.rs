@@ -185,6 +185,12 @@ impl Searcher<'_> {
     }
 }
 
+/// The order of an answer: best score first, equal scores by path and line (the hits come
+/// from a map, in no set order).
+pub(crate) fn answer_order(a: &Hit, b: &Hit) -> std::cmp::Ordering {
+    b.score.total_cmp(&a.score).then(a.chunk.path.cmp(&b.chunk.path)).then(a.chunk.start_line.cmp(&b.chunk.start_line))
+}
+
 /// Keeps the candidates holding every phrase the query quotes, its words in order: in the
 /// chunk's text, or in its mixed-case names split (`DefaultContext`: "default context"). The
 /// candidates hold the words (neither index keeps where).
@@ -259,12 +265,7 @@ fn finish(store: &Store, by_id: HashMap<i64, (Candidate, f64)>, query: &Query, t
     } else {
         question::definitions_before_declarations(&mut hits);
     }
-    hits.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then(a.chunk.path.cmp(&b.chunk.path))
-            .then(a.chunk.start_line.cmp(&b.chunk.start_line))
-    });
+    hits.sort_by(answer_order);
     if query.question {
         spread(&mut hits, WEIGHTS.spread_margin);
     }

@@ -128,15 +128,10 @@ pub(crate) fn callers(hits: &[Hit]) -> Vec<i64> {
         .collect()
 }
 
-/// The hits best first; equal scores in the final order's (the hits come in no set order).
+/// The hits best first, in the answer's order.
 fn best(hits: &[Hit]) -> Vec<&Hit> {
     let mut best: Vec<&Hit> = hits.iter().collect();
-    best.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then(a.chunk.path.cmp(&b.chunk.path))
-            .then(a.chunk.start_line.cmp(&b.chunk.start_line))
-    });
+    best.sort_by(|a, b| super::answer_order(a, b));
     best
 }
 
