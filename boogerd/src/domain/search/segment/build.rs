@@ -5,21 +5,22 @@ use std::path::{Path, PathBuf};
 
 use hashbrown::HashMap;
 
-use crate::base::interner::Interner;
+use crate::base::interner::{Interner, Strings};
 
-use super::lists;
 use super::postings::Postings;
-use super::spill::{Column, TextColumn};
+use super::spill::Column;
 use super::{HEADER, MAGIC, SECTIONS, Sec, each_token};
+use super::{dictionary, lists};
 use crate::store::search::{Candidate, ScanSink};
 use crate::store::words::{self, ChunkWords};
 
 /// Postings the arena holds before a build with a scratch directory spills them to a run.
 /// A large tree's build from the store comes at the end of its index, the daemon's peak: on
-/// the 36,000-file tree (126 MB of postings then, one entry a chunk) 32 MB made 4 runs and a peak of 234-237 MB,
-/// 16 MB 9 runs and 217-218 MB, 8 MB 19 runs and 210 MB, the index as fast within the
-/// machine's noise (BENCHMARKS.md, "Building a large tree").
-const POSTINGS_BUDGET: usize = 16 << 20;
+/// the 36,000-file tree (126 MB of postings then, one entry a chunk) 32 MB made 4 runs and a
+/// peak of 234-237 MB, 16 MB 9 runs and 217-218 MB, 8 MB 19 runs and 210 MB, the index as
+/// fast within the machine's noise (BENCHMARKS.md, "Building a large tree"). With the
+/// chunks' names interned beside the terms (about 25 MB there), 8 MB.
+const POSTINGS_BUDGET: usize = 8 << 20;
 
 /// Accumulates chunks (grouped by file, files in path order) and writes a segment.
 pub(crate) struct Builder {
@@ -44,15 +45,17 @@ pub(crate) struct Builder {
     docs: u32,
     total_len: u64,
     /// The per-chunk sections, each in document order: ids (i64 until written), lengths, kinds
-    /// (u8), files, lines (two u32s), sizes (u32); names and parents.
+    /// (u8), files, lines (two u32s), sizes (u32); names and parents (u32s: their `labels`).
     ids: Column,
     lens: Column,
     kinds: Column,
     files: Column,
     lines: Column,
     bytes: Column,
-    names: TextColumn,
-    parents: TextColumn,
+    names: Column,
+    parents: Column,
+    /// The distinct names and parents, "" first.
+    labels: Interner,
     paths: Vec<String>,
     file_langs: Vec<u8>,
     file_first: Vec<u32>,
@@ -83,8 +86,13 @@ impl Default for Builder {
             files: Column::default(),
             lines: Column::default(),
             bytes: Column::default(),
-            names: TextColumn::default(),
-            parents: TextColumn::default(),
+            names: Column::default(),
+            parents: Column::default(),
+            labels: {
+                let mut labels = Interner::default();
+                labels.intern("");
+                labels
+            },
             paths: Vec::new(),
             file_langs: Vec::new(),
             file_first: Vec::new(),
@@ -265,8 +273,10 @@ impl Builder {
         lines[4..].copy_from_slice(&c.end_line.to_le_bytes());
         self.lines.put(&lines, dir)?;
         self.bytes.put(&(c.bytes.min(u32::MAX as usize) as u32).to_le_bytes(), dir)?;
-        self.names.push(&c.name, dir)?;
-        self.parents.push(c.parent.as_deref().unwrap_or_default(), dir)
+        let (name, _) = self.labels.intern(&c.name);
+        self.names.put(&name.to_le_bytes(), dir)?;
+        let (parent, _) = self.labels.intern(c.parent.as_deref().unwrap_or_default());
+        self.parents.put(&parent.to_le_bytes(), dir)
     }
 
     /// Sets the arena's postings down as a run, its terms in the segment's order (their
@@ -288,8 +298,8 @@ impl Builder {
         for (column, width) in [(&mut self.lines, 8), (&mut self.bytes, 4)] {
             column.reserve(chunks * width);
         }
-        self.names.ends.reserve(chunks * 4);
-        self.parents.ends.reserve(chunks * 4);
+        self.names.reserve(chunks * 4);
+        self.parents.reserve(chunks * 4);
         self.paths.reserve_exact(files);
         self.file_langs.reserve_exact(files);
         self.file_first.reserve_exact(files);
@@ -321,21 +331,33 @@ impl Builder {
         // sort below, the build's peak.
         drop(std::mem::take(&mut self.raw));
         drop(std::mem::take(&mut self.raw_terms));
+        let labels = std::mem::take(&mut self.labels).strings;
         let stems = std::mem::take(&mut self.stems).strings;
-        // Term ids in the order of their text, for binary search (ids sorted in place: four
-        // bytes a term where pairs of a slice and an id took 24).
+        // Term ids in the order of their text (ids sorted in place: four bytes a term where
+        // pairs of a slice and an id took 24).
         let mut order: Vec<u32> = (0..stems.len() as u32).collect();
         order.sort_unstable_by(|&a, &b| stems.get(a).cmp(stems.get(b)));
         let n_terms = order.len();
         for (t, run) in std::mem::take(&mut self.open_runs) {
             run.write(t, &mut self.postings);
         }
+        // The term table, its bytes counted before they are written.
+        let postings = &self.postings;
+        let each_term = || order.iter().map(|&t| (stems.get(t).as_bytes(), postings.count(t), postings.len(t)));
+        let (mut blocks, mut terms_bytes) = (Vec::new(), 0);
+        dictionary::encode(
+            each_term(),
+            |b| blocks.extend_from_slice(b),
+            |b| {
+                terms_bytes += b.len();
+                Ok(())
+            },
+        )?;
         let terms = 0..self.postings.terms() as u32;
         let n_postings: u64 = terms.clone().map(|t| u64::from(self.postings.count(t))).sum();
         let postings_bytes = terms.map(|t| self.postings.len(t)).sum::<usize>();
         let (n, nf) = (self.docs as usize, self.paths.len());
-        let terms_bytes = stems.text.len();
-        let lens = self.section_lens(n_terms, terms_bytes, postings_bytes);
+        let lens = self.section_lens([blocks.len(), terms_bytes], &labels, postings_bytes);
         let mut table = Vec::with_capacity(SECTIONS);
         let mut at = align(HEADER + 16 * SECTIONS);
         for len in lens {
@@ -355,25 +377,15 @@ impl Builder {
             w.put(&off.to_le_bytes())?;
             w.put(&len.to_le_bytes())?;
         }
-        w.section(table[Sec::TermOff as usize].0, |w| w.offsets(order.iter().map(|&t| stems.get(t).len())))?;
-        w.section(table[Sec::TermBytes as usize].0, |w| {
-            order.iter().try_for_each(|&t| w.put(stems.get(t).as_bytes()))
+        w.section(table[Sec::TermBlocks as usize].0, |w| w.put(&blocks))?;
+        w.section(table[Sec::Terms as usize].0, |w| dictionary::encode(each_term(), |_| {}, |b| w.put(b)))?;
+        // The terms' and labels' text are done with before the postings are merged.
+        drop(stems);
+        w.section(table[Sec::LabelOff as usize].0, |w| {
+            w.offsets((0..labels.len() as u32).map(|l| labels.get(l).len()))
         })?;
-        w.section(table[Sec::ListOff as usize].0, |w| {
-            let mut off = 0u32;
-            w.put(&off.to_le_bytes())?;
-            for &t in &order {
-                off =
-                    u32::try_from(self.postings.len(t)).ok().and_then(|len| off.checked_add(len)).ok_or_else(|| {
-                        io::Error::other("a ranking segment's postings past 4 GiB (a tree of some 30 GB of text)")
-                    })?;
-                w.put(&off.to_le_bytes())?;
-            }
-            Ok(())
-        })?;
-        w.section(table[Sec::ListLen as usize].0, |w| {
-            order.iter().try_for_each(|&t| w.put(&self.postings.count(t).to_le_bytes()))
-        })?;
+        w.section(table[Sec::LabelBytes as usize].0, |w| w.put(labels.text.as_bytes()))?;
+        drop(labels);
         // Each term's postings: its bytes in every run, oldest first, then in the arena.
         let mut runs = self.postings.take_runs()?;
         w.section(table[Sec::Postings as usize].0, |w| {
@@ -389,25 +401,23 @@ impl Builder {
     }
 
     /// Each section's length in bytes, in file order.
-    fn section_lens(&self, n_terms: usize, terms_bytes: usize, postings_bytes: usize) -> [usize; SECTIONS] {
+    fn section_lens(&self, [blocks, terms]: [usize; 2], labels: &Strings, postings: usize) -> [usize; SECTIONS] {
         let (n, nf) = (self.docs as usize, self.paths.len());
         let strings = |v: &[String]| v.iter().map(String::len).sum::<usize>();
         [
-            4 * (n_terms + 1),
-            terms_bytes,
-            4 * (n_terms + 1),
-            4 * n_terms,
-            postings_bytes,
+            blocks,
+            terms,
+            4 * (labels.len() + 1),
+            labels.text.len(),
+            postings,
             4 * n,
             4 * n,
             n,
             4 * n,
             8 * n,
             4 * n,
-            4 * (n + 1),
-            self.names.text.len() as usize,
-            4 * (n + 1),
-            self.parents.text.len() as usize,
+            4 * n,
+            4 * n,
             4 * (nf + 1),
             strings(&self.paths),
             nf,
@@ -451,17 +461,10 @@ impl Builder {
             (Sec::DocFile, files),
             (Sec::DocLines, lines),
             (Sec::DocBytes, bytes),
+            (Sec::DocName, names),
+            (Sec::DocParent, parents),
         ] {
             w.section(table[sec as usize].0, |w| column.read_back(|b| w.put(b)))?;
-        }
-        for (off_sec, bytes_sec, list) in
-            [(Sec::NameOff, Sec::NameBytes, names), (Sec::ParentOff, Sec::ParentBytes, parents)]
-        {
-            w.section(table[off_sec as usize].0, |w| {
-                w.put(&0u32.to_le_bytes())?;
-                list.ends.read_back(|b| w.put(b))
-            })?;
-            w.section(table[bytes_sec as usize].0, |w| list.text.read_back(|b| w.put(b)))?;
         }
         Ok(())
     }

@@ -31,7 +31,7 @@ const RUN_ONCE_IN_PATH: u64 = 3;
 pub(super) const MAX_ENTRY: usize = 11;
 
 /// Writes `v` as a varint into `out` at `n`; the new `n`.
-fn put_varint(mut v: u64, out: &mut [u8; MAX_ENTRY], mut n: usize) -> usize {
+pub(super) fn put_varint(mut v: u64, out: &mut [u8; MAX_ENTRY], mut n: usize) -> usize {
     while v >= 0x80 {
         out[n] = (v as u8 & 0x7F) | 0x80;
         n += 1;
@@ -43,7 +43,7 @@ fn put_varint(mut v: u64, out: &mut [u8; MAX_ENTRY], mut n: usize) -> usize {
 
 /// Reads a varint off the front of `bytes`; `None` when they end inside it.
 #[inline(always)]
-fn take_varint(bytes: &mut &[u8]) -> Option<u64> {
+pub(super) fn take_varint(bytes: &mut &[u8]) -> Option<u64> {
     let (&first, rest) = bytes.split_first()?;
     *bytes = rest;
     if first < 0x80 {

@@ -9,16 +9,18 @@
 //! refused at open, never undefined behaviour.
 //!
 //! Layout (little endian): a header (magic, content generation, counts, the lowest chunk id)
-//! and a table of sections, each 8-byte aligned: term offsets and bytes (sorted), per term the
-//! byte offset and count of its postings, and the postings (per chunk holding the term, its
-//! counts in name, content, split identifiers and path, runs of chunks with the term in
-//! their path alone as one entry: `lists`), per chunk
-//! its id (over the lowest), length, kind, file, lines, size, name and parent, per file its
-//! path (sorted), language, content hash and first chunk. Postings' offsets and ids take four
-//! bytes: a segment's postings stay far below 4 GiB (77 MB for a 549 MB tree), and its ids
-//! span what one index has numbered (13 of a large tree's 276 MB were their upper halves).
+//! and a table of sections, each 8-byte aligned: the terms, sorted and front-coded in blocks
+//! with each one's count of chunks and postings' length (`dictionary`), the postings (per
+//! chunk holding the term, its counts in name, content, split identifiers and path, runs of
+//! chunks with the term in their path alone as one entry: `lists`), per chunk its id (over
+//! the lowest), length, kind, file, lines, size, and its name and parent as numbers of
+//! distinct strings stored once, per file its path (sorted), language, content hash and
+//! first chunk. Postings' offsets and ids take four bytes: a segment's postings stay far
+//! below 4 GiB (77 MB for a 549 MB tree), and its ids span what one index has numbered (13 of
+//! a large tree's 276 MB were their upper halves).
 
 mod build;
+mod dictionary;
 mod lists;
 mod postings;
 pub(crate) mod prepared;
@@ -36,16 +38,16 @@ use crate::store::search::Candidate;
 pub(crate) use build::Builder;
 use lists::PostingIter;
 
-pub(super) const MAGIC: &[u8; 8] = b"BGRANK04";
+pub(super) const MAGIC: &[u8; 8] = b"BGRANK05";
 pub(super) const HEADER: usize = 8 + 8 + 4 * 4 + 8 + 8 + 8;
 
 /// The sections, in file order.
 #[derive(Clone, Copy)]
 pub(super) enum Sec {
-    TermOff,
-    TermBytes,
-    ListOff,
-    ListLen,
+    TermBlocks,
+    Terms,
+    LabelOff,
+    LabelBytes,
     Postings,
     DocId,
     DocLen,
@@ -53,10 +55,8 @@ pub(super) enum Sec {
     DocFile,
     DocLines,
     DocBytes,
-    NameOff,
-    NameBytes,
-    ParentOff,
-    ParentBytes,
+    DocName,
+    DocParent,
     PathOff,
     PathBytes,
     FileLang,
@@ -66,7 +66,7 @@ pub(super) enum Sec {
     LangOff,
     LangBytes,
 }
-pub(super) const SECTIONS: usize = 23;
+pub(super) const SECTIONS: usize = 21;
 
 pub(crate) use crate::base::terms::{each_token, tokens};
 
@@ -84,6 +84,8 @@ pub(crate) struct Segment {
     pub files: u32,
     terms: u32,
     langs: u32,
+    /// The distinct names and parents the chunks' point at.
+    labels: usize,
     pub total_len: u64,
     /// The lowest chunk id: a chunk's is this plus its four bytes.
     id_base: i64,
@@ -140,6 +142,7 @@ impl Segment {
             files: u32_at(20),
             terms: u32_at(24),
             langs: u32_at(28),
+            labels: (sections[Sec::LabelOff as usize].1 / 4).saturating_sub(1),
             total_len: u64_at(32),
             id_base: u64_at(48) as i64,
             sections,
@@ -147,17 +150,16 @@ impl Segment {
         };
         let (n, nf, nt) = (seg.docs as usize, seg.files as usize, seg.terms as usize);
         let expect = [
-            (Sec::TermOff, 4 * (nt + 1)),
-            (Sec::ListOff, 4 * (nt + 1)),
-            (Sec::ListLen, 4 * nt),
+            (Sec::TermBlocks, dictionary::BLOCK_ENTRY * nt.div_ceil(dictionary::BLOCK)),
             (Sec::DocId, 4 * n),
             (Sec::DocLen, 4 * n),
             (Sec::DocKind, n),
             (Sec::DocFile, 4 * n),
             (Sec::DocLines, 8 * n),
             (Sec::DocBytes, 4 * n),
-            (Sec::NameOff, 4 * (n + 1)),
-            (Sec::ParentOff, 4 * (n + 1)),
+            (Sec::DocName, 4 * n),
+            (Sec::DocParent, 4 * n),
+            (Sec::LabelOff, 4 * (seg.labels + 1)),
             (Sec::PathOff, 4 * (nf + 1)),
             (Sec::FileLang, nf),
             (Sec::FileFirstDoc, 4 * (nf + 1)),
@@ -202,23 +204,14 @@ impl Segment {
 
     /// The postings of `term` (a stem): (doc, counts per column), in doc order.
     pub(crate) fn postings(&self, term: &str) -> PostingIter<'_> {
-        let Some(t) = self.find_term(term) else { return PostingIter::EMPTY };
-        let (a, b) = (self.u32_in(Sec::ListOff, t) as usize, self.u32_in(Sec::ListOff, t + 1) as usize);
-        let bytes = self.sec(Sec::Postings).get(a..b).unwrap_or(&[]);
-        PostingIter::new(bytes, self.u32_in(Sec::ListLen, t), self.docs)
-    }
-
-    fn find_term(&self, term: &str) -> Option<usize> {
-        let (mut lo, mut hi) = (0usize, self.terms as usize);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            match self.string(Sec::TermOff, Sec::TermBytes, mid).cmp(term) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return Some(mid),
-            }
-        }
-        None
+        let dict = dictionary::Dictionary {
+            blocks: self.sec(Sec::TermBlocks),
+            terms: self.sec(Sec::Terms),
+            len: self.terms as usize,
+        };
+        let Some(found) = dict.find(term.as_bytes()) else { return PostingIter::EMPTY };
+        let bytes = self.sec(Sec::Postings).get(found.start..found.end).unwrap_or(&[]);
+        PostingIter::new(bytes, found.count, self.docs)
     }
 
     pub(crate) fn doc_id(&self, d: u32) -> i64 {
@@ -241,13 +234,13 @@ impl Segment {
     pub(crate) fn candidate(&self, d: u32, score: f64) -> Candidate {
         let i = d as usize;
         let file = self.doc_file(d) as usize;
-        let parent = self.string(Sec::ParentOff, Sec::ParentBytes, i);
+        let parent = self.label(self.u32_in(Sec::DocParent, i));
         Candidate {
             id: self.doc_id(d),
             path: self.path(file).to_owned(),
             language: self.language(file).to_owned(),
             kind: ChunkKind::ALL.get(self.doc_kind(d) as usize).copied().unwrap_or(ChunkKind::Raw),
-            name: self.string(Sec::NameOff, Sec::NameBytes, i).to_owned(),
+            name: self.label(self.u32_in(Sec::DocName, i)).to_owned(),
             signature: String::new(),
             parent: (!parent.is_empty()).then(|| parent.to_owned()),
             start_line: self.u32_in(Sec::DocLines, 2 * i),
@@ -255,6 +248,12 @@ impl Segment {
             bytes: self.u32_in(Sec::DocBytes, i) as usize,
             bm25: -score,
         }
+    }
+
+    /// A chunk's name or parent: each distinct one is stored once (a quarter of a large
+    /// tree's chunks share a name with another: `new`, `__init__`, an unnamed block's "").
+    fn label(&self, l: u32) -> &str {
+        self.string(Sec::LabelOff, Sec::LabelBytes, l as usize)
     }
 
     pub(crate) fn path(&self, f: usize) -> &str {

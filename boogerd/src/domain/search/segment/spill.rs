@@ -25,12 +25,10 @@ pub(super) fn scratch_file(dir: &Path) -> io::Result<File> {
 pub(super) struct Column {
     memory: Vec<u8>,
     file: Option<BufWriter<File>>,
-    len: u64,
 }
 
 impl Column {
     pub(super) fn put(&mut self, bytes: &[u8], dir: Option<&Path>) -> io::Result<()> {
-        self.len += bytes.len() as u64;
         if let Some(file) = &mut self.file {
             return file.write_all(bytes);
         }
@@ -44,10 +42,6 @@ impl Column {
             self.file = Some(file);
         }
         Ok(())
-    }
-
-    pub(super) fn len(&self) -> u64 {
-        self.len
     }
 
     pub(super) fn reserve(&mut self, bytes: usize) {
@@ -69,21 +63,6 @@ impl Column {
             }
             put(&buf[..n])?;
         }
-    }
-}
-
-/// Strings end to end in one column, and where each ends in another (u32s).
-#[derive(Default)]
-pub(super) struct TextColumn {
-    pub(super) ends: Column,
-    pub(super) text: Column,
-}
-
-impl TextColumn {
-    pub(super) fn push(&mut self, s: &str, dir: Option<&Path>) -> io::Result<()> {
-        self.text.put(s.as_bytes(), dir)?;
-        let end = self.text.len().min(u64::from(u32::MAX)) as u32;
-        self.ends.put(&end.to_le_bytes(), dir)
     }
 }
 
@@ -166,7 +145,6 @@ mod tests {
                 expected.extend_from_slice(&i.to_le_bytes());
             }
             assert_eq!(c.file.is_some(), spill.is_some());
-            assert_eq!(c.len(), expected.len() as u64);
             let mut back = Vec::new();
             c.read_back(|b| {
                 back.extend_from_slice(b);

@@ -39,6 +39,9 @@ fn a_segment_reads_back_what_was_written() {
     assert_eq!(seg.postings("nothing").len(), 0);
     let c = seg.candidate(1, 2.0);
     assert_eq!((c.id, c.name.as_str(), c.parent.as_deref(), c.path.as_str()), (9, "upload", Some("Client"), "a.py"));
+    assert_eq!((seg.candidate(0, 1.0).parent, seg.candidate(301, 1.0).name.as_str()), (None, "other"));
+    // Each distinct name or parent once: the 300 chunks named "other" share one.
+    assert_eq!(seg.sec(Sec::LabelBytes), b"retryuploadClientother");
     assert_eq!(seg.find_file("m/150.py"), Some(151));
     assert_eq!(seg.file_docs(151), 152..153);
     assert_eq!(seg.key(0), "h1:7:2");
