@@ -9,7 +9,7 @@ use crate::base::interner::{Interner, Strings};
 
 use super::postings::Postings;
 use super::spill::Column;
-use super::{HEADER, MAGIC, SECTIONS, Sec, each_token};
+use super::{HEADER, LISTED, MAGIC, SECTIONS, Sec, each_token};
 use super::{dictionary, lists};
 use crate::store::search::{Candidate, ScanSink};
 use crate::store::words::{self, ChunkWords};
@@ -44,7 +44,8 @@ pub(crate) struct Builder {
     failed: Option<io::Error>,
     docs: u32,
     total_len: u64,
-    /// The per-chunk sections, each in document order: ids (i64 until written), lengths, kinds
+    /// The per-chunk sections, each in document order: ids (i64 until written: only those of
+    /// files whose chunks' ids are not consecutive are kept, see `file_ids`), lengths, kinds
     /// (u8), files, lines (two u32s), sizes (u32); names and parents (u32s: their `labels`).
     ids: Column,
     lens: Column,
@@ -62,6 +63,10 @@ pub(crate) struct Builder {
     langs: Vec<String>,
     hashes: Vec<String>,
     file_min_id: Vec<i64>,
+    /// Per file, whether its chunks came with consecutive ids, the first the lowest: then a
+    /// chunk's id is its file's first plus its place in the file, and is not stored.
+    file_consecutive: Vec<bool>,
+    last_id: i64,
     /// The token being looked up, reused (see [`each_token`]).
     token: String,
 }
@@ -99,6 +104,8 @@ impl Default for Builder {
             langs: Vec::new(),
             hashes: Vec::new(),
             file_min_id: Vec::new(),
+            file_consecutive: Vec::new(),
+            last_id: 0,
             token: String::new(),
         }
     }
@@ -195,7 +202,11 @@ impl Builder {
             self.file_first.push(self.docs);
             self.hashes.push(hash.to_owned());
             self.file_min_id.push(c.id);
+            self.file_consecutive.push(true);
+        } else if self.last_id.checked_add(1) != Some(c.id) {
+            *self.file_consecutive.last_mut().expect("a file") = false;
         }
+        self.last_id = c.id;
         let f = self.paths.len() - 1;
         self.file_min_id[f] = self.file_min_id[f].min(c.id);
         self.doc_tf.clear();
@@ -305,6 +316,7 @@ impl Builder {
         self.file_first.reserve_exact(files);
         self.hashes.reserve_exact(files);
         self.file_min_id.reserve_exact(files);
+        self.file_consecutive.reserve_exact(files);
     }
 
     /// What the builder holds, for the log: distinct raw tokens, terms (stems), postings
@@ -357,7 +369,8 @@ impl Builder {
         let n_postings: u64 = terms.clone().map(|t| u64::from(self.postings.count(t))).sum();
         let postings_bytes = terms.map(|t| self.postings.len(t)).sum::<usize>();
         let (n, nf) = (self.docs as usize, self.paths.len());
-        let lens = self.section_lens([blocks.len(), terms_bytes], &labels, postings_bytes);
+        let (file_ids, listed) = self.file_ids(self.id_base())?;
+        let lens = self.section_lens([blocks.len(), terms_bytes], &labels, postings_bytes, listed);
         let mut table = Vec::with_capacity(SECTIONS);
         let mut at = align(HEADER + 16 * SECTIONS);
         for len in lens {
@@ -395,13 +408,19 @@ impl Builder {
             })
         })?;
         drop(runs);
-        self.write_chunks(&mut w, &table)?;
-        self.write_files(&mut w, &table)?;
+        self.write_chunks(&mut w, &table, &file_ids)?;
+        self.write_files(&mut w, &table, &file_ids)?;
         w.pad_to(at)
     }
 
     /// Each section's length in bytes, in file order.
-    fn section_lens(&self, [blocks, terms]: [usize; 2], labels: &Strings, postings: usize) -> [usize; SECTIONS] {
+    fn section_lens(
+        &self,
+        [blocks, terms]: [usize; 2],
+        labels: &Strings,
+        postings: usize,
+        listed: usize,
+    ) -> [usize; SECTIONS] {
         let (n, nf) = (self.docs as usize, self.paths.len());
         let strings = |v: &[String]| v.iter().map(String::len).sum::<usize>();
         [
@@ -410,7 +429,7 @@ impl Builder {
             4 * (labels.len() + 1),
             labels.text.len(),
             postings,
-            4 * n,
+            4 * listed,
             4 * n,
             n,
             4 * n,
@@ -422,6 +441,7 @@ impl Builder {
             strings(&self.paths),
             nf,
             4 * (nf + 1),
+            4 * nf,
             4 * (nf + 1),
             strings(&self.hashes),
             4 * (self.langs.len() + 1),
@@ -429,27 +449,67 @@ impl Builder {
         ]
     }
 
-    /// The per-chunk sections: ids, lengths, kinds, files, lines, sizes, names and parents,
-    /// each read back from its column.
-    fn write_chunks<W: Write>(&mut self, w: &mut Padded<'_, W>, table: &[(u64, u64)]) -> io::Result<()> {
+    /// Per file, how its chunks' ids are read back (`Segment::doc_id`): its first id over
+    /// `base` when they are consecutive, else [`LISTED`] and where they start among the ids
+    /// listed; and how many are listed. (On a large tree, 2 of 33,587 files were listed: a
+    /// re-index that kept some of a file's rows leaves its ids out of order.)
+    fn file_ids(&self, base: i64) -> io::Result<(Vec<u32>, usize)> {
+        let mut listed = 0usize;
+        let mut values = Vec::with_capacity(self.paths.len());
+        for f in 0..self.paths.len() {
+            let count = self.file_docs(f).len() as u64;
+            let first = u32::try_from(self.file_min_id[f].wrapping_sub(base)).ok();
+            match first {
+                Some(v) if self.file_consecutive[f] && v & LISTED == 0 && u64::from(v) + count <= 1 << 32 => {
+                    values.push(v)
+                }
+                _ => {
+                    let at = u32::try_from(listed).ok().filter(|at| at & LISTED == 0);
+                    values.push(LISTED | at.ok_or_else(|| io::Error::other("too many chunks for a ranking segment"))?);
+                    listed += count as usize;
+                }
+            }
+        }
+        Ok((values, listed))
+    }
+
+    /// File `f`'s chunks: a range of docs.
+    fn file_docs(&self, f: usize) -> std::ops::Range<u32> {
+        self.file_first[f]..self.file_first.get(f + 1).copied().unwrap_or(self.docs)
+    }
+
+    /// The per-chunk sections: the ids of files whose ids are listed (`file_ids`), lengths,
+    /// kinds, files, lines, sizes, names and parents, each read back from its column.
+    fn write_chunks<W: Write>(
+        &mut self,
+        w: &mut Padded<'_, W>,
+        table: &[(u64, u64)],
+        file_ids: &[u32],
+    ) -> io::Result<()> {
         let base = self.id_base();
+        // Whether each chunk's id is listed, in document order.
+        let listed: Vec<bool> = (0..self.paths.len())
+            .flat_map(|f| std::iter::repeat_n(file_ids[f] & LISTED != 0, self.file_docs(f).len()))
+            .collect();
         let Self { ids, lens, kinds, files, lines, bytes, names, parents, .. } = self;
-        w.section(table[Sec::DocId as usize].0, |w| {
+        w.section(table[Sec::ListedIds as usize].0, |w| {
             // Each id over the lowest, in four bytes; the column's pieces may split an id.
             let mut held = [0u8; 8];
-            let mut filled = 0;
+            let (mut filled, mut doc) = (0, 0);
             ids.read_back(|mut piece| {
                 while !piece.is_empty() {
                     let n = (8 - filled).min(piece.len());
                     held[filled..filled + n].copy_from_slice(&piece[..n]);
                     (filled, piece) = (filled + n, &piece[n..]);
                     if filled == 8 {
-                        let id = i64::from_le_bytes(held);
-                        let over = u32::try_from(id.wrapping_sub(base)).map_err(|_| {
-                            io::Error::other("chunk ids more than 4 billion apart in one ranking segment")
-                        })?;
-                        w.put(&over.to_le_bytes())?;
-                        filled = 0;
+                        if listed[doc] {
+                            let id = i64::from_le_bytes(held);
+                            let over = u32::try_from(id.wrapping_sub(base)).map_err(|_| {
+                                io::Error::other("chunk ids more than 4 billion apart in one ranking segment")
+                            })?;
+                            w.put(&over.to_le_bytes())?;
+                        }
+                        (filled, doc) = (0, doc + 1);
                     }
                 }
                 Ok(())
@@ -476,7 +536,7 @@ impl Builder {
 
     /// The per-file sections: paths, languages, first chunks and content keys, and the
     /// languages' names.
-    fn write_files<W: Write>(&self, w: &mut Padded<'_, W>, table: &[(u64, u64)]) -> io::Result<()> {
+    fn write_files<W: Write>(&self, w: &mut Padded<'_, W>, table: &[(u64, u64)], file_ids: &[u32]) -> io::Result<()> {
         let n = self.docs as usize;
         w.section(table[Sec::PathOff as usize].0, |w| w.offsets(self.paths.iter().map(String::len)))?;
         w.section(table[Sec::PathBytes as usize].0, |w| self.paths.iter().try_for_each(|s| w.put(s.as_bytes())))?;
@@ -484,6 +544,7 @@ impl Builder {
         w.section(table[Sec::FileFirstDoc as usize].0, |w| {
             self.file_first.iter().chain(std::iter::once(&(n as u32))).try_for_each(|v| w.put(&v.to_le_bytes()))
         })?;
+        w.section(table[Sec::FileIds as usize].0, |w| file_ids.iter().try_for_each(|v| w.put(&v.to_le_bytes())))?;
         w.section(table[Sec::HashOff as usize].0, |w| w.offsets(self.hashes.iter().map(String::len)))?;
         w.section(table[Sec::HashBytes as usize].0, |w| self.hashes.iter().try_for_each(|s| w.put(s.as_bytes())))?;
         w.section(table[Sec::LangOff as usize].0, |w| w.offsets(self.langs.iter().map(String::len)))?;

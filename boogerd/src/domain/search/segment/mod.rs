@@ -12,10 +12,11 @@
 //! and a table of sections, each 8-byte aligned: the terms, sorted and front-coded in blocks
 //! with each one's count of chunks and postings' length (`dictionary`), the postings (per
 //! chunk holding the term, its counts in name, content, split identifiers and path, runs of
-//! chunks with the term in their path alone as one entry: `lists`), per chunk its id (over
-//! the lowest), length, kind, file, lines, size, and its name and parent as numbers of
-//! distinct strings stored once, per file its path (sorted), language, content hash and
-//! first chunk. Postings' offsets and ids take four bytes: a segment's postings stay far
+//! chunks with the term in their path alone as one entry: `lists`), per chunk its length,
+//! kind, file, lines, size, and its name and parent as numbers of distinct strings stored
+//! once, per file its path (sorted), language, content hash, first chunk and first chunk
+//! id (a file's chunks are numbered one after another; the few files whose ids are not have
+//! them listed). Postings' offsets and ids take four bytes: a segment's postings stay far
 //! below 4 GiB (77 MB for a 549 MB tree), and its ids span what one index has numbered (13 of
 //! a large tree's 276 MB were their upper halves).
 
@@ -40,6 +41,10 @@ use lists::PostingIter;
 
 pub(super) const MAGIC: &[u8; 8] = b"BGRANK05";
 pub(super) const HEADER: usize = 8 + 8 + 4 * 4 + 8 + 8 + 8;
+/// A file's entry in `FileIds` with this bit: its chunks' ids are listed, from the rest of
+/// the entry on, in `ListedIds`; without it, the entry is its first chunk's id, and the
+/// others follow it one by one.
+pub(super) const LISTED: u32 = 1 << 31;
 
 /// The sections, in file order.
 #[derive(Clone, Copy)]
@@ -49,7 +54,7 @@ pub(super) enum Sec {
     LabelOff,
     LabelBytes,
     Postings,
-    DocId,
+    ListedIds,
     DocLen,
     DocKind,
     DocFile,
@@ -61,12 +66,13 @@ pub(super) enum Sec {
     PathBytes,
     FileLang,
     FileFirstDoc,
+    FileIds,
     HashOff,
     HashBytes,
     LangOff,
     LangBytes,
 }
-pub(super) const SECTIONS: usize = 21;
+pub(super) const SECTIONS: usize = 22;
 
 pub(crate) use crate::base::terms::{each_token, tokens};
 
@@ -151,7 +157,6 @@ impl Segment {
         let (n, nf, nt) = (seg.docs as usize, seg.files as usize, seg.terms as usize);
         let expect = [
             (Sec::TermBlocks, dictionary::BLOCK_ENTRY * nt.div_ceil(dictionary::BLOCK)),
-            (Sec::DocId, 4 * n),
             (Sec::DocLen, 4 * n),
             (Sec::DocKind, n),
             (Sec::DocFile, 4 * n),
@@ -163,6 +168,7 @@ impl Segment {
             (Sec::PathOff, 4 * (nf + 1)),
             (Sec::FileLang, nf),
             (Sec::FileFirstDoc, 4 * (nf + 1)),
+            (Sec::FileIds, 4 * nf),
             (Sec::HashOff, 4 * (nf + 1)),
             (Sec::LangOff, 4 * (seg.langs as usize + 1)),
         ];
@@ -214,8 +220,17 @@ impl Segment {
         PostingIter::new(bytes, found.count, self.docs)
     }
 
+    /// Chunk `d`'s id: its file's first plus its place in the file, or listed (`LISTED`).
     pub(crate) fn doc_id(&self, d: u32) -> i64 {
-        self.id_base.wrapping_add(i64::from(self.u32_in(Sec::DocId, d as usize)))
+        let f = self.doc_file(d) as usize;
+        let at = d.wrapping_sub(self.u32_in(Sec::FileFirstDoc, f));
+        let ids = self.u32_in(Sec::FileIds, f);
+        let over = if ids & LISTED == 0 {
+            ids.wrapping_add(at)
+        } else {
+            self.u32_in(Sec::ListedIds, (ids & !LISTED).wrapping_add(at) as usize)
+        };
+        self.id_base.wrapping_add(i64::from(over))
     }
 
     pub(crate) fn doc_len(&self, d: u32) -> u32 {

@@ -190,6 +190,26 @@ fn ids_over_the_lowest_read_back_whole() {
     assert_eq!(read, ids.iter().zip(names).map(|(&id, n)| (id, n.to_owned())).collect::<Vec<_>>());
 }
 
+/// A file whose chunks are numbered one after another stores its first id alone; one whose
+/// ids are not has them listed. Every chunk reads back its own either way.
+#[test]
+fn consecutive_ids_are_counted_from_the_files_first() {
+    let mut b = Builder::default();
+    let files = [("a.py", [10, 11, 12]), ("b.py", [20, 22, 21]), ("c.py", [13, 14, 15]), ("d.py", [30, 31, 30])];
+    for (path, ids) in files {
+        for id in ids {
+            b.add(&chunk(id, path, "f", None), "body", "h");
+        }
+    }
+    let mut bytes = Vec::new();
+    b.write(1, &mut bytes).unwrap();
+    let seg = Segment::from_vec(bytes).unwrap();
+    let read: Vec<i64> = (0..12).map(|d| seg.doc_id(d)).collect();
+    assert_eq!(read, [10, 11, 12, 20, 22, 21, 13, 14, 15, 30, 31, 30]);
+    assert_eq!(seg.sec(Sec::ListedIds).len(), 4 * 6, "b.py's and d.py's ids alone are listed");
+    assert_eq!(seg.candidate(4, 1.0).id, 22);
+}
+
 /// A segment of the format before is refused, saying so: the index builds it again.
 #[test]
 fn a_segment_of_the_format_before_is_refused_as_such() {
