@@ -7,6 +7,7 @@ use hashbrown::HashMap;
 
 use crate::base::interner::{Interner, Strings};
 
+use super::padded::{Padded, align};
 use super::postings::Postings;
 use super::spill::Column;
 use super::{HEADER, LISTED, MAGIC, SECTIONS, Sec, each_token};
@@ -563,47 +564,5 @@ struct OpenRun {
 impl OpenRun {
     fn write(self, term: u32, postings: &mut Postings) {
         postings.push(term, self.first, self.last, |gap| lists::encode_run(gap, self.last - self.first, self.path));
-    }
-}
-
-fn align(at: usize) -> usize {
-    at.div_ceil(8) * 8
-}
-
-/// A writer that knows its position, so sections start where the table says.
-struct Padded<'a, W: Write> {
-    out: &'a mut W,
-    at: usize,
-}
-
-impl<W: Write> Padded<'_, W> {
-    fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.at += bytes.len();
-        self.out.write_all(bytes)
-    }
-
-    fn pad_to(&mut self, at: usize) -> io::Result<()> {
-        let zeros = [0u8; 8];
-        while self.at < at {
-            let n = (at - self.at).min(8);
-            self.put(&zeros[..n])?;
-        }
-        Ok(())
-    }
-
-    fn section(&mut self, at: u64, body: impl FnOnce(&mut Self) -> io::Result<()>) -> io::Result<()> {
-        self.pad_to(at as usize)?;
-        body(self)
-    }
-
-    /// `0, l0, l0 + l1, …`: u32 offsets of consecutive strings.
-    fn offsets(&mut self, lens: impl Iterator<Item = usize>) -> io::Result<()> {
-        let mut off = 0u32;
-        self.put(&off.to_le_bytes())?;
-        for l in lens {
-            off = off.saturating_add(l as u32);
-            self.put(&off.to_le_bytes())?;
-        }
-        Ok(())
     }
 }

@@ -23,6 +23,7 @@
 mod build;
 mod dictionary;
 mod lists;
+mod padded;
 mod postings;
 pub(crate) mod prepared;
 mod spill;
