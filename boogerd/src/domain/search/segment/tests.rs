@@ -107,6 +107,43 @@ fn damaged_lists_never_name_a_chunk_past_the_segment() {
     }
 }
 
+/// Any bytes of a segment damaged, anywhere past its magic: it is refused at open, or every
+/// read answers something, never a panic.
+#[test]
+fn a_damaged_segment_is_refused_or_read_without_a_panic() {
+    let mut b = Builder::default();
+    for i in 0..120 {
+        // Some files' ids one after another, some not (listed).
+        let id = if i % 9 == 0 { 1000 - i } else { i };
+        let parent = (i % 4 == 0).then_some("Owner");
+        b.add(
+            &chunk(id, &format!("src/m{:02}.py", i / 5), ["retry", "upload", ""][(i % 3) as usize], parent),
+            "retry upload parse",
+            "h",
+        );
+    }
+    let mut clean = Vec::new();
+    b.write(1, &mut clean).unwrap();
+    let mut rng = crate::base::rng::Rng::new(13);
+    for _ in 0..500 {
+        let mut bytes = clean.clone();
+        for _ in 0..1 + rng.below(8) {
+            let at = 8 + rng.below(bytes.len() - 8);
+            bytes[at] = rng.below(256) as u8;
+        }
+        let Ok(seg) = Segment::from_vec(bytes) else { continue };
+        for term in ["retri", "upload", "pars", "py", "m03", "nothing"] {
+            let _ = seg.postings(term).count();
+        }
+        for d in 0..seg.docs.min(200) {
+            let _ = (seg.doc_id(d), seg.doc_len(d), seg.candidate(d, 1.0));
+        }
+        for f in 0..(seg.files as usize).min(50) {
+            let _ = (seg.file_docs(f), seg.key(f), seg.language(f), seg.find_file(seg.path(f)));
+        }
+    }
+}
+
 /// A build that sets its postings and columns down on disk writes the very bytes of one
 /// held in memory.
 #[test]
