@@ -333,11 +333,9 @@ impl Builder {
             return Err(e);
         }
         // Each file's key, as `Store::chunk_keys` gives it (empty without a content hash).
-        let n_docs = self.docs;
-        for (f, hash) in self.hashes.iter_mut().enumerate() {
-            if !hash.is_empty() {
-                let end = self.file_first.get(f + 1).copied().unwrap_or(n_docs);
-                *hash = format!("{hash}:{}:{}", self.file_min_id[f], end - self.file_first[f]);
+        for f in 0..self.hashes.len() {
+            if !self.hashes[f].is_empty() {
+                self.hashes[f] = format!("{}:{}:{}", self.hashes[f], self.file_min_id[f], self.file_docs(f).len());
             }
         }
         // The raw tokens and the tables that found strings are done with: freed before the
@@ -488,22 +486,25 @@ impl Builder {
         file_ids: &[u32],
     ) -> io::Result<()> {
         let base = self.id_base();
-        // Whether each chunk's id is listed, in document order.
-        let listed: Vec<bool> = (0..self.paths.len())
-            .flat_map(|f| std::iter::repeat_n(file_ids[f] & LISTED != 0, self.file_docs(f).len()))
-            .collect();
+        // The chunks whose ids are listed: their files' ranges, in document order.
+        let listed: Vec<std::ops::Range<u32>> =
+            (0..self.paths.len()).filter(|&f| file_ids[f] & LISTED != 0).map(|f| self.file_docs(f)).collect();
+        let mut listed = listed.into_iter().peekable();
         let Self { ids, lens, kinds, files, lines, bytes, names, parents, .. } = self;
         w.section(table[Sec::ListedIds as usize].0, |w| {
             // Each id over the lowest, in four bytes; the column's pieces may split an id.
             let mut held = [0u8; 8];
-            let (mut filled, mut doc) = (0, 0);
+            let (mut filled, mut doc) = (0, 0u32);
             ids.read_back(|mut piece| {
                 while !piece.is_empty() {
                     let n = (8 - filled).min(piece.len());
                     held[filled..filled + n].copy_from_slice(&piece[..n]);
                     (filled, piece) = (filled + n, &piece[n..]);
                     if filled == 8 {
-                        if listed[doc] {
+                        while listed.peek().is_some_and(|r| r.end <= doc) {
+                            listed.next();
+                        }
+                        if listed.peek().is_some_and(|r| r.contains(&doc)) {
                             let id = i64::from_le_bytes(held);
                             let over = u32::try_from(id.wrapping_sub(base)).map_err(|_| {
                                 io::Error::other("chunk ids more than 4 billion apart in one ranking segment")
