@@ -12,8 +12,8 @@ use super::{Result, Store, grams, words};
 impl Store {
     /// Applies one batch in one transaction: a file's row and its chunks change together, so
     /// an interrupted run leaves every file either old or new, never half-written. Returns the
-    /// ids of the chunks inserted, in the order written (a rewritten file's unchanged chunks
-    /// keep theirs and are not among them).
+    /// ids of the files' chunks in the order written: new rows' ids, and the old ids a
+    /// rewritten file's unchanged chunks keep (see `reuse`).
     pub(crate) fn write_batch(&self, writes: &[FileWrite], deletes: &[String], indexed_at: &str) -> Result<Vec<i64>> {
         let changes_content = writes.iter().any(|w| w.chunks.is_some()) || !deletes.is_empty();
         if changes_content {
@@ -26,7 +26,7 @@ impl Store {
             if changes_content {
                 super::save_generation(&tx, generation)?;
             }
-            let (change, inserted, trained) = {
+            let (change, ids, trained) = {
                 // Every old row goes before any new one is written: FTS5 flushes its pending
                 // rows whenever a write switches between deleting and inserting, or its rowids
                 // stop increasing.
@@ -48,7 +48,7 @@ impl Store {
                     grams.extend(st.write_file(w, &plan, indexed_at, &mut change)?);
                 }
                 st.write_grams(grams)?;
-                (change, std::mem::take(&mut st.inserted), trained)
+                (change, std::mem::take(&mut st.ids), trained)
             };
             tx.commit()?;
             self.tallied(&change);
@@ -58,7 +58,7 @@ impl Store {
             if changes_content {
                 self.texts.train_if_due(c, &self.readers)?;
             }
-            Ok(inserted)
+            Ok(ids)
         })
         .inspect(|_| self.files_written())
     }
@@ -124,8 +124,8 @@ struct Statements<'c> {
     insert_grams: CachedStatement<'c>,
     pending: CachedStatement<'c>,
     moved: CachedStatement<'c>,
-    /// The ids of the chunks inserted so far.
-    inserted: Vec<i64>,
+    /// The ids of the chunks written so far, kept or inserted.
+    ids: Vec<i64>,
 }
 
 impl<'c> Statements<'c> {
@@ -154,7 +154,7 @@ impl<'c> Statements<'c> {
             moved: conn.prepare_cached(
                 "UPDATE chunks SET start_line = ?2, end_line = ?3, start_byte = ?4, end_byte = ?5 WHERE id = ?1",
             )?,
-            inserted: Vec::new(),
+            ids: Vec::new(),
         })
     }
 
@@ -196,6 +196,7 @@ impl<'c> Statements<'c> {
         for (k, ch) in chunks.iter().enumerate() {
             if let Some(old) = plan.kept(&w.path, k) {
                 ids.push(old);
+                self.ids.push(old);
                 // Its full-text row and its vectors stay as they are.
                 self.moved.execute(params![
                     old,
@@ -228,7 +229,7 @@ impl<'c> Statements<'c> {
                 ch.end_byte as i64
             ])?;
             let chunk = self.conn.last_insert_rowid();
-            self.inserted.push(chunk);
+            self.ids.push(chunk);
             ids.push(chunk);
             let made;
             let words = match w.words.as_ref().and_then(|v| v.get(k)) {

@@ -208,7 +208,7 @@ fn updated_warm_index_ranks_like_a_rebuilt_one() {
     let mut changed = report.changed.clone();
     changed.sort();
     assert_eq!(changed, ["a.py", "b.py", "c/e.py"]);
-    let updated = before.updated(&store, &report.changed).unwrap();
+    let updated = before.updated(&store, &report.changed, None).unwrap();
     // A released project maps its old base again and catches up from the chunk keys.
     let reopened = ranking_index::RankingIndex::open(&store, &root.join(".booger")).unwrap().unwrap();
     let rebuilt = ranking_index::RankingIndex::build(&store, &root.join(".booger")).unwrap();
@@ -276,7 +276,7 @@ fn many_single_file_updates_rank_like_a_rebuilt_index() {
         write(i, if step % 2 == 0 { "beta" } else { "gamma" });
         let report =
             crate::engine::index::run(root, &store, crate::engine::index::Options::default(), &progress).unwrap();
-        p = p.updated(&store, &report.changed).unwrap();
+        p = p.updated(&store, &report.changed, None).unwrap();
         if step % 12 == 11 || step == 74 {
             let rebuilt = ranking_index::RankingIndex::build(&store, &root.join(".booger")).unwrap();
             for q in ["alpha value", "beta", "gamma value", "value"] {

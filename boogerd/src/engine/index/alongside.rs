@@ -1,17 +1,19 @@
-//! A first index's ranking index, built on its own thread while the files are written.
+//! The ranking index's part for a run's files, built on its own thread while they are written.
 //!
 //! Built after the run, from the store, the ranking index was the last serial stage of a
 //! first index (a fifth of the Python standard library's, on one thread while every other
-//! core waited; issue 63). During the run the written files are at hand: the writer hands
-//! each committed batch (its chunks and the ids SQLite gave them) to this thread, which adds
+//! core waited; issue 63), and a checkout's delta was read back after its writes (47 ms of a
+//! 233 ms re-index of axum). During the run the written files are at hand: the writer hands
+//! each committed batch (its chunks and their ids, new or kept) to this thread, which adds
 //! them to a segment builder in path order, the order a build from the store adds them in,
-//! so the base written at the end is the one that build would write.
+//! so what it makes is what that build would: a first index's base, written at the end, or
+//! a later run's changed files, the segment the index held in memory takes as its delta.
 //!
 //! Files reach the writer in the order workers finish them, nearly the walk's path order;
 //! those that arrive ahead of an earlier one wait here. If more than [`WAITING_BYTES`] of
 //! text waits (one very slow file early in the tree), the builder gives up and the ranking
-//! index is built from the store after the run, as before. A run that is cancelled or fails
-//! leaves no base behind.
+//! index is built (or brought up to date) from the store after the run, as before. A run
+//! that is cancelled or fails leaves nothing behind.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -19,14 +21,14 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::{Scope, ScopedJoinHandle};
 use std::time::{Duration, Instant};
 
-use crate::domain::search::ranking_index::RankingIndex;
+use crate::domain::search::ranking_index::{ChangedFiles, RankingIndex};
 use crate::domain::search::segment::Builder;
 use crate::source::chunk::Chunk;
 use crate::store::FileWrite;
 use crate::store::search::Candidate;
 use crate::store::words::ChunkWords;
 
-/// The largest first index (bytes of files to read) built alongside. The builder's term
+/// The largest run (bytes of files to read) built alongside. The builder's term
 /// tables grow with the tree (1.2 million distinct words in a 36,000-file tree of C headers,
 /// Rust and Python, 549 MB: about 100 MB), and beside a run's own memory they took that
 /// tree's peak from 202 MB to 279 MB (the daemon's budget is 250 MB); a larger run builds its
@@ -58,6 +60,16 @@ enum Message {
     Committed { positions: Vec<usize>, writes: Vec<FileWrite>, ids: Vec<i64> },
 }
 
+/// What a run builds alongside its writes.
+#[derive(Clone, Copy)]
+pub(crate) enum Target<'a> {
+    /// A first index's base, written into this directory (its build spills there).
+    Base(&'a Path),
+    /// A later run's changed files, in memory: the ranking index held in memory takes them
+    /// as its delta (see [`RankingIndex::updated`]).
+    Changed,
+}
+
 /// The writer's end: hands over what it committed.
 pub(super) struct Alongside<'scope> {
     tx: SyncSender<Message>,
@@ -65,12 +77,16 @@ pub(super) struct Alongside<'scope> {
 }
 
 impl<'scope> Alongside<'scope> {
-    /// Starts the builder for a run of `files` files (positions `0..files` in path order),
-    /// spilling into `dir`.
-    pub(super) fn start(s: &'scope Scope<'scope, '_>, dir: &Path, files: usize) -> Self {
+    /// Starts the builder for a run of `files` files (positions `0..files` in path order).
+    pub(super) fn start(s: &'scope Scope<'scope, '_>, target: Target<'_>, files: usize) -> Self {
         let (tx, rx) = sync_channel::<Message>(QUEUE_BATCHES);
-        let dir = dir.to_owned();
-        let builder = s.spawn(move || build(rx, &dir, files));
+        // A base keeps each file's content hash (what a later start checks it against); a
+        // part held in memory is made as a read from the store makes it, without.
+        let (b, hashed) = match target {
+            Target::Base(dir) => (Builder::spilling_into(dir), true),
+            Target::Changed => (Builder::default(), false),
+        };
+        let builder = s.spawn(move || build(rx, b, hashed, files));
         Self { tx, builder }
     }
 
@@ -89,9 +105,8 @@ impl<'scope> Alongside<'scope> {
     /// Waits for the builder and writes its base for the store's content `generation` into
     /// `dir`; how long the builder was busy, or `None` if it gave up (the ranking index is
     /// then built after the run).
-    pub(super) fn finish(self, generation: u64, dir: &Path) -> Option<Duration> {
-        drop(self.tx);
-        let (b, busy) = self.builder.join().ok()??;
+    pub(super) fn finish_base(self, generation: u64, dir: &Path) -> Option<Duration> {
+        let (b, busy) = self.finished()?;
         match RankingIndex::write_base(b, generation, dir) {
             Ok(_) => Some(busy),
             Err(e) => {
@@ -100,11 +115,23 @@ impl<'scope> Alongside<'scope> {
             }
         }
     }
+
+    /// Waits for the builder: the changed files for the store's content `generation`, and
+    /// how long the builder was busy; `None` if it gave up (they are read from the store).
+    pub(super) fn finish_changed(self, generation: u64) -> Option<(ChangedFiles, Duration)> {
+        let (b, busy) = self.finished()?;
+        ChangedFiles::built(b, generation).ok().map(|c| (c, busy))
+    }
+
+    fn finished(self) -> Option<(Builder, Duration)> {
+        drop(self.tx);
+        self.builder.join().ok()?
+    }
 }
 
-/// The builder's thread: adds files in position order until every one of `files` is in.
-fn build(rx: Receiver<Message>, dir: &Path, files: usize) -> Option<(Builder, Duration)> {
-    let mut b = Builder::spilling_into(dir);
+/// The builder's thread: adds files in position order until every one of `files` is in;
+/// `hashed`: with each file's content hash.
+fn build(rx: Receiver<Message>, mut b: Builder, hashed: bool, files: usize) -> Option<(Builder, Duration)> {
     let mut busy = Duration::ZERO;
     let mut waiting: BTreeMap<usize, Option<Written>> = BTreeMap::new();
     let mut waiting_bytes = 0usize;
@@ -121,7 +148,7 @@ fn build(rx: Receiver<Message>, dir: &Path, files: usize) -> Option<(Builder, Du
         while let Some(file) = waiting.remove(&next) {
             if let Some(file) = file {
                 waiting_bytes -= text_bytes(&file);
-                add(&mut b, file);
+                add(&mut b, file, hashed);
             }
             next += 1;
         }
@@ -137,7 +164,7 @@ fn build(rx: Receiver<Message>, dir: &Path, files: usize) -> Option<(Builder, Du
 }
 
 /// The files a message brings, at their positions; `None` for a batch whose ids do not
-/// account for its chunks (some were kept from before): no base is better than a wrong one.
+/// account for its chunks: nothing is better than a wrong part.
 fn arrived(message: Message) -> Option<Vec<(usize, Option<Written>)>> {
     let (positions, writes, ids) = match message {
         Message::Nothing(positions) => return Some(positions.into_iter().map(|i| (i, None)).collect()),
@@ -179,7 +206,8 @@ fn text_bytes(f: &Written) -> usize {
 }
 
 /// One file's chunks, in the order a build from the store reads them (start, then id).
-fn add(b: &mut Builder, mut f: Written) {
+fn add(b: &mut Builder, mut f: Written, hashed: bool) {
+    let hash = if hashed { f.hash.as_str() } else { "" };
     f.chunks.sort_by_key(|(id, c, _)| (c.start_byte, *id));
     for (id, c, words) in f.chunks {
         let candidate = Candidate {
@@ -195,13 +223,14 @@ fn add(b: &mut Builder, mut f: Written) {
             bytes: c.end_byte - c.start_byte,
             bm25: 0.0,
         };
-        b.add_words(&candidate, &words, &f.hash);
+        b.add_words(&candidate, &words, hash);
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Options, Progress, run_ranked};
+    use super::super::{Options, Progress, Ranking, run_ranked};
+    use super::Builder;
     use crate::domain::search::ranking_index::RankingIndex;
     use crate::store::Store;
 
@@ -240,7 +269,8 @@ mod tests {
         std::fs::create_dir_all(&along).unwrap();
         std::fs::create_dir_all(&after).unwrap();
 
-        let report = run_ranked(&root, &store, Options::default(), &Progress::default(), Some(&along)).unwrap();
+        let base = Ranking { base_dir: Some(&along), changed: false };
+        let (report, _) = run_ranked(&root, &store, Options::default(), &Progress::default(), base).unwrap();
         assert!(report.ranked_alongside);
         assert!(report.parsed > 1_000);
         RankingIndex::build(&store, &after).unwrap();
@@ -249,9 +279,78 @@ mod tests {
         assert!(built_alongside.1 == built_after.1, "the same bytes");
 
         std::fs::write(root.join("pkg0/new.py"), "def added():\n    return 1\n").unwrap();
-        let report = run_ranked(&root, &store, Options::default(), &Progress::default(), Some(&along)).unwrap();
+        let (report, changed) = run_ranked(&root, &store, Options::default(), &Progress::default(), base).unwrap();
         assert_eq!(report.parsed, 1);
         assert!(!report.ranked_alongside);
+        assert!(changed.is_none(), "not asked for");
+    }
+
+    /// What a ranking index ranks for a few queries: chunk ids and scores (in that order:
+    /// chunks that tie are taken in the order of the parts that hold them).
+    fn ranked(p: &RankingIndex) -> Vec<Vec<(i64, i64)>> {
+        let filters = crate::store::search::Filters::default();
+        ["handler request", "route", "store items key", "renamed value", "added"]
+            .iter()
+            .map(|q| {
+                let words: Vec<(String, f64)> = q.split(' ').map(|w| (w.to_owned(), 1.0)).collect();
+                let hits = p.rank(&words, &filters, 1_000);
+                let mut hits: Vec<(i64, i64)> =
+                    hits.iter().map(|(c, _)| (c.id, (c.bm25 * 1e6).round() as i64)).collect();
+                hits.sort_by_key(|&(id, score)| (score, id));
+                hits
+            })
+            .collect()
+    }
+
+    /// A later run's changed files, built while they were written (a checkout's rewrites,
+    /// whose unchanged chunks keep their old ids, deletions and new files), are what the held
+    /// index would read back from the store: updated from either, it ranks the same chunks
+    /// the same, as a rebuilt index does; and again for a small run after it.
+    #[test]
+    fn changed_files_built_alongside_are_what_the_store_holds() {
+        let text = |i: usize, word: &str| {
+            format!(
+                "def handler_{i}(request):\n    return route_{}(request)\n\n\nclass Store{i}:\n    def get(self, key):\n        return self.items[key] + {i}  # {word} value\n",
+                i % 7
+            )
+        };
+        let texts: Vec<(String, String)> = (0..120).map(|i| (format!("m/f{i:03}.py"), text(i, "first"))).collect();
+        let files: Vec<(&str, &str)> = texts.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+        let (dir, root, index) = crate::store::testing::project(&files);
+        let store = Store::open(&index, &root).unwrap();
+        let progress = Progress::default();
+        run_ranked(&root, &store, Options::default(), &progress, Ranking::default()).unwrap();
+        let held = RankingIndex::build(&store, dir.path()).unwrap();
+
+        // A checkout: 80 files rewritten (their handlers kept, moved down two lines), two
+        // deleted, three added.
+        for i in 0..80 {
+            std::fs::write(root.join(format!("m/f{i:03}.py")), format!("\n\n{}", text(i, "renamed"))).unwrap();
+        }
+        for i in [100, 101] {
+            std::fs::remove_file(root.join(format!("m/f{i:03}.py"))).unwrap();
+        }
+        for i in 200..203 {
+            std::fs::write(root.join(format!("m/f{i:03}.py")), format!("def added_{i}():\n    return {i}\n")).unwrap();
+        }
+        let changed_only = Ranking { base_dir: None, changed: true };
+        let (report, built) = run_ranked(&root, &store, Options::default(), &progress, changed_only).unwrap();
+        assert_eq!((report.parsed, report.deleted), (83, 2));
+        let built = built.expect("built alongside");
+        let from_built = held.updated(&store, &report.changed, Some(built)).unwrap();
+        let from_store = held.updated(&store, &report.changed, None).unwrap();
+        let rebuilt = RankingIndex::build(&store, dir.path()).unwrap();
+        assert_eq!(ranked(&from_built), ranked(&from_store));
+        assert_eq!(ranked(&from_built), ranked(&rebuilt));
+        assert!(ranked(&rebuilt).iter().all(|hits| !hits.is_empty()));
+
+        // One file more, into the recent part, over the delta just taken.
+        std::fs::write(root.join("m/f110.py"), text(110, "renamed")).unwrap();
+        let (report, built) = run_ranked(&root, &store, Options::default(), &progress, changed_only).unwrap();
+        assert_eq!(report.parsed, 1);
+        let next = from_built.updated(&store, &report.changed, built).unwrap();
+        let rebuilt = RankingIndex::build(&store, dir.path()).unwrap();
+        assert_eq!(ranked(&next), ranked(&rebuilt));
     }
 
     /// A batch of one file, committed with its chunks' ids from `first_id` on (`extra_ids`
@@ -276,17 +375,17 @@ mod tests {
         tx.send(file(0)).unwrap();
         tx.send(file(1)).unwrap();
         drop(tx);
-        let (b, _) = super::build(rx, dir.path(), 4).expect("every file in");
+        let (b, _) = super::build(rx, Builder::spilling_into(dir.path()), true, 4).expect("every file in");
         assert_eq!(b.held()[5], 3, "three chunks");
 
         let (tx, rx) = std::sync::mpsc::sync_channel(8);
         tx.send(file(0)).unwrap();
         drop(tx);
-        assert!(super::build(rx, dir.path(), 4).is_none(), "files missing");
+        assert!(super::build(rx, Builder::spilling_into(dir.path()), true, 4).is_none(), "files missing");
 
         let (tx, rx) = std::sync::mpsc::sync_channel(8);
         tx.send(committed(0, "f0.rs", 1, texts[0], 1)).unwrap();
         drop(tx);
-        assert!(super::build(rx, dir.path(), 1).is_none(), "a batch that did not add up");
+        assert!(super::build(rx, Builder::spilling_into(dir.path()), true, 1).is_none(), "a batch that did not add up");
     }
 }

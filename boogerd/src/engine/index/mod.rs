@@ -30,8 +30,10 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::base::sync::Recover;
+use crate::domain::search::ranking_index::ChangedFiles;
 use crate::source::{DEFAULT_MAX_FILE_BYTES, Survey, hash};
 use crate::store::{FileWrite, Store, StoreError};
+use alongside::Target;
 use prepare::{Outcome, process};
 use walk::Skipped;
 
@@ -138,10 +140,11 @@ pub struct Stages {
     pub finish_ms: u64,
     /// Making the ranking index current before the run returns (after `elapsed_ms`).
     pub ranking_ms: u64,
-    /// A first index's ranking index, built on its own thread while the files were written:
-    /// that thread's busy time (alongside the writer, not after it).
+    /// The ranking index's part for the run's files (a first index's base, a later run's
+    /// changed files), built on its own thread while they were written: that thread's busy
+    /// time (alongside the writer, not after it).
     pub ranking_alongside_ms: u64,
-    /// Waiting for that thread once the files were written, and writing its base.
+    /// Waiting for that thread once the files were written, and writing a base.
     pub ranking_written_ms: u64,
 }
 
@@ -193,18 +196,27 @@ pub(crate) fn sort_out(root: &Path, tree: &mut walk::Tree, extra_dirs: &[String]
 /// Brings the whole index of `root` up to date with the disk, and saves the report and
 /// the Merkle root.
 pub fn run(root: &Path, store: &Store, opts: Options, progress: &Progress) -> Result<IndexReport, StoreError> {
-    run_ranked(root, store, opts, progress, None)
+    run_ranked(root, store, opts, progress, Ranking::default()).map(|(report, _)| report)
 }
 
-/// [`run`], and when the index holds nothing yet (a first index, or `full`), the ranking
-/// index built alongside the writes and written into `ranking_dir` (see [`alongside`]).
+/// What [`run_ranked`] builds of the ranking index alongside its writes (see [`alongside`]).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Ranking<'a> {
+    /// When the index holds nothing yet (a first index, or `full`): the base, written here.
+    pub base_dir: Option<&'a Path>,
+    /// Otherwise: the changed files, for a ranking index held in memory to take.
+    pub changed: bool,
+}
+
+/// [`run`], building what `ranking` asks for alongside the writes: a first index's base is
+/// written (the report says so), a later run's changed files are returned.
 pub(crate) fn run_ranked(
     root: &Path,
     store: &Store,
     opts: Options,
     progress: &Progress,
-    ranking_dir: Option<&Path>,
-) -> Result<IndexReport, StoreError> {
+    ranking: Ranking<'_>,
+) -> Result<(IndexReport, Option<ChangedFiles>), StoreError> {
     let started = Instant::now();
     let _running = progress.start(started);
     if opts.full {
@@ -220,8 +232,11 @@ pub(crate) fn run_ranked(
     let known = store.file_states()?;
     let walk_ms = started.elapsed().as_millis() as u64;
     let first = known.is_empty();
-    let ranking_dir = ranking_dir.filter(|_| first);
-    let mut report = apply(store, tree, known, opts, progress, ranking_dir, first)?;
+    let target = match ranking.base_dir {
+        Some(dir) if first => Some(Target::Base(dir)),
+        _ => ranking.changed.then_some(Target::Changed).filter(|_| !first),
+    };
+    let (mut report, changed) = apply(store, tree, known, opts, progress, target, first)?;
     report.stages.walk_ms = walk_ms;
     if progress.cancelled.load(Ordering::SeqCst) {
         return Err(StoreError::Cancelled);
@@ -236,7 +251,7 @@ pub(crate) fn run_ranked(
     // segment, trigram rows) may hold for seconds.
     let wrote = opts.full || report.parsed > 0 || report.deleted > 0 || report.touched > 0;
     if !wrote && store.meta("root_hash")?.as_deref() == Some(report.root_hash.as_str()) {
-        return Ok(report);
+        return Ok((report, changed));
     }
     // A large run's journal is folded back by the pass writing its trigram rows after it.
     if !store.folds_later() {
@@ -251,11 +266,12 @@ pub(crate) fn run_ranked(
         ("last_indexed_at", &indexed_at),
         ("last_report", &serde_json::to_string(&saved).expect("report serializes")),
     ])?;
-    Ok(report)
+    Ok((report, changed))
 }
 
 /// Brings only `scope` up to date from `tree`, a survey of that scope: what the watcher
-/// runs for a batch of changes. The report's `files` counts the files surveyed.
+/// runs for a batch of changes. The report's `files` counts the files surveyed. With
+/// `build_changed`, the changed files are built alongside for the ranking index.
 pub(crate) fn run_part(
     root: &Path,
     store: &Store,
@@ -263,19 +279,21 @@ pub(crate) fn run_part(
     scope: &Survey,
     opts: Options,
     progress: &Progress,
-) -> Result<IndexReport, StoreError> {
+    build_changed: bool,
+) -> Result<(IndexReport, Option<ChangedFiles>), StoreError> {
     let started = Instant::now();
     let _running = progress.start(started);
     let scoped: Vec<String> = scope.shallow.iter().chain(&scope.deep).cloned().collect();
     sort_out(root, &mut tree, &scoped, with_generated(store)?);
     let known = store.file_states_in(scope)?;
-    let mut report = apply(store, tree, known, opts, progress, None, false)?;
+    let target = build_changed.then_some(Target::Changed);
+    let (mut report, changed) = apply(store, tree, known, opts, progress, target, false)?;
     report.elapsed_ms = started.elapsed().as_millis() as u64;
-    Ok(report)
+    Ok((report, changed))
 }
 
 /// Writes what differs between the walked `tree` and the `known` index rows of the same
-/// part of the project; with `ranking_dir`, builds the ranking index alongside. `first`: the
+/// part of the project; with a `target`, builds that alongside. `first`: the
 /// index holds nothing yet, and a run of more than a few files writes the chunks before their
 /// names index (see [`Store::pause_names_index`]).
 fn apply(
@@ -284,9 +302,9 @@ fn apply(
     known: HashMap<String, crate::store::FileState>,
     opts: Options,
     progress: &Progress,
-    ranking_dir: Option<&Path>,
+    target: Option<Target<'_>>,
     first: bool,
-) -> Result<IndexReport, StoreError> {
+) -> Result<(IndexReport, Option<ChangedFiles>), StoreError> {
     let walk::Tree { files: walked, skipped, set_aside, dirs } = tree;
     let mut report = IndexReport { files: walked.len() as u64, skipped, set_aside, dirs, ..Default::default() };
     let mut writing = std::time::Duration::ZERO;
@@ -313,7 +331,7 @@ fn apply(
     }
     let workers = crate::base::threads::cores().clamp(1, 16);
     let (tx, rx) = sync_channel::<(usize, Outcome)>(QUEUE_FILES);
-    let written = std::thread::scope(|s| -> Result<(), StoreError> {
+    let written = std::thread::scope(|s| -> Result<Option<ChangedFiles>, StoreError> {
         for _ in 0..workers.min(todo.len().max(1)) {
             let tx = tx.clone();
             let (todo, next, known) = (&todo, &next, &known);
@@ -332,9 +350,9 @@ fn apply(
         }
         drop(tx);
         let to_read: u64 = todo.iter().map(|w| w.size).sum();
-        let alongside = ranking_dir
+        let alongside = target
             .filter(|_| to_read <= alongside::MAX_BYTES)
-            .map(|dir| alongside::Alongside::start(s, dir, todo.len()));
+            .map(|target| alongside::Alongside::start(s, target, todo.len()));
         // This thread is the single writer.
         let mut batch = Vec::new();
         let mut positions = Vec::new();
@@ -385,15 +403,26 @@ fn apply(
             a.nothing(&nothing);
         }
         tracing::debug!(write_ms = writing.as_millis() as u64, files = todo.len(), "written");
-        if let (Some(a), Some(dir)) = (alongside, ranking_dir) {
-            let t = Instant::now();
-            // Nothing else writes content while a run holds the project's index lock.
-            if let Some(busy) = a.finish(store.content_generation(), dir) {
-                report.stages.ranking_alongside_ms = busy.as_millis() as u64;
-                report.stages.ranking_written_ms = t.elapsed().as_millis() as u64;
-                report.ranked_alongside = true;
+        // Nothing else writes content while a run holds the project's index lock.
+        let generation = store.content_generation();
+        let t = Instant::now();
+        let mut changed = None;
+        match (alongside, target) {
+            (Some(a), Some(Target::Base(dir))) => {
+                if let Some(busy) = a.finish_base(generation, dir) {
+                    report.stages.ranking_alongside_ms = busy.as_millis() as u64;
+                    report.ranked_alongside = true;
+                }
             }
+            (Some(a), _) => {
+                changed = a.finish_changed(generation).map(|(files, busy)| {
+                    report.stages.ranking_alongside_ms = busy.as_millis() as u64;
+                    files
+                });
+            }
+            (None, _) => {}
         }
+        report.stages.ranking_written_ms = t.elapsed().as_millis() as u64;
         // After the ranking base is written and its builder's memory given back: the two
         // together were the run's peak.
         if names_paused {
@@ -401,16 +430,16 @@ fn apply(
             store.restore_names_index()?;
             writing += t.elapsed();
         }
-        Ok(())
+        Ok(changed)
     });
     if names_paused && written.is_err() {
         // A run that failed (or was stopped) leaves the names index as it was; opening the
         // index makes it as well, should this fail too.
         let _ = store.restore_names_index();
     }
-    written?;
+    let changed = written?;
     report.stages.write_ms = writing.as_millis() as u64;
-    Ok(finished(report, deletes))
+    Ok((finished(report, deletes), changed))
 }
 
 /// The report with the files deleted counted among the changes, and its lists in path order.

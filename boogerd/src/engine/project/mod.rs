@@ -357,8 +357,9 @@ impl ProjectHandle {
         }
         let mut before = store.content_generation();
         let mut full = opts.full;
-        let dir = Some(self.index_dir.as_path());
-        let report = match index::run_ranked(&self.root, &store, opts, &self.progress, dir) {
+        // A held ranking index takes the run's changed files as they are built alongside.
+        let ranking = index::Ranking { base_dir: Some(self.index_dir.as_path()), changed: self.has_ranking() };
+        let (report, built) = match index::run_ranked(&self.root, &store, opts, &self.progress, ranking) {
             // Damage found while reading or writing: set the index aside and build it again.
             Err(e) if e.is_corrupt() => {
                 let mut slot = self.store.lock().recover();
@@ -367,7 +368,7 @@ impl ProjectHandle {
                 drop(slot);
                 before = store.content_generation();
                 full = true;
-                index::run_ranked(&self.root, &store, index::Options { full, ..opts }, &self.progress, dir)?
+                index::run_ranked(&self.root, &store, index::Options { full, ..opts }, &self.progress, ranking)?
             }
             run => run?,
         };
@@ -384,7 +385,7 @@ impl ProjectHandle {
             // The run wrote a base for the store's content: mapped next, in place of the old.
             *self.ranking.index.lock().recover() = None;
         }
-        self.refresh_ranking(&store, before, &report.changed, full);
+        self.refresh_ranking(&store, before, &report.changed, full, built);
         let mut report = report;
         report.stages.ranking_ms = ranking.elapsed().as_millis() as u64;
         *self.last_report.lock().recover() = Some(report.clone());
@@ -415,9 +416,17 @@ impl ProjectHandle {
         let before = store.content_generation();
         // Hold off a full rebuild of the ranking index: the refresh updates it.
         let claimed = !self.ranking.building.swap(true, std::sync::atomic::Ordering::SeqCst);
-        let mut refresh =
-            AfterBatch { handle: Arc::clone(self), store: Arc::clone(&store), before, changed: Vec::new(), claimed };
-        let report = match index::run_part(&self.root, &store, tree, scope, opts, &self.progress) {
+        let mut refresh = AfterBatch {
+            handle: Arc::clone(self),
+            store: Arc::clone(&store),
+            before,
+            changed: Vec::new(),
+            built: None,
+            claimed,
+        };
+        // A held ranking index takes the batch's files as they are built alongside.
+        let build = claimed && self.has_ranking();
+        let (report, built) = match index::run_part(&self.root, &store, tree, scope, opts, &self.progress, build) {
             // Damage found while surveying or writing: a fresh index replaces it, and the
             // followers walk the whole project into it.
             Err(e) if e.is_corrupt() => {
@@ -438,6 +447,7 @@ impl ProjectHandle {
             );
         }
         refresh.changed = report.changed.clone();
+        refresh.built = built;
         self.grams_later(&store);
         Ok((report, refresh))
     }

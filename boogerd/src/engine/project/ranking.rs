@@ -7,7 +7,7 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use super::ProjectHandle;
 use crate::base::sync::Recover;
-use crate::domain::search::ranking_index::RankingIndex;
+use crate::domain::search::ranking_index::{ChangedFiles, RankingIndex};
 use crate::store::Store;
 
 /// How long a query waits for the ranking index an update or build is bringing current,
@@ -152,14 +152,22 @@ impl ProjectHandle {
     /// over the changed files only, however many), one on disk is mapped and caught up, and a
     /// project with none has it built here. A delta grown past its share of the base is
     /// folded into a new base in the background, the current index answering meanwhile.
-    pub(super) fn refresh_ranking(self: &Arc<Self>, store: &Arc<Store>, before: u64, changed: &[String], full: bool) {
+    /// `built`: the changed files as the run built them alongside its writes, if it did.
+    pub(super) fn refresh_ranking(
+        self: &Arc<Self>,
+        store: &Arc<Store>,
+        before: u64,
+        changed: &[String],
+        full: bool,
+        built: Option<ChangedFiles>,
+    ) {
         use std::sync::atomic::Ordering;
         if self.ranking.building.swap(true, Ordering::SeqCst) {
             // A rebuild is under way: it is asked to catch up once done.
             self.ranking.wanted.store(true, Ordering::SeqCst);
             return;
         }
-        let current = self.update_ranking(store, before, changed, full) || self.make_current(store);
+        let current = self.update_ranking(store, before, changed, full, built) || self.make_current(store);
         self.done_building();
         if !current || self.ranking.wanted.swap(false, Ordering::SeqCst) {
             self.rebuild_ranking(store);
@@ -200,12 +208,19 @@ impl ProjectHandle {
         }
     }
 
-    fn has_ranking(&self) -> bool {
+    pub(super) fn has_ranking(&self) -> bool {
         self.ranking.index.lock().recover().is_some()
     }
 
     /// The delta half of [`refresh_ranking`](Self::refresh_ranking): false if only a rebuild will do.
-    fn update_ranking(&self, store: &Store, before: u64, changed: &[String], full: bool) -> bool {
+    fn update_ranking(
+        &self,
+        store: &Store,
+        before: u64,
+        changed: &[String],
+        full: bool,
+        built: Option<ChangedFiles>,
+    ) -> bool {
         let current = self.ranking.index.lock().recover().clone();
         // None yet: the caller maps the base from disk, or builds one, so the first search
         // after indexing does not wait for it.
@@ -217,7 +232,7 @@ impl ProjectHandle {
             return false;
         }
         let started = std::time::Instant::now();
-        match current.updated(store, changed) {
+        match current.updated(store, changed, built) {
             Ok(p) => {
                 tracing::debug!(
                     ms = started.elapsed().as_millis() as u64,
@@ -247,6 +262,8 @@ pub(crate) struct AfterBatch {
     pub(super) store: Arc<Store>,
     pub(super) before: u64,
     pub(super) changed: Vec<String>,
+    /// The changed files as the run built them alongside its writes, if it did.
+    pub(super) built: Option<ChangedFiles>,
     /// Whether this run holds the ranking index's `building` flag.
     pub(super) claimed: bool,
 }
@@ -263,7 +280,8 @@ impl AfterBatch {
         // A held one takes even a checkout's thousands of files as a delta first, so queries
         // rank from it at once; a new base is then written in the background.
         let held = self.handle.has_ranking();
-        let updated = held && self.handle.update_ranking(&self.store, self.before, &self.changed, false);
+        let updated =
+            held && self.handle.update_ranking(&self.store, self.before, &self.changed, false, self.built.take());
         self.claimed = false;
         self.handle.done_building();
         if !held {

@@ -71,6 +71,17 @@ pub struct RankingIndex {
     live_len: u64,
 }
 
+/// A run's changed files as the store holds them after it, built while they were written
+/// (see `engine::index::alongside`): what [`RankingIndex::updated`] reads back otherwise.
+pub(crate) struct ChangedFiles(Segment);
+
+impl ChangedFiles {
+    /// What `b` holds, for the store's content `generation`.
+    pub(crate) fn built(b: Builder, generation: u64) -> Result<Self, RankError> {
+        Ok(Self(in_memory(b, generation)?))
+    }
+}
+
 /// One ranked chunk: what re-ranking needs (signature and parent left empty until the page
 /// is read), and whether it matched every term.
 pub(crate) type Ranked = (crate::store::search::Candidate, bool);
@@ -187,7 +198,7 @@ impl RankingIndex {
             }
         }
         changed.extend((0..p.base.files as usize).filter(|&f| !seen[f]).map(|f| p.base.path(f).to_owned()));
-        p.updated_to(store, &changed, now)
+        p.updated_to(store, &changed, None, now)
     }
 
     fn on(base: Arc<Segment>, generation: u64) -> RankingIndex {
@@ -205,12 +216,25 @@ impl RankingIndex {
 
     /// A copy in which the chunks of the `changed` files are what the store holds for them
     /// now (none, for a deleted file). Costs the delta's files, not the project's: the base
-    /// is shared, its chunks of these files marked deleted.
-    pub(crate) fn updated(&self, store: &Store, changed: &[String]) -> Result<RankingIndex, RankError> {
-        self.updated_to(store, changed, store.content_generation())
+    /// is shared, its chunks of these files marked deleted. `built`: those files as the run
+    /// that changed them built them, taken in place of reading them back when they are all
+    /// the new part holds.
+    pub(crate) fn updated(
+        &self,
+        store: &Store,
+        changed: &[String],
+        built: Option<ChangedFiles>,
+    ) -> Result<RankingIndex, RankError> {
+        self.updated_to(store, changed, built, store.content_generation())
     }
 
-    fn updated_to(&self, store: &Store, changed: &[String], generation: u64) -> Result<RankingIndex, RankError> {
+    fn updated_to(
+        &self,
+        store: &Store,
+        changed: &[String],
+        built: Option<ChangedFiles>,
+        generation: u64,
+    ) -> Result<RankingIndex, RankError> {
         let mut deleted = self.deleted.clone();
         let (mut live, mut live_len) = (self.live, self.live_len);
         for (seg, offset) in [(&*self.base, 0), (&*self.delta, self.base.docs)] {
@@ -225,13 +249,19 @@ impl RankingIndex {
             }
         }
         // The recent segment's files and those just changed, read again from the store; past
-        // `RECENT_FILES` the delta's files too, into a new delta.
+        // `RECENT_FILES` the delta's files too, into a new delta. With nothing recent (and
+        // past it, no delta), the new part holds just the changed files: as built, if they were.
+        let built = built.filter(|_| self.recent.files == 0).map(|b| b.0);
         let mut recent = files_of(&self.recent);
         recent.extend(changed.iter().cloned());
         recent.sort();
         recent.dedup();
         let (delta, recent) = if recent.len() <= RECENT_FILES {
-            (Arc::clone(&self.delta), Arc::new(segment_of(store, &recent, generation)?))
+            let recent = match built {
+                Some(seg) => seg,
+                None => segment_of(store, &recent, generation)?,
+            };
+            (Arc::clone(&self.delta), Arc::new(recent))
         } else {
             let mut all = files_of(&self.delta);
             all.extend(recent);
@@ -245,7 +275,10 @@ impl RankingIndex {
                     live_len -= u64::from(self.delta.doc_len(d));
                 }
             }
-            let delta = segment_of(store, &all, generation)?;
+            let delta = match built.filter(|_| self.delta.files == 0) {
+                Some(seg) => seg,
+                None => segment_of(store, &all, generation)?,
+            };
             deleted.resize(self.base.docs as usize);
             deleted.resize(self.base.docs as usize + delta.docs as usize);
             live += delta.docs;
@@ -491,6 +524,10 @@ fn segment_of(store: &Store, files: &[String], generation: u64) -> Result<Segmen
     } else {
         prepared::scan_into(&mut b, |sink| store.scan_files(files, |c, content| sink.chunk(c, content, "")))?;
     }
+    in_memory(b, generation)
+}
+
+fn in_memory(b: Builder, generation: u64) -> Result<Segment, RankError> {
     let mut bytes = Vec::new();
     b.write(generation, &mut bytes).expect("writing to memory");
     Ok(Segment::from_vec(bytes)?)
