@@ -28,12 +28,15 @@ use crate::store::FileWrite;
 use crate::store::search::Candidate;
 use crate::store::words::ChunkWords;
 
-/// The largest run (bytes of files to read) built alongside. The builder's term
+/// The largest first index (bytes of files to read) built alongside. The builder's term
 /// tables grow with the tree (1.2 million distinct words in a 36,000-file tree of C headers,
 /// Rust and Python, 549 MB: about 100 MB), and beside a run's own memory they took that
 /// tree's peak from 202 MB to 279 MB (the daemon's budget is 250 MB); a larger run builds its
 /// ranking index after the writes, once their memory is freed, as before.
-pub(super) const MAX_BYTES: u64 = 256 << 20;
+const MAX_BASE_BYTES: u64 = 256 << 20;
+/// The largest later run built alongside: its part is built in memory (a base spills), as
+/// the read after the run builds it, but beside the run's own memory.
+const MAX_CHANGED_BYTES: u64 = 64 << 20;
 /// Text that may wait for an earlier file before the builder gives up.
 const WAITING_BYTES: usize = 32 * 1024 * 1024;
 /// Committed batches that may wait for the builder: the writer blocks past this, so a
@@ -74,6 +77,13 @@ pub(crate) enum Target<'a> {
 pub(super) struct Alongside<'scope> {
     tx: SyncSender<Message>,
     builder: ScopedJoinHandle<'scope, Option<(Builder, Duration)>>,
+}
+
+impl Target<'_> {
+    /// Whether a run reading `bytes` of files builds this alongside.
+    pub(super) fn fits(&self, bytes: u64) -> bool {
+        bytes <= if matches!(self, Target::Base(_)) { MAX_BASE_BYTES } else { MAX_CHANGED_BYTES }
+    }
 }
 
 impl<'scope> Alongside<'scope> {
@@ -248,7 +258,7 @@ mod tests {
 
     /// A first index's base, built while its files were written (over several batches, with
     /// files that add nothing among them), is byte for byte the base a build from the store
-    /// writes afterwards; a later run, with an index to update, builds none alongside.
+    /// writes afterwards; a later run builds no base, nor its changed files unless asked.
     #[test]
     fn the_base_built_alongside_is_the_one_built_from_the_store() {
         let mut texts: Vec<(String, String)> = (0..1_100)

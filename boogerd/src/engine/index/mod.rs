@@ -350,9 +350,8 @@ fn apply(
         }
         drop(tx);
         let to_read: u64 = todo.iter().map(|w| w.size).sum();
-        let alongside = target
-            .filter(|_| to_read <= alongside::MAX_BYTES)
-            .map(|target| alongside::Alongside::start(s, target, todo.len()));
+        let alongside =
+            target.filter(|t| t.fits(to_read)).map(|target| alongside::Alongside::start(s, target, todo.len()));
         // This thread is the single writer.
         let mut batch = Vec::new();
         let mut positions = Vec::new();
