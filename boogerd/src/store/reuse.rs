@@ -6,71 +6,28 @@
 //!
 //! A chunk is the same when every field its rows are made from is: kind, name, signature,
 //! parent, doc and content (the full-text row, the trigram row and the vector's text come
-//! from those alone, within the same file). The signature and doc are compared as stored:
-//! most are stored as how to read them back from the content (`in_text`), and the same
-//! content and the same way read back the same value, without decoding the content for each.
+//! from those alone, within the same file).
 
 use std::collections::HashMap;
-
-use rusqlite::types::{ToSqlOutput, ValueRef};
 
 use crate::source::chunk::Chunk;
 
 use super::FileWrite;
-use super::in_text::Ways;
 use super::tally::{Counted, counted_columns};
 
-/// Everything a chunk's rows are made from, hashed; `signature` and `doc` as stored.
-fn fingerprint(
-    kind: &str,
-    name: &str,
-    signature: ValueRef<'_>,
-    parent: &str,
-    doc: ValueRef<'_>,
-    content: &str,
-) -> blake3::Hash {
+/// Everything a chunk's rows are made from, hashed.
+fn fingerprint(kind: &str, name: &str, signature: &str, parent: &str, doc: &str, content: &str) -> blake3::Hash {
     let mut h = blake3::Hasher::new();
-    let mut part = |tag: u8, bytes: &[u8]| {
-        h.update(&[tag]);
-        h.update(&(bytes.len() as u64).to_le_bytes());
-        h.update(bytes);
-    };
-    part(b't', kind.as_bytes());
-    part(b't', name.as_bytes());
-    stored_part(&mut part, signature);
-    part(b't', parent.as_bytes());
-    stored_part(&mut part, doc);
-    part(b't', content.as_bytes());
+    for part in [kind, name, signature, parent, doc, content] {
+        h.update(&(part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
     h.finalize()
 }
 
-/// A column's value as stored, told apart by its type: a way to read a value back (a blob)
-/// is not the same as a text of the same bytes.
-fn stored_part(part: &mut impl FnMut(u8, &[u8]), v: ValueRef<'_>) {
-    match v {
-        ValueRef::Null => part(b'n', b""),
-        ValueRef::Text(t) => part(b't', t),
-        ValueRef::Blob(b) => part(b'b', b),
-        ValueRef::Integer(i) => part(b'i', &i.to_le_bytes()),
-        ValueRef::Real(f) => part(b'r', &f.to_bits().to_le_bytes()),
-    }
-}
-
-/// The value `stored` writes, as a reference.
-fn as_value<'a>(v: &'a ToSqlOutput<'a>) -> ValueRef<'a> {
-    match v {
-        ToSqlOutput::Borrowed(v) => *v,
-        ToSqlOutput::Owned(v) => v.into(),
-        _ => ValueRef::Null,
-    }
-}
-
-/// A new chunk's fingerprint, its signature and doc as the writer stores them (`batch`).
-fn of_chunk(c: &Chunk, ways: &Ways) -> blake3::Hash {
-    let signature = super::in_text::stored(ways.signature.as_deref(), Some(&c.signature));
-    let doc = super::in_text::stored(ways.doc.as_deref(), c.doc.as_deref());
-    let parent = c.parent.as_deref().unwrap_or_default();
-    fingerprint(c.kind.as_str(), &c.name, as_value(&signature), parent, as_value(&doc), &c.content)
+fn of_chunk(c: &Chunk) -> blake3::Hash {
+    let (parent, doc) = (c.parent.as_deref().unwrap_or_default(), c.doc.as_deref().unwrap_or_default());
+    fingerprint(c.kind.as_str(), &c.name, &c.signature, parent, doc, &c.content)
 }
 
 /// What a batch keeps of its rewritten files' old chunks, and what it drops.
@@ -90,7 +47,11 @@ impl Plan {
         let mut old = tx.prepare_cached(concat!(
             "SELECT ",
             counted_columns!(),
-            ", c.name, c.signature, coalesce(c.parent, ''), c.doc, booger_text(c.content)
+            ", c.name, ",
+            super::in_text::signature_of_c!(),
+            ", coalesce(c.parent, ''), coalesce(",
+            super::in_text::doc_of_c!(),
+            ", ''), booger_text(c.content)
              FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?1 ORDER BY c.id",
         ))?;
         for w in writes {
@@ -102,9 +63,9 @@ impl Plan {
                 let key = fingerprint(
                     &row.kind,
                     r.get_ref(3)?.as_str()?,
-                    r.get_ref(4)?,
+                    r.get_ref(4)?.as_str()?,
                     r.get_ref(5)?.as_str()?,
-                    r.get_ref(6)?,
+                    r.get_ref(6)?.as_str()?,
                     super::text::read(r, 7)?,
                 );
                 rows.entry(key).or_default().push(row);
@@ -116,21 +77,8 @@ impl Plan {
             for list in rows.values_mut() {
                 list.reverse();
             }
-            let kept: Vec<Option<i64>> = chunks
-                .iter()
-                .enumerate()
-                .map(|(k, c)| {
-                    let made;
-                    let ways = match w.ways.as_ref().and_then(|ways| ways.get(k)) {
-                        Some(ways) => ways,
-                        None => {
-                            made = Ways::of(c);
-                            &made
-                        }
-                    };
-                    rows.get_mut(&of_chunk(c, ways)).and_then(Vec::pop).map(|r| r.id)
-                })
-                .collect();
+            let kept: Vec<Option<i64>> =
+                chunks.iter().map(|c| rows.get_mut(&of_chunk(c)).and_then(Vec::pop).map(|r| r.id)).collect();
             plan.dropped.extend(rows.into_values().flatten());
             plan.kept.insert(w.path.clone(), kept);
         }
