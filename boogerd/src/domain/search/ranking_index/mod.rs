@@ -250,8 +250,10 @@ impl RankingIndex {
         }
         // The recent segment's files and those just changed, read again from the store; past
         // `RECENT_FILES` the delta's files too, into a new delta. With nothing recent (and
-        // past it, no delta), the new part holds just the changed files: as built, if they were.
-        let built = built.filter(|_| self.recent.files == 0).map(|b| b.0);
+        // past it, no delta), the new part holds just the changed files: as built, if they were,
+        // for the store's content now (a watcher's batch is taken after its run let go of the
+        // index, and another run may have written since).
+        let built = built.map(|b| b.0).filter(|b| self.recent.files == 0 && b.generation == generation);
         let mut recent = files_of(&self.recent);
         recent.extend(changed.iter().cloned());
         recent.sort();
