@@ -83,7 +83,7 @@ pub(crate) fn seed(root: &Path, head: &str, store: &Store, url: &str) -> Result<
             })
             .collect();
         filled += writes.len();
-        store.write_batch(&writes, &[], &now)?;
+        store.write_files(writes, &[], &now, |_, _| {})?;
     }
     Ok(filled)
 }

@@ -11,10 +11,18 @@ use super::{Result, Store, grams, words};
 
 impl Store {
     /// Applies one batch in one transaction: a file's row and its chunks change together, so
-    /// an interrupted run leaves every file either old or new, never half-written. Returns the
-    /// ids of the files' chunks in the order written: new rows' ids, and the old ids a
-    /// rewritten file's unchanged chunks keep (see `reuse`).
-    pub(crate) fn write_batch(&self, writes: &[FileWrite], deletes: &[String], indexed_at: &str) -> Result<Vec<i64>> {
+    /// an interrupted run leaves every file either old or new, never half-written. `written`
+    /// is handed the files and their chunks' ids in the order written (new rows' ids, and the
+    /// old ids a rewritten file's unchanged chunks keep: see `reuse`) once every row is in,
+    /// before the commit, which then overlaps what it does with them (a batch that fails to
+    /// commit fails its run).
+    pub(crate) fn write_files(
+        &self,
+        writes: Vec<FileWrite>,
+        deletes: &[String],
+        indexed_at: &str,
+        written: impl FnOnce(Vec<FileWrite>, Vec<i64>),
+    ) -> Result<()> {
         let changes_content = writes.iter().any(|w| w.chunks.is_some()) || !deletes.is_empty();
         if changes_content {
             self.content_changed();
@@ -32,7 +40,7 @@ impl Store {
                 // stop increasing.
                 // A rewritten file's unchanged chunks keep their rows (see `reuse`); its other
                 // old chunks go with the deleted files'.
-                let plan = Plan::make(&tx, writes)?;
+                let plan = Plan::make(&tx, &writes)?;
                 // A dictionary trained since: stored with these rows, taken by the next ones.
                 let trained = self.texts.take_trained(&tx)?;
                 let rewritten = writes.iter().filter(|w| w.chunks.is_some()).map(|w| w.path.as_str());
@@ -44,12 +52,13 @@ impl Store {
                     st.delete_file.execute([path])?;
                 }
                 let mut grams = Vec::new();
-                for w in writes {
+                for w in &writes {
                     grams.extend(st.write_file(w, &plan, indexed_at, &mut change)?);
                 }
                 st.write_grams(grams)?;
                 (change, std::mem::take(&mut st.ids), trained)
             };
+            written(writes, ids);
             tx.commit()?;
             self.tallied(&change);
             if let Some(t) = trained {
@@ -58,9 +67,15 @@ impl Store {
             if changes_content {
                 self.texts.train_if_due(c, &self.readers)?;
             }
-            Ok(ids)
+            Ok(())
         })
         .inspect(|_| self.files_written())
+    }
+
+    /// [`Store::write_files`] with nothing handed on.
+    #[cfg(test)]
+    pub(crate) fn write_batch(&self, writes: &[FileWrite], deletes: &[String], indexed_at: &str) -> Result<()> {
+        self.write_files(writes.to_vec(), deletes, indexed_at, |_, _| {})
     }
 }
 

@@ -360,15 +360,15 @@ fn apply(
         let mut commit =
             |batch: &mut Vec<FileWrite>, positions: &mut Vec<usize>, nothing: &mut Vec<usize>, deletes: &[String]| {
                 let t = Instant::now();
-                let ids = store.write_batch(batch, deletes, &indexed_at)?;
-                writing += t.elapsed();
-                match &alongside {
-                    Some(a) => {
+                // The ranking builder takes the batch before its commit, and works through it
+                // while SQLite commits.
+                store.write_files(std::mem::take(batch), deletes, &indexed_at, |writes, ids| {
+                    if let Some(a) = &alongside {
                         a.nothing(nothing);
-                        a.committed(std::mem::take(positions), std::mem::take(batch), ids);
+                        a.committed(std::mem::take(positions), writes, ids);
                     }
-                    None => batch.clear(),
-                }
+                })?;
+                writing += t.elapsed();
                 positions.clear();
                 nothing.clear();
                 Ok::<_, StoreError>(())
