@@ -2,12 +2,13 @@
 //!
 //! Built after the run, from the store, the ranking index was the last serial stage of a
 //! first index (a fifth of the Python standard library's, on one thread while every other
-//! core waited; issue 63), and a checkout's delta was read back after its writes (47 ms of a
-//! 233 ms re-index of axum). During the run the written files are at hand: the writer hands
-//! each committed batch (its chunks and their ids, new or kept) to this thread, which adds
-//! them to a segment builder in path order, the order a build from the store adds them in,
-//! so what it makes is what that build would: a first index's base, written at the end, or
-//! a later run's changed files, the segment the index held in memory takes as its delta.
+//! core waited; issue 63), and a checkout's delta was read back after its writes (27-47 ms
+//! of a re-index of axum). During the run the written files are at hand: the writer hands
+//! each batch (its chunks and their ids, new or kept) to this thread once its rows are in,
+//! and commits it meanwhile; the builder adds them to a segment in path order, the order a
+//! build from the store adds them in, so what it makes is what that build would: a first
+//! index's base, written at the end, or a later run's changed files, the segment the index
+//! held in memory takes as its delta.
 //!
 //! Files reach the writer in the order workers finish them, nearly the walk's path order;
 //! those that arrive ahead of an earlier one wait here. If more than [`WAITING_BYTES`] of
@@ -39,7 +40,7 @@ const MAX_BASE_BYTES: u64 = 256 << 20;
 const MAX_CHANGED_BYTES: u64 = 64 << 20;
 /// Text that may wait for an earlier file before the builder gives up.
 const WAITING_BYTES: usize = 32 * 1024 * 1024;
-/// Committed batches that may wait for the builder: the writer blocks past this, so a
+/// Written batches that may wait for the builder: the writer blocks past this, so a
 /// builder slower than the writer bounds what is held rather than falling behind without end.
 const QUEUE_BATCHES: usize = 4;
 
@@ -54,13 +55,13 @@ struct Written {
 }
 
 /// What the writer hands over: files that add nothing (skipped, set aside, unchanged) at
-/// their positions in the run (path order), or a committed batch: its files at their
+/// their positions in the run (path order), or a written batch: its files at their
 /// positions, whose chunks were inserted as `ids`, in order. The batch goes over as the
 /// writer had it: taking it apart (and freeing the chunks' texts, made by the workers) is the
 /// builder's work, off the writer's thread, which is the run's one serial stage.
 enum Message {
     Nothing(Vec<usize>),
-    Committed { positions: Vec<usize>, writes: Vec<FileWrite>, ids: Vec<i64> },
+    Written { positions: Vec<usize>, writes: Vec<FileWrite>, ids: Vec<i64> },
 }
 
 /// What a run builds alongside its writes.
@@ -73,7 +74,7 @@ pub(crate) enum Target<'a> {
     Changed,
 }
 
-/// The writer's end: hands over what it committed.
+/// The writer's end: hands over what it wrote.
 pub(super) struct Alongside<'scope> {
     tx: SyncSender<Message>,
     builder: ScopedJoinHandle<'scope, Option<(Builder, Duration)>>,
@@ -107,9 +108,10 @@ impl<'scope> Alongside<'scope> {
         }
     }
 
-    /// A committed batch: `writes` at `positions`, their chunks inserted as `ids` (in order).
-    pub(super) fn committed(&self, positions: Vec<usize>, writes: Vec<FileWrite>, ids: Vec<i64>) {
-        let _ = self.tx.send(Message::Committed { positions, writes, ids });
+    /// A written batch (being committed): `writes` at `positions`, their chunks' ids `ids`
+    /// (in order).
+    pub(super) fn written(&self, positions: Vec<usize>, writes: Vec<FileWrite>, ids: Vec<i64>) {
+        let _ = self.tx.send(Message::Written { positions, writes, ids });
     }
 
     /// Waits for the builder and writes its base for the store's content `generation` into
@@ -178,7 +180,7 @@ fn build(rx: Receiver<Message>, mut b: Builder, hashed: bool, files: usize) -> O
 fn arrived(message: Message) -> Option<Vec<(usize, Option<Written>)>> {
     let (positions, writes, ids) = match message {
         Message::Nothing(positions) => return Some(positions.into_iter().map(|i| (i, None)).collect()),
-        Message::Committed { positions, writes, ids } => (positions, writes, ids),
+        Message::Written { positions, writes, ids } => (positions, writes, ids),
     };
     let expected: usize = writes.iter().filter_map(|w| w.chunks.as_ref()).map(Vec::len).sum();
     if expected != ids.len() {
@@ -376,13 +378,13 @@ mod tests {
         assert_eq!(ranked(&last), ranked(&rebuilt));
     }
 
-    /// A batch of one file, committed with its chunks' ids from `first_id` on (`extra_ids`
+    /// A batch of one file, written with its chunks' ids from `first_id` on (`extra_ids`
     /// more than it has: a batch that does not add up).
-    fn committed(position: usize, path: &str, first_id: i64, text: &str, extra_ids: usize) -> super::Message {
+    fn written(position: usize, path: &str, first_id: i64, text: &str, extra_ids: usize) -> super::Message {
         let w = crate::store::testing::file_write(path, text, false);
         let n = w.chunks.as_ref().map_or(0, Vec::len) + extra_ids;
         let ids = (first_id..first_id + n as i64).collect();
-        super::Message::Committed { positions: vec![position], writes: vec![w], ids }
+        super::Message::Written { positions: vec![position], writes: vec![w], ids }
     }
 
     /// Files that arrive ahead of an earlier one wait for it; a batch whose ids do not match
@@ -391,7 +393,7 @@ mod tests {
     fn files_are_added_in_path_order_whatever_order_they_come_in() {
         let dir = tempfile::tempdir().unwrap();
         let texts = ["fn alpha() {}\n", "fn beta() {}\n", "fn gamma() {}\n"];
-        let file = |i: usize| committed(i, &format!("f{i}.rs"), 10 * i as i64 + 1, texts[i], 0);
+        let file = |i: usize| written(i, &format!("f{i}.rs"), 10 * i as i64 + 1, texts[i], 0);
         let (tx, rx) = std::sync::mpsc::sync_channel(8);
         tx.send(file(2)).unwrap();
         tx.send(super::Message::Nothing(vec![3])).unwrap();
@@ -407,7 +409,7 @@ mod tests {
         assert!(super::build(rx, Builder::spilling_into(dir.path()), true, 4).is_none(), "files missing");
 
         let (tx, rx) = std::sync::mpsc::sync_channel(8);
-        tx.send(committed(0, "f0.rs", 1, texts[0], 1)).unwrap();
+        tx.send(written(0, "f0.rs", 1, texts[0], 1)).unwrap();
         drop(tx);
         assert!(super::build(rx, Builder::spilling_into(dir.path()), true, 1).is_none(), "a batch that did not add up");
     }

@@ -365,7 +365,7 @@ fn apply(
                 store.write_files(std::mem::take(batch), deletes, &indexed_at, |writes, ids| {
                     if let Some(a) = &alongside {
                         a.nothing(nothing);
-                        a.committed(std::mem::take(positions), writes, ids);
+                        a.written(std::mem::take(positions), writes, ids);
                     }
                 })?;
                 writing += t.elapsed();
