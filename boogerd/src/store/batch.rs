@@ -211,7 +211,6 @@ impl<'c> Statements<'c> {
         for (k, ch) in chunks.iter().enumerate() {
             if let Some(old) = plan.kept(&w.path, k) {
                 ids.push(old);
-                self.ids.push(old);
                 // Its full-text row and its vectors stay as they are.
                 self.moved.execute(params![
                     old,
@@ -244,7 +243,6 @@ impl<'c> Statements<'c> {
                 ch.end_byte as i64
             ])?;
             let chunk = self.conn.last_insert_rowid();
-            self.ids.push(chunk);
             ids.push(chunk);
             let made;
             let words = match w.words.as_ref().and_then(|v| v.get(k)) {
@@ -261,6 +259,7 @@ impl<'c> Statements<'c> {
                 1,
             );
         }
+        self.ids.extend_from_slice(&ids);
         // The file's trigram rows, all of its chunks' (its old rows went before any write).
         let Some(blocks) = &w.grams else { return Ok(Vec::new()) };
         let texts = || chunks.iter().map(grams::chunk_text).map(|(t, own)| (t.to_owned(), own)).collect();
