@@ -7,6 +7,7 @@
 
 mod access;
 mod browse;
+mod commit_files;
 mod connect;
 mod identity;
 mod prebuilt;
@@ -22,7 +23,6 @@ pub(crate) use prebuilt::{Piece, PrebuiltInfo, Stored, Upload};
 pub(crate) use search::{Matched, TeamFilters, TeamGrams, TeamHit};
 pub(crate) use tsvector::{MAX_POSITION, TsVector, Weight};
 
-use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use postgres::Client;
@@ -133,10 +133,6 @@ const ASKED: usize = 5_000;
 /// tenth longer than at 16.
 const GROUP: usize = 16;
 
-/// A commit's list is kept against a base when it names at most one file in this many: a
-/// longer list of differences costs every read of the commit more than it saves.
-const DELTA_SHARE: usize = 8;
-
 /// The trigrams of each [`GROUP`] of blobs in a row, as one array and each group's slice of
 /// it (1-based, inclusive, as PostgreSQL slices).
 struct Groups {
@@ -169,61 +165,6 @@ impl Groups {
     fn count(&self) -> usize {
         self.firsts.len()
     }
-}
-
-/// A path of a commit's list, and its blob (none: a path its base has and it does not).
-type FileRow<'a> = (Cow<'a, str>, Option<&'a str>);
-
-/// The rows that record `files` as the commit `sha`'s list, and the base they are kept
-/// against: of the latest whole lists of the repository (published from `branches`, its own
-/// and the default, or from anywhere), the one it differs from least, when that is at most
-/// one file in [`DELTA_SHARE`]; else every file, with no base.
-fn file_rows<'a>(
-    tx: &mut postgres::Transaction<'_>,
-    repo_id: i64,
-    sha: &str,
-    branches: [Option<&str>; 2],
-    files: &'a [(String, String)],
-) -> Result<(Option<String>, Vec<FileRow<'a>>)> {
-    let most = files.len() / DELTA_SHARE;
-    let candidates: Vec<String> = if most == 0 {
-        Vec::new()
-    } else {
-        tx.query(
-            "(SELECT sha FROM commits WHERE repo_id = $1 AND base IS NULL AND sha <> $2 AND branch = $3
-              ORDER BY published_at DESC LIMIT 1)
-             UNION (SELECT sha FROM commits WHERE repo_id = $1 AND base IS NULL AND sha <> $2 AND branch = $4
-              ORDER BY published_at DESC LIMIT 1)
-             UNION (SELECT sha FROM commits WHERE repo_id = $1 AND base IS NULL AND sha <> $2
-              ORDER BY published_at DESC LIMIT 1)",
-            &[&repo_id, &sha, &branches[0], &branches[1]],
-        )?
-        .iter()
-        .map(|r| r.try_get(0))
-        .collect::<std::result::Result<_, _>>()?
-    };
-    let mine: HashMap<&str, &str> = files.iter().map(|(p, b)| (p.as_str(), b.as_str())).collect();
-    let mut best: Option<(String, Vec<FileRow<'a>>)> = None;
-    for candidate in candidates {
-        let rows = tx
-            .query("SELECT path, blob_id FROM commit_files WHERE repo_id = $1 AND sha = $2", &[&repo_id, &candidate])?;
-        let theirs: HashMap<&str, &str> =
-            rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect::<Result<_>>()?;
-        let changed = files.iter().filter(|(p, b)| theirs.get(p.as_str()) != Some(&b.as_str()));
-        let gone = theirs.keys().filter(|p| !mine.contains_key(*p));
-        let delta: Vec<FileRow<'a>> = changed
-            .map(|(p, b)| (Cow::Borrowed(p.as_str()), Some(b.as_str())))
-            .chain(gone.map(|p| (Cow::Owned((*p).to_owned()), None)))
-            .take(most + 1)
-            .collect();
-        if delta.len() <= most && best.as_ref().is_none_or(|(_, d)| delta.len() < d.len()) {
-            best = Some((candidate, delta));
-        }
-    }
-    Ok(match best {
-        Some((base, delta)) => (Some(base), delta),
-        None => (None, files.iter().map(|(p, b)| (Cow::Borrowed(p.as_str()), Some(b.as_str()))).collect()),
-    })
 }
 
 /// Chunks as columns, for one statement of arrays.
@@ -424,7 +365,7 @@ impl TeamStore {
 
     /// Records `sha` of `repo` with its files (path, blob id), all in one transaction: a
     /// commit appears whole or not at all. Its list is kept as what differs from a base when
-    /// that is small (see [`file_rows`]). False if it was published already.
+    /// that is small (see [`commit_files::file_rows`]). False if it was published already.
     pub(crate) fn publish_commit(
         &mut self,
         repo: &str,
@@ -446,7 +387,7 @@ impl TeamStore {
             return Ok(false);
         }
         let branches = [refs.branch.as_deref(), default_branch.as_deref()];
-        let (base, rows) = file_rows(&mut tx, repo_id, sha, branches, files)?;
+        let (base, rows) = commit_files::file_rows(&mut tx, repo_id, sha, branches, files)?;
         let count = files.len() as i32;
         let fresh = tx.execute(
             "INSERT INTO commits (repo_id, sha, files, branch, base) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
