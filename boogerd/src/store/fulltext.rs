@@ -19,7 +19,7 @@ use std::ptr;
 use rusqlite::Connection;
 use rusqlite::ffi;
 
-use super::text::Dictionaries;
+use super::dictionaries::Dictionaries;
 
 const K1: f64 = 1.2;
 const B: f64 = 0.75;

@@ -44,7 +44,7 @@ impl Ways {
 /// Only a short chunk's signature is read from its text (its row lies whole on its page,
 /// its text decoded by `booger_text` at most with the project's dictionary): a long chunk's
 /// text is compressed on its own, and a page of answers would decompress each.
-const SHORT: usize = super::text::PLAIN_MAX;
+const SHORT: usize = super::dictionaries::PLAIN_MAX;
 
 /// How to read `signature` back from a chunk whose text is `content`, if it can be.
 fn signature_way(signature: &str, content: &str) -> Option<Vec<u8>> {

@@ -13,6 +13,7 @@ mod bare;
 mod batch;
 mod common_grams;
 pub(crate) mod context;
+mod dictionaries;
 mod files;
 pub(crate) mod fulltext;
 pub(crate) mod grams;
@@ -103,7 +104,7 @@ pub struct Store {
     /// `meta` values read on every query (a project's calibration), until `set_meta`.
     meta_cache: Mutex<std::collections::HashMap<String, Option<std::sync::Arc<str>>>>,
     /// The dictionaries short chunk texts are compressed with (`text`).
-    texts: std::sync::Arc<text::Dictionaries>,
+    texts: std::sync::Arc<dictionaries::Dictionaries>,
 }
 
 /// Where a database with no content yet starts counting its content generations: the
@@ -144,7 +145,7 @@ impl Store {
         // Before the migrations: they make the full-text table, with its tokenizer.
         register_chunk_functions(&writer).map_err(sql)?;
         migrate(&mut writer, "main", schema::MIGRATIONS, path)?;
-        let texts = std::sync::Arc::new(text::Dictionaries::load(&writer).map_err(sql)?);
+        let texts = std::sync::Arc::new(dictionaries::Dictionaries::load(&writer).map_err(sql)?);
         text::register(&writer, texts.clone()).map_err(sql)?;
         fulltext::refill_if_asked(&mut writer, &texts).map_err(sql)?;
         let reader_texts = texts.clone();
