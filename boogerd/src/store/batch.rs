@@ -28,7 +28,7 @@ impl Store {
             self.content_changed();
         }
         let generation = self.content_generation();
-        let packer = self.texts.packer();
+        let packer = super::text::Packer::of(&self.texts);
         self.write(|c| {
             let tx = c.transaction()?;
             if changes_content {

@@ -200,7 +200,7 @@ impl Store {
 
     /// What compresses chunk texts as this store keeps them (a file's, where it is chunked).
     pub(crate) fn packer(&self) -> Packer {
-        self.texts.packer()
+        text::Packer::of(&self.texts)
     }
 
     pub(crate) fn path(&self) -> &Path {

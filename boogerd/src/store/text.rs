@@ -68,9 +68,10 @@ pub(super) fn register_own(c: &Connection) -> rusqlite::Result<()> {
 #[derive(Clone, Default)]
 pub(crate) struct Packer(Option<Arc<Writing>>);
 
-impl Dictionaries {
-    pub(super) fn packer(&self) -> Packer {
-        Packer(self.current())
+impl Packer {
+    /// Compresses with the newest of `dictionaries`.
+    pub(super) fn of(dictionaries: &Dictionaries) -> Packer {
+        Packer(dictionaries.current())
     }
 }
 
