@@ -118,13 +118,7 @@ fn main() {
 /// lexical search's `search_mean`.
 #[cfg(feature = "transformer")]
 fn transformer(env: &Env, set: &Path, scratch: &Path, search_mean: f64) {
-    let mut install = vec!["model", "install"];
-    let from = std::env::var("BOOGER_MINILM_FROM").unwrap_or_default();
-    if !from.is_empty() {
-        install.extend(["--from", from.as_str()]);
-    }
-    let out = env.run_within(None, &install, Duration::from_secs(900));
-    assert!(out.status.success(), "{}", describe(&out));
+    booger_tests::install_minilm(env);
     let _daemon = env.start_daemon_with(&["--embedder", "minilm"]);
     let started = std::time::Instant::now();
     for repo in REPOS {

@@ -98,13 +98,7 @@ fn main() {
 /// The transformer tier on the same index: install, embed until it answers, then measure.
 #[cfg(feature = "transformer")]
 fn transformer(env: &Env, eval: &Path, root: &Path, queries: &[Value]) {
-    let mut install = vec!["model", "install"];
-    let from = std::env::var("BOOGER_MINILM_FROM").unwrap_or_default();
-    if !from.is_empty() {
-        install.extend(["--from", from.as_str()]);
-    }
-    let out = env.run_within(None, &install, Duration::from_secs(900));
-    assert!(out.status.success(), "{}", describe(&out));
+    booger_tests::install_minilm(env);
     let model_bytes: u64 = std::fs::read_dir(env.home.join(booger_proto::paths::MINILM_DIR))
         .unwrap()
         .map(|e| e.unwrap().metadata().unwrap().len())

