@@ -56,25 +56,7 @@ fn main() {
         ("`semantic-search`", &semantic, "semantic"),
     ];
     println!("## Questions ({} via score.py, NDCG@10)\n", set.display());
-    let header: Vec<String> = systems.iter().map(|(name, _, _)| name.to_string()).collect();
-    println!("| | {} |", header.join(" | "));
-    println!("|---|{}", "---|".repeat(systems.len()));
-    let row = |name: &str, at: &dyn Fn(&Value) -> Option<f64>, digits: usize| {
-        let cells: Vec<String> = systems
-            .iter()
-            .map(|(_, v, label)| at(summary(v, label)).map_or("-".into(), |x| format!("{x:.digits$}")))
-            .collect();
-        println!("| {name} | {} |", cells.join(" | "));
-    };
-    for repo in REPOS {
-        row(repo, &|s| s.pointer(&format!("/repos/{repo}/ndcg10")).and_then(Value::as_f64), 3);
-    }
-    for cat in CATEGORIES {
-        row(cat, &|s| s.pointer(&format!("/categories/{cat}/ndcg10")).and_then(Value::as_f64), 3);
-    }
-    row("**mean over repositories**", &|s| s["mean_over_repos"].as_f64(), 3);
-    row("rel-hit@10", &|s| s["relhit10_over_queries"].as_f64(), 3);
-    row("p50 ms (whole process)", &|s| s["p50_ms"].as_f64(), 1);
+    print_table(&systems);
 
     // The first second's answers against the steady ones, question by question.
     let same = first_rows.iter().zip(&steady_rows).filter(|(a, b)| a["first"]["top"] == b["search"]["top"]).count();
@@ -122,16 +104,8 @@ fn transformer(env: &Env, set: &Path, scratch: &Path, search_mean: f64) {
     let _daemon = env.start_daemon_with(&["--embedder", "minilm"]);
     let started = std::time::Instant::now();
     for repo in REPOS {
-        let root = scratch.join(repo);
-        loop {
-            let d = env.json(&["embed", "--project", root.to_str().unwrap()]);
-            if d["answering"] == d["model"] && d["embedded"] == d["embeddable"] && d["running"] == false {
-                break;
-            }
-            assert!(started.elapsed() < Duration::from_secs(3600), "the transformer tier never covered {repo}: {d}");
-            std::thread::sleep(Duration::from_secs(1));
-        }
-        ready(env, &root);
+        booger_tests::wait_until_tier_answers(env, &scratch.join(repo));
+        ready(env, &scratch.join(repo));
     }
     println!(
         "\n## The transformer tier (`--embedder minilm`, every repository covered in {:.0} s)\n",
@@ -143,28 +117,7 @@ fn transformer(env: &Env, set: &Path, scratch: &Path, search_mean: f64) {
     };
     let (hybrid, _) = score(env, set, scratch, "hybrid", &cmd("hybrid-search"), false);
     let (semantic, _) = score(env, set, scratch, "semantic", &cmd("semantic-search"), false);
-    println!("| | `hybrid-search` | `semantic-search` |");
-    println!("|---|---|---|");
-    let cell = |v: &Value, label: &str, at: &str, digits: usize| {
-        summary(v, label).pointer(at).and_then(Value::as_f64).map_or("-".into(), |x| format!("{x:.digits$}"))
-    };
-    let rows: Vec<(String, String, usize)> = REPOS
-        .iter()
-        .map(|r| (r.to_string(), format!("/repos/{r}/ndcg10"), 3))
-        .chain(CATEGORIES.iter().map(|c| (c.to_string(), format!("/categories/{c}/ndcg10"), 3)))
-        .chain([
-            ("**mean over repositories**".to_owned(), "/mean_over_repos".to_owned(), 3),
-            ("rel-hit@10".to_owned(), "/relhit10_over_queries".to_owned(), 3),
-            ("p50 ms (whole process)".to_owned(), "/p50_ms".to_owned(), 1),
-        ])
-        .collect();
-    for (name, at, digits) in rows {
-        println!(
-            "| {name} | {} | {} |",
-            cell(&hybrid, "hybrid", &at, digits),
-            cell(&semantic, "semantic", &at, digits)
-        );
-    }
+    print_table(&[("`hybrid-search`", &hybrid, "hybrid"), ("`semantic-search`", &semantic, "semantic")]);
     let at =
         |v: &Value, label: &str, at: &str| summary(v, label).pointer(at).and_then(Value::as_f64).unwrap_or(f64::NAN);
     let (hybrid_mean, semantic_cat, p50) = (
@@ -181,6 +134,32 @@ fn transformer(env: &Env, set: &Path, scratch: &Path, search_mean: f64) {
     );
     println!("- the semantic category ≥ 0.45 (`hybrid-search` {semantic_cat:.3}): {}", mark(semantic_cat >= 0.45));
     println!("- `hybrid-search` p50 ≤ 15 ms (whole process, {p50:.1} ms): {}", mark(p50 <= 15.0));
+}
+
+/// The table of `systems` (name, score.py summaries, label): per repository, per category,
+/// the means, rel-hit@10 and the p50 of the whole process.
+fn print_table(systems: &[(&str, &Value, &str)]) {
+    let header: Vec<&str> = systems.iter().map(|(name, _, _)| *name).collect();
+    println!("| | {} |", header.join(" | "));
+    println!("|---|{}", "---|".repeat(systems.len()));
+    let row = |name: &str, at: &str, digits: usize| {
+        let cells: Vec<String> = systems
+            .iter()
+            .map(|(_, v, label)| {
+                summary(v, label).pointer(at).and_then(Value::as_f64).map_or("-".into(), |x| format!("{x:.digits$}"))
+            })
+            .collect();
+        println!("| {name} | {} |", cells.join(" | "));
+    };
+    for repo in REPOS {
+        row(repo, &format!("/repos/{repo}/ndcg10"), 3);
+    }
+    for cat in CATEGORIES {
+        row(cat, &format!("/categories/{cat}/ndcg10"), 3);
+    }
+    row("**mean over repositories**", "/mean_over_repos", 3);
+    row("rel-hit@10", "/relhit10_over_queries", 3);
+    row("p50 ms (whole process)", "/p50_ms", 1);
 }
 
 /// The summary of `label` in a score.py `--json` file (a list, one per system).

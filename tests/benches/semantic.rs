@@ -106,14 +106,7 @@ fn transformer(env: &Env, eval: &Path, root: &Path, queries: &[Value]) {
     let t = Instant::now();
     let daemon = env.start_daemon_with(&["--embedder", "minilm"]);
     let pid = daemon.child.id();
-    let report = loop {
-        let d = env.json(&["embed", "--project", root.to_str().unwrap()]);
-        if d["answering"] == d["model"] && d["embedded"] == d["embeddable"] && d["running"] == false {
-            break d;
-        }
-        assert!(t.elapsed() < Duration::from_secs(3600), "the transformer tier never covered the library: {d}");
-        std::thread::sleep(Duration::from_secs(1));
-    };
+    let report = booger_tests::wait_until_tier_answers(env, root);
     let covered = t.elapsed();
     println!("\n# transformer tier ({})\n", report["model"].as_str().unwrap_or("?"));
     println!("| measure | value |");

@@ -99,3 +99,17 @@ pub fn install_minilm(env: &Env) {
     let out = env.run_within(None, &install, Duration::from_secs(900));
     assert!(out.status.success(), "{}", describe(&out));
 }
+
+/// Waits (at most an hour) until the daemon's better tier answers for the project at `root`,
+/// having embedded every chunk of it; its last `booger embed` report.
+pub fn wait_until_tier_answers(env: &Env, root: &Path) -> Value {
+    let started = std::time::Instant::now();
+    loop {
+        let d = env.json(&["embed", "--project", root.to_str().unwrap()]);
+        if d["answering"] == d["model"] && d["embedded"] == d["embeddable"] && d["running"] == false {
+            return d;
+        }
+        assert!(started.elapsed() < Duration::from_secs(3600), "the tier never covered {}: {d}", root.display());
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
