@@ -40,7 +40,7 @@ impl Store {
                 // stop increasing.
                 // A rewritten file's unchanged chunks keep their rows (see `reuse`); its other
                 // old chunks go with the deleted files'.
-                let plan = Plan::make(&tx, &writes)?;
+                let plan = Plan::make(&tx, &writes, &self.texts)?;
                 // A dictionary trained since: stored with these rows, taken by the next ones.
                 let trained = self.texts.take_trained(&tx)?;
                 let rewritten = writes.iter().filter(|w| w.chunks.is_some()).map(|w| w.path.as_str());

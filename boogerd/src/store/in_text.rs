@@ -114,7 +114,7 @@ fn doc_way(doc: Option<&str>, content: &str) -> Option<Vec<u8>> {
 
 /// The value `how` says to read from `text`; `None` when it says nothing readable (a damaged
 /// row).
-fn read_back(how: &[u8], text: &str) -> Option<String> {
+pub(super) fn read_back(how: &[u8], text: &str) -> Option<String> {
     match how {
         [b'0'..=b'9', ..] => {
             let chars: usize = std::str::from_utf8(how).ok()?.parse().ok()?;
