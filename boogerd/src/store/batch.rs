@@ -210,15 +210,18 @@ impl<'c> Statements<'c> {
         let mut ids = Vec::with_capacity(chunks.len());
         for (k, ch) in chunks.iter().enumerate() {
             if let Some(old) = plan.kept(&w.path, k) {
-                ids.push(old);
-                // Its full-text row and its vectors stay as they are.
-                self.moved.execute(params![
-                    old,
-                    ch.start_line,
-                    ch.end_line,
-                    ch.start_byte as i64,
-                    ch.end_byte as i64
-                ])?;
+                ids.push(old.id);
+                // Its full-text row and its vectors stay as they are; a moved one's place
+                // is written.
+                if old.moved {
+                    self.moved.execute(params![
+                        old.id,
+                        ch.start_line,
+                        ch.end_line,
+                        ch.start_byte as i64,
+                        ch.end_byte as i64
+                    ])?;
+                }
                 continue;
             }
             let made;

@@ -65,11 +65,28 @@ fn of_row(r: &rusqlite::Row<'_>, kind: &str, dictionaries: &Dictionaries) -> rus
     Ok(fingerprint(kind, &as_text(3)?, &part(4)?, &as_text(5)?, &part(6)?, &content))
 }
 
+/// An old row a new chunk keeps.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Kept {
+    pub id: i64,
+    /// Whether the chunk moved (its lines or bytes are not the row's): a row in place is
+    /// not written at all (a checkout's rewrites leave most chunks above their first change
+    /// where they were).
+    pub moved: bool,
+}
+
+/// A chunk's place in its file, as a row stores it.
+type Place = (i64, i64, i64, i64);
+
+fn place_of(c: &Chunk) -> Place {
+    (i64::from(c.start_line), i64::from(c.end_line), c.start_byte as i64, c.end_byte as i64)
+}
+
 /// What a batch keeps of its rewritten files' old chunks, and what it drops.
 #[derive(Default)]
 pub(super) struct Plan {
     /// Per rewritten path: for each new chunk (by index), the old row it keeps.
-    kept: HashMap<String, Vec<Option<i64>>>,
+    kept: HashMap<String, Vec<Option<Kept>>>,
     /// Old rows no new chunk keeps, with their kinds (for the counts).
     pub dropped: Vec<Counted>,
 }
@@ -86,17 +103,18 @@ impl Plan {
         let mut old = tx.prepare_cached(concat!(
             "SELECT ",
             counted_columns!(),
-            ", c.name, c.signature, coalesce(c.parent, ''), c.doc, c.content
-             FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?1 ORDER BY c.id",
+            ", c.name, c.signature, coalesce(c.parent, ''), c.doc, c.content,
+             c.start_line, c.end_line, c.start_byte, c.end_byte FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?1 ORDER BY c.id",
         ))?;
         for w in writes {
             let Some(chunks) = &w.chunks else { continue };
-            let mut rows: HashMap<u64, Vec<Counted>> = HashMap::new();
+            let mut rows: HashMap<u64, Vec<(Counted, Place)>> = HashMap::new();
             let mut q = old.query([&w.path])?;
             while let Some(r) = q.next()? {
                 let row = Counted::read(r, 0)?;
                 let key = of_row(r, &row.kind, dictionaries)?;
-                rows.entry(key).or_default().push(row);
+                let place = (r.get(8)?, r.get(9)?, r.get(10)?, r.get(11)?);
+                rows.entry(key).or_default().push((row, place));
             }
             if rows.is_empty() {
                 continue;
@@ -105,9 +123,14 @@ impl Plan {
             for list in rows.values_mut() {
                 list.reverse();
             }
-            let kept: Vec<Option<i64>> =
-                chunks.iter().map(|c| rows.get_mut(&of_chunk(c)).and_then(Vec::pop).map(|r| r.id)).collect();
-            plan.dropped.extend(rows.into_values().flatten());
+            let kept: Vec<Option<Kept>> = chunks
+                .iter()
+                .map(|c| {
+                    let (row, place) = rows.get_mut(&of_chunk(c)).and_then(Vec::pop)?;
+                    Some(Kept { id: row.id, moved: place != place_of(c) })
+                })
+                .collect();
+            plan.dropped.extend(rows.into_values().flatten().map(|(row, _)| row));
             plan.kept.insert(w.path.clone(), kept);
         }
         plan.dropped.sort_unstable();
@@ -115,7 +138,7 @@ impl Plan {
     }
 
     /// The old row the `k`th new chunk of `path` keeps, if any.
-    pub(super) fn kept(&self, path: &str, k: usize) -> Option<i64> {
+    pub(super) fn kept(&self, path: &str, k: usize) -> Option<Kept> {
         self.kept.get(path).and_then(|v| v.get(k).copied().flatten())
     }
 }
@@ -237,6 +260,30 @@ mod tests {
         let changed: Vec<&str> =
             before.iter().zip(&after).filter(|(b, a)| b.0 != a.0).map(|(b, _)| b.1.as_str()).collect();
         assert_eq!(changed, ["LIMIT_11_3"], "only the changed chunk has a new row");
+        // Every row is where the file's chunks are now, those written in place and those moved.
+        std::fs::write(root.join("t11.h"), format!("\n\n{}", header(11, 3))).unwrap();
+        run(&root, &store, Options::default(), &progress).unwrap();
+        assert_eq!(rows(&store).iter().map(|r| r.0).collect::<Vec<_>>(), after.iter().map(|r| r.0).collect::<Vec<_>>());
+        // All moved back up; then the first half in place and the rest moved down a line.
+        let split = header(11, 3).replace("/* Limit 20 ", "\n/* Limit 20 ");
+        for text in [header(11, 3), split] {
+            std::fs::write(root.join("t11.h"), &text).unwrap();
+            run(&root, &store, Options::default(), &progress).unwrap();
+            let made = crate::source::chunk::chunk_file(std::path::Path::new("t11.h"), text.as_bytes(), false).chunks;
+            let places: Vec<(i64, i64, i64)> = store
+                .read(|c| {
+                    let mut s = c.prepare(
+                        "SELECT c.start_line, c.end_line, c.start_byte FROM chunks c JOIN files f ON f.id = c.file_id
+                         WHERE f.path = 't11.h' ORDER BY c.start_byte",
+                    )?;
+                    let rows = s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+                    rows.collect()
+                })
+                .unwrap();
+            let want: Vec<(i64, i64, i64)> =
+                made.iter().map(|c| (i64::from(c.start_line), i64::from(c.end_line), c.start_byte as i64)).collect();
+            assert_eq!(places, want);
+        }
         let fresh = store.read(crate::store::tally::Tally::count).unwrap();
         assert_eq!(store.with_tally(|t| t.clone()).unwrap(), fresh, "kept counts equal a fresh count");
     }
