@@ -43,9 +43,8 @@ impl Store {
                 let plan = Plan::make(&tx, &writes, &self.texts)?;
                 // A dictionary trained since: stored with these rows, taken by the next ones.
                 let trained = self.texts.take_trained(&tx)?;
-                let rewritten = writes.iter().filter(|w| w.chunks.is_some()).map(|w| w.path.as_str());
                 let mut change =
-                    forget_files(&tx, deletes.iter().map(String::as_str), rewritten, plan.dropped.clone())?;
+                    forget_files(&tx, deletes.iter().map(String::as_str), &plan.rows, plan.dropped.clone())?;
                 let mut st = Statements::new(&tx, &packer)?;
                 for path in deletes {
                     st.forget_file(path, &mut change)?;

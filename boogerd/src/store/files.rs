@@ -72,12 +72,13 @@ pub(crate) struct Summary {
 
 /// Removes the chunks of the deleted files `paths` with their rows (see [`forget_rows`]) and
 /// their pending trigram marks, the chunks `also` (those a rewrite does not keep), and the
-/// trigram rows of the deleted files and of the files `rewritten` (a file's rows are
-/// written whole, from all of its chunks, kept or new), in the caller's transaction.
+/// trigram rows of the deleted files and of the rewritten files, whose old chunks are
+/// `rewritten` (a file's rows are written whole, from all of its chunks, kept or new), in
+/// the caller's transaction.
 pub(super) fn forget_files<'a>(
     tx: &rusqlite::Transaction,
     paths: impl Iterator<Item = &'a str>,
-    rewritten: impl Iterator<Item = &'a str>,
+    rewritten: &[i64],
     also: Vec<Counted>,
 ) -> rusqlite::Result<super::tally::Change> {
     let mut ids_of = tx.prepare_cached(concat!(
@@ -96,12 +97,7 @@ pub(super) fn forget_files<'a>(
     }
     // A row's id is its first chunk's (`grams::row_chunks`): the files' rows are among their
     // chunks' ids.
-    let mut grams: Vec<i64> = rows.iter().map(|r| r.id).collect();
-    for path in rewritten {
-        for id in ids_of.query_map([path], |r| r.get::<_, i64>(0))? {
-            grams.push(id?);
-        }
-    }
+    let mut grams: Vec<i64> = rows.iter().map(|r| r.id).chain(rewritten.iter().copied()).collect();
     rows.sort_unstable();
     let change = forget_rows(tx, &rows)?;
     // In rowid order, as the full-text rows (see `forget_rows`).

@@ -89,6 +89,9 @@ pub(super) struct Plan {
     kept: HashMap<String, Vec<Option<Kept>>>,
     /// Old rows no new chunk keeps, with their kinds (for the counts).
     pub dropped: Vec<Counted>,
+    /// Every old row of the rewritten files, kept or dropped (their trigram rows are among
+    /// them).
+    pub rows: Vec<i64>,
 }
 
 impl Plan {
@@ -112,6 +115,7 @@ impl Plan {
             let mut q = old.query([&w.path])?;
             while let Some(r) = q.next()? {
                 let row = Counted::read(r, 0)?;
+                plan.rows.push(row.id);
                 let key = of_row(r, &row.kind, dictionaries)?;
                 let place = (r.get(8)?, r.get(9)?, r.get(10)?, r.get(11)?);
                 rows.entry(key).or_default().push((row, place));
