@@ -3,8 +3,9 @@
 //! doc comment, and its doc, a Python docstring word for word or a C or Rust item's comments
 //! above it once their markers are stripped (the chunk starts at its first comment). On a
 //! 36,000-file tree: 32 of the 37 MB of docs, and beside the signatures stored by length since
-//! migration 13, 25 more MB of signatures. Every read goes through `booger_from_text(how,
-//! text)`, in [`doc_of_c!`] and [`signature_of_c!`].
+//! migration 13, 25 more MB of signatures. Every read goes through [`read_back`]: in SQL as
+//! `booger_from_text(how, text)`, in [`doc_of_c!`] and [`signature_of_c!`], and in Rust as
+//! [`stored_value`].
 //!
 //! How, stored as a blob (the columns have text affinity, which would turn a number into text
 //! indistinguishable from a signature of digits; a blob is stored as it is):
@@ -114,7 +115,7 @@ fn doc_way(doc: Option<&str>, content: &str) -> Option<Vec<u8>> {
 
 /// The value `how` says to read from `text`; `None` when it says nothing readable (a damaged
 /// row).
-pub(super) fn read_back(how: &[u8], text: &str) -> Option<String> {
+fn read_back(how: &[u8], text: &str) -> Option<String> {
     match how {
         [b'0'..=b'9', ..] => {
             let chars: usize = std::str::from_utf8(how).ok()?.parse().ok()?;
@@ -190,6 +191,17 @@ macro_rules! signature_of_c {
     };
 }
 pub(crate) use signature_of_c;
+
+/// A signature or doc as its row stores it (`stored`), read with its chunk's `text`: the
+/// value itself, or what its way reads back; `None` for null, or a way that reads nothing (a
+/// damaged row).
+pub(super) fn stored_value<'a>(stored: ValueRef<'a>, text: &str) -> Option<std::borrow::Cow<'a, str>> {
+    match stored {
+        ValueRef::Blob(how) => read_back(how, text).map(std::borrow::Cow::Owned),
+        ValueRef::Text(t) => Some(String::from_utf8_lossy(t)),
+        _ => None,
+    }
+}
 
 /// Adds `booger_from_text(how, text)` to `c`: a value stored as how to read it, read from its
 /// chunk's text (NULL when it cannot be).

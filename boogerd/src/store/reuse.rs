@@ -15,8 +15,6 @@ use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher, RandomState};
 use std::sync::LazyLock;
 
-use rusqlite::types::ValueRef;
-
 use crate::source::chunk::Chunk;
 
 use super::FileWrite;
@@ -45,24 +43,12 @@ fn of_chunk(c: &Chunk) -> u64 {
 
 /// The fingerprint of the old row `r` (selected by [`Plan::make`]).
 fn of_row(r: &rusqlite::Row<'_>, kind: &str, dictionaries: &Dictionaries) -> rusqlite::Result<u64> {
-    let as_text = |i: usize| -> rusqlite::Result<Cow<'_, str>> {
-        Ok(match r.get_ref(i)? {
-            ValueRef::Text(t) => String::from_utf8_lossy(t),
-            _ => Cow::Borrowed(""),
-        })
-    };
-    let content = match r.get_ref(7)? {
-        ValueRef::Blob(_) => super::text::decoded(r, 7, dictionaries)?,
-        _ => as_text(7)?,
-    };
-    // A signature or doc stored as the way to read it back from the text (`in_text`).
+    let content = super::text::decoded(r, 7, dictionaries)?;
     let part = |i: usize| -> rusqlite::Result<Cow<'_, str>> {
-        match r.get_ref(i)? {
-            ValueRef::Blob(how) => Ok(Cow::Owned(super::in_text::read_back(how, &content).unwrap_or_default())),
-            _ => as_text(i),
-        }
+        Ok(super::in_text::stored_value(r.get_ref(i)?, &content).unwrap_or_default())
     };
-    Ok(fingerprint(kind, &as_text(3)?, &part(4)?, &as_text(5)?, &part(6)?, &content))
+    let (name, parent) = (super::text::read(r, 3)?, super::text::read(r, 5)?);
+    Ok(fingerprint(kind, name, &part(4)?, parent, &part(6)?, &content))
 }
 
 /// An old row a new chunk keeps.
