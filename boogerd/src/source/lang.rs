@@ -134,15 +134,28 @@ impl Lang {
 }
 
 /// A test file by its path, in any language's convention: in a test folder (`tests/`,
-/// `src/test/`, `spec/`, `__tests__/`, `FluentValidation.Tests/`, `SwiftyJSONTests/`), or named
+/// `src/test/`, `spec/`, `__tests__/`, `FluentValidation.Tests/`, `SwiftyJSONTests/`) or a
+/// folder of test inputs (`testdata/`, `fixtures/`, `__mocks__/`), or named
 /// as one (`test_x.py`, `x_test.go`, `x.spec.ts`, `x_spec.rb`, `XTest.java`, `XTests.cs`,
 /// `XSpec.scala`, `conftest.py`).
 pub(crate) fn is_test_path(path: &str) -> bool {
     let (folders, file) = path.rsplit_once('/').unwrap_or(("", path));
     let test_folder = |seg: &str| {
         let lower = seg.to_ascii_lowercase();
-        matches!(lower.as_str(), "test" | "tests" | "testing" | "__tests__" | "spec" | "specs")
-            || [".tests", "_tests", "-tests", ".test", ".specs"].iter().any(|s| lower.ends_with(s))
+        // Test inputs too: Go's `testdata`, fixture folders, Jest's `__mocks__`.
+        matches!(
+            lower.as_str(),
+            "test"
+                | "tests"
+                | "testing"
+                | "__tests__"
+                | "spec"
+                | "specs"
+                | "testdata"
+                | "fixtures"
+                | "__fixtures__"
+                | "__mocks__"
+        ) || [".tests", "_tests", "-tests", ".test", ".specs"].iter().any(|s| lower.ends_with(s))
             || seg.ends_with("Tests")
     };
     let stem = file.split('.').next().unwrap_or(file);
@@ -229,6 +242,9 @@ mod tests {
             "conftest.py",
             "test.c",
             "polls/tests.py",
+            "cmd/testdata/golden.go",
+            "src/chunk/fixtures/sample.rs",
+            "src/__mocks__/fs.ts",
         ] {
             assert!(is_test_path(path), "{path}");
         }
@@ -240,6 +256,8 @@ mod tests {
             "src/HTTP.java",
             "x/spectrum.c",
             "testing.py",
+            "src/fixture.rs",
+            "mocks/server.go",
         ] {
             assert!(!is_test_path(path), "{path}");
         }

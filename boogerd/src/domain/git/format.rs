@@ -180,7 +180,7 @@ fn area(path: &str) -> Area {
         || name == ".travis.yml"
     {
         Area::Ci
-    } else if crate::source::lang::is_test_path(path) || parts.contains(&"testdata") {
+    } else if crate::source::lang::is_test_path(path) {
         Area::Test
     } else if name.ends_with(".md")
         || name.ends_with(".rst")
