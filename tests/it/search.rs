@@ -304,8 +304,13 @@ fn outlines_summaries_tests_grep_and_changes() {
     let (count, _, _) = env.call(&root, "s", "symbols", json!({ "path": "src", "output_mode": "count" }));
     assert!(count.contains("in 3 file(s)"), "{count}");
 
+    // A test suite's `setup` is not one of the project's entry points.
+    write(&root, "tests/conftest.py", "def setup():\n    pass\n");
+    let out = env.run(&["index", root.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", booger_tests::describe(&out));
     let (text, data, _) = env.call(&root, "s", "directory-summary", json!({}));
     assert!(text.contains("entry points") && text.contains("fn main()") && text.contains("handle_request"), "{text}");
+    assert!(!text.contains("def setup()"), "{text}");
     assert_eq!(data["subdirectories"]["src"], 3);
 
     let (text, _, _) = env.call(&root, "s", "tests-for", json!({ "symbol": "retry_upload" }));

@@ -79,6 +79,8 @@ impl<'a> Summary<'a> {
             .iter()
             .filter(|c| matches!(c.kind.as_str(), "function" | "method"))
             .filter(|c| ENTRY_NAMES.contains(&c.name.as_str()) || ENTRY_PREFIXES.iter().any(|p| c.name.starts_with(p)))
+            // A test's `setup` or `main` is where the tests start, not the code.
+            .filter(|c| !crate::domain::search::is_test(c))
             .collect();
         // Immediate subdirectories and the files directly here.
         let base = dir.map_or(0, |d| d.len() + 1);
