@@ -31,6 +31,7 @@ pub(crate) mod grams;
 #[cfg(feature = "team")]
 pub(crate) mod lexemes;
 pub(crate) mod lines;
+pub(crate) mod owners;
 pub(crate) mod passage;
 mod passage_files;
 pub mod query;
@@ -212,13 +213,14 @@ fn keep_phrases(store: &Store, query: &Query, by_id: &mut HashMap<i64, (Candidat
 /// Re-ranks the candidates (with their AND bonus) into hits, best first.
 fn finish(store: &Store, by_id: HashMap<i64, (Candidate, f64)>, query: &Query, text: &str, ctx: &Context) -> Vec<Hit> {
     let hints = kind_hints(text);
+    let unowned = owners::unowned(&query.qualified, by_id.values().map(|(c, _)| c));
     let wants_tests = query.wants_tests();
     let asks_for_docs = query.asks_for_docs();
     let mut hits: Vec<Hit> = by_id
         .into_values()
         .map(|(chunk, bonus)| {
             let notes = notes_for(&chunk, ctx);
-            let mut score = -chunk.bm25 + bonus + rerank(&chunk, query, &hints, ctx, !notes.is_empty());
+            let mut score = -chunk.bm25 + bonus + rerank(&chunk, query, &unowned, &hints, ctx, !notes.is_empty());
             if is_test(&chunk) {
                 // A query about tests ("add tests for digest auth") wants them before the code
                 // they exercise, which holds the same words; a change request's tests change
@@ -422,13 +424,23 @@ fn is_release_notes(path: &str) -> bool {
     matches!(stem, "changelog" | "changes" | "history" | "news" | "releases" | "release-notes" | "release_notes")
 }
 
-fn rerank(c: &Candidate, q: &Query, hints: &[&str], ctx: &Context, annotated: bool) -> f64 {
+fn rerank(
+    c: &Candidate,
+    q: &Query,
+    unowned: &[(String, String)],
+    hints: &[&str],
+    ctx: &Context,
+    annotated: bool,
+) -> f64 {
     let mut s = 0.0;
     let w = &WEIGHTS;
     if crate::source::chunk::is_code(c.kind) {
         s += w.code;
     }
-    if !c.name.is_empty() && names_the_chunk(&c.name, q) {
+    if !c.name.is_empty()
+        && names_the_chunk(&c.name, q)
+        && !owners::names_another_owner(unowned, &c.name, c.parent.as_deref(), &c.path)
+    {
         s += w.named;
     } else if c.parent.as_deref().is_some_and(|p| !p.is_empty() && names_the_chunk(p, q)) {
         s += w.member;

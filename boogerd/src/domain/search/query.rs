@@ -41,6 +41,9 @@ pub struct Query {
     /// A pasted issue, traceback or log, read for its weighted words, the files and the
     /// identifiers it names; `None` for a few words.
     pub passage: Option<Passage>,
+    /// Names the query writes with their owner (`Value::Null`, `Command.SetOutput`,
+    /// `utils.super_len`), lowercase, as (owner, member): the last two parts.
+    pub qualified: Vec<(String, String)>,
 }
 
 /// How many of a passage's heaviest words stand for it where a query's words are listed
@@ -236,7 +239,20 @@ impl Query {
         let question = text.trim_end().ends_with('?')
             || raw.first().is_some_and(|(t, phrase)| !phrase && INTERROGATIVES.contains(&t.to_lowercase().as_str()));
         let phrases = quoted_phrases(text);
-        Query { terms, phrases, words, change, naming_from, idents, scope: scope(text), files, question, passage: None }
+        let qualified = super::owners::qualified_names(text, is_file_name);
+        Query {
+            terms,
+            phrases,
+            words,
+            change,
+            naming_from,
+            idents,
+            scope: scope(text),
+            files,
+            question,
+            passage: None,
+            qualified,
+        }
     }
 
     /// A passage as a query: its heaviest words, none of which names a chunk alone (the
@@ -267,6 +283,7 @@ impl Query {
             files: Vec::new(),
             question: false,
             passage: Some(passage),
+            qualified: Vec::new(),
         }
     }
 

@@ -495,3 +495,34 @@ fn a_quoted_phrase_finds_its_words_in_order() {
         assert_eq!(names, ["second", "third"], "ranking: {}", w.is_some());
     }
 }
+
+/// A name written with its owner (`Value::Null`) is the owner's: another type's chunk of
+/// that name (a `RawValue::NULL` constant, short and scored high by bm25) comes after the
+/// owner's own, on both paths.
+#[test]
+fn a_member_written_with_its_owner_is_the_owners() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let files = [
+        (
+            "src/raw.rs",
+            "pub struct RawValue;\n\nimpl RawValue {\n    pub const NULL: &'static RawValue = &RawValue;\n}\n",
+        ),
+        (
+            "src/value.rs",
+            "/// A JSON value.\npub enum Value {\n    /// JSON's null.\n    Null,\n    Bool(bool),\n    Number(f64),\n}\n",
+        ),
+    ];
+    let (store, ranking) = indexed_among_others(root, &files);
+    let ctx = Context::default();
+    for p in [Some(&ranking), None] {
+        let hits = search(&store, p, "Value::Null", &Filters::default(), &ctx, 10).unwrap();
+        let first = |name: &str| hits.iter().position(|h| h.chunk.name == name);
+        assert!(
+            first("Value") < first("NULL"),
+            "ranking: {}: {:?}",
+            p.is_some(),
+            hits.iter().map(|h| &h.chunk.name).collect::<Vec<_>>()
+        );
+    }
+}
