@@ -71,6 +71,13 @@ fn bad_tool_arguments_are_tool_errors_that_say_how_to_fix_them() {
         let text = r["result"]["content"][0]["text"].as_str().unwrap();
         assert!(text.contains(expect), "{text}");
     }
+    // A blank query asks for nothing: an error, not an empty answer.
+    for query in ["", "  \n"] {
+        let r = m.request("tools/call", json!({ "name": "search", "arguments": { "query": query } }));
+        assert_eq!(r["result"]["isError"], true, "{r}");
+        let text = r["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("`query` must be a string that is not blank"), "{text}");
+    }
     let r = m.request("tools/call", json!({ "name": "projects", "arguments": { "action": "remove", "path": "nope" } }));
     assert_eq!(r["result"]["isError"], true, "{r}");
     assert!(r["result"]["content"][0]["text"].as_str().unwrap().contains("no project named nope"), "{r}");

@@ -120,7 +120,8 @@ pub fn names() -> Vec<&'static str> {
 impl Kind {
     fn schema(&self) -> Value {
         match *self {
-            Kind::String | Kind::Text => json!({ "type": "string" }),
+            Kind::String => json!({ "type": "string" }),
+            Kind::Text => json!({ "type": "string", "minLength": 1, "pattern": "\\S" }),
             Kind::Integer { min, max } => json!({ "type": "integer", "minimum": min, "maximum": max }),
             Kind::Boolean => json!({ "type": "boolean" }),
             Kind::Number { min, max } => json!({ "type": "number", "minimum": min, "maximum": max }),
@@ -140,7 +141,8 @@ impl Kind {
 
     fn describe(&self) -> String {
         match *self {
-            Kind::String | Kind::Text => "a string".to_owned(),
+            Kind::String => "a string".to_owned(),
+            Kind::Text => "a string that is not blank (words, a name or a question)".to_owned(),
             Kind::Integer { min, max } => format!("an integer from {min} to {max}"),
             Kind::Boolean => "true or false".to_owned(),
             Kind::Number { min, max } => format!("a number from {min} to {max}"),
@@ -152,7 +154,9 @@ impl Kind {
 
     fn accepts(&self, v: &Value) -> bool {
         match *self {
-            Kind::String | Kind::Text => v.is_string(),
+            Kind::String => v.is_string(),
+            // A blank query asks for nothing: an error that says so, not an empty answer.
+            Kind::Text => v.as_str().is_some_and(|s| !s.trim().is_empty()),
             Kind::Integer { min, max } => v.as_i64().is_some_and(|n| (min..=max).contains(&n)),
             Kind::Boolean => v.is_boolean(),
             Kind::Number { min, max } => v.as_f64().is_some_and(|n| n >= min && n <= max),
