@@ -7,19 +7,25 @@
 
 use booger_proto::tools::ChunkKind;
 
+use crate::source::lang::SPECS;
 use crate::store::search::Candidate;
 
-/// Owner and member of each name `text` writes with one (`a::b`, `a.b`, `a#b`; `a::b::c`
-/// gives `b`, `c`), lowercase. A file's name (`config.toml`, `util.py`) is not one.
-pub(crate) fn qualified_names(text: &str, is_file_name: fn(&str) -> bool) -> Vec<(String, String)> {
+/// Owner and member of each name among the query's `written` ones that has an owner (`a::b`,
+/// `a.b`, `a#b`; `a::b::c` gives `b`, `c`), lowercase. A file's name (`config.toml`,
+/// `util.py`: a language booger parses, or a data or document format) is not one.
+pub(crate) fn qualified_names<'a>(
+    written: impl Iterator<Item = &'a str>,
+    is_file_name: fn(&str) -> bool,
+) -> Vec<(String, String)> {
     let ident = |p: &str| {
         p.starts_with(|c: char| c.is_alphabetic() || c == '_') && p.chars().all(|c| c.is_alphanumeric() || c == '_')
     };
-    let cut = |c: char| c.is_whitespace() || "`'\",;()[]<>?!".contains(c);
     let mut out = Vec::new();
-    for token in text.split(cut).map(|t| t.trim_end_matches([':', '.'])) {
+    for token in written {
         let extension = token.rsplit('.').next().unwrap_or_default().to_lowercase();
-        if is_file_name(&token.to_lowercase()) && FILE_EXTENSIONS.contains(&extension.as_str()) {
+        let known = SPECS.iter().any(|s| s.extensions.contains(&extension.as_str()))
+            || DATA_EXTENSIONS.contains(&extension.as_str());
+        if known && is_file_name(&token.to_lowercase()) {
             continue;
         }
         let parts: Vec<&str> = token.split("::").flat_map(|p| p.split(['.', '#'])).collect();
@@ -33,12 +39,9 @@ pub(crate) fn qualified_names(text: &str, is_file_name: fn(&str) -> bool) -> Vec
     out
 }
 
-/// Extensions that make `a.b` a file rather than a member.
-const FILE_EXTENSIONS: &[&str] = &[
-    "rs", "py", "pyi", "go", "c", "h", "cc", "cpp", "hpp", "ts", "tsx", "js", "jsx", "mjs", "java", "kt", "cs", "rb",
-    "php", "swift", "scala", "lua", "sh", "ex", "exs", "md", "rst", "txt", "toml", "json", "yml", "yaml", "lock",
-    "cfg", "ini", "html", "css", "xml",
-];
+/// Extensions of data and documents, which no grammar claims, that make `a.b` a file.
+const DATA_EXTENSIONS: &[&str] =
+    &["rst", "txt", "toml", "json", "yml", "yaml", "lock", "cfg", "ini", "html", "css", "xml"];
 
 /// The names of `qualified` whose owner is a type among `candidates` with no chunk of that
 /// name (`Value::Null`: `Null` is a variant inside the enum `Value`, not a chunk of its

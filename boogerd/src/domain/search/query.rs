@@ -231,15 +231,11 @@ impl Query {
                 }
             }
         }
-        let files = text
-            .split(|c: char| c.is_whitespace() || matches!(c, '`' | '\'' | '"' | ',' | ';' | '(' | ')' | '[' | ']'))
-            .map(|t| t.trim_end_matches([':', '.']).to_lowercase())
-            .filter(|t| is_file_name(t))
-            .collect();
+        let files = written(text).map(str::to_lowercase).filter(|t| is_file_name(t)).collect();
         let question = text.trim_end().ends_with('?')
             || raw.first().is_some_and(|(t, phrase)| !phrase && INTERROGATIVES.contains(&t.to_lowercase().as_str()));
         let phrases = quoted_phrases(text);
-        let qualified = super::owners::qualified_names(text, is_file_name);
+        let qualified = super::owners::qualified_names(written(text), is_file_name);
         Query {
             terms,
             phrases,
@@ -376,6 +372,12 @@ fn scope(text: &str) -> Vec<String> {
 
 /// `name.ext` (or a path ending so), the extension 1-4 letters or digits with a letter: how a
 /// query writes a file, not a version (`1.2`) or a dotted name (`os.path.join`).
+/// What the query writes as names: its words cut at white space, quotes and brackets, with
+/// a sentence's closing `:` or `.` taken off (`config.toml`, `Value::Null`, `utils.super_len`).
+fn written(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| c.is_whitespace() || "`'\",;()[]<>?!".contains(c)).map(|t| t.trim_end_matches([':', '.']))
+}
+
 fn is_file_name(t: &str) -> bool {
     let Some((stem, ext)) = t.rsplit_once('.') else { return false };
     let stem = stem.rsplit('/').next().unwrap_or(stem);
